@@ -1,0 +1,77 @@
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::Run;
+use crate::hook_target::{self, Target};
+use crate::settings::{self, InstallOutcome};
+
+/// Add `ralph hook stop` to Claude Code's settings as a Stop hook.
+///
+/// Only the hook is added: every other key, hook, the indentation and the
+/// final newline stay as they were, a symlinked settings file stays a
+/// symlink, and the write is atomic. Running it again changes nothing; after
+/// moving the ralph binary it updates the hook's path in place. The hook does
+/// nothing unless a ralph loop started the session.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  ralph install-hook\n  ralph install-hook --scope project --dry-run\n  ralph install-hook --settings ~/dotfiles/claude/settings.json"
+)]
+pub struct InstallHook {
+    #[command(flatten)]
+    target: Target,
+}
+
+impl Run for InstallHook {
+    fn run(&self) -> Result<()> {
+        let path = self.target.path()?;
+        let exe = std::env::current_exe().context("cannot find the path of this ralph binary")?;
+        let exe = exe
+            .to_str()
+            .context("the path of this ralph binary is not UTF-8")?;
+        let command = settings::hook_command(exe);
+        let edited = hook_target::edit(&path, self.target.dry_run, |text| {
+            settings::install(text, &command).map(|r| (r.text.clone(), r))
+        })?;
+        let shown = path.display();
+        let info = edited.info;
+        if self.target.dry_run {
+            if edited.changed {
+                println!("Dry run: {shown} was not changed.");
+            } else {
+                println!(
+                    "Dry run: the ralph Stop hook is already installed in {shown}; nothing would change."
+                );
+            }
+            return Ok(());
+        }
+        if let InstallOutcome::Installed { created } = info.outcome {
+            hook_target::remember_created(&path, created)?;
+        }
+        match &info.outcome {
+            InstallOutcome::Installed { .. } => {
+                println!("Installed the ralph Stop hook in {shown}\n  {command}")
+            }
+            InstallOutcome::AlreadyInstalled => {
+                println!("The ralph Stop hook is already installed in {shown}")
+            }
+            InstallOutcome::Updated { previous } => {
+                println!(
+                    "Updated the ralph Stop hook in {shown}\n  was: {previous}\n  now: {command}"
+                )
+            }
+        }
+        if info.duplicates_removed > 0 {
+            println!(
+                "Removed {} duplicate ralph Stop handler(s).",
+                info.duplicates_removed
+            );
+        }
+        let wrote = !matches!(info.outcome, InstallOutcome::AlreadyInstalled);
+        if wrote && (exe.contains("/target/debug/") || exe.contains("/target/release/")) {
+            eprintln!(
+                "note: the hook points at a build folder ({exe}); `cargo clean` would break it. Install with `cargo install --path .` and run install-hook from there."
+            );
+        }
+        Ok(())
+    }
+}

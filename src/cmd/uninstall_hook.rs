@@ -1,0 +1,48 @@
+use anyhow::Result;
+use clap::Args;
+
+use super::Run;
+use crate::hook_target::{self, Target};
+use crate::settings;
+
+/// Remove ralph's Stop hook from Claude Code's settings.
+///
+/// Removes exactly the handler(s) that run `ralph hook stop` and nothing else;
+/// `hooks` / `Stop` containers go only if `ralph install-hook` created them,
+/// so install followed by uninstall gives back the original document.
+#[derive(Debug, Args)]
+pub struct UninstallHook {
+    #[command(flatten)]
+    target: Target,
+}
+
+impl Run for UninstallHook {
+    fn run(&self) -> Result<()> {
+        let path = self.target.path()?;
+        let created = hook_target::recall_created(&path)?;
+        let shown = path.display();
+        if !self.target.dry_run && !path.exists() {
+            println!("No ralph Stop hook in {shown} (the file does not exist); nothing to do.");
+            return Ok(());
+        }
+        let edited = hook_target::edit(&path, self.target.dry_run, |text| {
+            settings::uninstall(text, created)
+        })?;
+        if self.target.dry_run {
+            let verdict = if edited.changed {
+                "was not changed"
+            } else {
+                "has no ralph Stop hook; nothing would change"
+            };
+            println!("Dry run: {shown} {verdict}.");
+            return Ok(());
+        }
+        if edited.info == 0 {
+            println!("No ralph Stop hook in {shown}; nothing to do.");
+        } else {
+            hook_target::forget_created(&path)?;
+            println!("Removed the ralph Stop hook from {shown}");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,434 @@
+//! `ralph hook stop`: end the Claude Code session that runs this hook, when
+//! (and only when) a ralph loop started that session.
+//!
+//! Rules, in order:
+//! 1. Without `RALPH_LOOP=1` in our environment, do nothing and read nothing:
+//!    this runs after every turn of every session on the machine.
+//! 2. The session is the *nearest* Claude Code ancestor: `CLAUDE_PID` (set by
+//!    Claude Code for its hooks), else the direct child of the loop named by
+//!    `RALPH_LOOP_PID`, else a process that looks like Claude Code. Nearest
+//!    matters: a claude run by another claude's Bash tool must end only itself.
+//! 3. Act only if whoever *started* that process asked for a loop: its start
+//!    environment holds `RALPH_LOOP=1`, or its parent is the ralph loop named
+//!    by `RALPH_LOOP_PID` + `RALPH_LOOP_START`. A project's settings `env` can
+//!    put `RALPH_LOOP=1` into our environment, but not into claude's.
+//! 4. Interactive session: SIGINT now (observed: ends the TUI cleanly). Print
+//!    mode: claude exits by itself right after this hook, and a SIGINT now
+//!    would race that exit and cut its output; so a detached watcher waits a
+//!    grace period and ends it only if it is still there and idle.
+//! 5. Never signal anything but that one process, re-checked by start time.
+//!    Always exit 0: a hook error would be shown to the user.
+
+use std::ffi::OsString;
+use std::fs::OpenOptions;
+use std::io::{IsTerminal, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use crate::proc_tree::{ProcInfo, ProcReader, looks_like_claude};
+
+/// Environment variables between the loop and the hook.
+pub mod env {
+    pub const LOOP: &str = "RALPH_LOOP";
+    pub const LOOP_PID: &str = "RALPH_LOOP_PID";
+    pub const LOOP_START: &str = "RALPH_LOOP_START";
+    pub const RUN_DIR: &str = "RALPH_RUN_DIR";
+    pub const GRACE_MS: &str = "RALPH_HOOK_GRACE_MS";
+}
+
+const DEFAULT_GRACE_MS: u64 = 3000;
+const MAX_DEPTH: usize = 64;
+
+/// What the hook knows from its own environment.
+#[derive(Debug, Default, Clone)]
+pub struct HookEnv {
+    pub claude_pid: Option<u32>,
+    pub loop_pid: Option<u32>,
+    pub loop_start: Option<u64>,
+    pub interactive: bool,
+    pub run_dir: Option<PathBuf>,
+    pub grace: Duration,
+}
+
+impl HookEnv {
+    fn from_env() -> Self {
+        let num = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        HookEnv {
+            claude_pid: num("CLAUDE_PID").and_then(|p| u32::try_from(p).ok()),
+            loop_pid: num(env::LOOP_PID).and_then(|p| u32::try_from(p).ok()),
+            loop_start: num(env::LOOP_START),
+            // `cli` is the TUI, `sdk-cli` print mode; ATTENDED is the newer spelling.
+            interactive: std::env::var("CLAUDE_CODE_ENTRYPOINT").is_ok_and(|v| v == "cli")
+                || std::env::var("CLAUDE_CODE_SESSION_ATTENDED").is_ok_and(|v| v == "1"),
+            run_dir: std::env::var_os(env::RUN_DIR)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            grace: Duration::from_millis(num(env::GRACE_MS).unwrap_or(DEFAULT_GRACE_MS)),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdentifiedBy {
+    ClaudePid,
+    LoopChild,
+    Name,
+}
+
+impl IdentifiedBy {
+    fn as_str(self) -> &'static str {
+        match self {
+            IdentifiedBy::ClaudePid => "CLAUDE_PID",
+            IdentifiedBy::LoopChild => "child of the ralph loop",
+            IdentifiedBy::Name => "process name",
+        }
+    }
+}
+
+/// The nearest Claude Code process in `chain` (our ancestors, nearest first).
+pub fn find_session(chain: &[ProcInfo], env: &HookEnv) -> Option<(usize, IdentifiedBy)> {
+    chain.iter().enumerate().find_map(|(i, p)| {
+        if env.claude_pid == Some(p.pid) {
+            Some((i, IdentifiedBy::ClaudePid))
+        } else if env.loop_pid.is_some() && p.parent == env.loop_pid && loop_matches(chain, i, env)
+        {
+            Some((i, IdentifiedBy::LoopChild))
+        } else if looks_like_claude(p) {
+            Some((i, IdentifiedBy::Name))
+        } else {
+            None
+        }
+    })
+}
+
+/// Is `chain[i]`'s parent the ralph loop that the environment names, that
+/// same process and not a later one with a recycled pid?
+fn loop_matches(chain: &[ProcInfo], i: usize, env: &HookEnv) -> bool {
+    match (chain.get(i + 1), env.loop_pid, env.loop_start) {
+        (Some(parent), Some(pid), Some(start)) => parent.pid == pid && parent.start_time == start,
+        _ => false,
+    }
+}
+
+/// Did whoever started the session ask for a loop?
+pub fn authorised(
+    chain: &[ProcInfo],
+    i: usize,
+    env: &HookEnv,
+    start_env: &[OsString],
+) -> Option<&'static str> {
+    if start_env.iter().any(|kv| kv == "RALPH_LOOP=1") {
+        Some("RALPH_LOOP=1 in the session's start environment")
+    } else if chain[i].parent == env.loop_pid && loop_matches(chain, i, env) {
+        Some("started by the ralph loop")
+    } else {
+        None
+    }
+}
+
+pub fn run() {
+    // Cheapest possible exit for every turn of every ordinary session.
+    if std::env::var_os(env::LOOP).is_none_or(|v| v != "1") {
+        return;
+    }
+    let t0 = Instant::now();
+    let input = read_stdin(Duration::from_secs(2));
+    let stop: serde_json::Value = serde_json::from_slice(&input).unwrap_or(serde_json::Value::Null);
+    let env = HookEnv::from_env();
+    let mut log = Log::new(&env, &stop, t0);
+    let outcome = act(&env, &stop, &mut log);
+    if let Err(why) = outcome {
+        eprintln!("ralph hook stop: {why}; not ending the session");
+        log.field("action", "none").field("why", why);
+    }
+    log.write();
+}
+
+fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), String> {
+    let mut procs = ProcReader::new();
+    let me = std::process::id();
+    let chain = procs.ancestors(nix::unistd::getppid().as_raw() as u32, MAX_DEPTH);
+    let (i, how) =
+        find_session(&chain, env).ok_or("no Claude Code process among this hook's ancestors")?;
+    let session = &chain[i];
+    log.field("session_pid", session.pid)
+        .field("identified_by", how.as_str());
+    if session.pid <= 1 || session.pid == me {
+        return Err(format!("refusing to signal pid {}", session.pid));
+    }
+    let start_env = procs.environ(session.pid);
+    let why = authorised(&chain, i, env, &start_env).ok_or(
+        "RALPH_LOOP=1 is set for this hook but not in the environment claude was started with \
+         (a settings file's \"env\" may have set it)",
+    )?;
+    log.field("authorised_by", why);
+    if env.interactive {
+        signal_if_same(&mut procs, session, Signal::SIGINT)?;
+        log.field("action", "SIGINT").field("mode", "interactive");
+        return Ok(());
+    }
+    spawn_watcher(session, env, stop).map_err(|e| format!("cannot start the watcher: {e}"))?;
+    log.field("action", "watcher")
+        .field("mode", "print")
+        .field("grace_ms", env.grace.as_millis() as u64);
+    Ok(())
+}
+
+fn signal_if_same(procs: &mut ProcReader, p: &ProcInfo, sig: Signal) -> Result<(), String> {
+    if !procs.is_alive(p.pid, p.start_time) {
+        return Err(format!(
+            "pid {} has exited (or is now another process)",
+            p.pid
+        ));
+    }
+    kill(Pid::from_raw(p.pid as i32), sig)
+        .map_err(|e| format!("cannot send {sig} to pid {}: {e}", p.pid))
+}
+
+/// Read Claude Code's JSON, but never hang on a stdin that is not closed.
+fn read_stdin(limit: Duration) -> Vec<u8> {
+    if std::io::stdin().is_terminal() {
+        return Vec::new();
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = std::io::stdin().lock().take(16 << 20).read_to_end(&mut buf);
+        let _ = tx.send(buf);
+    });
+    rx.recv_timeout(limit).unwrap_or_default()
+}
+
+fn transcript_stamp(path: Option<&Path>) -> Option<(u64, SystemTime)> {
+    let m = std::fs::metadata(path?).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+fn spawn_watcher(
+    session: &ProcInfo,
+    env: &HookEnv,
+    stop: &serde_json::Value,
+) -> std::io::Result<()> {
+    let exe = std::env::current_exe()?;
+    let mut cmd = Command::new(exe);
+    cmd.args([
+        "hook",
+        "stop-watch",
+        "--pid",
+        &session.pid.to_string(),
+        "--start",
+        &session.start_time.to_string(),
+    ]);
+    cmd.args(["--grace-ms", &env.grace.as_millis().to_string()]);
+    if let Some(t) = stop.get("transcript_path").and_then(|t| t.as_str()) {
+        cmd.args(["--transcript", t]);
+    }
+    // All three on /dev/null: Claude Code waits for a hook's output pipes to
+    // close, so an inherited pipe would hold the session open.
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    cmd.process_group(0);
+    cmd.spawn().map(drop)
+}
+
+/// The detached watcher: after the grace period, end the session if it is
+/// still the same process and has not gone on working (another tool's Stop
+/// hook can block the stop and make the model continue).
+pub fn watch(pid: u32, start: u64, grace: Duration, transcript: Option<&Path>) {
+    let t0 = Instant::now();
+    let env = HookEnv::from_env();
+    let mut log = Log::new(&env, &serde_json::Value::Null, t0);
+    log.field("event", "watch").field("session_pid", pid);
+    let stamp = transcript_stamp(transcript);
+    let mut procs = ProcReader::new();
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        if !procs.is_alive(pid, start) {
+            log.field("action", "none")
+                .field("why", "session exited by itself")
+                .write();
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    if transcript.is_some() && transcript_stamp(transcript) != stamp {
+        log.field("action", "none")
+            .field("why", "session went on working after the Stop hook")
+            .write();
+        return;
+    }
+    let session = ProcInfo {
+        pid,
+        parent: None,
+        start_time: start,
+        name: String::new(),
+        exe: None,
+        cmd: Vec::new(),
+    };
+    for (sig, wait) in [(Signal::SIGINT, 3000), (Signal::SIGTERM, 3000)] {
+        if signal_if_same(&mut procs, &session, sig).is_err() {
+            break;
+        }
+        log.field("action", sig.as_str());
+        let until = Instant::now() + Duration::from_millis(wait);
+        while Instant::now() < until && procs.is_alive(pid, start) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        if !procs.is_alive(pid, start) {
+            break;
+        }
+    }
+    log.write();
+}
+
+/// One JSON line per hook run in the loop's run folder, so that "the hook
+/// didn't fire" can be answered from the logs.
+struct Log {
+    path: Option<PathBuf>,
+    t0: Instant,
+    line: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Log {
+    fn new(env: &HookEnv, stop: &serde_json::Value, t0: Instant) -> Self {
+        let mut line = serde_json::Map::new();
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default();
+        line.insert("time".into(), now.as_secs_f64().into());
+        line.insert("hook_pid".into(), std::process::id().into());
+        if let Some(id) = stop.get("session_id") {
+            line.insert("session_id".into(), id.clone());
+        }
+        Log {
+            path: env.run_dir.as_ref().map(|d| d.join("hook.log")),
+            t0,
+            line,
+        }
+    }
+
+    fn field(&mut self, k: &str, v: impl Into<serde_json::Value>) -> &mut Self {
+        self.line.insert(k.into(), v.into());
+        self
+    }
+
+    fn write(&mut self) {
+        let Some(path) = &self.path else { return };
+        self.line.insert(
+            "elapsed_ms".into(),
+            (self.t0.elapsed().as_secs_f64() * 1000.0).into(),
+        );
+        let mut text = serde_json::Value::Object(self.line.clone()).to_string();
+        text.push('\n');
+        // O_APPEND with one write: concurrent hooks don't interleave lines.
+        if let Ok(mut f) = OpenOptions::new().append(true).create(true).open(path) {
+            let _ = f.write_all(text.as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(pid: u32, parent: u32, name: &str) -> ProcInfo {
+        ProcInfo {
+            pid,
+            parent: Some(parent),
+            start_time: pid as u64 * 10,
+            name: name.into(),
+            exe: None,
+            cmd: vec![name.into()],
+        }
+    }
+
+    // hook's parent sh(100) → claude(90) → bash(80) → claude(70) → ralph(60) → shell(50)
+    fn nested() -> Vec<ProcInfo> {
+        vec![
+            p(100, 90, "sh"),
+            p(90, 80, "claude"),
+            p(80, 70, "bash"),
+            p(70, 60, "claude"),
+            p(60, 50, "ralph"),
+            p(50, 1, "bash"),
+        ]
+    }
+
+    #[test]
+    fn nearest_claude_wins_even_when_the_loop_names_an_outer_one() {
+        let env = HookEnv {
+            loop_pid: Some(60),
+            loop_start: Some(600),
+            ..Default::default()
+        };
+        assert_eq!(find_session(&nested(), &env), Some((1, IdentifiedBy::Name)));
+        let env = HookEnv {
+            claude_pid: Some(90),
+            loop_pid: Some(60),
+            loop_start: Some(600),
+            ..Default::default()
+        };
+        assert_eq!(
+            find_session(&nested(), &env),
+            Some((1, IdentifiedBy::ClaudePid))
+        );
+    }
+
+    #[test]
+    fn loop_child_found_without_guessing_names() {
+        let chain = vec![
+            p(100, 90, "sh"),
+            p(90, 60, "2.1.999-custom"),
+            p(60, 50, "ralph"),
+        ];
+        let env = HookEnv {
+            loop_pid: Some(60),
+            loop_start: Some(600),
+            ..Default::default()
+        };
+        assert_eq!(
+            find_session(&chain, &env),
+            Some((1, IdentifiedBy::LoopChild))
+        );
+        assert!(authorised(&chain, 1, &env, &[]).is_some());
+        // A recycled loop pid (another start time) is not the loop.
+        let env = HookEnv {
+            loop_pid: Some(60),
+            loop_start: Some(601),
+            ..Default::default()
+        };
+        assert_eq!(find_session(&chain, &env), None);
+    }
+
+    #[test]
+    fn settings_env_alone_does_not_authorise() {
+        let chain = nested();
+        let env = HookEnv::default();
+        assert_eq!(
+            authorised(
+                &chain,
+                1,
+                &env,
+                &["PATH=/bin".into(), "RALPH_LOOP=0".into()]
+            ),
+            None
+        );
+        assert!(authorised(&chain, 1, &env, &["RALPH_LOOP=1".into()]).is_some());
+    }
+
+    #[test]
+    fn nothing_found_in_a_plain_shell() {
+        let chain = vec![p(100, 90, "sh"), p(90, 1, "bash")];
+        assert_eq!(find_session(&chain, &HookEnv::default()), None);
+    }
+}
