@@ -1,1 +1,6 @@
+//! All integration tests, in one binary. `support` holds the real-client
+//! harness; see its module docs for how to script a session.
 
+mod support;
+
+mod harness;

@@ -1,0 +1,305 @@
+//! A scripted Messages API on 127.0.0.1 that plays the model for the real
+//! Claude Code client.
+//!
+//! Each `claude` session is told apart by the `session_id` Claude Code puts in
+//! every request's `metadata.user_id`. The first request of a new session
+//! takes the next script queued with [`Api::session`]; each main-loop request
+//! (one that offers the `Bash` tool) then takes that script's next [`Reply`].
+//! A session whose script has run out answers "Done." and ends its turn.
+//! Side requests (titles, summaries: no `Bash` tool) get a short text.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Read;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Run a command with the Bash tool; the next request carries its result.
+    Bash(String),
+    /// Say this and end the turn.
+    Text(String),
+    /// Answer with an HTTP error, e.g. 529 `overloaded_error`; this and every
+    /// later request of the session (Claude Code retries some errors).
+    Error {
+        status: u16,
+        kind: String,
+        message: String,
+    },
+    /// Wait this long, then give the next reply of the script.
+    Stall(Duration),
+}
+
+impl Reply {
+    pub fn bash(cmd: impl Into<String>) -> Self {
+        Reply::Bash(cmd.into())
+    }
+    pub fn text(t: impl Into<String>) -> Self {
+        Reply::Text(t.into())
+    }
+    pub fn overloaded() -> Self {
+        Reply::Error {
+            status: 529,
+            kind: "overloaded_error".into(),
+            message: "Overloaded".into(),
+        }
+    }
+    /// What Claude Code shows when the account's usage limit is hit: a 429
+    /// `rate_limit_error`.
+    pub fn usage_limit(message: impl Into<String>) -> Self {
+        Reply::Error {
+            status: 429,
+            kind: "rate_limit_error".into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One request as Claude Code sent it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: String,
+    pub session_id: Option<String>,
+    /// Offered the Bash tool: a turn of the session's main loop.
+    pub main_loop: bool,
+    pub body: Value,
+}
+
+impl Request {
+    /// All text of the user messages, in order (prompts, slash-command
+    /// expansions, tool results).
+    pub fn user_text(&self) -> String {
+        let mut out = String::new();
+        for m in self.body["messages"].as_array().into_iter().flatten() {
+            if m["role"] != "user" {
+                continue;
+            }
+            collect_text(&m["content"], &mut out);
+        }
+        out
+    }
+
+    pub fn system_text(&self) -> String {
+        let mut out = String::new();
+        collect_text(&self.body["system"], &mut out);
+        out
+    }
+}
+
+fn collect_text(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_text(i, out)),
+        Value::Object(o) => {
+            for k in ["text", "content"] {
+                if let Some(x) = o.get(k) {
+                    collect_text(x, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[derive(Default)]
+struct State {
+    pending: VecDeque<VecDeque<Reply>>,
+    sessions: HashMap<String, VecDeque<Reply>>,
+    requests: Vec<Request>,
+    tool_ids: u64,
+}
+
+pub struct Api {
+    pub url: String,
+    state: Arc<Mutex<State>>,
+    server: Arc<tiny_http::Server>,
+}
+
+impl Drop for Api {
+    fn drop(&mut self) {
+        self.server.unblock();
+    }
+}
+
+impl Api {
+    pub fn start() -> Api {
+        let server = Arc::new(
+            tiny_http::Server::http("127.0.0.1:0").expect("bind the scripted API on loopback"),
+        );
+        let port = server.server_addr().to_ip().expect("an IP listener").port();
+        let state = Arc::new(Mutex::new(State::default()));
+        let (srv, st) = (server.clone(), state.clone());
+        thread::spawn(move || {
+            for req in srv.incoming_requests() {
+                let st = st.clone();
+                // One thread per request: a stalled answer must not hold up
+                // another session's requests.
+                thread::spawn(move || handle(req, &st));
+            }
+        });
+        Api {
+            url: format!("http://127.0.0.1:{port}"),
+            state,
+            server,
+        }
+    }
+
+    /// Queue the script of the next new session.
+    pub fn session(&self, replies: impl IntoIterator<Item = Reply>) -> &Self {
+        self.state
+            .lock()
+            .unwrap()
+            .pending
+            .push_back(replies.into_iter().collect());
+        self
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Request> {
+        self.state.lock().unwrap().requests.clone()
+    }
+
+    /// The main-loop requests, in order.
+    pub fn turns(&self) -> Vec<Request> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.main_loop)
+            .collect()
+    }
+}
+
+fn handle(mut req: tiny_http::Request, st: &Mutex<State>) {
+    let path = req.url().to_string();
+    let mut raw = String::new();
+    let _ = req.as_reader().read_to_string(&mut raw);
+    let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    if path.contains("count_tokens") {
+        return respond_json(req, 200, &json!({"input_tokens": 100}));
+    }
+    if !path.starts_with("/v1/messages") {
+        return respond_json(
+            req,
+            404,
+            &json!({"type": "error", "error": {"type": "not_found_error", "message": path}}),
+        );
+    }
+    let session_id = body["metadata"]["user_id"]
+        .as_str()
+        .and_then(|u| serde_json::from_str::<Value>(u).ok())
+        .and_then(|u| u["session_id"].as_str().map(String::from));
+    let main_loop = body["tools"]
+        .as_array()
+        .is_some_and(|t| t.iter().any(|t| t["name"] == "Bash"));
+    let model = body["model"].as_str().unwrap_or("claude-test").to_string();
+
+    let mut replies = Vec::new();
+    let tool_id = {
+        let mut s = st.lock().unwrap();
+        s.requests.push(Request {
+            path,
+            session_id: session_id.clone(),
+            main_loop,
+            body,
+        });
+        s.tool_ids += 1;
+        if main_loop {
+            let key = session_id.unwrap_or_default();
+            if !s.sessions.contains_key(&key) {
+                let script = s.pending.pop_front().unwrap_or_default();
+                s.sessions.insert(key.clone(), script);
+            }
+            let q = s.sessions.get_mut(&key).expect("inserted above");
+            // Stalls are not a turn of their own: take what follows them too.
+            while let Some(r) = q.pop_front() {
+                match r {
+                    Reply::Stall(_) => replies.push(r),
+                    // An error persists, as a real outage or usage limit
+                    // does: Claude Code's own retries get it too.
+                    Reply::Error { .. } => {
+                        q.push_front(r.clone());
+                        replies.push(r);
+                        break;
+                    }
+                    r => {
+                        replies.push(r);
+                        break;
+                    }
+                }
+            }
+        }
+        format!("toolu_{:04}", s.tool_ids)
+    };
+    let mut reply = Reply::Text(if main_loop { "Done." } else { "Test session" }.into());
+    for r in replies {
+        match r {
+            Reply::Stall(d) => thread::sleep(d),
+            r => reply = r,
+        }
+    }
+    match reply {
+        Reply::Error {
+            status,
+            kind,
+            message,
+        } => respond_json(
+            req,
+            status,
+            &json!({"type": "error", "error": {"type": kind, "message": message}}),
+        ),
+        Reply::Text(text) => respond_sse(req, &model, &text_events(&text), "end_turn"),
+        Reply::Bash(command) => {
+            respond_sse(req, &model, &bash_events(&tool_id, &command), "tool_use")
+        }
+        Reply::Stall(_) => unreachable!("stalls are consumed above"),
+    }
+}
+
+fn text_events(text: &str) -> Vec<Value> {
+    vec![
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+    ]
+}
+
+fn bash_events(id: &str, command: &str) -> Vec<Value> {
+    let input = json!({"command": command, "description": "scripted command"}).to_string();
+    vec![
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": "Bash", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input}}),
+        json!({"type": "content_block_stop", "index": 0}),
+    ]
+}
+
+fn respond_sse(req: tiny_http::Request, model: &str, blocks: &[Value], stop_reason: &str) {
+    let mut events = vec![json!({"type": "message_start", "message": {
+        "id": "msg_scripted", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 100, "output_tokens": 1}}})];
+    events.extend_from_slice(blocks);
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": 20}}));
+    events.push(json!({"type": "message_stop"}));
+    let mut body = String::new();
+    for e in events {
+        body.push_str(&format!(
+            "event: {}\ndata: {e}\n\n",
+            e["type"].as_str().unwrap()
+        ));
+    }
+    let header = tiny_http::Header::from_bytes("Content-Type", "text/event-stream").unwrap();
+    let _ = req.respond(tiny_http::Response::from_string(body).with_header(header));
+}
+
+fn respond_json(req: tiny_http::Request, status: u16, v: &Value) {
+    let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
+    let _ = req.respond(
+        tiny_http::Response::from_string(v.to_string())
+            .with_status_code(status)
+            .with_header(header),
+    );
+}

@@ -1,0 +1,442 @@
+//! Test support: the real Claude Code CLI against a scripted API, isolated
+//! homes, and a fluent helper over the built `ralph` binary.
+//!
+//! # Writing a test that scripts a session
+//!
+//! ```ignore
+//! let env = TestEnv::new();                      // temp HOME + project, scripted API
+//! env.api.session([Reply::bash("touch made"), Reply::text("Made it.")]);
+//! let out = env.claude_print("make a file", &[]); // real `claude -p`, prompt on stdin
+//! assert!(out.status.success());
+//! assert!(env.project.join("made").exists());
+//! assert!(env.api.turns()[0].user_text().contains("make a file"));
+//! ```
+//!
+//! - [`claude_bin`] installs the pinned client (`CLAUDE_VERSION`) from the npm
+//!   registry once per machine into `target/test-tools/` under a file lock, so
+//!   parallel test processes share one install. No npm means a failing test
+//!   that says what to install, never a skip.
+//! - [`TestEnv`] gives each test its own `HOME` with the first-run answers
+//!   written in (onboarding done, API key approved, project trusted, bypass
+//!   prompt accepted), a project folder, and an [`Api`] on 127.0.0.1. Every
+//!   process it starts gets a cleared environment plus exactly what it needs,
+//!   so nothing leaks in from the developer's own Claude Code session.
+//! - Each `claude` session takes the next script queued with `api.session`;
+//!   see [`api`] for the reply kinds, and `api.requests()` / `api.turns()` to
+//!   assert what arrived (prompt, system prompt, slash-command text).
+//! - [`TestEnv::claude_interactive`] runs the TUI under a pseudo-terminal and
+//!   keeps a parsed screen ([`Pty::wait_for`], [`Pty::screen`]).
+//! - [`TestEnv::ralph`] runs the built `ralph` with the same environment.
+
+#![allow(dead_code)]
+
+pub mod api;
+
+use std::fs::{self, File};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+pub use api::{Api, Reply};
+use serde_json::json;
+
+pub const CLAUDE_VERSION: &str = "2.1.330";
+const API_KEY: &str = "sk-ant-test-0123456789abcdefghijklmnop";
+
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn ralph_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_ralph"))
+}
+
+fn tools_dir() -> PathBuf {
+    std::env::var_os("RALPH_TEST_TOOLS").map_or_else(
+        || repo_root().join("target").join("test-tools"),
+        PathBuf::from,
+    )
+}
+
+/// Hold an exclusive lock on `path` while `f` runs (across processes).
+pub fn with_file_lock<T>(path: &Path, f: impl FnOnce() -> T) -> T {
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let file =
+        File::create(path).unwrap_or_else(|e| panic!("cannot create lock {}: {e}", path.display()));
+    let _lock = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
+        .unwrap_or_else(|(_, e)| panic!("cannot lock {}: {e}", path.display()));
+    f()
+}
+
+/// The pinned real Claude Code CLI, installed from the npm registry once.
+pub fn claude_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let prefix = tools_dir().join(format!("claude-{CLAUDE_VERSION}"));
+        let bin = prefix.join("node_modules/.bin/claude");
+        with_file_lock(&tools_dir().join("claude.lock"), || {
+            if version_of(&bin).is_some_and(|v| v.starts_with(CLAUDE_VERSION)) {
+                return;
+            }
+            let npm = which::which("npm").unwrap_or_else(|_| {
+                panic!(
+                    "npm is not installed, and the tests need the real Claude Code CLI from the npm registry.\n\
+                     Install Node.js 20+ with npm (Debian/Ubuntu: `apt-get install -y nodejs npm`), then run the tests again."
+                )
+            });
+            let t0 = Instant::now();
+            let out = Command::new(npm)
+                .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                .arg(&prefix)
+                .arg(format!("@anthropic-ai/claude-code@{CLAUDE_VERSION}"))
+                .output()
+                .expect("run npm");
+            assert!(
+                out.status.success(),
+                "`npm install @anthropic-ai/claude-code@{CLAUDE_VERSION}` failed ({}):\n{}\n{}\nCheck that the npm registry is reachable.",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            eprintln!("provisioned Claude Code {CLAUDE_VERSION} in {:.1}s", t0.elapsed().as_secs_f64());
+        });
+        let v = version_of(&bin).unwrap_or_else(|| panic!("{} does not run after npm install", bin.display()));
+        assert!(v.starts_with(CLAUDE_VERSION), "expected Claude Code {CLAUDE_VERSION}, got {v}");
+        bin
+    })
+    .clone()
+}
+
+fn version_of(bin: &Path) -> Option<String> {
+    let out = Command::new(bin)
+        .arg("--version")
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// One test's world: a temp home, a project folder in it, a scripted API.
+pub struct TestEnv {
+    pub tmp: tempfile::TempDir,
+    pub home: PathBuf,
+    pub project: PathBuf,
+    pub api: Api,
+}
+
+impl Default for TestEnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestEnv {
+    pub fn new() -> Self {
+        let tmp = tempfile::Builder::new()
+            .prefix("ralph-it-")
+            .tempdir()
+            .unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let project = root.join("project");
+        fs::create_dir_all(home.join(".claude")).unwrap();
+        fs::create_dir_all(&project).unwrap();
+        let env = TestEnv {
+            tmp,
+            home,
+            project,
+            api: Api::start(),
+        };
+        env.trust(&env.project.clone());
+        fs::write(
+            env.home.join(".claude/settings.json"),
+            serde_json::to_string_pretty(&json!({"skipDangerousModePermissionPrompt": true}))
+                .unwrap()
+                + "\n",
+        )
+        .unwrap();
+        env
+    }
+
+    /// Answer the first-run screens for interactive sessions in `dir`
+    /// (without the trust dialog accepted, no settings hooks run at all).
+    pub fn trust(&self, dir: &Path) {
+        let path = self.home.join(".claude.json");
+        let mut v: serde_json::Value =
+            fs::read_to_string(&path).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_else(|| {
+                json!({
+                    "hasCompletedOnboarding": true,
+                    "theme": "dark",
+                    "customApiKeyResponses": {"approved": [&API_KEY[API_KEY.len() - 20..]], "rejected": []},
+                    "projects": {}
+                })
+            });
+        v["projects"][dir.to_str().unwrap()] = json!({"hasTrustDialogAccepted": true});
+        fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    }
+
+    pub fn user_settings(&self) -> PathBuf {
+        self.home.join(".claude/settings.json")
+    }
+
+    /// The environment every process of this test runs with, and nothing else.
+    pub fn vars(&self) -> Vec<(String, String)> {
+        let path = format!(
+            "{}:/usr/local/bin:/usr/bin:/bin",
+            ralph_bin().parent().unwrap().display()
+        );
+        [
+            ("PATH", path.as_str()),
+            ("HOME", self.home.to_str().unwrap()),
+            ("TERM", "xterm-256color"),
+            ("LANG", "C.UTF-8"),
+            ("ANTHROPIC_BASE_URL", self.api.url.as_str()),
+            ("ANTHROPIC_API_KEY", API_KEY),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+            // Scripted errors are answered at once; don't wait out backoffs.
+            ("CLAUDE_CODE_MAX_RETRIES", "1"),
+            // Root may not use --dangerously-skip-permissions outside a sandbox.
+            ("IS_SANDBOX", "1"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+    }
+
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear().envs(self.vars()).current_dir(&self.project);
+        c
+    }
+
+    pub fn claude(&self) -> Command {
+        self.command(claude_bin())
+    }
+
+    /// `claude -p` with the prompt on stdin; extra args after.
+    pub fn claude_print(&self, prompt: &str, args: &[&str]) -> Output {
+        let mut c = self.claude();
+        c.args(["-p", "--dangerously-skip-permissions"]).args(args);
+        run_with_stdin(c, prompt, Duration::from_secs(120))
+    }
+
+    pub fn claude_interactive(&self, args: &[&str], extra_env: &[(&str, &str)]) -> Pty {
+        let mut argv = vec![
+            claude_bin().to_str().unwrap().to_string(),
+            "--dangerously-skip-permissions".into(),
+        ];
+        argv.extend(args.iter().map(|s| s.to_string()));
+        let mut vars = self.vars();
+        vars.extend(
+            extra_env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        Pty::spawn(&argv, &vars, &self.project)
+    }
+
+    /// The built ralph binary with this test's environment.
+    pub fn ralph(&self) -> Ralph {
+        Ralph {
+            cmd: self.command(ralph_bin()),
+            stdin: None,
+        }
+    }
+}
+
+/// Run a command with `input` on stdin, killing it after `limit`.
+pub fn run_with_stdin(mut c: Command, input: &str, limit: Duration) -> Output {
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {c:?}: {e}"));
+    let mut stdin = child.stdin.take().unwrap();
+    let input = input.to_string();
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(input.as_bytes());
+    });
+    let pid = child.id();
+    let done = Arc::new(Mutex::new(false));
+    let d2 = done.clone();
+    std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(100));
+            if *d2.lock().unwrap() {
+                return;
+            }
+        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    });
+    let out = child.wait_with_output().unwrap();
+    *done.lock().unwrap() = true;
+    out
+}
+
+/// A small fluent helper over the built binary, in the style of `just`'s tests.
+pub struct Ralph {
+    pub cmd: Command,
+    stdin: Option<String>,
+}
+
+impl Ralph {
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.cmd.args(args);
+        self
+    }
+
+    pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.cmd.env(k, v);
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    pub fn stdin(mut self, s: &str) -> Self {
+        self.stdin = Some(s.to_string());
+        self
+    }
+
+    pub fn assert(self) -> assert_cmd::assert::Assert {
+        let out = run_with_stdin(
+            self.cmd,
+            self.stdin.as_deref().unwrap_or(""),
+            Duration::from_secs(120),
+        );
+        assert_cmd::assert::Assert::new(out)
+    }
+}
+
+/// A process on a pseudo-terminal with a parsed screen.
+pub struct Pty {
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    parser: Arc<Mutex<vt100::Parser>>,
+    writer: Box<dyn Write + Send>,
+    _master: Box<dyn portable_pty::MasterPty + Send>,
+}
+
+impl Pty {
+    pub fn spawn(argv: &[String], vars: &[(String, String)], cwd: &Path) -> Pty {
+        use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        let (rows, cols) = (40, 140);
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pty");
+        let mut cmd = CommandBuilder::new(&argv[0]);
+        cmd.args(&argv[1..]);
+        cmd.env_clear();
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        cmd.cwd(cwd);
+        let child = pair.slave.spawn_command(cmd).expect("spawn on the pty");
+        drop(pair.slave);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let mut reader = pair.master.try_clone_reader().unwrap();
+        let p2 = parser.clone();
+        let writer = pair.master.take_writer().unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                p2.lock().unwrap().process(&buf[..n]);
+            }
+        });
+        Pty {
+            child,
+            parser,
+            writer,
+            _master: pair.master,
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.process_id().unwrap()
+    }
+
+    pub fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    /// Wait until the screen shows `text`; panics with the screen if it doesn't.
+    pub fn wait_for(&self, text: &str, limit: Duration) {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if self.screen().contains(text) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "screen never showed {text:?} within {limit:?}:\n{}",
+            self.screen()
+        );
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    /// The exit status if the process ends within `limit`.
+    pub fn wait_exit(&mut self, limit: Duration) -> Option<portable_pty::ExitStatus> {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return Some(s);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        None
+    }
+
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+}
+
+impl Drop for Pty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Wait until `f` holds, polling; false if it never did within `limit`.
+pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    f()
+}
