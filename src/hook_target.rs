@@ -43,7 +43,7 @@ impl Target {
     /// The settings path as the user would name it (not symlink-resolved).
     pub fn path(&self) -> Result<PathBuf> {
         if let Some(p) = &self.settings {
-            return Ok(absolute(p)?);
+            return absolute(p);
         }
         Ok(match self.scope {
             Scope::User => user_settings_path()?,

@@ -251,12 +251,13 @@ pub fn ralph_handlers(text: &str) -> Result<Vec<String>, Invalid> {
 
 /// Add (or update in place) ralph's Stop handler.
 pub fn install(text: &str, command: &str) -> Result<Installed, Invalid> {
-    // A settings file someone `touch`ed is an empty document, not an error.
-    let mut text = if text.trim().is_empty() {
-        "{}".to_string()
-    } else {
-        text.to_string()
-    };
+    // A new or `touch`ed settings file is an empty document, not an error.
+    if text.trim().is_empty() {
+        let mut r = install("{}", command)?;
+        r.text.push('\n');
+        return Ok(r);
+    }
+    let mut text = text.to_string();
     let doc = load(&text)?;
     let found = doc.find(&text);
     let unit = indent_unit(&text);

@@ -4,3 +4,4 @@
 mod support;
 
 mod harness;
+mod install_hook;

@@ -9,7 +9,6 @@
 //! Side requests (titles, summaries: no `Bash` tool) get a short text.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::Read;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;

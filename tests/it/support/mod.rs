@@ -243,6 +243,17 @@ impl TestEnv {
         Pty::spawn(&argv, &vars, &self.project)
     }
 
+    /// The built ralph binary run as user `nobody` (for tests where root's
+    /// permission to write anywhere would hide what a user sees).
+    pub fn ralph_as_nobody(&self) -> Ralph {
+        let setpriv = which::which("setpriv")
+            .expect("setpriv (util-linux) is needed to run as nobody: apt-get install util-linux");
+        let mut cmd = self.command(setpriv);
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(ralph_bin());
+        Ralph { cmd, stdin: None }
+    }
+
     /// The built ralph binary with this test's environment.
     pub fn ralph(&self) -> Ralph {
         Ralph {
@@ -299,6 +310,11 @@ impl Ralph {
         S: AsRef<std::ffi::OsStr>,
     {
         self.cmd.args(args);
+        self
+    }
+
+    pub fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.cmd.arg(a);
         self
     }
 
