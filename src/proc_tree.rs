@@ -72,9 +72,20 @@ impl ProcReader {
             .unwrap_or_default()
     }
 
-    /// Is this exact process (pid and start time) still running?
+    /// Is this exact process (pid and start time) still running? A zombie
+    /// (exited, not yet reaped by its parent) is not.
     pub fn is_alive(&mut self, pid: u32, start_time: u64) -> bool {
         self.get(pid).is_some_and(|p| p.start_time == start_time)
+            && self
+                .sys
+                .as_ref()
+                .and_then(|s| s.process(Pid::from_u32(pid)))
+                .is_some_and(|p| {
+                    !matches!(
+                        p.status(),
+                        sysinfo::ProcessStatus::Zombie | sysinfo::ProcessStatus::Dead
+                    )
+                })
     }
 
     /// The chain of ancestors starting at `pid`, nearest first, up to (not

@@ -5,3 +5,4 @@ mod support;
 
 mod harness;
 mod install_hook;
+mod stop_hook;

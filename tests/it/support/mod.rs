@@ -347,6 +347,9 @@ impl Ralph {
 pub struct Pty {
     child: Box<dyn portable_pty::Child + Send + Sync>,
     parser: Arc<Mutex<vt100::Parser>>,
+    /// Every distinct screen shown so far: a TUI may clear what a test
+    /// waits for (on exit, say) before the test looks.
+    history: Arc<Mutex<Vec<String>>>,
     writer: Box<dyn Write + Send>,
     _master: Box<dyn portable_pty::MasterPty + Send>,
 }
@@ -375,6 +378,8 @@ impl Pty {
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let mut reader = pair.master.try_clone_reader().unwrap();
         let p2 = parser.clone();
+        let history = Arc::new(Mutex::new(Vec::new()));
+        let h2 = history.clone();
         let writer = pair.master.take_writer().unwrap();
         std::thread::spawn(move || {
             let mut buf = [0u8; 8192];
@@ -382,12 +387,19 @@ impl Pty {
                 if n == 0 {
                     break;
                 }
-                p2.lock().unwrap().process(&buf[..n]);
+                let mut p = p2.lock().unwrap();
+                p.process(&buf[..n]);
+                let screen = p.screen().contents();
+                let mut h = h2.lock().unwrap();
+                if h.last() != Some(&screen) && h.len() < 20_000 {
+                    h.push(screen);
+                }
             }
         });
         Pty {
             child,
             parser,
+            history,
             writer,
             _master: pair.master,
         }
@@ -401,11 +413,21 @@ impl Pty {
         self.parser.lock().unwrap().screen().contents()
     }
 
-    /// Wait until the screen shows `text`; panics with the screen if it doesn't.
+    /// Has the screen shown `text` at any time so far?
+    pub fn has_shown(&self, text: &str) -> bool {
+        self.history
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|s| s.contains(text))
+    }
+
+    /// Wait until the screen shows (or has shown) `text`; panics with the
+    /// screen if it doesn't.
     pub fn wait_for(&self, text: &str, limit: Duration) {
         let t0 = Instant::now();
         while t0.elapsed() < limit {
-            if self.screen().contains(text) {
+            if self.has_shown(text) {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));

@@ -1,0 +1,451 @@
+//! `ralph hook stop`: with the real Claude Code CLI, and with constructed
+//! process trees whose processes are real copies of bash named like the
+//! ways Claude Code runs (so `comm`, `exe` and argv are what the hook sees).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{Reply, TestEnv, claude_bin, eventually, ralph_bin};
+
+const LONG: Duration = Duration::from_secs(60);
+
+fn install_hook(env: &TestEnv) {
+    env.ralph().args(["install-hook"]).assert().success();
+}
+
+#[test]
+fn print_mode_in_a_loop_keeps_the_whole_answer_and_exits_zero() {
+    let env = TestEnv::new();
+    install_hook(&env);
+    let run_dir = env.tmp.path().join("run");
+    fs::create_dir(&run_dir).unwrap();
+    let answer = "The complete answer, every word of it, survives the hook.";
+    env.api
+        .session([Reply::bash("echo step > step.txt"), Reply::text(answer)]);
+    let mut c = env.claude();
+    c.args(["-p", "--dangerously-skip-permissions"])
+        .env("RALPH_LOOP", "1")
+        .env("RALPH_RUN_DIR", &run_dir);
+    let out = crate::support::run_with_stdin(c, "do the step", LONG);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), answer);
+
+    env.api.session([Reply::text(answer)]);
+    let mut c = env.claude();
+    c.args([
+        "-p",
+        "--dangerously-skip-permissions",
+        "--output-format",
+        "json",
+    ])
+    .env("RALPH_LOOP", "1")
+    .env("RALPH_RUN_DIR", &run_dir);
+    let out = crate::support::run_with_stdin(c, "again", LONG);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let result: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(result["result"], answer);
+    assert_eq!(result["is_error"], false);
+    assert_eq!(
+        result["num_turns"], 1,
+        "no extra interrupted turn: {result}"
+    );
+
+    // The hook ran, identified the session and left the exit to claude.
+    let log = hook_log(&run_dir, 4);
+    let acted: Vec<_> = log.iter().filter(|l| l["action"] == "watcher").collect();
+    assert_eq!(acted.len(), 2, "{log:?}");
+    assert_eq!(acted[0]["identified_by"], "CLAUDE_PID");
+    let watched: Vec<_> = log.iter().filter(|l| l["event"] == "watch").collect();
+    assert!(
+        watched
+            .iter()
+            .all(|l| l["why"] == "session exited by itself"),
+        "{log:?}"
+    );
+}
+
+/// Wait for `n` lines in the run folder's hook log.
+fn hook_log(run_dir: &Path, n: usize) -> Vec<Value> {
+    let path = run_dir.join("hook.log");
+    let read = || -> Vec<Value> {
+        fs::read_to_string(&path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    eventually(Duration::from_secs(15), || read().len() >= n);
+    read()
+}
+
+#[test]
+fn interactive_session_in_a_loop_ends_after_the_turn() {
+    let env = TestEnv::new();
+    install_hook(&env);
+    env.api.session([Reply::text("Turn finished, ending now.")]);
+    let mut pty = env.claude_interactive(&["do one step"], &[("RALPH_LOOP", "1")]);
+    pty.wait_for("Turn finished, ending now.", LONG);
+    let t0 = Instant::now();
+    let status = pty.wait_exit(Duration::from_secs(15));
+    let status =
+        status.unwrap_or_else(|| panic!("session still open after the turn:\n{}", pty.screen()));
+    assert!(status.success(), "{status:?}");
+    eprintln!(
+        "interactive session ended {:?} after the answer appeared",
+        t0.elapsed()
+    );
+}
+
+#[test]
+fn interactive_session_without_a_loop_stays_open() {
+    let env = TestEnv::new();
+    install_hook(&env);
+    env.api.session([Reply::text("Just a normal turn.")]);
+    let mut pty = env.claude_interactive(&["hello"], &[]);
+    pty.wait_for("Just a normal turn.", LONG);
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(
+        pty.is_running(),
+        "an ordinary session must stay open:\n{}",
+        pty.screen()
+    );
+}
+
+#[test]
+fn ralph_loop_from_a_project_settings_env_does_not_end_the_session() {
+    let env = TestEnv::new();
+    install_hook(&env);
+    let marker = env.tmp.path().join("hook-saw-env");
+    fs::create_dir_all(env.project.join(".claude")).unwrap();
+    // The cloned repository tries to switch the loop on, and we also record
+    // that the variable really reached the hooks.
+    let settings = serde_json::json!({
+        "env": {"RALPH_LOOP": "1"},
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": format!("env | grep RALPH_LOOP= > {}", marker.display())}]}]}
+    });
+    fs::write(
+        env.project.join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    env.api
+        .session([Reply::text("A turn in a cloned repository.")]);
+    let mut pty = env.claude_interactive(&["hello"], &[]);
+    pty.wait_for("A turn in a cloned repository.", LONG);
+    assert!(
+        eventually(Duration::from_secs(10), || marker.exists()),
+        "project hook did not run"
+    );
+    assert_eq!(
+        fs::read_to_string(&marker).unwrap().trim(),
+        "RALPH_LOOP=1",
+        "settings env reached the hooks"
+    );
+    std::thread::sleep(Duration::from_secs(4));
+    assert!(
+        pty.is_running(),
+        "settings env alone must not end the session:\n{}",
+        pty.screen()
+    );
+}
+
+#[test]
+fn nested_session_hook_ends_only_the_inner_session() {
+    let env = TestEnv::new();
+    install_hook(&env);
+    let inner_out = env.tmp.path().join("inner.txt");
+    let inner_cmd = format!(
+        "echo 'inner prompt' | {} -p --dangerously-skip-permissions > {out} 2>&1; echo \"inner-exit=$?\" >> {out}",
+        claude_bin().display(),
+        out = inner_out.display()
+    );
+    env.api.session([
+        Reply::bash(inner_cmd),
+        Reply::text("Outer turn completed after the inner one."),
+    ]);
+    env.api.session([Reply::text("Inner answer.")]);
+    let mut pty = env.claude_interactive(&["run a nested session"], &[("RALPH_LOOP", "1")]);
+    pty.wait_for("Outer turn completed after the inner one.", LONG);
+    let inner = fs::read_to_string(&inner_out).unwrap();
+    assert!(inner.contains("Inner answer."), "{inner}");
+    assert!(inner.contains("inner-exit=0"), "{inner}");
+    // And the outer one is ended by its own hook, after its own turn.
+    let status = pty.wait_exit(Duration::from_secs(15));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "outer session:\n{}",
+        pty.screen()
+    );
+}
+
+// ---- constructed process trees -------------------------------------------
+
+/// A copy of bash at `dir/rel`, so the process's name and executable are
+/// whatever Claude Code's would be.
+fn fake_binary(dir: &Path, rel: &str) -> PathBuf {
+    let path = dir.join(rel);
+    fs::create_dir_all(path.parent().unwrap()).unwrap();
+    fs::copy("/bin/bash", &path).unwrap();
+    path
+}
+
+struct Tree {
+    child: Child,
+    signals: PathBuf,
+    stderr: PathBuf,
+}
+
+impl Tree {
+    /// Did the fake session receive SIGINT within `limit`?
+    fn interrupted(&self, limit: Duration) -> bool {
+        eventually(limit, || {
+            fs::read_to_string(&self.signals)
+                .unwrap_or_default()
+                .contains("INT")
+        })
+    }
+    fn stderr(&self) -> String {
+        fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Start `program` (a bash copy) as the fake session: it runs the hook as its
+/// child, like Claude Code does (`sh -c`), then waits to be signalled.
+fn session(
+    dir: &Path,
+    program: &Path,
+    extra_args: &[&str],
+    hook_prefix: &str,
+    env: &[(&str, &str)],
+) -> Tree {
+    let signals = dir.join(format!(
+        "signals-{}",
+        program.file_name().unwrap().to_string_lossy()
+    ));
+    let stderr = dir.join(format!(
+        "stderr-{}",
+        program.file_name().unwrap().to_string_lossy()
+    ));
+    let script = format!(
+        "trap 'echo INT >> {sig}; exit 0' INT; trap 'echo TERM >> {sig}; exit 0' TERM; \
+         echo '{{\"hook_event_name\":\"Stop\",\"session_id\":\"s1\"}}' | /bin/sh -c '{hook_prefix} {ralph} hook stop' 2> {err}; \
+         for i in $(seq 300); do sleep 0.1; done",
+        sig = signals.display(),
+        err = stderr.display(),
+        ralph = ralph_bin().display(),
+    );
+    let mut c = Command::new(program);
+    c.arg("-c").arg(script).args(extra_args);
+    c.env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("CLAUDE_CODE_ENTRYPOINT", "cli");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let child = c.stdin(Stdio::null()).spawn().unwrap();
+    Tree {
+        child,
+        signals,
+        stderr,
+    }
+}
+
+#[test]
+fn constructed_trees_signal_exactly_the_claude_process() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let loop_env = [("RALPH_LOOP", "1")];
+
+    let named = session(d, &fake_binary(d, "bin/claude"), &[], "", &loop_env);
+    assert!(
+        named.interrupted(Duration::from_secs(10)),
+        "process named claude: {}",
+        named.stderr()
+    );
+
+    let versioned = session(
+        d,
+        &fake_binary(d, "share/claude/versions/2.1.330"),
+        &[],
+        "",
+        &loop_env,
+    );
+    assert!(
+        versioned.interrupted(Duration::from_secs(10)),
+        "native versioned binary: {}",
+        versioned.stderr()
+    );
+
+    let cli_js = d.join("lib/node_modules/@anthropic-ai/claude-code/cli.js");
+    let node = session(
+        d,
+        &fake_binary(d, "node/node"),
+        &[cli_js.to_str().unwrap()],
+        "",
+        &loop_env,
+    );
+    assert!(
+        node.interrupted(Duration::from_secs(10)),
+        "node running cli.js: {}",
+        node.stderr()
+    );
+
+    let other = session(d, &fake_binary(d, "bin/not-claude"), &[], "", &loop_env);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        !other.interrupted(Duration::ZERO),
+        "a process that is not Claude Code was signalled"
+    );
+    assert!(
+        other.stderr().contains("no Claude Code process"),
+        "{}",
+        other.stderr()
+    );
+}
+
+#[test]
+fn loop_variable_only_in_the_hook_environment_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    // Claude was started without RALPH_LOOP; only the hook has it, as a
+    // settings file's "env" would arrange.
+    let tree = session(d, &fake_binary(d, "bin/claude"), &[], "RALPH_LOOP=1", &[]);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!tree.interrupted(Duration::ZERO));
+    assert!(
+        tree.stderr()
+            .contains("not in the environment claude was started with"),
+        "{}",
+        tree.stderr()
+    );
+}
+
+#[test]
+fn without_ralph_loop_the_hook_does_nothing_and_says_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let tree = session(d, &fake_binary(d, "bin/claude"), &[], "", &[]);
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(!tree.interrupted(Duration::ZERO));
+    assert_eq!(tree.stderr(), "");
+}
+
+/// The loop names its session exactly: the child of this loop pid with this
+/// start time. A wrong start time (a recycled pid) names nothing.
+#[test]
+fn loop_identity_finds_an_unrecognisable_session_and_a_recycled_pid_does_not() {
+    for (offset, expect_signal) in [(0i64, true), (1, false)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let fake_loop = fake_binary(d, "bin/fake-loop");
+        let session_bin = fake_binary(d, "bin/custom-wrapper");
+        let start_file = d.join("loop-start");
+        let signals = d.join("signals");
+        let err = d.join("stderr");
+        // The session is started without RALPH_LOOP in its environment, so
+        // only the loop identity can authorise the hook.
+        let inner = format!(
+            "trap 'echo INT >> {sig}; exit 0' INT; echo '{{}}' | /bin/sh -c 'RALPH_LOOP=1 {ralph} hook stop' 2> {err}; for i in $(seq 300); do sleep 0.1; done",
+            sig = signals.display(),
+            err = err.display(),
+            ralph = ralph_bin().display()
+        );
+        let script = format!(
+            "while [ ! -s {sf} ]; do sleep 0.05; done; RALPH_LOOP_PID=$$ RALPH_LOOP_START=$(cat {sf}) {bin} -c \"$0\"; true",
+            sf = start_file.display(),
+            bin = session_bin.display()
+        );
+        let mut loop_proc = Command::new(&fake_loop)
+            .arg("-c")
+            .arg(script)
+            .arg(inner)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .env("CLAUDE_CODE_ENTRYPOINT", "cli")
+            .spawn()
+            .unwrap();
+        let start = ralph::proc_tree::ProcReader::new()
+            .get(loop_proc.id())
+            .unwrap()
+            .start_time as i64
+            + offset;
+        fs::write(&start_file, start.to_string()).unwrap();
+        let got = eventually(
+            Duration::from_secs(if expect_signal { 10 } else { 3 }),
+            || {
+                fs::read_to_string(&signals)
+                    .unwrap_or_default()
+                    .contains("INT")
+            },
+        );
+        let stderr = fs::read_to_string(&err).unwrap_or_default();
+        let _ = loop_proc.kill();
+        let _ = loop_proc.wait();
+        assert_eq!(got, expect_signal, "offset {offset}: {stderr}");
+        if !expect_signal {
+            assert!(stderr.contains("no Claude Code process"), "{stderr}");
+        }
+    }
+}
+
+#[test]
+fn print_mode_watcher_ends_a_session_that_lingers_but_not_one_that_works_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let run_dir = d.join("run");
+    fs::create_dir(&run_dir).unwrap();
+    let env = [
+        ("RALPH_LOOP", "1"),
+        ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+        ("RALPH_HOOK_GRACE_MS", "300"),
+        ("RALPH_RUN_DIR", run_dir.to_str().unwrap()),
+    ];
+    let lingering = session(d, &fake_binary(d, "a/claude"), &[], "", &env);
+    assert!(
+        lingering.interrupted(Duration::from_secs(10)),
+        "{}",
+        lingering.stderr()
+    );
+
+    // A session that goes on working (its transcript grows after the Stop
+    // hook, as when another Stop hook blocks the stop) is left alone.
+    let transcript = d.join("transcript.jsonl");
+    fs::write(&transcript, "{}\n").unwrap();
+    let signals = d.join("signals-working");
+    let script = format!(
+        "trap 'echo INT >> {sig}; exit 0' INT; echo '{{\"transcript_path\":\"{t}\"}}' | {ralph} hook stop; \
+         for i in $(seq 30); do echo '{{}}' >> {t}; sleep 0.1; done",
+        sig = signals.display(),
+        t = transcript.display(),
+        ralph = ralph_bin().display()
+    );
+    let mut c = Command::new(fake_binary(d, "b/claude"));
+    c.arg("-c")
+        .arg(script)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(!signals.exists(), "a working session was interrupted");
+    let log = hook_log(&run_dir, 4);
+    assert!(
+        log.iter()
+            .any(|l| l["why"] == "session went on working after the Stop hook"),
+        "{log:?}"
+    );
+    assert!(log.iter().any(|l| l["action"] == "SIGINT"), "{log:?}");
+}
