@@ -8,6 +8,11 @@ use ralph::cli::Cli;
 use ralph::exit::Exit;
 
 fn main() -> ExitCode {
+    // The Stop hook runs after every turn of every session on the machine:
+    // outside a loop it returns before any parsing at all.
+    if ralph::stop_hook::is_idle_invocation() {
+        return ExitCode::SUCCESS;
+    }
     let cli = Cli::parse();
     match ralph::cmd::run(cli) {
         Ok(()) => ExitCode::SUCCESS,

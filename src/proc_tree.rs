@@ -59,17 +59,16 @@ impl ProcReader {
         })
     }
 
-    /// The environment a process was started with (not what it set later).
-    pub fn environ(&mut self, pid: u32) -> Vec<OsString> {
-        let Some(sys) = self.sys.as_mut() else {
-            return Vec::new();
-        };
+    /// The environment a process was started with (not what it set later),
+    /// with its start time, read together so the caller can check it is
+    /// still the process it meant.
+    pub fn environ(&mut self, pid: u32) -> Option<(u64, Vec<OsString>)> {
+        let sys = self.sys.as_mut()?;
         let spid = Pid::from_u32(pid);
         let kind = ProcessRefreshKind::nothing().with_environ(UpdateKind::Always);
         sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[spid]), true, kind);
         sys.process(spid)
-            .map(|p| p.environ().to_vec())
-            .unwrap_or_default()
+            .map(|p| (p.start_time(), p.environ().to_vec()))
     }
 
     /// Is this exact process (pid and start time) still running? A zombie

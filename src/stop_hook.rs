@@ -135,6 +135,13 @@ pub fn authorised(
     }
 }
 
+/// `ralph hook stop` with no loop asked for: nothing to do.
+pub fn is_idle_invocation() -> bool {
+    let mut args = std::env::args_os().skip(1);
+    matches!((args.next(), args.next(), args.next()), (Some(a), Some(b), None) if a == "hook" && b == "stop")
+        && std::env::var_os(env::LOOP).is_none_or(|v| v != "1")
+}
+
 pub fn run() {
     // Cheapest possible exit for every turn of every ordinary session.
     if std::env::var_os(env::LOOP).is_none_or(|v| v != "1") {
@@ -156,23 +163,38 @@ pub fn run() {
 fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), String> {
     let mut procs = ProcReader::new();
     let me = std::process::id();
-    let chain = procs.ancestors(nix::unistd::getppid().as_raw() as u32, MAX_DEPTH);
-    let (i, how) =
-        find_session(&chain, env).ok_or("no Claude Code process among this hook's ancestors")?;
+    let (mut chain, (i, how)) =
+        walk_to_session(&mut procs, nix::unistd::getppid().as_raw() as u32, env)
+            .ok_or("no Claude Code process among this hook's ancestors")?;
     let session = &chain[i];
     log.field("session_pid", session.pid)
         .field("identified_by", how.as_str());
     if session.pid <= 1 || session.pid == me {
         return Err(format!("refusing to signal pid {}", session.pid));
     }
-    let start_env = procs.environ(session.pid);
+    let (start_time, start_env) = procs.environ(session.pid).unwrap_or_default();
+    if start_time != session.start_time {
+        return Err(format!(
+            "pid {} has exited (or is now another process)",
+            session.pid
+        ));
+    }
+    if !start_env.iter().any(|kv| kv == "RALPH_LOOP=1") && i + 1 == chain.len() {
+        // Only now is the session's parent needed: is it the ralph loop?
+        if let Some(parent) = session.parent.and_then(|p| procs.get(p)) {
+            chain.push(parent);
+        }
+    }
+    let session = &chain[i];
     let why = authorised(&chain, i, env, &start_env).ok_or(
         "RALPH_LOOP=1 is set for this hook but not in the environment claude was started with \
          (a settings file's \"env\" may have set it)",
     )?;
     log.field("authorised_by", why);
     if env.interactive {
-        signal_if_same(&mut procs, session, Signal::SIGINT)?;
+        // Start time checked just above, one read ago: signal now.
+        kill(Pid::from_raw(session.pid as i32), Signal::SIGINT)
+            .map_err(|e| format!("cannot send SIGINT to pid {}: {e}", session.pid))?;
         log.field("action", "SIGINT").field("mode", "interactive");
         return Ok(());
     }
@@ -181,6 +203,27 @@ fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), Str
         .field("mode", "print")
         .field("grace_ms", env.grace.as_millis() as u64);
     Ok(())
+}
+
+/// Read ancestors one at a time, only as far as needed: up to the session,
+/// never to the top. A candidate's parent is read only when telling whether
+/// it is the loop's child needs it.
+fn walk_to_session(
+    procs: &mut ProcReader,
+    from: u32,
+    env: &HookEnv,
+) -> Option<(Vec<ProcInfo>, (usize, IdentifiedBy))> {
+    let mut chain: Vec<ProcInfo> = Vec::new();
+    let mut next = Some(from);
+    while let Some(pid) = next.filter(|&p| p > 1 && chain.len() < MAX_DEPTH) {
+        let Some(p) = procs.get(pid) else { break };
+        next = p.parent;
+        chain.push(p);
+        if let Some(found) = find_session(&chain, env) {
+            return Some((chain, found));
+        }
+    }
+    None
 }
 
 fn signal_if_same(procs: &mut ProcReader, p: &ProcInfo, sig: Signal) -> Result<(), String> {
@@ -196,16 +239,29 @@ fn signal_if_same(procs: &mut ProcReader, p: &ProcInfo, sig: Signal) -> Result<(
 
 /// Read Claude Code's JSON, but never hang on a stdin that is not closed.
 fn read_stdin(limit: Duration) -> Vec<u8> {
-    if std::io::stdin().is_terminal() {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
         return Vec::new();
     }
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = std::io::stdin().lock().take(16 << 20).read_to_end(&mut buf);
-        let _ = tx.send(buf);
-    });
-    rx.recv_timeout(limit).unwrap_or_default()
+    let deadline = Instant::now() + limit;
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    let mut lock = stdin.lock();
+    while buf.len() < 16 << 20 {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+        let timeout = PollTimeout::try_from(left).unwrap_or(PollTimeout::ZERO);
+        if !matches!(poll(&mut fds, timeout), Ok(n) if n > 0) {
+            break;
+        }
+        match lock.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+        }
+    }
+    buf
 }
 
 fn transcript_stamp(path: Option<&Path>) -> Option<(u64, SystemTime)> {
