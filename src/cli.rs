@@ -31,4 +31,10 @@ pub enum Cmd {
     InstallHook(cmd::install_hook::InstallHook),
     UninstallHook(cmd::uninstall_hook::UninstallHook),
     Hook(cmd::hook::Hook),
+    Status(cmd::status::Status),
+    VerifySync(cmd::verify_sync::VerifySync),
+    Complete(cmd::complete::Complete),
+    Waiting(cmd::waiting::Waiting),
+    Resume(cmd::resume::Resume),
+    Reset(cmd::reset::Reset),
 }

@@ -2,10 +2,18 @@
 
 pub mod cli;
 pub mod cmd;
+pub mod completion;
 pub mod exit;
 pub mod fsutil;
 pub mod hook_target;
 pub mod jsonspan;
 pub mod proc_tree;
+pub mod project;
+pub mod runlock;
+pub mod sentinel;
 pub mod settings;
+pub mod spec;
 pub mod stop_hook;
+pub mod sync;
+pub mod timefmt;
+pub mod tracker;

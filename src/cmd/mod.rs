@@ -1,8 +1,14 @@
 //! One file per subcommand, each implementing `Run`.
 
+pub mod complete;
 pub mod hook;
 pub mod install_hook;
+pub mod reset;
+pub mod resume;
+pub mod status;
 pub mod uninstall_hook;
+pub mod verify_sync;
+pub mod waiting;
 
 use anyhow::{Context, Result};
 
@@ -21,5 +27,11 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::InstallHook(c) => c.run(),
         Cmd::UninstallHook(c) => c.run(),
         Cmd::Hook(c) => c.run(),
+        Cmd::VerifySync(c) => c.run(),
+        Cmd::Complete(c) => c.run(),
+        Cmd::Waiting(c) => c.run(),
+        Cmd::Resume(c) => c.run(),
+        Cmd::Reset(c) => c.run(),
+        Cmd::Status(c) => c.run(),
     }
 }

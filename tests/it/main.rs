@@ -5,4 +5,5 @@ mod support;
 
 mod harness;
 mod install_hook;
+mod sentinels;
 mod stop_hook;

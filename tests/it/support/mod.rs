@@ -109,6 +109,55 @@ pub fn claude_bin() -> PathBuf {
     .clone()
 }
 
+pub const BR_VERSION: &str = "0.7.6";
+
+/// Machine-wide cache for tools too slow to build per clone (outside the
+/// clone, so a fresh clone on the same machine reuses them).
+fn machine_cache() -> PathBuf {
+    if let Some(d) = std::env::var_os("RALPH_TEST_CACHE") {
+        return PathBuf::from(d);
+    }
+    let home = std::env::var_os("HOME").expect("HOME is set");
+    PathBuf::from(home).join(".cache/ralph-test")
+}
+
+/// The real beads_rust `br`, built once per machine with cargo (15-25
+/// minutes on 2 cores; see the README for why it needs RUSTC_BOOTSTRAP).
+pub fn br_bin() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let root = machine_cache().join(format!("br-{BR_VERSION}"));
+        let bin = root.join("bin/br");
+        with_file_lock(&machine_cache().join("br.lock"), || {
+            if version_of(&bin).is_some_and(|v| v.contains(BR_VERSION)) {
+                return;
+            }
+            let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
+            eprintln!("building beads_rust {BR_VERSION} into {} (once per machine, 15-25 min)", root.display());
+            let t0 = Instant::now();
+            let out = Command::new(cargo)
+                .args(["install", "beads_rust", "--version", BR_VERSION, "--no-default-features", "--locked", "--ignore-rust-version", "--root"])
+                .arg(&root)
+                .env("RUSTC_BOOTSTRAP", "1")
+                .env("CARGO_TARGET_DIR", machine_cache().join("br-build"))
+                .output()
+                .expect("run cargo install");
+            assert!(
+                out.status.success(),
+                "building beads_rust {BR_VERSION} failed ({}):\n{}\nThe tests need the real `br`; check that crates.io is reachable.",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let _ = fs::remove_dir_all(machine_cache().join("br-build"));
+            eprintln!("built br in {:.0}s", t0.elapsed().as_secs_f64());
+        });
+        let v = version_of(&bin).unwrap_or_else(|| panic!("{} does not run", bin.display()));
+        assert!(v.contains(BR_VERSION), "expected br {BR_VERSION}, got {v}");
+        bin
+    })
+    .clone()
+}
+
 fn version_of(bin: &Path) -> Option<String> {
     let out = Command::new(bin)
         .arg("--version")
@@ -215,6 +264,22 @@ impl TestEnv {
         let mut c = Command::new(program);
         c.env_clear().envs(self.vars()).current_dir(&self.project);
         c
+    }
+
+    /// `br` in the project, with the real binary.
+    pub fn br(&self, args: &[&str]) -> String {
+        let out = self.command(br_bin()).args(args).output().unwrap();
+        assert!(out.status.success(), "br {args:?} failed: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// PATH with the real `br` on it, for ralph.
+    pub fn path_with_br(&self) -> String {
+        format!(
+            "{}:{}",
+            br_bin().parent().unwrap().display(),
+            self.vars().iter().find(|(k, _)| k == "PATH").unwrap().1
+        )
     }
 
     pub fn claude(&self) -> Command {

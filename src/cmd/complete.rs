@@ -1,0 +1,90 @@
+use anyhow::Result;
+use clap::Args;
+
+use super::Run;
+use crate::completion;
+use crate::exit::Exit;
+use crate::project::Project;
+use crate::sentinel::{self, Sentinel};
+use crate::timefmt;
+use crate::tracker::Kind;
+
+/// Mark the work as done: write `.ralph/COMPLETE`, after checking it is.
+///
+/// Refused (exit 1, listing every open step and every problem) unless every
+/// step of the spec is checked and, where the spec names tracker tasks, each
+/// agrees with its task (see `ralph verify-sync`). `ralph loop` stops when
+/// COMPLETE appears, and checks it again itself.
+#[derive(Debug, Args)]
+pub struct Complete {
+    /// What was done, recorded in the file.
+    #[arg(long, short)]
+    message: Option<String>,
+
+    /// Write COMPLETE even though the check fails (recorded as forced).
+    #[arg(long)]
+    force: bool,
+
+    /// Which tracker to ask [default: br if installed, else bd]
+    #[arg(long, value_enum)]
+    tracker: Option<Kind>,
+}
+
+impl Run for Complete {
+    fn run(&self) -> Result<()> {
+        let project = Project::find()?;
+        let check = completion::check(&project.spec(), &project.root, self.tracker)?;
+        let (summary, tracker, blockers) = match &check {
+            Ok(c) => (
+                c.spec.progress(),
+                c.tracker.map_or("none".to_string(), |t| {
+                    format!(
+                        "{t}, {}",
+                        if c.in_sync() {
+                            "in sync"
+                        } else {
+                            "out of sync"
+                        }
+                    )
+                }),
+                c.blockers(),
+            ),
+            Err(e) => (
+                "unknown".to_string(),
+                "not checked".to_string(),
+                vec![format!("cannot check: {e}")],
+            ),
+        };
+        if !blockers.is_empty() && !self.force {
+            let mut msg = format!("ralph complete: refused, the work is not done ({summary}):\n");
+            for b in &blockers {
+                msg.push_str(&format!("  {b}\n"));
+            }
+            msg.push_str(
+                "Finish these (or run `ralph waiting --reason ...` if a human is needed).",
+            );
+            return Err(Exit::with_message(1, msg).into());
+        }
+        let forced = !blockers.is_empty();
+        let s = Sentinel {
+            fields: vec![
+                ("completed".into(), timefmt::now()),
+                ("forced".into(), if forced { "yes" } else { "no" }.into()),
+                ("spec".into(), summary.clone()),
+                ("tracker".into(), tracker),
+            ],
+            text: self.message.clone().unwrap_or_default(),
+        };
+        sentinel::write(&project.complete(), &s)?;
+        if forced {
+            println!(
+                "Wrote {} (forced past {} problem(s)): {summary}.",
+                project.complete().display(),
+                blockers.len()
+            );
+        } else {
+            println!("Wrote {}: {summary}.", project.complete().display());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,33 @@
+use anyhow::Result;
+use clap::Args;
+
+use super::Run;
+use crate::project::Project;
+use crate::sentinel;
+
+/// Remove `.ralph/COMPLETE`, for example after adding new steps to the spec.
+#[derive(Debug, Args)]
+pub struct Reset {}
+
+impl Run for Reset {
+    fn run(&self) -> Result<()> {
+        let project = Project::find()?;
+        match sentinel::remove(&project.complete())? {
+            Some(s) => {
+                let when = s
+                    .field("completed")
+                    .map(|t| format!(" (completed {t})"))
+                    .unwrap_or_default();
+                println!(
+                    "Removed {}{when}; `ralph loop` will run again.",
+                    project.complete().display()
+                );
+            }
+            None => println!(
+                "Not complete (no {}); nothing to do.",
+                project.complete().display()
+            ),
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,102 @@
+//! The sentinel files `.ralph/COMPLETE` and `.ralph/WAITING`: small text
+//! files, a few `key: value` lines, a blank line, then free text (the reason
+//! or message). A file a person or agent wrote by hand with just a sentence
+//! in it is read as that sentence.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::fsutil;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Sentinel {
+    pub fields: Vec<(String, String)>,
+    pub text: String,
+}
+
+impl Sentinel {
+    pub fn field(&self, key: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for (k, v) in &self.fields {
+            out.push_str(&format!("{k}: {v}\n"));
+        }
+        out.push('\n');
+        out.push_str(self.text.trim_end());
+        out.push('\n');
+        out
+    }
+}
+
+fn is_header(line: &str) -> Option<(String, String)> {
+    let (k, v) = line.split_once(": ")?;
+    (!k.is_empty() && k.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .then(|| (k.to_string(), v.trim().to_string()))
+}
+
+pub fn parse(text: &str) -> Sentinel {
+    if let Some((head, body)) = text.split_once("\n\n") {
+        let fields: Option<Vec<_>> = head.lines().map(is_header).collect();
+        if let Some(fields) = fields.filter(|f| !f.is_empty()) {
+            return Sentinel {
+                fields,
+                text: body.trim().to_string(),
+            };
+        }
+    }
+    Sentinel {
+        fields: Vec::new(),
+        text: text.trim().to_string(),
+    }
+}
+
+pub fn read(path: &Path) -> Result<Option<Sentinel>> {
+    Ok(fsutil::read_optional(path)?.map(|t| parse(&t)))
+}
+
+pub fn write(path: &Path, s: &Sentinel) -> Result<()> {
+    let dir = path.parent().context("a sentinel lives in .ralph/")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    fsutil::atomic_write(path, s.render().as_bytes(), 0o644)
+}
+
+/// Remove a sentinel; `Ok(None)` if there was none.
+pub fn remove(path: &Path) -> Result<Option<Sentinel>> {
+    let s = read(path)?;
+    if s.is_some() {
+        std::fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_reads_hand_written_files() {
+        let s = Sentinel {
+            fields: vec![("since".into(), "2026-11-22T21:00:00Z".into())],
+            text: "Need the DB password.\nSecond line.".into(),
+        };
+        assert_eq!(parse(&s.render()), s);
+        let hand = parse("Waiting for review: see PR #4\n");
+        assert_eq!(
+            (hand.fields.len(), hand.text.as_str()),
+            (0, "Waiting for review: see PR #4")
+        );
+        let prose = parse("Note: this is prose\n\nand more prose");
+        assert_eq!(
+            (prose.fields.len(), prose.text.as_str()),
+            (0, "Note: this is prose\n\nand more prose")
+        );
+    }
+}

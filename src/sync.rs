@@ -1,0 +1,210 @@
+//! Does the spec agree with the tracker, step by step? Each step is compared
+//! with *its own* task (never totals, where two wrong boxes cancel out):
+//! checked ↔ closed, unchecked ↔ not closed.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::spec::{Spec, Step};
+use crate::tracker::Snapshot;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// A stable name for scripts: `checked-but-open`, `unchecked-but-closed`,
+    /// `unknown-task`, `no-task`, `duplicate-task`, `not-in-spec`, `unknown-epic`.
+    pub kind: &'static str,
+    pub line: Option<usize>,
+    pub task: Option<String>,
+    pub message: String,
+}
+
+pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
+    let by_id: HashMap<String, &crate::tracker::Issue> = snap
+        .issues
+        .iter()
+        .map(|i| (i.id.to_ascii_lowercase(), i))
+        .collect();
+    let mut out = Vec::new();
+    let mut first_use: HashMap<String, usize> = HashMap::new();
+    let finding = |kind, step: &Step, message: String| Finding {
+        kind,
+        line: Some(step.line),
+        task: step.task.clone(),
+        message,
+    };
+
+    for step in &spec.steps {
+        let Some(task) = &step.task else {
+            out.push(finding(
+                "no-task",
+                step,
+                format!("{}: the step names no tracker task", step.describe()),
+            ));
+            continue;
+        };
+        let key = task.to_ascii_lowercase();
+        if let Some(first) = first_use.insert(key.clone(), step.line) {
+            out.push(finding(
+                "duplicate-task",
+                step,
+                format!(
+                    "{}: task {task} is also the task of line {first}",
+                    step.describe()
+                ),
+            ));
+        }
+        match by_id.get(&key) {
+            None => out.push(finding(
+                "unknown-task",
+                step,
+                format!(
+                    "{}: task {task} is not known to the tracker",
+                    step.describe()
+                ),
+            )),
+            Some(issue) if step.checked && !issue.is_closed() => out.push(finding(
+                "checked-but-open",
+                step,
+                format!(
+                    "{}: checked, but task {task} is {}",
+                    step.describe(),
+                    issue.status
+                ),
+            )),
+            Some(issue) if !step.checked && issue.is_closed() => out.push(finding(
+                "unchecked-but-closed",
+                step,
+                format!(
+                    "{}: not checked, but task {task} is closed",
+                    step.describe()
+                ),
+            )),
+            Some(_) => {}
+        }
+    }
+
+    if let Some((line, epic)) = &spec.epic {
+        if snap.epic_missing {
+            out.push(Finding {
+                kind: "unknown-epic",
+                line: Some(*line),
+                task: Some(epic.clone()),
+                message: format!("line {line}: epic {epic} is not known to the tracker"),
+            });
+        }
+        for child in snap.epic_children.iter().flatten() {
+            if !first_use.contains_key(&child.to_ascii_lowercase()) {
+                let title = by_id
+                    .get(&child.to_ascii_lowercase())
+                    .map(|i| i.title.as_str())
+                    .unwrap_or("");
+                out.push(Finding {
+                    kind: "not-in-spec",
+                    line: None,
+                    task: Some(child.clone()),
+                    message: format!(
+                        "task {child} ({title}) of epic {epic} is not referenced by any step"
+                    ),
+                });
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::parse;
+    use crate::tracker::Issue;
+
+    fn issue(id: &str, status: &str) -> Issue {
+        Issue {
+            id: id.into(),
+            status: status.into(),
+            title: format!("title of {id}"),
+            parent: None,
+        }
+    }
+
+    fn kinds(f: &[Finding]) -> Vec<(&str, Option<usize>)> {
+        f.iter().map(|f| (f.kind, f.line)).collect()
+    }
+
+    #[test]
+    fn in_sync_means_each_step_matches_its_own_task() {
+        let spec = parse("- [x] a [t-1]\n- [ ] b [t-2]\n- [ ] c [t-3]\n");
+        let snap = Snapshot {
+            issues: vec![
+                issue("t-1", "closed"),
+                issue("t-2", "open"),
+                issue("t-3", "in_progress"),
+            ],
+            ..Default::default()
+        };
+        assert!(compare(&spec, &snap).is_empty());
+    }
+
+    #[test]
+    fn two_wrong_boxes_do_not_cancel_out() {
+        // Counts agree (1 checked, 1 closed) but each step disagrees with its task.
+        let spec = parse("- [x] a [t-1]\n- [ ] b [t-2]\n");
+        let snap = Snapshot {
+            issues: vec![issue("t-1", "open"), issue("t-2", "closed")],
+            ..Default::default()
+        };
+        let f = compare(&spec, &snap);
+        assert_eq!(
+            kinds(&f),
+            vec![
+                ("checked-but-open", Some(1)),
+                ("unchecked-but-closed", Some(2))
+            ]
+        );
+        assert_eq!(
+            f[0].message,
+            "line 1: a [t-1]: checked, but task t-1 is open"
+        );
+    }
+
+    #[test]
+    fn unknown_missing_duplicate_and_unreferenced() {
+        let spec = parse("Epic: [e-1]\n- [ ] a [t-9]\n- [ ] b\n- [ ] c [T-2]\n- [ ] d [t-2]\n");
+        let snap = Snapshot {
+            issues: vec![
+                issue("e-1", "open"),
+                issue("t-2", "open"),
+                issue("t-3", "open"),
+            ],
+            epic_children: Some(vec!["t-2".into(), "t-3".into()]),
+            epic_missing: false,
+        };
+        let f = compare(&spec, &snap);
+        assert_eq!(
+            kinds(&f),
+            vec![
+                ("unknown-task", Some(2)),
+                ("no-task", Some(3)),
+                ("duplicate-task", Some(5)),
+                ("not-in-spec", None)
+            ]
+        );
+        assert_eq!(f[3].task.as_deref(), Some("t-3"));
+        assert!(f[3].message.contains("title of t-3"));
+    }
+
+    #[test]
+    fn unknown_epic_is_reported() {
+        let spec = parse("Epic: [e-404]\n- [ ] a [t-1]\n");
+        let snap = Snapshot {
+            issues: vec![issue("t-1", "open")],
+            epic_children: Some(vec![]),
+            epic_missing: true,
+        };
+        assert_eq!(
+            kinds(&compare(&spec, &snap)),
+            vec![("unknown-epic", Some(1))]
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! Sentinels, status and `verify-sync`, against the real beads tracker `br`.
+
+use std::fs;
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::support::TestEnv;
+
+/// A br workspace in the project with an epic and three tasks; returns
+/// (epic, [task ids]).
+fn workspace(env: &TestEnv) -> (String, Vec<String>) {
+    env.br(&["init"]);
+    let id = |json: String| -> String {
+        let v: Value = serde_json::from_str(&json).unwrap();
+        v["id"]
+            .as_str()
+            .or(v[0]["id"].as_str())
+            .unwrap()
+            .to_string()
+    };
+    let epic = id(env.br(&["create", "The epic", "--type", "epic", "--json"]));
+    let tasks = (1..=3)
+        .map(|n| {
+            id(env.br(&[
+                "create",
+                &format!("Task {n}"),
+                "--type",
+                "task",
+                "--parent",
+                &epic,
+                "--json",
+            ]))
+        })
+        .collect();
+    (epic, tasks)
+}
+
+fn write_spec(env: &TestEnv, text: &str) {
+    fs::create_dir_all(env.project.join(".ralph")).unwrap();
+    fs::write(env.project.join(".ralph/spec.md"), text).unwrap();
+}
+
+fn spec(epic: &str, t: &[String], boxes: [char; 3]) -> String {
+    format!(
+        "# Spec\n\nEpic: [{epic}]\n\n- [{}] **1.1** First [{}]\n- [{}] **1.2** Second [{}]\n- [{}] **1.R** Review [{}]\n",
+        boxes[0], t[0], boxes[1], t[1], boxes[2], t[2]
+    )
+}
+
+#[test]
+fn verify_sync_against_real_br() {
+    let env = TestEnv::new();
+    let (epic, t) = workspace(&env);
+    let path = env.path_with_br();
+    let verify = || env.ralph().env("PATH", &path).arg("verify-sync");
+
+    env.br(&["close", &t[0]]);
+    write_spec(&env, &spec(&epic, &t, ['x', ' ', ' ']));
+    verify().assert().code(0).stdout(predicate::str::contains(
+        "in sync with br: 3 steps, 1/3 steps done",
+    ));
+
+    // Checked, but the task is still open (line 6).
+    write_spec(&env, &spec(&epic, &t, ['x', 'x', ' ']));
+    verify()
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "line 6: 1.2 Second [{}]: checked, but task {} is open",
+            t[1], t[1]
+        )));
+
+    // Unchecked, but the task is closed (line 5).
+    write_spec(&env, &spec(&epic, &t, [' ', ' ', ' ']));
+    verify()
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "line 5: 1.1 First [{}]: not checked, but task {} is closed",
+            t[0], t[0]
+        )));
+
+    // Two wrong boxes: counts agree, ids don't.
+    write_spec(&env, &spec(&epic, &t, [' ', 'x', ' ']));
+    verify()
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("line 5:").and(predicate::str::contains("line 6:")));
+
+    // Unknown id, a step with no id, and a task of the epic no step names.
+    write_spec(
+        &env,
+        &format!(
+            "Epic: [{epic}]\n- [x] one [{}]\n- [ ] two [{epic}-zzz9]\n- [ ] three\n",
+            t[0]
+        ),
+    );
+    let out = verify()
+        .arg("--json")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let kinds: Vec<(&str, Value)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap(), f["line"].clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("unknown-task", Value::from(3)),
+            ("no-task", Value::from(4)),
+            ("not-in-spec", Value::Null),
+            ("not-in-spec", Value::Null)
+        ],
+        "{v}"
+    );
+    assert_eq!(v["in_sync"], false);
+    assert_eq!(v["tracker"], "br");
+
+    // Ids are compared case-insensitively, as br itself does.
+    write_spec(
+        &env,
+        &spec(
+            &epic.to_uppercase(),
+            &t.iter().map(|s| s.to_uppercase()).collect::<Vec<_>>(),
+            ['x', ' ', ' '],
+        ),
+    );
+    verify().assert().code(0);
+}
+
+#[test]
+fn verify_sync_cannot_check_without_spec_or_tracker() {
+    let env = TestEnv::new();
+    env.ralph()
+        .arg("verify-sync")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no spec at").and(predicate::str::contains("ralph init")));
+    write_spec(&env, "- [ ] step [br-abc]\n");
+    // PATH without br or bd.
+    env.ralph().arg("verify-sync").assert().code(2).stderr(
+        predicate::str::contains("neither `br` nor `bd` is on PATH")
+            .and(predicate::str::contains("cargo install beads_rust")),
+    );
+    // br present, but no workspace here: its own error, passed on.
+    env.ralph()
+        .env("PATH", env.path_with_br())
+        .arg("verify-sync")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("br init"));
+    // A spec that names no tasks has nothing to compare.
+    write_spec(&env, "- [ ] a\n- [x] b\n");
+    env.ralph()
+        .arg("verify-sync")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("names no tracker tasks"));
+}
+
+#[test]
+fn complete_is_refused_out_of_sync_and_accepted_in_sync() {
+    let env = TestEnv::new();
+    let (epic, t) = workspace(&env);
+    let path = env.path_with_br();
+    let complete = env.project.join(".ralph/COMPLETE");
+
+    write_spec(&env, &spec(&epic, &t, ['x', 'x', ' ']));
+    env.ralph()
+        .env("PATH", &path)
+        .args(["complete", "-m", "all done"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("refused")
+                .and(predicate::str::contains("open step: line 7: 1.R Review"))
+                .and(predicate::str::contains("checked, but task")),
+        );
+    assert!(!complete.exists());
+
+    // Boxes all checked, but the tasks are not closed: still refused.
+    write_spec(&env, &spec(&epic, &t, ['x', 'x', 'x']));
+    env.ralph()
+        .env("PATH", &path)
+        .arg("complete")
+        .assert()
+        .code(1);
+    assert!(!complete.exists());
+
+    for id in &t {
+        env.br(&["close", id]);
+    }
+    env.ralph()
+        .env("PATH", &path)
+        .args(["complete", "-m", "all done"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("3/3 steps done"));
+    let text = fs::read_to_string(&complete).unwrap();
+    assert!(
+        text.contains("forced: no")
+            && text.contains("tracker: br, in sync")
+            && text.ends_with("\nall done\n"),
+        "{text}"
+    );
+
+    // --force writes it anyway, and says so.
+    fs::remove_file(&complete).unwrap();
+    write_spec(
+        &env,
+        &format!(
+            "{}- [ ] more work [{}]\n",
+            spec(&epic, &t, ['x', 'x', 'x']),
+            t[0]
+        ),
+    );
+    env.ralph()
+        .env("PATH", &path)
+        .args(["complete", "--force"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("forced"));
+    assert!(
+        fs::read_to_string(&complete)
+            .unwrap()
+            .contains("forced: yes")
+    );
+}
+
+#[test]
+fn waiting_resume_reset_and_status() {
+    let env = TestEnv::new();
+    write_spec(
+        &env,
+        "- [x] **1** one\n- [ ] **2** two\n- [ ] **3** three\n",
+    );
+    env.ralph()
+        .args(["waiting"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--reason"));
+    env.ralph()
+        .args(["waiting", "--reason", "  "])
+        .assert()
+        .code(2);
+    // From a subfolder: the project is found above it.
+    fs::create_dir_all(env.project.join("src/deep")).unwrap();
+    env.ralph()
+        .current_dir(env.project.join("src/deep"))
+        .args(["waiting", "--reason", "Need the staging password"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Need the staging password"));
+    let status = env
+        .ralph()
+        .arg("status")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let status = String::from_utf8_lossy(&status);
+    assert!(status.contains("spec:    1/3 steps done"), "{status}");
+    assert!(status.contains("next:    line 2: 2 two"), "{status}");
+    assert!(
+        status.contains("WAITING since 20") && status.contains(": Need the staging password"),
+        "{status}"
+    );
+    assert!(status.contains("loop:    not running"), "{status}");
+
+    let json: Value = serde_json::from_slice(
+        &env.ralph()
+            .args(["status", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(json["spec"]["done"], 1);
+    assert_eq!(json["spec"]["next"]["line"], 2);
+    assert_eq!(json["waiting"]["reason"], "Need the staging password");
+    assert_eq!(json["complete"], Value::Null);
+
+    env.ralph().arg("resume").assert().success().stdout(
+        predicate::str::contains("Was waiting since")
+            .and(predicate::str::contains("Need the staging password")),
+    );
+    assert!(!env.project.join(".ralph/WAITING").exists());
+    env.ralph()
+        .arg("resume")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing to do"));
+
+    fs::write(env.project.join(".ralph/COMPLETE"), "done by hand\n").unwrap();
+    env.ralph()
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("COMPLETE since ?: done by hand"));
+    env.ralph()
+        .arg("reset")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Removed"));
+    assert!(!env.project.join(".ralph/COMPLETE").exists());
+    env.ralph()
+        .arg("reset")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nothing to do"));
+}
