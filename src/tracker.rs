@@ -1,6 +1,5 @@
 //! The task tracker (beads: `br`, or the original `bd`) behind one small
-//! interface, read in as few calls as possible: statuses of every issue in
-//! one `list`, and the epic's children in one more call run at the same time.
+//! interface, read in one call: `list --all --json`, never one call per step.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -115,12 +114,21 @@ fn spawn(bin: &Path, dir: &Path, args: &[&str]) -> Result<std::process::Child, T
         .map_err(|e| TrackerError::Failed(format!("cannot run {}: {e}", bin.display())))
 }
 
-fn finish(name: &str, args: &[&str], child: std::process::Child) -> Result<Value, TrackerError> {
+fn finish(
+    name: &str,
+    args: &[&str],
+    child: std::process::Child,
+) -> Result<Vec<Issue>, TrackerError> {
     let out: Output = child
         .wait_with_output()
         .map_err(|e| TrackerError::Failed(format!("{name}: {e}")))?;
-    let json: Option<Value> = serde_json::from_slice(&out.stdout).ok();
+    if out.status.success()
+        && let Some(issues) = parse_list_bytes(&out.stdout)
+    {
+        return Ok(issues);
+    }
     // beads prints its errors as JSON on stdout when asked for JSON.
+    let json: Option<Value> = serde_json::from_slice(&out.stdout).ok();
     if let Some(err) = json.as_ref().and_then(|j| j.get("error")) {
         let msg = err["message"]
             .as_str()
@@ -135,49 +143,81 @@ fn finish(name: &str, args: &[&str], child: std::process::Child) -> Result<Value
             args.join(" ")
         )));
     }
-    match json {
-        Some(j) if out.status.success() => Ok(j),
-        _ => Err(TrackerError::Failed(format!(
-            "`{name} {}` failed ({}): {}",
-            args.join(" "),
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))),
-    }
+    Err(TrackerError::Failed(format!(
+        "`{name} {}` failed ({}): {}",
+        args.join(" "),
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    )))
 }
 
-/// Issues from `list --json` in any of the shapes beads has printed:
-/// `{"issues": [...]}`, a bare array, or bd's `{"schema_version", "data"}`.
-pub fn parse_list(v: &Value) -> Vec<Issue> {
-    let items = v.get("issues").or_else(|| v.get("data")).unwrap_or(v);
-    let items = items.get("issues").unwrap_or(items);
-    items
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|i| {
-            Some(Issue {
-                id: i["id"].as_str()?.to_string(),
-                status: i["status"].as_str().unwrap_or("").to_string(),
-                title: i["title"].as_str().unwrap_or("").to_string(),
-                parent: i["parent"].as_str().map(String::from),
+#[derive(serde::Deserialize)]
+struct Item {
+    id: String,
+    #[serde(default)]
+    status: String,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    parent: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct Envelope {
+    issues: Option<Vec<Item>>,
+    // bd's `{"schema_version": 1, "data": ...}`: rare, so a Value is fine.
+    data: Option<Value>,
+}
+
+/// `list --json` in any of the shapes beads has printed: `{"issues": [...]}`,
+/// a bare array, or bd's `{"schema_version", "data": ...}`. Typed, and not
+/// `#[serde(untagged)]` (which buffers everything first): for thousands of
+/// issues this parse is most of verify-sync's own time.
+fn parse_list_bytes(bytes: &[u8]) -> Option<Vec<Issue>> {
+    let items: Vec<Item> = match bytes.iter().find(|b| !b.is_ascii_whitespace())? {
+        b'[' => serde_json::from_slice(bytes).ok()?,
+        b'{' => {
+            let env: Envelope = serde_json::from_slice(bytes).ok()?;
+            match (env.issues, env.data) {
+                (Some(items), _) => items,
+                (None, Some(data)) => return parse_list_bytes(&serde_json::to_vec(&data).ok()?),
+                (None, None) => return None,
+            }
+        }
+        _ => return None,
+    };
+    Some(
+        items
+            .into_iter()
+            .map(|i| Issue {
+                id: i.id,
+                status: i.status,
+                title: i.title,
+                parent: i.parent,
             })
-        })
-        .collect()
+            .collect(),
+    )
 }
 
-/// Children from `br dep list EPIC --direction up --json`.
-pub fn parse_children(v: &Value, epic: &str) -> Vec<String> {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .filter(|d| {
-            d["type"] == "parent-child"
-                && d["depends_on_id"]
-                    .as_str()
-                    .is_some_and(|p| p.eq_ignore_ascii_case(epic))
+/// Issues from the text of `list --json`.
+pub fn parse_list(text: &str) -> Option<Vec<Issue>> {
+    parse_list_bytes(text.as_bytes())
+}
+
+/// The epic's children in br: ids `<epic>.<n>`, the hierarchy br itself
+/// shows (`br list --tree`) and gives every task created with `--parent`.
+/// Read from the one `list` call: asking `br dep list` as well costs more
+/// than the list itself.
+pub fn dotted_children(issues: &[Issue], epic: &str) -> Vec<String> {
+    let prefix = format!("{}.", epic.to_ascii_lowercase());
+    issues
+        .iter()
+        .filter(|i| {
+            i.id.to_ascii_lowercase()
+                .strip_prefix(&prefix)
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty())
         })
-        .filter_map(|d| d["issue_id"].as_str().map(String::from))
+        .map(|i| i.id.clone())
         .collect()
 }
 
@@ -187,29 +227,16 @@ impl Tracker for Br {
     }
 
     fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
-        let list_args = ["list", "--all", "--json", "--limit", "0"];
-        let list = spawn(&self.bin, &self.project, &list_args)?;
-        let deps = match epic {
-            Some(e) => {
-                let args = ["dep", "list", e, "--direction", "up", "--json"];
-                Some((args, spawn(&self.bin, &self.project, &args)?))
-            }
-            None => None,
-        };
-        let issues = parse_list(&finish("br", &list_args, list)?);
-        let mut snap = Snapshot {
+        let args = ["list", "--all", "--json", "--limit", "0"];
+        let issues = finish("br", &args, spawn(&self.bin, &self.project, &args)?)?;
+        let epic_children = epic.map(|e| dotted_children(&issues, e));
+        let epic_missing =
+            epic.is_some_and(|e| !issues.iter().any(|i| i.id.eq_ignore_ascii_case(e)));
+        Ok(Snapshot {
             issues,
-            ..Snapshot::default()
-        };
-        if let (Some(e), Some((args, child))) = (epic, deps) {
-            snap.epic_missing = !snap.issues.iter().any(|i| i.id.eq_ignore_ascii_case(e));
-            snap.epic_children = Some(match finish("br", &args, child) {
-                Ok(v) => parse_children(&v, e),
-                Err(_) if snap.epic_missing => Vec::new(),
-                Err(err) => return Err(err),
-            });
-        }
-        Ok(snap)
+            epic_children,
+            epic_missing,
+        })
     }
 }
 
@@ -220,8 +247,7 @@ impl Tracker for Bd {
 
     fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
         let args = ["list", "--all", "--json", "--limit", "0"];
-        let v = finish("bd", &args, spawn(&self.bin, &self.project, &args)?)?;
-        let issues = parse_list(&v);
+        let issues = finish("bd", &args, spawn(&self.bin, &self.project, &args)?)?;
         let epic_children = epic.map(|e| {
             issues
                 .iter()
@@ -256,7 +282,7 @@ mod tests {
             json!([item]),
             json!({"schema_version": 1, "data": [item]}),
         ] {
-            let l = parse_list(&v);
+            let l = parse_list(&v.to_string()).unwrap();
             assert_eq!(l.len(), 1, "{v}");
             assert!(l[0].is_closed());
             assert_eq!(l[0].parent.as_deref(), Some("a-0"));
@@ -264,12 +290,21 @@ mod tests {
     }
 
     #[test]
-    fn children_are_parent_child_links_to_the_epic() {
-        let v = json!([
-            {"issue_id": "e-1.1", "depends_on_id": "e-1", "type": "parent-child"},
-            {"issue_id": "e-1.2", "depends_on_id": "E-1", "type": "parent-child"},
-            {"issue_id": "x-9", "depends_on_id": "e-1", "type": "blocks"}
-        ]);
-        assert_eq!(parse_children(&v, "e-1"), vec!["e-1.1", "e-1.2"]);
+    fn children_are_the_dotted_ids_under_the_epic() {
+        let issue = |id: &str| Issue {
+            id: id.into(),
+            status: "open".into(),
+            title: String::new(),
+            parent: None,
+        };
+        let issues = [
+            issue("e-1"),
+            issue("e-1.1"),
+            issue("E-1.2"),
+            issue("e-1.1.3"),
+            issue("e-10.1"),
+            issue("x-9"),
+        ];
+        assert_eq!(dotted_children(&issues, "e-1"), vec!["e-1.1", "E-1.2"]);
     }
 }
