@@ -31,6 +31,8 @@ pub enum Cmd {
     InstallHook(cmd::install_hook::InstallHook),
     UninstallHook(cmd::uninstall_hook::UninstallHook),
     Hook(cmd::hook::Hook),
+    #[command(name = "loop")]
+    Loop(cmd::run_loop::Loop),
     Status(cmd::status::Status),
     VerifySync(cmd::verify_sync::VerifySync),
     Complete(cmd::complete::Complete),

@@ -5,6 +5,7 @@ pub mod hook;
 pub mod install_hook;
 pub mod reset;
 pub mod resume;
+pub mod run_loop;
 pub mod status;
 pub mod uninstall_hook;
 pub mod verify_sync;
@@ -33,5 +34,6 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Resume(c) => c.run(),
         Cmd::Reset(c) => c.run(),
         Cmd::Status(c) => c.run(),
+        Cmd::Loop(c) => c.run(),
     }
 }

@@ -1,0 +1,123 @@
+//! `.ralph/config.toml`: the loop's settings for a project. The command
+//! line overrides it; it overrides the defaults.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+use crate::fsutil;
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub prompt: Option<PathBuf>,
+    pub max_iterations: Option<u32>,
+    pub timeout: Option<String>,
+    pub max_cost: Option<f64>,
+    pub no_progress_limit: Option<u32>,
+    pub max_failures: Option<u32>,
+    pub interactive: Option<bool>,
+    pub claude: Option<PathBuf>,
+    pub model: Option<String>,
+    pub permission_mode: Option<String>,
+    pub claude_args: Option<Vec<String>>,
+    pub limit_backoff: Option<String>,
+    #[serde(default)]
+    pub hooks: Hooks,
+}
+
+/// Shell commands run at points of the loop's life, with the facts in
+/// `RALPH_*` environment variables. A failing one is reported, never fatal.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hooks {
+    pub on_loop_start: Option<String>,
+    pub on_session_start: Option<String>,
+    pub on_session_end: Option<String>,
+    pub on_complete: Option<String>,
+    pub on_waiting: Option<String>,
+    pub on_limit: Option<String>,
+}
+
+pub fn load(path: &Path) -> Result<Config> {
+    let Some(text) = fsutil::read_optional(path)? else {
+        return Ok(Config::default());
+    };
+    toml::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))
+        .context("invalid loop configuration")
+}
+
+/// `30m`, `90s`, `1h30m`, `2h`, or plain seconds.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<u64>() {
+        return Ok(std::time::Duration::from_secs(n));
+    }
+    let mut total = 0u64;
+    let mut num = String::new();
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            num.push(c);
+            continue;
+        }
+        let n: u64 = num
+            .parse()
+            .map_err(|_| format!("invalid duration {s:?}: expected e.g. 30m, 90s, 1h30m"))?;
+        total += n * match c {
+            'h' => 3600,
+            'm' => 60,
+            's' => 1,
+            _ => {
+                return Err(format!(
+                    "invalid duration {s:?}: unknown unit {c:?} (use h, m, s)"
+                ));
+            }
+        };
+        num.clear();
+    }
+    if !num.is_empty() || total == 0 {
+        return Err(format!(
+            "invalid duration {s:?}: expected e.g. 30m, 90s, 1h30m"
+        ));
+    }
+    Ok(std::time::Duration::from_secs(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30m").unwrap().as_secs(), 1800);
+        assert_eq!(parse_duration("1h30m").unwrap().as_secs(), 5400);
+        assert_eq!(parse_duration("45").unwrap().as_secs(), 45);
+        assert!(parse_duration("5x").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("m").is_err());
+        assert!(parse_duration("10m5").is_err());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        std::fs::write(
+            &p,
+            "max_iterations = 5\ntimeout = \"10m\"\n[hooks]\non_complete = \"echo done\"\n",
+        )
+        .unwrap();
+        let c = load(&p).unwrap();
+        assert_eq!(
+            (c.max_iterations, c.hooks.on_complete.as_deref()),
+            (Some(5), Some("echo done"))
+        );
+        std::fs::write(&p, "max_iteration = 5\n").unwrap();
+        let e = format!("{:#}", load(&p).unwrap_err());
+        assert!(
+            e.contains("config.toml") && e.contains("max_iteration"),
+            "{e}"
+        );
+    }
+}

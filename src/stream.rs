@@ -1,0 +1,359 @@
+//! Claude Code's `--output-format stream-json` output, one JSON object per
+//! line: what the loop shows the user, and what it learns about the session
+//! (cost, tokens, errors, usage limits). Pure: lines in, facts out.
+//!
+//! Usage limits and overload are recognised only from the session's own
+//! `result` event and Claude Code's synthetic assistant error messages, never
+//! from tool output, which may quote anything.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read_input_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+}
+
+impl Usage {
+    pub fn total(&self) -> u64 {
+        self.input_tokens
+            + self.output_tokens
+            + self.cache_read_input_tokens
+            + self.cache_creation_input_tokens
+    }
+    pub fn add(&mut self, o: &Usage) {
+        self.input_tokens += o.input_tokens;
+        self.output_tokens += o.output_tokens;
+        self.cache_read_input_tokens += o.cache_read_input_tokens;
+        self.cache_creation_input_tokens += o.cache_creation_input_tokens;
+    }
+}
+
+/// The session's final `result` event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Outcome {
+    pub subtype: String,
+    pub is_error: bool,
+    pub text: String,
+    pub cost_usd: f64,
+    pub usage: Usage,
+    pub num_turns: u64,
+    pub api_error_status: Option<u64>,
+}
+
+/// Why a session could not work: the loop waits instead of counting it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Limit {
+    /// The account's usage limit, with the reset time (seconds since the
+    /// epoch) when Claude said it.
+    Usage {
+        reset_at: Option<u64>,
+    },
+    RateLimit,
+    Overloaded,
+}
+
+impl Limit {
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Limit::Usage { .. } => "usage limit reached",
+            Limit::RateLimit => "rate limited",
+            Limit::Overloaded => "API overloaded",
+        }
+    }
+}
+
+/// What one line of the stream means for the person watching.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    Text(String),
+    Tool(String),
+    ToolError(String),
+    Note(String),
+}
+
+/// Everything the loop learns from one session's stream.
+#[derive(Debug, Default)]
+pub struct Session {
+    pub session_id: Option<String>,
+    pub outcome: Option<Outcome>,
+    pub limit: Option<Limit>,
+    pub tool_calls: u64,
+    /// The last synthetic API error message, for the user.
+    pub last_error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawUsage {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+}
+
+impl From<RawUsage> for Usage {
+    fn from(u: RawUsage) -> Self {
+        Usage {
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+            cache_read_input_tokens: u.cache_read_input_tokens,
+            cache_creation_input_tokens: u.cache_creation_input_tokens,
+        }
+    }
+}
+
+impl Session {
+    /// Take in one line of the stream; returns what to show for it.
+    pub fn feed(&mut self, line: &str) -> Vec<Shown> {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            return Vec::new();
+        };
+        match v["type"].as_str() {
+            Some("system") => {
+                if v["subtype"] == "init" {
+                    self.session_id = v["session_id"].as_str().map(String::from);
+                    return Vec::new();
+                }
+                if v["subtype"] == "api_retry" {
+                    return vec![Shown::Note(format!(
+                        "API error {} ({}), Claude Code retries (attempt {})",
+                        v["error_status"],
+                        v["error"].as_str().unwrap_or("?"),
+                        v["attempt"]
+                    ))];
+                }
+                Vec::new()
+            }
+            Some("assistant") => self.assistant(&v["message"]),
+            Some("user") => tool_errors(&v["message"]),
+            Some("result") => {
+                self.result(&v);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn assistant(&mut self, msg: &Value) -> Vec<Shown> {
+        let synthetic = msg["model"] == "<synthetic>";
+        let mut out = Vec::new();
+        for block in msg["content"].as_array().into_iter().flatten() {
+            match block["type"].as_str() {
+                Some("text") => {
+                    let text = block["text"].as_str().unwrap_or("").to_string();
+                    if synthetic && text.starts_with("API Error") {
+                        if let Some(l) = classify(&text, None) {
+                            self.limit = Some(l);
+                        }
+                        self.last_error = Some(text.clone());
+                    }
+                    if !text.trim().is_empty() {
+                        out.push(Shown::Text(text));
+                    }
+                }
+                Some("tool_use") => {
+                    self.tool_calls += 1;
+                    out.push(Shown::Tool(describe_tool(
+                        block["name"].as_str().unwrap_or("?"),
+                        &block["input"],
+                    )));
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    fn result(&mut self, v: &Value) {
+        let usage = serde_json::from_value::<RawUsage>(v["usage"].clone())
+            .map(Usage::from)
+            .unwrap_or_default();
+        let o = Outcome {
+            subtype: v["subtype"].as_str().unwrap_or("").to_string(),
+            is_error: v["is_error"].as_bool().unwrap_or(false),
+            text: v["result"].as_str().unwrap_or("").to_string(),
+            cost_usd: v["total_cost_usd"].as_f64().unwrap_or(0.0),
+            usage,
+            num_turns: v["num_turns"].as_u64().unwrap_or(0),
+            api_error_status: v["api_error_status"].as_u64(),
+        };
+        if o.is_error
+            && let Some(l) = classify(&o.text, o.api_error_status)
+        {
+            self.limit = Some(l);
+        }
+        self.outcome = Some(o);
+    }
+
+    /// Did the session fail (as opposed to being limited)?
+    pub fn failed(&self, exit_ok: bool) -> bool {
+        !exit_ok
+            || self
+                .outcome
+                .as_ref()
+                .is_none_or(|o| o.is_error || o.subtype.starts_with("error"))
+    }
+}
+
+/// Is this error text (from a result or a synthetic assistant message) a
+/// usage limit, a rate limit or overload?
+pub fn classify(text: &str, status: Option<u64>) -> Option<Limit> {
+    let lower = text.to_ascii_lowercase();
+    if lower.contains("usage limit")
+        || lower.contains("limit reached")
+        || lower.contains("hit your limit")
+    {
+        return Some(Limit::Usage {
+            reset_at: reset_epoch(text),
+        });
+    }
+    if status == Some(529) || lower.contains("overloaded") {
+        return Some(Limit::Overloaded);
+    }
+    if status == Some(429) || lower.contains("rate limit") || lower.contains("rate_limit") {
+        return Some(Limit::RateLimit);
+    }
+    None
+}
+
+/// `Claude AI usage limit reached|1795400000`: the reset time after the bar.
+fn reset_epoch(text: &str) -> Option<u64> {
+    let (_, after) = text.rsplit_once('|')?;
+    let digits: String = after
+        .trim()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok().filter(|&t| t > 1_000_000_000)
+}
+
+fn tool_errors(msg: &Value) -> Vec<Shown> {
+    msg["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "tool_result" && b["is_error"] == true)
+        .map(|b| {
+            let text = match &b["content"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            Shown::ToolError(first_line(&text, 160))
+        })
+        .collect()
+}
+
+fn first_line(s: &str, max: usize) -> String {
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() > max {
+        format!("{}…", line.chars().take(max).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}
+
+/// One line per tool call: the tool and what it acts on.
+pub fn describe_tool(name: &str, input: &Value) -> String {
+    let s = |k: &str| input[k].as_str().map(|v| first_line(v, 120));
+    let what = match name {
+        "Bash" => s("command"),
+        "Read" | "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
+            s("file_path").or_else(|| s("notebook_path"))
+        }
+        "Grep" | "Glob" => s("pattern"),
+        "WebFetch" => s("url"),
+        "WebSearch" => s("query"),
+        "Task" | "Agent" => s("description"),
+        "TodoWrite" => Some("update the todo list".into()),
+        _ => None,
+    };
+    match what {
+        Some(w) => format!("{name}: {w}"),
+        None => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RESULT_OK: &str = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"Done.","total_cost_usd":0.25,"usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":5,"cache_creation_input_tokens":1}}"#;
+
+    #[test]
+    fn shows_text_and_one_line_per_tool_call() {
+        let mut s = Session::default();
+        s.feed(r#"{"type":"system","subtype":"init","session_id":"abc"}"#);
+        let shown = s.feed(r#"{"type":"assistant","message":{"model":"claude","content":[{"type":"text","text":"Working."},{"type":"tool_use","name":"Bash","input":{"command":"cargo test\nmore","description":"x"}}]}}"#);
+        assert_eq!(
+            shown,
+            vec![
+                Shown::Text("Working.".into()),
+                Shown::Tool("Bash: cargo test".into())
+            ]
+        );
+        let shown = s.feed(r#"{"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":"\nerror: no such file\nmore"}]}}"#);
+        assert_eq!(shown, vec![Shown::ToolError("error: no such file".into())]);
+        s.feed(RESULT_OK);
+        let o = s.outcome.as_ref().unwrap();
+        assert_eq!((o.cost_usd, o.usage.total(), o.num_turns), (0.25, 126, 2));
+        assert_eq!(s.session_id.as_deref(), Some("abc"));
+        assert!(!s.failed(true));
+        assert!(s.failed(false));
+        assert_eq!(s.limit, None);
+    }
+
+    #[test]
+    fn recognises_limits_from_result_and_synthetic_messages() {
+        let mut s = Session::default();
+        s.feed(r#"{"type":"assistant","message":{"model":"<synthetic>","content":[{"type":"text","text":"API Error: Request rejected (429) · Claude AI usage limit reached|1795400000"}]}}"#);
+        assert_eq!(
+            s.limit,
+            Some(Limit::Usage {
+                reset_at: Some(1_795_400_000)
+            })
+        );
+        let mut s = Session::default();
+        s.feed(r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 Overloaded.","api_error_status":529}"#);
+        assert_eq!(s.limit, Some(Limit::Overloaded));
+        assert!(s.failed(true));
+        assert_eq!(
+            classify(
+                "API Error: Request rejected (429) · This request would exceed your account's rate limit.",
+                Some(429)
+            ),
+            Some(Limit::RateLimit)
+        );
+    }
+
+    #[test]
+    fn tool_output_quoting_a_limit_is_not_a_limit() {
+        let mut s = Session::default();
+        s.feed(r#"{"type":"user","message":{"content":[{"type":"tool_result","is_error":false,"content":"Claude AI usage limit reached|1795400000"}]}}"#);
+        s.feed(r#"{"type":"assistant","message":{"model":"claude-x","content":[{"type":"text","text":"The log says: usage limit reached, rate limit, overloaded."}]}}"#);
+        s.feed(RESULT_OK);
+        assert_eq!(s.limit, None);
+    }
+
+    #[test]
+    fn garbage_lines_are_ignored() {
+        let mut s = Session::default();
+        assert!(s.feed("not json").is_empty());
+        assert!(s.feed("").is_empty());
+        assert!(s.outcome.is_none());
+        assert!(
+            s.failed(true),
+            "no result event: the session did not finish"
+        );
+    }
+}
