@@ -5,5 +5,6 @@ mod support;
 
 mod harness;
 mod install_hook;
+mod run_loop;
 mod sentinels;
 mod stop_hook;

@@ -543,3 +543,26 @@ pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     }
     f()
 }
+
+/// Wait for a spawned child's output, killing it after `limit`.
+pub fn wait_output(child: std::process::Child, limit: Duration) -> Output {
+    let pid = child.id();
+    let done = Arc::new(Mutex::new(false));
+    let d2 = done.clone();
+    std::thread::spawn(move || {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(100));
+            if *d2.lock().unwrap() {
+                return;
+            }
+        }
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    });
+    let out = child.wait_with_output().unwrap();
+    *done.lock().unwrap() = true;
+    out
+}

@@ -1,0 +1,467 @@
+//! `ralph loop` end to end: the real Claude Code CLI against the scripted
+//! API, with the Stop hook installed by `ralph install-hook` in the test home.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::support::{Pty, Reply, TestEnv, eventually, ralph_bin};
+
+const SPEC: &str =
+    "# Spec\n\n- [ ] **1** First step\n- [ ] **2** Second step\n- [ ] **3** Review\n";
+
+/// A git project with a three-step spec, a prompt, and the hook installed.
+fn project() -> TestEnv {
+    let env = TestEnv::new();
+    env.ralph().args(["install-hook"]).assert().success();
+    let git = |args: &[&str]| {
+        let out = env.command("git").args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "test@example.com"]);
+    git(&["config", "user.name", "Test"]);
+    fs::create_dir_all(env.project.join(".ralph")).unwrap();
+    fs::write(env.project.join(".ralph/spec.md"), SPEC).unwrap();
+    fs::write(
+        env.project.join(".ralph/prompt.md"),
+        "Read .ralph/spec.md and do the first open step.\n",
+    )
+    .unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "start"]);
+    env
+}
+
+/// The Bash command a scripted session runs to do one step: check the first
+/// open box and commit.
+const DO_STEP: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
+
+fn step_session(last: bool) -> Vec<Reply> {
+    let cmd = if last {
+        format!("{DO_STEP} && ralph complete -m 'all three steps'")
+    } else {
+        DO_STEP.to_string()
+    };
+    vec![Reply::bash(cmd), Reply::text("Step done.")]
+}
+
+fn run_dir(env: &TestEnv) -> std::path::PathBuf {
+    let runs = env.project.join(".ralph/runs");
+    let mut dirs: Vec<_> = fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    dirs.sort();
+    dirs.pop().expect("a run folder")
+}
+
+fn records(env: &TestEnv) -> Vec<Value> {
+    fs::read_to_string(run_dir(env).join("records.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn summary(env: &TestEnv) -> Value {
+    serde_json::from_str(&fs::read_to_string(run_dir(env).join("summary.json")).unwrap()).unwrap()
+}
+
+fn ralph_loop(env: &TestEnv) -> crate::support::Ralph {
+    env.ralph()
+        .args(["loop", "--claude"])
+        .arg(crate::support::claude_bin())
+}
+
+#[test]
+fn three_sessions_complete_the_spec() {
+    let env = project();
+    for i in 1..=3 {
+        env.api.session(step_session(i == 3));
+    }
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "10"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("iteration 3/10 · spec 2/3"), "{out}");
+    assert!(
+        out.contains("Step done."),
+        "the session's text is shown: {out}"
+    );
+    assert!(
+        out.contains("→ Bash: sed -i"),
+        "one line per tool call: {out}"
+    );
+    assert!(
+        out.contains("complete: all 3 steps done · 3 iteration(s)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("3 commit(s)") && out.contains("spec 3/3"),
+        "{out}"
+    );
+
+    let recs = records(&env);
+    assert_eq!(recs.len(), 3);
+    for (i, r) in recs.iter().enumerate() {
+        assert_eq!(r["iteration"], i + 1);
+        assert_eq!(r["outcome"], "ok");
+        assert_ne!(r["head_before"], r["head_after"], "each session committed");
+        assert!(r["cost_usd"].as_f64().unwrap() > 0.0);
+        assert!(Path::new(r["stream_file"].as_str().unwrap()).exists());
+    }
+    let s = summary(&env);
+    assert_eq!(
+        (
+            s["outcome"].as_str(),
+            s["iterations"].as_u64(),
+            s["commits"].as_u64()
+        ),
+        (Some("complete"), Some(3), Some(3))
+    );
+    assert_eq!(
+        env.api
+            .turns()
+            .iter()
+            .filter_map(|t| t.session_id.clone())
+            .collect::<std::collections::HashSet<_>>()
+            .len(),
+        3,
+        "three fresh sessions"
+    );
+    assert!(
+        env.api.turns()[0]
+            .user_text()
+            .contains("do the first open step"),
+        "the prompt arrived"
+    );
+    assert!(
+        fs::read_to_string(env.project.join(".ralph/COMPLETE"))
+            .unwrap()
+            .contains("all three steps")
+    );
+    assert!(
+        !env.project.join(".ralph/loop.lock").exists()
+            || fs::read_to_string(env.project.join(".ralph/loop.lock"))
+                .unwrap()
+                .is_empty()
+    );
+    // Ralph's own files stay out of the user's git status.
+    let st = env
+        .command("git")
+        .args(["status", "--porcelain"])
+        .output()
+        .unwrap();
+    let st = String::from_utf8_lossy(&st.stdout);
+    assert!(!st.contains("runs") && !st.contains("loop.lock"), "{st}");
+}
+
+#[test]
+fn three_interactive_sessions_complete_the_spec() {
+    let env = project();
+    for i in 1..=3 {
+        env.api.session(step_session(i == 3));
+    }
+    let argv: Vec<String> = vec![
+        ralph_bin().display().to_string(),
+        "loop".into(),
+        "--interactive".into(),
+        "--max-iterations".into(),
+        "10".into(),
+        "--claude".into(),
+        crate::support::claude_bin().display().to_string(),
+    ];
+    let mut pty = Pty::spawn(&argv, &env.vars(), &env.project);
+    let status = pty
+        .wait_exit(Duration::from_secs(120))
+        .unwrap_or_else(|| panic!("loop still running:\n{}", pty.screen()));
+    assert_eq!(status.exit_code(), 0, "{}", pty.screen());
+    assert!(
+        pty.has_shown("complete: all 3 steps done · 3 iteration(s)"),
+        "{}",
+        pty.screen()
+    );
+    assert_eq!(records(&env).len(), 3);
+    let hook_log = fs::read_to_string(run_dir(&env).join("hook.log")).unwrap();
+    assert_eq!(
+        hook_log
+            .lines()
+            .filter(|l| l.contains("\"action\":\"SIGINT\""))
+            .count(),
+        3,
+        "{hook_log}"
+    );
+}
+
+#[test]
+fn waiting_stops_the_loop_with_its_reason() {
+    let env = project();
+    env.api.session([
+        Reply::bash("ralph waiting --reason 'Need the staging database password'"),
+        Reply::text("Asked for help."),
+    ]);
+    ralph_loop(&env)
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "waiting for a human: Need the staging database password",
+        ));
+    // Before any session too.
+    ralph_loop(&env)
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "Need the staging database password",
+        ));
+    assert_eq!(records(&env).len(), 1);
+}
+
+#[test]
+fn iteration_limit_exits_4_and_the_last_allowed_session_may_complete() {
+    let env = project();
+    env.api.session(step_session(false));
+    env.api.session(step_session(false));
+    ralph_loop(&env)
+        .args(["--max-iterations", "2"])
+        .assert()
+        .code(4)
+        .stdout(predicate::str::contains("iteration limit reached"));
+    assert_eq!(summary(&env)["iterations"], 2);
+
+    // A completion in the last allowed session is a completion.
+    env.api.session(step_session(true));
+    ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn no_progress_exits_5_and_writes_waiting() {
+    let env = project();
+    for _ in 0..3 {
+        env.api
+            .session([Reply::text("I looked around and did nothing.")]);
+    }
+    ralph_loop(&env)
+        .assert()
+        .code(5)
+        .stdout(predicate::str::contains("no progress"));
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    assert!(
+        waiting.contains("3 sessions in a row changed nothing"),
+        "{waiting}"
+    );
+    assert_eq!(records(&env).len(), 3);
+}
+
+#[test]
+fn a_stalled_session_is_ended_at_the_timeout() {
+    let env = project();
+    env.api.session([
+        Reply::Stall(Duration::from_secs(120)),
+        Reply::text("too late"),
+    ]);
+    let t0 = Instant::now();
+    ralph_loop(&env)
+        .args(["--timeout", "3s", "--max-iterations", "1"])
+        .assert()
+        .code(4)
+        .stdout(predicate::str::contains("timed out after 3s"));
+    assert!(
+        t0.elapsed() < Duration::from_secs(60),
+        "took {:?}",
+        t0.elapsed()
+    );
+    let r = &records(&env)[0];
+    assert_eq!(r["outcome"], "timeout");
+    assert!(r["duration_s"].as_f64().unwrap() < 20.0, "{r}");
+}
+
+#[test]
+fn a_usage_limit_waits_for_the_reset_and_does_not_count() {
+    let env = project();
+    let reset = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 3;
+    env.api.session([Reply::usage_limit(format!(
+        "Claude AI usage limit reached|{reset}"
+    ))]);
+    env.api.session(step_session(false));
+    env.api.session(step_session(false));
+    env.api.session(step_session(true));
+    let t0 = Instant::now();
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "3"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("usage limit reached; waiting"), "{out}");
+    assert!(t0.elapsed() >= Duration::from_secs(2));
+    let recs = records(&env);
+    assert_eq!(recs.len(), 4);
+    assert_eq!(recs[0]["counted"], false);
+    assert_eq!(recs[0]["outcome"], "limited: usage limit reached");
+    assert_eq!(
+        summary(&env)["iterations"],
+        3,
+        "the limited session is not an iteration"
+    );
+}
+
+#[test]
+fn a_false_complete_is_rejected_and_the_loop_goes_on() {
+    let env = project();
+    // The model claims completion with every box still open.
+    env.api.session([
+        Reply::bash("printf 'completed: now\\n\\nall done, trust me\\n' > .ralph/COMPLETE"),
+        Reply::text("Done!"),
+    ]);
+    for i in 1..=3 {
+        env.api.session(step_session(i == 3));
+    }
+    let out = ralph_loop(&env)
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("COMPLETE rejected"), "{out}");
+    assert!(out.contains("open step: line 3: 1 First step"), "{out}");
+    let aside = fs::read_to_string(run_dir(&env).join("COMPLETE.rejected-1")).unwrap();
+    assert!(
+        aside.contains("trust me") && aside.contains("rejected by ralph loop"),
+        "{aside}"
+    );
+    assert_eq!(records(&env).len(), 4);
+}
+
+fn spawn_loop(env: &TestEnv, extra: &[&str]) -> Child {
+    let mut c = env.command(ralph_bin());
+    c.args(["loop", "--claude"])
+        .arg(crate::support::claude_bin())
+        .args(extra);
+    c.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn processes_with(arg: &str) -> Vec<u32> {
+    let out = Command::new("pgrep").args(["-f", arg]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect()
+}
+
+#[test]
+fn ctrl_c_ends_the_session_and_everything_it_started() {
+    let env = project();
+    // Claude Code 2.1.330 blocks a standalone `sleep N` in its Bash tool; a
+    // shell around it is what a real dev server or watcher looks like anyway.
+    env.api.session([
+        Reply::bash("sh -c 'sleep 6123' > /dev/null 2>&1 &"),
+        Reply::Stall(Duration::from_secs(120)),
+        Reply::text("late"),
+    ]);
+    let child = spawn_loop(&env, &[]);
+    if !eventually(Duration::from_secs(60), || {
+        !processes_with("sleep 6123").is_empty()
+    }) {
+        let stream =
+            fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap_or_default();
+        panic!(
+            "the background sleep never started:\n{stream}\n{:?}",
+            env.api
+                .turns()
+                .iter()
+                .map(|t| t
+                    .body
+                    .to_string()
+                    .chars()
+                    .rev()
+                    .take(600)
+                    .collect::<String>())
+                .collect::<Vec<_>>()
+        );
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = crate::support::wait_output(child, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("interrupted: SIGINT received"),
+        "{out:?}"
+    );
+    assert!(
+        eventually(Duration::from_secs(5), || processes_with("sleep 6123")
+            .is_empty()),
+        "sleep 6123 was left running"
+    );
+    assert_eq!(
+        fs::read_to_string(env.project.join(".ralph/loop.lock")).unwrap_or_default(),
+        "",
+        "lock released"
+    );
+    assert_eq!(summary(&env)["outcome"], "interrupted");
+}
+
+#[test]
+fn a_second_loop_is_refused_and_a_stale_lock_taken_over() {
+    let env = project();
+    env.api
+        .session([Reply::Stall(Duration::from_secs(120)), Reply::text("late")]);
+    let first = spawn_loop(&env, &[]);
+    assert!(
+        eventually(Duration::from_secs(30), || !env.api.turns().is_empty()),
+        "first loop's session never reached the API"
+    );
+    assert!(
+        fs::read_to_string(env.project.join(".ralph/loop.lock"))
+            .unwrap()
+            .contains("\"iteration\":1")
+    );
+    ralph_loop(&env).assert().code(1).stderr(
+        predicate::str::contains("another loop is already running")
+            .and(predicate::str::contains(format!("pid {}", first.id()))),
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(first.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let out = crate::support::wait_output(first, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130));
+
+    // A lock left by a loop that died without releasing it.
+    let stale = r#"{"pid":999999,"start_time":1,"started_at":"2026-01-01T00:00:00Z","run_id":"old","iteration":7,"max_iterations":50}"#;
+    fs::write(env.project.join(".ralph/loop.lock"), stale).unwrap();
+    env.api.session(step_session(false));
+    env.api.session(step_session(false));
+    env.api.session(step_session(true));
+    ralph_loop(&env)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "took over a stale lock of pid 999999",
+        ));
+}
