@@ -465,3 +465,155 @@ fn a_second_loop_is_refused_and_a_stale_lock_taken_over() {
             "took over a stale lock of pid 999999",
         ));
 }
+
+/// A stand-in for claude: a script that reads the prompt and prints a
+/// stream-json result line (for what the real client cannot be made to do
+/// on demand, like cost or a crash).
+fn stand_in(env: &TestEnv, name: &str, body: &str) -> std::path::PathBuf {
+    let path = env.tmp.path().join(name);
+    fs::write(&path, format!("#!/bin/sh\ncat > /dev/null\n{body}\n")).unwrap();
+    let mut p = fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+    fs::set_permissions(&path, p).unwrap();
+    path
+}
+
+const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","total_cost_usd":0.75,"usage":{"input_tokens":10,"output_tokens":5}}"#;
+
+#[test]
+fn consecutive_failures_exit_1_with_the_last_error() {
+    let env = project();
+    let claude = stand_in(
+        &env,
+        "failing-claude",
+        "echo 'boom: the model crashed' >&2\nexit 7",
+    );
+    env.ralph()
+        .args(["loop", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "3 failing sessions in a row; last error: claude exited with exit status: 7",
+        ));
+    assert_eq!(records(&env).len(), 3);
+}
+
+#[test]
+fn cost_limit_exits_4() {
+    let env = project();
+    let claude = stand_in(
+        &env,
+        "costly-claude",
+        &format!("{DO_STEP} >/dev/null 2>&1\necho '{RESULT}'"),
+    );
+    env.ralph()
+        .args(["loop", "--max-cost", "1.00", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(4)
+        .stdout(predicate::str::contains(
+            "cost limit reached: $1.50 spent of --max-cost $1.00",
+        ));
+    assert_eq!(summary(&env)["cost_usd"], 1.5);
+}
+
+#[test]
+fn config_file_and_lifecycle_hooks() {
+    let env = project();
+    let claude = stand_in(
+        &env,
+        "quick-claude",
+        &format!("{DO_STEP} >/dev/null 2>&1\necho '{RESULT}'"),
+    );
+    let log = env.tmp.path().join("events.log");
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "max_iterations = 2\nclaude = \"{}\"\n[hooks]\non_loop_start = \"echo start $RALPH_ITERATION >> {log}\"\non_session_end = \"echo end $RALPH_ITERATION $RALPH_SESSION_OUTCOME >> {log}\"\non_limit = \"echo limit $RALPH_REASON >> {log}; exit 3\"\n",
+            claude.display(),
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    env.ralph()
+        .arg("loop")
+        .assert()
+        .code(4)
+        .stderr(predicate::str::contains("the limit hook").and(predicate::str::contains("failed")));
+    let events = fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        events,
+        "start 0\nend 1 ok\nend 2 ok\nlimit 2 sessions run (--max-iterations)\n"
+    );
+    // The command line overrides the file.
+    env.ralph()
+        .args(["loop", "--max-iterations", "1"])
+        .assert()
+        .code(4)
+        .stdout(predicate::str::contains("iteration 1/1 "));
+
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "max_iteration = 2\n",
+    )
+    .unwrap();
+    env.ralph().arg("loop").assert().code(2).stderr(
+        predicate::str::contains("config.toml").and(predicate::str::contains("max_iteration")),
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_and_say_what_is_wrong() {
+    let env = project();
+    env.ralph()
+        .args([
+            "loop",
+            "--claude",
+            "/nonexistent/claude-binary",
+            "--timeout",
+            "5x",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--timeout").and(predicate::str::contains("unknown unit")),
+        );
+    env.ralph()
+        .args(["loop", "--prompt", "missing.md"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no prompt at"));
+    env.ralph()
+        .env("PATH", "/usr/bin:/bin")
+        .arg("loop")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("`claude` not found on PATH"));
+    env.ralph()
+        .args(["loop", "--max-iterations", "0"])
+        .assert()
+        .code(2);
+    env.ralph().args(["loop", "--bogus"]).assert().code(2);
+    let help = env
+        .ralph()
+        .args(["loop", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let help = String::from_utf8_lossy(&help);
+    for code in [
+        "0    complete",
+        "3    waiting",
+        "4    limit reached",
+        "5    no progress",
+        "130  interrupted",
+    ] {
+        assert!(
+            help.contains(code),
+            "--help lists exit code {code}:\n{help}"
+        );
+    }
+}
