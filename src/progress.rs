@@ -45,12 +45,7 @@ pub fn take(root: &Path, spec_path: &Path) -> Snapshot {
                 .find_map(|l| l.strip_prefix("# branch.oid "))
                 .filter(|h| *h != "(initial)")
                 .map(String::from);
-            let tree: String = text
-                .split('\0')
-                .filter(|l| !l.starts_with("# "))
-                .collect::<Vec<_>>()
-                .join("\0");
-            (head, Some(tree))
+            (head, Some(tree_fingerprint(root, &text)))
         }
         None => (None, None),
     };
@@ -61,6 +56,42 @@ pub fn take(root: &Path, spec_path: &Path) -> Snapshot {
         done: spec.done(),
         total: spec.total(),
     }
+}
+
+/// The changed files with their size and mtime: `git status` alone lists a
+/// file that is modified (or untracked) again with the same line, and would
+/// hide a session that keeps editing the same uncommitted file.
+fn tree_fingerprint(root: &Path, status: &str) -> String {
+    let mut out = String::new();
+    let mut entries = status
+        .split('\0')
+        .filter(|e| !e.is_empty() && !e.starts_with("# "));
+    while let Some(e) = entries.next() {
+        // Fields before the path: `1` 8, `2` 9 (then the original path), `u` 10, `?`/`!` 1.
+        let fields = match e.as_bytes()[0] {
+            b'1' => 8,
+            b'2' => 9,
+            b'u' => 10,
+            _ => 1,
+        };
+        let path = e.splitn(fields + 1, ' ').nth(fields).unwrap_or("");
+        if e.starts_with('2') {
+            entries.next();
+        }
+        let stamp = std::fs::symlink_metadata(root.join(path))
+            .ok()
+            .map(|m| {
+                let t = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .unwrap_or_default();
+                format!("{} {}", m.len(), t.as_nanos())
+            })
+            .unwrap_or_default();
+        out.push_str(&format!("{e}\t{stamp}\n"));
+    }
+    out
 }
 
 /// Commits between two HEADs (for the summary).

@@ -617,3 +617,20 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
         );
     }
 }
+
+#[test]
+fn editing_the_same_uncommitted_file_counts_as_progress() {
+    let env = project();
+    // `git status` shows `?? notes.txt` after every session; its content grows.
+    let claude = stand_in(
+        &env,
+        "note-taker",
+        &format!("echo more >> notes.txt\necho '{RESULT}'"),
+    );
+    env.ralph()
+        .args(["loop", "--max-iterations", "5", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(4);
+    assert!(!env.project.join(".ralph/WAITING").exists());
+}

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Benchmark `ralph loop` itself, with instant stand-ins for claude:
+#   1. overhead per iteration: N sessions of a stand-in that does one small
+#      change and prints a result line, minus N times the stand-in alone
+#      (target <= 20 ms per iteration);
+#   2. peak memory of the loop while one session streams 1 GiB of
+#      stream-json (target <= 30 MB).
+# Needs hyperfine (apt-get install hyperfine) and GNU time (/usr/bin/time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v hyperfine >/dev/null || { echo "hyperfine not found: apt-get install hyperfine" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "GNU time not found: apt-get install time" >&2; exit 2; }
+cargo build --release --locked -q
+RALPH=$PWD/target/release/ralph
+N=${N:-50}
+work=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+cd "$work"
+git init -q . && git -c user.email=b@b -c user.name=b commit -q --allow-empty -m start
+mkdir .ralph && printf -- '- [ ] **1** work\n' > .ralph/spec.md && echo "do it" > .ralph/prompt.md
+result='{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","total_cost_usd":0.001,"usage":{"input_tokens":1,"output_tokens":1}}'
+cat > instant <<EOF2
+#!/bin/sh
+cat > /dev/null
+echo x >> work.txt
+echo '$result'
+EOF2
+chmod +x instant
+
+standin=$(hyperfine -N -w 5 -r 200 --export-json s.json "sh -c './instant < .ralph/prompt.md > /dev/null'" >/dev/null && python3 -c 'import json; print(json.load(open("s.json"))["results"][0]["median"])')
+hyperfine -w 1 -r "${RUNS:-5}" --export-json l.json \
+  "$RALPH loop --claude ./instant --max-iterations $N >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs" >/dev/null
+loop=$(python3 -c 'import json; print(json.load(open("l.json"))["results"][0]["median"])')
+
+# 1 GiB of assistant text events, then the result.
+cat > firehose <<EOF2
+#!/bin/sh
+cat > /dev/null
+line='{"type":"assistant","message":{"model":"m","content":[{"type":"text","text":"$(head -c 1000 /dev/zero | tr '\0' 'x')"}]}}'
+yes "\$line" | head -c 1073741824
+echo
+echo x >> work.txt
+echo '$result'
+EOF2
+chmod +x firehose
+/usr/bin/time -f '%M' -o mem.txt "$RALPH" loop --claude ./firehose --max-iterations 1 >/dev/null 2>&1 || true
+streamed=$(stat -c %s .ralph/runs/*/session-001.jsonl)
+
+python3 - "$standin" "$loop" "$N" "$(tail -1 mem.txt)" "$streamed" <<'PY'
+import sys
+standin, loop, n, mem_kb, streamed = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+per = (loop - n * standin) / n * 1000
+print(f"stand-in alone {standin*1000:.2f} ms; {n} iterations in {loop*1000:.0f} ms")
+print(f"loop overhead per iteration: {per:.2f} ms  (target <= 20 ms)")
+print(f"peak RSS while streaming {streamed / 2**30:.2f} GiB: {mem_kb / 1024:.1f} MB  (target <= 30 MB)")
+PY
