@@ -1,14 +1,145 @@
 #!/usr/bin/env bash
-# Build and install ralph with cargo, then add its Stop hook to Claude Code's
-# user settings. Safe to run again: both steps are idempotent.
+# Install ralph for this user: the binary (cargo install), its Stop hook in
+# Claude Code's user settings, the /ralph-setup slash command, and shell
+# completions for the shells that are installed. No sudo. Safe to run again.
+#
+#   ./install.sh              install, or update what is installed
+#   ./install.sh --uninstall  remove everything this script installed
+#
+# What it installed is listed in ralph's data folder
+# (${XDG_DATA_HOME:-~/.local/share}/ralph/install-manifest), which is what
+# --uninstall removes: files that were changed since are left, with a note.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")"
 
-command -v cargo >/dev/null 2>&1 || {
-  echo "install.sh: cargo not found. Install Rust from https://rustup.rs and run this again." >&2
-  exit 1
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+claude_dir=${CLAUDE_CONFIG_DIR:-$HOME/.claude}
+data_dir=${XDG_DATA_HOME:-$HOME/.local/share}/ralph
+manifest=$data_dir/install-manifest
+bin=${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/ralph
+
+say() { printf 'install.sh: %s\n' "$*"; }
+die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
+
+usage() {
+  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
-cargo install --path . --locked
-bin="${CARGO_INSTALL_ROOT:-${CARGO_HOME:-$HOME/.cargo}}/bin/ralph"
-"$bin" install-hook
-echo "ralph is installed at $bin; make sure its folder is on your PATH."
+
+# Where each installed shell looks for user completions.
+completion_targets() {
+  if command -v bash >/dev/null 2>&1; then
+    printf 'bash %s\n' "${XDG_DATA_HOME:-$HOME/.local/share}/bash-completion/completions/ralph"
+  fi
+  if command -v zsh >/dev/null 2>&1; then
+    printf 'zsh %s\n' "${ZDOTDIR:-$HOME}/.zfunc/_ralph"
+  fi
+  if command -v fish >/dev/null 2>&1; then
+    printf 'fish %s\n' "${XDG_CONFIG_HOME:-$HOME/.config}/fish/completions/ralph.fish"
+  fi
+}
+
+# mkdir -p that notes in the manifest each folder it had to create.
+mkdirs() {
+  local d=$1 missing=()
+  while [ ! -d "$d" ]; do missing+=("$d"); d=$(dirname "$d"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  mkdir -p "$1"
+  for d in "${missing[@]}"; do echo "dir $d" >>"$created"; done
+}
+
+# Write $2 (a file with the content) to $1 unless it already holds it; note
+# it in the manifest either way.
+put() {
+  local dest=$1 src=$2
+  mkdirs "$(dirname "$dest")"
+  if [ -f "$dest" ] && cmp -s "$src" "$dest"; then
+    say "up to date: $dest"
+  elif [ -f "$dest" ] && ! grep -qxF "file $dest $(cksum <"$dest" | cut -d' ' -f1)" "$manifest" 2>/dev/null; then
+    # Not ours, or changed since we installed it: the user's file wins.
+    say "kept $dest: it is not the one this script installed (move it aside to get ours)"
+    return 0
+  else
+    cp "$src" "$dest"
+    say "installed: $dest"
+  fi
+  echo "file $dest $(cksum <"$dest" | cut -d' ' -f1)" >>"$manifest.new"
+}
+
+install() {
+  command -v cargo >/dev/null 2>&1 || die "cargo not found. Install Rust from https://rustup.rs and run this again."
+  created=$(mktemp)
+  mkdirs "$data_dir"
+  : >"$manifest.new"
+  # Keep the folders a previous run created, so uninstall still removes them.
+  if [ -f "$manifest" ]; then grep '^dir ' "$manifest" >>"$manifest.new" || true; fi
+  # Even if a step fails, remember what was already done.
+  trap 'cat "$created" >>"$manifest.new"; sort -u "$manifest.new" >"$manifest"; rm -f "$manifest.new" "$created"' EXIT
+
+  say "building and installing the ralph binary (cargo install --path . --locked)"
+  cargo install --quiet --path "$here" --locked
+  echo "binary $bin" >>"$manifest.new"
+  say "installed: $bin"
+
+  "$bin" install-hook
+
+  put "$claude_dir/commands/ralph-setup.md" "$here/commands/ralph-setup.md"
+
+  local tmp shell dest
+  tmp=$(mktemp)
+  while read -r shell dest; do
+    "$bin" completions "$shell" >"$tmp"
+    put "$dest" "$tmp"
+    if [ "$shell" = zsh ] && ! grep -qs 'zfunc' "${ZDOTDIR:-$HOME}/.zshrc"; then
+      say "zsh: add 'fpath+=~/.zfunc; autoload -U compinit; compinit' to ~/.zshrc to load the completions"
+    fi
+  done < <(completion_targets)
+  rm -f "$tmp"
+  # ralph install-hook keeps its records here; remove it with the rest.
+  [ -d "$data_dir/installs" ] && echo "dir $data_dir/installs" >>"$manifest.new"
+
+  case ":$PATH:" in
+    *":$(dirname "$bin"):"*) ;;
+    *) say "note: $(dirname "$bin") is not on your PATH; add it so Claude Code's hook and your shell find ralph" ;;
+  esac
+  say "done. In a project: /ralph-setup in Claude Code (or ralph init), then ralph loop. ralph doctor checks the setup."
+}
+
+uninstall() {
+  if [ -x "$bin" ]; then
+    "$bin" uninstall-hook
+  else
+    say "ralph binary not found at $bin; the Stop hook (if any) is left in $claude_dir/settings.json"
+  fi
+  if [ -f "$manifest" ]; then
+    local kind path sum
+    while read -r kind path sum; do
+      [ "$kind" = file ] || continue
+      if [ ! -e "$path" ]; then continue; fi
+      if [ "$(cksum <"$path" | cut -d' ' -f1)" = "$sum" ]; then
+        rm -f "$path"
+        say "removed: $path"
+      else
+        say "kept $path: it changed since it was installed"
+      fi
+    done <"$manifest"
+  fi
+  if command -v cargo >/dev/null 2>&1 && [ -x "$bin" ]; then
+    if cargo uninstall --quiet ralph ${CARGO_INSTALL_ROOT:+--root "$CARGO_INSTALL_ROOT"}; then say "removed: $bin"; fi
+  fi
+  if [ -f "$manifest" ]; then
+    local dirs
+    dirs=$(grep '^dir ' "$manifest" | cut -d' ' -f2- | sort -r)
+    rm -f "$manifest"
+    # Folders this script created, deepest first, if they are now empty.
+    while read -r d; do
+      if [ -n "$d" ] && rmdir "$d" 2>/dev/null; then say "removed: $d/"; fi
+    done <<<"$dirs"
+  fi
+  say "uninstalled."
+}
+
+case "${1:-}" in
+  "") install ;;
+  --uninstall) uninstall ;;
+  -h | --help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac

@@ -39,4 +39,8 @@ pub enum Cmd {
     Waiting(cmd::waiting::Waiting),
     Resume(cmd::resume::Resume),
     Reset(cmd::reset::Reset),
+    Init(cmd::init::Init),
+    Budget(cmd::budget::Budget),
+    Doctor(cmd::doctor::Doctor),
+    Completions(cmd::completions::Completions),
 }

@@ -191,6 +191,13 @@ fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), Str
          (a settings file's \"env\" may have set it)",
     )?;
     log.field("authorised_by", why);
+    // The plugin's hook and `ralph install-hook` may both be installed: both
+    // run for the same Stop. The first to claim the session acts.
+    if !claim(env, session, stop) {
+        log.field("action", "none")
+            .field("why", "another ralph hook already handled this session");
+        return Ok(());
+    }
     if env.interactive {
         // Start time checked just above, one read ago: signal now.
         kill(Pid::from_raw(session.pid as i32), Signal::SIGINT)
@@ -224,6 +231,34 @@ fn walk_to_session(
         }
     }
     None
+}
+
+/// Claim the right to act on this Stop of this session (pid + start time +
+/// the Stop input, which both hooks of one Stop receive alike), once.
+fn claim(env: &HookEnv, session: &ProcInfo, stop: &serde_json::Value) -> bool {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in stop.to_string().bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let dir = env
+        .run_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("ralph-{}", nix::unistd::getuid())));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return true;
+    }
+    let marker = dir.join(format!(
+        "stop-claim-{}-{}-{h:016x}",
+        session.pid, session.start_time
+    ));
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+    {
+        Ok(_) => true,
+        Err(e) => e.kind() != std::io::ErrorKind::AlreadyExists,
+    }
 }
 
 fn signal_if_same(procs: &mut ProcReader, p: &ProcInfo, sig: Signal) -> Result<(), String> {

@@ -1,7 +1,11 @@
 //! One file per subcommand, each implementing `Run`.
 
+pub mod budget;
 pub mod complete;
+pub mod completions;
+pub mod doctor;
 pub mod hook;
+pub mod init;
 pub mod install_hook;
 pub mod reset;
 pub mod resume;
@@ -35,5 +39,9 @@ pub fn run(cli: Cli) -> Result<()> {
         Cmd::Reset(c) => c.run(),
         Cmd::Status(c) => c.run(),
         Cmd::Loop(c) => c.run(),
+        Cmd::Init(c) => c.run(),
+        Cmd::Budget(c) => c.run(),
+        Cmd::Doctor(c) => c.run(),
+        Cmd::Completions(c) => c.run(),
     }
 }

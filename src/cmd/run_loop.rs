@@ -404,7 +404,8 @@ impl Run for Loop {
                 .into());
             }
         };
-        ensure_gitignore(&project);
+        // Keep ralph's own run files out of the user's git status.
+        super::init::ensure_gitignore(&project)?;
         session::become_subreaper();
         session::install_signal_handlers()?;
         let result = run_loop(&project, &settings, &run, &mut lock, &ui, self.tracker);
@@ -415,27 +416,6 @@ impl Run for Loop {
         } else {
             Err(Exit::code(code).into())
         }
-    }
-}
-
-/// Keep ralph's own run files out of the user's git status.
-fn ensure_gitignore(project: &Project) {
-    let path = project.ralph_dir().join(".gitignore");
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let missing: Vec<&str> = ["runs/", "loop.lock"]
-        .into_iter()
-        .filter(|l| !text.lines().any(|x| x.trim() == *l))
-        .collect();
-    if !missing.is_empty() {
-        let mut new = text.clone();
-        if !new.is_empty() && !new.ends_with('\n') {
-            new.push('\n');
-        }
-        for l in missing {
-            new.push_str(l);
-            new.push('\n');
-        }
-        let _ = crate::fsutil::atomic_write(&path, new.as_bytes(), 0o644);
     }
 }
 

@@ -1,0 +1,69 @@
+use anyhow::Result;
+use clap::Args;
+
+use super::Run;
+use crate::budget::{self, BUDGETS, Line, TOTAL_BUDGET};
+use crate::exit::Exit;
+use crate::fsutil;
+use crate::project::Project;
+
+/// Check the token budget of what every session reads: .ralph/prompt.md
+/// (450), .ralph/readme.md (550) and .ralph/spec.md (4,000); 5,000 together.
+///
+/// A small core context leaves the context window for the work. Exits 1 when
+/// a file or the total is over budget.
+#[derive(Debug, Args)]
+pub struct Budget {
+    /// Print the figures as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+impl Run for Budget {
+    fn run(&self) -> Result<()> {
+        let project = Project::find()?;
+        let mut lines = Vec::new();
+        for (name, limit) in BUDGETS {
+            let text = fsutil::read_optional(&project.ralph_dir().join(name))?;
+            lines.push(Line {
+                file: format!(".ralph/{name}"),
+                tokens: text.map(|t| budget::estimate(&t)),
+                budget: limit,
+            });
+        }
+        let total: usize = lines.iter().filter_map(|l| l.tokens).sum();
+        let over = lines.iter().any(Line::over) || total > TOTAL_BUDGET;
+        if self.json {
+            let v = serde_json::json!({"files": lines, "total": total, "total_budget": TOTAL_BUDGET, "over": over, "method": budget::METHOD});
+            println!("{}", serde_json::to_string_pretty(&v)?);
+        } else {
+            for l in &lines {
+                let (tokens, mark) = match l.tokens {
+                    None => ("missing".to_string(), ""),
+                    Some(t) => (format!("~{t}"), if l.over() { "  OVER BUDGET" } else { "" }),
+                };
+                println!(
+                    "{:<18} {:>8} / {:>5} tokens{mark}",
+                    l.file, tokens, l.budget
+                );
+            }
+            let mark = if total > TOTAL_BUDGET {
+                "  OVER BUDGET"
+            } else {
+                ""
+            };
+            println!(
+                "{:<18} {:>8} / {:>5} tokens{mark}",
+                "total",
+                format!("~{total}"),
+                TOTAL_BUDGET
+            );
+            println!("({})", budget::METHOD);
+        }
+        if over {
+            Err(Exit::code(1).into())
+        } else {
+            Ok(())
+        }
+    }
+}

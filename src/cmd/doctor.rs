@@ -1,0 +1,313 @@
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+
+use super::Run;
+use crate::budget::{self, BUDGETS, TOTAL_BUDGET};
+use crate::exit::Exit;
+use crate::hook_target::user_settings_path;
+use crate::project::Project;
+use crate::{fsutil, settings, spec};
+
+/// Check that ralph can run here, and say how to fix what is off.
+///
+/// Checks: claude is installed (and its version); the Stop hook is installed
+/// (in which settings file) and points at an existing ralph; the /ralph-setup
+/// command is installed; a task tracker (br or bd) is available; RALPH_LOOP is
+/// not exported in your shell (it would end every interactive session); the
+/// project's ralph files are present and within their token budget.
+/// Exits 1 if any check fails.
+#[derive(Debug, Args)]
+pub struct Doctor {
+    /// Print the checks as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Check {
+    name: &'static str,
+    ok: bool,
+    detail: String,
+    /// The command (or action) that fixes a failed check.
+    fix: Option<String>,
+}
+
+fn check(name: &'static str, ok: bool, detail: impl Into<String>, fix: Option<&str>) -> Check {
+    Check {
+        name,
+        ok,
+        detail: detail.into(),
+        fix: if ok { None } else { fix.map(String::from) },
+    }
+}
+
+fn claude_version(bin: &Path) -> Option<String> {
+    let mut child = Command::new(bin)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < Duration::from_secs(10) {
+        if child.try_wait().ok()?.is_some() {
+            let out = child.wait_with_output().ok()?;
+            return Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    None
+}
+
+/// The settings files Claude Code reads for this project, with their role.
+fn settings_files(project: &Project) -> Vec<(&'static str, PathBuf)> {
+    let mut v = Vec::new();
+    if let Ok(p) = user_settings_path() {
+        v.push(("user", p));
+    }
+    v.push(("project", project.root.join(".claude/settings.json")));
+    v.push(("local", project.root.join(".claude/settings.local.json")));
+    v
+}
+
+fn plugin_enabled(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|v| v.get("enabledPlugins").cloned())
+        .and_then(|p| p.as_object().cloned())
+        .is_some_and(|m| m.iter().any(|(k, v)| k.starts_with("ralph@") && v == true))
+}
+
+impl Run for Doctor {
+    fn run(&self) -> Result<()> {
+        let project = Project::find()?;
+        let mut checks = Vec::new();
+
+        let claude = which::which("claude").ok();
+        let version = claude.as_deref().and_then(claude_version);
+        checks.push(match (&claude, &version) {
+            (Some(p), Some(v)) => check("claude", true, format!("{v} at {}", p.display()), None),
+            (Some(p), None) => check(
+                "claude",
+                false,
+                format!("{} does not answer --version", p.display()),
+                Some("npm install -g @anthropic-ai/claude-code"),
+            ),
+            (None, _) => check(
+                "claude",
+                false,
+                "claude is not on PATH",
+                Some("npm install -g @anthropic-ai/claude-code"),
+            ),
+        });
+
+        let mut hooks = Vec::new();
+        let mut via_plugin = false;
+        for (role, path) in settings_files(&project) {
+            let Ok(Some(text)) = fsutil::read_optional(&path) else {
+                continue;
+            };
+            via_plugin |= plugin_enabled(&text);
+            if let Ok(cmds) = settings::ralph_handlers(&text) {
+                hooks.extend(cmds.into_iter().map(|c| (role, path.clone(), c)));
+            }
+        }
+        let hook_check = match hooks.first() {
+            Some((role, path, cmd)) => {
+                let bin = settings::shell_words(cmd)
+                    .and_then(|w| w.into_iter().next())
+                    .unwrap_or_default();
+                let exists = if bin.contains('/') {
+                    Path::new(&bin).is_file()
+                } else {
+                    which::which(&bin).is_ok()
+                };
+                if exists {
+                    check(
+                        "hook",
+                        true,
+                        format!("in the {role} settings {}: {cmd}", path.display()),
+                        None,
+                    )
+                } else {
+                    check(
+                        "hook",
+                        false,
+                        format!(
+                            "the hook in {} runs {bin}, which does not exist",
+                            path.display()
+                        ),
+                        Some("ralph install-hook"),
+                    )
+                }
+            }
+            None if via_plugin && which::which("ralph").is_ok() => check(
+                "hook",
+                true,
+                "through the ralph plugin (ralph is on PATH)",
+                None,
+            ),
+            None if via_plugin => check(
+                "hook",
+                false,
+                "the ralph plugin is enabled but `ralph` is not on PATH",
+                Some("./install.sh"),
+            ),
+            None => check(
+                "hook",
+                false,
+                "no ralph Stop hook in the user, project or local settings",
+                Some("ralph install-hook"),
+            ),
+        };
+        checks.push(hook_check);
+
+        let claude_dir = user_settings_path()
+            .ok()
+            .and_then(|p| p.parent().map(Path::to_path_buf));
+        let command = claude_dir
+            .map(|d| d.join("commands/ralph-setup.md"))
+            .filter(|p| p.is_file());
+        checks.push(match (command, via_plugin) {
+            (Some(p), _) => check(
+                "slash-command",
+                true,
+                format!("/ralph-setup from {}", p.display()),
+                None,
+            ),
+            (None, true) => check(
+                "slash-command",
+                true,
+                "/ralph:ralph-setup from the ralph plugin",
+                None,
+            ),
+            (None, false) => check(
+                "slash-command",
+                false,
+                "/ralph-setup is not installed",
+                Some("./install.sh (or /plugin install ralph@<marketplace>)"),
+            ),
+        });
+
+        let tracker = ["br", "bd"]
+            .into_iter()
+            .find_map(|t| which::which(t).ok().map(|p| (t, p)));
+        checks.push(match tracker {
+            Some((t, p)) => check("tracker", true, format!("{t} at {}", p.display()), None),
+            None => check(
+                "tracker",
+                false,
+                "neither br nor bd is on PATH (verify-sync cannot check tasks)",
+                Some(crate::tracker::INSTALL_HINT),
+            ),
+        });
+
+        let exported = std::env::var("RALPH_LOOP").is_ok_and(|v| v == "1");
+        checks.push(check(
+            "environment",
+            !exported,
+            if exported { "RALPH_LOOP=1 is set in your shell: every claude you start would end after its first turn" } else { "RALPH_LOOP is not set in your shell" },
+            Some("unset RALPH_LOOP, and remove its export from your shell profile"),
+        ));
+
+        let mut missing = Vec::new();
+        let mut over = Vec::new();
+        let mut total = 0;
+        for (name, limit) in BUDGETS {
+            match fsutil::read_optional(&project.ralph_dir().join(name))? {
+                None => missing.push(name),
+                Some(t) => {
+                    let n = budget::estimate(&t);
+                    total += n;
+                    if n > limit {
+                        over.push(format!("{name} ~{n}/{limit}"));
+                    }
+                }
+            }
+        }
+        if total > TOTAL_BUDGET {
+            over.push(format!("total ~{total}/{TOTAL_BUDGET}"));
+        }
+        let problems = fsutil::read_optional(&project.spec())?
+            .map(|t| spec::parse(&t).problems.len())
+            .unwrap_or(0);
+        checks.push(if !missing.is_empty() {
+            check(
+                "project",
+                false,
+                format!(
+                    "missing in {}: {}",
+                    project.ralph_dir().display(),
+                    missing.join(", ")
+                ),
+                Some("ralph init (or /ralph-setup in Claude Code)"),
+            )
+        } else if !over.is_empty() {
+            check(
+                "project",
+                false,
+                format!("over the token budget: {}", over.join(", ")),
+                Some("shorten them; `ralph budget` shows the figures"),
+            )
+        } else if problems > 0 {
+            check(
+                "project",
+                false,
+                format!("{problems} broken checkbox line(s) in the spec"),
+                Some("ralph status (lists them with line numbers)"),
+            )
+        } else {
+            check(
+                "project",
+                true,
+                format!(
+                    "spec, readme and prompt in {} (~{total} tokens)",
+                    project.ralph_dir().display()
+                ),
+                None,
+            )
+        });
+
+        let failed = checks.iter().filter(|c| !c.ok).count();
+        if self.json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(
+                    &serde_json::json!({"ok": failed == 0, "checks": checks})
+                )?
+            );
+        } else {
+            for c in &checks {
+                println!(
+                    "{} {:<14} {}",
+                    if c.ok { "ok  " } else { "FAIL" },
+                    c.name,
+                    c.detail
+                );
+                if let Some(f) = &c.fix {
+                    println!("     {:<14} fix: {f}", "");
+                }
+            }
+            println!(
+                "{}",
+                if failed == 0 {
+                    "All checks passed.".to_string()
+                } else {
+                    format!("{failed} check(s) failed.")
+                }
+            );
+        }
+        if failed == 0 {
+            Ok(())
+        } else {
+            Err(Exit::code(1).into())
+        }
+    }
+}

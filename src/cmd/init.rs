@@ -1,0 +1,85 @@
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::Run;
+use crate::project::Project;
+
+const TEMPLATES: [(&str, &str); 3] = [
+    ("spec.md", include_str!("../templates/spec.md")),
+    ("readme.md", include_str!("../templates/readme.md")),
+    ("prompt.md", include_str!("../templates/prompt.md")),
+];
+
+/// Write the project's ralph files from built-in templates: .ralph/spec.md,
+/// .ralph/readme.md, .ralph/prompt.md and .ralph/.gitignore.
+///
+/// The non-interactive way to what /ralph-setup writes. Existing files are
+/// kept unless --force is given; then edit the spec's steps.
+#[derive(Debug, Args)]
+pub struct Init {
+    /// Overwrite existing spec, readme and prompt.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Lines ralph's run files need in `.ralph/.gitignore`; returns whether it
+/// changed the file.
+pub fn ensure_gitignore(project: &Project) -> Result<bool> {
+    let path = project.ralph_dir().join(".gitignore");
+    let text = crate::fsutil::read_optional(&path)?.unwrap_or_default();
+    let missing: Vec<&str> = ["runs/", "loop.lock"]
+        .into_iter()
+        .filter(|l| !text.lines().any(|x| x.trim() == *l))
+        .collect();
+    if missing.is_empty() {
+        return Ok(false);
+    }
+    let mut new = text;
+    if !new.is_empty() && !new.ends_with('\n') {
+        new.push('\n');
+    }
+    for l in missing {
+        new.push_str(l);
+        new.push('\n');
+    }
+    std::fs::create_dir_all(project.ralph_dir())?;
+    crate::fsutil::atomic_write(&path, new.as_bytes(), 0o644)?;
+    Ok(true)
+}
+
+impl Run for Init {
+    fn run(&self) -> Result<()> {
+        let project =
+            Project::at(&std::env::current_dir().context("cannot read the current folder")?);
+        let dir = project.ralph_dir();
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let mut kept = Vec::new();
+        for (name, text) in TEMPLATES {
+            let path = dir.join(name);
+            if path.exists() && !self.force {
+                kept.push(name);
+                continue;
+            }
+            let verb = if path.exists() { "overwrote" } else { "wrote" };
+            crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
+            println!("{verb} {}", path.display());
+        }
+        if ensure_gitignore(&project)? {
+            println!(
+                "updated {} (runs/, loop.lock)",
+                dir.join(".gitignore").display()
+            );
+        }
+        if !kept.is_empty() {
+            println!(
+                "kept the existing {} (use --force to overwrite)",
+                kept.join(", ")
+            );
+        }
+        println!(
+            "Next: write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code), then `ralph budget` and `ralph loop`."
+        );
+        Ok(())
+    }
+}
