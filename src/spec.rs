@@ -4,6 +4,7 @@
 //!
 //! ```markdown
 //! Epic: [brt-wxv]
+//! <!-- comments, like fenced code blocks, are not read: - [ ] not a step -->
 //! - [x] **1.1** Create database schema [brt-wxv.1]
 //!   - [ ] **1.2** Add validation logic [TASK-def]
 //! * [X] **1.R** Review: tests pass
@@ -107,9 +108,15 @@ pub fn is_task_id(s: &str) -> bool {
 pub fn parse(text: &str) -> Spec {
     let mut spec = Spec::default();
     let mut fence: Option<&str> = None;
+    let mut in_comment = false;
     for (i, line) in text.lines().enumerate() {
         let n = i + 1;
         let t = line.trim_start();
+        // HTML comments (notes, examples) are not steps.
+        if in_comment || t.starts_with("<!--") {
+            in_comment = !line.contains("-->");
+            continue;
+        }
         // Checkboxes in code blocks are examples, not steps.
         if let Some(f) = fence {
             if t.starts_with(f) {
@@ -223,7 +230,7 @@ fn step(line: usize, checked: bool, rest: &str) -> Step {
     }
 }
 
-/// `Epic: [brt-wxv]`, `**Epic:** brt-wxv`, `<!-- epic: `bd-12` -->`
+/// `Epic: [brt-wxv]`, `**Epic:** brt-wxv`, `- Epic: `bd-12``
 fn epic_id(t: &str) -> Option<String> {
     let lower = t.to_ascii_lowercase();
     let at = lower.find("epic")?;
@@ -328,7 +335,10 @@ Epic: [brt-wxv]\n\
     #[test]
     fn epic_forms() {
         assert_eq!(epic_id("**Epic:** `brt-wxv`"), Some("brt-wxv".into()));
-        assert_eq!(epic_id("<!-- epic: bd-12 -->"), Some("bd-12".into()));
+        assert_eq!(epic_id("Epic: `bd-12`"), Some("bd-12".into()));
+        let s =
+            parse("<!--\nEpic: [a-b]\n- [ ] example [a-c]\n-->\n- [ ] real\n<!-- one line --> \n");
+        assert_eq!((s.epic, s.total(), s.steps[0].line), (None, 1, 5));
         assert_eq!(epic_id("This epic work: nothing"), None);
         assert_eq!(
             parse("- [ ] Epic: [a-b]\n").epic,

@@ -7,4 +7,5 @@ mod harness;
 mod install_hook;
 mod run_loop;
 mod sentinels;
+mod setup;
 mod stop_hook;

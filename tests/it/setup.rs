@@ -1,0 +1,419 @@
+//! The plugin, `/ralph-setup`, `ralph init`, `budget`, `doctor`,
+//! completions and `install.sh`, with the real Claude Code CLI.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::support::{Reply, TestEnv, claude_bin, eventually, repo_root, with_file_lock};
+
+#[test]
+fn the_plugin_validates() {
+    let env = TestEnv::new();
+    for extra in [&[][..], &["--profile", "directory"][..]] {
+        let out = env
+            .claude()
+            .args(["plugin", "validate"])
+            .arg(repo_root())
+            .args(extra)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "claude plugin validate {extra:?} failed:\n{text}"
+        );
+        assert!(text.contains("Validation passed"), "{text}");
+    }
+}
+
+#[test]
+fn plugin_slash_command_expands_into_the_prompt() {
+    let env = TestEnv::new();
+    env.api.session([Reply::text("Let us plan it.")]);
+    let out = env.claude_print(
+        "/ralph:ralph-setup a CLI that converts CSV to JSON",
+        &["--plugin-dir", repo_root().to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = env.api.turns()[0].user_text();
+    assert!(
+        text.contains("# Set up a Ralph loop"),
+        "the command's body arrived:\n{text}"
+    );
+    assert!(
+        text.contains("The user wants this built: a CLI that converts CSV to JSON"),
+        "$ARGUMENTS expanded:\n{text}"
+    );
+}
+
+#[test]
+fn init_writes_files_that_pass_budget_and_the_parser_and_never_overwrites() {
+    let env = TestEnv::new();
+    env.ralph()
+        .arg("init")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("wrote").and(predicate::str::contains("spec.md")));
+    let dir = env.project.join(".ralph");
+    for f in ["spec.md", "readme.md", "prompt.md"] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    let gitignore = fs::read_to_string(dir.join(".gitignore")).unwrap();
+    assert_eq!(gitignore, "runs/\nloop.lock\n");
+    env.ralph()
+        .arg("budget")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("characters / 4"));
+    let spec = ralph::spec::parse(&fs::read_to_string(dir.join("spec.md")).unwrap());
+    assert!(spec.problems.is_empty() && spec.total() == 3, "{spec:?}");
+    env.ralph()
+        .arg("verify-sync")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("0/3 steps done"));
+
+    fs::write(dir.join("spec.md"), "- [ ] my own step\n").unwrap();
+    env.ralph()
+        .arg("init")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "kept the existing spec.md, readme.md, prompt.md",
+        ));
+    assert_eq!(
+        fs::read_to_string(dir.join("spec.md")).unwrap(),
+        "- [ ] my own step\n"
+    );
+    env.ralph()
+        .args(["init", "--force"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("overwrote"));
+    assert_ne!(
+        fs::read_to_string(dir.join("spec.md")).unwrap(),
+        "- [ ] my own step\n"
+    );
+    assert_eq!(
+        fs::read_to_string(dir.join(".gitignore")).unwrap(),
+        gitignore,
+        "no duplicate lines"
+    );
+}
+
+#[test]
+fn budget_fails_when_over() {
+    let env = TestEnv::new();
+    env.ralph().arg("init").assert().success();
+    fs::write(env.project.join(".ralph/prompt.md"), "x".repeat(4 * 451)).unwrap();
+    env.ralph()
+        .arg("budget")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            ".ralph/prompt.md       ~451 /   450 tokens  OVER BUDGET",
+        ));
+    let v: Value = serde_json::from_slice(
+        &env.ralph()
+            .args(["budget", "--json"])
+            .assert()
+            .code(1)
+            .get_output()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(v["over"], true);
+    assert_eq!(v["files"][0]["tokens"], 451);
+}
+
+fn doctor(env: &TestEnv, path: &str) -> Value {
+    let out = env
+        .ralph()
+        .env("PATH", path)
+        .args(["doctor", "--json"])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+fn failing(v: &Value) -> Vec<String> {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["ok"] == false)
+        .map(|c| c["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn doctor_names_each_failing_check_and_its_fix() {
+    let env = TestEnv::new();
+    // Nothing set up, and no claude or tracker on PATH.
+    let bare = "/usr/bin:/bin";
+    let v = doctor(&env, bare);
+    assert_eq!(
+        failing(&v),
+        ["claude", "hook", "slash-command", "tracker", "project"]
+    );
+    let fix = |name: &str| {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap()["fix"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(fix("claude").contains("npm install -g @anthropic-ai/claude-code"));
+    assert_eq!(fix("hook"), "ralph install-hook");
+    assert!(fix("project").contains("ralph init"));
+    env.ralph()
+        .env("PATH", bare)
+        .arg("doctor")
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("FAIL hook")
+                .and(predicate::str::contains("fix: ralph install-hook")),
+        );
+
+    // Fix them one by one.
+    let claude_dir = claude_bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:{}:{bare}", claude_dir.display(), env.path_with_br());
+    env.ralph().arg("install-hook").assert().success();
+    env.ralph().arg("init").assert().success();
+    fs::create_dir_all(env.home.join(".claude/commands")).unwrap();
+    fs::copy(
+        repo_root().join("commands/ralph-setup.md"),
+        env.home.join(".claude/commands/ralph-setup.md"),
+    )
+    .unwrap();
+    let v = doctor(&env, &path);
+    assert_eq!(failing(&v), Vec::<String>::new(), "{v}");
+    assert!(
+        v["checks"][0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains(crate::support::CLAUDE_VERSION)
+    );
+
+    // RALPH_LOOP exported in the shell.
+    let out = env
+        .ralph()
+        .env("PATH", &path)
+        .env("RALPH_LOOP", "1")
+        .args(["doctor", "--json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(
+        failing(&serde_json::from_slice(&out).unwrap()),
+        ["environment"]
+    );
+
+    // A hook that points at a binary that is gone.
+    let settings = env.user_settings();
+    let text = fs::read_to_string(&settings)
+        .unwrap()
+        .replace(crate::support::ralph_bin().to_str().unwrap(), "/gone/ralph");
+    fs::write(&settings, text).unwrap();
+    let v = doctor(&env, &path);
+    assert_eq!(failing(&v), ["hook"]);
+    assert!(
+        v["checks"][1]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("/gone/ralph, which does not exist")
+    );
+
+    // Over budget, and broken checkboxes.
+    env.ralph().arg("install-hook").assert().success();
+    fs::write(env.project.join(".ralph/readme.md"), "y".repeat(4 * 600)).unwrap();
+    assert_eq!(failing(&doctor(&env, &path)), ["project"]);
+}
+
+#[test]
+fn completions_for_each_shell() {
+    let env = TestEnv::new();
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef ralph"),
+        ("fish", "complete -c ralph"),
+    ] {
+        env.ralph()
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(marker).and(predicate::str::contains("install-hook")));
+    }
+    env.ralph().args(["completions", "tcsh"]).assert().code(2);
+}
+
+/// Every file and folder under `root`, relative, sorted.
+fn tree(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            out.push(p.strip_prefix(root).unwrap().display().to_string());
+            if p.is_dir() && !p.is_symlink() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn install_sh_twice_then_uninstall_leaves_the_home_as_it_was() {
+    let env = TestEnv::new();
+    let before_tree = tree(&env.home);
+    let before_settings: Value =
+        serde_json::from_str(&fs::read_to_string(env.user_settings()).unwrap()).unwrap();
+    let root = env.tmp.path().join("cargo-root");
+    let real_home = PathBuf::from(std::env::var("HOME").unwrap());
+    let run = |args: &[&str]| {
+        // The user's own Rust toolchain; ralph's build cached between runs.
+        let mut c = env.command(repo_root().join("install.sh"));
+        c.args(args)
+            .env(
+                "CARGO_HOME",
+                std::env::var("CARGO_HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|_| real_home.join(".cargo")),
+            )
+            .env(
+                "RUSTUP_HOME",
+                std::env::var("RUSTUP_HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_else(|_| real_home.join(".rustup")),
+            )
+            .env("CARGO_INSTALL_ROOT", &root)
+            .env("CARGO_TARGET_DIR", repo_root().join("target/install-sh"))
+            .env(
+                "PATH",
+                format!(
+                    "{}:{}",
+                    root.join("bin").display(),
+                    std::env::var("PATH").unwrap()
+                ),
+            );
+        let out = with_file_lock(&repo_root().join("target/install-sh.lock"), || {
+            c.output().unwrap()
+        });
+        assert!(out.status.success(), "install.sh {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let first = run(&[]);
+    assert!(
+        first.contains("installed:") && first.contains("ralph-setup.md"),
+        "{first}"
+    );
+    let command = env.home.join(".claude/commands/ralph-setup.md");
+    assert_eq!(
+        fs::read(&command).unwrap(),
+        fs::read(repo_root().join("commands/ralph-setup.md")).unwrap()
+    );
+    assert!(root.join("bin/ralph").is_file());
+    let installed = tree(&env.home);
+    let settings_once = fs::read_to_string(env.user_settings()).unwrap();
+    assert!(
+        settings_once.contains(&format!("{} hook stop", root.join("bin/ralph").display())),
+        "{settings_once}"
+    );
+
+    let second = run(&[]);
+    assert!(
+        second.contains("already installed") && second.contains("up to date"),
+        "{second}"
+    );
+    assert_eq!(tree(&env.home), installed, "a second run changes nothing");
+    assert_eq!(
+        fs::read_to_string(env.user_settings()).unwrap(),
+        settings_once
+    );
+
+    // /ralph-setup as typed works from the user-level command.
+    env.api.session([Reply::text("Let us plan it.")]);
+    let out = env.claude_print("/ralph-setup a todo app", &[]);
+    assert!(out.status.success(), "{out:?}");
+    let text = env.api.turns()[0].user_text();
+    assert!(
+        text.contains("# Set up a Ralph loop")
+            && text.contains("The user wants this built: a todo app"),
+        "{text}"
+    );
+
+    // What Claude Code itself wrote into the home during that session is
+    // not ours to remove.
+    let claudes: Vec<String> = tree(&env.home)
+        .into_iter()
+        .filter(|p| !installed.contains(p))
+        .collect();
+
+    let gone = run(&["--uninstall"]);
+    assert!(gone.contains("uninstalled."), "{gone}");
+    let left: Vec<String> = tree(&env.home)
+        .into_iter()
+        .filter(|p| !claudes.contains(p))
+        .collect();
+    assert_eq!(left, before_tree, "{gone}");
+    let after: Value =
+        serde_json::from_str(&fs::read_to_string(env.user_settings()).unwrap()).unwrap();
+    assert_eq!(after, before_settings);
+    assert!(!root.join("bin/ralph").exists(), "binary removed");
+}
+
+#[test]
+fn plugin_hook_and_installed_hook_together_end_the_session_once() {
+    let env = TestEnv::new();
+    env.ralph().arg("install-hook").assert().success();
+    let run_dir = env.tmp.path().join("run");
+    fs::create_dir(&run_dir).unwrap();
+    env.api
+        .session([Reply::text("One turn with two ralph hooks.")]);
+    let mut pty = env.claude_interactive(
+        &["--plugin-dir", repo_root().to_str().unwrap(), "go"],
+        &[
+            ("RALPH_LOOP", "1"),
+            ("RALPH_RUN_DIR", run_dir.to_str().unwrap()),
+        ],
+    );
+    // The answer may be drawn and cleared in one burst as the session ends,
+    // so wait for the exit and read what happened from the hook's log.
+    let status = pty.wait_exit(Duration::from_secs(60));
+    assert!(status.is_some_and(|s| s.success()), "{}", pty.screen());
+    assert_eq!(env.api.turns().len(), 1, "the turn ran");
+    let log_path = run_dir.join("hook.log");
+    assert!(eventually(Duration::from_secs(5), || fs::read_to_string(
+        &log_path
+    )
+    .unwrap_or_default()
+    .lines()
+    .count()
+        >= 2));
+    let log = fs::read_to_string(&log_path).unwrap();
+    let acted = log
+        .lines()
+        .filter(|l| l.contains("\"action\":\"SIGINT\""))
+        .count();
+    let deferred = log
+        .lines()
+        .filter(|l| l.contains("another ralph hook already handled"))
+        .count();
+    assert_eq!((acted, deferred), (1, 1), "{log}");
+}
