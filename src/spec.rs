@@ -338,7 +338,7 @@ Epic: [brt-wxv]\n\
         assert_eq!(epic_id("Epic: `bd-12`"), Some("bd-12".into()));
         let s =
             parse("<!--\nEpic: [a-b]\n- [ ] example [a-c]\n-->\n- [ ] real\n<!-- one line --> \n");
-        assert_eq!((s.epic, s.total(), s.steps[0].line), (None, 1, 5));
+        assert_eq!((s.epic.clone(), s.total(), s.steps[0].line), (None, 1, 5));
         assert_eq!(epic_id("This epic work: nothing"), None);
         assert_eq!(
             parse("- [ ] Epic: [a-b]\n").epic,
