@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use predicates::prelude::*;
@@ -362,11 +362,25 @@ fn spawn_loop(env: &TestEnv, extra: &[&str]) -> Child {
         .unwrap()
 }
 
+/// Live processes whose command line contains `arg` (like `pgrep -f`).
 fn processes_with(arg: &str) -> Vec<u32> {
-    let out = Command::new("pgrep").args(["-f", arg]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.trim().parse().ok())
+    let mut sys = sysinfo::System::new().unwrap();
+    let kind = sysinfo::ProcessRefreshKind::nothing().with_cmd(sysinfo::UpdateKind::Always);
+    sys.refresh_processes_specifics(sysinfo::ProcessesToUpdate::All, true, kind);
+    sys.processes()
+        .values()
+        .filter(|p| {
+            p.thread_kind().is_none() && !matches!(p.status(), sysinfo::ProcessStatus::Zombie)
+        })
+        .filter(|p| {
+            p.cmd()
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" ")
+                .contains(arg)
+        })
+        .map(|p| p.pid().as_u32())
         .collect()
 }
 
