@@ -104,6 +104,14 @@ pub fn lock_dir(dir: &Path) -> Result<DirLock> {
     Ok(DirLock(lock))
 }
 
+/// FNV-1a: a short stable hash for file names (std's hasher may change
+/// between Rust releases, and names must stay the same).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Read a file that may not exist yet.
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
     match fs::read(path) {

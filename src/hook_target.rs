@@ -161,11 +161,7 @@ fn print_diff(path: &Path, old: &str, new: &str) -> Result<()> {
 fn record_path(settings_real: &Path) -> Result<PathBuf> {
     let dirs = directories::ProjectDirs::from("", "", "ralph")
         .context("cannot find your home folder (is HOME set?)")?;
-    // FNV-1a: stable across Rust versions, unlike std's DefaultHasher.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in settings_real.as_os_str().as_encoded_bytes() {
-        h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = fsutil::fnv1a(settings_real.as_os_str().as_encoded_bytes());
     Ok(dirs
         .data_dir()
         .join("installs")

@@ -236,10 +236,7 @@ fn walk_to_session(
 /// Claim the right to act on this Stop of this session (pid + start time +
 /// the Stop input, which both hooks of one Stop receive alike), once.
 fn claim(env: &HookEnv, session: &ProcInfo, stop: &serde_json::Value) -> bool {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in stop.to_string().bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-    }
+    let h = crate::fsutil::fnv1a(stop.to_string().as_bytes());
     let dir = env
         .run_dir
         .clone()

@@ -86,19 +86,17 @@ pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Box<dyn Tracker>, Tr
             }
         },
     };
-    let project = project.to_path_buf();
-    Ok(match kind {
-        Kind::Br => Box::new(Br { bin, project }),
-        Kind::Bd => Box::new(Bd { bin, project }),
-    })
+    Ok(Box::new(Beads {
+        kind,
+        bin,
+        project: project.to_path_buf(),
+    }))
 }
 
-struct Br {
-    bin: PathBuf,
-    project: PathBuf,
-}
-
-struct Bd {
+/// `br` and `bd`: the same `list --all --json` call, the epic's children
+/// found from what each prints.
+struct Beads {
+    kind: Kind,
     bin: PathBuf,
     project: PathBuf,
 }
@@ -221,35 +219,21 @@ pub fn dotted_children(issues: &[Issue], epic: &str) -> Vec<String> {
         .collect()
 }
 
-impl Tracker for Br {
+impl Tracker for Beads {
     fn name(&self) -> &'static str {
-        "br"
+        match self.kind {
+            Kind::Br => "br",
+            Kind::Bd => "bd",
+        }
     }
 
     fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
         let args = ["list", "--all", "--json", "--limit", "0"];
-        let issues = finish("br", &args, spawn(&self.bin, &self.project, &args)?)?;
-        let epic_children = epic.map(|e| dotted_children(&issues, e));
-        let epic_missing =
-            epic.is_some_and(|e| !issues.iter().any(|i| i.id.eq_ignore_ascii_case(e)));
-        Ok(Snapshot {
-            issues,
-            epic_children,
-            epic_missing,
-        })
-    }
-}
-
-impl Tracker for Bd {
-    fn name(&self) -> &'static str {
-        "bd"
-    }
-
-    fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
-        let args = ["list", "--all", "--json", "--limit", "0"];
-        let issues = finish("bd", &args, spawn(&self.bin, &self.project, &args)?)?;
-        let epic_children = epic.map(|e| {
-            issues
+        let issues = finish(self.name(), &args, spawn(&self.bin, &self.project, &args)?)?;
+        let epic_children = epic.map(|e| match self.kind {
+            Kind::Br => dotted_children(&issues, e),
+            // bd's list items carry their parent.
+            Kind::Bd => issues
                 .iter()
                 .filter(|i| {
                     i.parent
@@ -257,7 +241,7 @@ impl Tracker for Bd {
                         .is_some_and(|p| p.eq_ignore_ascii_case(e))
                 })
                 .map(|i| i.id.clone())
-                .collect()
+                .collect(),
         });
         let epic_missing =
             epic.is_some_and(|e| !issues.iter().any(|i| i.id.eq_ignore_ascii_case(e)));

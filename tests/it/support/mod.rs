@@ -341,25 +341,7 @@ pub fn run_with_stdin(mut c: Command, input: &str, limit: Duration) -> Output {
     std::thread::spawn(move || {
         let _ = stdin.write_all(input.as_bytes());
     });
-    let pid = child.id();
-    let done = Arc::new(Mutex::new(false));
-    let d2 = done.clone();
-    std::thread::spawn(move || {
-        let t0 = Instant::now();
-        while t0.elapsed() < limit {
-            std::thread::sleep(Duration::from_millis(100));
-            if *d2.lock().unwrap() {
-                return;
-            }
-        }
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    });
-    let out = child.wait_with_output().unwrap();
-    *done.lock().unwrap() = true;
-    out
+    wait_output(child, limit)
 }
 
 /// A small fluent helper over the built binary, in the style of `just`'s tests.
