@@ -458,6 +458,10 @@ fn a_second_loop_is_refused_and_a_stale_lock_taken_over() {
         predicate::str::contains("another loop is already running")
             .and(predicate::str::contains(format!("pid {}", first.id()))),
     );
+    env.ralph().arg("status").assert().success().stdout(
+        predicate::str::contains(format!("loop:    running, pid {}", first.id()))
+            .and(predicate::str::contains("iteration 1/50")),
+    );
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(first.id() as i32),
         nix::sys::signal::Signal::SIGTERM,

@@ -135,7 +135,10 @@ pub fn br_bin() -> PathBuf {
             let cargo = std::env::var_os("CARGO").map_or_else(|| PathBuf::from("cargo"), PathBuf::from);
             eprintln!("building beads_rust {BR_VERSION} into {} (once per machine, 15-25 min)", root.display());
             let t0 = Instant::now();
-            let out = Command::new(cargo)
+            // Niced: other tests may be running beside the build.
+            let out = Command::new("nice")
+                .args(["-n", "10"])
+                .arg(cargo)
                 .args(["install", "beads_rust", "--version", BR_VERSION, "--no-default-features", "--locked", "--ignore-rust-version", "--root"])
                 .arg(&root)
                 .env("RUSTC_BOOTSTRAP", "1")
@@ -186,6 +189,10 @@ impl Default for TestEnv {
 
 impl TestEnv {
     pub fn new() -> Self {
+        // Provision both real tools before any test starts a session: a
+        // first-time build of br must not run beside timed sessions.
+        claude_bin();
+        br_bin();
         let tmp = tempfile::Builder::new()
             .prefix("ralph-it-")
             .tempdir()
