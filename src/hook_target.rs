@@ -63,6 +63,37 @@ pub fn user_settings_path() -> Result<PathBuf> {
     Ok(home.home_dir().join(".claude").join("settings.json"))
 }
 
+/// The settings files Claude Code reads for a project, with their role.
+pub fn settings_files(project_root: &Path) -> Vec<(&'static str, PathBuf)> {
+    let mut v = Vec::new();
+    if let Ok(p) = user_settings_path() {
+        v.push(("user", p));
+    }
+    v.push(("project", project_root.join(".claude/settings.json")));
+    v.push(("local", project_root.join(".claude/settings.local.json")));
+    v
+}
+
+/// ralph's Stop handlers in those files (role, file, command), and whether
+/// the ralph plugin (which brings its own) is enabled in any of them.
+pub fn installed_hooks(project_root: &Path) -> (Vec<(&'static str, PathBuf, String)>, bool) {
+    let mut hooks = Vec::new();
+    let mut via_plugin = false;
+    for (role, path) in settings_files(project_root) {
+        let Ok(Some(text)) = fsutil::read_optional(&path) else {
+            continue;
+        };
+        via_plugin |= serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .and_then(|v| v.get("enabledPlugins").and_then(|p| p.as_object().cloned()))
+            .is_some_and(|m| m.iter().any(|(k, v)| k.starts_with("ralph@") && v == true));
+        if let Ok(cmds) = crate::settings::ralph_handlers(&text) {
+            hooks.extend(cmds.into_iter().map(|c| (role, path.clone(), c)));
+        }
+    }
+    (hooks, via_plugin)
+}
+
 fn absolute(p: &Path) -> Result<PathBuf> {
     std::path::absolute(p).with_context(|| format!("cannot make {} absolute", p.display()))
 }

@@ -95,9 +95,11 @@ fn tree_fingerprint(root: &Path, status: &str) -> String {
 }
 
 /// Commits between two HEADs (for the summary).
-pub fn commits_between(root: &Path, from: &str, to: &str) -> Option<u64> {
+pub fn commits_between(root: &Path, from: Option<&str>, to: &str) -> Option<u64> {
+    // No HEAD at the start: every commit since is new.
+    let range = from.map_or_else(|| to.to_string(), |f| format!("{f}..{to}"));
     let out = Command::new("git")
-        .args(["rev-list", "--count", &format!("{from}..{to}")])
+        .args(["rev-list", "--count", &range])
         .current_dir(root)
         .output()
         .ok()?;

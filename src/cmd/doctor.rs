@@ -1,4 +1,4 @@
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::Run;
 use crate::budget::{self, BUDGETS, TOTAL_BUDGET};
 use crate::exit::Exit;
-use crate::hook_target::user_settings_path;
+use crate::hook_target::{self, user_settings_path};
 use crate::project::Project;
 use crate::{fsutil, settings, spec};
 
@@ -66,25 +66,6 @@ fn claude_version(bin: &Path) -> Option<String> {
     None
 }
 
-/// The settings files Claude Code reads for this project, with their role.
-fn settings_files(project: &Project) -> Vec<(&'static str, PathBuf)> {
-    let mut v = Vec::new();
-    if let Ok(p) = user_settings_path() {
-        v.push(("user", p));
-    }
-    v.push(("project", project.root.join(".claude/settings.json")));
-    v.push(("local", project.root.join(".claude/settings.local.json")));
-    v
-}
-
-fn plugin_enabled(text: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(text)
-        .ok()
-        .and_then(|v| v.get("enabledPlugins").cloned())
-        .and_then(|p| p.as_object().cloned())
-        .is_some_and(|m| m.iter().any(|(k, v)| k.starts_with("ralph@") && v == true))
-}
-
 impl Run for Doctor {
     fn run(&self) -> Result<()> {
         let project = Project::find()?;
@@ -108,17 +89,7 @@ impl Run for Doctor {
             ),
         });
 
-        let mut hooks = Vec::new();
-        let mut via_plugin = false;
-        for (role, path) in settings_files(&project) {
-            let Ok(Some(text)) = fsutil::read_optional(&path) else {
-                continue;
-            };
-            via_plugin |= plugin_enabled(&text);
-            if let Ok(cmds) = settings::ralph_handlers(&text) {
-                hooks.extend(cmds.into_iter().map(|c| (role, path.clone(), c)));
-            }
-        }
+        let (hooks, via_plugin) = hook_target::installed_hooks(&project.root);
         let hook_check = match hooks.first() {
             Some((role, path, cmd)) => {
                 let bin = settings::shell_words(cmd)

@@ -159,6 +159,14 @@ impl Loop {
         if max_cost.is_some_and(|c| c.is_nan() || c <= 0.0) {
             return Err(usage("--max-cost must be a positive amount of USD"));
         }
+        let interactive = self.interactive || cfg.interactive.unwrap_or(false);
+        // Without the hook an interactive session never ends by itself.
+        let (hooks, via_plugin) = crate::hook_target::installed_hooks(&project.root);
+        if interactive && hooks.is_empty() && !via_plugin {
+            return Err(usage(
+                "--interactive needs ralph's Stop hook to end each session, and it is not installed: run `ralph install-hook`",
+            ));
+        }
         let max_iterations = self.max_iterations.or(cfg.max_iterations).unwrap_or(50);
         if max_iterations == 0 {
             return Err(usage("--max-iterations must be at least 1"));
@@ -174,7 +182,7 @@ impl Loop {
                 .unwrap_or(3)
                 .max(1),
             max_failures: self.max_failures.or(cfg.max_failures).unwrap_or(3).max(1),
-            interactive: self.interactive || cfg.interactive.unwrap_or(false),
+            interactive,
             claude,
             model: self.model.clone().or(cfg.model.clone()),
             permission_mode: self
@@ -701,8 +709,8 @@ fn run_loop(
 
     let last = progress::take(&project.root, &project.spec());
     let commits = match (&first.head, &last.head) {
-        (Some(a), Some(b)) => progress::commits_between(&project.root, a, b),
-        (None, Some(b)) => progress::commits_between(&project.root, "", b).or(Some(0)),
+        (Some(a), Some(b)) => progress::commits_between(&project.root, Some(a.as_str()), b),
+        (None, Some(b)) => progress::commits_between(&project.root, None, b),
         _ => Some(0),
     };
     let summary = Summary {
