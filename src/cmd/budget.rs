@@ -7,10 +7,10 @@ use crate::exit::Exit;
 use crate::fsutil;
 use crate::project::Project;
 
-/// Check the token budget of what every session reads: .ralph/prompt.md
-/// (450), .ralph/readme.md (550) and .ralph/spec.md (4,000); 5,000 together.
+/// Check the token budget of what every session reads.
 ///
-/// A small core context leaves the context window for the work. Exits 1 when
+/// .ralph/prompt.md (450), .ralph/readme.md (550) and .ralph/spec.md (4,000);
+/// 5,000 together. A small core context leaves the context window for the work. Exits 1 when
 /// a file or the total is over budget.
 #[derive(Debug, Args)]
 pub struct Budget {

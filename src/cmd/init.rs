@@ -10,9 +10,10 @@ const TEMPLATES: [(&str, &str); 3] = [
     ("prompt.md", include_str!("../templates/prompt.md")),
 ];
 
-/// Write the project's ralph files from built-in templates: .ralph/spec.md,
-/// .ralph/readme.md, .ralph/prompt.md and .ralph/.gitignore.
+/// Write the project's ralph files from built-in templates.
 ///
+/// Writes .ralph/spec.md, .ralph/readme.md, .ralph/prompt.md and
+/// .ralph/.gitignore.
 /// The non-interactive way to what /ralph-setup writes. Existing files are
 /// kept unless --force is given; then edit the spec's steps.
 #[derive(Debug, Args)]

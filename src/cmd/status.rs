@@ -7,9 +7,11 @@ use crate::fsutil;
 use crate::project::Project;
 use crate::{runlock, sentinel, spec};
 
-/// Show where the work stands: spec progress and the next open step, the
-/// sentinels (COMPLETE, WAITING) with their reason and time, whether a loop is
-/// running, and the last run's summary.
+/// Show where the work stands.
+///
+/// Spec progress and the next open step, the sentinels (COMPLETE, WAITING)
+/// with their reason and time, whether a loop is running, and the last run's
+/// summary.
 #[derive(Debug, Args)]
 pub struct Status {
     /// Print the status as JSON.
