@@ -38,11 +38,26 @@ impl ProcReader {
 
     /// Read one process, with its executable and command line.
     pub fn get(&mut self, pid: u32) -> Option<ProcInfo> {
+        self.read(pid, true)
+    }
+
+    /// Read one process without its executable and command line (pid,
+    /// parent, start time and name only): cheaper, for processes whose
+    /// identity is settled otherwise.
+    pub fn get_basic(&mut self, pid: u32) -> Option<ProcInfo> {
+        self.read(pid, false)
+    }
+
+    fn read(&mut self, pid: u32, identity: bool) -> Option<ProcInfo> {
         let sys = self.sys.as_mut()?;
         let spid = Pid::from_u32(pid);
-        let kind = ProcessRefreshKind::nothing()
-            .with_exe(UpdateKind::Always)
-            .with_cmd(UpdateKind::Always);
+        let kind = if identity {
+            ProcessRefreshKind::nothing()
+                .with_exe(UpdateKind::Always)
+                .with_cmd(UpdateKind::Always)
+        } else {
+            ProcessRefreshKind::nothing()
+        };
         sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[spid]), true, kind);
         let p = sys.process(spid)?;
         Some(ProcInfo {
@@ -102,6 +117,14 @@ impl ProcReader {
         }
         chain
     }
+}
+
+/// A shell is never Claude Code: no need to read its executable and argv.
+pub fn is_shell(name: &str) -> bool {
+    matches!(
+        name,
+        "sh" | "bash" | "dash" | "zsh" | "fish" | "ksh" | "mksh"
+    )
 }
 
 /// Does this process look like Claude Code? Looks at the executable path and

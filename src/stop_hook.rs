@@ -214,7 +214,8 @@ fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), Str
 
 /// Read ancestors one at a time, only as far as needed: up to the session,
 /// never to the top. A candidate's parent is read only when telling whether
-/// it is the loop's child needs it.
+/// it is the loop's child needs it, and its executable and argv only when
+/// neither CLAUDE_PID nor its name (a shell) settles what it is.
 fn walk_to_session(
     procs: &mut ProcReader,
     from: u32,
@@ -223,7 +224,16 @@ fn walk_to_session(
     let mut chain: Vec<ProcInfo> = Vec::new();
     let mut next = Some(from);
     while let Some(pid) = next.filter(|&p| p > 1 && chain.len() < MAX_DEPTH) {
-        let Some(p) = procs.get(pid) else { break };
+        let settled = env.claude_pid == Some(pid);
+        let Some(mut p) = procs.get_basic(pid) else {
+            break;
+        };
+        if !settled && !crate::proc_tree::is_shell(&p.name) {
+            match procs.get(pid) {
+                Some(full) => p = full,
+                None => break,
+            }
+        }
         next = p.parent;
         chain.push(p);
         if let Some(found) = find_session(&chain, env) {
