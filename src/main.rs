@@ -9,8 +9,8 @@ use ralph::exit::Exit;
 
 fn main() -> ExitCode {
     // The Stop hook runs after every turn of every session on the machine:
-    // outside a loop it returns before any parsing at all.
-    if ralph::stop_hook::is_idle_invocation() {
+    // it skips the argument parser entirely.
+    if ralph::stop_hook::run_if_invoked() {
         return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();

@@ -135,11 +135,16 @@ pub fn authorised(
     }
 }
 
-/// `ralph hook stop` with no loop asked for: nothing to do.
-pub fn is_idle_invocation() -> bool {
+/// `ralph hook stop` exactly as Claude Code runs it: handled before any
+/// argument parsing (which would cost more than the whole idle path). Returns
+/// false for anything else, which then goes through the normal parser.
+pub fn run_if_invoked() -> bool {
     let mut args = std::env::args_os().skip(1);
-    matches!((args.next(), args.next(), args.next()), (Some(a), Some(b), None) if a == "hook" && b == "stop")
-        && std::env::var_os(env::LOOP).is_none_or(|v| v != "1")
+    let invoked = matches!((args.next(), args.next(), args.next()), (Some(a), Some(b), None) if a == "hook" && b == "stop");
+    if invoked {
+        run();
+    }
+    invoked
 }
 
 pub fn run() {

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Whole-process timing of `ralph hook stop`, /bin/true and the reference
+bash hook, *interleaved*: one run of each in turn, many times over, so that
+the machine's drifting speed (large on small VMs) hits every command alike.
+hyperfine (benches/hook.sh) times each command in its own block instead.
+
+The active path runs under a stand-in session, a copy of bash named
+`claude` started with RALPH_LOOP=1 that ignores SIGINT, with this script as
+its child: nothing outside is ever signalled.
+
+Usage: benches/hook_interleaved.py [RUNS]   (run from anywhere; builds ralph)
+"""
+import os, shutil, statistics, subprocess, sys, tempfile, time
+
+RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ref = os.environ.get("REF", os.path.join(root, "..", "shared", "reference", "ref-stop-hook.sh"))
+
+
+def timed(argv, env):
+    t0 = time.perf_counter_ns()
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)])
+    os.waitpid(pid, 0)
+    return (time.perf_counter_ns() - t0) / 1e6
+
+
+def measure(commands, env, runs):
+    times = {name: [] for name, _ in commands}
+    for _ in range(20):
+        for _, argv in commands:
+            timed(argv, env)
+    for _ in range(runs):
+        for name, argv in commands:
+            times[name].append(timed(argv, env))
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+def main():
+    if os.environ.get("BENCH_INNER") == "active":
+        env = dict(os.environ, RALPH_LOOP="1", CLAUDE_CODE_ENTRYPOINT="cli", CLAUDE_PID=str(os.getppid()))
+        m = measure([("ralph", [os.environ["RALPH"], "hook", "stop"]), ("reference", ["/bin/bash", os.environ["REFCOPY"]])], env, RUNS // 4)
+        print(f"{m['ralph']} {m['reference']}")
+        return
+    subprocess.run(["cargo", "build", "--release", "--locked", "-q"], cwd=root, check=True)
+    subprocess.run(["sync"], check=True)
+    ralph = os.path.join(root, "target", "release", "ralph")
+    work = tempfile.mkdtemp()
+    try:
+        shutil.copy(ref, os.path.join(work, "ref.sh"))
+        shutil.copy("/bin/bash", os.path.join(work, "claude"))
+        env = {k: v for k, v in os.environ.items() if k != "RALPH_LOOP"}
+        noop = measure([("true", ["/bin/true"]), ("ralph", [ralph, "hook", "stop"]), ("reference", ["/bin/bash", os.path.join(work, "ref.sh")])], env, RUNS)
+        inner = dict(env, BENCH_INNER="active", RALPH=ralph, REFCOPY=os.path.join(work, "ref.sh"))
+        # The stand-in session: bash named claude, ignoring SIGINT, runs this script.
+        script = 'trap "" INT; "$0" "$1" "$2"; true'
+        out = subprocess.run([os.path.join(work, "claude"), "-c", script, sys.executable, os.path.abspath(__file__), str(RUNS)],
+                             env=dict(inner, RALPH_LOOP="1"), capture_output=True, text=True, check=True).stdout
+        a_ralph, a_ref = map(float, out.split())
+        print(f"median ms ({RUNS} interleaved runs; active {RUNS // 4}): /bin/true {noop['true']:.3f} | "
+              f"no-op ralph {noop['ralph']:.3f} ref {noop['reference']:.3f} | active ralph {a_ralph:.3f} ref {a_ref:.3f}")
+        print(f"no-op: ralph / /bin/true   {noop['ralph'] / noop['true']:.3f}  (target <= 1.30)")
+        print(f"no-op: ralph / reference   {noop['ralph'] / noop['reference']:.3f}  (target <= 0.35)")
+        print(f"active: ralph / reference  {a_ralph / a_ref:.3f}  (target <= 0.05)")
+    finally:
+        shutil.rmtree(work)
+
+
+main()
