@@ -119,12 +119,13 @@ impl Run for Status {
                     .unwrap_or_else(|| "?".into())
             };
             println!(
-                "last run: {} — {}, {} iteration(s), {}, ${}",
+                "last run: {} — {} ({}), {} iteration(s), {}, ${:.2}",
                 get("run_id"),
                 get("outcome"),
+                get("reason"),
                 get("iterations"),
                 get("duration"),
-                get("cost_usd")
+                r["cost_usd"].as_f64().unwrap_or(0.0)
             );
         }
         Ok(())

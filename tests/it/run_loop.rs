@@ -149,6 +149,14 @@ fn three_sessions_complete_the_spec() {
             .unwrap()
             .contains("all three steps")
     );
+    env.ralph().arg("status").assert().success().stdout(
+        predicate::str::contains("spec:    3/3 steps done")
+            .and(predicate::str::contains("COMPLETE since 20"))
+            .and(predicate::str::contains("loop:    not running"))
+            .and(predicate::str::contains(
+                "— complete (all 3 steps done), 3 iteration(s)",
+            )),
+    );
     assert!(
         !env.project.join(".ralph/loop.lock").exists()
             || fs::read_to_string(env.project.join(".ralph/loop.lock"))
