@@ -228,6 +228,9 @@ impl Tree {
     fn stderr(&self) -> String {
         fs::read_to_string(&self.stderr).unwrap_or_default()
     }
+    fn stdout(&self) -> String {
+        fs::read_to_string(format!("{}.stdout", self.stderr.display())).unwrap_or_default()
+    }
 }
 
 impl Drop for Tree {
@@ -246,6 +249,30 @@ fn session(
     hook_prefix: &str,
     env: &[(&str, &str)],
 ) -> Tree {
+    session_fed(
+        dir,
+        program,
+        extra_args,
+        hook_prefix,
+        env,
+        r#"{"hook_event_name":"Stop","session_id":"s1"}"#,
+    )
+}
+
+/// As `session`, with `input` as the hook's stdin; its stdout is kept too.
+fn session_fed(
+    dir: &Path,
+    program: &Path,
+    extra_args: &[&str],
+    hook_prefix: &str,
+    env: &[(&str, &str)],
+    input: &str,
+) -> Tree {
+    let input_file = dir.join(format!(
+        "input-{}",
+        program.file_name().unwrap().to_string_lossy()
+    ));
+    fs::write(&input_file, input).unwrap();
     let signals = dir.join(format!(
         "signals-{}",
         program.file_name().unwrap().to_string_lossy()
@@ -256,10 +283,11 @@ fn session(
     ));
     let script = format!(
         "trap 'echo INT >> {sig}; exit 0' INT; trap 'echo TERM >> {sig}; exit 0' TERM; \
-         echo '{{\"hook_event_name\":\"Stop\",\"session_id\":\"s1\"}}' | /bin/sh -c '{hook_prefix} {ralph} hook stop' 2> {err}; \
+         /bin/sh -c '{hook_prefix} {ralph} hook stop' < {input} > {err}.stdout 2> {err}; \
          for i in $(seq 300); do sleep 0.1; done",
         sig = signals.display(),
         err = stderr.display(),
+        input = input_file.display(),
         ralph = ralph_bin().display(),
     );
     let mut c = Command::new(program);
@@ -329,6 +357,36 @@ fn constructed_trees_signal_exactly_the_claude_process() {
         "{}",
         other.stderr()
     );
+}
+
+#[test]
+fn garbage_or_empty_input_is_tolerated_and_stdout_stays_empty() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let loop_env = [("RALPH_LOOP", "1")];
+    for (i, input) in [
+        "",
+        "not json at all \u{0}\u{1}",
+        r#"{"hook_event_name":"Stop","future_field":{"x":[1,2]}}"#,
+    ]
+    .iter()
+    .enumerate()
+    {
+        let tree = session_fed(
+            d,
+            &fake_binary(d, &format!("s{i}/claude")),
+            &[],
+            "",
+            &loop_env,
+            input,
+        );
+        assert!(
+            tree.interrupted(Duration::from_secs(10)),
+            "input {input:?}: {}",
+            tree.stderr()
+        );
+        assert_eq!(tree.stdout(), "", "input {input:?}");
+    }
 }
 
 #[test]
