@@ -320,9 +320,17 @@ impl TestEnv {
     pub fn ralph_as_nobody(&self) -> Ralph {
         let setpriv = which::which("setpriv")
             .expect("setpriv (util-linux) is needed to run as nobody: apt-get install util-linux");
+        // A copy nobody can reach, wherever the clone (and target/) lives.
+        let dir = self.tmp.path().join("bin-for-nobody");
+        fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("ralph");
+        fs::copy(ralph_bin(), &bin).unwrap();
+        for p in [self.tmp.path(), dir.as_path(), bin.as_path()] {
+            fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        }
         let mut cmd = self.command(setpriv);
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(ralph_bin());
+            .arg(&bin);
         Ralph { cmd, stdin: None }
     }
 
