@@ -21,7 +21,8 @@ say() { printf 'install.sh: %s\n' "$*"; }
 die() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
 
 usage() {
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  # The comment block at the top of this file.
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "${BASH_SOURCE[0]}"
 }
 
 # Where each installed shell looks for user completions.
@@ -141,5 +142,5 @@ case "${1:-}" in
   "") install ;;
   --uninstall) uninstall ;;
   -h | --help) usage ;;
-  *) usage >&2; exit 2 ;;
+  *) printf 'install.sh: unknown option %s\n\n' "$1" >&2; usage >&2; exit 2 ;;
 esac
