@@ -21,6 +21,9 @@ pub struct ProcInfo {
 
 pub struct ProcReader {
     sys: Option<System>,
+    /// An environment read together with a process, for `environ` to hand
+    /// out without reading the process again.
+    prefetched: Option<(u32, u64, Vec<OsString>)>,
 }
 
 impl Default for ProcReader {
@@ -33,12 +36,33 @@ impl ProcReader {
     pub fn new() -> Self {
         ProcReader {
             sys: System::new().ok(),
+            prefetched: None,
         }
     }
 
     /// Read one process, with its executable and command line.
     pub fn get(&mut self, pid: u32) -> Option<ProcInfo> {
         self.read(pid, true)
+    }
+
+    /// `get_basic`, reading the start environment in the same pass (for the
+    /// process that will be asked for it next).
+    pub fn get_basic_with_environ(&mut self, pid: u32) -> Option<ProcInfo> {
+        let sys = self.sys.as_mut()?;
+        let spid = Pid::from_u32(pid);
+        let kind = ProcessRefreshKind::nothing().with_environ(UpdateKind::Always);
+        sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[spid]), true, kind);
+        let p = sys.process(spid)?;
+        let info = ProcInfo {
+            pid,
+            parent: p.parent().map(|p| p.as_u32()),
+            start_time: p.start_time(),
+            name: p.name().to_string_lossy().into_owned(),
+            exe: None,
+            cmd: Vec::new(),
+        };
+        self.prefetched = Some((pid, info.start_time, p.environ().to_vec()));
+        Some(info)
     }
 
     /// Read one process without its executable and command line (pid,
@@ -78,6 +102,11 @@ impl ProcReader {
     /// with its start time, read together so the caller can check it is
     /// still the process it meant.
     pub fn environ(&mut self, pid: u32) -> Option<(u64, Vec<OsString>)> {
+        if let Some((p, start, env)) = self.prefetched.take()
+            && p == pid
+        {
+            return Some((start, env));
+        }
         let sys = self.sys.as_mut()?;
         let spid = Pid::from_u32(pid);
         let kind = ProcessRefreshKind::nothing().with_environ(UpdateKind::Always);

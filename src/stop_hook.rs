@@ -230,7 +230,14 @@ fn walk_to_session(
     let mut next = Some(from);
     while let Some(pid) = next.filter(|&p| p > 1 && chain.len() < MAX_DEPTH) {
         let settled = env.claude_pid == Some(pid);
-        let Some(mut p) = procs.get_basic(pid) else {
+        // The session named by CLAUDE_PID will be asked for its start
+        // environment next: read it in the same pass.
+        let read = if settled {
+            procs.get_basic_with_environ(pid)
+        } else {
+            procs.get_basic(pid)
+        };
+        let Some(mut p) = read else {
             break;
         };
         if !settled && !crate::proc_tree::is_shell(&p.name) {
