@@ -40,51 +40,17 @@ impl ProcReader {
         }
     }
 
-    /// Read one process, with its executable and command line.
-    pub fn get(&mut self, pid: u32) -> Option<ProcInfo> {
-        self.read(pid, true)
-    }
-
-    /// `get_basic`, reading the start environment in the same pass (for the
-    /// process that will be asked for it next).
-    pub fn get_basic_with_environ(&mut self, pid: u32) -> Option<ProcInfo> {
+    /// Refresh one process with `kind` (sysinfo always reads pid, parent,
+    /// start time, name and status) and look it up.
+    fn refresh(&mut self, pid: u32, kind: ProcessRefreshKind) -> Option<&sysinfo::Process> {
         let sys = self.sys.as_mut()?;
         let spid = Pid::from_u32(pid);
-        let kind = ProcessRefreshKind::nothing().with_environ(UpdateKind::Always);
         sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[spid]), true, kind);
-        let p = sys.process(spid)?;
-        let info = ProcInfo {
-            pid,
-            parent: p.parent().map(|p| p.as_u32()),
-            start_time: p.start_time(),
-            name: p.name().to_string_lossy().into_owned(),
-            exe: None,
-            cmd: Vec::new(),
-        };
-        self.prefetched = Some((pid, info.start_time, p.environ().to_vec()));
-        Some(info)
+        sys.process(spid)
     }
 
-    /// Read one process without its executable and command line (pid,
-    /// parent, start time and name only): cheaper, for processes whose
-    /// identity is settled otherwise.
-    pub fn get_basic(&mut self, pid: u32) -> Option<ProcInfo> {
-        self.read(pid, false)
-    }
-
-    fn read(&mut self, pid: u32, identity: bool) -> Option<ProcInfo> {
-        let sys = self.sys.as_mut()?;
-        let spid = Pid::from_u32(pid);
-        let kind = if identity {
-            ProcessRefreshKind::nothing()
-                .with_exe(UpdateKind::Always)
-                .with_cmd(UpdateKind::Always)
-        } else {
-            ProcessRefreshKind::nothing()
-        };
-        sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[spid]), true, kind);
-        let p = sys.process(spid)?;
-        Some(ProcInfo {
+    fn info(pid: u32, p: &sysinfo::Process) -> ProcInfo {
+        ProcInfo {
             pid,
             parent: p.parent().map(|p| p.as_u32()),
             start_time: p.start_time(),
@@ -95,7 +61,34 @@ impl ProcReader {
                 .iter()
                 .map(|a| a.to_string_lossy().into_owned())
                 .collect(),
-        })
+        }
+    }
+
+    /// Read one process, with its executable and command line.
+    pub fn get(&mut self, pid: u32) -> Option<ProcInfo> {
+        let kind = ProcessRefreshKind::nothing()
+            .with_exe(UpdateKind::Always)
+            .with_cmd(UpdateKind::Always);
+        self.refresh(pid, kind).map(|p| Self::info(pid, p))
+    }
+
+    /// Read one process without its executable and command line (pid,
+    /// parent, start time and name only): cheaper, for processes whose
+    /// identity is settled otherwise.
+    pub fn get_basic(&mut self, pid: u32) -> Option<ProcInfo> {
+        self.refresh(pid, ProcessRefreshKind::nothing())
+            .map(|p| Self::info(pid, p))
+    }
+
+    /// `get_basic`, reading the start environment in the same pass (for the
+    /// process that will be asked for it next).
+    pub fn get_basic_with_environ(&mut self, pid: u32) -> Option<ProcInfo> {
+        let kind = ProcessRefreshKind::nothing().with_environ(UpdateKind::Always);
+        let (info, env) = self
+            .refresh(pid, kind)
+            .map(|p| (Self::info(pid, p), p.environ().to_vec()))?;
+        self.prefetched = Some((pid, info.start_time, env));
+        Some(info)
     }
 
     /// The environment a process was started with (not what it set later),
@@ -107,28 +100,22 @@ impl ProcReader {
         {
             return Some((start, env));
         }
-        let sys = self.sys.as_mut()?;
-        let spid = Pid::from_u32(pid);
         let kind = ProcessRefreshKind::nothing().with_environ(UpdateKind::Always);
-        sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[spid]), true, kind);
-        sys.process(spid)
+        self.refresh(pid, kind)
             .map(|p| (p.start_time(), p.environ().to_vec()))
     }
 
     /// Is this exact process (pid and start time) still running? A zombie
     /// (exited, not yet reaped by its parent) is not.
     pub fn is_alive(&mut self, pid: u32, start_time: u64) -> bool {
-        self.get(pid).is_some_and(|p| p.start_time == start_time)
-            && self
-                .sys
-                .as_ref()
-                .and_then(|s| s.process(Pid::from_u32(pid)))
-                .is_some_and(|p| {
-                    !matches!(
+        self.refresh(pid, ProcessRefreshKind::nothing())
+            .is_some_and(|p| {
+                p.start_time() == start_time
+                    && !matches!(
                         p.status(),
                         sysinfo::ProcessStatus::Zombie | sysinfo::ProcessStatus::Dead
                     )
-                })
+            })
     }
 
     /// The chain of ancestors starting at `pid`, nearest first, up to (not

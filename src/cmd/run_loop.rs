@@ -504,7 +504,14 @@ fn run_loop(
         );
 
         let start = timefmt::now();
-        let ended = session::run(session_spec(project, s, run, iteration, ui)?)?;
+        let ended = session::run(session_spec(
+            project,
+            s,
+            run,
+            iteration,
+            ui,
+            lock.info.start_time,
+        )?)?;
         let after = progress::take(&project.root, &project.spec());
         let exit_ok = ended.status.is_some_and(|st| st.success());
         let st = &ended.stream;
@@ -770,11 +777,9 @@ fn session_spec(
     run: &RunDir,
     iteration: u32,
     ui: &Ui,
+    // The loop's own start time, as the lock records it: the hook checks it.
+    loop_start: u64,
 ) -> Result<session::Spec> {
-    let loop_start = crate::proc_tree::ProcReader::new()
-        .get(std::process::id())
-        .map(|p| p.start_time)
-        .unwrap_or(0);
     let env = vec![
         (stop_hook::env::LOOP.to_string(), "1".to_string()),
         (
