@@ -93,7 +93,11 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
                 message: format!("line {line}: epic {epic} is not known to the tracker"),
             });
         }
-        for child in snap.epic_children.iter().flatten() {
+        // In the tracker's id order (`e.2` before `e.10`), not in whatever
+        // order it listed them, so that reports are stable.
+        let mut children: Vec<&String> = snap.epic_children.iter().flatten().collect();
+        children.sort_by(|a, b| natural_id_order(a, b));
+        for child in children {
             if !first_use.contains_key(&child.to_ascii_lowercase()) {
                 let title = by_id
                     .get(&child.to_ascii_lowercase())
@@ -113,11 +117,31 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
     out
 }
 
+/// Ids compared segment by segment around the dots, numbers as numbers.
+fn natural_id_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let key = |s: &str| -> Vec<(u64, String)> {
+        s.split('.')
+            .map(|p| match p.parse::<u64>() {
+                Ok(n) => (n, String::new()),
+                Err(_) => (u64::MAX, p.to_ascii_lowercase()),
+            })
+            .collect()
+    };
+    key(a).cmp(&key(b))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::spec::parse;
     use crate::tracker::Issue;
+
+    #[test]
+    fn ids_sort_with_numbers_as_numbers() {
+        let mut ids = vec!["e-1.10", "e-1.2", "E-1.1", "e-1.2.1", "d-9"];
+        ids.sort_by(|a, b| natural_id_order(a, b));
+        assert_eq!(ids, vec!["d-9", "E-1.1", "e-1.2", "e-1.2.1", "e-1.10"]);
+    }
 
     fn issue(id: &str, status: &str) -> Issue {
         Issue {

@@ -228,8 +228,22 @@ impl Tracker for Beads {
     }
 
     fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
-        let args = ["list", "--all", "--json", "--limit", "0"];
-        let issues = finish(self.name(), &args, spawn(&self.bin, &self.project, &args)?)?;
+        // br builds and prints every field of every issue unless told which:
+        // asking for the three we read makes the call about a fifth cheaper
+        // on 2,000 issues. bd has no such option.
+        let args: &[&str] = match self.kind {
+            Kind::Br => &[
+                "list",
+                "--all",
+                "--json",
+                "--limit",
+                "0",
+                "--fields",
+                "id,status,title",
+            ],
+            Kind::Bd => &["list", "--all", "--json", "--limit", "0"],
+        };
+        let issues = finish(self.name(), args, spawn(&self.bin, &self.project, args)?)?;
         let epic_children = epic.map(|e| match self.kind {
             Kind::Br => dotted_children(&issues, e),
             // bd's list items carry their parent.

@@ -122,6 +122,16 @@ fn verify_sync_against_real_br() {
     );
     assert_eq!(v["in_sync"], false);
     assert_eq!(v["tracker"], "br");
+    // The tasks no step names are shown with their titles, read from br.
+    assert_eq!(
+        v["findings"][2]["message"],
+        format!(
+            "task {} (Task 2) of epic {epic} is not referenced by any step",
+            t[1]
+        ),
+        "{v}"
+    );
+    assert_eq!(v["findings"][3]["task"], t[2].as_str(), "{v}");
 
     // Ids are compared case-insensitively, as br itself does.
     write_spec(
