@@ -19,11 +19,11 @@ cd "$(dirname "$0")/.."
 command -v hyperfine >/dev/null || { echo "hyperfine not found: apt-get install hyperfine" >&2; exit 2; }
 REF=${REF:-../shared/reference/ref-stop-hook.sh}
 [ -f "$REF" ] || { echo "reference hook not found at $REF (set REF=...)" >&2; exit 2; }
-cargo build --release --locked -q
+# The binary exactly as install.sh builds it (static where it can be).
+RALPH=$(./install.sh --build-only)
 # A just-linked binary still has dirty pages in writeback, which slows its
 # first thousands of starts: flush them before measuring.
 sync
-RALPH=$PWD/target/release/ralph
 RUNS=${RUNS:-300}
 work=$(mktemp -d)
 sleepers=()

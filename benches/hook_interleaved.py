@@ -4,22 +4,33 @@ bash hook, *interleaved*: one run of each in turn, many times over, so that
 the machine's drifting speed (large on small VMs) hits every command alike.
 hyperfine (benches/hook.sh) times each command in its own block instead.
 
-The active path runs under a stand-in session, a copy of bash named
+Every command gets the Stop JSON Claude Code sends on stdin. The active path
+runs under a stand-in session, a copy of bash named
 `claude` started with RALPH_LOOP=1 that ignores SIGINT, with this script as
 its child: nothing outside is ever signalled.
 
 Usage: benches/hook_interleaved.py [RUNS]   (run from anywhere; builds ralph)
 """
-import os, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, shutil, statistics, subprocess, sys, tempfile, time
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ref = os.environ.get("REF", os.path.join(root, "..", "shared", "reference", "ref-stop-hook.sh"))
 
 
+# What Claude Code 2.1.330 gives a Stop hook on stdin (fields from the facts file).
+STOP = json.dumps({"session_id": "6f0c0b5e-3d1a-4a57-9a53-0f2b1c9d8e7a",
+                   "transcript_path": "/home/u/.claude/projects/-home-u-app/6f0c0b5e.jsonl",
+                   "cwd": "/home/u/app", "prompt_id": "p-1", "permission_mode": "bypassPermissions",
+                   "hook_event_name": "Stop", "stop_hook_active": False,
+                   "last_assistant_message": "Step 1.2 is done and committed; tests pass.",
+                   "background_tasks": [], "session_crons": []})
+STOP_FILE = os.path.join(tempfile.gettempdir(), f"ralph-bench-stop-{os.getuid()}.json")
+
+
 def timed(argv, env):
     t0 = time.perf_counter_ns()
-    pid = os.posix_spawn(argv[0], argv, env, file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0)])
+    pid = os.posix_spawn(argv[0], argv, env, file_actions=[(os.POSIX_SPAWN_OPEN, 0, STOP_FILE, os.O_RDONLY, 0)])
     os.waitpid(pid, 0)
     return (time.perf_counter_ns() - t0) / 1e6
 
@@ -41,9 +52,12 @@ def main():
         m = measure([("ralph", [os.environ["RALPH"], "hook", "stop"]), ("reference", ["/bin/bash", os.environ["REFCOPY"]])], env, RUNS // 4)
         print(f"{m['ralph']} {m['reference']}")
         return
-    subprocess.run(["cargo", "build", "--release", "--locked", "-q"], cwd=root, check=True)
+    # The binary exactly as install.sh builds it (static where it can be).
+    ralph = subprocess.run([os.path.join(root, "install.sh"), "--build-only"], check=True,
+                           capture_output=True, text=True).stdout.strip()
     subprocess.run(["sync"], check=True)
-    ralph = os.path.join(root, "target", "release", "ralph")
+    with open(STOP_FILE, "w") as f:
+        f.write(STOP)
     work = tempfile.mkdtemp()
     try:
         shutil.copy(ref, os.path.join(work, "ref.sh"))

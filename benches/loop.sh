@@ -10,11 +10,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v hyperfine >/dev/null || { echo "hyperfine not found: apt-get install hyperfine" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "GNU time not found: apt-get install time" >&2; exit 2; }
-cargo build --release --locked -q
+# The binary exactly as install.sh builds it (static where it can be).
+RALPH=$(./install.sh --build-only)
 # A just-linked binary still has dirty pages in writeback, which slows its
 # first thousands of starts: flush them before measuring.
 sync
-RALPH=$PWD/target/release/ralph
 N=${N:-50}
 work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT

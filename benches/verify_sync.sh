@@ -12,11 +12,11 @@ command -v hyperfine >/dev/null || { echo "hyperfine not found: apt-get install 
 BR=${BR:-$(command -v br || echo "$HOME/.cache/ralph-test/br-0.7.6/bin/br")}
 [ -x "$BR" ] || { echo "br not found (set BR=...)" >&2; exit 2; }
 N=${N:-2000}
-cargo build --release --locked -q
+# The binary exactly as install.sh builds it (static where it can be).
+RALPH=$(./install.sh --build-only)
 # A just-linked binary still has dirty pages in writeback, which slows its
 # first thousands of starts: flush them before measuring.
 sync
-RALPH=$PWD/target/release/ralph
 work=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
 mkdir -p "$work/bench"

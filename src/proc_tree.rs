@@ -45,7 +45,13 @@ impl ProcReader {
     fn refresh(&mut self, pid: u32, kind: ProcessRefreshKind) -> Option<&sysinfo::Process> {
         let sys = self.sys.as_mut()?;
         let spid = Pid::from_u32(pid);
-        sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[spid]), true, kind);
+        // Without tasks: listing a process's threads is five more syscalls
+        // per process, for nothing the hook needs.
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[spid]),
+            true,
+            kind.without_tasks(),
+        );
         sys.process(spid)
     }
 

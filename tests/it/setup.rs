@@ -329,6 +329,22 @@ fn install_sh_twice_then_uninstall_leaves_the_home_as_it_was() {
         fs::read(repo_root().join("commands/ralph-setup.md")).unwrap()
     );
     assert!(root.join("bin/ralph").is_file());
+    // The hook starts after every turn: on Linux with glibc's static library
+    // there (libc6-dev, which Rust itself needs here), it is linked statically.
+    if cfg!(all(target_os = "linux", target_env = "gnu")) {
+        assert!(
+            first.contains(", static)"),
+            "install.sh did not choose a static build:\n{first}"
+        );
+        assert!(
+            !has_interpreter(&root.join("bin/ralph")),
+            "installed ralph is dynamically linked"
+        );
+        assert!(
+            has_interpreter(Path::new(env!("CARGO_BIN_EXE_ralph"))),
+            "the check tells the test build, which is dynamic"
+        );
+    }
     let installed = tree(&env.home);
     let settings_once = fs::read_to_string(env.user_settings()).unwrap();
     assert!(
@@ -416,4 +432,17 @@ fn plugin_hook_and_installed_hook_together_end_the_session_once() {
         .filter(|l| l.contains("another ralph hook already handled"))
         .count();
     assert_eq!((acted, deferred), (1, 1), "{log}");
+}
+
+/// Does this ELF executable name a dynamic loader (a PT_INTERP header)?
+fn has_interpreter(path: &Path) -> bool {
+    let b = fs::read(path).unwrap();
+    assert_eq!(&b[..4], b"\x7fELF", "{} is not an ELF file", path.display());
+    let u16_at = |o: usize| u16::from_le_bytes([b[o], b[o + 1]]) as usize;
+    let phoff = u64::from_le_bytes(b[0x20..0x28].try_into().unwrap()) as usize;
+    let (size, count) = (u16_at(0x36), u16_at(0x38));
+    (0..count).any(|i| {
+        let o = phoff + i * size;
+        u32::from_le_bytes(b[o..o + 4].try_into().unwrap()) == 3
+    })
 }
