@@ -95,39 +95,39 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
         }
         // In the tracker's id order (`e.2` before `e.10`), not in whatever
         // order it listed them, so that reports are stable.
-        let mut children: Vec<&String> = snap.epic_children.iter().flatten().collect();
-        children.sort_by(|a, b| natural_id_order(a, b));
-        for child in children {
-            if !first_use.contains_key(&child.to_ascii_lowercase()) {
-                let title = by_id
-                    .get(&child.to_ascii_lowercase())
-                    .map(|i| i.title.as_str())
-                    .unwrap_or("");
-                out.push(Finding {
-                    kind: "not-in-spec",
-                    line: None,
-                    task: Some(child.clone()),
-                    message: format!(
-                        "task {child} ({title}) of epic {epic} is not referenced by any step"
-                    ),
-                });
-            }
+        let mut unreferenced: Vec<&String> = snap
+            .epic_children
+            .iter()
+            .flatten()
+            .filter(|c| !first_use.contains_key(&c.to_ascii_lowercase()))
+            .collect();
+        unreferenced.sort_by_cached_key(|c| natural_id_key(c));
+        for child in unreferenced {
+            let title = by_id
+                .get(&child.to_ascii_lowercase())
+                .map(|i| i.title.as_str())
+                .unwrap_or("");
+            out.push(Finding {
+                kind: "not-in-spec",
+                line: None,
+                task: Some(child.clone()),
+                message: format!(
+                    "task {child} ({title}) of epic {epic} is not referenced by any step"
+                ),
+            });
         }
     }
     out
 }
 
-/// Ids compared segment by segment around the dots, numbers as numbers.
-fn natural_id_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let key = |s: &str| -> Vec<(u64, String)> {
-        s.split('.')
-            .map(|p| match p.parse::<u64>() {
-                Ok(n) => (n, String::new()),
-                Err(_) => (u64::MAX, p.to_ascii_lowercase()),
-            })
-            .collect()
-    };
-    key(a).cmp(&key(b))
+/// Sorts ids segment by segment around the dots, numbers as numbers.
+fn natural_id_key(id: &str) -> Vec<(u64, String)> {
+    id.split('.')
+        .map(|p| match p.parse::<u64>() {
+            Ok(n) => (n, String::new()),
+            Err(_) => (u64::MAX, p.to_ascii_lowercase()),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -139,7 +139,7 @@ mod tests {
     #[test]
     fn ids_sort_with_numbers_as_numbers() {
         let mut ids = vec!["e-1.10", "e-1.2", "E-1.1", "e-1.2.1", "d-9"];
-        ids.sort_by(|a, b| natural_id_order(a, b));
+        ids.sort_by_cached_key(|id| natural_id_key(id));
         assert_eq!(ids, vec!["d-9", "E-1.1", "e-1.2", "e-1.2.1", "e-1.10"]);
     }
 

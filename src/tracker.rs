@@ -102,9 +102,14 @@ struct Beads {
 }
 
 fn spawn(bin: &Path, dir: &Path, args: &[&str]) -> Result<std::process::Child, TrackerError> {
-    Command::new(bin)
-        .args(args)
-        .current_dir(dir)
+    let mut cmd = Command::new(bin);
+    // Changing folder in the child makes std fork instead of posix_spawn
+    // in a static build (no posix_spawn_file_actions_addchdir_np there):
+    // only do it when the project is not where we are.
+    if std::env::current_dir().is_ok_and(|cwd| cwd != dir) {
+        cmd.current_dir(dir);
+    }
+    cmd.args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

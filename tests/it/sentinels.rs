@@ -5,7 +5,7 @@ use std::fs;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::support::TestEnv;
+use crate::support::{self, TestEnv};
 
 /// A br workspace in the project with an epic and three tasks; returns
 /// (epic, [task ids]).
@@ -60,6 +60,21 @@ fn verify_sync_against_real_br() {
     verify().assert().code(0).stdout(predicate::str::contains(
         "in sync with br: 3 steps, 1/3 steps done",
     ));
+    // From a subfolder holding another beads workspace: still the project's.
+    let sub = env.project.join("vendor/lib");
+    fs::create_dir_all(&sub).unwrap();
+    let out = env
+        .command(support::br_bin())
+        .current_dir(&sub)
+        .arg("init")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    verify()
+        .current_dir(&sub)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("1/3 steps done"));
 
     // Checked, but the task is still open (line 6).
     write_spec(&env, &spec(&epic, &t, ['x', 'x', ' ']));
