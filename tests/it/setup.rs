@@ -374,6 +374,31 @@ fn install_sh_twice_then_uninstall_leaves_the_home_as_it_was() {
         "{text}"
     );
 
+    // The installed binary as the Stop hook of a loop's print session: it
+    // finds the session and leaves the exit to claude, whole answer printed.
+    let run_dir = env.tmp.path().join("run");
+    fs::create_dir(&run_dir).unwrap();
+    env.api.session([Reply::text("Step done.")]);
+    let mut c = env.claude();
+    c.args(["-p", "--dangerously-skip-permissions"])
+        .env("RALPH_LOOP", "1")
+        .env("RALPH_RUN_DIR", &run_dir);
+    let out = crate::support::run_with_stdin(c, "do the step", Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Step done.");
+    let log = || -> Vec<Value> {
+        fs::read_to_string(run_dir.join("hook.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    };
+    eventually(Duration::from_secs(15), || log().len() >= 2);
+    let log = log();
+    assert_eq!(log[0]["action"], "watcher", "{log:?}");
+    assert_eq!(log[0]["identified_by"], "CLAUDE_PID", "{log:?}");
+    assert_eq!(log[1]["why"], "session exited by itself", "{log:?}");
+
     // What Claude Code itself wrote into the home during that session is
     // not ours to remove.
     let claudes: Vec<String> = tree(&env.home)
