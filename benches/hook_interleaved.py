@@ -94,6 +94,7 @@ def main():
         print(f"active, print mode (starts the watcher; {RUNS // 20} runs): ralph {p_ralph:.3f} ms, / reference {p_ralph / a_ref:.3f}")
     finally:
         shutil.rmtree(work)
+        os.remove(STOP_FILE)
 
 
 main()
