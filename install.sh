@@ -77,7 +77,12 @@ cargo_linked() {
 build_only() {
   command -v cargo >/dev/null 2>&1 || die "cargo not found. Install Rust from https://rustup.rs and run this again."
   choose_linking
-  cargo_linked build --quiet --release --locked --manifest-path "$here/Cargo.toml" >&2
+  if ! cargo_linked build --quiet --release --locked --manifest-path "$here/Cargo.toml" >&2; then
+    [ "$linking" = static ] || die "cargo build failed (above)"
+    say "the static build failed (above); building a dynamically linked binary instead" >&2
+    linking=dynamic
+    cargo_linked build --quiet --release --locked --manifest-path "$here/Cargo.toml" >&2 || die "cargo build failed (above)"
+  fi
   local dir
   dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$here/Cargo.toml" |
     sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
