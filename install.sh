@@ -74,15 +74,19 @@ cargo_linked() {
   fi
 }
 
+# cargo_linked, and once more dynamically if a static build fails.
+cargo_linked_or_dynamic() {
+  cargo_linked "$@" && return 0
+  [ "$linking" = static ] || die "cargo $1 failed (above)"
+  say "the static build failed (above); building a dynamically linked binary instead" >&2
+  linking=dynamic
+  cargo_linked "$@" || die "cargo $1 failed (above)"
+}
+
 build_only() {
   command -v cargo >/dev/null 2>&1 || die "cargo not found. Install Rust from https://rustup.rs and run this again."
   choose_linking
-  if ! cargo_linked build --quiet --release --locked --manifest-path "$here/Cargo.toml" >&2; then
-    [ "$linking" = static ] || die "cargo build failed (above)"
-    say "the static build failed (above); building a dynamically linked binary instead" >&2
-    linking=dynamic
-    cargo_linked build --quiet --release --locked --manifest-path "$here/Cargo.toml" >&2 || die "cargo build failed (above)"
-  fi
+  cargo_linked_or_dynamic build --quiet --release --locked --manifest-path "$here/Cargo.toml" >&2
   local dir
   dir=$(cargo metadata --format-version 1 --no-deps --manifest-path "$here/Cargo.toml" |
     sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
@@ -129,12 +133,7 @@ install() {
 
   choose_linking
   say "building and installing the ralph binary (cargo install --path . --locked, $linking)"
-  if ! cargo_linked install --quiet --path "$here" --locked; then
-    [ "$linking" = static ] || die "cargo install failed (above)"
-    say "the static build failed (above); building a dynamically linked binary instead"
-    linking=dynamic
-    cargo_linked install --quiet --path "$here" --locked || die "cargo install failed (above)"
-  fi
+  cargo_linked_or_dynamic install --quiet --path "$here" --locked
   echo "binary $bin" >>"$manifest.new"
   say "installed: $bin"
 
