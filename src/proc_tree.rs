@@ -22,10 +22,25 @@ pub struct ProcInfo {
 }
 
 /// What to read besides pid, parent, start time, name and state.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Want {
     exe_and_cmd: bool,
     environ: bool,
+}
+
+impl Want {
+    const BASIC: Want = Want {
+        exe_and_cmd: false,
+        environ: false,
+    };
+    const EXE_AND_CMD: Want = Want {
+        exe_and_cmd: true,
+        environ: false,
+    };
+    const ENVIRON: Want = Want {
+        exe_and_cmd: false,
+        environ: true,
+    };
 }
 
 /// One read of one process.
@@ -92,28 +107,20 @@ impl ProcReader {
 
     /// Read one process, with its executable and command line.
     pub fn get(&mut self, pid: u32) -> Option<ProcInfo> {
-        let want = Want {
-            exe_and_cmd: true,
-            ..Want::default()
-        };
-        self.read(pid, want).map(|r| r.info)
+        self.read(pid, Want::EXE_AND_CMD).map(|r| r.info)
     }
 
     /// Read one process without its executable and command line (pid,
     /// parent, start time and name only): cheaper, for processes whose
     /// identity is settled otherwise.
     pub fn get_basic(&mut self, pid: u32) -> Option<ProcInfo> {
-        self.read(pid, Want::default()).map(|r| r.info)
+        self.read(pid, Want::BASIC).map(|r| r.info)
     }
 
     /// `get_basic`, reading the start environment in the same pass (for the
     /// process that will be asked for it next).
     pub fn get_basic_with_environ(&mut self, pid: u32) -> Option<ProcInfo> {
-        let want = Want {
-            environ: true,
-            ..Want::default()
-        };
-        let r = self.read(pid, want)?;
+        let r = self.read(pid, Want::ENVIRON)?;
         self.prefetched = Some((pid, r.info.start_time, r.environ));
         Some(r.info)
     }
@@ -127,18 +134,21 @@ impl ProcReader {
         {
             return Some((start, env));
         }
-        let want = Want {
-            environ: true,
-            ..Want::default()
-        };
-        self.read(pid, want).map(|r| (r.info.start_time, r.environ))
+        self.read(pid, Want::ENVIRON)
+            .map(|r| (r.info.start_time, r.environ))
     }
 
     /// Is this exact process (pid and start time) still running? A zombie
     /// (exited, not yet reaped by its parent) is not.
     pub fn is_alive(&mut self, pid: u32, start_time: u64) -> bool {
-        self.read(pid, Want::default())
+        self.read(pid, Want::BASIC)
             .is_some_and(|r| r.info.start_time == start_time && !r.zombie)
+    }
+
+    /// Is some process with this pid running (not a zombie), whenever it
+    /// started?
+    pub fn is_running(&mut self, pid: u32) -> bool {
+        self.read(pid, Want::BASIC).is_some_and(|r| !r.zombie)
     }
 
     /// The chain of ancestors starting at `pid`, nearest first, up to (not
@@ -500,6 +510,7 @@ mod tests {
             }
             // Still there as a zombie: readable, not alive.
             assert_eq!(r.get_basic(pid).map(|p| p.start_time), Some(start));
+            assert!(!r.is_running(pid));
             starts.push(start);
         }
         child.wait().unwrap();

@@ -298,11 +298,10 @@ pub fn end_leftovers(token: &str) -> usize {
     }
     let until = Instant::now() + Duration::from_secs(2);
     let mut alive = victims.clone();
+    let mut procs = crate::proc_tree::ProcReader::new();
     while !alive.is_empty() && Instant::now() < until {
         reap();
-        alive.retain(|&pid| {
-            signal::kill(Pid::from_raw(pid as i32), None).is_ok() && !is_zombie(pid)
-        });
+        alive.retain(|&pid| procs.is_running(pid));
         std::thread::sleep(Duration::from_millis(20));
     }
     for &pid in &alive {
@@ -311,24 +310,6 @@ pub fn end_leftovers(token: &str) -> usize {
     std::thread::sleep(Duration::from_millis(if alive.is_empty() { 0 } else { 50 }));
     reap();
     victims.len()
-}
-
-fn is_zombie(pid: u32) -> bool {
-    let Ok(mut sys) = System::new() else {
-        return false;
-    };
-    let p = sysinfo::Pid::from_u32(pid);
-    sys.refresh_processes_specifics(
-        ProcessesToUpdate::Some(&[p]),
-        true,
-        ProcessRefreshKind::nothing(),
-    );
-    sys.process(p).is_none_or(|p| {
-        matches!(
-            p.status(),
-            sysinfo::ProcessStatus::Zombie | sysinfo::ProcessStatus::Dead
-        )
-    })
 }
 
 /// Collect exited orphans that were re-parented to the loop.
