@@ -23,6 +23,7 @@ pub struct Config {
     pub permission_mode: Option<String>,
     pub claude_args: Option<Vec<String>>,
     pub limit_backoff: Option<String>,
+    pub max_limit_wait: Option<String>,
     #[serde(default)]
     pub hooks: Hooks,
 }
@@ -49,11 +50,17 @@ pub fn load(path: &Path) -> Result<Config> {
         .context("invalid loop configuration")
 }
 
-/// `30m`, `90s`, `1h30m`, `2h`, or plain seconds.
+/// `30m`, `90s`, `1h30m`, `2h`, `1d`, or plain seconds. Overflow is an
+/// error, never a wrap or a panic; each option checks its own bounds.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let s = s.trim();
+    let bad = || format!("invalid duration {s:?}: expected e.g. 30m, 90s, 1h30m");
+    let too_long = || format!("invalid duration {s:?}: too long");
     if let Ok(n) = s.parse::<u64>() {
         return Ok(std::time::Duration::from_secs(n));
+    }
+    if s.chars().all(|c| c.is_ascii_digit()) && !s.is_empty() {
+        return Err(too_long());
     }
     let mut total = 0u64;
     let mut num = String::new();
@@ -62,25 +69,29 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
             num.push(c);
             continue;
         }
-        let n: u64 = num
-            .parse()
-            .map_err(|_| format!("invalid duration {s:?}: expected e.g. 30m, 90s, 1h30m"))?;
-        total += n * match c {
+        if num.is_empty() {
+            return Err(bad());
+        }
+        let n: u64 = num.parse().map_err(|_| too_long())?;
+        let unit = match c {
+            'd' => 86_400,
             'h' => 3600,
             'm' => 60,
             's' => 1,
             _ => {
                 return Err(format!(
-                    "invalid duration {s:?}: unknown unit {c:?} (use h, m, s)"
+                    "invalid duration {s:?}: unknown unit {c:?} (use d, h, m, s)"
                 ));
             }
         };
+        total = n
+            .checked_mul(unit)
+            .and_then(|v| total.checked_add(v))
+            .ok_or_else(too_long)?;
         num.clear();
     }
     if !num.is_empty() || total == 0 {
-        return Err(format!(
-            "invalid duration {s:?}: expected e.g. 30m, 90s, 1h30m"
-        ));
+        return Err(bad());
     }
     Ok(std::time::Duration::from_secs(total))
 }
@@ -97,6 +108,25 @@ mod tests {
         assert!(parse_duration("5x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("m").is_err());
         assert!(parse_duration("10m5").is_err());
+        assert_eq!(parse_duration("2d").unwrap().as_secs(), 172_800);
+        for huge in [
+            "99999999999999999999",
+            "9999999999999999h",
+            "18446744073709551615s1s",
+        ] {
+            let e = parse_duration(huge).unwrap_err();
+            assert!(e.contains("too long"), "{huge}: {e}");
+        }
+        // Representable, if absurd: each option's own bounds refuse it.
+        assert_eq!(
+            parse_duration("18446744073709551615").unwrap().as_secs(),
+            u64::MAX
+        );
+        assert!(
+            parse_duration("9999999999999999h")
+                .unwrap_err()
+                .contains("too long")
+        );
     }
 
     #[test]

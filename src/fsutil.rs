@@ -112,6 +112,17 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
     })
 }
 
+/// Create a new file for writing; never follows or replaces what is already
+/// there (a symlink planted at `path` makes this fail instead of writing
+/// through it).
+pub fn create_new(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(path)
+}
+
 /// Read a file that may not exist yet.
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
     match fs::read(path) {

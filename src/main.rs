@@ -10,7 +10,7 @@ use ralph::exit::Exit;
 fn main() -> ExitCode {
     // The Stop hook runs after every turn of every session on the machine:
     // it skips the argument parser entirely.
-    if ralph::stop_hook::run_if_invoked() {
+    if ralph::hook::stop::run_if_invoked() {
         return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();

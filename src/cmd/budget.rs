@@ -2,10 +2,10 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::budget::{self, BUDGETS, Line, TOTAL_BUDGET};
 use crate::exit::Exit;
 use crate::fsutil;
-use crate::project::Project;
+use crate::work::budget::{self, BUDGETS, Line, TOTAL_BUDGET};
+use crate::work::project::Project;
 
 /// Check the token budget of what every session reads.
 ///

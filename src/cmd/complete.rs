@@ -2,12 +2,12 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::completion;
 use crate::exit::Exit;
-use crate::project::Project;
-use crate::sentinel::{self, Sentinel};
 use crate::timefmt;
-use crate::tracker::Kind;
+use crate::work::completion;
+use crate::work::project::Project;
+use crate::work::sentinel::{self, Sentinel};
+use crate::work::tracker::Kind;
 
 /// Mark the work as done: write `.ralph/COMPLETE`, after checking it is.
 ///

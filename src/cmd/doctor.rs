@@ -7,11 +7,12 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Run;
-use crate::budget::{self, BUDGETS, TOTAL_BUDGET};
 use crate::exit::Exit;
-use crate::hook_target::{self, user_settings_path};
-use crate::project::Project;
-use crate::{fsutil, settings, spec};
+use crate::hook::target::{self as hook_target, user_settings_path};
+use crate::work::budget::{self, BUDGETS, TOTAL_BUDGET};
+use crate::work::project::Project;
+use crate::work::spec;
+use crate::{fsutil, settings};
 
 /// Check that ralph can run here, and say how to fix what is off.
 ///
@@ -176,7 +177,7 @@ impl Run for Doctor {
                 "tracker",
                 false,
                 "neither br nor bd is on PATH (verify-sync cannot check tasks)",
-                Some(crate::tracker::INSTALL_HINT),
+                Some(crate::work::tracker::INSTALL_HINT),
             ),
         });
 

@@ -40,13 +40,13 @@ enum HookEvent {
 impl Run for Hook {
     fn run(&self) -> Result<()> {
         match &self.event {
-            HookEvent::Stop => crate::stop_hook::run(),
+            HookEvent::Stop => crate::hook::stop::run(),
             HookEvent::StopWatch {
                 pid,
                 start,
                 grace_ms,
                 transcript,
-            } => crate::stop_hook::watch(
+            } => crate::hook::stop::watch(
                 *pid,
                 *start,
                 Duration::from_millis(*grace_ms),

@@ -2,7 +2,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
-use crate::project::Project;
+use crate::work::project::Project;
 
 const TEMPLATES: [(&str, &str); 3] = [
     ("spec.md", include_str!("../templates/spec.md")),

@@ -2,7 +2,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
-use crate::hook_target::{self, Target};
+use crate::hook::target::{self as hook_target, Target};
 use crate::settings::{self, InstallOutcome};
 
 /// Add `ralph hook stop` to Claude Code's settings as a Stop hook.

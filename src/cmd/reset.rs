@@ -2,8 +2,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::project::Project;
-use crate::sentinel;
+use crate::work::project::Project;
+use crate::work::sentinel;
 
 /// Remove `.ralph/COMPLETE`, for example after adding new steps to the spec.
 #[derive(Debug, Args)]

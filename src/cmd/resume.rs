@@ -2,8 +2,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::project::Project;
-use crate::sentinel;
+use crate::work::project::Project;
+use crate::work::sentinel;
 
 /// A human has acted: show the WAITING reason and remove `.ralph/WAITING`.
 #[derive(Debug, Args)]

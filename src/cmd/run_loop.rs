@@ -1,30 +1,36 @@
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+//! `ralph loop`: the shell around the engine. It sets the run up (options,
+//! lock, run folder, resume), then performs what `run::engine::step`
+//! decides and reports back what happened, until the engine says stop.
+
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use serde::Serialize;
 
 use super::Run;
-use crate::config::{self, Config, parse_duration};
 use crate::exit::Exit;
-use crate::progress::{self, Snapshot};
-use crate::project::Project;
-use crate::runlock::{self, Acquired, LockInfo};
-use crate::runlog::RunDir;
-use crate::session::{self, Ending, PrintIo};
-use crate::stream::{Limit, Shown, Usage};
-use crate::tracker::Kind;
-use crate::{completion, sentinel, stop_hook, timefmt};
+use crate::handoff::env;
+use crate::run::engine::{self, Action, Event, Gate, Outcome, Report, SessionOutcome};
+use crate::run::lifecycle::{self, Facts};
+use crate::run::lock::{self, Acquired, LockInfo, LoopLock};
+use crate::run::options::{self, LoopArgs, Settings};
+use crate::run::progress::{self, Snapshot};
+use crate::run::records::{Record, RunDir, Saved, Summary, Tokens};
+use crate::run::session;
+use crate::run::ui::Ui;
+use crate::run::{claude, countdown};
+use crate::timefmt;
+use crate::work::project::Project;
+use crate::work::{completion, sentinel};
 
 const EXIT_CODES: &str = "\
 Exit status:
   0    complete: .ralph/COMPLETE written and checked (also when the last allowed session completes)
   1    failed: consecutive failing sessions, another loop running, or an error
-  2    usage error: bad options, no prompt, claude not found, invalid .ralph/config.toml
+  2    usage error: bad options, no prompt, claude not found, not a git repository,
+       invalid .ralph/config.toml, nothing to --resume
   3    waiting: .ralph/WAITING says a human is needed (its reason is shown)
-  4    limit reached: --max-iterations or --max-cost
+  4    limit reached: --max-iterations, --max-cost or --max-limit-wait
   5    no progress: sessions changed nothing (WAITING is written with the reason)
   130  interrupted: Ctrl+C, SIGTERM or SIGHUP, or you quit an interactive session
 
@@ -44,356 +50,142 @@ the command line overrides it.";
 #[derive(Debug, Args)]
 #[command(after_help = EXIT_CODES)]
 pub struct Loop {
-    /// The prompt given to every session [default: .ralph/prompt.md, else prompt.md]
-    #[arg(long, value_name = "FILE")]
-    prompt: Option<PathBuf>,
-
-    /// Stop after this many sessions [default: 50]
-    #[arg(long, value_name = "N")]
-    max_iterations: Option<u32>,
-
-    /// End a session that runs longer than this, wall clock [default: 30m]
-    #[arg(long, value_name = "DURATION")]
-    timeout: Option<String>,
-
-    /// Stop once the sessions have cost this much, in USD
-    #[arg(long, value_name = "USD")]
-    max_cost: Option<f64>,
-
-    /// Stop (writing WAITING) after this many sessions in a row that change
-    /// nothing: not git HEAD, the working tree or the spec's checkboxes [default: 3]
-    #[arg(long, value_name = "N")]
-    no_progress_limit: Option<u32>,
-
-    /// Stop after this many failing sessions in a row [default: 3]
-    #[arg(long, value_name = "N")]
-    max_failures: Option<u32>,
-
-    /// Run the interactive TUI in this terminal instead of print mode; the
-    /// Stop hook ends each session (quitting claude yourself stops the loop)
-    #[arg(long)]
-    interactive: bool,
-
-    /// The claude executable [default: `claude` on PATH]
-    #[arg(long, value_name = "PATH")]
-    claude: Option<PathBuf>,
-
-    /// The model for the sessions (claude --model)
-    #[arg(long)]
-    model: Option<String>,
-
-    /// claude's permission mode; bypassPermissions means
-    /// --dangerously-skip-permissions [default: bypassPermissions]
-    #[arg(long, value_name = "MODE")]
-    permission_mode: Option<String>,
-
-    /// First wait after a usage limit, rate limit or overload that gives no
-    /// reset time; doubles each time, up to 30m [default: 60s]
-    #[arg(long, value_name = "DURATION")]
-    limit_backoff: Option<String>,
-
-    /// Tracker for the completion check [default: br if installed, else bd]
-    #[arg(long, value_enum)]
-    tracker: Option<Kind>,
-
-    /// Extra arguments for claude, after `--`
-    #[arg(last = true, value_name = "CLAUDE_ARGS")]
-    claude_args: Vec<String>,
+    #[command(flatten)]
+    args: LoopArgs,
 }
 
-/// The settings in force: command line over config over defaults.
-struct Settings {
-    prompt: PathBuf,
-    max_iterations: u32,
-    timeout: Duration,
-    max_cost: Option<f64>,
-    no_progress_limit: u32,
-    max_failures: u32,
-    interactive: bool,
-    claude: PathBuf,
-    model: Option<String>,
-    permission_mode: String,
-    limit_backoff: Duration,
-    claude_args: Vec<String>,
-    hooks: config::Hooks,
+fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
+    Exit::with_message(2, format!("ralph loop: {msg}")).into()
 }
 
-fn usage(msg: impl Into<String>) -> anyhow::Error {
-    Exit::with_message(2, format!("ralph loop: {}", msg.into())).into()
-}
-
-impl Loop {
-    fn settings(&self, project: &Project) -> Result<Settings> {
-        let cfg: Config = config::load(&project.config()).map_err(|e| usage(format!("{e:#}")))?;
-        // --prompt is relative to where you are; the config's to the project.
-        let prompt = match (&self.prompt, &cfg.prompt) {
-            (Some(p), _) => std::path::absolute(p)?,
-            (None, Some(p)) => project.root.join(p),
-            (None, None) => project.default_prompt(),
-        };
-        if !prompt.is_file() {
-            return Err(usage(format!(
-                "no prompt at {} (write one with /ralph-setup or `ralph init`, or pass --prompt FILE)",
-                prompt.display()
-            )));
-        }
-        let dur = |cli: &Option<String>,
-                   cfg: &Option<String>,
-                   default: &str,
-                   what: &str|
-         -> Result<Duration> {
-            let s = cli
-                .clone()
-                .or(cfg.clone())
-                .unwrap_or_else(|| default.to_string());
-            parse_duration(&s).map_err(|e| usage(format!("--{what}: {e}")))
-        };
-        let claude = match self.claude.clone().or(cfg.claude.clone()) {
-            Some(p) if p.components().count() > 1 => std::path::absolute(p)?,
-            Some(p) => which::which(&p).map_err(|_| usage(format!("{} not found on PATH", p.display())))?,
-            None => which::which("claude").map_err(|_| {
-                usage("`claude` not found on PATH. Install Claude Code (npm install -g @anthropic-ai/claude-code) or pass --claude PATH")
-            })?,
-        };
-        let max_cost = self.max_cost.or(cfg.max_cost);
-        if max_cost.is_some_and(|c| c.is_nan() || c <= 0.0) {
-            return Err(usage("--max-cost must be a positive amount of USD"));
-        }
-        let interactive = self.interactive || cfg.interactive.unwrap_or(false);
-        // Without the hook an interactive session never ends by itself.
-        let (hooks, via_plugin) = crate::hook_target::installed_hooks(&project.root);
-        if interactive && hooks.is_empty() && !via_plugin {
-            return Err(usage(
-                "--interactive needs ralph's Stop hook to end each session, and it is not installed: run `ralph install-hook`",
-            ));
-        }
-        let max_iterations = self.max_iterations.or(cfg.max_iterations).unwrap_or(50);
-        if max_iterations == 0 {
-            return Err(usage("--max-iterations must be at least 1"));
-        }
-        Ok(Settings {
-            prompt,
-            max_iterations,
-            timeout: dur(&self.timeout, &cfg.timeout, "30m", "timeout")?,
-            max_cost,
-            no_progress_limit: self
-                .no_progress_limit
-                .or(cfg.no_progress_limit)
-                .unwrap_or(3)
-                .max(1),
-            max_failures: self.max_failures.or(cfg.max_failures).unwrap_or(3).max(1),
-            interactive,
-            claude,
-            model: self.model.clone().or(cfg.model.clone()),
-            permission_mode: self
-                .permission_mode
-                .clone()
-                .or(cfg.permission_mode.clone())
-                .unwrap_or_else(|| "bypassPermissions".into()),
-            limit_backoff: dur(
-                &self.limit_backoff,
-                &cfg.limit_backoff,
-                "60s",
-                "limit-backoff",
-            )?,
-            claude_args: if self.claude_args.is_empty() {
-                cfg.claude_args.clone().unwrap_or_default()
-            } else {
-                self.claude_args.clone()
-            },
-            hooks: cfg.hooks.clone(),
-        })
-    }
-}
-
-/// How the loop ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-enum Outcome {
-    Complete,
-    Failed,
-    Waiting,
-    IterationLimit,
-    CostLimit,
-    NoProgress,
-    Interrupted,
-}
-
-impl Outcome {
-    fn code(self) -> u8 {
-        match self {
-            Outcome::Complete => 0,
-            Outcome::Failed => 1,
-            Outcome::Waiting => 3,
-            Outcome::IterationLimit | Outcome::CostLimit => 4,
-            Outcome::NoProgress => 5,
-            Outcome::Interrupted => 130,
-        }
-    }
-    fn text(self) -> &'static str {
-        match self {
-            Outcome::Complete => "complete",
-            Outcome::Failed => "failed",
-            Outcome::Waiting => "waiting for a human",
-            Outcome::IterationLimit => "iteration limit reached",
-            Outcome::CostLimit => "cost limit reached",
-            Outcome::NoProgress => "no progress",
-            Outcome::Interrupted => "interrupted",
-        }
-    }
-}
-
-#[derive(Serialize)]
-struct Tokens {
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_creation: u64,
-}
-
-impl From<&Usage> for Tokens {
-    fn from(u: &Usage) -> Self {
-        Tokens {
-            input: u.input_tokens,
-            output: u.output_tokens,
-            cache_read: u.cache_read_input_tokens,
-            cache_creation: u.cache_creation_input_tokens,
-        }
-    }
-}
-
-/// One line of records.jsonl.
-#[derive(Serialize)]
-struct Record {
-    iteration: u32,
-    counted: bool,
-    session_id: Option<String>,
-    pid: u32,
-    start: String,
-    end: String,
-    duration_s: f64,
-    exit_code: Option<i32>,
-    outcome: String,
-    is_error: bool,
-    cost_usd: f64,
-    tokens: Tokens,
-    num_turns: u64,
-    tool_calls: u64,
-    head_before: Option<String>,
-    head_after: Option<String>,
-    spec_before: String,
-    spec_after: String,
-    leftovers_ended: usize,
-    stream_file: Option<String>,
-}
-
-#[derive(Serialize)]
-struct Summary {
-    run_id: String,
-    outcome: Outcome,
-    exit_code: u8,
-    reason: String,
-    iterations: u32,
-    max_iterations: u32,
-    duration: String,
-    duration_s: f64,
-    cost_usd: f64,
-    tokens: Tokens,
-    commits: Option<u64>,
-    spec: String,
-    started: String,
-    ended: String,
-}
-
-struct Ui {
-    color: bool,
-}
-
-impl Ui {
-    fn paint(&self, code: &str, s: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    }
-    fn show(&self, s: Shown) {
-        let line = match s {
-            Shown::Text(t) => t,
-            Shown::Tool(t) => format!("  {} {t}", self.paint("36", "→")),
-            Shown::ToolError(t) => format!("  {} {t}", self.paint("31", "✗")),
-            Shown::Note(t) => format!("  {} {t}", self.paint("33", "!")),
-        };
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
-    }
-    fn status(&self, s: &str) {
-        println!("{}", self.paint("1;35", &format!("── ralph: {s} ──")));
-    }
-    fn note(&self, s: &str) {
-        println!("{} {s}", self.paint("33", "ralph:"));
-    }
+fn now_epoch() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
 }
 
 fn spec_text(s: &Snapshot) -> String {
     format!("{}/{}", s.done, s.total)
 }
 
+/// The run `--resume` goes on with, and what it had counted.
+fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
+    let Some(run) = RunDir::latest(&project.runs()) else {
+        return Err(usage(
+            "nothing to resume: no run in .ralph/runs; start one with `ralph loop`",
+        ));
+    };
+    if let Some(l) = lock::running(&project.lock()) {
+        return Err(Exit::with_message(
+            1,
+            format!(
+                "ralph loop: run {} is still running (pid {}); nothing to resume",
+                l.run_id, l.pid
+            ),
+        )
+        .into());
+    }
+    if let Some(s) = run.summary()
+        && !s.outcome.resumable()
+    {
+        return Err(usage(format!(
+            "run {} finished ({}: {}); start a new run with `ralph loop`",
+            run.id,
+            s.outcome.text(),
+            s.reason
+        )));
+    }
+    let saved = run.state().ok_or_else(|| {
+        usage(format!(
+            "run {} has no saved state ({}); start a new run with `ralph loop`",
+            run.id,
+            run.path.join("state.json").display()
+        ))
+    })?;
+    Ok((run, saved))
+}
+
 impl Run for Loop {
     fn run(&self) -> Result<()> {
         let project = Project::find()?;
-        let settings = self.settings(&project)?;
-        let ui = Ui {
-            color: std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        let resume = if self.args.resume {
+            Some(resumable(&project)?)
+        } else {
+            None
         };
+        let settings = options::settings(
+            &self.args,
+            &project,
+            resume.as_ref().map(|(_, s)| &s.limits),
+        )
+        .map_err(usage)?;
+        // Without the hook an interactive session never ends by itself.
+        let (hooks, via_plugin) = crate::hook::target::installed_hooks(&project.root);
+        if settings.interactive && hooks.is_empty() && !via_plugin {
+            return Err(usage(
+                "--interactive needs ralph's Stop hook to end each session, and it is not installed: run `ralph install-hook`",
+            ));
+        }
+        // Progress that cannot be measured must not read as "no change".
+        if !progress::in_git(&project.root) {
+            return Err(usage(format!(
+                "{} is not in a git repository, and the loop measures each session's progress with git \
+                 (HEAD, working tree). Run `git init && git add -A && git commit -m start` there first.",
+                project.root.display()
+            )));
+        }
+        let ui = Ui::for_stdout();
 
         if let Some(c) = sentinel::read(&project.complete())? {
-            println!(
+            ui.line(&format!(
                 "Already complete (since {}); nothing to do. `ralph reset` to run again.",
                 c.field("completed").unwrap_or("?")
-            );
+            ));
             return Ok(());
         }
         if let Some(w) = sentinel::read(&project.waiting())? {
-            println!(
+            ui.line(&format!(
                 "Waiting for a human (since {}): {}",
                 w.field("since").unwrap_or("?"),
                 w.text
-            );
-            println!("Run `ralph resume` once that is done.");
+            ));
+            ui.line("Run `ralph resume` once that is done.");
             return Err(Exit::code(3).into());
         }
 
         let me = std::process::id();
-        let my_start = crate::proc_tree::ProcReader::new()
+        let my_start = crate::procs::tree::ProcReader::new()
             .get(me)
             .map(|p| p.start_time)
             .unwrap_or(0);
         let runs = project.runs();
         std::fs::create_dir_all(&runs)
             .with_context(|| format!("cannot create {}", runs.display()))?;
-        let run = RunDir::create(&runs)?;
+        let (run, saved) = match resume {
+            Some((run, saved)) => (run, Some(saved)),
+            None => (RunDir::create(&runs)?, None),
+        };
         let info = LockInfo {
             pid: me,
             start_time: my_start,
             started_at: timefmt::now(),
             run_id: run.id.clone(),
             iteration: 0,
-            max_iterations: settings.max_iterations,
+            max_iterations: settings.limits.max_iterations,
+            session: None,
         };
-        let mut lock = match runlock::acquire(&project.lock(), info)? {
+        let mut lock = match lock::acquire(&project.lock(), info)? {
             Acquired::Lock(lock, stale) => {
                 if let Some(s) = stale.filter(|s| s.pid != 0) {
-                    ui.note(&format!(
-                        "took over a stale lock of pid {} (started {}, no longer running)",
-                        s.pid, s.started_at
-                    ));
+                    take_over(&ui, &runs, &s);
                 }
                 lock
             }
             Acquired::Held(holder) => {
-                let _ = std::fs::remove_dir(&run.path);
+                if saved.is_none() {
+                    let _ = std::fs::remove_dir(&run.path);
+                }
                 let who = holder
                     .map(|h| {
                         format!(
@@ -416,7 +208,13 @@ impl Run for Loop {
         super::init::ensure_gitignore(&project)?;
         session::become_subreaper();
         session::install_signal_handlers()?;
-        let result = run_loop(&project, &settings, &run, &mut lock, &ui, self.tracker);
+        let result = Shell {
+            project: &project,
+            s: &settings,
+            run: &run,
+            ui,
+        }
+        .run(&mut lock, saved);
         lock.release();
         let code = result?;
         if code == 0 {
@@ -427,490 +225,424 @@ impl Run for Loop {
     }
 }
 
-struct Totals {
-    cost: f64,
-    usage: Usage,
+/// A lock left by a loop that is gone: end what its run left running, and
+/// record that run as ended abnormally if it never wrote its summary.
+fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
+    let ended = session::end_run_leftovers(&stale.run_id, stale.session);
+    let dead = RunDir::open(runs, &stale.run_id);
+    let marked = dead.path.is_dir()
+        && dead.summary().is_none()
+        && {
+            let saved = dead.state();
+            let records = dead.records();
+            let state = saved.as_ref().map(|s| s.state.clone()).unwrap_or_default();
+            let summary = Summary {
+                run_id: dead.id.clone(),
+                outcome: Outcome::EndedAbnormally,
+                exit_code: Outcome::EndedAbnormally.code(),
+                reason: format!(
+                    "the loop (pid {}) was killed during iteration {}; `ralph loop --resume` goes on from it",
+                    stale.pid, stale.iteration
+                ),
+                iterations: state.iteration.max(stale.iteration),
+                sessions: state.sessions,
+                max_iterations: stale.max_iterations,
+                duration: "?".into(),
+                duration_s: saved.as_ref().map_or(0.0, |s| s.elapsed_s),
+                cost_usd: state.cost_usd,
+                tokens: saved.map(|s| s.tokens).unwrap_or_default(),
+                commits: None,
+                spec: records
+                    .last()
+                    .map_or_else(|| "?".into(), |r| r.spec_after.clone()),
+                started: stale.started_at.clone(),
+                ended: "?".into(),
+                resumed: 0,
+            };
+            dead.write_summary(&summary).is_ok()
+        };
+    let mut what = format!(
+        "took over a stale lock of pid {} (started {}, no longer running)",
+        stale.pid, stale.started_at
+    );
+    if marked {
+        what.push_str(&format!("; its run {} ended abnormally", stale.run_id));
+    }
+    if ended > 0 {
+        what.push_str(&format!("; ended {ended} process(es) it left running"));
+    }
+    ui.note(&what);
 }
 
-fn run_loop(
-    project: &Project,
-    s: &Settings,
-    run: &RunDir,
-    lock: &mut runlock::LoopLock,
-    ui: &Ui,
-    tracker: Option<Kind>,
-) -> Result<u8> {
-    let t0 = Instant::now();
-    let started = timefmt::now();
-    let mut totals = Totals {
-        cost: 0.0,
-        usage: Usage::default(),
-    };
-    let first = progress::take(&project.root, &project.spec());
-    let mut before = first.clone();
-    let (mut iteration, mut failures, mut stalled, mut limit_waits, mut rejected) =
-        (0u32, 0u32, 0u32, 0u32, 0u32);
-    lifecycle(
-        &s.hooks.on_loop_start,
-        "loop_start",
-        project,
-        run,
-        iteration,
-        s,
-        &[],
-    );
-    ui.note(&format!("run {} in {}", run.id, run.path.display()));
+struct Shell<'a> {
+    project: &'a Project,
+    s: &'a Settings,
+    run: &'a RunDir,
+    ui: Ui,
+}
 
-    let (outcome, reason) = 'run: loop {
-        if session::signals_received() > 0 {
-            break (
-                Outcome::Interrupted,
-                format!("{} received", session::last_signal_name()),
-            );
+impl Shell<'_> {
+    fn facts<'b>(
+        &'b self,
+        event: &'b str,
+        iteration: u32,
+        extra: &'b [(&'b str, &'b str)],
+    ) -> Facts<'b> {
+        Facts {
+            event,
+            project: &self.project.root,
+            run_dir: &self.run.path,
+            iteration,
+            max_iterations: self.s.limits.max_iterations,
+            extra,
         }
-        if project.complete().exists() {
-            break (Outcome::Complete, "COMPLETE appeared".into());
+    }
+
+    /// The completion gate, if COMPLETE is there: accept it, or set it aside
+    /// in the run folder with the reasons.
+    fn gate(&self, rejected_so_far: u32) -> Result<Gate> {
+        if !self.project.complete().exists() {
+            return Ok(Gate::Absent);
         }
-        if let Some(w) = sentinel::read(&project.waiting())? {
-            break (Outcome::Waiting, w.text);
-        }
-        if iteration >= s.max_iterations {
-            break (
-                Outcome::IterationLimit,
-                format!("{} sessions run (--max-iterations)", s.max_iterations),
-            );
-        }
-        iteration += 1;
-        lock.set_iteration(iteration)?;
-        let cost = if totals.cost > 0.0 {
-            format!(" · ${:.2}", totals.cost)
-        } else {
-            String::new()
+        let why = match completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?
+        {
+            Ok(c) if c.is_complete() => {
+                return Ok(Gate::Accepted {
+                    steps: c.spec.total(),
+                });
+            }
+            Ok(c) => c.blockers(),
+            Err(e) => vec![format!("cannot check: {e}")],
         };
-        ui.status(&format!(
-            "iteration {iteration}/{} · spec {} · {} elapsed{cost}",
-            s.max_iterations,
-            spec_text(&before),
-            timefmt::human_duration(t0.elapsed())
+        let aside = self
+            .run
+            .path
+            .join(format!("COMPLETE.rejected-{}", rejected_so_far + 1));
+        let mut text = std::fs::read_to_string(self.project.complete()).unwrap_or_default();
+        text.push_str(&format!(
+            "\nrejected by ralph loop at {}:\n",
+            timefmt::now()
         ));
-        lifecycle(
-            &s.hooks.on_session_start,
-            "session_start",
-            project,
-            run,
-            iteration,
-            s,
-            &[],
-        );
-
-        let start = timefmt::now();
-        let ended = session::run(session_spec(
-            project,
-            s,
-            run,
-            iteration,
-            ui,
-            lock.info.start_time,
-        )?)?;
-        let after = progress::take(&project.root, &project.spec());
-        let exit_ok = ended.status.is_some_and(|st| st.success());
-        let st = &ended.stream;
-        let limited = if s.interactive {
-            None
-        } else {
-            st.limit.clone()
-        };
-        let failed = match ended.ending {
-            Ending::TimedOut => true,
-            _ if s.interactive => !exit_ok,
-            _ => st.failed(exit_ok),
-        };
-        let outcome_text = match (ended.ending, &limited) {
-            (Ending::Interrupted, _) => "interrupted".to_string(),
-            (Ending::TimedOut, _) => "timeout".to_string(),
-            (_, Some(l)) => format!("limited: {}", l.describe()),
-            _ if failed => "failed".to_string(),
-            _ => "ok".to_string(),
-        };
-        if let Some(o) = &st.outcome {
-            totals.cost += o.cost_usd;
-            totals.usage.add(&o.usage);
+        for w in &why {
+            text.push_str(&format!("  {w}\n"));
         }
+        crate::fsutil::create_new(&aside)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+            .with_context(|| format!("cannot write {}", aside.display()))?;
+        std::fs::remove_file(self.project.complete())
+            .with_context(|| format!("cannot remove {}", self.project.complete().display()))?;
+        self.ui.note(&format!(
+            "COMPLETE rejected ({} problem(s)), moved to {}; the loop goes on:",
+            why.len(),
+            aside.display()
+        ));
+        for w in why.iter().take(10) {
+            self.ui.line(&format!("    {w}"));
+        }
+        Ok(Gate::Rejected {
+            problems: why.len(),
+        })
+    }
+
+    fn between(&self, saved: &Saved) -> Result<Event> {
+        Ok(Event::Between {
+            stop: session::stop_requested(),
+            gate: self.gate(saved.state.rejected)?,
+            waiting: sentinel::read(&self.project.waiting())?.map(|w| w.text),
+        })
+    }
+
+    fn run(&self, lock: &mut LoopLock, resumed: Option<Saved>) -> Result<u8> {
+        let t0 = Instant::now();
+        let (s, run, project, ui) = (self.s, self.run, self.project, &self.ui);
+        let mut before = progress::take(&project.root, &project.spec());
+        let mut saved = match resumed {
+            Some(mut saved) => {
+                saved.limits = s.limits.clone();
+                saved.resumed += 1;
+                run.clear_summary()?;
+                ui.note(&format!(
+                    "resuming run {} at iteration {}/{}, ${:.2} spent",
+                    run.id, saved.state.iteration, s.limits.max_iterations, saved.state.cost_usd
+                ));
+                saved
+            }
+            None => Saved {
+                run_id: run.id.clone(),
+                started: timefmt::now(),
+                limits: s.limits.clone(),
+                state: engine::State::default(),
+                first_head: before.head.clone(),
+                elapsed_s: 0.0,
+                tokens: Tokens::default(),
+                resumed: 0,
+            },
+        };
+        let elapsed_before = saved.elapsed_s;
+        run.save_state(&saved)?;
+        lock.set_iteration(saved.state.iteration)?;
+        lifecycle::run(
+            &s.hooks.on_loop_start,
+            &self.facts("loop_start", saved.state.iteration, &[]),
+        );
+        ui.note(&format!("run {} in {}", run.id, run.path.display()));
+
+        let mut ev = self.between(&saved)?;
+        let (outcome, reason) = loop {
+            let action = engine::step(&mut saved.state, &s.limits, ev);
+            saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
+            run.save_state(&saved)?;
+            ev = match action {
+                Action::Stop { outcome, reason } => break (outcome, reason),
+                Action::Next => self.between(&saved)?,
+                Action::Prepare { iteration } => {
+                    let cost = if saved.state.cost_usd > 0.0 {
+                        format!(" · ${:.2}", saved.state.cost_usd)
+                    } else {
+                        String::new()
+                    };
+                    ui.status(&format!(
+                        "iteration {iteration}/{} · spec {} · {} elapsed{cost}",
+                        s.limits.max_iterations,
+                        spec_text(&before),
+                        timefmt::human_duration(std::time::Duration::from_secs_f64(
+                            saved.elapsed_s
+                        ))
+                    ));
+                    lifecycle::run(
+                        &s.hooks.on_session_start,
+                        &self.facts("session_start", iteration, &[]),
+                    );
+                    Event::BeforeSpawn {
+                        stop: session::stop_requested(),
+                    }
+                }
+                Action::Spawn { iteration, session } => {
+                    lock.set_iteration(iteration)?;
+                    let report = self.session(lock, &mut saved, &mut before, iteration, session)?;
+                    Event::SessionEnded(Box::new(report))
+                }
+                Action::Wait { wait, why } => {
+                    let it = saved.state.iteration.to_string();
+                    lifecycle::run(
+                        &s.hooks.on_limit,
+                        &self.facts(
+                            "limit",
+                            saved.state.iteration,
+                            &[(env::REASON, &why), (env::ITERATION, &it)],
+                        ),
+                    );
+                    countdown::wait(ui, &why, wait);
+                    Event::Waited {
+                        stop: session::stop_requested(),
+                    }
+                }
+            };
+        };
+        saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
+        run.save_state(&saved)?;
+        self.finish(&saved, outcome, reason)
+    }
+
+    /// Run one session and report what it did.
+    fn session(
+        &self,
+        lock: &mut LoopLock,
+        saved: &mut Saved,
+        before: &mut Snapshot,
+        iteration: u32,
+        number: u32,
+    ) -> Result<Report> {
+        let (s, run, project, ui) = (self.s, self.run, self.project, &self.ui);
+        let start = timefmt::now();
+        let who = claude::Who {
+            run,
+            iteration,
+            session: number,
+            loop_start: lock.info.start_time,
+        };
+        let running = session::spawn(claude::session(project, s, &who, *ui)?)?;
+        lock.set_session(Some((running.pid, running.start_time)))?;
+        let ended = running.wait()?;
+        lock.set_session(None)?;
+        let after = progress::take(&project.root, &project.spec());
+        let st = &ended.stream;
+        let outcome = engine::classify(
+            &engine::Ended {
+                ending: ended.ending,
+                interactive: s.interactive,
+                exit_ok: ended.status.is_some_and(|x| x.success()),
+                result_ok: st.result_ok(),
+                limit: st.limit.clone(),
+            },
+            Some(session::last_signal_name()),
+        );
+        saved.tokens.add(&st.usage);
         if ended.leftovers > 0 {
             ui.note(&format!(
                 "ended {} process(es) the session left running",
                 ended.leftovers
             ));
         }
-        let o = st.outcome.clone().unwrap_or_default();
+        let last_result = st.outcome.clone().unwrap_or_default();
         run.append_record(&Record {
             iteration,
-            counted: limited.is_none(),
+            session: number,
+            counted: outcome.counted(),
             session_id: st.session_id.clone(),
             pid: ended.pid,
             start,
             end: timefmt::now(),
             duration_s: ended.duration.as_secs_f64(),
-            exit_code: ended.status.and_then(|s| s.code()),
-            outcome: outcome_text.clone(),
-            is_error: o.is_error,
-            cost_usd: o.cost_usd,
-            tokens: Tokens::from(&o.usage),
-            num_turns: o.num_turns,
+            exit_code: ended.status.and_then(|x| x.code()),
+            outcome: outcome.clone(),
+            is_error: st.any_error,
+            cost_usd: st.cost_usd,
+            tokens: Tokens::from(&st.usage),
+            num_turns: st.num_turns,
+            results: st.results,
             tool_calls: st.tool_calls,
             head_before: before.head.clone(),
             head_after: after.head.clone(),
-            spec_before: spec_text(&before),
+            spec_before: spec_text(before),
             spec_after: spec_text(&after),
             leftovers_ended: ended.leftovers,
-            stream_file: (!s.interactive).then(|| run.stream_file(iteration).display().to_string()),
+            stream_file: (!s.interactive).then(|| run.stream_file(number).display().to_string()),
         })?;
-        lifecycle(
+        let text = outcome.as_text();
+        lifecycle::run(
             &s.hooks.on_session_end,
-            "session_end",
-            project,
-            run,
-            iteration,
-            s,
-            &[("RALPH_SESSION_OUTCOME", &outcome_text)],
+            &self.facts("session_end", iteration, &[(env::SESSION_OUTCOME, &text)]),
         );
-
-        match ended.ending {
-            Ending::Interrupted => {
-                break (
-                    Outcome::Interrupted,
-                    format!("{} received", session::last_signal_name()),
-                );
-            }
-            Ending::TimedOut => ui.note(&format!(
+        let error = st
+            .last_error
+            .clone()
+            .or_else(|| last_result.is_error.then(|| last_result.text.clone()))
+            .unwrap_or_else(|| match (ended.ending, ended.status) {
+                (engine::Ending::TimedOut, _) => {
+                    format!("timed out after {}", timefmt::human_duration(s.timeout))
+                }
+                (_, Some(x)) if x.success() && !s.interactive => {
+                    "claude exited with status 0 without reporting a result".into()
+                }
+                (_, Some(x)) => format!("claude exited with {x}"),
+                _ => "claude ended without a result".into(),
+            });
+        match &outcome {
+            SessionOutcome::TimedOut => ui.note(&format!(
                 "session {iteration} timed out after {}; ended it",
                 timefmt::human_duration(s.timeout)
             )),
-            Ending::Exited => {}
+            SessionOutcome::Failed => ui.note(&format!(
+                "session {iteration} failed ({} in a row): {error}",
+                saved.state.failures + 1
+            )),
+            _ => {}
         }
-        if s.interactive && ended.ending == Ending::Exited && !hook_ended(run, ended.pid) {
-            break (
-                Outcome::Interrupted,
-                "claude was quit before the Stop hook ended the session".into(),
-            );
-        }
-
-        // The completion gate: a COMPLETE written by a session must hold.
-        if project.complete().exists() {
-            match completion::check(&project.spec(), &project.root, tracker)? {
-                Ok(c) if c.is_complete() => {
-                    break (
-                        Outcome::Complete,
-                        format!("all {} steps done", c.spec.total()),
-                    );
-                }
-                check => {
-                    rejected += 1;
-                    let why = match check {
-                        Ok(c) => c.blockers(),
-                        Err(e) => vec![format!("cannot check: {e}")],
-                    };
-                    let aside = run.path.join(format!("COMPLETE.rejected-{rejected}"));
-                    std::fs::rename(project.complete(), &aside)
-                        .with_context(|| format!("cannot move COMPLETE to {}", aside.display()))?;
-                    let mut f = std::fs::OpenOptions::new().append(true).open(&aside)?;
-                    writeln!(f, "\nrejected by ralph loop at {}:", timefmt::now())?;
-                    for w in &why {
-                        writeln!(f, "  {w}")?;
-                    }
-                    ui.note(&format!(
-                        "COMPLETE rejected ({} problem(s)), moved to {}; the loop goes on:",
-                        why.len(),
-                        aside.display()
-                    ));
-                    for w in why.iter().take(10) {
-                        println!("    {w}");
-                    }
-                }
-            }
-        }
-        if let Some(w) = sentinel::read(&project.waiting())? {
-            break (Outcome::Waiting, w.text);
-        }
-
-        if let Some(l) = limited {
-            // Not the session's fault and not an iteration: wait and retry.
-            iteration -= 1;
-            let wait = limit_wait(&l, s.limit_backoff, limit_waits);
-            limit_waits += 1;
-            lifecycle(
-                &s.hooks.on_limit,
-                "limit",
-                project,
-                run,
-                iteration,
-                s,
-                &[("RALPH_REASON", l.describe())],
-            );
-            if !countdown(ui, l.describe(), wait) {
-                break (
-                    Outcome::Interrupted,
-                    format!("{} received while waiting", session::last_signal_name()),
-                );
-            }
-            continue;
-        }
-        limit_waits = 0;
-
-        if failed {
-            failures += 1;
-            let last_error = st
-                .last_error
-                .clone()
-                .or_else(|| {
-                    st.outcome
-                        .as_ref()
-                        .filter(|o| o.is_error)
-                        .map(|o| o.text.clone())
-                })
-                .unwrap_or_else(|| match (ended.ending, ended.status) {
-                    (Ending::TimedOut, _) => {
-                        format!("timed out after {}", timefmt::human_duration(s.timeout))
-                    }
-                    (_, Some(st)) => format!("claude exited with {st}"),
-                    _ => "claude ended without a result".into(),
-                });
+        if st.results > 1 {
             ui.note(&format!(
-                "session {iteration} failed ({failures} in a row): {last_error}"
+                "the session reported {} results (it ran another turn after a background task); counted once",
+                st.results
             ));
-            if failures >= s.max_failures {
-                break (
-                    Outcome::Failed,
-                    format!("{failures} failing sessions in a row; last error: {last_error}"),
-                );
-            }
-        } else {
-            failures = 0;
         }
-
-        let same =
-            before.head == after.head && before.tree == after.tree && before.boxes == after.boxes;
-        stalled = if same { stalled + 1 } else { 0 };
-        before = after;
-        if stalled >= s.no_progress_limit {
-            let why = format!(
-                "no progress: {stalled} sessions in a row changed nothing (git HEAD, working tree, spec checkboxes); see {}",
-                run.path.display()
+        let progress = progress::compare(before, &after);
+        if progress == engine::Progress::Unknown {
+            ui.note(
+                "cannot tell what the session changed (git failed); not counted as no progress",
             );
+        }
+        let quit_by_user = s.interactive
+            && ended.ending == engine::Ending::Exited
+            && !crate::handoff::hook_ended(
+                &std::fs::read_to_string(run.hook_log()).unwrap_or_default(),
+                ended.pid,
+            );
+        let report = Report {
+            outcome,
+            error,
+            cost_usd: st.cost_usd,
+            progress,
+            gate: self.gate(saved.state.rejected)?,
+            waiting: sentinel::read(&project.waiting())?.map(|w| w.text),
+            quit_by_user,
+            now_epoch: now_epoch(),
+        };
+        *before = after;
+        Ok(report)
+    }
+
+    fn finish(&self, saved: &Saved, outcome: Outcome, reason: String) -> Result<u8> {
+        let (s, run, project, ui) = (self.s, self.run, self.project, &self.ui);
+        let state = &saved.state;
+        let last = progress::take(&project.root, &project.spec());
+        let commits = match (&saved.first_head, &last.head) {
+            (a, Some(b)) => progress::commits_between(&project.root, a.as_deref(), b),
+            _ => Some(0),
+        };
+        if outcome == Outcome::NoProgress {
             let w = sentinel::Sentinel {
                 fields: vec![("since".into(), timefmt::now())],
-                text: why.clone(),
+                text: format!("no progress: {reason}; see {}", run.path.display()),
             };
             sentinel::write(&project.waiting(), &w)?;
-            break 'run (Outcome::NoProgress, why);
         }
-        if let Some(max) = s.max_cost
-            && totals.cost >= max
-        {
-            break (
-                Outcome::CostLimit,
-                format!("${:.2} spent of --max-cost ${max:.2}", totals.cost),
+        let duration = std::time::Duration::from_secs_f64(saved.elapsed_s);
+        let summary = Summary {
+            run_id: run.id.clone(),
+            outcome,
+            exit_code: outcome.code(),
+            reason: reason.clone(),
+            iterations: state.iteration,
+            sessions: state.sessions,
+            max_iterations: s.limits.max_iterations,
+            duration: timefmt::human_duration(duration),
+            duration_s: saved.elapsed_s,
+            cost_usd: state.cost_usd,
+            tokens: saved.tokens.clone(),
+            commits,
+            spec: spec_text(&last),
+            started: saved.started.clone(),
+            ended: timefmt::now(),
+            resumed: saved.resumed,
+        };
+        run.write_summary(&summary)?;
+        let hook = match outcome {
+            Outcome::Complete => Some((&s.hooks.on_complete, "complete")),
+            Outcome::Waiting | Outcome::NoProgress => Some((&s.hooks.on_waiting, "waiting")),
+            Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => {
+                Some((&s.hooks.on_limit, "limit"))
+            }
+            _ => None,
+        };
+        if let Some((cmd, event)) = hook {
+            lifecycle::run(
+                cmd,
+                &self.facts(
+                    event,
+                    state.iteration,
+                    &[(env::REASON, &reason), (env::OUTCOME, outcome.text())],
+                ),
             );
         }
-    };
-
-    let last = progress::take(&project.root, &project.spec());
-    let commits = match (&first.head, &last.head) {
-        (Some(a), Some(b)) => progress::commits_between(&project.root, Some(a.as_str()), b),
-        (None, Some(b)) => progress::commits_between(&project.root, None, b),
-        _ => Some(0),
-    };
-    let summary = Summary {
-        run_id: run.id.clone(),
-        outcome,
-        exit_code: outcome.code(),
-        reason: reason.clone(),
-        iterations: iteration,
-        max_iterations: s.max_iterations,
-        duration: timefmt::human_duration(t0.elapsed()),
-        duration_s: t0.elapsed().as_secs_f64(),
-        cost_usd: totals.cost,
-        tokens: Tokens::from(&totals.usage),
-        commits,
-        spec: spec_text(&last),
-        started,
-        ended: timefmt::now(),
-    };
-    run.write_summary(&summary)?;
-    let hook = match outcome {
-        Outcome::Complete => Some((&s.hooks.on_complete, "complete")),
-        Outcome::Waiting | Outcome::NoProgress => Some((&s.hooks.on_waiting, "waiting")),
-        Outcome::IterationLimit | Outcome::CostLimit => Some((&s.hooks.on_limit, "limit")),
-        _ => None,
-    };
-    if let Some((cmd, event)) = hook {
-        lifecycle(
-            cmd,
-            event,
-            project,
-            run,
-            iteration,
-            s,
-            &[("RALPH_REASON", &reason), ("RALPH_OUTCOME", outcome.text())],
-        );
-    }
-    let commits = commits
-        .map(|c| format!(", {c} commit(s)"))
-        .unwrap_or_default();
-    ui.status(&format!(
-        "{}: {reason} · {iteration} iteration(s) in {} · ${:.2} · {} tokens{commits} · spec {}",
-        outcome.text(),
-        summary.duration,
-        totals.cost,
-        totals.usage.total(),
-        spec_text(&last)
-    ));
-    if outcome == Outcome::Waiting || outcome == Outcome::NoProgress {
-        println!("Run `ralph resume` once a human has acted.");
-    }
-    Ok(outcome.code())
-}
-
-fn session_spec(
-    project: &Project,
-    s: &Settings,
-    run: &RunDir,
-    iteration: u32,
-    ui: &Ui,
-    // The loop's own start time, as the lock records it: the hook checks it.
-    loop_start: u64,
-) -> Result<session::Spec> {
-    let env = vec![
-        (stop_hook::env::LOOP.to_string(), "1".to_string()),
-        (
-            stop_hook::env::LOOP_PID.to_string(),
-            std::process::id().to_string(),
-        ),
-        (
-            stop_hook::env::LOOP_START.to_string(),
-            loop_start.to_string(),
-        ),
-        (
-            stop_hook::env::RUN_DIR.to_string(),
-            run.path.display().to_string(),
-        ),
-        ("RALPH_ITERATION".to_string(), iteration.to_string()),
-    ];
-    let mut args: Vec<String> = Vec::new();
-    if !s.interactive {
-        args.extend(["-p", "--output-format", "stream-json", "--verbose"].map(String::from));
-    }
-    if s.permission_mode == "bypassPermissions" {
-        args.push("--dangerously-skip-permissions".into());
-    } else {
-        args.extend(["--permission-mode".to_string(), s.permission_mode.clone()]);
-    }
-    if let Some(m) = &s.model {
-        args.extend(["--model".to_string(), m.clone()]);
-    }
-    args.extend(s.claude_args.iter().cloned());
-    let print = if s.interactive {
-        let prompt = std::fs::read_to_string(&s.prompt)
-            .with_context(|| format!("cannot read {}", s.prompt.display()))?;
-        args.push(prompt);
-        None
-    } else {
-        let ui = Ui { color: ui.color };
-        Some(PrintIo {
-            prompt: s.prompt.clone(),
-            stream_file: run.stream_file(iteration),
-            show: Box::new(move |x| ui.show(x)),
-        })
-    };
-    Ok(session::Spec {
-        program: s.claude.clone(),
-        args,
-        env,
-        cwd: project.root.clone(),
-        print,
-        timeout: s.timeout,
-        token: format!("{}-{iteration}", run.id),
-    })
-}
-
-/// Did the Stop hook end this (interactive) session? It logs what it did.
-fn hook_ended(run: &RunDir, pid: u32) -> bool {
-    session::read_lines(&run.hook_log()).iter().any(|l| {
-        serde_json::from_str::<serde_json::Value>(l)
-            .is_ok_and(|v| v["session_pid"] == pid && v["action"] == "SIGINT")
-    })
-}
-
-fn limit_wait(l: &Limit, base: Duration, waits: u32) -> Duration {
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs();
-    match l {
-        Limit::Usage { reset_at: Some(t) } if *t > now => {
-            Duration::from_secs((t - now).min(12 * 3600) + 1)
+        let commits = commits
+            .map(|c| format!(", {c} commit(s)"))
+            .unwrap_or_default();
+        ui.status(&format!(
+            "{}: {reason} · {} iteration(s) in {} · ${:.2} · {} tokens{commits} · spec {}",
+            outcome.text(),
+            state.iteration,
+            summary.duration,
+            state.cost_usd,
+            saved.tokens.total(),
+            spec_text(&last)
+        ));
+        match outcome {
+            Outcome::Waiting | Outcome::NoProgress => {
+                ui.line("Run `ralph resume` once a human has acted, then `ralph loop --resume` to go on with this run.")
+            }
+            Outcome::Interrupted => ui.line("`ralph loop --resume` goes on with this run."),
+            _ => {}
         }
-        _ => (base * 2u32.saturating_pow(waits.min(10))).min(Duration::from_secs(1800)),
-    }
-}
-
-/// Wait, showing the time left; false if a signal cut it short.
-fn countdown(ui: &Ui, what: &str, wait: Duration) -> bool {
-    let until = Instant::now() + wait;
-    let tty = std::io::stdout().is_terminal();
-    ui.note(&format!(
-        "{what}; waiting {} before the next session (not counted as an iteration)",
-        timefmt::human_duration(wait)
-    ));
-    let mut last_shown = u64::MAX;
-    while Instant::now() < until {
-        if session::signals_received() > 0 {
-            return false;
-        }
-        let left = until.saturating_duration_since(Instant::now()).as_secs();
-        if tty && left != last_shown {
-            print!(
-                "\r  {} left   ",
-                timefmt::human_duration(Duration::from_secs(left))
-            );
-            let _ = std::io::stdout().flush();
-            last_shown = left;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    if tty {
-        println!();
-    }
-    true
-}
-
-/// Run a lifecycle hook; a failure is reported, never fatal.
-fn lifecycle(
-    cmd: &Option<String>,
-    event: &str,
-    project: &Project,
-    run: &RunDir,
-    iteration: u32,
-    s: &Settings,
-    extra: &[(&str, &str)],
-) {
-    let Some(cmd) = cmd else { return };
-    let mut c = std::process::Command::new("/bin/sh");
-    c.args(["-c", cmd])
-        .current_dir(&project.root)
-        .stdin(std::process::Stdio::null());
-    c.env("RALPH_EVENT", event)
-        .env("RALPH_PROJECT", &project.root)
-        .env("RALPH_RUN_DIR", &run.path)
-        .env("RALPH_ITERATION", iteration.to_string())
-        .env("RALPH_MAX_ITERATIONS", s.max_iterations.to_string())
-        .env_remove("RALPH_LOOP");
-    for (k, v) in extra {
-        c.env(k, v);
-    }
-    match c.status() {
-        Ok(st) if st.success() => {}
-        Ok(st) => eprintln!("ralph: the {event} hook `{cmd}` failed ({st}); carrying on"),
-        Err(e) => eprintln!("ralph: cannot run the {event} hook `{cmd}`: {e}; carrying on"),
+        Ok(outcome.code())
     }
 }

@@ -4,8 +4,9 @@ use serde_json::{Value, json};
 
 use super::Run;
 use crate::fsutil;
-use crate::project::Project;
-use crate::{runlock, sentinel, spec};
+use crate::run::lock as runlock;
+use crate::work::project::Project;
+use crate::work::{sentinel, spec};
 
 /// Show where the work stands.
 ///

@@ -2,7 +2,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::hook_target::{self, Target};
+use crate::hook::target::{self as hook_target, Target};
 use crate::settings;
 
 /// Remove ralph's Stop hook from Claude Code's settings.

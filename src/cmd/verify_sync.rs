@@ -4,10 +4,10 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::completion::{self, CannotCheck};
 use crate::exit::Exit;
-use crate::project::Project;
-use crate::tracker::Kind;
+use crate::work::completion::{self, CannotCheck};
+use crate::work::project::Project;
+use crate::work::tracker::Kind;
 
 /// Check that the spec's checkboxes agree with the task tracker, step by step.
 ///

@@ -3,9 +3,9 @@ use clap::Args;
 
 use super::Run;
 use crate::exit::Exit;
-use crate::project::Project;
-use crate::sentinel::{self, Sentinel};
 use crate::timefmt;
+use crate::work::project::Project;
+use crate::work::sentinel::{self, Sentinel};
 
 /// Say that a human is needed: write `.ralph/WAITING` with the reason.
 ///

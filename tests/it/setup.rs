@@ -70,7 +70,7 @@ fn init_writes_files_that_pass_budget_and_the_parser_and_never_overwrites() {
         .assert()
         .success()
         .stdout(predicate::str::contains("characters / 4"));
-    let spec = ralph::spec::parse(&fs::read_to_string(dir.join("spec.md")).unwrap());
+    let spec = ralph::work::spec::parse(&fs::read_to_string(dir.join("spec.md")).unwrap());
     assert!(spec.problems.is_empty() && spec.total() == 3, "{spec:?}");
     env.ralph()
         .arg("verify-sync")

@@ -450,7 +450,7 @@ fn loop_identity_finds_an_unrecognisable_session_and_a_recycled_pid_does_not() {
             .env("CLAUDE_CODE_ENTRYPOINT", "cli")
             .spawn()
             .unwrap();
-        let start = ralph::proc_tree::ProcReader::new()
+        let start = ralph::procs::tree::ProcReader::new()
             .get(loop_proc.id())
             .unwrap()
             .start_time as i64

@@ -22,6 +22,7 @@
 use std::ffi::OsString;
 use std::fs::OpenOptions;
 use std::io::{IsTerminal, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -30,16 +31,9 @@ use std::time::{Duration, Instant, SystemTime};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
-use crate::proc_tree::{ProcInfo, ProcReader, looks_like_claude};
+use crate::procs::tree::{ProcInfo, ProcReader, looks_like_claude};
 
-/// Environment variables between the loop and the hook.
-pub mod env {
-    pub const LOOP: &str = "RALPH_LOOP";
-    pub const LOOP_PID: &str = "RALPH_LOOP_PID";
-    pub const LOOP_START: &str = "RALPH_LOOP_START";
-    pub const RUN_DIR: &str = "RALPH_RUN_DIR";
-    pub const GRACE_MS: &str = "RALPH_HOOK_GRACE_MS";
-}
+use crate::handoff::{HookAction, HookLogLine, env};
 
 const DEFAULT_GRACE_MS: u64 = 3000;
 const MAX_DEPTH: usize = 64;
@@ -160,9 +154,14 @@ pub fn run() {
     let outcome = act(&env, &stop, &mut log);
     if let Err(why) = outcome {
         eprintln!("ralph hook stop: {why}; not ending the session");
-        log.field("action", "none").field("why", why);
+        log.line.action = Some(HookAction::None);
+        log.line.why = Some(why);
     }
-    log.write();
+    // Nothing is written (the run folder comes from our environment, which a
+    // settings file can set) unless a ralph loop started this session.
+    if log.authorised {
+        log.write();
+    }
 }
 
 fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), String> {
@@ -172,8 +171,8 @@ fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), Str
         walk_to_session(&mut procs, nix::unistd::getppid().as_raw() as u32, env)
             .ok_or("no Claude Code process among this hook's ancestors")?;
     let session = &chain[i];
-    log.field("session_pid", session.pid)
-        .field("identified_by", how.as_str());
+    log.line.session_pid = Some(session.pid);
+    log.line.identified_by = Some(how.as_str().into());
     if session.pid <= 1 || session.pid == me {
         return Err(format!("refusing to signal pid {}", session.pid));
     }
@@ -195,25 +194,27 @@ fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), Str
         "RALPH_LOOP=1 is set for this hook but not in the environment claude was started with \
          (a settings file's \"env\" may have set it)",
     )?;
-    log.field("authorised_by", why);
+    log.line.authorised_by = Some(why.into());
+    log.authorised = true;
     // The plugin's hook and `ralph install-hook` may both be installed: both
     // run for the same Stop. The first to claim the session acts.
     if !claim(env, session, stop) {
-        log.field("action", "none")
-            .field("why", "another ralph hook already handled this session");
+        log.line.action = Some(HookAction::None);
+        log.line.why = Some("another ralph hook already handled this session".into());
         return Ok(());
     }
     if env.interactive {
         // Start time checked just above, one read ago: signal now.
         kill(Pid::from_raw(session.pid as i32), Signal::SIGINT)
             .map_err(|e| format!("cannot send SIGINT to pid {}: {e}", session.pid))?;
-        log.field("action", "SIGINT").field("mode", "interactive");
+        log.line.action = Some(HookAction::Sigint);
+        log.line.mode = Some("interactive".into());
         return Ok(());
     }
     spawn_watcher(session, env, stop).map_err(|e| format!("cannot start the watcher: {e}"))?;
-    log.field("action", "watcher")
-        .field("mode", "print")
-        .field("grace_ms", env.grace.as_millis() as u64);
+    log.line.action = Some(HookAction::Watcher);
+    log.line.mode = Some("print".into());
+    log.line.grace_ms = Some(env.grace.as_millis() as u64);
     Ok(())
 }
 
@@ -240,7 +241,7 @@ fn walk_to_session(
         let Some(mut p) = read else {
             break;
         };
-        if !settled && !crate::proc_tree::is_shell(&p.name) {
+        if !settled && !crate::procs::tree::is_shell(&p.name) {
             match procs.get(pid) {
                 Some(full) => p = full,
                 None => break,
@@ -278,17 +279,6 @@ fn claim(env: &HookEnv, session: &ProcInfo, stop: &serde_json::Value) -> bool {
         Ok(_) => true,
         Err(e) => e.kind() != std::io::ErrorKind::AlreadyExists,
     }
-}
-
-fn signal_if_same(procs: &mut ProcReader, p: &ProcInfo, sig: Signal) -> Result<(), String> {
-    if !procs.is_alive(p.pid, p.start_time) {
-        return Err(format!(
-            "pid {} has exited (or is now another process)",
-            p.pid
-        ));
-    }
-    kill(Pid::from_raw(p.pid as i32), sig)
-        .map_err(|e| format!("cannot send {sig} to pid {}: {e}", p.pid))
 }
 
 /// Read Claude Code's JSON, but never hang on a stdin that is not closed.
@@ -358,46 +348,39 @@ pub fn watch(pid: u32, start: u64, grace: Duration, transcript: Option<&Path>) {
     let t0 = Instant::now();
     let env = HookEnv::from_env();
     let mut log = Log::new(&env, &serde_json::Value::Null, t0);
-    log.field("event", "watch").field("session_pid", pid);
+    log.line.event = Some("watch".into());
+    log.line.session_pid = Some(pid);
     let stamp = transcript_stamp(transcript);
     let mut procs = ProcReader::new();
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
         if !procs.is_alive(pid, start) {
-            log.field("action", "none")
-                .field("why", "session exited by itself")
-                .write();
+            log.line.action = Some(HookAction::None);
+            log.line.why = Some("session exited by itself".into());
+            log.write();
             return;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     if transcript.is_some() && transcript_stamp(transcript) != stamp {
-        log.field("action", "none")
-            .field("why", "session went on working after the Stop hook")
-            .write();
+        log.line.action = Some(HookAction::None);
+        log.line.why = Some("session went on working after the Stop hook".into());
+        log.write();
         return;
     }
-    let session = ProcInfo {
-        pid,
-        parent: None,
-        start_time: start,
-        name: String::new(),
-        exe: None,
-        cmd: Vec::new(),
-    };
-    for (sig, wait) in [(Signal::SIGINT, 3000), (Signal::SIGTERM, 3000)] {
-        if signal_if_same(&mut procs, &session, sig).is_err() {
-            break;
-        }
-        log.field("action", sig.as_str());
-        let until = Instant::now() + Duration::from_millis(wait);
-        while Instant::now() < until && procs.is_alive(pid, start) {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        if !procs.is_alive(pid, start) {
-            break;
-        }
-    }
+    // The same ladder as everywhere, each step only while pid and start time
+    // still name the session.
+    let last = crate::procs::ladder::end_all(
+        &[crate::procs::ladder::Target::Pid(pid)],
+        |_| procs.is_alive(pid, start),
+        || {},
+    );
+    log.line.action = Some(match last {
+        Some(Signal::SIGKILL) => HookAction::Sigkill,
+        Some(Signal::SIGTERM) => HookAction::Sigterm,
+        Some(_) => HookAction::Sigint,
+        None => HookAction::None,
+    });
     log.write();
 }
 
@@ -406,42 +389,46 @@ pub fn watch(pid: u32, start: u64, grace: Duration, transcript: Option<&Path>) {
 struct Log {
     path: Option<PathBuf>,
     t0: Instant,
-    line: serde_json::Map<String, serde_json::Value>,
+    line: HookLogLine,
+    authorised: bool,
 }
 
 impl Log {
     fn new(env: &HookEnv, stop: &serde_json::Value, t0: Instant) -> Self {
-        let mut line = serde_json::Map::new();
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
-        line.insert("time".into(), now.as_secs_f64().into());
-        line.insert("hook_pid".into(), std::process::id().into());
-        if let Some(id) = stop.get("session_id") {
-            line.insert("session_id".into(), id.clone());
-        }
         Log {
             path: env.run_dir.as_ref().map(|d| d.join("hook.log")),
             t0,
-            line,
+            line: HookLogLine {
+                time: now.as_secs_f64(),
+                hook_pid: std::process::id(),
+                session_id: stop
+                    .get("session_id")
+                    .and_then(|v| v.as_str())
+                    .map(String::from),
+                ..Default::default()
+            },
+            authorised: false,
         }
-    }
-
-    fn field(&mut self, k: &str, v: impl Into<serde_json::Value>) -> &mut Self {
-        self.line.insert(k.into(), v.into());
-        self
     }
 
     fn write(&mut self) {
         let Some(path) = &self.path else { return };
-        self.line.insert(
-            "elapsed_ms".into(),
-            (self.t0.elapsed().as_secs_f64() * 1000.0).into(),
-        );
-        let mut text = serde_json::Value::Object(self.line.clone()).to_string();
+        self.line.elapsed_ms = self.t0.elapsed().as_secs_f64() * 1000.0;
+        let Ok(mut text) = serde_json::to_string(&self.line) else {
+            return;
+        };
         text.push('\n');
         // O_APPEND with one write: concurrent hooks don't interleave lines.
-        if let Ok(mut f) = OpenOptions::new().append(true).create(true).open(path) {
+        // Never through a symlink planted where the log goes.
+        if let Ok(mut f) = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .custom_flags(nix::libc::O_NOFOLLOW)
+            .open(path)
+        {
             let _ = f.write_all(text.as_bytes());
         }
     }

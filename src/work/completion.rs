@@ -8,9 +8,9 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::fsutil;
-use crate::spec::{self, Spec};
-use crate::sync::{self, Finding};
-use crate::tracker::{self, Kind, TrackerError};
+use crate::work::spec::{self, Spec};
+use crate::work::sync::{self, Finding};
+use crate::work::tracker::{self, Kind, TrackerError};
 
 #[derive(Debug, Serialize)]
 pub struct Check {

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::spec::{Spec, Step};
-use crate::tracker::Snapshot;
+use crate::work::spec::{Spec, Step};
+use crate::work::tracker::Snapshot;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
@@ -20,7 +20,7 @@ pub struct Finding {
 }
 
 pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
-    let by_id: HashMap<String, &crate::tracker::Issue> = snap
+    let by_id: HashMap<String, &crate::work::tracker::Issue> = snap
         .issues
         .iter()
         .map(|i| (i.id.to_ascii_lowercase(), i))
@@ -133,8 +133,8 @@ fn natural_id_key(id: &str) -> Vec<(u64, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::parse;
-    use crate::tracker::Issue;
+    use crate::work::spec::parse;
+    use crate::work::tracker::Issue;
 
     #[test]
     fn ids_sort_with_numbers_as_numbers() {

@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::process::Command;
 
-use crate::spec;
+use crate::run::engine::Progress;
+use crate::work::spec;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Snapshot {
@@ -14,6 +15,30 @@ pub struct Snapshot {
     pub boxes: Vec<bool>,
     pub done: usize,
     pub total: usize,
+}
+
+/// What a session did, from the snapshots before and after it. A snapshot
+/// without git's view (git failed) cannot tell: `Unknown`, never `Same`.
+pub fn compare(before: &Snapshot, after: &Snapshot) -> Progress {
+    if before.tree.is_none() || after.tree.is_none() {
+        return Progress::Unknown;
+    }
+    if before.head == after.head && before.tree == after.tree && before.boxes == after.boxes {
+        Progress::Same
+    } else {
+        Progress::Changed
+    }
+}
+
+/// Is `root` inside a git work tree? The loop measures progress with git.
+pub fn in_git(root: &Path) -> bool {
+    Command::new("git")
+        .args(["rev-parse", "--is-inside-work-tree"])
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"true"))
 }
 
 pub fn take(root: &Path, spec_path: &Path) -> Snapshot {
@@ -104,4 +129,27 @@ pub fn commits_between(root: &Path, from: Option<&str>, to: &str) -> Option<u64>
         .output()
         .ok()?;
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_is_never_the_same() {
+        let known = Snapshot {
+            head: Some("a".into()),
+            tree: Some(String::new()),
+            ..Default::default()
+        };
+        let unknown = Snapshot::default();
+        assert_eq!(compare(&known, &known), Progress::Same);
+        assert_eq!(compare(&unknown, &unknown), Progress::Unknown);
+        assert_eq!(compare(&known, &unknown), Progress::Unknown);
+        let moved = Snapshot {
+            head: Some("b".into()),
+            ..known.clone()
+        };
+        assert_eq!(compare(&known, &moved), Progress::Changed);
+    }
 }

@@ -79,7 +79,19 @@ pub enum Shown {
 #[derive(Debug, Default)]
 pub struct Session {
     pub session_id: Option<String>,
+    /// The last `result` event. A print session that waited for a background
+    /// task runs another turn and reports a second result.
     pub outcome: Option<Outcome>,
+    /// How many `result` events arrived.
+    pub results: u32,
+    /// Over all results: the cost (each result restates the process's
+    /// running total, so the largest is the session's), tokens and turns
+    /// (each result reports its own turn's).
+    pub cost_usd: f64,
+    pub usage: Usage,
+    pub num_turns: u64,
+    /// Some result was an error.
+    pub any_error: bool,
     pub limit: Option<Limit>,
     pub tool_calls: u64,
     /// The last synthetic API error message, for the user.
@@ -189,16 +201,22 @@ impl Session {
         {
             self.limit = Some(l);
         }
+        self.results += 1;
+        self.cost_usd = self.cost_usd.max(o.cost_usd);
+        self.usage.add(&o.usage);
+        self.num_turns += o.num_turns;
+        self.any_error |= o.is_error || o.subtype.starts_with("error");
         self.outcome = Some(o);
+    }
+
+    /// Did every result say the work went through (and was there one)?
+    pub fn result_ok(&self) -> bool {
+        self.results > 0 && !self.any_error
     }
 
     /// Did the session fail (as opposed to being limited)?
     pub fn failed(&self, exit_ok: bool) -> bool {
-        !exit_ok
-            || self
-                .outcome
-                .as_ref()
-                .is_none_or(|o| o.is_error || o.subtype.starts_with("error"))
+        !exit_ok || !self.result_ok()
     }
 }
 
@@ -343,6 +361,22 @@ mod tests {
         s.feed(r#"{"type":"assistant","message":{"model":"claude-x","content":[{"type":"text","text":"The log says: usage limit reached, rate limit, overloaded."}]}}"#);
         s.feed(RESULT_OK);
         assert_eq!(s.limit, None);
+    }
+
+    #[test]
+    fn two_results_count_cost_once_and_tokens_and_turns_twice() {
+        // After a background task claude -p runs another turn: a second
+        // result whose total_cost_usd is the process's running total.
+        let mut s = Session::default();
+        s.feed(RESULT_OK);
+        s.feed(&RESULT_OK.replace("0.25", "0.40").replace("Done.", "Later."));
+        assert_eq!(s.results, 2);
+        assert_eq!(s.cost_usd, 0.40);
+        assert_eq!((s.usage.total(), s.num_turns), (252, 4));
+        assert_eq!(s.outcome.as_ref().unwrap().text, "Later.");
+        assert!(s.result_ok());
+        s.feed(&RESULT_OK.replace("\"is_error\":false", "\"is_error\":true"));
+        assert!(!s.result_ok(), "an error in any result fails the session");
     }
 
     #[test]

@@ -1,0 +1,118 @@
+//! What the loop and its Stop hook tell each other: the environment the loop
+//! gives each session (Claude Code passes it on to hooks) and the hook's log
+//! lines in the run folder, which the loop reads back. One place, one type.
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variables set by the loop for sessions, hooks and lifecycle
+/// commands.
+pub mod env {
+    /// `1`: this session belongs to a ralph loop.
+    pub const LOOP: &str = "RALPH_LOOP";
+    /// The loop's pid and start time: the hook checks the session's parent.
+    pub const LOOP_PID: &str = "RALPH_LOOP_PID";
+    pub const LOOP_START: &str = "RALPH_LOOP_START";
+    /// The run folder, where the hook logs.
+    pub const RUN_DIR: &str = "RALPH_RUN_DIR";
+    pub const ITERATION: &str = "RALPH_ITERATION";
+    /// `<run id>-<session>`: marks every process a session starts, so what a
+    /// session (or a killed loop) left behind can be found exactly.
+    pub const SESSION_TOKEN: &str = "RALPH_SESSION_TOKEN";
+    /// The print-mode watcher's grace period, in milliseconds.
+    pub const GRACE_MS: &str = "RALPH_HOOK_GRACE_MS";
+    // For lifecycle hooks.
+    pub const EVENT: &str = "RALPH_EVENT";
+    pub const PROJECT: &str = "RALPH_PROJECT";
+    pub const MAX_ITERATIONS: &str = "RALPH_MAX_ITERATIONS";
+    pub const REASON: &str = "RALPH_REASON";
+    pub const OUTCOME: &str = "RALPH_OUTCOME";
+    pub const SESSION_OUTCOME: &str = "RALPH_SESSION_OUTCOME";
+}
+
+/// The session token for session `n` of run `run_id`, and the prefix every
+/// token of that run starts with.
+pub fn session_token(run_id: &str, n: u32) -> String {
+    format!("{run_id}-{n}")
+}
+
+pub fn run_token_prefix(run_id: &str) -> String {
+    format!("{}={run_id}-", env::SESSION_TOKEN)
+}
+
+/// What the hook did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HookAction {
+    #[serde(rename = "none")]
+    None,
+    /// Interactive: SIGINT sent at once.
+    #[serde(rename = "SIGINT")]
+    Sigint,
+    #[serde(rename = "SIGTERM")]
+    Sigterm,
+    #[serde(rename = "SIGKILL")]
+    Sigkill,
+    /// Print mode: a detached watcher will end the session if it lingers.
+    #[serde(rename = "watcher")]
+    Watcher,
+}
+
+/// One line of `<run>/hook.log`: one per hook run (and one per watcher).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HookLogLine {
+    pub time: f64,
+    pub hook_pid: u32,
+    /// `watch` for the print-mode watcher's line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identified_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authorised_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub action: Option<HookAction>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grace_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    #[serde(default)]
+    pub elapsed_ms: f64,
+}
+
+/// Did the hook end the interactive session `pid`? (Its log says SIGINT.)
+pub fn hook_ended(log: &str, pid: u32) -> bool {
+    log.lines()
+        .filter_map(|l| serde_json::from_str::<HookLogLine>(l).ok())
+        .any(|l| l.session_pid == Some(pid) && l.action == Some(HookAction::Sigint))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_lines_round_trip_and_keep_their_wire_names() {
+        let line = HookLogLine {
+            time: 1.5,
+            hook_pid: 7,
+            session_pid: Some(42),
+            action: Some(HookAction::Sigint),
+            mode: Some("interactive".into()),
+            ..Default::default()
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.contains(r#""action":"SIGINT""#), "{text}");
+        assert!(!text.contains("why"), "absent fields are left out: {text}");
+        assert_eq!(serde_json::from_str::<HookLogLine>(&text).unwrap(), line);
+        let log = format!("garbage\n{text}\n");
+        assert!(hook_ended(&log, 42));
+        assert!(!hook_ended(&log, 43));
+        let watcher = text.replace("SIGINT", "watcher");
+        assert!(!hook_ended(&watcher, 42));
+    }
+}

@@ -1,0 +1,110 @@
+//! The one way ralph ends a process it is responsible for: SIGINT ("end
+//! cleanly"), then SIGTERM, then SIGKILL, `GAP` apart, stopping as soon as
+//! the target is gone. Used for a session at its timeout or on a stop
+//! request, by the hook's print-mode watcher, and for leftover processes.
+//!
+//! The rule for signals reaching the loop is in `run/session.rs`.
+
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+pub const STEPS: [Signal; 3] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGKILL];
+/// Time given after each signal before the next.
+pub const GAP: Duration = Duration::from_secs(3);
+
+/// A process, or a whole process group (print-mode sessions run in their own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Pid(u32),
+    Group(u32),
+}
+
+impl Target {
+    pub fn send(self, sig: Signal) -> nix::Result<()> {
+        let raw = match self {
+            Target::Pid(p) => p as i32,
+            Target::Group(p) => -(p as i32),
+        };
+        // pid 0 or 1 (or their groups) would signal far more than meant.
+        if raw.unsigned_abs() <= 1 {
+            return Err(nix::errno::Errno::EINVAL);
+        }
+        kill(Pid::from_raw(raw), sig)
+    }
+}
+
+/// A ladder in progress, for callers that poll (a session being waited on).
+#[derive(Debug)]
+pub struct Ladder {
+    target: Target,
+    next: usize,
+    due: Instant,
+}
+
+impl Ladder {
+    /// Start climbing: the first step (SIGINT) goes out now.
+    pub fn start(target: Target) -> Ladder {
+        let mut l = Ladder {
+            target,
+            next: 0,
+            due: Instant::now(),
+        };
+        l.tick();
+        l
+    }
+
+    /// Send the next step if its time has come.
+    pub fn tick(&mut self) {
+        let now = Instant::now();
+        if self.next < STEPS.len() && now >= self.due {
+            let _ = self.target.send(STEPS[self.next]);
+            self.next += 1;
+            self.due = now + GAP;
+        }
+    }
+
+    /// Skip to the end: SIGKILL now.
+    pub fn kill_now(&mut self) {
+        let _ = self.target.send(Signal::SIGKILL);
+        self.next = STEPS.len();
+    }
+
+    pub fn last_sent(&self) -> Option<Signal> {
+        self.next.checked_sub(1).map(|i| STEPS[i])
+    }
+}
+
+/// Climb the ladder for each of `targets` together, until `alive` says each
+/// is gone; `between` runs at every poll (reaping, say). Before each signal
+/// `alive` is asked again, so a pid that was reused is never signalled.
+/// Returns the last signal sent to any target.
+pub fn end_all(
+    targets: &[Target],
+    mut alive: impl FnMut(&Target) -> bool,
+    mut between: impl FnMut(),
+) -> Option<Signal> {
+    let mut left: Vec<Target> = targets.to_vec();
+    let mut last = None;
+    for sig in STEPS {
+        left.retain(|t| alive(t));
+        if left.is_empty() {
+            break;
+        }
+        for t in &left {
+            let _ = t.send(sig);
+        }
+        last = Some(sig);
+        let until = Instant::now() + GAP;
+        loop {
+            between();
+            left.retain(|t| alive(t));
+            if left.is_empty() || Instant::now() >= until {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    last
+}

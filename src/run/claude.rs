@@ -1,0 +1,64 @@
+//! The command line and environment of one `claude` session.
+
+use anyhow::{Context, Result};
+
+use crate::handoff::{self, env};
+use crate::run::options::Settings;
+use crate::run::records::RunDir;
+use crate::run::session::{PrintIo, Spec};
+use crate::run::ui::Ui;
+use crate::work::project::Project;
+
+pub struct Who<'a> {
+    pub run: &'a RunDir,
+    pub iteration: u32,
+    pub session: u32,
+    /// The loop's own start time, as the lock records it: the hook checks it.
+    pub loop_start: u64,
+}
+
+/// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
+/// on stdin. Interactive: the prompt as the argument, the terminal claude's.
+pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spec> {
+    let env = vec![
+        (env::LOOP.to_string(), "1".to_string()),
+        (env::LOOP_PID.to_string(), std::process::id().to_string()),
+        (env::LOOP_START.to_string(), who.loop_start.to_string()),
+        (env::RUN_DIR.to_string(), who.run.path.display().to_string()),
+        (env::ITERATION.to_string(), who.iteration.to_string()),
+    ];
+    let mut args: Vec<String> = Vec::new();
+    if !s.interactive {
+        args.extend(["-p", "--output-format", "stream-json", "--verbose"].map(String::from));
+    }
+    if s.permission_mode == "bypassPermissions" {
+        args.push("--dangerously-skip-permissions".into());
+    } else {
+        args.extend(["--permission-mode".to_string(), s.permission_mode.clone()]);
+    }
+    if let Some(m) = &s.model {
+        args.extend(["--model".to_string(), m.clone()]);
+    }
+    args.extend(s.claude_args.iter().cloned());
+    let print = if s.interactive {
+        let prompt = std::fs::read_to_string(&s.prompt)
+            .with_context(|| format!("cannot read {}", s.prompt.display()))?;
+        args.push(prompt);
+        None
+    } else {
+        Some(PrintIo {
+            prompt: s.prompt.clone(),
+            stream_file: who.run.stream_file(who.session),
+            show: Box::new(move |x| ui.show(x)),
+        })
+    };
+    Ok(Spec {
+        program: s.claude.clone(),
+        args,
+        env,
+        cwd: project.root.clone(),
+        print,
+        timeout: s.timeout,
+        token: handoff::session_token(&who.run.id, who.session),
+    })
+}

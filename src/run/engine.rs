@@ -1,0 +1,839 @@
+//! The loop's judgement, with no I/O: the state a run keeps, the facts the
+//! shell reports at each point of the loop, and the next action. The shell
+//! (`cmd/run_loop.rs`) performs the actions and reports back; everything it
+//! decides goes through `step`, so every decision is a row in a test table.
+//!
+//! The points, in order, and what can happen at each:
+//!
+//! ```text
+//!   Between ──▶ Prepare ──(on_session_start hook)──▶ BeforeSpawn ──▶ Spawn
+//!      ▲                                                               │
+//!      │                                                        SessionEnded
+//!      └────────── Next ◀──────── Waited ◀── Wait ◀────────────────────┤
+//!      └────────── Next ◀──────────────────────────────────────────────┘
+//! ```
+//!
+//! Any point may end in `Stop` with an outcome. A stop request (SIGINT,
+//! SIGTERM, SIGHUP) seen at any point means no new session and `Interrupted`.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::run::stream::Limit;
+
+/// The limits of a run: all finite, all validated when options are read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limits {
+    pub max_iterations: u32,
+    pub max_cost: Option<f64>,
+    pub no_progress_limit: u32,
+    pub max_failures: u32,
+    /// First wait after a limit without a reset time; doubles, up to 30m.
+    #[serde(with = "secs")]
+    pub limit_backoff: Duration,
+    /// Longest total wait for usage limits in a row before the loop stops.
+    #[serde(with = "secs")]
+    pub max_limit_wait: Duration,
+}
+
+/// Longest single backoff when Claude gives no reset time.
+pub const MAX_BACKOFF: Duration = Duration::from_secs(30 * 60);
+
+/// What a run has counted so far; saved after every session so that
+/// `ralph loop --resume` can go on from it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct State {
+    /// Counted sessions, the running one included.
+    pub iteration: u32,
+    /// Every session started, limited ones too: names stream files.
+    pub sessions: u32,
+    pub cost_usd: f64,
+    /// Failing sessions in a row.
+    pub failures: u32,
+    /// Sessions in a row that changed nothing.
+    pub stalled: u32,
+    /// Limit waits in a row, and their total.
+    pub limit_waits: u32,
+    pub limit_waited_s: u64,
+    /// COMPLETE files set aside so far.
+    pub rejected: u32,
+}
+
+/// How a session went, as its record says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionOutcome {
+    Ok,
+    Failed,
+    TimedOut,
+    /// The loop was asked to stop while the session ran (signal name).
+    Interrupted(String),
+    /// A usage limit, rate limit or overload: not counted.
+    Limited(Limit),
+}
+
+impl SessionOutcome {
+    pub fn as_text(&self) -> String {
+        match self {
+            SessionOutcome::Ok => "ok".into(),
+            SessionOutcome::Failed => "failed".into(),
+            SessionOutcome::TimedOut => "timeout".into(),
+            SessionOutcome::Interrupted(_) => "interrupted".into(),
+            SessionOutcome::Limited(l) => format!("limited: {}", l.describe()),
+        }
+    }
+
+    pub fn counted(&self) -> bool {
+        !matches!(self, SessionOutcome::Limited(_))
+    }
+}
+
+/// How a session process ended, as the shell saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Ended by itself (or by the Stop hook).
+    Exited,
+    TimedOut,
+    /// The loop was told to stop and ended it.
+    Interrupted,
+}
+
+/// What a session's stream and exit say, reduced to what decides its outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ended {
+    pub ending: Ending,
+    pub interactive: bool,
+    pub exit_ok: bool,
+    /// A `result` event arrived, and none of them was an error.
+    pub result_ok: bool,
+    pub limit: Option<Limit>,
+}
+
+/// The session's outcome from how it ended. A usage limit counts only in
+/// print mode, where it comes from Claude Code's own result and messages.
+pub fn classify(e: &Ended, stop: Option<&str>) -> SessionOutcome {
+    match e.ending {
+        Ending::Interrupted => SessionOutcome::Interrupted(stop.unwrap_or("signal").to_string()),
+        Ending::TimedOut => SessionOutcome::TimedOut,
+        Ending::Exited => match (&e.limit, e.interactive) {
+            (Some(l), false) => SessionOutcome::Limited(l.clone()),
+            // Interactive sessions have no result event: their exit decides.
+            _ if e.interactive && e.exit_ok => SessionOutcome::Ok,
+            _ if e.exit_ok && e.result_ok => SessionOutcome::Ok,
+            _ => SessionOutcome::Failed,
+        },
+    }
+}
+
+/// Did the session change anything? `Unknown` when it cannot be told (git
+/// failed): never counted as "no change".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    Changed,
+    Same,
+    Unknown,
+}
+
+/// What the completion check said of a COMPLETE file, if there was one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// No COMPLETE file.
+    Absent,
+    /// It holds: every step done, in sync with the tracker.
+    Accepted { steps: usize },
+    /// It does not; the shell has set it aside with these reasons.
+    Rejected { problems: usize },
+}
+
+/// A facts report from the shell at one point of the loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Before deciding on another session: the sentinels, and any stop request.
+    Between {
+        stop: Option<String>,
+        gate: Gate,
+        waiting: Option<String>,
+    },
+    /// The `on_session_start` hook has run (or there is none).
+    BeforeSpawn {
+        stop: Option<String>,
+    },
+    SessionEnded(Box<Report>),
+    /// A limit wait ended, by running out or by a stop request.
+    Waited {
+        stop: Option<String>,
+    },
+}
+
+/// What a finished session reported.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub outcome: SessionOutcome,
+    /// The error to show for a failure (from the stream, or the exit).
+    pub error: String,
+    pub cost_usd: f64,
+    pub progress: Progress,
+    pub gate: Gate,
+    pub waiting: Option<String>,
+    /// Interactive: claude exited, and not because the Stop hook ended it.
+    pub quit_by_user: bool,
+    /// Seconds since the epoch, for usage limits that say when they reset.
+    pub now_epoch: u64,
+}
+
+/// How a run ended: the loop's exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Complete,
+    Failed,
+    Waiting,
+    IterationLimit,
+    CostLimit,
+    /// Usage limits kept the loop waiting longer than --max-limit-wait.
+    LimitWait,
+    NoProgress,
+    Interrupted,
+    /// The loop was killed (SIGKILL, OOM) and left no summary; written by the
+    /// loop that took over its lock.
+    EndedAbnormally,
+}
+
+impl Outcome {
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Complete => 0,
+            Outcome::Failed | Outcome::EndedAbnormally => 1,
+            Outcome::Waiting => 3,
+            Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => 4,
+            Outcome::NoProgress => 5,
+            Outcome::Interrupted => 130,
+        }
+    }
+
+    pub fn text(self) -> &'static str {
+        match self {
+            Outcome::Complete => "complete",
+            Outcome::Failed => "failed",
+            Outcome::Waiting => "waiting for a human",
+            Outcome::IterationLimit => "iteration limit reached",
+            Outcome::CostLimit => "cost limit reached",
+            Outcome::LimitWait => "usage limit wait too long",
+            Outcome::NoProgress => "no progress",
+            Outcome::Interrupted => "interrupted",
+            Outcome::EndedAbnormally => "ended abnormally",
+        }
+    }
+
+    /// May `ralph loop --resume` go on from a run that ended so? Only from
+    /// one stopped before an end of its own: interrupted, killed, or stopped
+    /// for a human.
+    pub fn resumable(self) -> bool {
+        matches!(
+            self,
+            Outcome::Interrupted
+                | Outcome::EndedAbnormally
+                | Outcome::Waiting
+                | Outcome::NoProgress
+        )
+    }
+}
+
+/// The next thing the shell does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run the `on_session_start` hook, then report `BeforeSpawn`.
+    Prepare {
+        iteration: u32,
+    },
+    /// Start session number `session`, counted as `iteration`.
+    Spawn {
+        iteration: u32,
+        session: u32,
+    },
+    /// Wait this long (a usage limit), then report `Waited`.
+    Wait {
+        wait: Duration,
+        why: String,
+    },
+    /// Look at the sentinels again and report `Between`.
+    Next,
+    Stop {
+        outcome: Outcome,
+        reason: String,
+    },
+}
+
+fn stop(outcome: Outcome, reason: impl Into<String>) -> Action {
+    Action::Stop {
+        outcome,
+        reason: reason.into(),
+    }
+}
+
+/// The one decision function: state plus what just happened → what next.
+pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
+    match event {
+        Event::Between {
+            stop: Some(sig), ..
+        } => stop(Outcome::Interrupted, format!("{sig} received")),
+        Event::Between { gate, waiting, .. } => {
+            if let Gate::Accepted { steps } = gate {
+                return stop(Outcome::Complete, format!("all {steps} steps done"));
+            }
+            if let Gate::Rejected { .. } = gate {
+                s.rejected += 1;
+            }
+            if let Some(w) = waiting {
+                return stop(Outcome::Waiting, w);
+            }
+            if s.iteration >= limits.max_iterations {
+                return stop(
+                    Outcome::IterationLimit,
+                    format!("{} sessions run (--max-iterations)", limits.max_iterations),
+                );
+            }
+            Action::Prepare {
+                iteration: s.iteration + 1,
+            }
+        }
+        Event::BeforeSpawn { stop: Some(sig) } => stop(
+            Outcome::Interrupted,
+            format!("{sig} received before the session started"),
+        ),
+        Event::BeforeSpawn { stop: None } => {
+            s.iteration += 1;
+            s.sessions += 1;
+            Action::Spawn {
+                iteration: s.iteration,
+                session: s.sessions,
+            }
+        }
+        Event::Waited { stop: Some(sig) } => stop(
+            Outcome::Interrupted,
+            format!("{sig} received while waiting"),
+        ),
+        Event::Waited { stop: None } => Action::Next,
+        Event::SessionEnded(r) => after_session(s, limits, *r),
+    }
+}
+
+fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
+    s.cost_usd += r.cost_usd;
+    if let SessionOutcome::Interrupted(sig) = &r.outcome {
+        return stop(Outcome::Interrupted, format!("{sig} received"));
+    }
+    if r.quit_by_user {
+        return stop(
+            Outcome::Interrupted,
+            "claude was quit before the Stop hook ended the session",
+        );
+    }
+    // The last word on completion is the gate's, whatever else went wrong.
+    match r.gate {
+        Gate::Accepted { steps } => {
+            return stop(Outcome::Complete, format!("all {steps} steps done"));
+        }
+        Gate::Rejected { .. } => s.rejected += 1,
+        Gate::Absent => {}
+    }
+    if let Some(w) = r.waiting {
+        return stop(Outcome::Waiting, w);
+    }
+    if let SessionOutcome::Limited(l) = &r.outcome {
+        // Not the session's fault and not an iteration: wait, then retry.
+        s.iteration = s.iteration.saturating_sub(1);
+        let wait = limit_wait(l, limits.limit_backoff, s.limit_waits, r.now_epoch);
+        let total = s.limit_waited_s.saturating_add(wait.as_secs());
+        if total > limits.max_limit_wait.as_secs() {
+            return stop(
+                Outcome::LimitWait,
+                format!(
+                    "{}; waiting {} more would pass --max-limit-wait {}",
+                    l.describe(),
+                    crate::timefmt::human_duration(wait),
+                    crate::timefmt::human_duration(limits.max_limit_wait)
+                ),
+            );
+        }
+        s.limit_waits += 1;
+        s.limit_waited_s = total;
+        return Action::Wait {
+            wait,
+            why: l.describe().to_string(),
+        };
+    }
+    s.limit_waits = 0;
+    s.limit_waited_s = 0;
+    if matches!(r.outcome, SessionOutcome::Failed | SessionOutcome::TimedOut) {
+        s.failures += 1;
+        if s.failures >= limits.max_failures {
+            return stop(
+                Outcome::Failed,
+                format!(
+                    "{} failing sessions in a row; last error: {}",
+                    s.failures, r.error
+                ),
+            );
+        }
+    } else {
+        s.failures = 0;
+    }
+    match r.progress {
+        Progress::Changed => s.stalled = 0,
+        Progress::Same => s.stalled += 1,
+        Progress::Unknown => {}
+    }
+    if s.stalled >= limits.no_progress_limit {
+        return stop(
+            Outcome::NoProgress,
+            format!(
+                "{} sessions in a row changed nothing (git HEAD, working tree, spec checkboxes)",
+                s.stalled
+            ),
+        );
+    }
+    if let Some(max) = limits.max_cost
+        && s.cost_usd >= max
+    {
+        return stop(
+            Outcome::CostLimit,
+            format!("${:.2} spent of --max-cost ${max:.2}", s.cost_usd),
+        );
+    }
+    Action::Next
+}
+
+/// How long to wait after a limit: until the reset time Claude gave (plus a
+/// second), else the backoff doubled for each wait in a row, up to 30m.
+pub fn limit_wait(l: &Limit, base: Duration, waits_in_a_row: u32, now_epoch: u64) -> Duration {
+    match l {
+        Limit::Usage { reset_at: Some(t) } if *t > now_epoch => {
+            Duration::from_secs(t.saturating_sub(now_epoch).saturating_add(1))
+        }
+        _ => base
+            .saturating_mul(2u32.saturating_pow(waits_in_a_row.min(16)))
+            .min(MAX_BACKOFF),
+    }
+}
+
+mod secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_secs())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_secs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> Limits {
+        Limits {
+            max_iterations: 5,
+            max_cost: Some(2.0),
+            no_progress_limit: 3,
+            max_failures: 3,
+            limit_backoff: Duration::from_secs(60),
+            max_limit_wait: Duration::from_secs(3600),
+        }
+    }
+
+    fn between() -> Event {
+        Event::Between {
+            stop: None,
+            gate: Gate::Absent,
+            waiting: None,
+        }
+    }
+
+    fn report(outcome: SessionOutcome) -> Report {
+        Report {
+            outcome,
+            error: "boom".into(),
+            cost_usd: 0.1,
+            progress: Progress::Changed,
+            gate: Gate::Absent,
+            waiting: None,
+            quit_by_user: false,
+            now_epoch: 1_000_000,
+        }
+    }
+
+    fn ended(r: Report) -> Event {
+        Event::SessionEnded(Box::new(r))
+    }
+
+    fn stopped(a: &Action) -> Option<Outcome> {
+        match a {
+            Action::Stop { outcome, .. } => Some(*outcome),
+            _ => None,
+        }
+    }
+
+    /// Run a whole loop of sessions that each report `make(i)`, returning
+    /// the stop and the state.
+    fn run(limits: &Limits, mut make: impl FnMut(u32) -> Report) -> (Action, State) {
+        let mut s = State::default();
+        let mut ev = between();
+        for _ in 0..1000 {
+            match step(&mut s, limits, ev) {
+                Action::Prepare { .. } => ev = Event::BeforeSpawn { stop: None },
+                Action::Spawn { session, .. } => ev = ended(make(session)),
+                Action::Wait { .. } => ev = Event::Waited { stop: None },
+                Action::Next => ev = between(),
+                a @ Action::Stop { .. } => return (a, s),
+            }
+        }
+        panic!("the loop never stopped");
+    }
+
+    #[test]
+    fn a_session_is_prepared_then_spawned_with_its_numbers() {
+        let mut s = State::default();
+        assert_eq!(
+            step(&mut s, &limits(), between()),
+            Action::Prepare { iteration: 1 }
+        );
+        assert_eq!(s, State::default(), "preparing counts nothing");
+        assert_eq!(
+            step(&mut s, &limits(), Event::BeforeSpawn { stop: None }),
+            Action::Spawn {
+                iteration: 1,
+                session: 1
+            }
+        );
+    }
+
+    #[test]
+    fn every_outcome_row() {
+        let l = limits();
+        type Row = (&'static str, Box<dyn FnMut(u32) -> Report>, Outcome, u32);
+        let rows: Vec<Row> = vec![
+            (
+                "complete on the 2nd session",
+                Box::new(|i| Report {
+                    gate: if i == 2 {
+                        Gate::Accepted { steps: 3 }
+                    } else {
+                        Gate::Absent
+                    },
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::Complete,
+                2,
+            ),
+            (
+                "complete on the last allowed session",
+                Box::new(|i| Report {
+                    gate: if i == 5 {
+                        Gate::Accepted { steps: 3 }
+                    } else {
+                        Gate::Absent
+                    },
+                    cost_usd: 0.0,
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::Complete,
+                5,
+            ),
+            (
+                "complete even when the session timed out",
+                Box::new(|_| Report {
+                    gate: Gate::Accepted { steps: 1 },
+                    ..report(SessionOutcome::TimedOut)
+                }),
+                Outcome::Complete,
+                1,
+            ),
+            (
+                "waiting",
+                Box::new(|_| Report {
+                    waiting: Some("need a password".into()),
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::Waiting,
+                1,
+            ),
+            (
+                "iteration limit",
+                Box::new(|_| Report {
+                    cost_usd: 0.0,
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::IterationLimit,
+                5,
+            ),
+            (
+                "cost limit",
+                Box::new(|_| Report {
+                    cost_usd: 0.75,
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::CostLimit,
+                3,
+            ),
+            (
+                "no progress",
+                Box::new(|_| Report {
+                    progress: Progress::Same,
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::NoProgress,
+                3,
+            ),
+            (
+                "progress unknown is not no progress",
+                Box::new(|_| Report {
+                    progress: Progress::Unknown,
+                    cost_usd: 0.0,
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::IterationLimit,
+                5,
+            ),
+            (
+                "consecutive failures",
+                Box::new(|_| report(SessionOutcome::Failed)),
+                Outcome::Failed,
+                3,
+            ),
+            (
+                "timeouts are failures",
+                Box::new(|_| report(SessionOutcome::TimedOut)),
+                Outcome::Failed,
+                3,
+            ),
+            (
+                "failures not in a row do not add up",
+                Box::new(|i| {
+                    report(if i % 2 == 0 {
+                        SessionOutcome::Failed
+                    } else {
+                        SessionOutcome::Ok
+                    })
+                }),
+                Outcome::IterationLimit,
+                5,
+            ),
+            (
+                "interrupted during a session",
+                Box::new(|_| report(SessionOutcome::Interrupted("SIGTERM".into()))),
+                Outcome::Interrupted,
+                1,
+            ),
+            (
+                "interactive session quit by the user",
+                Box::new(|_| Report {
+                    quit_by_user: true,
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::Interrupted,
+                1,
+            ),
+        ];
+        for (name, make, want, iterations) in rows {
+            let (a, s) = run(&l, make);
+            assert_eq!(stopped(&a), Some(want), "{name}: {a:?}");
+            assert_eq!(s.iteration, iterations, "{name}: {s:?}");
+        }
+    }
+
+    #[test]
+    fn a_stop_request_at_every_point_starts_no_session() {
+        let l = limits();
+        let sig = || Some("SIGINT".to_string());
+        let mut s = State::default();
+        let a = step(
+            &mut s,
+            &l,
+            Event::Between {
+                stop: sig(),
+                gate: Gate::Absent,
+                waiting: None,
+            },
+        );
+        assert_eq!(stopped(&a), Some(Outcome::Interrupted), "between sessions");
+        // During the on_session_start hook, i.e. before the spawn.
+        let mut s = State::default();
+        assert!(matches!(
+            step(&mut s, &l, between()),
+            Action::Prepare { .. }
+        ));
+        let a = step(&mut s, &l, Event::BeforeSpawn { stop: sig() });
+        assert_eq!(stopped(&a), Some(Outcome::Interrupted), "before spawn");
+        assert_eq!((s.iteration, s.sessions), (0, 0), "no session counted");
+        // During a limit wait.
+        let a = step(&mut s, &l, Event::Waited { stop: sig() });
+        assert_eq!(stopped(&a), Some(Outcome::Interrupted), "while waiting");
+        // A stop request wins over a completed gate in the same session? No:
+        // an interrupted session's COMPLETE is checked at the next start.
+        let a = step(
+            &mut s,
+            &l,
+            ended(Report {
+                gate: Gate::Accepted { steps: 1 },
+                ..report(SessionOutcome::Interrupted("SIGHUP".into()))
+            }),
+        );
+        assert_eq!(
+            a,
+            Action::Stop {
+                outcome: Outcome::Interrupted,
+                reason: "SIGHUP received".into()
+            }
+        );
+    }
+
+    #[test]
+    fn usage_limits_wait_without_counting_and_are_bounded() {
+        let l = limits();
+        let mut s = State::default();
+        step(&mut s, &l, between());
+        step(&mut s, &l, Event::BeforeSpawn { stop: None });
+        let limited = |reset_at| {
+            ended(Report {
+                now_epoch: 1_000_000,
+                ..report(SessionOutcome::Limited(Limit::Usage { reset_at }))
+            })
+        };
+        // Claude says when the limit resets: wait until then.
+        let a = step(&mut s, &l, limited(Some(1_000_600)));
+        assert_eq!(
+            a,
+            Action::Wait {
+                wait: Duration::from_secs(601),
+                why: "usage limit reached".into()
+            }
+        );
+        assert_eq!((s.iteration, s.sessions), (0, 1), "not an iteration");
+        assert_eq!(step(&mut s, &l, Event::Waited { stop: None }), Action::Next);
+        assert_eq!(
+            step(&mut s, &l, between()),
+            Action::Prepare { iteration: 1 }
+        );
+        assert_eq!(
+            step(&mut s, &l, Event::BeforeSpawn { stop: None }),
+            Action::Spawn {
+                iteration: 1,
+                session: 2
+            },
+            "the retry is a new session with its own number"
+        );
+        // A reset further out than --max-limit-wait allows (with what was
+        // already waited in a row) stops the loop.
+        let a = step(&mut s, &l, limited(Some(1_003_600)));
+        assert_eq!(stopped(&a), Some(Outcome::LimitWait), "{a:?}");
+        assert_eq!(Outcome::LimitWait.code(), 4);
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_its_cap_and_resets_after_a_real_session() {
+        let l = limits();
+        let waits: Vec<u64> = (0..8)
+            .map(|n| limit_wait(&Limit::Overloaded, l.limit_backoff, n, 0).as_secs())
+            .collect();
+        assert_eq!(waits, [60, 120, 240, 480, 960, 1800, 1800, 1800]);
+        assert_eq!(
+            limit_wait(&Limit::RateLimit, Duration::MAX, u32::MAX, 0),
+            MAX_BACKOFF,
+            "no overflow at the extremes"
+        );
+        // A reset time in the past falls back to the backoff.
+        assert_eq!(
+            limit_wait(&Limit::Usage { reset_at: Some(5) }, l.limit_backoff, 0, 10),
+            Duration::from_secs(60)
+        );
+        let mut s = State {
+            limit_waits: 4,
+            limit_waited_s: 900,
+            iteration: 1,
+            ..Default::default()
+        };
+        step(&mut s, &l, ended(report(SessionOutcome::Ok)));
+        assert_eq!((s.limit_waits, s.limit_waited_s), (0, 0));
+    }
+
+    #[test]
+    fn a_rejected_complete_is_counted_and_the_loop_goes_on() {
+        let mut s = State {
+            iteration: 1,
+            sessions: 1,
+            ..Default::default()
+        };
+        let a = step(
+            &mut s,
+            &limits(),
+            ended(Report {
+                gate: Gate::Rejected { problems: 2 },
+                ..report(SessionOutcome::Ok)
+            }),
+        );
+        assert_eq!((a, s.rejected), (Action::Next, 1));
+    }
+
+    #[test]
+    fn classify_session_endings() {
+        let e = |ending, interactive, exit_ok, result_ok, limit| Ended {
+            ending,
+            interactive,
+            exit_ok,
+            result_ok,
+            limit,
+        };
+        use Ending::*;
+        let over = Some(Limit::Overloaded);
+        let rows = [
+            (e(Exited, false, true, true, None), SessionOutcome::Ok),
+            (e(Exited, false, true, false, None), SessionOutcome::Failed),
+            (e(Exited, false, false, true, None), SessionOutcome::Failed),
+            (
+                e(Exited, false, false, false, over.clone()),
+                SessionOutcome::Limited(Limit::Overloaded),
+            ),
+            // Interactive sessions have no result event; their exit decides.
+            (
+                e(Exited, true, true, false, over.clone()),
+                SessionOutcome::Ok,
+            ),
+            (e(Exited, true, false, false, None), SessionOutcome::Failed),
+            (
+                e(TimedOut, false, true, true, None),
+                SessionOutcome::TimedOut,
+            ),
+            (
+                e(Interrupted, false, true, true, over),
+                SessionOutcome::Interrupted("SIGINT".into()),
+            ),
+        ];
+        for (ended, want) in rows {
+            assert_eq!(classify(&ended, Some("SIGINT")), want, "{ended:?}");
+        }
+    }
+
+    #[test]
+    fn state_and_limits_round_trip_through_json() {
+        let s = State {
+            iteration: 3,
+            sessions: 4,
+            cost_usd: 1.25,
+            failures: 1,
+            stalled: 2,
+            limit_waits: 0,
+            limit_waited_s: 0,
+            rejected: 1,
+        };
+        let back: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        let l = limits();
+        let back: Limits = serde_json::from_str(&serde_json::to_string(&l).unwrap()).unwrap();
+        assert_eq!(back, l);
+    }
+}

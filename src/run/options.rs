@@ -1,0 +1,361 @@
+//! The loop's options: the command line over `.ralph/config.toml` over the
+//! defaults (and, for `--resume`, over the limits the run started with), all
+//! checked against their bounds before anything is created or started.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::config::{self, Config, parse_duration};
+use crate::run::engine::Limits;
+use crate::work::project::Project;
+use crate::work::tracker::Kind;
+
+#[derive(Debug, Args, Default)]
+pub struct LoopArgs {
+    /// The prompt given to every session [default: .ralph/prompt.md, else prompt.md]
+    #[arg(long, value_name = "FILE")]
+    pub prompt: Option<PathBuf>,
+
+    /// Stop after this many sessions [default: 50]
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+
+    /// End a session that runs longer than this, wall clock (at most 7d) [default: 30m]
+    #[arg(long, value_name = "DURATION")]
+    pub timeout: Option<String>,
+
+    /// Stop once the sessions have cost this much, in USD
+    #[arg(long, value_name = "USD")]
+    pub max_cost: Option<f64>,
+
+    /// Stop (writing WAITING) after this many sessions in a row that change
+    /// nothing: not git HEAD, the working tree or the spec's checkboxes [default: 3]
+    #[arg(long, value_name = "N")]
+    pub no_progress_limit: Option<u32>,
+
+    /// Stop after this many failing sessions in a row [default: 3]
+    #[arg(long, value_name = "N")]
+    pub max_failures: Option<u32>,
+
+    /// Run the interactive TUI in this terminal instead of print mode; the
+    /// Stop hook ends each session (quitting claude yourself stops the loop)
+    #[arg(long)]
+    pub interactive: bool,
+
+    /// The claude executable [default: `claude` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub claude: Option<PathBuf>,
+
+    /// The model for the sessions (claude --model)
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// claude's permission mode; bypassPermissions means
+    /// --dangerously-skip-permissions [default: bypassPermissions]
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+
+    /// First wait after a usage limit, rate limit or overload that gives no
+    /// reset time; doubles each time, up to 30m [default: 60s]
+    #[arg(long, value_name = "DURATION")]
+    pub limit_backoff: Option<String>,
+
+    /// Longest the loop waits for usage limits in a row before it stops
+    /// (exit 4) [default: 8h]
+    #[arg(long, value_name = "DURATION")]
+    pub max_limit_wait: Option<String>,
+
+    /// Tracker for the completion check [default: br if installed, else bd]
+    #[arg(long, value_enum)]
+    pub tracker: Option<Kind>,
+
+    /// Go on with the last run that did not finish (interrupted, killed, or
+    /// stopped for a human): same run folder, iteration count, cost, counters
+    /// and limits; options given here override its limits
+    #[arg(long)]
+    pub resume: bool,
+
+    /// Extra arguments for claude, after `--`
+    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    pub claude_args: Vec<String>,
+}
+
+/// The settings in force.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub prompt: PathBuf,
+    pub limits: Limits,
+    pub timeout: Duration,
+    pub interactive: bool,
+    pub claude: PathBuf,
+    pub model: Option<String>,
+    pub permission_mode: String,
+    pub claude_args: Vec<String>,
+    pub hooks: config::Hooks,
+    pub tracker: Option<Kind>,
+}
+
+const DAY: u64 = 86_400;
+
+/// Bounds of each duration option: (name, default, least, most).
+const DURATIONS: [(&str, &str, u64, u64); 3] = [
+    ("timeout", "30m", 1, 7 * DAY),
+    ("limit-backoff", "60s", 1, DAY),
+    ("max-limit-wait", "8h", 60, 30 * DAY),
+];
+
+fn duration(name: &str, given: Option<&str>) -> Result<Duration, String> {
+    let (_, default, least, most) = DURATIONS
+        .iter()
+        .find(|d| d.0 == name)
+        .expect("a known option");
+    let text = given.unwrap_or(default);
+    let d = parse_duration(text).map_err(|e| format!("--{name}: {e}"))?;
+    if d.as_secs() < *least || d.as_secs() > *most {
+        return Err(format!(
+            "--{name}: {text:?} is out of range: from {} to {}",
+            crate::timefmt::human_duration(Duration::from_secs(*least)),
+            crate::timefmt::human_duration(Duration::from_secs(*most)),
+        ));
+    }
+    Ok(d)
+}
+
+fn count(name: &str, v: u32, most: u32) -> Result<u32, String> {
+    if v == 0 || v > most {
+        return Err(format!("--{name} must be from 1 to {most}, not {v}"));
+    }
+    Ok(v)
+}
+
+/// Merge and validate. `saved` holds the limits of a run being resumed.
+/// Errors are usage errors (exit 2), said with the option's name.
+pub fn settings(
+    a: &LoopArgs,
+    project: &Project,
+    saved: Option<&Limits>,
+) -> Result<Settings, String> {
+    let cfg: Config = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
+    // --prompt is relative to where you are; the config's to the project.
+    let prompt = match (&a.prompt, &cfg.prompt) {
+        (Some(p), _) => std::path::absolute(p).map_err(|e| e.to_string())?,
+        (None, Some(p)) => project.root.join(p),
+        (None, None) => project.default_prompt(),
+    };
+    if !prompt.is_file() {
+        return Err(format!(
+            "no prompt at {} (write one with /ralph-setup or `ralph init`, or pass --prompt FILE)",
+            prompt.display()
+        ));
+    }
+    let claude = match a.claude.clone().or(cfg.claude.clone()) {
+        Some(p) if p.components().count() > 1 => {
+            std::path::absolute(p).map_err(|e| e.to_string())?
+        }
+        Some(p) => {
+            which::which(&p).map_err(|_| format!("{} not found on PATH", p.display()))?
+        }
+        None => which::which("claude").map_err(|_| {
+            "`claude` not found on PATH. Install Claude Code (npm install -g @anthropic-ai/claude-code) or pass --claude PATH".to_string()
+        })?,
+    };
+    let pick = |cli: &Option<String>, cfg: &Option<String>, saved: Option<Duration>| {
+        cli.clone()
+            .or_else(|| saved.map(|d| d.as_secs().to_string()))
+            .or(cfg.clone())
+    };
+    let max_cost = a
+        .max_cost
+        .or(saved.and_then(|s| s.max_cost))
+        .or(cfg.max_cost);
+    if max_cost.is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6) {
+        return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
+    }
+    let limits = Limits {
+        max_iterations: count(
+            "max-iterations",
+            a.max_iterations
+                .or(saved.map(|s| s.max_iterations))
+                .or(cfg.max_iterations)
+                .unwrap_or(50),
+            1_000_000,
+        )?,
+        max_cost,
+        no_progress_limit: count(
+            "no-progress-limit",
+            a.no_progress_limit
+                .or(saved.map(|s| s.no_progress_limit))
+                .or(cfg.no_progress_limit)
+                .unwrap_or(3),
+            10_000,
+        )?,
+        max_failures: count(
+            "max-failures",
+            a.max_failures
+                .or(saved.map(|s| s.max_failures))
+                .or(cfg.max_failures)
+                .unwrap_or(3),
+            10_000,
+        )?,
+        limit_backoff: duration(
+            "limit-backoff",
+            pick(
+                &a.limit_backoff,
+                &cfg.limit_backoff,
+                saved.map(|s| s.limit_backoff),
+            )
+            .as_deref(),
+        )?,
+        max_limit_wait: duration(
+            "max-limit-wait",
+            pick(
+                &a.max_limit_wait,
+                &cfg.max_limit_wait,
+                saved.map(|s| s.max_limit_wait),
+            )
+            .as_deref(),
+        )?,
+    };
+    Ok(Settings {
+        prompt,
+        limits,
+        timeout: duration("timeout", a.timeout.as_deref().or(cfg.timeout.as_deref()))?,
+        interactive: a.interactive || cfg.interactive.unwrap_or(false),
+        claude,
+        model: a.model.clone().or(cfg.model.clone()),
+        permission_mode: a
+            .permission_mode
+            .clone()
+            .or(cfg.permission_mode.clone())
+            .unwrap_or_else(|| "bypassPermissions".into()),
+        claude_args: if a.claude_args.is_empty() {
+            cfg.claude_args.clone().unwrap_or_default()
+        } else {
+            a.claude_args.clone()
+        },
+        hooks: cfg.hooks.clone(),
+        tracker: a.tracker,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(config: &str) -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".ralph")).unwrap();
+        std::fs::write(dir.path().join(".ralph/prompt.md"), "do it\n").unwrap();
+        std::fs::write(dir.path().join(".ralph/config.toml"), config).unwrap();
+        let p = Project::at(dir.path());
+        (dir, p)
+    }
+
+    fn args() -> LoopArgs {
+        LoopArgs {
+            claude: Some(PathBuf::from("/bin/true")),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn durations_and_counts_are_bounded() {
+        let (_d, p) = project("");
+        let s = settings(&args(), &p, None).unwrap();
+        assert_eq!(
+            (s.timeout.as_secs(), s.limits.max_limit_wait.as_secs()),
+            (1800, 8 * 3600)
+        );
+        let bad: [(&str, LoopArgs); 7] = [
+            (
+                "--timeout",
+                LoopArgs {
+                    timeout: Some("18446744073709551615".into()),
+                    ..args()
+                },
+            ),
+            (
+                "--timeout",
+                LoopArgs {
+                    timeout: Some("0".into()),
+                    ..args()
+                },
+            ),
+            (
+                "--timeout",
+                LoopArgs {
+                    timeout: Some("9999999999999999h".into()),
+                    ..args()
+                },
+            ),
+            (
+                "--max-iterations",
+                LoopArgs {
+                    max_iterations: Some(0),
+                    ..args()
+                },
+            ),
+            (
+                "--no-progress-limit",
+                LoopArgs {
+                    no_progress_limit: Some(0),
+                    ..args()
+                },
+            ),
+            (
+                "--max-failures",
+                LoopArgs {
+                    max_failures: Some(0),
+                    ..args()
+                },
+            ),
+            (
+                "--max-cost",
+                LoopArgs {
+                    max_cost: Some(f64::INFINITY),
+                    ..args()
+                },
+            ),
+        ];
+        for (name, a) in bad {
+            let e = settings(&a, &p, None).unwrap_err();
+            assert!(e.contains(name), "{name}: {e}");
+        }
+        let (_d, p) = project("timeout = \"9999999999999999h\"\n");
+        assert!(
+            settings(&args(), &p, None)
+                .unwrap_err()
+                .contains("too long")
+        );
+    }
+
+    #[test]
+    fn resumed_limits_sit_between_the_command_line_and_the_config() {
+        let (_d, p) = project("max_iterations = 7\nmax_cost = 3.0\n");
+        let saved = Limits {
+            max_iterations: 20,
+            max_cost: Some(5.0),
+            no_progress_limit: 4,
+            max_failures: 2,
+            limit_backoff: Duration::from_secs(30),
+            max_limit_wait: Duration::from_secs(3600),
+        };
+        let s = settings(&args(), &p, Some(&saved)).unwrap();
+        assert_eq!(s.limits, saved);
+        let s = settings(
+            &LoopArgs {
+                max_iterations: Some(40),
+                ..args()
+            },
+            &p,
+            Some(&saved),
+        )
+        .unwrap();
+        assert_eq!(
+            (s.limits.max_iterations, s.limits.max_cost),
+            (40, Some(5.0))
+        );
+    }
+}

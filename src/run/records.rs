@@ -1,0 +1,262 @@
+//! A run's folder, `.ralph/runs/<run-id>/`: the raw stream of each session
+//! (`session-NNN.jsonl`, one per started session), one JSON record per session
+//! (`records.jsonl`), the hook's log (`hook.log`), the engine's saved state
+//! (`state.json`, for `--resume`) and the run's `summary.json`, so that what
+//! happened overnight can be read in the morning.
+
+use std::fs::{self, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::run::engine::{Limits, Outcome, SessionOutcome, State};
+use crate::run::stream::{Limit, Usage};
+
+pub struct RunDir {
+    pub id: String,
+    pub path: PathBuf,
+}
+
+impl RunDir {
+    pub fn create(runs: &Path) -> Result<RunDir> {
+        // Sortable, readable, unique per loop: `2026-11-22T21-30-05Z-12345`.
+        let id = format!(
+            "{}-{}",
+            crate::timefmt::now().replace(':', "-"),
+            std::process::id()
+        );
+        let path = runs.join(&id);
+        fs::create_dir_all(&path)
+            .with_context(|| format!("cannot create the run folder {}", path.display()))?;
+        Ok(RunDir { id, path })
+    }
+
+    pub fn open(runs: &Path, id: &str) -> RunDir {
+        RunDir {
+            id: id.to_string(),
+            path: runs.join(id),
+        }
+    }
+
+    /// The newest run folder under `runs`, if any.
+    pub fn latest(runs: &Path) -> Option<RunDir> {
+        let mut ids: Vec<String> = fs::read_dir(runs)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        ids.sort();
+        ids.pop().map(|id| RunDir::open(runs, &id))
+    }
+
+    pub fn stream_file(&self, session: u32) -> PathBuf {
+        self.path.join(format!("session-{session:03}.jsonl"))
+    }
+
+    pub fn hook_log(&self) -> PathBuf {
+        self.path.join("hook.log")
+    }
+
+    fn summary_path(&self) -> PathBuf {
+        self.path.join("summary.json")
+    }
+
+    fn state_path(&self) -> PathBuf {
+        self.path.join("state.json")
+    }
+
+    pub fn append_record(&self, record: &Record) -> Result<()> {
+        let mut line = serde_json::to_string(record)?;
+        line.push('\n');
+        let path = self.path.join("records.jsonl");
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        f.write_all(line.as_bytes())
+            .with_context(|| format!("cannot write {}", path.display()))
+    }
+
+    pub fn records(&self) -> Vec<Record> {
+        fs::read_to_string(self.path.join("records.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    pub fn write_summary(&self, summary: &Summary) -> Result<()> {
+        let text = serde_json::to_string_pretty(summary)? + "\n";
+        crate::fsutil::atomic_write(&self.summary_path(), text.as_bytes(), 0o644)
+    }
+
+    pub fn summary(&self) -> Option<Summary> {
+        serde_json::from_str(&fs::read_to_string(self.summary_path()).ok()?).ok()
+    }
+
+    /// A resumed run gets a new summary at its end.
+    pub fn clear_summary(&self) -> Result<()> {
+        match fs::remove_file(self.summary_path()) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", self.summary_path().display()))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn save_state(&self, saved: &Saved) -> Result<()> {
+        let text = serde_json::to_string_pretty(saved)? + "\n";
+        crate::fsutil::atomic_write(&self.state_path(), text.as_bytes(), 0o644)
+    }
+
+    pub fn state(&self) -> Option<Saved> {
+        serde_json::from_str(&fs::read_to_string(self.state_path()).ok()?).ok()
+    }
+}
+
+/// `state.json`: what `--resume` needs to go on where the run stopped.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Saved {
+    pub run_id: String,
+    pub started: String,
+    pub limits: Limits,
+    pub state: State,
+    /// git HEAD when the run started, for the summary's commit count.
+    pub first_head: Option<String>,
+    /// Seconds the run has been running, over all its stretches.
+    pub elapsed_s: f64,
+    /// Tokens over all sessions.
+    pub tokens: Tokens,
+    /// How many times the run was resumed.
+    #[serde(default)]
+    pub resumed: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub output: u64,
+    pub cache_read: u64,
+    pub cache_creation: u64,
+}
+
+impl Tokens {
+    pub fn add(&mut self, u: &Usage) {
+        self.input += u.input_tokens;
+        self.output += u.output_tokens;
+        self.cache_read += u.cache_read_input_tokens;
+        self.cache_creation += u.cache_creation_input_tokens;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.input + self.output + self.cache_read + self.cache_creation
+    }
+}
+
+impl From<&Usage> for Tokens {
+    fn from(u: &Usage) -> Self {
+        let mut t = Tokens::default();
+        t.add(u);
+        t
+    }
+}
+
+/// One line of records.jsonl.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Record {
+    /// The counted iteration this session was (a limited session's retry
+    /// has the same iteration and the next session number).
+    pub iteration: u32,
+    /// Every started session has its own number and stream file.
+    pub session: u32,
+    pub counted: bool,
+    pub session_id: Option<String>,
+    pub pid: u32,
+    pub start: String,
+    pub end: String,
+    pub duration_s: f64,
+    pub exit_code: Option<i32>,
+    #[serde(serialize_with = "outcome_out", deserialize_with = "outcome_in")]
+    pub outcome: SessionOutcome,
+    pub is_error: bool,
+    pub cost_usd: f64,
+    pub tokens: Tokens,
+    pub num_turns: u64,
+    /// `result` events in the stream: two when claude ran another turn after
+    /// a background task.
+    pub results: u32,
+    pub tool_calls: u64,
+    pub head_before: Option<String>,
+    pub head_after: Option<String>,
+    pub spec_before: String,
+    pub spec_after: String,
+    pub leftovers_ended: usize,
+    pub stream_file: Option<String>,
+}
+
+fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&o.as_text())
+}
+
+fn outcome_in<'de, D: Deserializer<'de>>(d: D) -> Result<SessionOutcome, D::Error> {
+    let t = String::deserialize(d)?;
+    Ok(match t.as_str() {
+        "ok" => SessionOutcome::Ok,
+        "failed" => SessionOutcome::Failed,
+        "timeout" => SessionOutcome::TimedOut,
+        "interrupted" => SessionOutcome::Interrupted(String::new()),
+        _ => match t.strip_prefix("limited: ") {
+            Some("usage limit reached") => SessionOutcome::Limited(Limit::Usage { reset_at: None }),
+            Some("rate limited") => SessionOutcome::Limited(Limit::RateLimit),
+            Some("API overloaded") => SessionOutcome::Limited(Limit::Overloaded),
+            _ => return Err(serde::de::Error::custom(format!("unknown outcome {t:?}"))),
+        },
+    })
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    pub run_id: String,
+    pub outcome: Outcome,
+    pub exit_code: u8,
+    pub reason: String,
+    pub iterations: u32,
+    #[serde(default)]
+    pub sessions: u32,
+    pub max_iterations: u32,
+    pub duration: String,
+    pub duration_s: f64,
+    pub cost_usd: f64,
+    pub tokens: Tokens,
+    pub commits: Option<u64>,
+    pub spec: String,
+    pub started: String,
+    pub ended: String,
+    #[serde(default)]
+    pub resumed: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_session_outcome_reads_back() {
+        for o in [
+            SessionOutcome::Ok,
+            SessionOutcome::Failed,
+            SessionOutcome::TimedOut,
+            SessionOutcome::Limited(Limit::Usage { reset_at: None }),
+            SessionOutcome::Limited(Limit::RateLimit),
+            SessionOutcome::Limited(Limit::Overloaded),
+        ] {
+            let json = serde_json::to_string(&o.as_text()).unwrap();
+            let back = outcome_in(&mut serde_json::Deserializer::from_str(&json)).unwrap();
+            assert_eq!(back, o);
+        }
+    }
+}

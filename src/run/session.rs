@@ -1,0 +1,469 @@
+//! Running one `claude` session for the loop: spawning it, streaming its
+//! output, ending it, and cleaning up what it left behind.
+//!
+//! # How the loop passes signals to a session (the rule)
+//!
+//! - **Print mode.** claude runs in a process group of its own, so a Ctrl+C at
+//!   the terminal reaches only the loop, which decides: the first SIGINT,
+//!   SIGTERM or SIGHUP is forwarded to the session's group as SIGINT ("end the
+//!   current session cleanly"), escalating to SIGTERM and SIGKILL if it does
+//!   not end within the grace periods; the loop then stops. A second signal
+//!   kills the session's group at once (SIGKILL) and the loop stops.
+//! - **Interactive mode.** claude stays in the loop's process group and owns
+//!   the terminal; in raw mode Ctrl+C is a key for claude, not a signal. A
+//!   signal that does reach the loop (SIGTERM, SIGHUP, `kill -INT`) is
+//!   forwarded to claude as SIGINT, with the same escalation, and the loop
+//!   stops after the session.
+//! - **Timeout.** Wall clock from the session's start: the same ladder
+//!   (`procs::ladder`: SIGINT, SIGTERM, SIGKILL, `GAP` apart).
+//! - **A stop request before the session starts** (during a lifecycle hook,
+//!   say) starts no session at all; lifecycle hooks run in a process group of
+//!   their own, so Ctrl+C reaches only the loop, which ends them the same way.
+//! - **The loop killed** (SIGKILL, the OOM killer): on Linux each session is
+//!   started with a parent-death signal, so claude dies with the loop (SIGKILL
+//!   in print mode; SIGTERM for the TUI, which then restores the terminal).
+//!   What its Bash tool started in sessions of their own carries the run's
+//!   `RALPH_SESSION_TOKEN`; the next loop, taking over the lock, ends those.
+//! - **Leftovers.** Claude Code's Bash tool starts each command in a new
+//!   session, so background processes (`sleep 600 &`, a dev server) are not in
+//!   claude's process group and outlive it. On Linux the loop is a child
+//!   subreaper, so they are re-parented to it; after every session it ends all
+//!   of its descendants (SIGTERM, then SIGKILL) and reaps them. Elsewhere it
+//!   ends the processes whose environment carries the session's marker
+//!   (`RALPH_SESSION_TOKEN`).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use nix::sys::signal::{self, SigHandler, Signal};
+use nix::unistd::Pid;
+use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
+
+use crate::procs::ladder::{Ladder, Target};
+use crate::run::engine::Ending;
+use crate::run::stream::{self, Shown};
+
+/// Longest stream line kept for parsing; longer lines are saved, not parsed.
+const MAX_LINE: usize = 8 << 20;
+
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: i32) {
+    // Only async-signal-safe work here: two atomic stores.
+    SIGNALS.fetch_add(1, Ordering::SeqCst);
+    LAST_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// Count SIGINT, SIGTERM and SIGHUP instead of dying of them.
+pub fn install_signal_handlers() -> Result<()> {
+    let action = signal::SigAction::new(
+        SigHandler::Handler(on_signal),
+        signal::SaFlags::SA_RESTART,
+        signal::SigSet::empty(),
+    );
+    for sig in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        // SAFETY: the handler only touches atomics.
+        unsafe { signal::sigaction(sig, &action) }
+            .with_context(|| format!("cannot handle {sig}"))?;
+    }
+    Ok(())
+}
+
+/// How many stop signals have arrived so far.
+pub fn signals_received() -> u32 {
+    SIGNALS.load(Ordering::SeqCst)
+}
+
+/// The stop request so far, by the name of its signal.
+pub fn stop_requested() -> Option<String> {
+    (signals_received() > 0).then(|| last_signal_name().to_string())
+}
+
+pub fn last_signal_name() -> &'static str {
+    match LAST_SIGNAL.load(Ordering::SeqCst) {
+        2 => "SIGINT",
+        15 => "SIGTERM",
+        1 => "SIGHUP",
+        _ => "signal",
+    }
+}
+
+/// Become the reaper of orphans left by the sessions (Linux only).
+pub fn become_subreaper() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        nix::sys::prctl::set_child_subreaper(true).is_ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
+pub struct Spec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// Print mode: the prompt file, given on stdin; output parsed and saved.
+    /// Interactive mode (`None`): the terminal is claude's.
+    pub print: Option<PrintIo>,
+    pub timeout: Duration,
+    pub token: String,
+}
+
+pub struct PrintIo {
+    pub prompt: PathBuf,
+    pub stream_file: PathBuf,
+    pub show: Box<dyn FnMut(Shown) + Send>,
+}
+
+pub struct Ended {
+    pub status: Option<ExitStatus>,
+    pub ending: Ending,
+    pub pid: u32,
+    pub stream: stream::Session,
+    pub duration: Duration,
+    /// Leftover processes ended after the session.
+    pub leftovers: usize,
+}
+
+/// A started session.
+pub struct Running {
+    child: std::process::Child,
+    pub pid: u32,
+    pub start_time: u64,
+    t0: Instant,
+    deadline: Option<Instant>,
+    group: bool,
+    token: String,
+    reader: Option<std::thread::JoinHandle<stream::Session>>,
+}
+
+pub fn spawn(spec: Spec) -> Result<Running> {
+    let t0 = Instant::now();
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.env(crate::handoff::env::SESSION_TOKEN, &spec.token);
+    let mut print = spec.print;
+    if let Some(p) = &print {
+        let prompt = File::open(&p.prompt)
+            .with_context(|| format!("cannot open the prompt {}", p.prompt.display()))?;
+        cmd.stdin(prompt)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        cmd.process_group(0);
+    }
+    die_with_parent(&mut cmd, print.is_some());
+    let stream_file = match &print {
+        Some(p) => Some(
+            crate::fsutil::create_new(&p.stream_file)
+                .with_context(|| format!("cannot create {}", p.stream_file.display()))?,
+        ),
+        None => None,
+    };
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", spec.program.display()))?;
+    let pid = child.id();
+    let start_time = crate::procs::tree::ProcReader::new()
+        .get_basic(pid)
+        .map_or(0, |p| p.start_time);
+    let reader = match (print.as_mut(), stream_file) {
+        (Some(p), Some(file)) => {
+            let out = child.stdout.take().expect("stdout is piped");
+            let show = std::mem::replace(&mut p.show, Box::new(|_| {}));
+            Some(std::thread::spawn(move || pump(out, file, show)))
+        }
+        _ => None,
+    };
+    Ok(Running {
+        child,
+        pid,
+        start_time,
+        t0,
+        // An absurd timeout that passes the option's bounds still must not
+        // overflow: no deadline at all is the honest reading of "forever".
+        deadline: t0.checked_add(spec.timeout),
+        group: print.is_some(),
+        token: spec.token,
+        reader,
+    })
+}
+
+/// On Linux, the session dies with the loop, even if the loop is SIGKILLed.
+fn die_with_parent(cmd: &mut Command, print: bool) {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        let sig = if print {
+            Signal::SIGKILL
+        } else {
+            Signal::SIGTERM
+        };
+        // SAFETY: prctl and getppid are async-signal-safe system calls.
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(Some(sig)).map_err(std::io::Error::from)?;
+                // The loop died between fork and prctl: nothing will signal us.
+                if nix::unistd::getppid().as_raw() as u32 != parent {
+                    return Err(std::io::Error::other("the ralph loop is gone"));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (cmd, print);
+}
+
+impl Running {
+    /// Wait for the session to end: by itself, at its timeout, or because
+    /// the loop was asked to stop (first request: the ladder; second: KILL).
+    pub fn wait(mut self) -> Result<Ended> {
+        let target = if self.group {
+            Target::Group(self.pid)
+        } else {
+            Target::Pid(self.pid)
+        };
+        let mut ending = Ending::Exited;
+        let mut ladder: Option<Ladder> = None;
+        let status = loop {
+            if let Some(s) = self.child.try_wait()? {
+                break Some(s);
+            }
+            let sigs = signals_received();
+            if sigs >= 2 {
+                match ladder.as_mut() {
+                    Some(l) => l.kill_now(),
+                    None => Ladder::start(target).kill_now(),
+                }
+                ending = Ending::Interrupted;
+                break Some(self.child.wait()?);
+            }
+            let timed_out = self.deadline.is_some_and(|d| Instant::now() >= d);
+            match ladder.as_mut() {
+                None if sigs >= 1 || timed_out => {
+                    ending = if sigs >= 1 {
+                        Ending::Interrupted
+                    } else {
+                        Ending::TimedOut
+                    };
+                    ladder = Some(Ladder::start(target));
+                }
+                Some(l) => l.tick(),
+                None => {}
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let leftovers = end_leftovers(&self.token, self.pid);
+        let stream = match self.reader {
+            Some(h) => h.join().unwrap_or_default(),
+            None => stream::Session::default(),
+        };
+        Ok(Ended {
+            status,
+            ending,
+            pid: self.pid,
+            stream,
+            duration: self.t0.elapsed(),
+            leftovers,
+        })
+    }
+}
+
+/// Copy the stream to its file and parse it line by line, holding at most
+/// one (capped) line in memory whatever the session prints.
+fn pump(out: impl Read, mut file: File, mut show: Box<dyn FnMut(Shown) + Send>) -> stream::Session {
+    let mut session = stream::Session::default();
+    let mut r = BufReader::with_capacity(64 * 1024, out);
+    let mut line: Vec<u8> = Vec::new();
+    let mut overflow = false;
+    loop {
+        let buf = match r.fill_buf() {
+            Ok([]) | Err(_) => break,
+            Ok(b) => b,
+        };
+        let _ = file.write_all(buf);
+        let n = buf.len();
+        let mut rest = buf;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            if !overflow && line.len() + i <= MAX_LINE {
+                line.extend_from_slice(&rest[..i]);
+                for s in session.feed(&String::from_utf8_lossy(&line)) {
+                    show(s);
+                }
+            }
+            line.clear();
+            overflow = false;
+            rest = &rest[i + 1..];
+        }
+        if !overflow && line.len() + rest.len() <= MAX_LINE {
+            line.extend_from_slice(rest);
+        } else {
+            line.clear();
+            overflow = true;
+        }
+        r.consume(n);
+    }
+    if !line.is_empty() && !overflow {
+        for s in session.feed(&String::from_utf8_lossy(&line)) {
+            show(s);
+        }
+    }
+    let _ = file.flush();
+    session
+}
+
+/// End what the session left running. Returns how many processes it ended;
+/// the hook's own print-mode watcher for this session is not one of them (it
+/// sees the session gone and exits by itself within moments).
+pub fn end_leftovers(token: &str, session_pid: u32) -> usize {
+    let me = std::process::id();
+    let Ok(mut sys) = System::new() else { return 0 };
+    let linux = cfg!(target_os = "linux");
+    let kind = if linux {
+        ProcessRefreshKind::nothing()
+    } else {
+        ProcessRefreshKind::nothing().with_environ(UpdateKind::Always)
+    };
+    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
+    let marker = format!("{}={token}", crate::handoff::env::SESSION_TOKEN);
+    let is_ours = |p: &sysinfo::Process| {
+        // Descendants of the loop: with the subreaper, every orphan is one.
+        let mut cur = p.parent();
+        let mut depth = 0;
+        while let Some(pp) = cur {
+            if pp.as_u32() == me {
+                return true;
+            }
+            depth += 1;
+            if depth > 64 {
+                break;
+            }
+            cur = sys.process(pp).and_then(|x| x.parent());
+        }
+        !linux && p.environ().iter().any(|e| e == marker.as_str())
+    };
+    let found: Vec<u32> = sys
+        .processes()
+        .values()
+        .filter(|p| p.pid().as_u32() != me && p.thread_kind().is_none() && is_ours(p))
+        .filter(|p| !matches!(p.status(), sysinfo::ProcessStatus::Zombie))
+        .map(|p| p.pid().as_u32())
+        .collect();
+    if found.is_empty() {
+        return 0;
+    }
+    let mut procs = crate::procs::tree::ProcReader::new();
+    let (watchers, victims): (Vec<u32>, Vec<u32>) = found.into_iter().partition(|&pid| {
+        procs
+            .get(pid)
+            .is_some_and(|p| is_watcher_of(&p, session_pid))
+    });
+    let until = Instant::now() + Duration::from_secs(1);
+    let mut left = watchers;
+    while !left.is_empty() && Instant::now() < until {
+        reap();
+        left.retain(|&pid| procs.is_running(pid));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let targets: Vec<Target> = left
+        .iter()
+        .chain(&victims)
+        .map(|&p| Target::Pid(p))
+        .collect();
+    let start: Vec<(u32, u64)> = left
+        .iter()
+        .chain(&victims)
+        .filter_map(|&p| procs.get_basic(p).map(|i| (p, i.start_time)))
+        .collect();
+    crate::procs::ladder::end_all(
+        &targets,
+        |t| {
+            let Target::Pid(pid) = *t else { return false };
+            start
+                .iter()
+                .any(|&(p, st)| p == pid && procs.is_alive(p, st))
+        },
+        reap,
+    );
+    reap();
+    victims.len()
+}
+
+/// `ralph hook stop-watch --pid <session>`, started by this very binary.
+fn is_watcher_of(p: &crate::procs::tree::ProcInfo, session_pid: u32) -> bool {
+    let ours = std::env::current_exe().ok();
+    let pid = session_pid.to_string();
+    let cmd: Vec<&str> = p.cmd.iter().map(String::as_str).collect();
+    p.exe.is_some()
+        && p.exe == ours
+        && cmd
+            .windows(4)
+            .any(|w| w == ["hook", "stop-watch", "--pid", pid.as_str()])
+}
+
+/// End every process that carries a run's session token: what a killed loop
+/// left running (its session's Bash commands run in sessions of their own and
+/// outlive claude). Identified by that marker alone, never by name; the dead
+/// loop's session itself is checked by pid and start time.
+pub fn end_run_leftovers(run_id: &str, session: Option<(u32, u64)>) -> usize {
+    let me = std::process::id();
+    let prefix = crate::handoff::run_token_prefix(run_id);
+    let Ok(mut sys) = System::new() else { return 0 };
+    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
+    let mut procs = crate::procs::tree::ProcReader::new();
+    let mut marked: Vec<(u32, u64)> = Vec::new();
+    for p in sys.processes().values() {
+        let pid = p.pid().as_u32();
+        if pid == me || p.thread_kind().is_some() {
+            continue;
+        }
+        if let Some((start, env)) = procs.environ(pid)
+            && env
+                .iter()
+                .any(|kv| kv.to_string_lossy().starts_with(&prefix))
+        {
+            marked.push((pid, start));
+        }
+    }
+    if let Some((pid, start)) = session
+        && pid > 1
+        && procs.is_alive(pid, start)
+        && !marked.iter().any(|&(p, _)| p == pid)
+    {
+        marked.push((pid, start));
+    }
+    let targets: Vec<Target> = marked.iter().map(|&(p, _)| Target::Pid(p)).collect();
+    crate::procs::ladder::end_all(
+        &targets,
+        |t| {
+            let Target::Pid(pid) = *t else { return false };
+            marked
+                .iter()
+                .any(|&(p, st)| p == pid && procs.is_alive(p, st))
+        },
+        reap,
+    );
+    marked.len()
+}
+
+/// Collect exited orphans that were re-parented to the loop.
+pub fn reap() {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    while let Ok(s) = waitpid(Pid::from_raw(-1), Some(WaitPidFlag::WNOHANG)) {
+        if matches!(s, WaitStatus::StillAlive) {
+            break;
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The work a loop does and how it is judged: the project's `.ralph/` files,
+//! the spec, the sentinels, the tracker, their sync, the completion check.
+
+pub mod budget;
+pub mod completion;
+pub mod project;
+pub mod sentinel;
+pub mod spec;
+pub mod sync;
+pub mod tracker;
