@@ -6,7 +6,7 @@ use crate::exit::Exit;
 use crate::timefmt;
 use crate::work::completion;
 use crate::work::project::Project;
-use crate::work::sentinel::{self, Sentinel};
+use crate::work::sentinel;
 use crate::work::tracker::Kind;
 
 /// Mark the work as done: write `.ralph/COMPLETE`, after checking it is.
@@ -66,16 +66,14 @@ impl Run for Complete {
             return Err(Exit::with_message(1, msg).into());
         }
         let forced = !blockers.is_empty();
-        let s = Sentinel {
-            fields: vec![
-                ("completed".into(), timefmt::now()),
-                ("forced".into(), if forced { "yes" } else { "no" }.into()),
-                ("spec".into(), summary.clone()),
-                ("tracker".into(), tracker),
-            ],
-            text: self.message.clone().unwrap_or_default(),
-        };
-        sentinel::write(&project.complete(), &s)?;
+        sentinel::Complete {
+            completed: Some(timefmt::now()),
+            forced,
+            spec: Some(summary.clone()),
+            tracker: Some(tracker),
+            message: self.message.clone().unwrap_or_default(),
+        }
+        .write(&project.complete())?;
         if forced {
             println!(
                 "Wrote {} (forced past {} problem(s)): {summary}.",

@@ -20,6 +20,7 @@ use crate::{fsutil, settings};
 /// (in which settings file) and points at an existing ralph; the /ralph-setup
 /// command is installed; a task tracker (br or bd) is available; RALPH_LOOP is
 /// not exported in your shell (it would end every interactive session); the
+/// project is in a git repository (the loop measures progress with git); the
 /// project's ralph files are present and within their token budget.
 /// Exits 1 if any check fails.
 #[derive(Debug, Args)]
@@ -187,6 +188,21 @@ impl Run for Doctor {
             !exported,
             if exported { "RALPH_LOOP=1 is set in your shell: every claude you start would end after its first turn" } else { "RALPH_LOOP is not set in your shell" },
             Some("unset RALPH_LOOP, and remove its export from your shell profile"),
+        ));
+
+        let git = crate::run::progress::in_git(&project.root);
+        checks.push(check(
+            "git",
+            git,
+            if git {
+                format!("{} is in a git repository", project.root.display())
+            } else {
+                format!(
+                    "{} is not in a git repository: `ralph loop` measures progress with git and refuses to start",
+                    project.root.display()
+                )
+            },
+            Some("git init && git add -A && git commit -m start"),
         ));
 
         let mut missing = Vec::new();

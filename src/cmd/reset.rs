@@ -12,10 +12,12 @@ pub struct Reset {}
 impl Run for Reset {
     fn run(&self) -> Result<()> {
         let project = Project::find()?;
-        match sentinel::remove(&project.complete())? {
-            Some(s) => {
-                let when = s
-                    .field("completed")
+        let complete = sentinel::Complete::read(&project.complete())?;
+        match complete {
+            Some(c) => {
+                sentinel::remove(&project.complete())?;
+                let when = c
+                    .completed
                     .map(|t| format!(" (completed {t})"))
                     .unwrap_or_default();
                 println!(

@@ -12,13 +12,11 @@ pub struct Resume {}
 impl Run for Resume {
     fn run(&self) -> Result<()> {
         let project = Project::find()?;
-        match sentinel::remove(&project.waiting())? {
-            Some(s) => {
-                let since = s
-                    .field("since")
-                    .map(|t| format!(" since {t}"))
-                    .unwrap_or_default();
-                println!("Was waiting{since}: {}", s.text);
+        let waiting = sentinel::Waiting::read(&project.waiting())?;
+        match waiting {
+            Some(w) => {
+                sentinel::remove(&project.waiting())?;
+                println!("Was waiting{}: {}", w.since(), w.reason);
                 println!(
                     "Removed {}; `ralph loop` will carry on.",
                     project.waiting().display()

@@ -137,19 +137,15 @@ impl Run for Loop {
         }
         let ui = Ui::for_stdout();
 
-        if let Some(c) = sentinel::read(&project.complete())? {
+        if let Some(c) = sentinel::Complete::read(&project.complete())? {
             ui.line(&format!(
-                "Already complete (since {}); nothing to do. `ralph reset` to run again.",
-                c.field("completed").unwrap_or("?")
+                "Already complete{}; nothing to do. `ralph reset` to run again.",
+                c.since()
             ));
             return Ok(());
         }
-        if let Some(w) = sentinel::read(&project.waiting())? {
-            ui.line(&format!(
-                "Waiting for a human (since {}): {}",
-                w.field("since").unwrap_or("?"),
-                w.text
-            ));
+        if let Some(w) = sentinel::Waiting::read(&project.waiting())? {
+            ui.line(&format!("Waiting for a human{}: {}", w.since(), w.reason));
             ui.line("Run `ralph resume` once that is done.");
             return Err(Exit::code(3).into());
         }
@@ -348,7 +344,7 @@ impl Shell<'_> {
         Ok(Event::Between {
             stop: session::stop_requested(),
             gate: self.gate(saved.state.rejected)?,
-            waiting: sentinel::read(&self.project.waiting())?.map(|w| w.text),
+            waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
         })
     }
 
@@ -478,10 +474,16 @@ impl Shell<'_> {
             Some(session::last_signal_name()),
         );
         saved.tokens.add(&st.usage);
-        if ended.leftovers > 0 {
+        if !ended.leftovers.is_empty() {
+            let names: Vec<String> = ended
+                .leftovers
+                .iter()
+                .map(|(pid, name)| format!("{name} ({pid})"))
+                .collect();
             ui.note(&format!(
-                "ended {} process(es) the session left running",
-                ended.leftovers
+                "ended {} process(es) the session left running: {}",
+                ended.leftovers.len(),
+                names.join(", ")
             ));
         }
         let last_result = st.outcome.clone().unwrap_or_default();
@@ -506,7 +508,7 @@ impl Shell<'_> {
             head_after: after.head.clone(),
             spec_before: spec_text(before),
             spec_after: spec_text(&after),
-            leftovers_ended: ended.leftovers,
+            leftovers_ended: ended.leftovers.len(),
             stream_file: (!s.interactive).then(|| run.stream_file(number).display().to_string()),
         })?;
         let text = outcome.as_text();
@@ -563,7 +565,7 @@ impl Shell<'_> {
             cost_usd: st.cost_usd,
             progress,
             gate: self.gate(saved.state.rejected)?,
-            waiting: sentinel::read(&project.waiting())?.map(|w| w.text),
+            waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
             quit_by_user,
             now_epoch: now_epoch(),
         };
@@ -580,11 +582,8 @@ impl Shell<'_> {
             _ => Some(0),
         };
         if outcome == Outcome::NoProgress {
-            let w = sentinel::Sentinel {
-                fields: vec![("since".into(), timefmt::now())],
-                text: format!("no progress: {reason}; see {}", run.path.display()),
-            };
-            sentinel::write(&project.waiting(), &w)?;
+            sentinel::Waiting::new(format!("no progress: {reason}; see {}", run.path.display()))
+                .write(&project.waiting())?;
         }
         let duration = std::time::Duration::from_secs_f64(saved.elapsed_s);
         let summary = Summary {

@@ -4,7 +4,9 @@ use serde_json::{Value, json};
 
 use super::Run;
 use crate::fsutil;
+use crate::run::engine::Outcome;
 use crate::run::lock as runlock;
+use crate::run::records::RunDir;
 use crate::work::project::Project;
 use crate::work::{sentinel, spec};
 
@@ -20,16 +22,35 @@ pub struct Status {
     json: bool,
 }
 
-/// The newest run folder's summary, if any run finished.
+/// The newest run that is not running now: its summary, or for a run whose
+/// loop was killed before writing one, what its records and saved state say.
 pub fn last_run(project: &Project) -> Option<Value> {
-    let mut runs: Vec<_> = std::fs::read_dir(project.runs())
+    let running = runlock::running(&project.lock()).map(|l| l.run_id);
+    let mut ids: Vec<String> = std::fs::read_dir(project.runs())
         .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    runs.sort();
-    runs.iter().rev().find_map(|d| {
-        let text = std::fs::read_to_string(d.join("summary.json")).ok()?;
-        serde_json::from_str(&text).ok()
+    ids.sort();
+    ids.iter().rev().find_map(|id| {
+        if running.as_deref() == Some(id.as_str()) {
+            return None;
+        }
+        let run = RunDir::open(&project.runs(), id);
+        if let Some(s) = run.summary() {
+            return serde_json::to_value(s).ok();
+        }
+        let saved = run.state()?;
+        Some(json!({
+            "run_id": id,
+            "outcome": Outcome::EndedAbnormally,
+            "reason": "the loop was killed; its sessions were not all cleaned up yet (the next `ralph loop` does that; `ralph loop --resume` goes on with the run)",
+            "iterations": saved.state.iteration,
+            "sessions": saved.state.sessions,
+            "duration": crate::timefmt::human_duration(std::time::Duration::from_secs_f64(saved.elapsed_s)),
+            "cost_usd": saved.state.cost_usd,
+        }))
     })
 }
 
@@ -37,8 +58,8 @@ impl Run for Status {
     fn run(&self) -> Result<()> {
         let project = Project::find()?;
         let spec = fsutil::read_optional(&project.spec())?.map(|t| spec::parse(&t));
-        let complete = sentinel::read(&project.complete())?;
-        let waiting = sentinel::read(&project.waiting())?;
+        let complete = sentinel::Complete::read(&project.complete())?;
+        let waiting = sentinel::Waiting::read(&project.waiting())?;
         let running = runlock::running(&project.lock());
         let last = last_run(&project);
 
@@ -50,8 +71,8 @@ impl Run for Status {
                     "next": s.next_open(),
                     "problems": s.problems,
                 })),
-                "complete": complete.as_ref().map(|s| json!({"time": s.field("completed"), "forced": s.field("forced") == Some("yes"), "message": s.text})),
-                "waiting": waiting.as_ref().map(|s| json!({"since": s.field("since"), "reason": s.text})),
+                "complete": complete.as_ref().map(|c| json!({"time": c.completed, "forced": c.forced, "message": c.message})),
+                "waiting": waiting.as_ref().map(|w| json!({"since": w.since, "reason": w.reason})),
                 "loop": running,
                 "last_run": last,
             });
@@ -76,30 +97,19 @@ impl Run for Status {
             }
         }
         match &complete {
-            Some(s) => {
-                let forced = if s.field("forced") == Some("yes") {
-                    " (forced)"
-                } else {
-                    ""
-                };
-                let msg = if s.text.is_empty() {
+            Some(c) => {
+                let forced = if c.forced { " (forced)" } else { "" };
+                let msg = if c.message.is_empty() {
                     String::new()
                 } else {
-                    format!(": {}", s.text)
+                    format!(": {}", c.message)
                 };
-                println!(
-                    "COMPLETE since {}{forced}{msg}",
-                    s.field("completed").unwrap_or("?")
-                );
+                println!("COMPLETE{}{forced}{msg}", c.since());
             }
             None => println!("COMPLETE: no"),
         }
         match &waiting {
-            Some(s) => println!(
-                "WAITING since {}: {}",
-                s.field("since").unwrap_or("?"),
-                s.text
-            ),
+            Some(w) => println!("WAITING{}: {}", w.since(), w.reason),
             None => println!("WAITING: no"),
         }
         match &running {

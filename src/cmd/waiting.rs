@@ -3,9 +3,8 @@ use clap::Args;
 
 use super::Run;
 use crate::exit::Exit;
-use crate::timefmt;
 use crate::work::project::Project;
-use crate::work::sentinel::{self, Sentinel};
+use crate::work::sentinel;
 
 /// Say that a human is needed: write `.ralph/WAITING` with the reason.
 ///
@@ -29,11 +28,7 @@ impl Run for Waiting {
             .into());
         }
         let project = Project::find()?;
-        let s = Sentinel {
-            fields: vec![("since".into(), timefmt::now())],
-            text: reason.to_string(),
-        };
-        sentinel::write(&project.waiting(), &s)?;
+        sentinel::Waiting::new(reason).write(&project.waiting())?;
         println!("Wrote {}: {reason}", project.waiting().display());
         println!("The loop stops before its next session. Run `ralph resume` once this is done.");
         Ok(())

@@ -131,8 +131,8 @@ pub struct Ended {
     pub pid: u32,
     pub stream: stream::Session,
     pub duration: Duration,
-    /// Leftover processes ended after the session.
-    pub leftovers: usize,
+    /// Leftover processes ended after the session: pid and name.
+    pub leftovers: Vec<(u32, String)>,
 }
 
 /// A started session.
@@ -327,9 +327,11 @@ fn pump(out: impl Read, mut file: File, mut show: Box<dyn FnMut(Shown) + Send>) 
 /// End what the session left running. Returns how many processes it ended;
 /// the hook's own print-mode watcher for this session is not one of them (it
 /// sees the session gone and exits by itself within moments).
-pub fn end_leftovers(token: &str, session_pid: u32) -> usize {
+pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
     let me = std::process::id();
-    let Ok(mut sys) = System::new() else { return 0 };
+    let Ok(mut sys) = System::new() else {
+        return Vec::new();
+    };
     let linux = cfg!(target_os = "linux");
     let kind = if linux {
         ProcessRefreshKind::nothing()
@@ -362,7 +364,7 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> usize {
         .map(|p| p.pid().as_u32())
         .collect();
     if found.is_empty() {
-        return 0;
+        return Vec::new();
     }
     let mut procs = crate::procs::tree::ProcReader::new();
     let (watchers, victims): (Vec<u32>, Vec<u32>) = found.into_iter().partition(|&pid| {
@@ -370,7 +372,8 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> usize {
             .get(pid)
             .is_some_and(|p| is_watcher_of(&p, session_pid))
     });
-    let until = Instant::now() + Duration::from_secs(1);
+    // Generous: on a loaded machine the watcher may take a moment to look.
+    let until = Instant::now() + Duration::from_secs(3);
     let mut left = watchers;
     while !left.is_empty() && Instant::now() < until {
         reap();
@@ -398,7 +401,16 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> usize {
         reap,
     );
     reap();
-    victims.len()
+    victims
+        .into_iter()
+        .map(|pid| {
+            let name = sys
+                .process(sysinfo::Pid::from_u32(pid))
+                .map(|p| p.name().to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (pid, name)
+        })
+        .collect()
 }
 
 /// `ralph hook stop-watch --pid <session>`, started by this very binary.

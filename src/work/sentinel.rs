@@ -77,6 +77,104 @@ pub fn remove(path: &Path) -> Result<Option<Sentinel>> {
     Ok(s)
 }
 
+/// `.ralph/COMPLETE`: the work is done (as `ralph complete` or a hand saw it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Complete {
+    /// When, if the file says (a hand-written one may not).
+    pub completed: Option<String>,
+    /// Written with `--force`, past the check's objections.
+    pub forced: bool,
+    pub spec: Option<String>,
+    pub tracker: Option<String>,
+    pub message: String,
+}
+
+impl Complete {
+    pub fn read(path: &Path) -> Result<Option<Complete>> {
+        Ok(read(path)?.map(|s| Complete {
+            completed: s.field("completed").map(String::from),
+            forced: s.field("forced") == Some("yes"),
+            spec: s.field("spec").map(String::from),
+            tracker: s.field("tracker").map(String::from),
+            message: s.text,
+        }))
+    }
+
+    pub fn write(&self, path: &Path) -> Result<()> {
+        let mut fields = vec![(
+            "completed".to_string(),
+            self.completed.clone().unwrap_or_else(crate::timefmt::now),
+        )];
+        fields.push((
+            "forced".into(),
+            if self.forced { "yes" } else { "no" }.into(),
+        ));
+        fields.extend(self.spec.clone().map(|v| ("spec".to_string(), v)));
+        fields.extend(self.tracker.clone().map(|v| ("tracker".to_string(), v)));
+        write(
+            path,
+            &Sentinel {
+                fields,
+                text: self.message.clone(),
+            },
+        )
+    }
+
+    /// `since 2026-…` or, for a file without its time, nothing.
+    pub fn since(&self) -> String {
+        self.completed
+            .as_deref()
+            .map(|t| format!(" since {t}"))
+            .unwrap_or_default()
+    }
+}
+
+/// `.ralph/WAITING`: a human is needed, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Waiting {
+    pub since: Option<String>,
+    pub reason: String,
+}
+
+impl Waiting {
+    pub fn new(reason: impl Into<String>) -> Waiting {
+        Waiting {
+            since: Some(crate::timefmt::now()),
+            reason: reason.into(),
+        }
+    }
+
+    pub fn read(path: &Path) -> Result<Option<Waiting>> {
+        Ok(read(path)?.map(|s| Waiting {
+            since: s.field("since").map(String::from),
+            reason: s.text,
+        }))
+    }
+
+    pub fn write(&self, path: &Path) -> Result<()> {
+        write(
+            path,
+            &Sentinel {
+                fields: self
+                    .since
+                    .clone()
+                    .map(|t| ("since".to_string(), t))
+                    .into_iter()
+                    .collect(),
+                text: self.reason.clone(),
+            },
+        )
+    }
+
+    /// ` since 2026-…`, or nothing when the file does not say.
+    pub fn since(&self) -> String {
+        self.since
+            .as_deref()
+            .map(|t| format!(" since {t}"))
+            .unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +196,29 @@ mod tests {
             (prose.fields.len(), prose.text.as_str()),
             (0, "Note: this is prose\n\nand more prose")
         );
+    }
+
+    #[test]
+    fn typed_sentinels_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("COMPLETE");
+        let c = Complete {
+            completed: Some("2026-11-23T00:00:00Z".into()),
+            forced: true,
+            spec: Some("3/3 steps done".into()),
+            tracker: None,
+            message: "all done".into(),
+        };
+        c.write(&p).unwrap();
+        assert_eq!(Complete::read(&p).unwrap(), Some(c));
+        std::fs::write(&p, "done by hand\n").unwrap();
+        let hand = Complete::read(&p).unwrap().unwrap();
+        assert_eq!(
+            (hand.since(), hand.forced, hand.message.as_str()),
+            (String::new(), false, "done by hand")
+        );
+        let w = Waiting::new("need a key");
+        w.write(&dir.path().join("WAITING")).unwrap();
+        assert_eq!(Waiting::read(&dir.path().join("WAITING")).unwrap(), Some(w));
     }
 }

@@ -5,6 +5,7 @@ mod support;
 
 mod harness;
 mod install_hook;
+mod loop_edges;
 mod run_loop;
 mod sentinels;
 mod setup;

@@ -11,11 +11,11 @@ use serde_json::Value;
 
 use crate::support::{Pty, Reply, TestEnv, eventually, ralph_bin};
 
-const SPEC: &str =
+pub(crate) const SPEC: &str =
     "# Spec\n\n- [ ] **1** First step\n- [ ] **2** Second step\n- [ ] **3** Review\n";
 
 /// A git project with a three-step spec, a prompt, and the hook installed.
-fn project() -> TestEnv {
+pub(crate) fn project() -> TestEnv {
     let env = TestEnv::new();
     env.ralph().args(["install-hook"]).assert().success();
     let git = |args: &[&str]| {
@@ -39,9 +39,10 @@ fn project() -> TestEnv {
 
 /// The Bash command a scripted session runs to do one step: check the first
 /// open box and commit.
-const DO_STEP: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
+pub(crate) const DO_STEP: &str =
+    "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
 
-fn step_session(last: bool) -> Vec<Reply> {
+pub(crate) fn step_session(last: bool) -> Vec<Reply> {
     let cmd = if last {
         format!("{DO_STEP} && ralph complete -m 'all three steps'")
     } else {
@@ -50,7 +51,7 @@ fn step_session(last: bool) -> Vec<Reply> {
     vec![Reply::bash(cmd), Reply::text("Step done.")]
 }
 
-fn run_dir(env: &TestEnv) -> std::path::PathBuf {
+pub(crate) fn run_dir(env: &TestEnv) -> std::path::PathBuf {
     let runs = env.project.join(".ralph/runs");
     let mut dirs: Vec<_> = fs::read_dir(&runs)
         .unwrap()
@@ -60,7 +61,7 @@ fn run_dir(env: &TestEnv) -> std::path::PathBuf {
     dirs.pop().expect("a run folder")
 }
 
-fn records(env: &TestEnv) -> Vec<Value> {
+pub(crate) fn records(env: &TestEnv) -> Vec<Value> {
     fs::read_to_string(run_dir(env).join("records.jsonl"))
         .unwrap_or_default()
         .lines()
@@ -68,11 +69,11 @@ fn records(env: &TestEnv) -> Vec<Value> {
         .collect()
 }
 
-fn summary(env: &TestEnv) -> Value {
+pub(crate) fn summary(env: &TestEnv) -> Value {
     serde_json::from_str(&fs::read_to_string(run_dir(env).join("summary.json")).unwrap()).unwrap()
 }
 
-fn ralph_loop(env: &TestEnv) -> crate::support::Ralph {
+pub(crate) fn ralph_loop(env: &TestEnv) -> crate::support::Ralph {
     env.ralph()
         .args(["loop", "--claude"])
         .arg(crate::support::claude_bin())
@@ -110,9 +111,14 @@ fn three_sessions_complete_the_spec() {
         "{out}"
     );
 
+    assert!(
+        !out.contains("left running"),
+        "the hook's own watcher is not a leftover: {out}"
+    );
     let recs = records(&env);
     assert_eq!(recs.len(), 3);
     for (i, r) in recs.iter().enumerate() {
+        assert_eq!(r["leftovers_ended"], 0, "{r}");
         assert_eq!(r["iteration"], i + 1);
         assert_eq!(r["outcome"], "ok");
         assert_ne!(r["head_before"], r["head_after"], "each session committed");
@@ -324,6 +330,31 @@ fn a_usage_limit_waits_for_the_reset_and_does_not_count() {
     assert_eq!(recs.len(), 4);
     assert_eq!(recs[0]["counted"], false);
     assert_eq!(recs[0]["outcome"], "limited: usage limit reached");
+    // The retry is iteration 1 again, but a session (and stream) of its own.
+    let numbers: Vec<_> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["iteration"].as_u64().unwrap(),
+                r["session"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(numbers, [(1, 1), (1, 2), (2, 3), (3, 4)]);
+    let streams: std::collections::HashSet<_> = recs
+        .iter()
+        .map(|r| r["stream_file"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(streams.len(), 4, "one stream file per session: {streams:?}");
+    for f in &streams {
+        assert!(Path::new(f).exists(), "{f}");
+    }
+    assert!(
+        fs::read_to_string(run_dir(&env).join("session-001.jsonl"))
+            .unwrap()
+            .contains("usage limit reached"),
+        "the limited session's stream is kept, not overwritten"
+    );
     assert_eq!(
         summary(&env)["iterations"],
         3,
@@ -359,7 +390,7 @@ fn a_false_complete_is_rejected_and_the_loop_goes_on() {
     assert_eq!(records(&env).len(), 4);
 }
 
-fn spawn_loop(env: &TestEnv, extra: &[&str]) -> Child {
+pub(crate) fn spawn_loop(env: &TestEnv, extra: &[&str]) -> Child {
     let mut c = env.command(ralph_bin());
     c.args(["loop", "--claude"])
         .arg(crate::support::claude_bin())
@@ -371,7 +402,7 @@ fn spawn_loop(env: &TestEnv, extra: &[&str]) -> Child {
 }
 
 /// Live processes whose command line contains `arg` (like `pgrep -f`).
-fn processes_with(arg: &str) -> Vec<u32> {
+pub(crate) fn processes_with(arg: &str) -> Vec<u32> {
     let mut sys = sysinfo::System::new().unwrap();
     let kind = sysinfo::ProcessRefreshKind::nothing().with_cmd(sysinfo::UpdateKind::Always);
     sys.refresh_processes_specifics(sysinfo::ProcessesToUpdate::All, true, kind);
@@ -495,7 +526,7 @@ fn a_second_loop_is_refused_and_a_stale_lock_taken_over() {
 /// A stand-in for claude: a script that reads the prompt and prints a
 /// stream-json result line (for what the real client cannot be made to do
 /// on demand, like cost or a crash).
-fn stand_in(env: &TestEnv, name: &str, body: &str) -> std::path::PathBuf {
+pub(crate) fn stand_in(env: &TestEnv, name: &str, body: &str) -> std::path::PathBuf {
     let path = env.tmp.path().join(name);
     fs::write(&path, format!("#!/bin/sh\ncat > /dev/null\n{body}\n")).unwrap();
     let mut p = fs::metadata(&path).unwrap().permissions();
@@ -504,7 +535,7 @@ fn stand_in(env: &TestEnv, name: &str, body: &str) -> std::path::PathBuf {
     path
 }
 
-const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","total_cost_usd":0.75,"usage":{"input_tokens":10,"output_tokens":5}}"#;
+pub(crate) const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","total_cost_usd":0.75,"usage":{"input_tokens":10,"output_tokens":5}}"#;
 
 #[test]
 fn consecutive_failures_exit_1_with_the_last_error() {
@@ -620,6 +651,38 @@ fn usage_errors_exit_2_and_say_what_is_wrong() {
         .args(["loop", "--max-iterations", "0"])
         .assert()
         .code(2);
+    // Absurd limits are refused before anything starts (they used to panic
+    // with claude already running).
+    for (args, says) in [
+        (vec!["--timeout", "18446744073709551615"], "out of range"),
+        (vec!["--timeout", "9999999999999999h"], "too long"),
+        (vec!["--timeout", "0"], "out of range"),
+        (vec!["--max-failures", "0"], "--max-failures"),
+        (vec!["--no-progress-limit", "0"], "--no-progress-limit"),
+        (vec!["--max-limit-wait", "40d"], "--max-limit-wait"),
+    ] {
+        env.ralph()
+            .args(["loop", "--claude", "/bin/true"])
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(says));
+    }
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "timeout = \"9999999999999999h\"\n",
+    )
+    .unwrap();
+    env.ralph()
+        .args(["loop", "--claude", "/bin/true"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("too long"));
+    fs::remove_file(env.project.join(".ralph/config.toml")).unwrap();
+    assert!(
+        !env.project.join(".ralph/runs").exists(),
+        "no run folder for a refused start"
+    );
     env.ralph().args(["loop", "--bogus"]).assert().code(2);
     let help = env
         .ralph()

@@ -161,7 +161,14 @@ fn doctor_names_each_failing_check_and_its_fix() {
     let v = doctor(&env, bare);
     assert_eq!(
         failing(&v),
-        ["claude", "hook", "slash-command", "tracker", "project"]
+        [
+            "claude",
+            "hook",
+            "slash-command",
+            "tracker",
+            "git",
+            "project"
+        ]
     );
     let fix = |name: &str| {
         v["checks"]
@@ -177,6 +184,7 @@ fn doctor_names_each_failing_check_and_its_fix() {
     assert!(fix("claude").contains("npm install -g @anthropic-ai/claude-code"));
     assert_eq!(fix("hook"), "ralph install-hook");
     assert!(fix("project").contains("ralph init"));
+    assert_eq!(fix("git"), "git init && git add -A && git commit -m start");
     env.ralph()
         .env("PATH", bare)
         .arg("doctor")
@@ -192,6 +200,8 @@ fn doctor_names_each_failing_check_and_its_fix() {
     let path = format!("{}:{}:{bare}", claude_dir.display(), env.path_with_br());
     env.ralph().arg("install-hook").assert().success();
     env.ralph().arg("init").assert().success();
+    let git = env.command("git").args(["init", "-q"]).output().unwrap();
+    assert!(git.status.success(), "{git:?}");
     fs::create_dir_all(env.home.join(".claude/commands")).unwrap();
     fs::copy(
         repo_root().join("commands/ralph-setup.md"),

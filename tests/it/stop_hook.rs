@@ -291,6 +291,7 @@ fn session_fed(
         ralph = ralph_bin().display(),
     );
     let mut c = Command::new(program);
+    crate::support::default_signals(&mut c);
     c.arg("-c").arg(script).args(extra_args);
     c.env_clear()
         .env("PATH", "/usr/bin:/bin")
@@ -441,7 +442,9 @@ fn loop_identity_finds_an_unrecognisable_session_and_a_recycled_pid_does_not() {
             sf = start_file.display(),
             bin = session_bin.display()
         );
-        let mut loop_proc = Command::new(&fake_loop)
+        let mut loop_proc = Command::new(&fake_loop);
+        crate::support::default_signals(&mut loop_proc);
+        let mut loop_proc = loop_proc
             .arg("-c")
             .arg(script)
             .arg(inner)
@@ -506,6 +509,7 @@ fn print_mode_watcher_ends_a_session_that_lingers_but_not_one_that_works_on() {
         ralph = ralph_bin().display()
     );
     let mut c = Command::new(fake_binary(d, "b/claude"));
+    crate::support::default_signals(&mut c);
     c.arg("-c")
         .arg(script)
         .env_clear()

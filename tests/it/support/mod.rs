@@ -188,11 +188,10 @@ impl Default for TestEnv {
 }
 
 impl TestEnv {
+    /// A test world. Provisions nothing: each real tool is installed (once
+    /// per machine) when a test first uses it, so a test of install-hook
+    /// never waits for the tracker to be built.
     pub fn new() -> Self {
-        // Provision both real tools before any test starts a session: a
-        // first-time build of br must not run beside timed sessions.
-        claude_bin();
-        br_bin();
         let tmp = tempfile::Builder::new()
             .prefix("ralph-it-")
             .tempdir()
@@ -270,6 +269,7 @@ impl TestEnv {
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
         let mut c = Command::new(program);
         c.env_clear().envs(self.vars()).current_dir(&self.project);
+        default_signals(&mut c);
         c
     }
 
@@ -341,6 +341,45 @@ impl TestEnv {
             stdin: None,
         }
     }
+}
+
+/// Start `c` with the default action for every signal a test sends or a
+/// terminal would: a test run started in the background of a script
+/// (`cargo test &`, nohup) inherits SIGINT (and SIGQUIT) ignored, and a shell
+/// cannot trap a signal that was ignored when it started.
+pub fn default_signals(c: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: sigaction is async-signal-safe.
+    unsafe {
+        c.pre_exec(|| {
+            for sig in [
+                nix::sys::signal::Signal::SIGINT,
+                nix::sys::signal::Signal::SIGQUIT,
+                nix::sys::signal::Signal::SIGTERM,
+                nix::sys::signal::Signal::SIGHUP,
+            ] {
+                nix::sys::signal::signal(sig, nix::sys::signal::SigHandler::SigDfl)
+                    .map_err(std::io::Error::from)?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Default actions for the terminal's signals in this test process itself.
+pub fn reset_signals_here() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        for sig in [
+            nix::sys::signal::Signal::SIGINT,
+            nix::sys::signal::Signal::SIGQUIT,
+        ] {
+            // SAFETY: installs the default action; no handler code runs.
+            unsafe {
+                let _ = nix::sys::signal::signal(sig, nix::sys::signal::SigHandler::SigDfl);
+            }
+        }
+    });
 }
 
 /// Run a command with `input` on stdin, killing it after `limit`.
@@ -419,6 +458,9 @@ pub struct Pty {
 impl Pty {
     pub fn spawn(argv: &[String], vars: &[(String, String)], cwd: &Path) -> Pty {
         use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+        // The pty crate forks from this process: give its children default
+        // signal actions whatever this test process inherited.
+        reset_signals_here();
         let (rows, cols) = (40, 140);
         let pair = native_pty_system()
             .openpty(PtySize {

@@ -1,0 +1,445 @@
+//! `ralph loop` at its edges: stop requests at every point, a killed loop,
+//! a lost lock race, sessions without (or with two) results, bounded limit
+//! waits, `--resume`, and a project outside git. Real processes and signals;
+//! the real client where a session's own behaviour matters, stand-ins where
+//! the edge is the loop's.
+
+use std::fs;
+use std::process::{Child, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::run_loop::{
+    DO_STEP, RESULT, processes_with, project, ralph_loop, records, run_dir, spawn_loop, stand_in,
+    step_session, summary,
+};
+use crate::support::{Pty, Reply, TestEnv, eventually, ralph_bin, wait_output};
+
+fn signal(pid: u32, sig: Signal) {
+    kill(Pid::from_raw(pid as i32), sig).unwrap();
+}
+
+fn alive(pid: u32) -> bool {
+    ralph::procs::tree::ProcReader::new().is_running(pid)
+}
+
+/// `ralph <args>` in the background, with piped output.
+fn spawn_ralph(env: &TestEnv, args: &[&str]) -> Child {
+    env.command(ralph_bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A project whose sessions are `body` (a stand-in for claude), with an
+/// `on_session_start` hook that marks its start and then takes a while.
+fn with_slow_session_start(tag: &str) -> (TestEnv, std::path::PathBuf, std::path::PathBuf) {
+    let env = project();
+    let ran = env.tmp.path().join("claude-ran");
+    let claude = stand_in(
+        &env,
+        "marking-claude",
+        &format!("touch {}\necho '{RESULT}'", ran.display()),
+    );
+    let started = env.tmp.path().join("hook-started");
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "claude = \"{}\"\n[hooks]\non_session_start = \"touch {}; sleep {tag}\"\n",
+            claude.display(),
+            started.display()
+        ),
+    )
+    .unwrap();
+    (env, started, ran)
+}
+
+#[test]
+fn a_stop_request_during_the_session_start_hook_starts_no_session() {
+    for sig in [Signal::SIGTERM, Signal::SIGHUP] {
+        let (env, started, ran) = with_slow_session_start("6301");
+        let child = spawn_ralph(&env, &["loop"]);
+        assert!(
+            eventually(Duration::from_secs(30), || started.exists()),
+            "the hook never started"
+        );
+        signal(child.id(), sig);
+        let out = wait_output(child, Duration::from_secs(30));
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert_eq!(out.status.code(), Some(130), "{sig}: {stdout}\n{stderr}");
+        assert!(
+            stdout.contains(&format!(
+                "interrupted: {} received before the session started",
+                sig.as_str()
+            )),
+            "{stdout}"
+        );
+        assert!(!ran.exists(), "{sig}: a session ran after the stop request");
+        assert!(records(&env).is_empty(), "{sig}: no session recorded");
+        assert!(
+            stderr.contains("was ended: the loop is stopping") && !stderr.contains("failed"),
+            "{sig}: {stderr}"
+        );
+        assert!(
+            eventually(Duration::from_secs(5), || processes_with("sleep 6301")
+                .is_empty()),
+            "{sig}: the hook's sleep was left running"
+        );
+        assert_eq!(summary(&env)["outcome"], "interrupted");
+    }
+}
+
+#[test]
+fn ctrl_c_in_a_terminal_during_the_session_start_hook_starts_no_session() {
+    let (env, started, ran) = with_slow_session_start("6302");
+    let argv = vec![ralph_bin().display().to_string(), "loop".into()];
+    let mut pty = Pty::spawn(&argv, &env.vars(), &env.project);
+    assert!(
+        eventually(Duration::from_secs(30), || started.exists()),
+        "the hook never started:\n{}",
+        pty.screen()
+    );
+    // What the terminal does with Ctrl+C: SIGINT to its foreground group.
+    pty.send(b"\x03");
+    let status = pty
+        .wait_exit(Duration::from_secs(30))
+        .unwrap_or_else(|| panic!("loop still running:\n{}", pty.screen()));
+    assert_eq!(status.exit_code(), 130, "{}", pty.screen());
+    assert!(
+        pty.has_shown("interrupted: SIGINT received before the session started"),
+        "{}",
+        pty.screen()
+    );
+    assert!(!pty.has_shown("failed"), "{}", pty.screen());
+    assert!(!ran.exists(), "a session ran after Ctrl+C");
+    assert!(
+        eventually(Duration::from_secs(5), || processes_with("sleep 6302")
+            .is_empty()),
+        "the hook's sleep was left running"
+    );
+}
+
+#[test]
+fn a_killed_loop_takes_its_session_along_and_the_next_loop_cleans_up_and_resumes() {
+    let env = project();
+    env.api.session([
+        Reply::bash("sh -c 'sleep 6303' > /dev/null 2>&1 &"),
+        Reply::Stall(Duration::from_secs(120)),
+        Reply::text("late"),
+    ]);
+    let mut first = spawn_loop(&env, &[]);
+    assert!(
+        eventually(Duration::from_secs(60), || !processes_with("sleep 6303")
+            .is_empty()),
+        "the session's background process never started"
+    );
+    let lock: Value =
+        serde_json::from_str(&fs::read_to_string(env.project.join(".ralph/loop.lock")).unwrap())
+            .unwrap();
+    let claude_pid = lock["session"][0]
+        .as_u64()
+        .expect("the lock names the session") as u32;
+    let run_id = lock["run_id"].as_str().unwrap().to_string();
+    assert!(alive(claude_pid));
+
+    // SIGKILL: the loop gets no chance to clean up.
+    signal(first.id(), Signal::SIGKILL);
+    first.wait().unwrap();
+    assert!(
+        eventually(Duration::from_secs(10), || !alive(claude_pid)),
+        "claude (pid {claude_pid}) outlived the killed loop"
+    );
+    env.ralph().arg("status").assert().success().stdout(
+        predicate::str::contains("loop:    not running").and(predicate::str::contains(format!(
+            "last run: {run_id} — ended-abnormally"
+        ))),
+    );
+
+    // The next loop ends what the dead run left, records it, and --resume
+    // goes on with its counters: the killed session was iteration 1.
+    env.api.session(step_session(false));
+    let out = ralph_loop(&env)
+        .args(["--resume", "--max-iterations", "2"])
+        .assert()
+        .code(4)
+        .get_output()
+        .stdout
+        .clone();
+    let out = text(&out);
+    assert!(
+        out.contains(&format!(
+            "took over a stale lock of pid {} (started",
+            first.id()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("its run {run_id} ended abnormally"))
+            && out.contains("process(es) it left running"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("resuming run {run_id} at iteration 1/2")),
+        "{out}"
+    );
+    assert!(
+        processes_with("sleep 6303").is_empty(),
+        "the dead run's background process is still running"
+    );
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1, "{recs:?}");
+    assert_eq!(
+        (recs[0]["iteration"].as_u64(), recs[0]["session"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let s = summary(&env);
+    assert_eq!(
+        (
+            s["run_id"].as_str(),
+            s["outcome"].as_str(),
+            s["resumed"].as_u64()
+        ),
+        (Some(run_id.as_str()), Some("iteration-limit"), Some(1))
+    );
+}
+
+#[test]
+fn resume_goes_on_with_the_interrupted_run_and_its_cost() {
+    let env = project();
+    let paused = env.tmp.path().join("paused");
+    // Session 2 does its work, reports its cost, then lingers until stopped.
+    let claude = stand_in(
+        &env,
+        "counting-claude",
+        &format!(
+            "n=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}\n\
+             echo x >> work.txt\necho '{RESULT}'\n\
+             if [ $n = 2 ]; then touch {paused}; sleep 6304; fi",
+            count = env.tmp.path().join("count").display(),
+            paused = paused.display()
+        ),
+    );
+    let claude = claude.to_str().unwrap();
+    let child = spawn_ralph(&env, &["loop", "--max-cost", "2.0", "--claude", claude]);
+    assert!(eventually(Duration::from_secs(30), || paused.exists()));
+    signal(child.id(), Signal::SIGINT);
+    let out = wait_output(child, Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    assert!(text(&out.stdout).contains("`ralph loop --resume` goes on with this run."));
+    let first = run_dir(&env);
+
+    // A new run would start from zero; --resume keeps iteration and cost:
+    // $1.50 spent, the third session's $0.75 passes --max-cost $2.00.
+    let out = env
+        .ralph()
+        .args(["loop", "--resume", "--claude", claude])
+        .assert()
+        .code(4)
+        .get_output()
+        .stdout
+        .clone();
+    let out = text(&out);
+    assert!(
+        out.contains("resuming run") && out.contains("at iteration 2/50, $1.50 spent"),
+        "{out}"
+    );
+    assert!(out.contains("iteration 3/50"), "{out}");
+    assert!(
+        out.contains("cost limit reached: $2.25 spent of --max-cost $2.00"),
+        "{out}"
+    );
+    assert_eq!(run_dir(&env), first, "the same run folder");
+    assert_eq!(records(&env).len(), 3);
+    let s = summary(&env);
+    assert_eq!(
+        (s["iterations"].as_u64(), s["cost_usd"].as_f64()),
+        (Some(3), Some(2.25))
+    );
+
+    // A run that reached an end of its own is not resumed.
+    env.ralph()
+        .args(["loop", "--resume", "--claude", claude])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("finished (cost limit reached").and(predicate::str::contains(
+                "start a new run with `ralph loop`",
+            )),
+        );
+}
+
+#[test]
+fn resume_is_refused_with_nothing_to_resume_or_while_running() {
+    let env = project();
+    env.ralph()
+        .args(["loop", "--resume"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nothing to resume"));
+    let claude = stand_in(&env, "lingering-claude", "sleep 6305");
+    let mut running = spawn_ralph(&env, &["loop", "--claude", claude.to_str().unwrap()]);
+    assert!(eventually(Duration::from_secs(30), || !processes_with(
+        "sleep 6305"
+    )
+    .is_empty()));
+    env.ralph()
+        .args(["loop", "--resume"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!(
+            "is still running (pid {})",
+            running.id()
+        )));
+    signal(running.id(), Signal::SIGTERM);
+    assert_eq!(running.wait().unwrap().code(), Some(130));
+}
+
+#[test]
+fn two_loops_racing_for_a_stale_lock_name_each_other() {
+    let env = project();
+    let claude = stand_in(&env, "slow-claude", "sleep 6306");
+    let claude = claude.to_str().unwrap();
+    let stale = r#"{"pid":999999,"start_time":1,"started_at":"2026-01-01T00:00:00Z","run_id":"old","iteration":7,"max_iterations":50}"#;
+    for round in 0..5 {
+        fs::write(env.project.join(".ralph/loop.lock"), stale).unwrap();
+        let mut a = spawn_ralph(&env, &["loop", "--claude", claude]);
+        let mut b = spawn_ralph(&env, &["loop", "--claude", claude]);
+        let mut loser = None;
+        assert!(
+            eventually(Duration::from_secs(30), || {
+                if a.try_wait().unwrap().is_some() {
+                    loser = Some(true);
+                } else if b.try_wait().unwrap().is_some() {
+                    loser = Some(false);
+                }
+                loser.is_some()
+            }),
+            "round {round}: neither loop gave way"
+        );
+        let (lost, won) = if loser == Some(true) { (a, b) } else { (b, a) };
+        let out = wait_output(lost, Duration::from_secs(10));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "round {round}: {err}");
+        assert!(
+            err.contains(&format!(
+                "already running in {} (pid {},",
+                env.project.display(),
+                won.id()
+            )),
+            "round {round}: the loser must name the winner: {err}"
+        );
+        signal(won.id(), Signal::SIGTERM);
+        let out = wait_output(won, Duration::from_secs(30));
+        assert_eq!(out.status.code(), Some(130), "round {round}: {out:?}");
+    }
+}
+
+#[test]
+fn a_session_without_a_result_says_so() {
+    let env = project();
+    let claude = stand_in(&env, "silent-claude", "exit 0");
+    env.ralph()
+        .args(["loop", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "3 failing sessions in a row; last error: claude exited with status 0 without reporting a result",
+        ));
+}
+
+#[test]
+fn a_session_with_two_results_counts_its_cost_once() {
+    let env = project();
+    // What claude -p prints when it ran another turn after a background
+    // task: two results, the second restating the process's running total.
+    let second = RESULT
+        .replace("0.75", "1.25")
+        .replace("\"ok\"", "\"later\"");
+    let claude = stand_in(
+        &env,
+        "two-results",
+        &format!("{DO_STEP} >/dev/null 2>&1\necho '{RESULT}'\necho '{second}'"),
+    );
+    let out = env
+        .ralph()
+        .args(["loop", "--max-iterations", "1", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(4)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(text(&out).contains("reported 2 results"), "{}", text(&out));
+    let r = &records(&env)[0];
+    assert_eq!(
+        (
+            r["cost_usd"].as_f64(),
+            r["results"].as_u64(),
+            r["num_turns"].as_u64(),
+            r["outcome"].as_str()
+        ),
+        (Some(1.25), Some(2), Some(2), Some("ok"))
+    );
+    assert_eq!(r["tokens"]["input"], 20, "tokens of both turns");
+    assert_eq!(summary(&env)["cost_usd"], 1.25);
+}
+
+#[test]
+fn a_usage_limit_further_out_than_max_limit_wait_stops_the_loop() {
+    let env = project();
+    let reset = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 7300;
+    env.api.session([Reply::usage_limit(format!(
+        "Claude AI usage limit reached|{reset}"
+    ))]);
+    ralph_loop(&env)
+        .args(["--max-limit-wait", "10m"])
+        .assert()
+        .code(4)
+        .stdout(
+            predicate::str::contains(
+                "usage limit wait too long: usage limit reached; waiting 2h 01m",
+            )
+            .and(predicate::str::contains(
+                "would pass --max-limit-wait 10m 00s",
+            )),
+        );
+    assert_eq!(summary(&env)["iterations"], 0);
+}
+
+#[test]
+fn outside_git_the_loop_refuses_to_start_and_doctor_says_why() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.project.join(".ralph")).unwrap();
+    fs::write(env.project.join(".ralph/prompt.md"), "do it\n").unwrap();
+    let claude = stand_in(&env, "never-run", "touch ran");
+    env.ralph()
+        .args(["loop", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not in a git repository").and(
+            predicate::str::contains("git init && git add -A && git commit -m start"),
+        ));
+    assert!(!env.project.join("ran").exists());
+    env.ralph()
+        .args(["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FAIL git"));
+}
