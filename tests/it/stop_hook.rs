@@ -106,16 +106,36 @@ fn interactive_session_in_a_loop_ends_after_the_turn() {
     );
 }
 
+/// A session must stay open: after its Stop hooks have run (`marker`), it
+/// may not exit within a deadline long enough for a SIGINT to have landed.
+pub fn stays_open(pty: &mut crate::support::Pty, marker: &Path) -> bool {
+    assert!(
+        eventually(LONG, || marker.exists()),
+        "the Stop hooks never ran:\n{}",
+        pty.screen()
+    );
+    !eventually(Duration::from_secs(3), || !pty.is_running())
+}
+
 #[test]
 fn interactive_session_without_a_loop_stays_open() {
     let env = TestEnv::new();
+    let marker = env.tmp.path().join("stop-hooks-ran");
+    fs::write(
+        env.user_settings(),
+        serde_json::json!({
+            "skipDangerousModePermissionPrompt": true,
+            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": format!("touch {}", marker.display())}]}]}
+        })
+        .to_string(),
+    )
+    .unwrap();
     install_hook(&env);
     env.api.session([Reply::text("Just a normal turn.")]);
     let mut pty = env.claude_interactive(&["hello"], &[]);
     pty.wait_for("Just a normal turn.", LONG);
-    std::thread::sleep(Duration::from_secs(4));
     assert!(
-        pty.is_running(),
+        stays_open(&mut pty, &marker),
         "an ordinary session must stay open:\n{}",
         pty.screen()
     );
@@ -151,9 +171,8 @@ fn ralph_loop_from_a_project_settings_env_does_not_end_the_session() {
         "RALPH_LOOP=1",
         "settings env reached the hooks"
     );
-    std::thread::sleep(Duration::from_secs(4));
     assert!(
-        pty.is_running(),
+        stays_open(&mut pty, &marker),
         "settings env alone must not end the session:\n{}",
         pty.screen()
     );
@@ -225,6 +244,15 @@ impl Tree {
                 .contains("INT")
         })
     }
+    /// Wait until the hook has returned (or the session was interrupted):
+    /// a signal sent by the hook arrives before it returns, so afterwards
+    /// "not interrupted" is final.
+    fn hook_returned(&self) -> bool {
+        eventually(LONG, || {
+            let s = fs::read_to_string(&self.signals).unwrap_or_default();
+            s.contains("hook-returned") || s.contains("INT")
+        })
+    }
     fn stderr(&self) -> String {
         fs::read_to_string(&self.stderr).unwrap_or_default()
     }
@@ -284,7 +312,7 @@ fn session_fed(
     let script = format!(
         "trap 'echo INT >> {sig}; exit 0' INT; trap 'echo TERM >> {sig}; exit 0' TERM; \
          /bin/sh -c '{hook_prefix} {ralph} hook stop' < {input} > {err}.stdout 2> {err}; \
-         for i in $(seq 300); do sleep 0.1; done",
+         echo hook-returned >> {sig}; for i in $(seq 300); do sleep 0.1; done",
         sig = signals.display(),
         err = stderr.display(),
         input = input_file.display(),
@@ -348,7 +376,7 @@ fn constructed_trees_signal_exactly_the_claude_process() {
     );
 
     let other = session(d, &fake_binary(d, "bin/not-claude"), &[], "", &loop_env);
-    std::thread::sleep(Duration::from_secs(2));
+    assert!(other.hook_returned());
     assert!(
         !other.interrupted(Duration::ZERO),
         "a process that is not Claude Code was signalled"
@@ -397,7 +425,7 @@ fn loop_variable_only_in_the_hook_environment_is_refused() {
     // Claude was started without RALPH_LOOP; only the hook has it, as a
     // settings file's "env" would arrange.
     let tree = session(d, &fake_binary(d, "bin/claude"), &[], "RALPH_LOOP=1", &[]);
-    std::thread::sleep(Duration::from_secs(2));
+    assert!(tree.hook_returned());
     assert!(!tree.interrupted(Duration::ZERO));
     assert!(
         tree.stderr()
@@ -412,7 +440,7 @@ fn without_ralph_loop_the_hook_does_nothing_and_says_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let tree = session(d, &fake_binary(d, "bin/claude"), &[], "", &[]);
-    std::thread::sleep(Duration::from_secs(2));
+    assert!(tree.hook_returned());
     assert!(!tree.interrupted(Duration::ZERO));
     assert_eq!(tree.stderr(), "");
 }
@@ -432,7 +460,7 @@ fn loop_identity_finds_an_unrecognisable_session_and_a_recycled_pid_does_not() {
         // The session is started without RALPH_LOOP in its environment, so
         // only the loop identity can authorise the hook.
         let inner = format!(
-            "trap 'echo INT >> {sig}; exit 0' INT; echo '{{}}' | /bin/sh -c 'RALPH_LOOP=1 {ralph} hook stop' 2> {err}; for i in $(seq 300); do sleep 0.1; done",
+            "trap 'echo INT >> {sig}; exit 0' INT; echo '{{}}' | /bin/sh -c 'RALPH_LOOP=1 {ralph} hook stop' 2> {err}; echo hook-returned >> {sig}; for i in $(seq 300); do sleep 0.1; done",
             sig = signals.display(),
             err = err.display(),
             ralph = ralph_bin().display()
@@ -459,14 +487,17 @@ fn loop_identity_finds_an_unrecognisable_session_and_a_recycled_pid_does_not() {
             .start_time as i64
             + offset;
         fs::write(&start_file, start.to_string()).unwrap();
-        let got = eventually(
-            Duration::from_secs(if expect_signal { 10 } else { 3 }),
-            || {
-                fs::read_to_string(&signals)
-                    .unwrap_or_default()
-                    .contains("INT")
-            },
+        // The hook's answer, either way: a signal, or its return without one.
+        assert!(
+            eventually(LONG, || {
+                let s = fs::read_to_string(&signals).unwrap_or_default();
+                s.contains("INT") || s.contains("hook-returned")
+            }),
+            "offset {offset}: the hook never returned"
         );
+        let got = fs::read_to_string(&signals)
+            .unwrap_or_default()
+            .contains("INT");
         let stderr = fs::read_to_string(&err).unwrap_or_default();
         let _ = loop_proc.kill();
         let _ = loop_proc.wait();
