@@ -443,3 +443,56 @@ fn outside_git_the_loop_refuses_to_start_and_doctor_says_why() {
         .code(1)
         .stdout(predicate::str::contains("FAIL git"));
 }
+
+#[test]
+fn a_background_task_in_print_mode_gives_two_results_counted_once() {
+    let env = project();
+    env.api.session([
+        Reply::Tool {
+            name: "Bash".into(),
+            input: serde_json::json!({
+                "command": "sh -c 'sleep 2; echo finished > bg.txt'",
+                "description": "a background task",
+                "run_in_background": true
+            }),
+        },
+        Reply::text("Started the task."),
+        Reply::text("The task finished."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .assert()
+        .code(4)
+        .get_output()
+        .stdout
+        .clone();
+    assert!(text(&out).contains("reported 2 results"), "{}", text(&out));
+    let stream = fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap();
+    let results: Vec<Value> = stream
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "result")
+        .collect();
+    assert_eq!(results.len(), 2, "{stream}");
+    // Observed on 2.1.330: each result's total_cost_usd is the process's
+    // running total; its usage and num_turns are that turn's own.
+    let cost = |i: usize| results[i]["total_cost_usd"].as_f64().unwrap();
+    let turns = |i: usize| results[i]["num_turns"].as_u64().unwrap();
+    let input = |i: usize| results[i]["usage"]["input_tokens"].as_u64().unwrap();
+    assert!(cost(1) > cost(0), "the second result restates the total");
+    let r = &records(&env)[0];
+    assert_eq!(r["outcome"], "ok");
+    assert_eq!(r["results"], 2);
+    assert_eq!(
+        r["cost_usd"].as_f64(),
+        Some(cost(1)),
+        "cost counted once: {r}"
+    );
+    assert_eq!(r["num_turns"].as_u64(), Some(turns(0) + turns(1)));
+    assert_eq!(r["tokens"]["input"].as_u64(), Some(input(0) + input(1)));
+    assert_eq!(summary(&env)["cost_usd"].as_f64(), Some(cost(1)));
+    assert_eq!(
+        fs::read_to_string(env.project.join("bg.txt")).unwrap(),
+        "finished\n"
+    );
+}

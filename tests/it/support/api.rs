@@ -30,6 +30,8 @@ pub enum Reply {
     },
     /// Wait this long, then give the next reply of the script.
     Stall(Duration),
+    /// Call any tool with this input (e.g. Bash with `run_in_background`).
+    Tool { name: String, input: Value },
 }
 
 impl Reply {
@@ -255,6 +257,12 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>) {
         Reply::Bash(command) => {
             respond_sse(req, &model, &bash_events(&tool_id, &command), "tool_use")
         }
+        Reply::Tool { name, input } => respond_sse(
+            req,
+            &model,
+            &tool_events(&tool_id, &name, &input),
+            "tool_use",
+        ),
         Reply::Stall(_) => unreachable!("stalls are consumed above"),
     }
 }
@@ -268,9 +276,17 @@ fn text_events(text: &str) -> Vec<Value> {
 }
 
 fn bash_events(id: &str, command: &str) -> Vec<Value> {
-    let input = json!({"command": command, "description": "scripted command"}).to_string();
+    tool_events(
+        id,
+        "Bash",
+        &json!({"command": command, "description": "scripted command"}),
+    )
+}
+
+fn tool_events(id: &str, name: &str, input: &Value) -> Vec<Value> {
+    let input = input.to_string();
     vec![
-        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": "Bash", "input": {}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
         json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": input}}),
         json!({"type": "content_block_stop", "index": 0}),
     ]
