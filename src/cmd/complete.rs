@@ -72,6 +72,7 @@ impl Run for Complete {
             spec: Some(summary.clone()),
             tracker: Some(tracker),
             message: self.message.clone().unwrap_or_default(),
+            file_time: None,
         }
         .write(&project.complete())?;
         if forced {

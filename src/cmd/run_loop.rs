@@ -384,10 +384,16 @@ impl Shell<'_> {
         ui.note(&format!("run {} in {}", run.id, run.path.display()));
 
         let mut ev = self.between(&saved)?;
+        let mut last_saved = saved.state.clone();
         let (outcome, reason) = loop {
             let action = engine::step(&mut saved.state, &s.limits, ev);
-            saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
-            run.save_state(&saved)?;
+            // Saved whenever the engine counted something, before acting on
+            // it: a loop killed in the next session leaves the truth behind.
+            if saved.state != last_saved {
+                saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
+                run.save_state(&saved)?;
+                last_saved = saved.state.clone();
+            }
             ev = match action {
                 Action::Stop { outcome, reason } => break (outcome, reason),
                 Action::Next => self.between(&saved)?,

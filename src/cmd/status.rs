@@ -71,7 +71,7 @@ impl Run for Status {
                     "next": s.next_open(),
                     "problems": s.problems,
                 })),
-                "complete": complete.as_ref().map(|c| json!({"time": c.completed, "forced": c.forced, "message": c.message})),
+                "complete": complete.as_ref().map(|c| json!({"time": c.completed, "file_time": c.file_time, "forced": c.forced, "message": c.message})),
                 "waiting": waiting.as_ref().map(|w| json!({"since": w.since, "reason": w.reason})),
                 "loop": running,
                 "last_run": last,

@@ -87,16 +87,32 @@ pub struct Complete {
     pub spec: Option<String>,
     pub tracker: Option<String>,
     pub message: String,
+    /// For a file without its time (written by hand or another tool): when
+    /// the file itself was last written.
+    #[serde(skip)]
+    pub file_time: Option<String>,
 }
 
 impl Complete {
     pub fn read(path: &Path) -> Result<Option<Complete>> {
-        Ok(read(path)?.map(|s| Complete {
-            completed: s.field("completed").map(String::from),
-            forced: s.field("forced") == Some("yes"),
-            spec: s.field("spec").map(String::from),
-            tracker: s.field("tracker").map(String::from),
-            message: s.text,
+        Ok(read(path)?.map(|s| {
+            let completed = s.field("completed").map(String::from);
+            let file_time = if completed.is_none() {
+                std::fs::metadata(path)
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .map(crate::timefmt::rfc3339)
+            } else {
+                None
+            };
+            Complete {
+                completed,
+                forced: s.field("forced") == Some("yes"),
+                spec: s.field("spec").map(String::from),
+                tracker: s.field("tracker").map(String::from),
+                message: s.text,
+                file_time,
+            }
         }))
     }
 
@@ -120,12 +136,14 @@ impl Complete {
         )
     }
 
-    /// `since 2026-…` or, for a file without its time, nothing.
+    /// ` since 2026-…`, or for a file that does not say when, the time the
+    /// file was written.
     pub fn since(&self) -> String {
-        self.completed
-            .as_deref()
-            .map(|t| format!(" since {t}"))
-            .unwrap_or_default()
+        match (&self.completed, &self.file_time) {
+            (Some(t), _) => format!(" since {t}"),
+            (None, Some(t)) => format!(" (file written {t})"),
+            (None, None) => String::new(),
+        }
     }
 }
 
@@ -208,6 +226,7 @@ mod tests {
             spec: Some("3/3 steps done".into()),
             tracker: None,
             message: "all done".into(),
+            file_time: None,
         };
         c.write(&p).unwrap();
         assert_eq!(Complete::read(&p).unwrap(), Some(c));
