@@ -35,6 +35,17 @@ pub fn resolve_symlinks(path: &Path) -> Result<PathBuf> {
 /// file or the new one, never a mix. The old file's mode and owner carry over;
 /// a new file gets `new_mode`. `path` must already be symlink-resolved.
 pub fn atomic_write(path: &Path, contents: &[u8], new_mode: u32) -> Result<()> {
+    write_replacing(path, contents, new_mode, true)
+}
+
+/// As `atomic_write`, without the fsyncs: for ralph's own bookkeeping written
+/// after every session, where a power cut may lose the last version but a
+/// reader still never sees a half-written one.
+pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<()> {
+    write_replacing(path, contents, 0o644, false)
+}
+
+fn write_replacing(path: &Path, contents: &[u8], new_mode: u32, sync: bool) -> Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -79,9 +90,11 @@ pub fn atomic_write(path: &Path, contents: &[u8], new_mode: u32) -> Result<()> {
             let _ = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()));
         }
         file.set_permissions(fs::Permissions::from_mode(mode))?;
-        file.sync_all()?;
+        if sync {
+            file.sync_all()?;
+        }
         fs::rename(&tmp_path, path)?;
-        if let Ok(d) = File::open(dir) {
+        if sync && let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
         Ok(())

@@ -110,7 +110,7 @@ impl RunDir {
 
     pub fn save_state(&self, saved: &Saved) -> Result<()> {
         let text = serde_json::to_string_pretty(saved)? + "\n";
-        crate::fsutil::atomic_write(&self.state_path(), text.as_bytes(), 0o644)
+        crate::fsutil::replace_unsynced(&self.state_path(), text.as_bytes())
     }
 
     pub fn state(&self) -> Option<Saved> {
