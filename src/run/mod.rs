@@ -1,5 +1,5 @@
-//! The loop: its decisions (`engine`, pure) and everything the shell in
-//! `cmd/run_loop.rs` needs to carry them out, one concern per module.
+//! The loop: its decisions (`engine`, pure) and the `shell` that carries them
+//! out, with one module per thing it touches (session, stream, lock, records).
 
 pub mod claude;
 pub mod countdown;
@@ -10,5 +10,7 @@ pub mod options;
 pub mod progress;
 pub mod records;
 pub mod session;
+pub mod shell;
 pub mod stream;
+pub mod takeover;
 pub mod ui;
