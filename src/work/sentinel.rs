@@ -232,9 +232,14 @@ mod tests {
         assert_eq!(Complete::read(&p).unwrap(), Some(c));
         std::fs::write(&p, "done by hand\n").unwrap();
         let hand = Complete::read(&p).unwrap().unwrap();
+        assert!(
+            hand.since().starts_with(" (file written 20"),
+            "{}",
+            hand.since()
+        );
         assert_eq!(
-            (hand.since(), hand.forced, hand.message.as_str()),
-            (String::new(), false, "done by hand")
+            (hand.forced, hand.message.as_str()),
+            (false, "done by hand")
         );
         let w = Waiting::new("need a key");
         w.write(&dir.path().join("WAITING")).unwrap();
