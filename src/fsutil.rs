@@ -35,17 +35,35 @@ pub fn resolve_symlinks(path: &Path) -> Result<PathBuf> {
 /// file or the new one, never a mix. The old file's mode and owner carry over;
 /// a new file gets `new_mode`. `path` must already be symlink-resolved.
 pub fn atomic_write(path: &Path, contents: &[u8], new_mode: u32) -> Result<()> {
-    write_replacing(path, contents, new_mode, true)
+    write_replacing(path, contents, new_mode, true, || Ok(true)).map(drop)
+}
+
+/// As `atomic_write`, with `still_ok` asked at the last moment, after the
+/// new contents are written and synced and just before the rename: `false`
+/// abandons the write (returns `Ok(false)`). For files others rewrite too.
+pub fn atomic_write_if(
+    path: &Path,
+    contents: &[u8],
+    new_mode: u32,
+    still_ok: impl FnOnce() -> Result<bool>,
+) -> Result<bool> {
+    write_replacing(path, contents, new_mode, true, still_ok)
 }
 
 /// As `atomic_write`, without the fsyncs: for ralph's own bookkeeping written
 /// after every session, where a power cut may lose the last version but a
 /// reader still never sees a half-written one.
 pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<()> {
-    write_replacing(path, contents, 0o644, false)
+    write_replacing(path, contents, 0o644, false, || Ok(true)).map(drop)
 }
 
-fn write_replacing(path: &Path, contents: &[u8], new_mode: u32, sync: bool) -> Result<()> {
+fn write_replacing(
+    path: &Path,
+    contents: &[u8],
+    new_mode: u32,
+    sync: bool,
+    still_ok: impl FnOnce() -> Result<bool>,
+) -> Result<bool> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -54,7 +72,11 @@ fn write_replacing(path: &Path, contents: &[u8], new_mode: u32, sync: bool) -> R
         .file_name()
         .context("a file path has a name")?
         .to_string_lossy();
-    let old = fs::metadata(path).ok();
+    // A symlink at `path` is replaced, never followed (callers that mean to
+    // follow one resolve it first).
+    let old = fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| !m.file_type().is_symlink());
     let mode = old
         .as_ref()
         .map_or(new_mode, |m| m.permissions().mode() & 0o7777);
@@ -83,7 +105,7 @@ fn write_replacing(path: &Path, contents: &[u8], new_mode: u32, sync: bool) -> R
         }
     }
     let (tmp_path, mut file) = tmp_path.zip(file).context("no free temporary file name")?;
-    let result = (|| -> Result<()> {
+    let result = (|| -> Result<bool> {
         file.write_all(contents)?;
         if let Some(m) = &old {
             // Keep the owner when root edits a user's file; harmless to fail otherwise.
@@ -93,13 +115,16 @@ fn write_replacing(path: &Path, contents: &[u8], new_mode: u32, sync: bool) -> R
         if sync {
             file.sync_all()?;
         }
+        if !still_ok()? {
+            return Ok(false);
+        }
         fs::rename(&tmp_path, path)?;
         if sync && let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
-        Ok(())
+        Ok(true)
     })();
-    if result.is_err() {
+    if !matches!(result, Ok(true)) {
         let _ = fs::remove_file(&tmp_path);
     }
     result.with_context(|| format!("cannot write {}", path.display()))
@@ -136,17 +161,121 @@ pub fn create_new(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
-/// Read a file that may not exist yet.
+/// The most ralph reads of any file in a project or a settings folder (spec,
+/// prompt, readme, config, sentinels, settings): far above any real one, far
+/// below what would hurt. A repository decides what these paths are.
+pub const READ_CAP: u64 = 8 << 20;
+
+/// Read a text file that may not exist yet, bounded: it must be a regular
+/// file (or a symlink to one) of at most `READ_CAP` bytes. A FIFO, a device
+/// or a folder is refused without blocking on it.
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
-    match fs::read(path) {
-        Ok(bytes) => {
-            let text = String::from_utf8(bytes)
-                .with_context(|| format!("{} is not UTF-8 text", path.display()))?;
-            Ok(Some(text))
-        }
-        Err(e) if e.kind() == ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+    read_optional_capped(path, READ_CAP)
+}
+
+pub fn read_optional_capped(path: &Path, cap: u64) -> Result<Option<String>> {
+    let Some(bytes) = read_bytes_capped(path, cap)? else {
+        return Ok(None);
+    };
+    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) && std::str::from_utf8(&bytes[3..]).is_ok() {
+        // Kept as is: the caller says what a byte-order mark means for it.
+        return Ok(Some(String::from_utf8(bytes).expect("checked")));
     }
+    let text = String::from_utf8(bytes).map_err(|e| {
+        anyhow::anyhow!(
+            "{} is not UTF-8 text (invalid byte at offset {})",
+            path.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })?;
+    Ok(Some(text))
+}
+
+/// The bytes of a regular file of at most `cap` bytes; `None` if it does
+/// not exist.
+pub fn read_bytes_capped(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    // Non-blocking: opening a FIFO for reading must not wait for a writer.
+    let f = match OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let m = f
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if !m.is_file() {
+        let kind = describe_kind(&m);
+        bail!(
+            "{} is {kind}, not a regular file; ralph reads only regular files there",
+            path.display()
+        );
+    }
+    let too_big = || {
+        anyhow::anyhow!(
+            "{} is larger than ralph reads ({} MiB at most)",
+            path.display(),
+            cap >> 20
+        )
+    };
+    if m.len() > cap {
+        return Err(too_big());
+    }
+    let mut buf = Vec::with_capacity(m.len() as usize);
+    f.take(cap + 1)
+        .read_to_end(&mut buf)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if buf.len() as u64 > cap {
+        return Err(too_big());
+    }
+    Ok(Some(buf))
+}
+
+fn describe_kind(m: &fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = m.file_type();
+    if t.is_dir() {
+        "a folder"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "not a file"
+    }
+}
+
+/// Create `dir` (and its parents) and check that it is a real folder, not a
+/// symlink planted to send ralph's writes elsewhere.
+pub fn real_dir(dir: &Path) -> Result<()> {
+    fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let m = fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
+    if m.file_type().is_symlink() {
+        bail!(
+            "{} is a symlink; ralph writes its run files only into a real folder there (remove the link)",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Append one write to a file, creating it, never through a symlink.
+pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    f.write_all(bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

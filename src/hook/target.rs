@@ -105,8 +105,9 @@ pub struct Edited<T> {
 }
 
 /// Lock the settings folder, read, apply `edit`, write atomically if the text
-/// changed. Claude Code does not take our lock, so the file is read again just
-/// before the rename and the cycle restarts if it changed in between.
+/// changed. Claude Code does not take our lock, so the file is read again
+/// after the new one is written, just before the rename, and the cycle
+/// restarts if it changed in between.
 pub fn edit<T>(
     path: &Path,
     dry_run: bool,
@@ -126,7 +127,7 @@ pub fn edit<T>(
     } else {
         None
     };
-    for _ in 0..10 {
+    for _ in 0..100 {
         let before = fsutil::read_optional(&real)?;
         let old = before.as_deref().unwrap_or("");
         let (new, info) = edit(old).map_err(|e| invalid(path, &e))?;
@@ -144,10 +145,12 @@ pub fn edit<T>(
                 info,
             });
         }
-        if fsutil::read_optional(&real)? != before {
+        // The last look comes after the new file is written and synced,
+        // right before the rename: Claude Code rewrites this file itself.
+        let unchanged = || Ok(fsutil::read_optional(&real)? == before);
+        if !fsutil::atomic_write_if(&real, new.as_bytes(), 0o600, unchanged)? {
             continue;
         }
-        fsutil::atomic_write(&real, new.as_bytes(), 0o600)?;
         return Ok(Edited {
             changed: true,
             info,

@@ -41,8 +41,8 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
     }
     args.extend(s.claude_args.iter().cloned());
     let print = if s.interactive {
-        let prompt = std::fs::read_to_string(&s.prompt)
-            .with_context(|| format!("cannot read {}", s.prompt.display()))?;
+        let prompt = crate::fsutil::read_optional(&s.prompt)?
+            .with_context(|| format!("{} is gone", s.prompt.display()))?;
         args.push(prompt);
         None
     } else {

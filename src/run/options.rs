@@ -99,6 +99,31 @@ pub struct Settings {
 
 const DAY: u64 = 86_400;
 
+/// `claude --permission-mode` choices (Claude Code 2.1.330's `--help`).
+pub const PERMISSION_MODES: [&str; 6] = [
+    "acceptEdits",
+    "auto",
+    "bypassPermissions",
+    "manual",
+    "dontAsk",
+    "plan",
+];
+
+/// The claude to run must be an executable file (checked before any run
+/// folder is made or session started).
+fn executable(p: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(p) {
+        Err(_) => Err(format!("--claude: {} does not exist", p.display())),
+        Ok(m) if !m.is_file() => Err(format!("--claude: {} is not a file", p.display())),
+        Ok(m) if m.permissions().mode() & 0o111 == 0 => Err(format!(
+            "--claude: {} is not executable (chmod +x it, or name the real claude)",
+            p.display()
+        )),
+        Ok(_) => Ok(()),
+    }
+}
+
 /// Bounds of each duration option: (name, default, least, most).
 const DURATIONS: [(&str, &str, u64, u64); 3] = [
     ("timeout", "30m", 1, 7 * DAY),
@@ -144,11 +169,21 @@ pub fn settings(
         (None, Some(p)) => project.root.join(p),
         (None, None) => project.default_prompt(),
     };
-    if !prompt.is_file() {
-        return Err(format!(
-            "no prompt at {} (write one with /ralph-setup or `ralph init`, or pass --prompt FILE)",
-            prompt.display()
-        ));
+    match crate::fsutil::read_optional(&prompt) {
+        Ok(None) => {
+            return Err(format!(
+                "no prompt at {} (write one with /ralph-setup or `ralph init`, or pass --prompt FILE)",
+                prompt.display()
+            ));
+        }
+        Ok(Some(t)) if t.trim().is_empty() => {
+            return Err(format!(
+                "the prompt {} is empty: write the standing instructions every session gets",
+                prompt.display()
+            ));
+        }
+        Ok(Some(_)) => {}
+        Err(e) => return Err(format!("the prompt: {e:#}")),
     }
     let claude = match a.claude.clone().or(cfg.claude.clone()) {
         Some(p) if p.components().count() > 1 => {
@@ -161,6 +196,18 @@ pub fn settings(
             "`claude` not found on PATH. Install Claude Code (npm install -g @anthropic-ai/claude-code) or pass --claude PATH".to_string()
         })?,
     };
+    executable(&claude)?;
+    let permission_mode = a
+        .permission_mode
+        .clone()
+        .or(cfg.permission_mode.clone())
+        .unwrap_or_else(|| "bypassPermissions".into());
+    if !PERMISSION_MODES.contains(&permission_mode.as_str()) {
+        return Err(format!(
+            "--permission-mode: {permission_mode:?} is not one of Claude Code's modes: {}",
+            PERMISSION_MODES.join(", ")
+        ));
+    }
     let pick = |cli: &Option<String>, cfg: &Option<String>, saved: Option<Duration>| {
         cli.clone()
             .or_else(|| saved.map(|d| d.as_secs().to_string()))
@@ -225,11 +272,7 @@ pub fn settings(
         interactive: a.interactive || cfg.interactive.unwrap_or(false),
         claude,
         model: a.model.clone().or(cfg.model.clone()),
-        permission_mode: a
-            .permission_mode
-            .clone()
-            .or(cfg.permission_mode.clone())
-            .unwrap_or_else(|| "bypassPermissions".into()),
+        permission_mode,
         claude_args: if a.claude_args.is_empty() {
             cfg.claude_args.clone().unwrap_or_default()
         } else {

@@ -42,7 +42,9 @@ pub fn in_git(root: &Path) -> bool {
 }
 
 pub fn take(root: &Path, spec_path: &Path) -> Snapshot {
-    let spec = std::fs::read_to_string(spec_path)
+    let spec = crate::fsutil::read_optional(spec_path)
+        .ok()
+        .flatten()
         .map(|t| spec::parse(&t))
         .unwrap_or_default();
     // One git call gives both HEAD (`# branch.oid`) and the tree's changes.

@@ -4,8 +4,7 @@
 //! (`state.json`, for `--resume`) and the run's `summary.json`, so that what
 //! happened overnight can be read in the morning.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
@@ -27,8 +26,9 @@ impl RunDir {
             crate::timefmt::now().replace(':', "-"),
             std::process::id()
         );
+        crate::fsutil::real_dir(runs)?;
         let path = runs.join(&id);
-        fs::create_dir_all(&path)
+        fs::create_dir(&path)
             .with_context(|| format!("cannot create the run folder {}", path.display()))?;
         Ok(RunDir { id, path })
     }
@@ -71,18 +71,11 @@ impl RunDir {
     pub fn append_record(&self, record: &Record) -> Result<()> {
         let mut line = serde_json::to_string(record)?;
         line.push('\n');
-        let path = self.path.join("records.jsonl");
-        let mut f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        f.write_all(line.as_bytes())
-            .with_context(|| format!("cannot write {}", path.display()))
+        crate::fsutil::append(&self.path.join("records.jsonl"), line.as_bytes())
     }
 
     pub fn records(&self) -> Vec<Record> {
-        fs::read_to_string(self.path.join("records.jsonl"))
+        read_text(&self.path.join("records.jsonl"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
@@ -95,7 +88,7 @@ impl RunDir {
     }
 
     pub fn summary(&self) -> Option<Summary> {
-        serde_json::from_str(&fs::read_to_string(self.summary_path()).ok()?).ok()
+        serde_json::from_str(&read_text(&self.summary_path())?).ok()
     }
 
     /// A resumed run gets a new summary at its end.
@@ -114,8 +107,15 @@ impl RunDir {
     }
 
     pub fn state(&self) -> Option<Saved> {
-        serde_json::from_str(&fs::read_to_string(self.state_path()).ok()?).ok()
+        serde_json::from_str(&read_text(&self.state_path())?).ok()
     }
+}
+
+/// One of the run's own files, bounded like every read from a project.
+fn read_text(path: &Path) -> Option<String> {
+    crate::fsutil::read_optional_capped(path, 64 << 20)
+        .ok()
+        .flatten()
 }
 
 /// `state.json`: what `--resume` needs to go on where the run stopped.

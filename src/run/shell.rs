@@ -75,7 +75,10 @@ impl Shell<'_> {
             .run
             .path
             .join(format!("COMPLETE.rejected-{}", rejected_so_far + 1));
-        let mut text = std::fs::read_to_string(self.project.complete()).unwrap_or_default();
+        let mut text = crate::fsutil::read_optional(&self.project.complete())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         text.push_str(&format!(
             "\nrejected by ralph loop at {}:\n",
             timefmt::now()
@@ -323,7 +326,10 @@ impl Shell<'_> {
         let quit_by_user = s.interactive
             && ended.ending == engine::Ending::Exited
             && !crate::handoff::hook_ended(
-                &std::fs::read_to_string(run.hook_log()).unwrap_or_default(),
+                &crate::fsutil::read_optional_capped(&run.hook_log(), 64 << 20)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default(),
                 ended.pid,
             );
         let report = Report {
