@@ -1,37 +1,46 @@
-//! The one typed error: a command that wants a particular exit status.
+//! What a command ends with: an exit status, mapped to the process's exit
+//! code in one place (`main`). Commands say what went wrong themselves
+//! (through `output`) and return the status; an `Err` is an unexpected
+//! error, printed by `main` as `ralph: error: ...` with status 1.
 
-use std::fmt;
+use std::process::ExitCode;
 
-#[derive(Debug)]
-pub struct Exit {
-    pub code: u8,
-    /// Printed on stderr by `main`, when set.
-    pub message: Option<String>,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitStatus {
+    /// 0
+    Success,
+    /// 1: the command did not do what was asked (refused, failed, not in sync).
+    Failure,
+    /// 2: the command line or a setting is wrong, or it could not check.
+    Usage,
+    /// Any other documented status (`ralph loop`'s 3, 4, 5, 130).
+    Code(u8),
 }
 
-impl Exit {
-    pub fn code(code: u8) -> Self {
-        Exit {
-            code,
-            message: None,
-        }
-    }
-
-    pub fn with_message(code: u8, message: impl Into<String>) -> Self {
-        Exit {
-            code,
-            message: Some(message.into()),
-        }
-    }
-}
-
-impl fmt::Display for Exit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.message {
-            Some(m) => write!(f, "{m}"),
-            None => write!(f, "exit status {}", self.code),
+impl ExitStatus {
+    pub fn code(self) -> u8 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Failure => 1,
+            ExitStatus::Usage => 2,
+            ExitStatus::Code(c) => c,
         }
     }
 }
 
-impl std::error::Error for Exit {}
+impl From<u8> for ExitStatus {
+    fn from(c: u8) -> Self {
+        match c {
+            0 => ExitStatus::Success,
+            1 => ExitStatus::Failure,
+            2 => ExitStatus::Usage,
+            c => ExitStatus::Code(c),
+        }
+    }
+}
+
+impl From<ExitStatus> for ExitCode {
+    fn from(s: ExitStatus) -> Self {
+        ExitCode::from(s.code())
+    }
+}

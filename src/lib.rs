@@ -8,6 +8,7 @@ pub mod fsutil;
 pub mod handoff;
 pub mod hook;
 pub mod jsonspan;
+pub mod output;
 pub mod procs;
 pub mod run;
 pub mod settings;

@@ -2,8 +2,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::exit::Exit;
+use crate::exit::ExitStatus;
 use crate::fsutil;
+use crate::outln;
 use crate::work::budget::{self, BUDGETS, Line, TOTAL_BUDGET};
 use crate::work::project::Project;
 
@@ -20,7 +21,7 @@ pub struct Budget {
 }
 
 impl Run for Budget {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let mut lines = Vec::new();
         for (name, limit) in BUDGETS {
@@ -35,16 +36,18 @@ impl Run for Budget {
         let over = lines.iter().any(Line::over) || total > TOTAL_BUDGET;
         if self.json {
             let v = serde_json::json!({"files": lines, "total": total, "total_budget": TOTAL_BUDGET, "over": over, "method": budget::METHOD});
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            outln!("{}", serde_json::to_string_pretty(&v)?);
         } else {
             for l in &lines {
                 let (tokens, mark) = match l.tokens {
                     None => ("missing".to_string(), ""),
                     Some(t) => (format!("~{t}"), if l.over() { "  OVER BUDGET" } else { "" }),
                 };
-                println!(
+                outln!(
                     "{:<18} {:>8} / {:>5} tokens{mark}",
-                    l.file, tokens, l.budget
+                    l.file,
+                    tokens,
+                    l.budget
                 );
             }
             let mark = if total > TOTAL_BUDGET {
@@ -52,18 +55,18 @@ impl Run for Budget {
             } else {
                 ""
             };
-            println!(
+            outln!(
                 "{:<18} {:>8} / {:>5} tokens{mark}",
                 "total",
                 format!("~{total}"),
                 TOTAL_BUDGET
             );
-            println!("({})", budget::METHOD);
+            outln!("({})", budget::METHOD);
         }
         if over {
-            Err(Exit::code(1).into())
+            Ok(ExitStatus::from(1))
         } else {
-            Ok(())
+            Ok(ExitStatus::Success)
         }
     }
 }

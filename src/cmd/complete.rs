@@ -2,7 +2,10 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::exit::Exit;
+use crate::errln;
+use crate::exit::ExitStatus;
+use crate::outln;
+use crate::output::visible;
 use crate::timefmt;
 use crate::work::completion;
 use crate::work::project::Project;
@@ -31,7 +34,7 @@ pub struct Complete {
 }
 
 impl Run for Complete {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let check = completion::check(&project.spec(), &project.root, self.tracker)?;
         let (summary, tracker, blockers) = match &check {
@@ -63,7 +66,8 @@ impl Run for Complete {
             msg.push_str(
                 "Finish these (or run `ralph waiting --reason ...` if a human is needed).",
             );
-            return Err(Exit::with_message(1, msg).into());
+            errln!("{}", visible(&msg));
+            return Ok(ExitStatus::Failure);
         }
         let forced = !blockers.is_empty();
         sentinel::Complete {
@@ -76,14 +80,14 @@ impl Run for Complete {
         }
         .write(&project.complete())?;
         if forced {
-            println!(
+            outln!(
                 "Wrote {} (forced past {} problem(s)): {summary}.",
                 project.complete().display(),
                 blockers.len()
             );
         } else {
-            println!("Wrote {}: {summary}.", project.complete().display());
+            outln!("Wrote {}: {summary}.", project.complete().display());
         }
-        Ok(())
+        Ok(ExitStatus::Success)
     }
 }

@@ -3,6 +3,7 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 use super::Run;
+use crate::exit::ExitStatus;
 
 /// Print a shell completion script for ralph.
 ///
@@ -16,9 +17,13 @@ pub struct Completions {
 }
 
 impl Run for Completions {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let mut cmd = crate::cli::Cli::command();
-        clap_complete::generate(self.shell, &mut cmd, "ralph", &mut std::io::stdout());
-        Ok(())
+        // Into memory first: clap_complete panics on a failed write, and a
+        // closed pipe (`| head`) must end quietly.
+        let mut script = Vec::new();
+        clap_complete::generate(self.shell, &mut cmd, "ralph", &mut script);
+        crate::output::out(format_args!("{}", String::from_utf8_lossy(&script)));
+        Ok(ExitStatus::Success)
     }
 }

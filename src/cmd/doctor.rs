@@ -7,8 +7,9 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Run;
-use crate::exit::Exit;
+use crate::exit::ExitStatus;
 use crate::hook::target::{self as hook_target, user_settings_path};
+use crate::outln;
 use crate::work::budget::{self, BUDGETS, TOTAL_BUDGET};
 use crate::work::project::Project;
 use crate::work::spec;
@@ -69,7 +70,7 @@ fn claude_version(bin: &Path) -> Option<String> {
 }
 
 impl Run for Doctor {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let mut checks = Vec::new();
 
@@ -207,11 +208,18 @@ impl Run for Doctor {
 
         let mut missing = Vec::new();
         let mut over = Vec::new();
+        let mut unreadable = Vec::new();
         let mut total = 0;
+        let mut spec_text = None;
         for (name, limit) in BUDGETS {
-            match fsutil::read_optional(&project.ralph_dir().join(name))? {
-                None => missing.push(name),
-                Some(t) => {
+            // A file that cannot be read is a failed check, not an abort.
+            match fsutil::read_optional(&project.ralph_dir().join(name)) {
+                Err(e) => unreadable.push(format!("{e:#}")),
+                Ok(None) => missing.push(name),
+                Ok(Some(t)) => {
+                    if name == "spec.md" {
+                        spec_text = Some(t.clone());
+                    }
                     let n = budget::estimate(&t);
                     total += n;
                     if n > limit {
@@ -223,10 +231,17 @@ impl Run for Doctor {
         if total > TOTAL_BUDGET {
             over.push(format!("total ~{total}/{TOTAL_BUDGET}"));
         }
-        let problems = fsutil::read_optional(&project.spec())?
+        let problems = spec_text
             .map(|t| spec::parse(&t).problems.len())
             .unwrap_or(0);
-        checks.push(if !missing.is_empty() {
+        checks.push(if !unreadable.is_empty() {
+            check(
+                "project",
+                false,
+                unreadable.join("; "),
+                Some("make them plain UTF-8 text files (`ralph init --force` writes fresh ones)"),
+            )
+        } else if !missing.is_empty() {
             check(
                 "project",
                 false,
@@ -265,7 +280,7 @@ impl Run for Doctor {
 
         let failed = checks.iter().filter(|c| !c.ok).count();
         if self.json {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(
                     &serde_json::json!({"ok": failed == 0, "checks": checks})
@@ -273,17 +288,17 @@ impl Run for Doctor {
             );
         } else {
             for c in &checks {
-                println!(
+                outln!(
                     "{} {:<14} {}",
                     if c.ok { "ok  " } else { "FAIL" },
                     c.name,
-                    c.detail
+                    crate::output::visible_line(&c.detail)
                 );
                 if let Some(f) = &c.fix {
-                    println!("     {:<14} fix: {f}", "");
+                    outln!("     {:<14} fix: {f}", "");
                 }
             }
-            println!(
+            outln!(
                 "{}",
                 if failed == 0 {
                     "All checks passed.".to_string()
@@ -293,9 +308,9 @@ impl Run for Doctor {
             );
         }
         if failed == 0 {
-            Ok(())
+            Ok(ExitStatus::Success)
         } else {
-            Err(Exit::code(1).into())
+            Ok(ExitStatus::from(1))
         }
     }
 }

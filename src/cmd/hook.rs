@@ -5,6 +5,7 @@ use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use super::Run;
+use crate::exit::ExitStatus;
 
 /// Claude Code hooks: run by Claude Code, not by hand.
 #[derive(Debug, Args)]
@@ -38,7 +39,7 @@ enum HookEvent {
 }
 
 impl Run for Hook {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         match &self.event {
             HookEvent::Stop => crate::hook::stop::run(),
             HookEvent::StopWatch {
@@ -53,6 +54,6 @@ impl Run for Hook {
                 transcript.as_deref(),
             ),
         }
-        Ok(())
+        Ok(ExitStatus::Success)
     }
 }

@@ -2,6 +2,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
+use crate::exit::ExitStatus;
+use crate::outln;
 use crate::work::project::Project;
 
 const TEMPLATES: [(&str, &str); 3] = [
@@ -49,7 +51,7 @@ pub fn ensure_gitignore(project: &Project) -> Result<bool> {
 }
 
 impl Run for Init {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let project =
             Project::at(&std::env::current_dir().context("cannot read the current folder")?);
         let dir = project.ralph_dir();
@@ -64,23 +66,23 @@ impl Run for Init {
             }
             let verb = if path.exists() { "overwrote" } else { "wrote" };
             crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
-            println!("{verb} {}", path.display());
+            outln!("{verb} {}", path.display());
         }
         if ensure_gitignore(&project)? {
-            println!(
+            outln!(
                 "updated {} (runs/, loop.lock)",
                 dir.join(".gitignore").display()
             );
         }
         if !kept.is_empty() {
-            println!(
+            outln!(
                 "kept the existing {} (use --force to overwrite)",
                 kept.join(", ")
             );
         }
-        println!(
+        outln!(
             "Next: write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code), then `ralph budget` and `ralph loop`."
         );
-        Ok(())
+        Ok(ExitStatus::Success)
     }
 }

@@ -2,7 +2,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
+use crate::errln;
+use crate::exit::ExitStatus;
 use crate::hook::target::{self as hook_target, Target};
+use crate::outln;
 use crate::settings::{self, InstallOutcome};
 
 /// Add `ralph hook stop` to Claude Code's settings as a Stop hook.
@@ -22,7 +25,7 @@ pub struct InstallHook {
 }
 
 impl Run for InstallHook {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let path = self.target.path()?;
         let exe = std::env::current_exe().context("cannot find the path of this ralph binary")?;
         let exe = exe
@@ -36,42 +39,42 @@ impl Run for InstallHook {
         let info = edited.info;
         if self.target.dry_run {
             if edited.changed {
-                println!("Dry run: {shown} was not changed.");
+                outln!("Dry run: {shown} was not changed.");
             } else {
-                println!(
+                outln!(
                     "Dry run: the ralph Stop hook is already installed in {shown}; nothing would change."
                 );
             }
-            return Ok(());
+            return Ok(ExitStatus::Success);
         }
         if let InstallOutcome::Installed { created } = info.outcome {
             hook_target::remember_created(&path, created)?;
         }
         match &info.outcome {
             InstallOutcome::Installed { .. } => {
-                println!("Installed the ralph Stop hook in {shown}\n  {command}")
+                outln!("Installed the ralph Stop hook in {shown}\n  {command}")
             }
             InstallOutcome::AlreadyInstalled => {
-                println!("The ralph Stop hook is already installed in {shown}")
+                outln!("The ralph Stop hook is already installed in {shown}")
             }
             InstallOutcome::Updated { previous } => {
-                println!(
+                outln!(
                     "Updated the ralph Stop hook in {shown}\n  was: {previous}\n  now: {command}"
                 )
             }
         }
         if info.duplicates_removed > 0 {
-            println!(
+            outln!(
                 "Removed {} duplicate ralph Stop handler(s).",
                 info.duplicates_removed
             );
         }
         let wrote = !matches!(info.outcome, InstallOutcome::AlreadyInstalled);
         if wrote && (exe.contains("/target/debug/") || exe.contains("/target/release/")) {
-            eprintln!(
+            errln!(
                 "note: the hook points at a build folder ({exe}); `cargo clean` would break it. Install with `cargo install --path .` and run install-hook from there."
             );
         }
-        Ok(())
+        Ok(ExitStatus::Success)
     }
 }

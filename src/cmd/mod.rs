@@ -18,12 +18,13 @@ pub mod waiting;
 use anyhow::{Context, Result};
 
 use crate::cli::{Cli, Cmd};
+use crate::exit::ExitStatus;
 
 pub trait Run {
-    fn run(&self) -> Result<()>;
+    fn run(&self) -> Result<ExitStatus>;
 }
 
-pub fn run(cli: Cli) -> Result<()> {
+pub fn run(cli: Cli) -> Result<ExitStatus> {
     if let Some(dir) = &cli.dir {
         std::env::set_current_dir(dir)
             .with_context(|| format!("cannot change to the folder {}", dir.display()))?;

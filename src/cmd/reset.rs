@@ -2,6 +2,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
+use crate::exit::ExitStatus;
+use crate::outln;
 use crate::work::project::Project;
 use crate::work::sentinel;
 
@@ -10,7 +12,7 @@ use crate::work::sentinel;
 pub struct Reset {}
 
 impl Run for Reset {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let complete = sentinel::Complete::read(&project.complete())?;
         match complete {
@@ -20,16 +22,16 @@ impl Run for Reset {
                     .completed
                     .map(|t| format!(" (completed {t})"))
                     .unwrap_or_default();
-                println!(
+                outln!(
                     "Removed {}{when}; `ralph loop` will run again.",
                     project.complete().display()
                 );
             }
-            None => println!(
+            None => outln!(
                 "Not complete (no {}); nothing to do.",
                 project.complete().display()
             ),
         }
-        Ok(())
+        Ok(ExitStatus::Success)
     }
 }

@@ -2,6 +2,8 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
+use crate::exit::ExitStatus;
+use crate::outln;
 use crate::work::project::Project;
 use crate::work::sentinel;
 
@@ -10,23 +12,27 @@ use crate::work::sentinel;
 pub struct Resume {}
 
 impl Run for Resume {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let waiting = sentinel::Waiting::read(&project.waiting())?;
         match waiting {
             Some(w) => {
                 sentinel::remove(&project.waiting())?;
-                println!("Was waiting{}: {}", w.since(), w.reason);
-                println!(
+                outln!(
+                    "Was waiting{}: {}",
+                    w.since(),
+                    crate::output::visible(&w.reason)
+                );
+                outln!(
                     "Removed {}; `ralph loop` will carry on.",
                     project.waiting().display()
                 );
             }
-            None => println!(
+            None => outln!(
                 "Not waiting (no {}); nothing to do.",
                 project.waiting().display()
             ),
         }
-        Ok(())
+        Ok(ExitStatus::Success)
     }
 }

@@ -2,11 +2,13 @@
 //! then hands it to `run::shell`, which carries out what `run::engine`
 //! decides.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::exit::Exit;
+use crate::errln;
+use crate::exit::ExitStatus;
+use crate::output::visible;
 use crate::run::lock::{self, Acquired, LockInfo};
 use crate::run::options::{self, LoopArgs};
 use crate::run::progress;
@@ -49,8 +51,20 @@ pub struct Loop {
     args: LoopArgs,
 }
 
+/// Why the loop will not start: said on stderr, and the command's status.
+#[derive(Debug)]
+struct Refused(ExitStatus, String);
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ralph loop: {}", self.1)
+    }
+}
+
+impl std::error::Error for Refused {}
+
 fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
-    Exit::with_message(2, format!("ralph loop: {msg}")).into()
+    Refused(ExitStatus::Usage, msg.to_string()).into()
 }
 
 /// The run `--resume` goes on with, and what it had counted.
@@ -61,10 +75,10 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
         ));
     };
     if let Some(l) = lock::running(&project.lock()) {
-        return Err(Exit::with_message(
-            1,
+        return Err(Refused(
+            ExitStatus::Failure,
             format!(
-                "ralph loop: run {} is still running (pid {}); nothing to resume",
+                "run {} is still running (pid {}); nothing to resume",
                 l.run_id, l.pid
             ),
         )
@@ -91,7 +105,22 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
 }
 
 impl Run for Loop {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
+        match self.start() {
+            Err(e) => match e.downcast::<Refused>() {
+                Ok(r) => {
+                    errln!("{}", visible(&r.to_string()));
+                    Ok(r.0)
+                }
+                Err(e) => Err(e),
+            },
+            ok => ok,
+        }
+    }
+}
+
+impl Loop {
+    fn start(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let resume = if self.args.resume {
             Some(resumable(&project)?)
@@ -126,12 +155,16 @@ impl Run for Loop {
                 "Already complete{}; nothing to do. `ralph reset` to run again.",
                 c.since()
             ));
-            return Ok(());
+            return Ok(ExitStatus::Success);
         }
         if let Some(w) = sentinel::Waiting::read(&project.waiting())? {
-            ui.line(&format!("Waiting for a human{}: {}", w.since(), w.reason));
+            ui.line(&format!(
+                "Waiting for a human{}: {}",
+                w.since(),
+                visible(&w.reason)
+            ));
             ui.line("Run `ralph resume` once that is done.");
-            return Err(Exit::code(3).into());
+            return Ok(ExitStatus::from(3));
         }
 
         let me = std::process::id();
@@ -140,8 +173,6 @@ impl Run for Loop {
             .map(|p| p.start_time)
             .unwrap_or(0);
         let runs = project.runs();
-        std::fs::create_dir_all(&runs)
-            .with_context(|| format!("cannot create {}", runs.display()))?;
         let (run, saved) = match resume {
             Some((run, saved)) => (run, Some(saved)),
             None => (RunDir::create(&runs)?, None),
@@ -174,10 +205,10 @@ impl Run for Loop {
                         )
                     })
                     .unwrap_or_else(|| "another process".into());
-                return Err(Exit::with_message(
-                    1,
+                return Err(Refused(
+                    ExitStatus::Failure,
                     format!(
-                        "ralph loop: another loop is already running in {} ({who})",
+                        "another loop is already running in {} ({who})",
                         project.root.display()
                     ),
                 )
@@ -196,11 +227,6 @@ impl Run for Loop {
         }
         .run(&mut lock, saved);
         lock.release();
-        let code = result?;
-        if code == 0 {
-            Ok(())
-        } else {
-            Err(Exit::code(code).into())
-        }
+        Ok(ExitStatus::from(result?))
     }
 }

@@ -3,7 +3,9 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::Run;
+use crate::exit::ExitStatus;
 use crate::fsutil;
+use crate::outln;
 use crate::run::engine::Outcome;
 use crate::run::lock as runlock;
 use crate::run::records::RunDir;
@@ -54,8 +56,14 @@ pub fn last_run(project: &Project) -> Option<Value> {
     })
 }
 
+/// A line of the report: spec steps, sentinel texts and reasons come from
+/// the repository or a session, so their control characters are shown.
+macro_rules! show {
+    ($($t:tt)*) => { outln!("{}", crate::output::visible(&format!($($t)*))) };
+}
+
 impl Run for Status {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let spec = fsutil::read_optional(&project.spec())?.map(|t| spec::parse(&t));
         let complete = sentinel::Complete::read(&project.complete())?;
@@ -76,23 +84,23 @@ impl Run for Status {
                 "loop": running,
                 "last_run": last,
             });
-            println!("{}", serde_json::to_string_pretty(&v)?);
-            return Ok(());
+            outln!("{}", serde_json::to_string_pretty(&v)?);
+            return Ok(ExitStatus::Success);
         }
 
-        println!("project: {}", project.root.display());
+        show!("project: {}", project.root.display());
         match &spec {
-            None => println!(
+            None => show!(
                 "spec:    none at {} (run /ralph-setup or `ralph init`)",
                 project.spec().display()
             ),
             Some(s) => {
-                println!("spec:    {}", s.progress());
+                show!("spec:    {}", s.progress());
                 if let Some(next) = s.next_open() {
-                    println!("next:    {}", next.describe());
+                    show!("next:    {}", next.describe());
                 }
                 for p in &s.problems {
-                    println!("warning: line {}: {}", p.line, p.message);
+                    show!("warning: line {}: {}", p.line, p.message);
                 }
             }
         }
@@ -104,20 +112,24 @@ impl Run for Status {
                 } else {
                     format!(": {}", c.message)
                 };
-                println!("COMPLETE{}{forced}{msg}", c.since());
+                show!("COMPLETE{}{forced}{msg}", c.since());
             }
-            None => println!("COMPLETE: no"),
+            None => show!("COMPLETE: no"),
         }
         match &waiting {
-            Some(w) => println!("WAITING{}: {}", w.since(), w.reason),
-            None => println!("WAITING: no"),
+            Some(w) => show!("WAITING{}: {}", w.since(), w.reason),
+            None => show!("WAITING: no"),
         }
         match &running {
-            Some(l) => println!(
+            Some(l) => show!(
                 "loop:    running, pid {}, started {}, iteration {}/{} (run {})",
-                l.pid, l.started_at, l.iteration, l.max_iterations, l.run_id
+                l.pid,
+                l.started_at,
+                l.iteration,
+                l.max_iterations,
+                l.run_id
             ),
-            None => println!("loop:    not running"),
+            None => show!("loop:    not running"),
         }
         if let Some(r) = &last {
             let get = |k: &str| {
@@ -129,7 +141,7 @@ impl Run for Status {
                     })
                     .unwrap_or_else(|| "?".into())
             };
-            println!(
+            show!(
                 "last run: {} — {} ({}), {} iteration(s), {}, ${:.2}",
                 get("run_id"),
                 get("outcome"),
@@ -139,6 +151,6 @@ impl Run for Status {
                 r["cost_usd"].as_f64().unwrap_or(0.0)
             );
         }
-        Ok(())
+        Ok(ExitStatus::Success)
     }
 }

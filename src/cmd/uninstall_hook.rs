@@ -2,7 +2,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
+use crate::exit::ExitStatus;
 use crate::hook::target::{self as hook_target, Target};
+use crate::outln;
 use crate::settings;
 
 /// Remove ralph's Stop hook from Claude Code's settings.
@@ -17,13 +19,13 @@ pub struct UninstallHook {
 }
 
 impl Run for UninstallHook {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let path = self.target.path()?;
         let created = hook_target::recall_created(&path)?;
         let shown = path.display();
         if !self.target.dry_run && !path.exists() {
-            println!("No ralph Stop hook in {shown} (the file does not exist); nothing to do.");
-            return Ok(());
+            outln!("No ralph Stop hook in {shown} (the file does not exist); nothing to do.");
+            return Ok(ExitStatus::Success);
         }
         let edited = hook_target::edit(&path, self.target.dry_run, |text| {
             settings::uninstall(text, created)
@@ -34,15 +36,15 @@ impl Run for UninstallHook {
             } else {
                 "has no ralph Stop hook; nothing would change"
             };
-            println!("Dry run: {shown} {verdict}.");
-            return Ok(());
+            outln!("Dry run: {shown} {verdict}.");
+            return Ok(ExitStatus::Success);
         }
         if edited.info == 0 {
-            println!("No ralph Stop hook in {shown}; nothing to do.");
+            outln!("No ralph Stop hook in {shown}; nothing to do.");
         } else {
             hook_target::forget_created(&path)?;
-            println!("Removed the ralph Stop hook from {shown}");
+            outln!("Removed the ralph Stop hook from {shown}");
         }
-        Ok(())
+        Ok(ExitStatus::Success)
     }
 }

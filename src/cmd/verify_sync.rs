@@ -4,7 +4,10 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::exit::Exit;
+use crate::errln;
+use crate::exit::ExitStatus;
+use crate::outln;
+use crate::output::{visible, visible_line};
 use crate::work::completion::{self, CannotCheck};
 use crate::work::project::Project;
 use crate::work::tracker::Kind;
@@ -35,7 +38,7 @@ pub struct VerifySync {
 }
 
 impl Run for VerifySync {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let spec_path = self.spec.clone().unwrap_or_else(|| project.spec());
         let shown = spec_path
@@ -43,23 +46,37 @@ impl Run for VerifySync {
             .unwrap_or(&spec_path)
             .display()
             .to_string();
-        let check = match completion::check(&spec_path, &project.root, self.tracker)? {
-            Ok(c) => c,
+        // Anything that stops the check (an unreadable spec, say) is "could
+        // not check", exit 2, never "out of sync".
+        let checked =
+            completion::check(&spec_path, &project.root, self.tracker).map_err(|e| e.to_string());
+        let check = match checked {
+            Ok(Ok(c)) => c,
             Err(e) => {
                 if self.json {
-                    println!(
+                    outln!(
+                        "{}",
+                        serde_json::json!({"in_sync": null, "spec": shown, "error": e})
+                    );
+                } else {
+                    errln!("ralph verify-sync: cannot check: {}", visible(&e));
+                }
+                return Ok(ExitStatus::Usage);
+            }
+            Ok(Err(e)) => {
+                if self.json {
+                    outln!(
                         "{}",
                         serde_json::json!({"in_sync": null, "spec": shown, "error": e.to_string()})
                     );
-                    return Err(Exit::code(2).into());
+                    return Ok(ExitStatus::from(2));
                 }
                 let what = match e {
                     CannotCheck::NoSpec(_) => "cannot check",
                     CannotCheck::Tracker(_) => "cannot read the tracker",
                 };
-                return Err(
-                    Exit::with_message(2, format!("ralph verify-sync: {what}: {e}")).into(),
-                );
+                errln!("ralph verify-sync: {what}: {}", visible(&e.to_string()));
+                return Ok(ExitStatus::Usage);
             }
         };
         if self.json {
@@ -71,15 +88,15 @@ impl Run for VerifySync {
                 "done": check.spec.done(),
                 "findings": check.findings,
             });
-            println!("{}", serde_json::to_string_pretty(&v)?);
+            outln!("{}", serde_json::to_string_pretty(&v)?);
         } else if check.in_sync() {
             match check.tracker {
-                Some(t) => println!(
+                Some(t) => outln!(
                     "{shown} is in sync with {t}: {} steps, {}.",
                     check.spec.total(),
                     check.spec.progress()
                 ),
-                None => println!(
+                None => outln!(
                     "{shown} names no tracker tasks; nothing to compare ({}).",
                     check.spec.progress()
                 ),
@@ -89,18 +106,18 @@ impl Run for VerifySync {
                 .tracker
                 .map(|t| format!(" with {t}"))
                 .unwrap_or_default();
-            println!(
+            outln!(
                 "{shown} is out of sync{against} ({} problem(s)):",
                 check.findings.len()
             );
             for f in &check.findings {
-                println!("  {}", f.message);
+                outln!("  {}", visible_line(&f.message));
             }
         }
         if check.in_sync() {
-            Ok(())
+            Ok(ExitStatus::Success)
         } else {
-            Err(Exit::code(1).into())
+            Ok(ExitStatus::from(1))
         }
     }
 }

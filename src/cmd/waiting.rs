@@ -2,7 +2,10 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::exit::Exit;
+use crate::errln;
+use crate::exit::ExitStatus;
+use crate::outln;
+use crate::output::visible;
 use crate::work::project::Project;
 use crate::work::sentinel;
 
@@ -18,19 +21,16 @@ pub struct Waiting {
 }
 
 impl Run for Waiting {
-    fn run(&self) -> Result<()> {
+    fn run(&self) -> Result<ExitStatus> {
         let reason = self.reason.trim();
         if reason.is_empty() {
-            return Err(Exit::with_message(
-                2,
-                "ralph waiting: --reason must say what a human has to do",
-            )
-            .into());
+            errln!("ralph waiting: --reason must say what a human has to do");
+            return Ok(ExitStatus::Usage);
         }
         let project = Project::find()?;
         sentinel::Waiting::new(reason).write(&project.waiting())?;
-        println!("Wrote {}: {reason}", project.waiting().display());
-        println!("The loop stops before its next session. Run `ralph resume` once this is done.");
-        Ok(())
+        outln!("Wrote {}: {}", project.waiting().display(), visible(reason));
+        outln!("The loop stops before its next session. Run `ralph resume` once this is done.");
+        Ok(ExitStatus::Success)
     }
 }

@@ -153,7 +153,11 @@ pub fn run() {
     let mut log = Log::new(&env, &stop, t0);
     let outcome = act(&env, &stop, &mut log);
     if let Err(why) = outcome {
-        eprintln!("ralph hook stop: {why}; not ending the session");
+        // Never a panic (a closed stderr): a hook error would reach the user.
+        let _ = writeln!(
+            std::io::stderr(),
+            "ralph hook stop: {why}; not ending the session"
+        );
         log.line.action = Some(HookAction::None);
         log.line.why = Some(why);
     }

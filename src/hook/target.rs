@@ -4,13 +4,11 @@
 //! never in the user's file).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 
-use crate::exit::Exit;
 use crate::fsutil;
 use crate::settings::{Created, Invalid};
 
@@ -163,31 +161,27 @@ pub fn edit<T>(
 }
 
 fn invalid(path: &Path, e: &Invalid) -> anyhow::Error {
-    Exit::with_message(
-        1,
-        format!(
-            "ralph: error: {}:{}:{}: {}\nThe file was not changed. Fix it (or move it aside) and run this again.",
-            path.display(),
-            e.line,
-            e.column,
-            e.message
-        ),
+    anyhow::anyhow!(
+        "{}:{}:{}: {}\nThe file was not changed. Fix it (or move it aside) and run this again.",
+        path.display(),
+        e.line,
+        e.column,
+        e.message
     )
-    .into()
 }
 
 fn print_diff(path: &Path, old: &str, new: &str) -> Result<()> {
     let name = path.display().to_string();
     let diff = similar::TextDiff::from_lines(old, new);
-    let mut out = std::io::stdout().lock();
-    write!(
-        out,
-        "{}",
-        diff.unified_diff().context_radius(3).header(&name, &name)
-    )?;
+    let mut text = diff
+        .unified_diff()
+        .context_radius(3)
+        .header(&name, &name)
+        .to_string();
     if !new.ends_with('\n') {
-        writeln!(out)?;
+        text.push('\n');
     }
+    crate::output::out(format_args!("{}", crate::output::visible(&text)));
     Ok(())
 }
 

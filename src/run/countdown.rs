@@ -1,9 +1,10 @@
 //! Waiting out a usage limit: a countdown on the terminal, cut short by a
 //! stop request.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
+use crate::output::out_lossy;
 use crate::run::session::signals_received;
 use crate::run::ui::Ui;
 use crate::timefmt;
@@ -20,23 +21,22 @@ pub fn wait(ui: &Ui, what: &str, wait: Duration) -> bool {
     while start.elapsed() < wait {
         if signals_received() > 0 {
             if tty {
-                println!();
+                out_lossy(format_args!("\n"));
             }
             return false;
         }
         let left = wait.saturating_sub(start.elapsed()).as_secs();
         if tty && left != last_shown {
-            print!(
+            out_lossy(format_args!(
                 "\r  {} left   ",
                 timefmt::human_duration(Duration::from_secs(left))
-            );
-            let _ = std::io::stdout().flush();
+            ));
             last_shown = left;
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     if tty {
-        println!();
+        out_lossy(format_args!("\n"));
     }
     true
 }

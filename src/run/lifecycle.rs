@@ -11,6 +11,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 use crate::handoff::env;
+use crate::output::err_lossy as err;
 use crate::procs::ladder::{Ladder, Target};
 use crate::run::session::signals_received;
 
@@ -39,13 +40,15 @@ pub fn run(cmd: &Option<String>, facts: &Facts) -> Ran {
     let event = facts.event;
     match &ran {
         Ran::Ok => {}
-        Ran::Failed(st) => eprintln!("ralph: the {event} hook `{cmd}` failed ({st}); carrying on"),
-        Ran::Interrupted => {
-            eprintln!("ralph: the {event} hook `{cmd}` was ended: the loop is stopping")
-        }
-        Ran::CannotRun(e) => {
-            eprintln!("ralph: cannot run the {event} hook `{cmd}`: {e}; carrying on")
-        }
+        Ran::Failed(st) => err(format_args!(
+            "ralph: the {event} hook `{cmd}` failed ({st}); carrying on\n"
+        )),
+        Ran::Interrupted => err(format_args!(
+            "ralph: the {event} hook `{cmd}` was ended: the loop is stopping\n"
+        )),
+        Ran::CannotRun(e) => err(format_args!(
+            "ralph: cannot run the {event} hook `{cmd}`: {e}; carrying on\n"
+        )),
     }
     ran
 }

@@ -1,8 +1,9 @@
 //! What the loop prints: its status lines and the session's stream, made
-//! readable. Colour only on a terminal, and not with NO_COLOR.
+//! readable. Through `output`: colour only where it belongs, and what the
+//! session says shown with its control characters made visible. Write errors
+//! are ignored: the loop goes on whatever became of its terminal.
 
-use std::io::{IsTerminal, Write};
-
+use crate::output::{self, out_lossy, visible, visible_line};
 use crate::run::stream::Shown;
 
 #[derive(Clone, Copy)]
@@ -13,42 +14,40 @@ pub struct Ui {
 impl Ui {
     pub fn for_stdout() -> Ui {
         Ui {
-            color: std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+            color: output::stdout_color(),
         }
     }
 
     fn paint(&self, code: &str, s: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
+        output::paint(self.color, code, s)
     }
 
+    /// One event of the session's stream: its text is the model's (or a
+    /// tool's), so every control character is shown, not sent.
     pub fn show(&self, s: Shown) {
         let line = match s {
-            Shown::Text(t) => t,
-            Shown::Tool(t) => format!("  {} {t}", self.paint("36", "→")),
-            Shown::ToolError(t) => format!("  {} {t}", self.paint("31", "✗")),
-            Shown::Note(t) => format!("  {} {t}", self.paint("33", "!")),
+            Shown::Text(t) => visible(&t).into_owned(),
+            Shown::Tool(t) => format!("  {} {}", self.paint("36", "→"), visible_line(&t)),
+            Shown::ToolError(t) => format!("  {} {}", self.paint("31", "✗"), visible_line(&t)),
+            Shown::Note(t) => format!("  {} {}", self.paint("33", "!"), visible_line(&t)),
         };
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{line}");
+        out_lossy(format_args!("{line}\n"));
     }
 
     pub fn status(&self, s: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", self.paint("1;35", &format!("── ralph: {s} ──")));
+        let line = self.paint("1;35", &format!("── ralph: {} ──", visible_line(s)));
+        out_lossy(format_args!("{line}\n"));
     }
 
     pub fn note(&self, s: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{} {s}", self.paint("33", "ralph:"));
+        out_lossy(format_args!(
+            "{} {}\n",
+            self.paint("33", "ralph:"),
+            visible(s)
+        ));
     }
 
     pub fn line(&self, s: &str) {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{s}");
+        out_lossy(format_args!("{}\n", visible(s)));
     }
 }

@@ -1,0 +1,144 @@
+//! The one way ralph writes to the terminal, for every command:
+//!
+//! - Colour only when the stream is a terminal, never with `NO_COLOR`, always
+//!   with `CLICOLOR_FORCE` (both as <https://no-color.org> and
+//!   <https://bixense.com/clicolors> say: set and not empty, not `0`).
+//! - Text that ralph did not write itself (a model's words, tool names and
+//!   inputs, results, errors, a repository's spec or sentinel text) goes
+//!   through `visible`: control characters are shown, never interpreted, so
+//!   nothing a session prints can set the clipboard, retitle the window,
+//!   clear the screen or hide text.
+//! - A closed pipe (`ralph status | head -1`) ends the command quietly with
+//!   exit 0; other write errors are ignored (there is nowhere left to say them).
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{IsTerminal, Write};
+
+/// `outln!("...")`: a line on stdout.
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::output::out(format_args!("\n")) };
+    ($($t:tt)*) => { $crate::output::out(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+/// `errln!("...")`: a line on stderr.
+#[macro_export]
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::output::err(format_args!("{}\n", format_args!($($t)*))) };
+}
+
+fn env_set(k: &str) -> bool {
+    std::env::var_os(k).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// Should a stream that is (or is not) a terminal get colour?
+pub fn color(is_terminal: bool) -> bool {
+    if env_set("CLICOLOR_FORCE") {
+        return true;
+    }
+    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    is_terminal
+}
+
+pub fn stdout_color() -> bool {
+    color(std::io::stdout().is_terminal())
+}
+
+/// Paint `s` with an SGR code when `on`.
+pub fn paint(on: bool, code: &str, s: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+/// Write to stdout; a closed pipe ends the command with exit 0.
+pub fn out(args: fmt::Arguments) {
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_fmt(args).and_then(|_| o.flush()) {
+        closed(e);
+    }
+}
+
+pub fn err(args: fmt::Arguments) {
+    let mut o = std::io::stderr().lock();
+    if let Err(e) = o.write_fmt(args) {
+        closed(e);
+    }
+}
+
+/// Write to stdout for the loop, which must go on whatever became of its
+/// reader (its sessions are running): errors are ignored.
+pub fn out_lossy(args: fmt::Arguments) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_fmt(args).and_then(|_| o.flush());
+}
+
+/// stderr for the loop: errors ignored, as `out_lossy`.
+pub fn err_lossy(args: fmt::Arguments) {
+    let _ = std::io::stderr().lock().write_fmt(args);
+}
+
+fn closed(e: std::io::Error) {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(0);
+    }
+}
+
+/// Control characters made visible: C0 and DEL in caret notation (`^[`),
+/// C1 and the Unicode direction overrides as `<U+XXXX>`. Newlines and tabs
+/// stay, and so does every printable character.
+pub fn visible(s: &str) -> Cow<'_, str> {
+    let bad = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    };
+    if !s.chars().any(bad) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            c if !bad(c) => out.push(c),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(b'@' + c as u8));
+            }
+            '\u{7f}' => out.push_str("^?"),
+            c => out.push_str(&format!("<U+{:04X}>", c as u32)),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// `visible` for one line: newlines too are shown (as `^J`), for text that
+/// must stay on its line (a tool call, a reason).
+pub fn visible_line(s: &str) -> String {
+    visible(s).replace('\n', "^J").replace('\r', "^M")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_controls_are_shown_not_sent() {
+        let evil =
+            "a\x1b]52;c;SGVsbG8=\x07b\x1b]0;title\x07c\x1b[2Jd\x1b[8me\u{9b}31mf\u{202E}g\r\n";
+        let v = visible(evil);
+        assert!(!v.chars().any(|c| c.is_control() && c != '\n'), "{v:?}");
+        assert_eq!(
+            v,
+            "a^[]52;c;SGVsbG8=^Gb^[]0;title^Gc^[[2Jd^[[8me<U+009B>31mf<U+202E>g^M\n"
+        );
+        assert!(matches!(
+            visible("plain text, ünïcode, 中文\n\ttab"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(visible_line("one\ntwo"), "one^Jtwo");
+    }
+}
