@@ -35,26 +35,90 @@ pub fn resolve_symlinks(path: &Path) -> Result<PathBuf> {
 /// file or the new one, never a mix. The old file's mode and owner carry over;
 /// a new file gets `new_mode`. `path` must already be symlink-resolved.
 pub fn atomic_write(path: &Path, contents: &[u8], new_mode: u32) -> Result<()> {
-    write_replacing(path, contents, new_mode, true, || Ok(true)).map(drop)
+    write_replacing(path, contents, new_mode, true, Commit::Rename).map(drop)
 }
 
-/// As `atomic_write`, with `still_ok` asked at the last moment, after the
-/// new contents are written and synced and just before the rename: `false`
-/// abandons the write (returns `Ok(false)`). For files others rewrite too.
-pub fn atomic_write_if(
+/// As `atomic_write`, but only over the version of the file the caller read
+/// (`before`, `None` for "no file"): a file another program rewrites too
+/// (Claude Code rewrites its settings) must not lose that program's update.
+/// Returns `Ok(false)`, having changed nothing, when the file changed since;
+/// read it again and retry.
+///
+/// On Linux the new file is swapped into place with `RENAME_EXCHANGE`, so
+/// what it replaced is known exactly and compared with `before` (a
+/// concurrent update that slipped in is swapped back). Elsewhere the file is
+/// compared just before a plain rename, which leaves a window of microseconds.
+pub fn atomic_write_if_unchanged(
     path: &Path,
     contents: &[u8],
     new_mode: u32,
-    still_ok: impl FnOnce() -> Result<bool>,
+    before: Option<&[u8]>,
 ) -> Result<bool> {
-    write_replacing(path, contents, new_mode, true, still_ok)
+    write_replacing(path, contents, new_mode, true, Commit::IfUnchanged(before))
+}
+
+enum Commit<'a> {
+    Rename,
+    IfUnchanged(Option<&'a [u8]>),
+}
+
+fn current(path: &Path) -> Result<Option<Vec<u8>>> {
+    read_bytes_capped(path, READ_CAP)
+}
+
+/// Put `tmp` at `path` if `path` still holds `before`; false if it did not.
+fn commit_if_unchanged(
+    tmp: &Path,
+    path: &Path,
+    before: Option<&[u8]>,
+    our_ino: u64,
+) -> Result<bool> {
+    if current(path)?.as_deref() != before {
+        return Ok(false);
+    }
+    #[cfg(target_os = "linux")]
+    {
+        use nix::fcntl::{AT_FDCWD, RenameFlags, renameat2};
+        if before.is_none() {
+            // Nothing to replace: fail if someone created the file meanwhile.
+            return match renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RenameFlags::RENAME_NOREPLACE) {
+                Ok(()) => Ok(true),
+                Err(nix::errno::Errno::EEXIST) => Ok(false),
+                Err(e) => Err(e.into()),
+            };
+        }
+        match renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RenameFlags::RENAME_EXCHANGE) {
+            Ok(()) => {
+                // `tmp` now names what was replaced.
+                let replaced = current(tmp)?;
+                if replaced.as_deref() == before {
+                    let _ = fs::remove_file(tmp);
+                    return Ok(true);
+                }
+                // Another update landed between our look and the swap: put it
+                // back, unless our file has itself been replaced since.
+                use std::os::unix::fs::MetadataExt;
+                let still_ours = fs::symlink_metadata(path).is_ok_and(|m| m.ino() == our_ino);
+                if still_ours {
+                    let _ = renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RenameFlags::RENAME_EXCHANGE);
+                }
+                return Ok(false);
+            }
+            // A filesystem without the flag: the plain way below.
+            Err(nix::errno::Errno::EINVAL) | Err(nix::errno::Errno::ENOSYS) => {}
+            Err(nix::errno::Errno::ENOENT) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    fs::rename(tmp, path)?;
+    Ok(true)
 }
 
 /// As `atomic_write`, without the fsyncs: for ralph's own bookkeeping written
 /// after every session, where a power cut may lose the last version but a
 /// reader still never sees a half-written one.
 pub fn replace_unsynced(path: &Path, contents: &[u8]) -> Result<()> {
-    write_replacing(path, contents, 0o644, false, || Ok(true)).map(drop)
+    write_replacing(path, contents, 0o644, false, Commit::Rename).map(drop)
 }
 
 fn write_replacing(
@@ -62,7 +126,7 @@ fn write_replacing(
     contents: &[u8],
     new_mode: u32,
     sync: bool,
-    still_ok: impl FnOnce() -> Result<bool>,
+    commit: Commit,
 ) -> Result<bool> {
     let dir = path
         .parent()
@@ -115,10 +179,15 @@ fn write_replacing(
         if sync {
             file.sync_all()?;
         }
-        if !still_ok()? {
-            return Ok(false);
+        match commit {
+            Commit::Rename => fs::rename(&tmp_path, path)?,
+            Commit::IfUnchanged(before) => {
+                let ino = std::os::unix::fs::MetadataExt::ino(&file.metadata()?);
+                if !commit_if_unchanged(&tmp_path, path, before, ino)? {
+                    return Ok(false);
+                }
+            }
         }
-        fs::rename(&tmp_path, path)?;
         if sync && let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }
@@ -295,6 +364,37 @@ mod tests {
             0o640
         );
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn replaces_only_the_version_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("settings.json");
+        fs::write(&p, "v1").unwrap();
+        assert!(!atomic_write_if_unchanged(&p, b"mine", 0o600, Some(b"v0")).unwrap());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "v1");
+        assert!(atomic_write_if_unchanged(&p, b"mine", 0o600, Some(b"v1")).unwrap());
+        assert_eq!(fs::read_to_string(&p).unwrap(), "mine");
+        let new = dir.path().join("new.json");
+        assert!(!atomic_write_if_unchanged(&p, b"x", 0o600, None).unwrap());
+        assert!(atomic_write_if_unchanged(&new, b"x", 0o600, None).unwrap());
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2, "no temp left");
+    }
+
+    #[test]
+    fn bounded_reads_refuse_fifos_devices_and_big_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        let e = format!("{:#}", read_optional(&fifo).unwrap_err());
+        assert!(e.contains("a FIFO (named pipe), not a regular file"), "{e}");
+        let e = format!("{:#}", read_optional(Path::new("/dev/zero")).unwrap_err());
+        assert!(e.contains("a device"), "{e}");
+        let big = dir.path().join("big");
+        fs::write(&big, vec![b'x'; 2048]).unwrap();
+        let e = format!("{:#}", read_optional_capped(&big, 1024).unwrap_err());
+        assert!(e.contains("larger than ralph reads"), "{e}");
+        assert_eq!(read_optional(&dir.path().join("none")).unwrap(), None);
     }
 
     #[test]

@@ -143,10 +143,11 @@ pub fn edit<T>(
                 info,
             });
         }
-        // The last look comes after the new file is written and synced,
-        // right before the rename: Claude Code rewrites this file itself.
-        let unchanged = || Ok(fsutil::read_optional(&real)? == before);
-        if !fsutil::atomic_write_if(&real, new.as_bytes(), 0o600, unchanged)? {
+        // Claude Code rewrites this file itself and takes no lock: replace
+        // only the version read above (checked after the new file is written
+        // and synced, at the rename), else read it again.
+        let before_bytes = before.as_deref().map(str::as_bytes);
+        if !fsutil::atomic_write_if_unchanged(&real, new.as_bytes(), 0o600, before_bytes)? {
             continue;
         }
         return Ok(Edited {

@@ -624,18 +624,17 @@ fn config_file_and_lifecycle_hooks() {
 fn usage_errors_exit_2_and_say_what_is_wrong() {
     let env = project();
     env.ralph()
-        .args([
-            "loop",
-            "--claude",
-            "/nonexistent/claude-binary",
-            "--timeout",
-            "5x",
-        ])
+        .args(["loop", "--claude", "/bin/true", "--timeout", "5x"])
         .assert()
         .code(2)
         .stderr(
             predicate::str::contains("--timeout").and(predicate::str::contains("unknown unit")),
         );
+    env.ralph()
+        .args(["loop", "--claude", "/nonexistent/claude-binary"])
+        .assert()
+        .code(2)
+        .stderr("ralph loop: --claude: /nonexistent/claude-binary does not exist\n");
     env.ralph()
         .args(["loop", "--prompt", "missing.md"])
         .assert()
