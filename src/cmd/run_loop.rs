@@ -186,7 +186,11 @@ impl Loop {
             max_iterations: settings.limits.max_iterations,
             session: None,
         };
-        let mut lock = match lock::acquire(&project.lock(), info)? {
+        let acquired = lock::acquire(&project.lock(), info);
+        if acquired.is_err() && saved.is_none() {
+            let _ = std::fs::remove_dir(&run.path);
+        }
+        let mut lock = match acquired? {
             Acquired::Lock(lock, stale) => {
                 if let Some(s) = stale.filter(|s| s.pid != 0) {
                     crate::run::takeover::take_over(&ui, &runs, &s);

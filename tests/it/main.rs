@@ -4,6 +4,7 @@
 mod support;
 
 mod harness;
+mod hostile;
 mod install_hook;
 mod loop_edges;
 mod run_loop;
