@@ -44,3 +44,38 @@ pub enum Cmd {
     Doctor(cmd::doctor::Doctor),
     Completions(cmd::completions::Completions),
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use proptest::prelude::*;
+
+    use super::Cli;
+
+    fn arg() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("loop".to_string()),
+            Just("status".to_string()),
+            Just("--timeout".to_string()),
+            Just("--max-iterations".to_string()),
+            Just("--max-cost".to_string()),
+            Just("--resume".to_string()),
+            Just("--".to_string()),
+            Just("18446744073709551615".to_string()),
+            Just("-1".to_string()),
+            Just("NaN".to_string()),
+            Just("9999999999999999h".to_string()),
+            "--[a-z-]{1,18}",
+            "[ -~]{0,16}",
+            "\\PC{0,8}",
+        ]
+    }
+
+    proptest! {
+        /// Whatever the command line, clap parses it or says why: no panic.
+        #[test]
+        fn any_command_line_parses_or_is_refused(args in proptest::collection::vec(arg(), 0..8)) {
+            let _ = Cli::try_parse_from(std::iter::once("ralph".to_string()).chain(args));
+        }
+    }
+}

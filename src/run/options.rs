@@ -401,4 +401,56 @@ mod tests {
             (40, Some(5.0))
         );
     }
+
+    use proptest::prelude::*;
+
+    fn duration_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[0-9]{1,25}[dhms]?",
+            "([0-9]{1,20}[dhms]){1,4}",
+            "[ -~]{0,12}",
+            Just("18446744073709551615".to_string()),
+            Just("0".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Any values of the loop's options, from the command line or the
+        /// config file, are accepted or refused with a message: no panic.
+        #[test]
+        fn any_option_values_are_accepted_or_refused(
+            max_iterations in proptest::option::of(any::<u32>()),
+            max_cost in proptest::option::of(any::<f64>()),
+            no_progress in proptest::option::of(any::<u32>()),
+            max_failures in proptest::option::of(any::<u32>()),
+            timeout in proptest::option::of(duration_text()),
+            backoff in proptest::option::of(duration_text()),
+            limit_wait in proptest::option::of(duration_text()),
+            mode in proptest::option::of("[a-zA-Z]{0,20}"),
+            config_timeout in duration_text(),
+            config_iterations in any::<i64>(),
+        ) {
+            let (_d, p) = project(&format!(
+                "timeout = {config_timeout:?}\nmax_iterations = {config_iterations}\n"
+            ));
+            let a = LoopArgs {
+                max_iterations,
+                max_cost,
+                no_progress_limit: no_progress,
+                max_failures,
+                timeout,
+                limit_backoff: backoff,
+                max_limit_wait: limit_wait,
+                permission_mode: mode,
+                ..args()
+            };
+            if let Ok(s) = settings(&a, &p, None) {
+                prop_assert!(s.timeout.as_secs() >= 1 && s.timeout.as_secs() <= 7 * DAY);
+                prop_assert!(s.limits.max_iterations >= 1);
+                prop_assert!(s.limits.max_cost.is_none_or(|c| c.is_finite() && c > 0.0));
+            }
+        }
+    }
 }

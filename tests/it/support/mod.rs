@@ -147,7 +147,7 @@ pub fn br_bin() -> PathBuf {
                 .expect("run cargo install");
             assert!(
                 out.status.success(),
-                "building beads_rust {BR_VERSION} failed ({}):\n{}\nThe tests need the real `br`; check that crates.io is reachable.",
+                "building beads_rust {BR_VERSION} failed ({}):\n{}\nThe tests need the real `br`; check that the crate registry is reachable.",
                 out.status,
                 String::from_utf8_lossy(&out.stderr)
             );
