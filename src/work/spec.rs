@@ -23,6 +23,11 @@ pub struct Step {
     pub title: String,
     /// The tracker id in brackets at the end of the line.
     pub task: Option<String>,
+    /// An id written another common way (`**bd-1**`, `bd-1:` first,
+    /// `(bd-1)` last): read as the step's task when the tracker knows it,
+    /// else reported. Never silently ignored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other_form: Option<String>,
 }
 
 impl Step {
@@ -69,7 +74,11 @@ impl Spec {
     }
 
     pub fn references_tasks(&self) -> bool {
-        self.epic.is_some() || self.steps.iter().any(|s| s.task.is_some())
+        self.epic.is_some()
+            || self
+                .steps
+                .iter()
+                .any(|s| s.task.is_some() || s.other_form.is_some())
     }
 
     /// `4/6 steps done`
@@ -105,31 +114,64 @@ pub fn is_task_id(s: &str) -> bool {
         })
 }
 
+/// Read the spec as a CommonMark reader does (pulldown-cmark, with GFM task
+/// lists): a step is a task list item, wherever a Markdown reader sees one
+/// (nested, numbered, in a block quote) and nowhere else (not in code blocks,
+/// HTML blocks or comments). ralph's own reading comes on top, line by line
+/// outside code and HTML: labels and task ids of each step, the epic line,
+/// and lines that look like checkboxes but are none.
 pub fn parse(text: &str) -> Spec {
-    let mut spec = Spec::default();
-    let mut fence: Option<&str> = None;
-    let mut in_comment = false;
-    for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        let t = line.trim_start();
-        // HTML comments (notes, examples) are not steps.
-        if in_comment || t.starts_with("<!--") {
-            in_comment = !line.contains("-->");
-            continue;
-        }
-        // Checkboxes in code blocks are examples, not steps.
-        if let Some(f) = fence {
-            if t.starts_with(f) {
-                fence = None;
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    let starts: Vec<usize> = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    // 1-based line of a byte offset.
+    let line_of = |off: usize| starts.partition_point(|&s| s <= off);
+    let n_lines = starts.len();
+    let mut opaque = vec![false; n_lines + 2];
+    let mut markers: Vec<(usize, bool, usize)> = Vec::new();
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_TASKLISTS);
+    for (event, range) in Parser::new_ext(text, opts).into_offset_iter() {
+        match event {
+            // The range of a block's start event spans the whole block.
+            Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock) | Event::Html(_) => {
+                let last = line_of(range.end.saturating_sub(1).max(range.start));
+                for l in line_of(range.start)..=last {
+                    opaque[l] = true;
+                }
             }
+            Event::TaskListMarker(checked) => {
+                markers.push((line_of(range.start), checked, range.end));
+            }
+            _ => {}
+        }
+    }
+    let line_text = |n: usize| -> &str {
+        let start = starts[n - 1];
+        let end = starts.get(n).map_or(text.len(), |&e| e);
+        text[start..end].trim_end_matches(['\n', '\r'])
+    };
+    let mut spec = Spec::default();
+    let mut step_lines = std::collections::HashSet::new();
+    for &(line, checked, after) in &markers {
+        let end = starts.get(line).map_or(text.len(), |&e| e);
+        let rest = text[after.min(end)..end].trim();
+        spec.steps.push(step(line, checked, rest));
+        step_lines.insert(line);
+    }
+    for n in 1..=n_lines {
+        if opaque[n] || step_lines.contains(&n) {
             continue;
         }
-        if t.starts_with("```") || t.starts_with("~~~") {
-            fence = Some(&t[..3]);
-            continue;
-        }
+        let t = line_text(n).trim_start();
         match parse_line(t) {
-            Line::Step { checked, rest } => spec.steps.push(step(n, checked, rest)),
+            Line::Step { .. } => spec.problems.push(Problem {
+                line: n,
+                message: "looks like a checkbox, but a Markdown reader does not read it as one here \
+                          (a task list item needs a list of its own: a blank line before it, or text after the box)"
+                    .into(),
+            }),
             Line::Broken(message) => spec.problems.push(Problem { line: n, message }),
             Line::Other => {
                 if spec.epic.is_none()
@@ -221,12 +263,34 @@ fn step(line: usize, checked: bool, rest: &str) -> Step {
             rest = rest[..open].trim_end();
         }
     }
+    let mut other_form = None;
+    if task.is_none() {
+        if label.as_deref().is_some_and(is_task_id) {
+            // `- [ ] **bd-1** Title`
+            other_form = label.take();
+        } else if let Some((first, after)) = rest.split_once(':')
+            && is_task_id(first.trim_matches('`'))
+            && !first.contains(' ')
+        {
+            // `- [x] bd-2ck: foundation: ...`
+            other_form = Some(first.trim_matches('`').to_string());
+            rest = after.trim_start();
+        } else if rest.ends_with(')')
+            && let Some(open) = rest.rfind('(')
+            && is_task_id(rest[open + 1..rest.len() - 1].trim_matches('`'))
+        {
+            // `- [ ] Title (bd-1)`
+            other_form = Some(rest[open + 1..rest.len() - 1].trim_matches('`').to_string());
+            rest = rest[..open].trim_end();
+        }
+    }
     Step {
         line,
         checked,
         label,
         title: rest.to_string(),
         task,
+        other_form,
     }
 }
 
@@ -345,6 +409,100 @@ Epic: [brt-wxv]\n\
             None,
             "a step is not the epic line"
         );
+    }
+
+    #[test]
+    fn ids_in_other_common_forms_are_found() {
+        let s = parse(
+            "- [x] bd-2ck: foundation: set up\n- [ ] **bd-1** Write the parser\n\
+             - [ ] Ship it (bd-7)\n- [ ] **1.2** Label, not an id\n- [ ] Ask (see the docs)\n",
+        );
+        let got: Vec<_> = s
+            .steps
+            .iter()
+            .map(|s| (s.task.as_deref(), s.other_form.as_deref(), s.title.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (None, Some("bd-2ck"), "foundation: set up"),
+                (None, Some("bd-1"), "Write the parser"),
+                (None, Some("bd-7"), "Ship it"),
+                (None, None, "Label, not an id"),
+                (None, None, "Ask (see the docs)"),
+            ]
+        );
+        assert!(s.references_tasks(), "other forms count as references");
+    }
+
+    /// How many task list items pulldown-cmark itself sees.
+    fn commonmark_count(text: &str) -> (usize, usize) {
+        use pulldown_cmark::{Event, Options, Parser};
+        let mut done_total = (0, 0);
+        for e in Parser::new_ext(text, Options::ENABLE_TASKLISTS) {
+            if let Event::TaskListMarker(c) = e {
+                done_total.0 += usize::from(c);
+                done_total.1 += 1;
+            }
+        }
+        done_total
+    }
+
+    #[test]
+    fn steps_are_what_commonmark_reads() {
+        let cases: [(&str, &str, (usize, usize)); 9] = [
+            (
+                "a fenced block containing <!-- hides nothing after it",
+                "- [x] one\n\n```html\n<!-- not a comment here\n```\n\n- [ ] two\n- [ ] three\n",
+                (1, 3),
+            ),
+            (
+                "an indented code block holds examples, not steps",
+                "Intro.\n\n    - [ ] example\n\n- [ ] real\n",
+                (0, 1),
+            ),
+            (
+                "task items in a block quote are steps",
+                "> - [x] quoted done\n> - [ ] quoted open\n",
+                (1, 2),
+            ),
+            ("a tab after the bullet", "-\t[ ] d\n", (0, 1)),
+            (
+                "an HTML comment across lines hides what is in it",
+                "<!--\n- [ ] example\n-->\n- [ ] real\n",
+                (0, 1),
+            ),
+            (
+                "an HTML block hides what is in it",
+                "<div>\n- [ ] inside html\n</div>\n\n- [x] real\n",
+                (1, 1),
+            ),
+            (
+                "nested and numbered",
+                "1. [ ] a\n   - [x] b\n      - [ ] c\n2) [X] d\n",
+                (2, 4),
+            ),
+            ("CRLF line endings", "- [x] a\r\n- [ ] b\r\n", (1, 2)),
+            (
+                "a fence of four backticks holds a fence of three",
+                "````\n```\n- [ ] no\n```\n````\n- [ ] yes\n",
+                (0, 1),
+            ),
+        ];
+        for (what, text, want) in cases {
+            let s = parse(text);
+            assert_eq!((s.done(), s.total()), want, "{what}");
+            assert_eq!(
+                commonmark_count(text),
+                want,
+                "{what}: pulldown-cmark itself"
+            );
+        }
+        // Line numbers are the source's.
+        let s = parse("# T\n\n> - [ ] quoted\n\n-\t[x] tabbed\n");
+        let lines: Vec<_> = s.steps.iter().map(|s| s.line).collect();
+        assert_eq!(lines, [3, 5]);
+        assert_eq!(s.steps[0].title, "quoted");
     }
 
     #[test]

@@ -12,7 +12,8 @@ use crate::work::tracker::Snapshot;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Finding {
     /// A stable name for scripts: `checked-but-open`, `unchecked-but-closed`,
-    /// `unknown-task`, `no-task`, `duplicate-task`, `not-in-spec`, `unknown-epic`.
+    /// `unknown-task`, `no-task`, `unread-task-form`, `duplicate-task`,
+    /// `not-in-spec`, `unknown-epic`.
     pub kind: &'static str,
     pub line: Option<usize>,
     pub task: Option<String>,
@@ -30,17 +31,34 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
     let finding = |kind, step: &Step, message: String| Finding {
         kind,
         line: Some(step.line),
-        task: step.task.clone(),
+        task: step.task.clone().or_else(|| step.other_form.clone()),
         message,
     };
 
     for step in &spec.steps {
-        let Some(task) = &step.task else {
-            out.push(finding(
-                "no-task",
-                step,
-                format!("{}: the step names no tracker task", step.describe()),
-            ));
+        // `**bd-1**`, `bd-1:` or `(bd-1)`: the step's task if the tracker
+        // knows that id; else said, never passed over.
+        let known_other = step
+            .other_form
+            .as_ref()
+            .filter(|id| by_id.contains_key(&id.to_ascii_lowercase()));
+        let Some(task) = step.task.as_ref().or(known_other) else {
+            match &step.other_form {
+                Some(id) => out.push(finding(
+                    "unread-task-form",
+                    step,
+                    format!(
+                        "{}: names {id}, which the tracker does not know; if it is the step's task, \
+                         write it as [{id}] at the end of the line",
+                        step.describe()
+                    ),
+                )),
+                None => out.push(finding(
+                    "no-task",
+                    step,
+                    format!("{}: the step names no tracker task", step.describe()),
+                )),
+            }
             continue;
         };
         let key = task.to_ascii_lowercase();
@@ -168,6 +186,34 @@ mod tests {
             ..Default::default()
         };
         assert!(compare(&spec, &snap).is_empty());
+    }
+
+    #[test]
+    fn ids_in_other_forms_are_read_when_known_and_reported_when_not() {
+        let spec = parse(
+            "- [x] bd-1: foundation\n- [ ] **bd-2** parser\n- [ ] ship (bd-3)\n- [ ] docs (bd-9)\n",
+        );
+        let snap = Snapshot {
+            issues: vec![
+                issue("bd-1", "closed"),
+                issue("bd-2", "closed"),
+                issue("bd-3", "open"),
+            ],
+            ..Default::default()
+        };
+        let f = compare(&spec, &snap);
+        assert_eq!(
+            kinds(&f),
+            vec![
+                ("unchecked-but-closed", Some(2)),
+                ("unread-task-form", Some(4))
+            ]
+        );
+        assert!(
+            f[1].message.contains("write it as [bd-9]"),
+            "{}",
+            f[1].message
+        );
     }
 
     #[test]
