@@ -137,9 +137,7 @@ pub fn parse(text: &str) -> Spec {
             // The range of a block's start event spans the whole block.
             Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock) | Event::Html(_) => {
                 let last = line_of(range.end.saturating_sub(1).max(range.start));
-                for l in line_of(range.start)..=last {
-                    opaque[l] = true;
-                }
+                opaque[line_of(range.start)..=last].fill(true);
             }
             Event::TaskListMarker(checked) => {
                 markers.push((line_of(range.start), checked, range.end));
@@ -166,7 +164,7 @@ pub fn parse(text: &str) -> Spec {
         }
         let t = line_text(n).trim_start();
         match parse_line(t) {
-            Line::Step { .. } => spec.problems.push(Problem {
+            Line::Step => spec.problems.push(Problem {
                 line: n,
                 message: "looks like a checkbox, but a Markdown reader does not read it as one here \
                           (a task list item needs a list of its own: a blank line before it, or text after the box)"
@@ -185,8 +183,9 @@ pub fn parse(text: &str) -> Spec {
     spec
 }
 
-enum Line<'a> {
-    Step { checked: bool, rest: &'a str },
+enum Line {
+    /// A checkbox line by its look (the CommonMark reading decides).
+    Step,
     Broken(String),
     Other,
 }
@@ -208,7 +207,7 @@ fn box_like(s: &str) -> Option<&str> {
     (content.len() <= 3 && content.chars().all(|c| " xXvV-*/".contains(c))).then_some(content)
 }
 
-fn parse_line(t: &str) -> Line<'_> {
+fn parse_line(t: &str) -> Line {
     let Some(b) = bullet_len(t) else {
         let glued = ['-', '*', '+']
             .iter()
@@ -225,13 +224,10 @@ fn parse_line(t: &str) -> Line<'_> {
         return Line::Other;
     };
     let rest = t[b..].trim_start();
-    for (prefix, checked) in [("[ ]", false), ("[x]", true), ("[X]", true)] {
+    for prefix in ["[ ]", "[x]", "[X]"] {
         if let Some(after) = rest.strip_prefix(prefix) {
             if after.is_empty() || after.starts_with([' ', '\t']) {
-                return Line::Step {
-                    checked,
-                    rest: after.trim(),
-                };
+                return Line::Step;
             }
             return Line::Broken(format!("`{prefix}` must be followed by a space"));
         }
