@@ -158,8 +158,8 @@ pub fn parse(text: &str) -> Spec {
         spec.steps.push(step(line, checked, rest));
         step_lines.insert(line);
     }
-    for n in 1..=n_lines {
-        if opaque[n] || step_lines.contains(&n) {
+    for (n, &hidden) in opaque.iter().enumerate().take(n_lines + 1).skip(1) {
+        if hidden || step_lines.contains(&n) {
             continue;
         }
         let t = line_text(n).trim_start();
