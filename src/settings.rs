@@ -13,10 +13,20 @@ use crate::jsonspan::{self, Node, line_col};
 
 /// What `install` had to create, so that `uninstall` can take away exactly
 /// that and leave a `"hooks": {}` the user had.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Created {
     pub hooks: bool,
     pub stop: bool,
+    /// The file install started from had no document at all: uninstall gives
+    /// that back (the same blank text, or no file) instead of `{}`.
+    #[serde(default)]
+    pub file: Option<EmptyFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum EmptyFile {
+    Missing,
+    Blank(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -157,11 +167,29 @@ fn at(text: &str, offset: usize, message: String) -> Invalid {
 }
 
 fn load(text: &str) -> Result<Doc, Invalid> {
+    if text.starts_with('\u{feff}') {
+        return Err(Invalid {
+            line: 1,
+            column: 1,
+            message:
+                "the file starts with a UTF-8 byte-order mark (BOM), which JSON does not allow; \
+                      save it without one (UTF-8, no BOM)"
+                    .into(),
+        });
+    }
     if let Err(e) = serde_json::from_str::<Value>(text) {
+        let offset = offset_of(text, e.line(), e.column());
+        let here = text.get(offset..).unwrap_or("");
+        let comment = here.starts_with("//") || here.starts_with("/*");
         return Err(Invalid {
             line: e.line(),
             column: e.column(),
-            message: format!("invalid JSON: {}", strip_position(&e.to_string())),
+            message: if comment {
+                "a comment: settings files are plain JSON and cannot hold comments; remove it"
+                    .into()
+            } else {
+                format!("invalid JSON: {}", strip_position(&e.to_string()))
+            },
         });
     }
     let root = jsonspan::parse(text).map_err(|e| at(text, 0, e.to_string()))?;
@@ -191,6 +219,25 @@ fn load(text: &str) -> Result<Doc, Invalid> {
         }
     }
     Ok(Doc { root })
+}
+
+/// The byte offset of serde_json's 1-based line and column (the column
+/// points at the offending character or just past it).
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    let line_text = text[start..].split('\n').next().unwrap_or("");
+    // serde_json reports the column of the last character it read.
+    let col = column.saturating_sub(1).min(line_text.len());
+    let mut at = start + col;
+    // Step back to the comment's start when the column is its second char.
+    if at > start && text[..at].ends_with('/') {
+        at -= 1;
+    }
+    at
 }
 
 fn strip_position(msg: &str) -> &str {
@@ -241,6 +288,13 @@ impl Doc {
 }
 
 /// The ralph handler commands present in a settings document.
+/// Are all of the text's line breaks CRLF? Then edits are made on LF text
+/// and turned back, so no LF-only line is inserted into a CRLF file. (JSON
+/// strings cannot hold raw line breaks: every one is whitespace.)
+fn all_crlf(text: &str) -> bool {
+    text.contains("\r\n") && !text.replace("\r\n", "").contains('\n')
+}
+
 pub fn ralph_handlers(text: &str) -> Result<Vec<String>, Invalid> {
     if text.trim().is_empty() {
         return Ok(Vec::new());
@@ -251,10 +305,23 @@ pub fn ralph_handlers(text: &str) -> Result<Vec<String>, Invalid> {
 
 /// Add (or update in place) ralph's Stop handler.
 pub fn install(text: &str, command: &str) -> Result<Installed, Invalid> {
+    if all_crlf(text) {
+        let mut r = install(&text.replace("\r\n", "\n"), command)?;
+        r.text = r.text.replace('\n', "\r\n");
+        if let InstallOutcome::Installed { created } = &mut r.outcome
+            && let Some(EmptyFile::Blank(t)) = &mut created.file
+        {
+            *t = t.replace('\n', "\r\n");
+        }
+        return Ok(r);
+    }
     // A new or `touch`ed settings file is an empty document, not an error.
     if text.trim().is_empty() {
         let mut r = install("{}", command)?;
         r.text.push('\n');
+        if let InstallOutcome::Installed { created } = &mut r.outcome {
+            created.file = Some(EmptyFile::Blank(text.to_string()));
+        }
         return Ok(r);
     }
     let mut text = text.to_string();
@@ -271,6 +338,7 @@ pub fn install(text: &str, command: &str) -> Result<Installed, Invalid> {
                 created = Created {
                     hooks: true,
                     stop: true,
+                    file: None,
                 };
                 append_child(
                     &text,
@@ -319,9 +387,17 @@ pub fn install(text: &str, command: &str) -> Result<Installed, Invalid> {
 
 /// Remove every ralph Stop handler, and the containers install created if
 /// they are left empty. Returns the new text and how many were removed.
-pub fn uninstall(text: &str, created: Created) -> Result<(String, usize), Invalid> {
+pub fn uninstall(text: &str, created: &Created) -> Result<(String, usize), Invalid> {
     if text.trim().is_empty() {
         return Ok((text.to_string(), 0));
+    }
+    if all_crlf(text) {
+        let mut lf = created.clone();
+        if let Some(EmptyFile::Blank(t)) = &mut lf.file {
+            *t = t.replace("\r\n", "\n");
+        }
+        let (t, n) = uninstall(&text.replace("\r\n", "\n"), &lf)?;
+        return Ok((t.replace('\n', "\r\n"), n));
     }
     let mut text = text.to_string();
     let mut removed = 0;
@@ -351,6 +427,17 @@ pub fn uninstall(text: &str, created: Created) -> Result<(String, usize), Invali
     {
         let idx = member_index(&doc.root, "hooks");
         text = remove_child(&text, &doc.root, idx);
+    }
+    // Install started from no document: give that back, if nothing else
+    // was added to the file since.
+    if let Some(origin) = &created.file
+        && let Node::Object { members, .. } = &load(&text)?.root
+        && members.is_empty()
+    {
+        text = match origin {
+            EmptyFile::Blank(t) => t.clone(),
+            EmptyFile::Missing => String::new(),
+        };
     }
     Ok((text, removed))
 }
@@ -543,15 +630,17 @@ mod tests {
             InstallOutcome::Installed {
                 created: Created {
                     hooks: true,
-                    stop: true
+                    stop: true,
+                    file: None
                 }
             }
         );
         let (back, n) = uninstall(
             &r.text,
-            Created {
+            &Created {
                 hooks: true,
                 stop: true,
+                file: None,
             },
         )
         .unwrap();
@@ -576,10 +665,11 @@ mod tests {
             created,
             Created {
                 hooks: false,
-                stop: true
+                stop: true,
+                file: None
             }
         );
-        let (back, _) = uninstall(&r.text, created).unwrap();
+        let (back, _) = uninstall(&r.text, &created).unwrap();
         assert_eq!(back, orig);
     }
 
@@ -591,7 +681,7 @@ mod tests {
         let doc = v(&r.text);
         assert_eq!(doc["hooks"]["Stop"][0]["hooks"][0]["command"], "notify");
         assert_eq!(doc["hooks"]["Stop"][1]["hooks"][0]["command"], CMD);
-        let (back, _) = uninstall(&r.text, Created::default()).unwrap();
+        let (back, _) = uninstall(&r.text, &Created::default()).unwrap();
         assert_eq!(back, orig);
     }
 
@@ -674,9 +764,10 @@ mod tests {
         let orig = r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}, {"type": "command", "command": "ralph hook stop"}]}]}}"#;
         let (t, n) = uninstall(
             orig,
-            Created {
+            &Created {
                 hooks: true,
                 stop: true,
+                file: None,
             },
         )
         .unwrap();
@@ -691,6 +782,54 @@ mod tests {
     fn empty_file_counts_as_empty_object() {
         let r = install("", CMD).unwrap();
         assert_eq!(ralph_handlers(&r.text).unwrap(), vec![CMD]);
+    }
+
+    fn created(r: &Installed) -> Created {
+        match &r.outcome {
+            InstallOutcome::Installed { created } => created.clone(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn blank_files_and_crlf_files_round_trip() {
+        for orig in ["", "\n", "  \n\n", "{\r\n  \"a\": 1\r\n}\r\n", "\r\n"] {
+            let r = install(orig, CMD).unwrap();
+            if orig.contains("\r\n") {
+                assert!(
+                    !r.text.replace("\r\n", "").contains('\n'),
+                    "only CRLF line breaks in {:?}",
+                    r.text
+                );
+            }
+            let (back, n) = uninstall(&r.text, &created(&r)).unwrap();
+            assert_eq!((back.as_str(), n), (orig, 1), "{orig:?} via {:?}", r.text);
+        }
+        // A file that was missing comes back as nothing to write.
+        let r = install("", CMD).unwrap();
+        let mut c = created(&r);
+        c.file = Some(EmptyFile::Missing);
+        assert_eq!(uninstall(&r.text, &c).unwrap().0, "");
+        // Unless the user added something meanwhile.
+        let edited = r.text.replacen('{', "{\n  \"model\": \"opus\",", 1);
+        assert!(uninstall(&edited, &c).unwrap().0.contains("\"model\""));
+    }
+
+    #[test]
+    fn bom_and_comments_get_their_own_messages() {
+        let e = install("\u{feff}{}\n", CMD).unwrap_err();
+        assert_eq!((e.line, e.column), (1, 1));
+        assert!(e.message.contains("byte-order mark"), "{e}");
+        for text in [
+            "{\n  // my hooks\n  \"a\": 1\n}\n",
+            "{\n  \"a\": 1, /* why */\n  \"b\": 2\n}\n",
+        ] {
+            let e = install(text, CMD).unwrap_err();
+            assert!(e.message.contains("cannot hold comments"), "{text:?}: {e}");
+            assert_eq!(e.line, 2, "{text:?}");
+        }
+        let e = install("{\n  \"a\": 1,\n}", CMD).unwrap_err();
+        assert!(e.message.starts_with("invalid JSON"), "{e}");
     }
 
     #[test]

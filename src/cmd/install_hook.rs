@@ -32,6 +32,7 @@ impl Run for InstallHook {
             .to_str()
             .context("the path of this ralph binary is not UTF-8")?;
         let command = settings::hook_command(exe);
+        let existed = std::fs::symlink_metadata(&path).is_ok();
         let edited = hook_target::edit(&path, self.target.dry_run, |text| {
             settings::install(text, &command).map(|r| (r.text.clone(), r))
         })?;
@@ -47,7 +48,11 @@ impl Run for InstallHook {
             }
             return Ok(ExitStatus::Success);
         }
-        if let InstallOutcome::Installed { created } = info.outcome {
+        if let InstallOutcome::Installed { created } = &info.outcome {
+            let mut created = created.clone();
+            if !existed {
+                created.file = Some(settings::EmptyFile::Missing);
+            }
             hook_target::remember_created(&path, created)?;
         }
         match &info.outcome {

@@ -1,4 +1,4 @@
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
@@ -28,7 +28,7 @@ impl Run for UninstallHook {
             return Ok(ExitStatus::Success);
         }
         let edited = hook_target::edit(&path, self.target.dry_run, |text| {
-            settings::uninstall(text, created)
+            settings::uninstall(text, &created)
         })?;
         if self.target.dry_run {
             let verdict = if edited.changed {
@@ -43,6 +43,16 @@ impl Run for UninstallHook {
             outln!("No ralph Stop hook in {shown}; nothing to do.");
         } else {
             hook_target::forget_created(&path)?;
+            // install-hook made this file: with nothing else in it, it goes.
+            if created.file == Some(settings::EmptyFile::Missing)
+                && std::fs::metadata(&path).is_ok_and(|m| m.len() == 0)
+            {
+                std::fs::remove_file(&path).with_context(|| format!("cannot remove {shown}"))?;
+                outln!(
+                    "Removed the ralph Stop hook from {shown} (and the file, which install-hook had created)"
+                );
+                return Ok(ExitStatus::Success);
+            }
             outln!("Removed the ralph Stop hook from {shown}");
         }
         Ok(ExitStatus::Success)

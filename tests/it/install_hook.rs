@@ -206,6 +206,76 @@ fn malformed_json_is_refused_with_line_and_column_and_left_alone() {
 }
 
 #[test]
+fn crlf_empty_and_missing_files_come_back_as_they_were() {
+    let env = TestEnv::new();
+    let round_trip = |path: &Path| {
+        env.ralph()
+            .args(["install-hook", "--settings"])
+            .arg(path)
+            .assert()
+            .success();
+        let installed = fs::read_to_string(path).unwrap();
+        env.ralph()
+            .args(["uninstall-hook", "--settings"])
+            .arg(path)
+            .assert()
+            .success();
+        installed
+    };
+    // Every fixture with Windows line endings keeps them, and comes back.
+    for fixture in fixtures() {
+        let name = fixture.file_name().unwrap().to_string_lossy().to_string();
+        let crlf = fs::read_to_string(&fixture).unwrap().replace('\n', "\r\n");
+        let path = env.tmp.path().join(format!("crlf-{name}"));
+        fs::write(&path, &crlf).unwrap();
+        let installed = round_trip(&path);
+        // (A file without any line break has no line ending to keep.)
+        assert!(
+            !crlf.contains('\n') || !installed.replace("\r\n", "").contains('\n'),
+            "{name}: an LF-only line was inserted:\n{installed}"
+        );
+        assert_eq!(fs::read_to_string(&path).unwrap(), crlf, "{name}");
+    }
+    for blank in ["", "\n", "\r\n"] {
+        let path = env.tmp.path().join("blank.json");
+        fs::write(&path, blank).unwrap();
+        round_trip(&path);
+        assert_eq!(fs::read_to_string(&path).unwrap(), blank, "{blank:?}");
+    }
+    let missing = env.tmp.path().join("never-there/settings.json");
+    round_trip(&missing);
+    assert!(
+        !missing.exists(),
+        "install then uninstall leaves no file behind"
+    );
+}
+
+#[test]
+fn bom_and_comments_are_named() {
+    let env = TestEnv::new();
+    for (text, says) in [
+        (
+            "\u{feff}{\"a\": 1}\n",
+            "1:1: the file starts with a UTF-8 byte-order mark (BOM)",
+        ),
+        (
+            "{\n  // mine\n  \"a\": 1\n}\n",
+            "2:3: a comment: settings files are plain JSON and cannot hold comments",
+        ),
+    ] {
+        let path = env.tmp.path().join("settings.json");
+        fs::write(&path, text).unwrap();
+        env.ralph()
+            .args(["install-hook", "--settings"])
+            .arg(&path)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(says));
+        assert_eq!(fs::read_to_string(&path).unwrap(), text, "left alone");
+    }
+}
+
+#[test]
 fn missing_file_and_folder_are_created_private() {
     let env = TestEnv::new();
     let path = env.tmp.path().join("new/deeper/settings.json");
