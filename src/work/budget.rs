@@ -8,11 +8,30 @@ pub const BUDGETS: [(&str, usize); 3] = [("prompt.md", 450), ("readme.md", 550),
 pub const TOTAL_BUDGET: usize = 5000;
 
 /// How the estimate is made, for the user.
-pub const METHOD: &str = "estimated as characters / 4 (rounded up): Claude's tokenizer averages \
-3.5-4.5 characters per token on English and code, so treat figures within ~10% of a budget as at it";
+pub const METHOD: &str = "estimated per script, rounded up: ASCII (English, code) 4 characters a \
+token; Chinese, Japanese and Korean characters 1 token each; other scripts (Cyrillic, Greek, Arabic, \
+Hebrew, Indic, Thai, accented letters, symbols) 2 characters a token. Claude's tokenizer is not \
+public: these are rules of thumb that err high for non-English text, so treat figures within ~10% \
+of a budget as at it";
+
+/// Cost of one character in quarter tokens.
+fn quarters(c: char) -> usize {
+    match c as u32 {
+        0..=0x7f => 1,
+        // Hangul Jamo, CJK radicals to Yi (kana, CJK ideographs, ...), Hangul
+        // syllables, CJK compatibility, half/full-width forms, CJK extensions.
+        0x1100..=0x11ff
+        | 0x2e80..=0xa4cf
+        | 0xac00..=0xd7af
+        | 0xf900..=0xfaff
+        | 0xff00..=0xffef
+        | 0x20000..=0x3ffff => 4,
+        _ => 2,
+    }
+}
 
 pub fn estimate(text: &str) -> usize {
-    text.chars().count().div_ceil(4)
+    text.chars().map(quarters).sum::<usize>().div_ceil(4)
 }
 
 #[derive(Debug, Serialize)]
@@ -33,9 +52,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn estimates_round_up_by_characters_not_bytes() {
+    fn estimates_hold_for_every_script() {
         assert_eq!(estimate(""), 0);
         assert_eq!(estimate("abcde"), 2);
-        assert_eq!(estimate("日本語です"), 2);
+        assert_eq!(estimate("日本語です"), 5);
+        assert_eq!(estimate("Привет"), 3);
+        // A Korean prompt of 4,795 characters, as in the report that found
+        // characters / 4 saying ~1,199: mostly syllables, a space every few.
+        let korean: String = "각 단계를 끝내면 테스트를 실행하고 커밋하세요. "
+            .chars()
+            .cycle()
+            .take(4795)
+            .collect();
+        let n = estimate(&korean);
+        assert!((3500..=4200).contains(&n), "{n}");
     }
 }

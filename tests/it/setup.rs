@@ -69,7 +69,7 @@ fn init_writes_files_that_pass_budget_and_the_parser_and_never_overwrites() {
         .arg("budget")
         .assert()
         .success()
-        .stdout(predicate::str::contains("characters / 4"));
+        .stdout(predicate::str::contains("estimated per script"));
     let spec = ralph::work::spec::parse(&fs::read_to_string(dir.join("spec.md")).unwrap());
     assert!(spec.problems.is_empty() && spec.total() == 3, "{spec:?}");
     env.ralph()
