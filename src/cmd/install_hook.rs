@@ -27,7 +27,7 @@ pub struct InstallHook {
 impl Run for InstallHook {
     fn run(&self) -> Result<ExitStatus> {
         let path = self.target.path()?;
-        let exe = std::env::current_exe().context("cannot find the path of this ralph binary")?;
+        let exe = stable_exe()?;
         let exe = exe
             .to_str()
             .context("the path of this ralph binary is not UTF-8")?;
@@ -82,4 +82,33 @@ impl Run for InstallHook {
         }
         Ok(ExitStatus::Success)
     }
+}
+
+/// The path the user ran ralph by, symlinks kept: a package manager's stable
+/// link (`/opt/homebrew/bin/ralph`) survives an upgrade, the versioned folder
+/// it points into does not. Used only when it names this very binary (same
+/// file); else the binary's own path.
+fn stable_exe() -> Result<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let exe = std::env::current_exe().context("cannot find the path of this ralph binary")?;
+    let Some(arg0) = std::env::args_os().next() else {
+        return Ok(exe);
+    };
+    let arg0 = std::path::PathBuf::from(arg0);
+    let invoked = if arg0.components().count() > 1 {
+        std::path::absolute(&arg0).ok()
+    } else {
+        // Run by name: the first match on PATH, as the shell found it.
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .filter(|d| d.is_absolute())
+                .map(|d| d.join(&arg0))
+                .find(|p| p.is_file())
+        })
+    };
+    let id = |p: &std::path::Path| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    Ok(match invoked {
+        Some(p) if id(&p).is_some() && id(&p) == id(&exe) => p,
+        _ => exe,
+    })
 }

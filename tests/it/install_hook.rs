@@ -276,6 +276,45 @@ fn bom_and_comments_are_named() {
 }
 
 #[test]
+fn the_hook_names_the_stable_path_the_user_runs_not_its_versioned_target() {
+    let env = TestEnv::new();
+    // A package manager's layout: a versioned folder behind a stable link.
+    let cellar = env.tmp.path().join("Cellar/ralph/0.1.0/bin");
+    fs::create_dir_all(&cellar).unwrap();
+    fs::copy(crate::support::ralph_bin(), cellar.join("ralph")).unwrap();
+    let bin = env.tmp.path().join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(cellar.join("ralph"), bin.join("ralph")).unwrap();
+    let settings = env.tmp.path().join("settings.json");
+    let command = || stop_commands(&json(&settings))[0].clone();
+
+    env.command(bin.join("ralph"))
+        .args(["install-hook", "--settings"])
+        .arg(&settings)
+        .output()
+        .unwrap();
+    assert_eq!(
+        command(),
+        format!("{} hook stop", bin.join("ralph").display())
+    );
+
+    // Run by name, found on PATH: the same stable link.
+    fs::remove_file(&settings).unwrap();
+    let out = env
+        .command("ralph")
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+        .args(["install-hook", "--settings"])
+        .arg(&settings)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        command(),
+        format!("{} hook stop", bin.join("ralph").display())
+    );
+}
+
+#[test]
 fn missing_file_and_folder_are_created_private() {
     let env = TestEnv::new();
     let path = env.tmp.path().join("new/deeper/settings.json");
