@@ -30,6 +30,7 @@ pub struct Cli {
 pub enum Cmd {
     InstallHook(cmd::install_hook::InstallHook),
     UninstallHook(cmd::uninstall_hook::UninstallHook),
+    InstallCommand(cmd::install_command::InstallCommand),
     Hook(cmd::hook::Hook),
     #[command(name = "loop")]
     Loop(cmd::run_loop::Loop),

@@ -11,6 +11,7 @@ use crate::exit::ExitStatus;
 /// zsh:  ralph completions zsh > ~/.zfunc/_ralph   (with fpath+=~/.zfunc in ~/.zshrc)
 /// fish: ralph completions fish > ~/.config/fish/completions/ralph.fish
 #[derive(Debug, Args)]
+#[command(verbatim_doc_comment)]
 pub struct Completions {
     #[arg(value_enum)]
     shell: Shell,

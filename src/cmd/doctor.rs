@@ -132,7 +132,7 @@ impl Run for Doctor {
                 "hook",
                 false,
                 "the ralph plugin is enabled but `ralph` is not on PATH",
-                Some("./install.sh"),
+                Some("put the ralph binary on PATH: ./install.sh in the ralph source folder"),
             ),
             None => check(
                 "hook",
@@ -166,7 +166,7 @@ impl Run for Doctor {
                 "slash-command",
                 false,
                 "/ralph-setup is not installed",
-                Some("./install.sh (or /plugin install ralph@<marketplace>)"),
+                Some("ralph install-command"),
             ),
         });
 

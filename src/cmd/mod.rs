@@ -6,6 +6,7 @@ pub mod completions;
 pub mod doctor;
 pub mod hook;
 pub mod init;
+pub mod install_command;
 pub mod install_hook;
 pub mod reset;
 pub mod resume;
@@ -32,6 +33,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
     match &cli.cmd {
         Cmd::InstallHook(c) => c.run(),
         Cmd::UninstallHook(c) => c.run(),
+        Cmd::InstallCommand(c) => c.run(),
         Cmd::Hook(c) => c.run(),
         Cmd::VerifySync(c) => c.run(),
         Cmd::Complete(c) => c.run(),

@@ -154,6 +154,47 @@ fn failing(v: &Value) -> Vec<String> {
 }
 
 #[test]
+fn install_command_installs_replaces_only_when_told_and_removes() {
+    let env = TestEnv::new();
+    let path = env.home.join(".claude/commands/ralph-setup.md");
+    env.ralph().arg("install-command").assert().success();
+    env.ralph()
+        .arg("install-command")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("already installed"));
+    fs::write(&path, "my own /ralph-setup\n").unwrap();
+    env.ralph()
+        .arg("install-command")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("other content").and(predicate::str::contains("--force")));
+    assert_eq!(fs::read_to_string(&path).unwrap(), "my own /ralph-setup\n");
+    env.ralph()
+        .args(["install-command", "--remove"])
+        .assert()
+        .code(1);
+    env.ralph()
+        .args(["install-command", "--force"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Replaced /ralph-setup"));
+    env.ralph()
+        .args(["install-command", "--remove"])
+        .assert()
+        .success();
+    assert!(!path.exists());
+    // CLAUDE_CONFIG_DIR is where Claude Code looks instead.
+    let config = env.tmp.path().join("claude-config");
+    env.ralph()
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .arg("install-command")
+        .assert()
+        .success();
+    assert!(config.join("commands/ralph-setup.md").is_file());
+}
+
+#[test]
 fn doctor_names_each_failing_check_and_its_fix() {
     let env = TestEnv::new();
     // Nothing set up, and no claude or tracker on PATH.
@@ -202,12 +243,17 @@ fn doctor_names_each_failing_check_and_its_fix() {
     env.ralph().arg("init").assert().success();
     let git = env.command("git").args(["init", "-q"]).output().unwrap();
     assert!(git.status.success(), "{git:?}");
-    fs::create_dir_all(env.home.join(".claude/commands")).unwrap();
-    fs::copy(
-        repo_root().join("commands/ralph-setup.md"),
-        env.home.join(".claude/commands/ralph-setup.md"),
-    )
-    .unwrap();
+    // The fix doctor gives works from the project folder.
+    assert_eq!(fix("slash-command"), "ralph install-command");
+    env.ralph()
+        .arg("install-command")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Installed /ralph-setup in"));
+    assert_eq!(
+        fs::read_to_string(env.home.join(".claude/commands/ralph-setup.md")).unwrap(),
+        fs::read_to_string(repo_root().join("commands/ralph-setup.md")).unwrap()
+    );
     let v = doctor(&env, &path);
     assert_eq!(failing(&v), Vec::<String>::new(), "{v}");
     assert!(
@@ -269,6 +315,14 @@ fn completions_for_each_shell() {
             .stdout(predicate::str::contains(marker).and(predicate::str::contains("install-hook")));
     }
     env.ralph().args(["completions", "tcsh"]).assert().code(2);
+    // One line per shell in --help, as written.
+    env.ralph()
+        .args(["completions", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "\nbash: ralph completions bash > ~/.local/share/bash-completion/completions/ralph\nzsh:  ralph completions zsh",
+        ));
 }
 
 /// Every file and folder under `root`, relative, sorted.
