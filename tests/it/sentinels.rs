@@ -342,3 +342,70 @@ fn waiting_resume_reset_and_status() {
         .success()
         .stdout(predicate::str::contains("nothing to do"));
 }
+
+#[test]
+fn task_ids_written_in_other_forms_are_checked_against_real_br() {
+    let env = TestEnv::new();
+    let (_epic, t) = workspace(&env);
+    let path = env.path_with_br();
+    env.br(&["close", &t[0]]);
+    // The forms public Ralph task files use; each disagrees with br here
+    // but the last. ralph used to say "names no tracker tasks" and exit 0.
+    write_spec(
+        &env,
+        &format!(
+            "- [ ] {}: foundation: set up\n- [x] **{}** parser\n- [ ] ship it ({})\n- [ ] docs (zz-9)\n",
+            t[0], t[1], t[2]
+        ),
+    );
+    let out = env
+        .ralph()
+        .env("PATH", &path)
+        .args(["verify-sync", "--json"])
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: Value = serde_json::from_slice(&out).unwrap();
+    let kinds: Vec<(&str, Value)> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap(), f["line"].clone()))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            ("unchecked-but-closed", Value::from(1)),
+            ("checked-but-open", Value::from(2)),
+            ("unread-task-form", Value::from(4)),
+        ],
+        "{v}"
+    );
+    env.ralph()
+        .env("PATH", &path)
+        .args(["complete"])
+        .assert()
+        .code(1);
+    assert!(!env.project.join(".ralph/COMPLETE").exists());
+}
+
+#[test]
+fn a_fenced_block_holding_a_comment_opener_hides_no_steps() {
+    let env = TestEnv::new();
+    // ralph complete used to write COMPLETE here at "1/1 steps done".
+    write_spec(
+        &env,
+        "# Spec\n\n- [x] one\n\n```html\n<!-- a template -->\n<!-- unclosed\n```\n\n- [ ] two\n- [ ] three\n",
+    );
+    env.ralph().arg("complete").assert().code(1).stderr(
+        predicate::str::contains("refused").and(predicate::str::contains("1/3 steps done")),
+    );
+    assert!(!env.project.join(".ralph/COMPLETE").exists());
+    env.ralph()
+        .arg("status")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("spec:    1/3 steps done"));
+}
