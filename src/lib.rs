@@ -7,7 +7,7 @@ pub mod exit;
 pub mod fsutil;
 pub mod handoff;
 pub mod hook;
-pub mod jsonspan;
+pub(crate) mod jsonspan;
 pub mod output;
 pub mod procs;
 pub mod run;

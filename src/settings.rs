@@ -839,3 +839,96 @@ mod tests {
         assert_eq!(indent_unit("{}"), "  ");
     }
 }
+
+#[cfg(test)]
+mod round_trip {
+    use proptest::prelude::*;
+    use serde::Serialize;
+    use serde_json::{Map, Value, json};
+
+    use super::*;
+
+    const CMD: &str = "/opt/ralph/bin/ralph hook stop";
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            (-1e9f64..1e9).prop_map(|f| json!(f)),
+            "\\PC{0,12}".prop_map(Value::from),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map("[a-zA-Z_ .]{1,8}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// What a settings file may already hold under `hooks`.
+    fn hooks() -> impl Strategy<Value = Option<Value>> {
+        prop_oneof![
+            Just(None),
+            Just(Some(json!({}))),
+            Just(Some(json!({"Stop": []}))),
+            Just(Some(
+                json!({"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]})
+            )),
+            Just(Some(
+                json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "audit"}]}]})
+            )),
+        ]
+    }
+
+    fn render(v: &Value, indent: &[u8]) -> String {
+        if indent.is_empty() {
+            return serde_json::to_string(v).unwrap();
+        }
+        let mut out = Vec::new();
+        let fmt = serde_json::ser::PrettyFormatter::with_indent(indent);
+        let mut ser = serde_json::Serializer::with_formatter(&mut out, fmt);
+        v.serialize(&mut ser).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// install then uninstall gives back any settings document byte for
+        /// byte, whatever its indentation, line endings and final newline.
+        #[test]
+        fn install_then_uninstall_is_the_identity(
+            members in proptest::collection::btree_map("[a-zA-Z]{1,10}", value(), 0..5),
+            hooks in hooks(),
+            indent in prop_oneof![Just(&b""[..]), Just(&b"  "[..]), Just(&b"    "[..]), Just(&b"\t"[..])],
+            crlf in any::<bool>(),
+            newline in any::<bool>(),
+        ) {
+            let mut doc: Map<String, Value> = members.into_iter().filter(|(k, _)| k != "hooks").collect();
+            if let Some(h) = hooks {
+                doc.insert("hooks".into(), h);
+            }
+            let mut text = render(&Value::Object(doc), indent);
+            if newline {
+                text.push('\n');
+            }
+            if crlf {
+                text = text.replace('\n', "\r\n");
+            }
+            let r = install(&text, CMD).unwrap();
+            prop_assert_eq!(ralph_handlers(&r.text).unwrap(), vec![CMD.to_string()]);
+            let created = match &r.outcome {
+                InstallOutcome::Installed { created } => created.clone(),
+                other => panic!("{other:?}"),
+            };
+            let (back, removed) = uninstall(&r.text, &created).unwrap();
+            prop_assert_eq!(removed, 1);
+            prop_assert_eq!(back, text);
+        }
+    }
+}
