@@ -151,15 +151,16 @@ pub fn parse(text: &str) -> Spec {
         text[start..end].trim_end_matches(['\n', '\r'])
     };
     let mut spec = Spec::default();
-    let mut step_lines = std::collections::HashSet::new();
+    spec.steps.reserve(markers.len());
     for &(line, checked, after) in &markers {
         let end = starts.get(line).map_or(text.len(), |&e| e);
         let rest = text[after.min(end)..end].trim();
         spec.steps.push(step(line, checked, rest));
-        step_lines.insert(line);
+        // A step's line needs no look of ours.
+        opaque[line] = true;
     }
-    for (n, &hidden) in opaque.iter().enumerate().take(n_lines + 1).skip(1) {
-        if hidden || step_lines.contains(&n) {
+    for (n, &skip) in opaque.iter().enumerate().take(n_lines + 1).skip(1) {
+        if skip {
             continue;
         }
         let t = line_text(n).trim_start();
