@@ -33,7 +33,7 @@ pub enum Cmd {
     InstallCommand(cmd::install_command::InstallCommand),
     Hook(cmd::hook::Hook),
     #[command(name = "loop")]
-    Loop(cmd::run_loop::Loop),
+    Loop(Box<cmd::run_loop::Loop>),
     Status(cmd::status::Status),
     VerifySync(cmd::verify_sync::VerifySync),
     Complete(cmd::complete::Complete),

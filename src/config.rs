@@ -26,6 +26,23 @@ pub struct Config {
     pub max_limit_wait: Option<String>,
     #[serde(default)]
     pub hooks: Hooks,
+    #[serde(default)]
+    pub gate: GateConfig,
+}
+
+/// `[gate]`: the project's own checks, which decide whether COMPLETE holds.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    /// Shell commands, run in order in the project with `sh -c`; all must exit 0.
+    pub commands: Option<Vec<String>>,
+    /// Longest one command may run [default: 20m].
+    pub timeout: Option<String>,
+    /// `complete` (when COMPLETE appears) or `each` (also after every
+    /// session that changed something).
+    pub when: Option<String>,
+    /// Gate failures in a row before the loop gives up (exit 1) [default: 3].
+    pub max_failures: Option<u32>,
 }
 
 /// Shell commands run at points of the loop's life, with the facts in

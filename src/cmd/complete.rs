@@ -8,6 +8,7 @@ use crate::outln;
 use crate::output::visible;
 use crate::timefmt;
 use crate::work::completion;
+use crate::work::gate::{self, Gate};
 use crate::work::project::Project;
 use crate::work::sentinel;
 use crate::work::tracker::Kind;
@@ -16,8 +17,11 @@ use crate::work::tracker::Kind;
 ///
 /// Refused (exit 1, listing every open step and every problem) unless every
 /// step of the spec is checked and, where the spec names tracker tasks, each
-/// agrees with its task (see `ralph verify-sync`). `ralph loop` stops when
-/// COMPLETE appears, and checks it again itself.
+/// agrees with its task (see `ralph verify-sync`), and then the project's own
+/// checks (`[gate] commands` in .ralph/config.toml) all pass; a failing check
+/// is also written to .ralph/gate-failed.md for the next session. `ralph
+/// loop` stops when COMPLETE appears, and checks it again itself, gate and
+/// all, even when it was written with --force or by hand.
 #[derive(Debug, Args)]
 pub struct Complete {
     /// What was done, recorded in the file.
@@ -58,6 +62,34 @@ impl Run for Complete {
                 vec![format!("cannot check: {e}")],
             ),
         };
+        // The project's checks, once the bookkeeping holds (not with --force:
+        // the loop runs them anyway).
+        let mut blockers = blockers;
+        if blockers.is_empty()
+            && !self.force
+            && let Some(gate) = Gate::of(&project)?
+        {
+            errln!(
+                "ralph complete: the spec and tracker agree; running the project's checks (the gate)"
+            );
+            let v = gate::run(&gate, &project.root, None, &|| false)?;
+            gate::hand_over(&project, &v)?;
+            if !v.passed {
+                blockers.push(format!(
+                    "the completion gate: {} (its output is in {}); the last lines:",
+                    v.summary(),
+                    gate::feedback_path(&project).display()
+                ));
+                blockers.extend(
+                    v.tail
+                        .iter()
+                        .rev()
+                        .take(20)
+                        .rev()
+                        .map(|l| format!("  | {l}")),
+                );
+            }
+        }
         if !blockers.is_empty() && !self.force {
             let mut msg = format!("ralph complete: refused, the work is not done ({summary}):\n");
             for b in &blockers {

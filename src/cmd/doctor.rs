@@ -206,6 +206,41 @@ impl Run for Doctor {
             Some("git init && git add -A && git commit -m start"),
         ));
 
+        // Shown, never run: doctor is read-only.
+        checks.push(match crate::work::gate::Gate::of(&project) {
+            Err(e) => check(
+                "gate",
+                false,
+                format!("{e:#}"),
+                Some("fix [gate] in .ralph/config.toml"),
+            ),
+            Ok(None) => check(
+                "gate",
+                true,
+                "no [gate] commands: COMPLETE rests on the spec and tracker alone (add `[gate] commands = [\"...\"]` to .ralph/config.toml)",
+                None,
+            ),
+            Ok(Some(g)) => {
+                let missing = crate::work::gate::missing_programs(&g, &project.root);
+                let list = g
+                    .commands
+                    .iter()
+                    .map(|c| format!("`{c}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if missing.is_empty() {
+                    check("gate", true, format!("COMPLETE must pass {list}"), None)
+                } else {
+                    check(
+                        "gate",
+                        false,
+                        format!("{list}: not found: {}", missing.join(", ")),
+                        Some("install them, or change [gate] commands in .ralph/config.toml"),
+                    )
+                }
+            }
+        });
+
         let mut missing = Vec::new();
         let mut over = Vec::new();
         let mut unreadable = Vec::new();

@@ -12,10 +12,13 @@ const TEMPLATES: [(&str, &str); 3] = [
     ("prompt.md", include_str!("../templates/prompt.md")),
 ];
 
+const CONFIG: &str = include_str!("../templates/config.toml");
+
 /// Write the project's ralph files from built-in templates.
 ///
-/// Writes .ralph/spec.md, .ralph/readme.md, .ralph/prompt.md and
-/// .ralph/.gitignore.
+/// Writes .ralph/spec.md, .ralph/readme.md, .ralph/prompt.md,
+/// .ralph/.gitignore and (if there is none) .ralph/config.toml, whose [gate]
+/// example names the project's own checks that must pass for COMPLETE.
 /// The non-interactive way to what /ralph-setup writes. Existing files are
 /// kept unless --force is given; then edit the spec's steps.
 #[derive(Debug, Args)]
@@ -30,7 +33,7 @@ pub struct Init {
 pub fn ensure_gitignore(project: &Project) -> Result<bool> {
     let path = project.ralph_dir().join(".gitignore");
     let text = crate::fsutil::read_optional(&path)?.unwrap_or_default();
-    let missing: Vec<&str> = ["runs/", "loop.lock"]
+    let missing: Vec<&str> = ["runs/", "loop.lock", "gate-failed.md"]
         .into_iter()
         .filter(|l| !text.lines().any(|x| x.trim() == *l))
         .collect();
@@ -68,9 +71,16 @@ impl Run for Init {
             crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
             outln!("{verb} {}", path.display());
         }
+        // Loop settings, with the gate as a commented example: written only
+        // where there is none (never replaced, even with --force).
+        let config = project.config();
+        if !config.exists() {
+            crate::fsutil::atomic_write(&config, CONFIG.as_bytes(), 0o644)?;
+            outln!("wrote {}", config.display());
+        }
         if ensure_gitignore(&project)? {
             outln!(
-                "updated {} (runs/, loop.lock)",
+                "updated {} (runs/, loop.lock, gate-failed.md)",
                 dir.join(".gitignore").display()
             );
         }

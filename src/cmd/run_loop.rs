@@ -23,7 +23,8 @@ use crate::work::sentinel;
 const EXIT_CODES: &str = "\
 Exit status:
   0    complete: .ralph/COMPLETE written and checked (also when the last allowed session completes)
-  1    failed: consecutive failing sessions, another loop running, or an error
+  1    failed: consecutive failing sessions, the completion gate failing again and
+       again ([gate] max_failures), another loop running, or an error
   2    usage error: bad options, no prompt, claude not found, not a git repository,
        invalid .ralph/config.toml, nothing to --resume
   3    waiting: .ralph/WAITING says a human is needed (its reason is shown)
@@ -150,12 +151,26 @@ impl Loop {
         }
         let ui = Ui::for_stdout();
 
+        // A COMPLETE that is already there is taken at its word only when it
+        // holds and there are no project checks to run; else the run checks
+        // it first (and sets it aside if it does not hold).
         if let Some(c) = sentinel::Complete::read(&project.complete())? {
+            let holds = settings.gate.is_none()
+                && matches!(
+                    crate::work::completion::check(&project.spec(), &project.root, settings.tracker),
+                    Ok(Ok(ref check)) if check.is_complete()
+                );
+            if holds {
+                ui.line(&format!(
+                    "Already complete{}; nothing to do. `ralph reset` to run again.",
+                    c.since()
+                ));
+                return Ok(ExitStatus::Success);
+            }
             ui.line(&format!(
-                "Already complete{}; nothing to do. `ralph reset` to run again.",
+                "COMPLETE is there{}; checking it before anything else.",
                 c.since()
             ));
-            return Ok(ExitStatus::Success);
         }
         if let Some(w) = sentinel::Waiting::read(&project.waiting())? {
             ui.line(&format!(

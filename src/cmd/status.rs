@@ -62,6 +62,18 @@ macro_rules! show {
     ($($t:tt)*) => { outln!("{}", crate::output::visible(&format!($($t)*))) };
 }
 
+/// The last verdict of the completion gate: of the running loop, else of the
+/// last run.
+fn gate_result(project: &Project, running: &Option<runlock::LockInfo>) -> Option<Value> {
+    let runs = project.runs();
+    let run = match running {
+        Some(l) => RunDir::open(&runs, &l.run_id),
+        None => RunDir::latest(&runs)?,
+    };
+    let v = run.state()?.last_gate?;
+    serde_json::to_value(v).ok()
+}
+
 impl Run for Status {
     fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
@@ -83,6 +95,7 @@ impl Run for Status {
                 "waiting": waiting.as_ref().map(|w| json!({"since": w.since, "reason": w.reason})),
                 "loop": running,
                 "last_run": last,
+                "gate": gate_result(&project, &running),
             });
             outln!("{}", serde_json::to_string_pretty(&v)?);
             return Ok(ExitStatus::Success);
@@ -130,6 +143,22 @@ impl Run for Status {
                 l.run_id
             ),
             None => show!("loop:    not running"),
+        }
+        if let Some(g) = gate_result(&project, &running) {
+            match (
+                g["passed"].as_bool(),
+                g["failed"].as_str(),
+                g["why"].as_str(),
+            ) {
+                (Some(true), _, _) => {
+                    show!("gate:    passed at {}", g["time"].as_str().unwrap_or("?"))
+                }
+                (_, Some(c), Some(w)) => show!(
+                    "gate:    `{c}` failed ({w}) at {}; see .ralph/gate-failed.md",
+                    g["time"].as_str().unwrap_or("?")
+                ),
+                _ => {}
+            }
         }
         if let Some(r) = &last {
             let get = |k: &str| {

@@ -35,6 +35,13 @@ pub struct Limits {
     /// Longest total wait for usage limits in a row before the loop stops.
     #[serde(with = "secs")]
     pub max_limit_wait: Duration,
+    /// Completion-gate failures in a row before the loop gives up.
+    #[serde(default = "three")]
+    pub max_gate_failures: u32,
+}
+
+fn three() -> u32 {
+    3
 }
 
 /// Longest single backoff when Claude gives no reset time.
@@ -59,6 +66,8 @@ pub struct State {
     pub limit_waited_s: u64,
     /// COMPLETE files set aside so far.
     pub rejected: u32,
+    /// COMPLETEs in a row that the project's own checks failed.
+    pub gate_failures: u32,
 }
 
 /// How a session went, as its record says.
@@ -144,6 +153,9 @@ pub enum Gate {
     Accepted { steps: usize },
     /// It does not; the shell has set it aside with these reasons.
     Rejected { problems: usize },
+    /// Spec and tracker agree, but a command of the project's own gate
+    /// failed (`what`: the command and how); the shell has set it aside.
+    GateFailed { what: String },
 }
 
 /// A facts report from the shell at one point of the loop.
@@ -282,8 +294,8 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             if let Gate::Accepted { steps } = gate {
                 return stop(Outcome::Complete, format!("all {steps} steps done"));
             }
-            if let Gate::Rejected { .. } = gate {
-                s.rejected += 1;
+            if let Some(a) = judge_gate(s, limits, gate) {
+                return a;
             }
             if let Some(w) = waiting {
                 return stop(Outcome::Waiting, w);
@@ -331,12 +343,8 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
         );
     }
     // The last word on completion is the gate's, whatever else went wrong.
-    match r.gate {
-        Gate::Accepted { steps } => {
-            return stop(Outcome::Complete, format!("all {steps} steps done"));
-        }
-        Gate::Rejected { .. } => s.rejected += 1,
-        Gate::Absent => {}
+    if let Some(a) = judge_gate(s, limits, r.gate) {
+        return a;
     }
     if let Some(w) = r.waiting {
         return stop(Outcome::Waiting, w);
@@ -405,6 +413,34 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
     Action::Next
 }
 
+/// What a COMPLETE came to: done, or counted against the gate's limit.
+fn judge_gate(s: &mut State, limits: &Limits, gate: Gate) -> Option<Action> {
+    match gate {
+        Gate::Absent => None,
+        Gate::Accepted { steps } => {
+            s.gate_failures = 0;
+            Some(stop(Outcome::Complete, format!("all {steps} steps done")))
+        }
+        Gate::Rejected { .. } => {
+            s.rejected += 1;
+            None
+        }
+        Gate::GateFailed { what } => {
+            s.rejected += 1;
+            s.gate_failures += 1;
+            (s.gate_failures >= limits.max_gate_failures).then(|| {
+                stop(
+                    Outcome::Failed,
+                    format!(
+                        "the completion gate failed {} time(s) in a row: {what}",
+                        s.gate_failures
+                    ),
+                )
+            })
+        }
+    }
+}
+
 /// How long to wait after a limit: until the reset time Claude gave (plus a
 /// second), else the backoff doubled for each wait in a row, up to 30m.
 pub fn limit_wait(l: &Limit, base: Duration, waits_in_a_row: u32, now_epoch: u64) -> Duration {
@@ -443,6 +479,7 @@ mod tests {
             max_failures: 3,
             limit_backoff: Duration::from_secs(60),
             max_limit_wait: Duration::from_secs(3600),
+            max_gate_failures: 3,
         }
     }
 
@@ -628,6 +665,32 @@ mod tests {
                 Box::new(|_| report(SessionOutcome::Interrupted("SIGTERM".into()))),
                 Outcome::Interrupted,
                 1,
+            ),
+            (
+                "a gate that never passes ends the loop at its limit",
+                Box::new(|_| Report {
+                    gate: Gate::GateFailed {
+                        what: "`cargo test` failed (exit status 101)".into(),
+                    },
+                    cost_usd: 0.0,
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::Failed,
+                3,
+            ),
+            (
+                "a gate that fails then passes completes",
+                Box::new(|i| Report {
+                    gate: if i < 3 {
+                        Gate::GateFailed { what: "x".into() }
+                    } else {
+                        Gate::Accepted { steps: 2 }
+                    },
+                    cost_usd: 0.0,
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::Complete,
+                3,
             ),
             (
                 "interactive session quit by the user",
@@ -829,6 +892,7 @@ mod tests {
             limit_waits: 0,
             limit_waited_s: 0,
             rejected: 1,
+            gate_failures: 0,
         };
         let back: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);

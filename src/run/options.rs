@@ -71,6 +71,11 @@ pub struct LoopArgs {
     #[arg(long, value_enum)]
     pub tracker: Option<Kind>,
 
+    /// A command of the completion gate (repeatable; replaces `[gate]
+    /// commands`): COMPLETE holds only if every one exits 0
+    #[arg(long = "gate", value_name = "CMD")]
+    pub gate: Vec<String>,
+
     /// Go on with the last run that did not finish (interrupted, killed, or
     /// stopped for a human): same run folder, iteration count, cost, counters
     /// and limits; options given here override its limits
@@ -95,6 +100,8 @@ pub struct Settings {
     pub claude_args: Vec<String>,
     pub hooks: config::Hooks,
     pub tracker: Option<Kind>,
+    /// The project's own checks, if it has any.
+    pub gate: Option<crate::work::gate::Gate>,
 }
 
 const DAY: u64 = 86_400;
@@ -220,6 +227,7 @@ pub fn settings(
     if max_cost.is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6) {
         return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
     }
+    let gate = crate::work::gate::Gate::from_config(&cfg.gate, &a.gate)?;
     let limits = Limits {
         max_iterations: count(
             "max-iterations",
@@ -264,6 +272,7 @@ pub fn settings(
             )
             .as_deref(),
         )?,
+        max_gate_failures: gate.as_ref().map_or(3, |g| g.max_failures),
     };
     Ok(Settings {
         prompt,
@@ -280,6 +289,7 @@ pub fn settings(
         },
         hooks: cfg.hooks.clone(),
         tracker: a.tracker,
+        gate,
     })
 }
 
@@ -384,6 +394,7 @@ mod tests {
             max_failures: 2,
             limit_backoff: Duration::from_secs(30),
             max_limit_wait: Duration::from_secs(3600),
+            max_gate_failures: 3,
         };
         let s = settings(&args(), &p, Some(&saved)).unwrap();
         assert_eq!(s.limits, saved);

@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::run::engine::{Limits, Outcome, SessionOutcome, State};
 use crate::run::stream::{Limit, Usage};
+use crate::work::gate::Verdict;
 
 pub struct RunDir {
     pub id: String,
@@ -134,6 +135,11 @@ pub struct Saved {
     /// How many times the run was resumed.
     #[serde(default)]
     pub resumed: u32,
+    /// Runs of the completion gate so far, and the last one's verdict.
+    #[serde(default)]
+    pub gate_runs: u32,
+    #[serde(default)]
+    pub last_gate: Option<Verdict>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -196,6 +202,9 @@ pub struct Record {
     pub spec_after: String,
     pub leftovers_ended: usize,
     pub stream_file: Option<String>,
+    /// The gate's verdict after this session (`when = "each"`, or COMPLETE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Verdict>,
 }
 
 fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {
@@ -238,6 +247,9 @@ pub struct Summary {
     pub ended: String,
     #[serde(default)]
     pub resumed: u32,
+    /// The last verdict of the completion gate in this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gate: Option<Verdict>,
 }
 
 #[cfg(test)]

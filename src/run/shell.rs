@@ -18,7 +18,7 @@ use crate::run::ui::Ui;
 use crate::run::{claude, countdown};
 use crate::timefmt;
 use crate::work::project::Project;
-use crate::work::{completion, sentinel};
+use crate::work::{completion, gate, sentinel};
 
 fn now_epoch() -> u64 {
     SystemTime::now()
@@ -57,24 +57,78 @@ impl Shell<'_> {
 
     /// The completion gate, if COMPLETE is there: accept it, or set it aside
     /// in the run folder with the reasons.
-    fn gate(&self, rejected_so_far: u32) -> Result<Gate> {
+    /// The completion gate, if COMPLETE is there: spec and tracker must
+    /// agree, then the project's own checks must pass; else COMPLETE is set
+    /// aside in the run folder with the reasons.
+    fn gate(&self, saved: &mut Saved) -> Result<Gate> {
         if !self.project.complete().exists() {
             return Ok(Gate::Absent);
         }
         let why = match completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?
         {
             Ok(c) if c.is_complete() => {
-                return Ok(Gate::Accepted {
-                    steps: c.spec.total(),
-                });
+                let steps = c.spec.total();
+                let Some(gate) = &self.s.gate else {
+                    return Ok(Gate::Accepted { steps });
+                };
+                self.ui.note(
+                    "COMPLETE: spec and tracker agree; running the project's checks (the gate)",
+                );
+                let v = self.run_gate(gate, saved)?;
+                if v.interrupted {
+                    // Neither accepted nor refused: the loop is stopping.
+                    return Ok(Gate::Absent);
+                }
+                if v.passed {
+                    self.ui.note("the gate passed");
+                    return Ok(Gate::Accepted { steps });
+                }
+                let what = v.summary();
+                let mut why = vec![format!("the completion gate: {what}")];
+                why.extend(v.tail.iter().rev().take(15).rev().map(|l| format!("| {l}")));
+                self.set_aside(saved, &why, 1)?;
+                return Ok(Gate::GateFailed { what });
             }
             Ok(c) => c.blockers(),
             Err(e) => vec![format!("cannot check: {e}")],
         };
+        let problems = why.len();
+        self.set_aside(saved, &why, problems)?;
+        Ok(Gate::Rejected { problems })
+    }
+
+    /// Run the gate, keep its output in the run folder, hand a failure to
+    /// the next session (`.ralph/gate-failed.md`) and remember the verdict.
+    fn run_gate(&self, gate: &gate::Gate, saved: &mut Saved) -> Result<gate::Verdict> {
+        saved.gate_runs += 1;
+        let log = self
+            .run
+            .path
+            .join(format!("gate-{:03}.log", saved.gate_runs));
+        let v = gate::run(gate, &self.project.root, Some(&log), &|| {
+            session::signals_received() > 0
+        })?;
+        gate::hand_over(self.project, &v)?;
+        if !v.passed && !v.interrupted {
+            self.ui.note(&format!(
+                "the gate failed: {}; the next session finds it in {} (the last lines):",
+                v.summary(),
+                gate::feedback_path(self.project).display()
+            ));
+            for l in v.tail.iter().rev().take(15).rev() {
+                self.ui.line(&format!("    | {l}"));
+            }
+        }
+        saved.last_gate = Some(v.clone());
+        Ok(v)
+    }
+
+    /// Move COMPLETE into the run folder with the reasons it does not hold.
+    fn set_aside(&self, saved: &Saved, why: &[String], problems: usize) -> Result<()> {
         let aside = self
             .run
             .path
-            .join(format!("COMPLETE.rejected-{}", rejected_so_far + 1));
+            .join(format!("COMPLETE.rejected-{}", saved.state.rejected + 1));
         let mut text = crate::fsutil::read_optional(&self.project.complete())
             .ok()
             .flatten()
@@ -83,7 +137,7 @@ impl Shell<'_> {
             "\nrejected by ralph loop at {}:\n",
             timefmt::now()
         ));
-        for w in &why {
+        for w in why {
             text.push_str(&format!("  {w}\n"));
         }
         crate::fsutil::create_new(&aside)
@@ -92,22 +146,19 @@ impl Shell<'_> {
         std::fs::remove_file(self.project.complete())
             .with_context(|| format!("cannot remove {}", self.project.complete().display()))?;
         self.ui.note(&format!(
-            "COMPLETE rejected ({} problem(s)), moved to {}; the loop goes on:",
-            why.len(),
+            "COMPLETE rejected ({problems} problem(s)), moved to {}; the loop goes on:",
             aside.display()
         ));
         for w in why.iter().take(10) {
             self.ui.line(&format!("    {w}"));
         }
-        Ok(Gate::Rejected {
-            problems: why.len(),
-        })
+        Ok(())
     }
 
-    fn between(&self, saved: &Saved) -> Result<Event> {
+    fn between(&self, saved: &mut Saved) -> Result<Event> {
         Ok(Event::Between {
             stop: session::stop_requested(),
-            gate: self.gate(saved.state.rejected)?,
+            gate: self.gate(saved)?,
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
         })
     }
@@ -136,6 +187,8 @@ impl Shell<'_> {
                 elapsed_s: 0.0,
                 tokens: Tokens::default(),
                 resumed: 0,
+                gate_runs: 0,
+                last_gate: None,
             },
         };
         let elapsed_before = saved.elapsed_s;
@@ -147,7 +200,7 @@ impl Shell<'_> {
         );
         ui.note(&format!("run {} in {}", run.id, run.path.display()));
 
-        let mut ev = self.between(&saved)?;
+        let mut ev = self.between(&mut saved)?;
         let mut last_saved = saved.state.clone();
         let (outcome, reason) = loop {
             let action = engine::step(&mut saved.state, &s.limits, ev);
@@ -160,7 +213,7 @@ impl Shell<'_> {
             }
             ev = match action {
                 Action::Stop { outcome, reason } => break (outcome, reason),
-                Action::Next => self.between(&saved)?,
+                Action::Next => self.between(&mut saved)?,
                 Action::Prepare { iteration } => {
                     let cost = if saved.state.cost_usd > 0.0 {
                         format!(" · ${:.2}", saved.state.cost_usd)
@@ -257,6 +310,32 @@ impl Shell<'_> {
             ));
         }
         let last_result = st.outcome.clone().unwrap_or_default();
+        let progress = progress::compare(before, &after);
+        // The gate: on COMPLETE (authoritative), or with `when = "each"`
+        // after a session that changed something (for the next session).
+        // Not after a stop request: the loop is ending.
+        let interrupted = matches!(outcome, SessionOutcome::Interrupted(_));
+        let gate = if interrupted {
+            Gate::Absent
+        } else {
+            self.gate(saved)?
+        };
+        let mut verdict = (gate != Gate::Absent)
+            .then(|| saved.last_gate.clone())
+            .flatten();
+        if let Some(g) = &s.gate
+            && g.when == gate::When::Each
+            && gate == Gate::Absent
+            && progress == engine::Progress::Changed
+            && !interrupted
+        {
+            ui.note("running the project's checks after this session (gate: when = \"each\")");
+            let v = self.run_gate(g, saved)?;
+            if v.passed {
+                ui.note("the gate passed");
+            }
+            verdict = Some(v);
+        }
         run.append_record(&Record {
             iteration,
             session: number,
@@ -280,6 +359,7 @@ impl Shell<'_> {
             spec_after: spec_text(&after),
             leftovers_ended: ended.leftovers.len(),
             stream_file: (!s.interactive).then(|| run.stream_file(number).display().to_string()),
+            gate: verdict,
         })?;
         let text = outcome.as_text();
         lifecycle::run(
@@ -317,7 +397,6 @@ impl Shell<'_> {
                 st.results
             ));
         }
-        let progress = progress::compare(before, &after);
         if progress == engine::Progress::Unknown {
             ui.note(
                 "cannot tell what the session changed (git failed); not counted as no progress",
@@ -337,7 +416,7 @@ impl Shell<'_> {
             error,
             cost_usd: st.cost_usd,
             progress,
-            gate: self.gate(saved.state.rejected)?,
+            gate,
             waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
             quit_by_user,
             now_epoch: now_epoch(),
@@ -376,6 +455,7 @@ impl Shell<'_> {
             started: saved.started.clone(),
             ended: timefmt::now(),
             resumed: saved.resumed,
+            gate: saved.last_gate.clone(),
         };
         run.write_summary(&summary)?;
         let hook = match outcome {

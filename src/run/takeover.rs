@@ -32,7 +32,7 @@ pub fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
                 duration: "?".into(),
                 duration_s: saved.as_ref().map_or(0.0, |s| s.elapsed_s),
                 cost_usd: state.cost_usd,
-                tokens: saved.map(|s| s.tokens).unwrap_or_default(),
+                tokens: saved.as_ref().map(|s| s.tokens.clone()).unwrap_or_default(),
                 commits: None,
                 spec: records
                     .last()
@@ -40,6 +40,7 @@ pub fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
                 started: stale.started_at.clone(),
                 ended: "?".into(),
                 resumed: 0,
+                gate: None,
             };
             dead.write_summary(&summary).is_ok()
         };

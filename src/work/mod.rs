@@ -3,6 +3,7 @@
 
 pub mod budget;
 pub mod completion;
+pub mod gate;
 pub mod project;
 pub mod sentinel;
 pub mod spec;

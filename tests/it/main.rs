@@ -3,6 +3,7 @@
 
 mod support;
 
+mod gate;
 mod harness;
 mod hostile;
 mod install_hook;

@@ -64,7 +64,7 @@ fn init_writes_files_that_pass_budget_and_the_parser_and_never_overwrites() {
         assert!(dir.join(f).is_file(), "{f}");
     }
     let gitignore = fs::read_to_string(dir.join(".gitignore")).unwrap();
-    assert_eq!(gitignore, "runs/\nloop.lock\n");
+    assert_eq!(gitignore, "runs/\nloop.lock\ngate-failed.md\n");
     env.ralph()
         .arg("budget")
         .assert()

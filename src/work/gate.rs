@@ -1,0 +1,455 @@
+//! The completion gate: the project's own checks (`[gate] commands` in
+//! `.ralph/config.toml`, or `--gate CMD`), run by ralph itself where the
+//! model cannot skip them. COMPLETE holds only if every command exits 0.
+//!
+//! A failure is handed to the next session the Ralph way, through a file the
+//! standing prompt tells it to read first: `.ralph/gate-failed.md`, with the
+//! failing command and the tail of its output. It goes once the gate passes.
+//!
+//! Gate commands come from the repository: they run on `ralph loop` and
+//! `ralph complete` only, never on a read-only command.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::config::{self, GateConfig};
+use crate::procs::ladder::{Ladder, Target};
+use crate::work::project::Project;
+
+/// Lines of a failing command's output kept for the next session.
+const TAIL: usize = 60;
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum When {
+    /// When COMPLETE appears (and the spec and tracker agree).
+    Complete,
+    /// Also after every session that changed something.
+    Each,
+}
+
+/// The gate in force.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gate {
+    pub commands: Vec<String>,
+    pub timeout: Duration,
+    pub when: When,
+    pub max_failures: u32,
+}
+
+impl Gate {
+    /// From `[gate]` (commands from the command line take over). `Ok(None)`
+    /// when there are no commands: COMPLETE then rests on spec and tracker.
+    pub fn from_config(cfg: &GateConfig, cli: &[String]) -> Result<Option<Gate>, String> {
+        let commands = if cli.is_empty() {
+            cfg.commands.clone().unwrap_or_default()
+        } else {
+            cli.to_vec()
+        };
+        if let Some(i) = commands.iter().position(|c| c.trim().is_empty()) {
+            return Err(format!("[gate] commands: command {} is empty", i + 1));
+        }
+        let timeout = match &cfg.timeout {
+            None => DEFAULT_TIMEOUT,
+            Some(t) => {
+                let d = config::parse_duration(t).map_err(|e| format!("[gate] timeout: {e}"))?;
+                if d > MAX_TIMEOUT {
+                    return Err(format!("[gate] timeout: {t:?} is longer than 24h"));
+                }
+                if d.is_zero() {
+                    return Err(format!("[gate] timeout: {t:?} is no time at all"));
+                }
+                d
+            }
+        };
+        let when = match cfg.when.as_deref() {
+            None | Some("complete") => When::Complete,
+            Some("each") => When::Each,
+            Some(other) => {
+                return Err(format!(
+                    "[gate] when: {other:?} is neither \"complete\" nor \"each\""
+                ));
+            }
+        };
+        let max_failures = cfg.max_failures.unwrap_or(3);
+        if !(1..=1000).contains(&max_failures) {
+            return Err(format!(
+                "[gate] max_failures must be from 1 to 1000, not {max_failures}"
+            ));
+        }
+        Ok((!commands.is_empty()).then_some(Gate {
+            commands,
+            timeout,
+            when,
+            max_failures,
+        }))
+    }
+
+    /// The gate of a project, from its config file.
+    pub fn of(project: &Project) -> Result<Option<Gate>> {
+        let cfg = config::load(&project.config())?;
+        Gate::from_config(&cfg.gate, &[]).map_err(|e| anyhow::anyhow!("{e}"))
+    }
+}
+
+/// What a run of the gate found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub passed: bool,
+    /// The command that failed (the gate stops at the first failure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+    /// `exit status 1`, `timed out after 20m`, `interrupted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    pub time: String,
+    pub duration_s: f64,
+    /// The full output, kept in the run folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<PathBuf>,
+    /// The last lines of the failing command's output.
+    #[serde(skip)]
+    pub tail: Vec<String>,
+    #[serde(skip)]
+    pub interrupted: bool,
+}
+
+impl Verdict {
+    pub fn summary(&self) -> String {
+        match (&self.failed, &self.why) {
+            (Some(c), Some(w)) => format!("`{c}` failed ({w})"),
+            _ => "passed".into(),
+        }
+    }
+}
+
+/// Run the gate's commands in order in `cwd`, stopping at the first failure.
+/// Output goes to `log` (whole) and, on a terminal, to one line that shows
+/// the latest output as it comes. `stop` says whether the loop was asked to
+/// stop (then the running command is ended through the ladder).
+pub fn run(
+    gate: &Gate,
+    cwd: &Path,
+    log: Option<&Path>,
+    stop: &dyn Fn() -> bool,
+) -> Result<Verdict> {
+    let t0 = Instant::now();
+    let time = crate::timefmt::now();
+    let mut file = match log {
+        Some(p) => Some(
+            crate::fsutil::create_new(p)
+                .with_context(|| format!("cannot create {}", p.display()))?,
+        ),
+        None => None,
+    };
+    let tty = std::io::stdout().is_terminal();
+    for cmd in &gate.commands {
+        crate::outln!("  gate: {}", crate::output::visible_line(cmd));
+        if let Some(f) = file.as_mut() {
+            let _ = writeln!(f, "$ {cmd}");
+        }
+        let (code, tail, interrupted, timed_out) =
+            run_one(cmd, cwd, gate.timeout, file.as_mut(), tty, stop)?;
+        if code != Some(0) {
+            let why = if interrupted {
+                "interrupted".to_string()
+            } else if timed_out {
+                format!(
+                    "timed out after {}",
+                    crate::timefmt::human_duration(gate.timeout)
+                )
+            } else {
+                match code {
+                    Some(c) => format!("exit status {c}"),
+                    None => "killed by a signal".to_string(),
+                }
+            };
+            return Ok(Verdict {
+                passed: false,
+                failed: Some(cmd.clone()),
+                why: Some(why),
+                time,
+                duration_s: t0.elapsed().as_secs_f64(),
+                log: log.map(Path::to_path_buf),
+                tail,
+                interrupted,
+            });
+        }
+    }
+    Ok(Verdict {
+        passed: true,
+        failed: None,
+        why: None,
+        time,
+        duration_s: t0.elapsed().as_secs_f64(),
+        log: log.map(Path::to_path_buf),
+        tail: Vec::new(),
+        interrupted: false,
+    })
+}
+
+type Ran = (Option<i32>, Vec<String>, bool, bool);
+
+fn run_one(
+    cmd: &str,
+    cwd: &Path,
+    timeout: Duration,
+    mut log: Option<&mut std::fs::File>,
+    tty: bool,
+    stop: &dyn Fn() -> bool,
+) -> Result<Ran> {
+    let (reader, writer) = std::io::pipe().context("cannot make a pipe for the gate")?;
+    let mut child = Command::new("/bin/sh")
+        .args(["-c", cmd])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone()?)
+        .stderr(writer)
+        // Its own group: Ctrl+C reaches the loop, which ends the gate.
+        .process_group(0)
+        .env_remove(crate::handoff::env::LOOP)
+        .spawn()
+        .with_context(|| format!("cannot run the gate command `{cmd}`"))?;
+    let pump = std::thread::spawn(move || {
+        let mut tail: VecDeque<String> = VecDeque::new();
+        for line in BufReader::new(reader).split(b'\n').map_while(Result::ok) {
+            let line = String::from_utf8_lossy(&line).into_owned();
+            if tail.len() == TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(line);
+            if tty {
+                let shown: String = crate::output::visible_line(&tail[tail.len() - 1])
+                    .chars()
+                    .take(100)
+                    .collect();
+                crate::output::out_lossy(format_args!("\r\x1b[2K  │ {shown}"));
+            }
+        }
+        tail.into_iter().collect::<Vec<_>>()
+    });
+    let deadline = Instant::now().checked_add(timeout);
+    let mut ladder: Option<Ladder> = None;
+    let (mut interrupted, mut timed_out) = (false, false);
+    let status = loop {
+        if let Some(s) = child.try_wait()? {
+            break s;
+        }
+        match ladder.as_mut() {
+            Some(l) => l.tick(),
+            None if stop() => {
+                interrupted = true;
+                ladder = Some(Ladder::start(Target::Group(child.id())));
+            }
+            None if deadline.is_some_and(|d| Instant::now() >= d) => {
+                timed_out = true;
+                ladder = Some(Ladder::start(Target::Group(child.id())));
+            }
+            None => {}
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Whatever the command left running still holds the pipe: end its group.
+    let _ = Target::Group(child.id()).send(nix::sys::signal::Signal::SIGKILL);
+    let tail = pump.join().unwrap_or_default();
+    if tty {
+        crate::output::out_lossy(format_args!("\r\x1b[2K"));
+    }
+    if let Some(f) = log.as_mut() {
+        for l in &tail {
+            let _ = writeln!(f, "{l}");
+        }
+    }
+    Ok((status.code(), tail, interrupted, timed_out))
+}
+
+/// `.ralph/gate-failed.md`: what the next session reads first.
+pub fn feedback_path(project: &Project) -> PathBuf {
+    project.ralph_dir().join("gate-failed.md")
+}
+
+/// The failure, for the next session.
+pub fn feedback(v: &Verdict) -> String {
+    let mut s = String::from("# The completion gate failed\n\n");
+    s.push_str(&format!(
+        "At {}, ralph ran the project's own checks, and `{}` failed ({}). \
+         Until it passes, the work is not done: COMPLETE is not accepted.\n\n\
+         Fix what it reports (this comes first, before the next step), run the \
+         command yourself to see it pass, commit, and then `ralph complete` again \
+         if every step is done. ralph removes this file once the gate passes.\n\n",
+        v.time,
+        v.failed.as_deref().unwrap_or("?"),
+        v.why.as_deref().unwrap_or("?")
+    ));
+    s.push_str(&format!(
+        "The last {} lines of its output:\n\n```text\n",
+        v.tail.len()
+    ));
+    for l in &v.tail {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s.push_str("```\n");
+    s
+}
+
+/// Write or remove the feedback file after a gate run.
+pub fn hand_over(project: &Project, v: &Verdict) -> Result<()> {
+    let path = feedback_path(project);
+    if v.passed {
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(e).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => Ok(()),
+        }
+    } else if v.interrupted {
+        Ok(())
+    } else {
+        crate::fsutil::atomic_write(&path, feedback(v).as_bytes(), 0o644)
+    }
+}
+
+/// What `which` would say of each command's program (its first word), for
+/// `doctor`: names a shell or the system does not know are reported.
+pub fn missing_programs(gate: &Gate, cwd: &Path) -> Vec<String> {
+    gate.commands
+        .iter()
+        .filter_map(|c| {
+            let words = crate::settings::shell_words(c)?;
+            let first = words
+                .into_iter()
+                .find(|w| !w.contains('=') || w.starts_with('='))?;
+            let known = if first.contains('/') {
+                cwd.join(&first).is_file()
+            } else {
+                which::which(&first).is_ok() || SHELL_WORDS.contains(&first.as_str())
+            };
+            (!known).then_some(first)
+        })
+        .collect()
+}
+
+const SHELL_WORDS: [&str; 12] = [
+    "cd", "test", "[", "true", "false", "exit", "set", "export", "if", "for", "!", "{",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(commands: &[&str]) -> GateConfig {
+        GateConfig {
+            commands: Some(commands.iter().map(|c| c.to_string()).collect()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn config_is_checked() {
+        assert_eq!(Gate::from_config(&GateConfig::default(), &[]), Ok(None));
+        let g = Gate::from_config(&cfg(&["cargo test"]), &[])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (g.timeout, g.when, g.max_failures),
+            (DEFAULT_TIMEOUT, When::Complete, 3)
+        );
+        let cli = Gate::from_config(&cfg(&["a"]), &["b".into()])
+            .unwrap()
+            .unwrap();
+        assert_eq!(cli.commands, ["b"], "the command line takes over");
+        for (c, says) in [
+            (
+                GateConfig {
+                    when: Some("always".into()),
+                    ..cfg(&["x"])
+                },
+                "when",
+            ),
+            (
+                GateConfig {
+                    timeout: Some("2d".into()),
+                    ..cfg(&["x"])
+                },
+                "longer than 24h",
+            ),
+            (
+                GateConfig {
+                    timeout: Some("0".into()),
+                    ..cfg(&["x"])
+                },
+                "timeout",
+            ),
+            (
+                GateConfig {
+                    max_failures: Some(0),
+                    ..cfg(&["x"])
+                },
+                "max_failures",
+            ),
+            (cfg(&["ok", " "]), "command 2 is empty"),
+        ] {
+            let e = Gate::from_config(&c, &[]).unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
+    }
+
+    #[test]
+    fn runs_in_order_and_stops_at_the_first_failure_with_its_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = Gate {
+            commands: vec![
+                "echo one".into(),
+                "seq 1 100; echo 'the error' >&2; exit 3".into(),
+                "touch never".into(),
+            ],
+            timeout: Duration::from_secs(30),
+            when: When::Complete,
+            max_failures: 3,
+        };
+        let log = dir.path().join("gate.log");
+        let v = run(&gate, dir.path(), Some(&log), &|| false).unwrap();
+        assert!(!v.passed);
+        assert_eq!(
+            v.failed.as_deref(),
+            Some("seq 1 100; echo 'the error' >&2; exit 3")
+        );
+        assert_eq!(v.why.as_deref(), Some("exit status 3"));
+        assert_eq!(v.tail.len(), TAIL);
+        assert_eq!(v.tail.last().map(String::as_str), Some("the error"));
+        assert!(!dir.path().join("never").exists());
+        assert!(
+            std::fs::read_to_string(&log)
+                .unwrap()
+                .contains("$ echo one")
+        );
+        let text = feedback(&v);
+        assert!(text.contains("`seq 1 100; echo 'the error' >&2; exit 3` failed (exit status 3)"));
+        assert!(text.contains("the error\n```"));
+    }
+
+    #[test]
+    fn a_command_past_its_timeout_is_ended() {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = Gate {
+            commands: vec!["sleep 7301".into()],
+            timeout: Duration::from_secs(1),
+            when: When::Complete,
+            max_failures: 3,
+        };
+        let t0 = Instant::now();
+        let v = run(&gate, dir.path(), None, &|| false).unwrap();
+        assert_eq!(v.why.as_deref(), Some("timed out after 1s"));
+        assert!(t0.elapsed() < Duration::from_secs(10));
+    }
+}

@@ -1,0 +1,207 @@
+//! The completion gate: the project's own checks decide whether COMPLETE
+//! holds. Real client where a session reads and fixes a failure; stand-ins
+//! where the edge is the loop's.
+
+use std::fs;
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::run_loop::{RESULT, project, ralph_loop, records, run_dir, stand_in, summary};
+use crate::support::{Reply, TestEnv};
+
+fn git(env: &TestEnv, args: &[&str]) {
+    let out = env.command("git").args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A project with one open step and a gate that passes once `fixed.txt`
+/// exists.
+fn one_step_with_gate(gate: &str) -> TestEnv {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!("[gate]\ncommands = [{gate:?}]\n"),
+    )
+    .unwrap();
+    git(&env, &["add", "-A"]);
+    git(&env, &["commit", "-qm", "one step, gated"]);
+    env
+}
+
+const CHECK_THE_BOX: &str = "sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && git commit -qam step";
+
+#[test]
+fn a_failing_gate_sends_the_work_back_and_the_next_session_fixes_it() {
+    let env = one_step_with_gate("test -f fixed.txt");
+    // Session 1 does the step and claims completion; the gate refuses.
+    env.api.session([
+        Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m 'done'")),
+        Reply::text("Step done."),
+    ]);
+    // Session 2 reads what failed, fixes it, and completes.
+    env.api.session([
+        Reply::bash("cat .ralph/gate-failed.md"),
+        Reply::bash("touch fixed.txt && git add fixed.txt && git commit -qm fix && ralph complete -m 'done, checks pass'"),
+        Reply::text("Fixed."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("the gate passed"), "{out}");
+    assert!(
+        out.contains("complete: all 1 steps done · 2 iteration(s)"),
+        "{out}"
+    );
+    assert_eq!(records(&env).len(), 2, "exactly two sessions");
+
+    // What session 1's `ralph complete` said, and what session 2 read.
+    let turns = env.api.turns();
+    let session_ids: Vec<_> = turns.iter().filter_map(|t| t.session_id.clone()).collect();
+    let second = turns
+        .iter()
+        .filter(|t| t.session_id.as_ref() == session_ids.last())
+        .map(|t| t.body.to_string())
+        .collect::<String>();
+    assert!(
+        second.contains("The completion gate failed")
+            && second.contains("`test -f fixed.txt` failed (exit status 1)"),
+        "session 2 read the failure: {second}"
+    );
+    assert!(
+        !env.project.join(".ralph/gate-failed.md").exists(),
+        "removed once the gate passed"
+    );
+    assert!(run_dir(&env).join("gate-001.log").exists());
+    assert_eq!(summary(&env)["gate"]["passed"], true);
+    let status: Value = serde_json::from_slice(
+        &env.ralph()
+            .args(["status", "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(status["gate"]["passed"], true, "{status}");
+    assert!(status["gate"]["time"].is_string(), "{status}");
+}
+
+#[test]
+fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_completes_are_gated() {
+    let env = project();
+    // Every box checked, so only the gate can refuse.
+    fs::write(env.project.join(".ralph/spec.md"), "- [x] **1** done\n").unwrap();
+    git(&env, &["commit", "-qam", "all checked"]);
+    // Each session changes something and writes COMPLETE by hand.
+    let claude = stand_in(
+        &env,
+        "hand-completer",
+        &format!(
+            "echo x >> work.txt\nprintf 'done, trust me\\n' > .ralph/COMPLETE\necho '{RESULT}'"
+        ),
+    );
+    env.ralph()
+        .args(["loop", "--gate", "echo the build is broken >&2; exit 7", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("the gate failed: `echo the build is broken >&2; exit 7` failed (exit status 7)")
+                .and(predicate::str::contains("| the build is broken"))
+                .and(predicate::str::contains(
+                    "failed: the completion gate failed 3 time(s) in a row: `echo the build is broken >&2; exit 7` failed (exit status 7)",
+                )),
+        );
+    assert_eq!(records(&env).len(), 3);
+    let fb = fs::read_to_string(env.project.join(".ralph/gate-failed.md")).unwrap();
+    assert!(fb.contains("the build is broken"), "{fb}");
+    for n in 1..=3 {
+        let aside =
+            fs::read_to_string(run_dir(&env).join(format!("COMPLETE.rejected-{n}"))).unwrap();
+        assert!(
+            aside.contains("done, trust me") && aside.contains("the completion gate"),
+            "{aside}"
+        );
+    }
+    assert_eq!(summary(&env)["gate"]["passed"], false);
+
+    // A COMPLETE already there when the loop starts is checked too: with a
+    // passing gate it is accepted without a session.
+    fs::write(env.project.join(".ralph/COMPLETE"), "done by hand\n").unwrap();
+    env.ralph()
+        .args(["loop", "--gate", "true", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(0)
+        .stdout(
+            predicate::str::contains("COMPLETE is there").and(predicate::str::contains(
+                "complete: all 1 steps done · 0 iteration(s)",
+            )),
+        );
+    assert!(!env.project.join(".ralph/gate-failed.md").exists());
+}
+
+#[test]
+fn with_when_each_every_session_that_changed_something_is_checked() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"test -f ok.txt\"]\nwhen = \"each\"\n",
+    )
+    .unwrap();
+    let count = env.tmp.path().join("count");
+    let claude = stand_in(
+        &env,
+        "two-sessions",
+        &format!(
+            "n=$(cat {c} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {c}\n\
+             echo x >> work.txt\nif [ $n = 2 ]; then test -f .ralph/gate-failed.md && touch ok.txt; fi\n\
+             echo '{RESULT}'",
+            c = count.display()
+        ),
+    );
+    env.ralph()
+        .args(["loop", "--max-iterations", "2", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(4);
+    let recs = records(&env);
+    assert_eq!(recs[0]["gate"]["passed"], false, "{}", recs[0]);
+    assert_eq!(
+        recs[1]["gate"]["passed"], true,
+        "session 2 read the failure and fixed it"
+    );
+    assert!(!env.project.join(".ralph/gate-failed.md").exists());
+}
+
+#[test]
+fn read_only_commands_never_run_gate_commands() {
+    let env = project();
+    let marker = env.tmp.path().join("gate-ran");
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!("[gate]\ncommands = [\"touch {}\"]\n", marker.display()),
+    )
+    .unwrap();
+    for cmd in ["status", "doctor", "verify-sync", "budget"] {
+        env.ralph().arg(cmd).assert();
+    }
+    env.ralph().arg("doctor").assert().stdout(
+        predicate::str::contains("gate").and(predicate::str::contains("COMPLETE must pass `touch")),
+    );
+    assert!(!marker.exists(), "a read-only command ran a gate command");
+    // And complete runs it (after the spec check passes; here it does not).
+    env.ralph().arg("complete").assert().code(1);
+    assert!(!marker.exists());
+}
