@@ -24,6 +24,12 @@ pub struct Config {
     pub claude_args: Option<Vec<String>>,
     pub limit_backoff: Option<String>,
     pub max_limit_wait: Option<String>,
+    /// Run sessions confined by Claude Code's sandbox (`--confined`).
+    pub confined: Option<bool>,
+    /// Confined: paths writable besides the project (`~` expands).
+    pub allow_write: Option<Vec<String>>,
+    /// Confined: domains the session's tools may reach.
+    pub allow_domains: Option<Vec<String>>,
     #[serde(default)]
     pub hooks: Hooks,
     #[serde(default)]

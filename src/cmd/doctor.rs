@@ -206,6 +206,36 @@ impl Run for Doctor {
             Some("git init && git add -A && git commit -m start"),
         ));
 
+        // Confined sessions: can Claude Code's sandbox run here? A failure
+        // only when the project asks for confinement.
+        let wants = crate::config::load(&project.config())
+            .ok()
+            .and_then(|c| c.confined)
+            .unwrap_or(false);
+        checks.push(
+            match crate::run::confine::unavailable(|p| which::which(p).is_ok()) {
+                None => check(
+                    "confined",
+                    true,
+                    "Claude Code's sandbox can run here: `ralph loop --confined` works",
+                    None,
+                ),
+                Some(why) => check(
+                    "confined",
+                    !wants,
+                    format!(
+                        "`ralph loop --confined` cannot run here{}: {why}",
+                        if wants {
+                            " (and .ralph/config.toml asks for it)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    Some("apt-get install bubblewrap socat (or your system's packages of them)"),
+                ),
+            },
+        );
+
         // Shown, never run: doctor is read-only.
         checks.push(match crate::work::gate::Gate::of(&project) {
             Err(e) => check(

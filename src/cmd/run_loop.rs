@@ -150,6 +150,14 @@ impl Loop {
             )));
         }
         let ui = Ui::for_stdout();
+        if settings.confined.is_some()
+            && let Some(path) = crate::run::confine::prepare(&project.root)?
+        {
+            ui.note(&format!(
+                "confined: Claude Code's sandbox placeholders (.bashrc, .vscode, ...) excluded from git in {}",
+                path.display()
+            ));
+        }
 
         // A COMPLETE that is already there is taken at its word only when it
         // holds and there are no project checks to run; else the run checks

@@ -170,8 +170,13 @@ impl Run for Status {
                     })
                     .unwrap_or_else(|| "?".into())
             };
+            let confined = if r["confined"] == true {
+                ", confined"
+            } else {
+                ""
+            };
             show!(
-                "last run: {} — {} ({}), {} iteration(s), {}, ${:.2}",
+                "last run: {} — {} ({}), {} iteration(s), {}, ${:.2}{confined}",
                 get("run_id"),
                 get("outcome"),
                 get("reason"),

@@ -31,10 +31,18 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
     if !s.interactive {
         args.extend(["-p", "--output-format", "stream-json", "--verbose"].map(String::from));
     }
-    if s.permission_mode == "bypassPermissions" {
-        args.push("--dangerously-skip-permissions".into());
-    } else {
-        args.extend(["--permission-mode".to_string(), s.permission_mode.clone()]);
+    match &s.confined {
+        Some(c) => {
+            args.extend(["--permission-mode".to_string(), "acceptEdits".to_string()]);
+            args.extend([
+                "--settings".to_string(),
+                crate::run::confine::settings(c).to_string(),
+            ]);
+        }
+        None if s.permission_mode == "bypassPermissions" => {
+            args.push("--dangerously-skip-permissions".into());
+        }
+        None => args.extend(["--permission-mode".to_string(), s.permission_mode.clone()]),
     }
     if let Some(m) = &s.model {
         args.extend(["--model".to_string(), m.clone()]);

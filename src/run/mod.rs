@@ -2,6 +2,7 @@
 //! out, with one module per thing it touches (session, stream, lock, records).
 
 pub mod claude;
+pub mod confine;
 pub mod countdown;
 pub mod engine;
 pub mod lifecycle;

@@ -71,6 +71,20 @@ pub struct LoopArgs {
     #[arg(long, value_enum)]
     pub tracker: Option<Kind>,
 
+    /// Run each session confined by Claude Code's own sandbox instead of with
+    /// --dangerously-skip-permissions: acceptEdits, Bash allowed inside the
+    /// sandbox, writes only in the project, network only to allowed domains
+    #[arg(long)]
+    pub confined: bool,
+
+    /// Confined: a path the session may write besides the project (repeatable)
+    #[arg(long = "allow-write", value_name = "PATH")]
+    pub allow_write: Vec<String>,
+
+    /// Confined: a domain the session's tools may reach (repeatable)
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    pub allow_domains: Vec<String>,
+
     /// A command of the completion gate (repeatable; replaces `[gate]
     /// commands`): COMPLETE holds only if every one exits 0
     #[arg(long = "gate", value_name = "CMD")]
@@ -102,6 +116,8 @@ pub struct Settings {
     pub tracker: Option<Kind>,
     /// The project's own checks, if it has any.
     pub gate: Option<crate::work::gate::Gate>,
+    /// Sessions confined by Claude Code's sandbox, and what they may reach.
+    pub confined: Option<crate::run::confine::Confinement>,
 }
 
 const DAY: u64 = 86_400;
@@ -228,6 +244,33 @@ pub fn settings(
         return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
     }
     let gate = crate::work::gate::Gate::from_config(&cfg.gate, &a.gate)?;
+    let confined = (a.confined || cfg.confined.unwrap_or(false)).then(|| {
+        let pick = |cli: &Vec<String>, cfg: &Option<Vec<String>>| {
+            if cli.is_empty() {
+                cfg.clone().unwrap_or_default()
+            } else {
+                cli.clone()
+            }
+        };
+        crate::run::confine::Confinement {
+            allow_write: pick(&a.allow_write, &cfg.allow_write),
+            allow_domains: pick(&a.allow_domains, &cfg.allow_domains),
+        }
+    });
+    if confined.is_none() && (!a.allow_write.is_empty() || !a.allow_domains.is_empty()) {
+        return Err("--allow-write and --allow-domain are for --confined sessions".into());
+    }
+    if confined.is_some() {
+        if a.permission_mode.is_some() || cfg.permission_mode.is_some() {
+            return Err(
+                "--confined sets the permission mode itself (acceptEdits inside the sandbox); drop --permission-mode / permission_mode"
+                    .into(),
+            );
+        }
+        if let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok()) {
+            return Err(format!("--confined cannot be had here: {why}"));
+        }
+    }
     let limits = Limits {
         max_iterations: count(
             "max-iterations",
@@ -290,6 +333,7 @@ pub fn settings(
         hooks: cfg.hooks.clone(),
         tracker: a.tracker,
         gate,
+        confined,
     })
 }
 

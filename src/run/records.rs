@@ -205,6 +205,9 @@ pub struct Record {
     /// The gate's verdict after this session (`when = "each"`, or COMPLETE).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<Verdict>,
+    /// The session ran confined by Claude Code's sandbox.
+    #[serde(default)]
+    pub confined: bool,
 }
 
 fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {
@@ -250,6 +253,9 @@ pub struct Summary {
     /// The last verdict of the completion gate in this run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gate: Option<Verdict>,
+    /// Its sessions ran confined by Claude Code's sandbox.
+    #[serde(default)]
+    pub confined: bool,
 }
 
 #[cfg(test)]

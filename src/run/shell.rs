@@ -360,6 +360,7 @@ impl Shell<'_> {
             leftovers_ended: ended.leftovers.len(),
             stream_file: (!s.interactive).then(|| run.stream_file(number).display().to_string()),
             gate: verdict,
+            confined: s.confined.is_some(),
         })?;
         let text = outcome.as_text();
         lifecycle::run(
@@ -456,6 +457,7 @@ impl Shell<'_> {
             ended: timefmt::now(),
             resumed: saved.resumed,
             gate: saved.last_gate.clone(),
+            confined: s.confined.is_some(),
         };
         run.write_summary(&summary)?;
         let hook = match outcome {

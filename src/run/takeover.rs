@@ -41,6 +41,7 @@ pub fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
                 ended: "?".into(),
                 resumed: 0,
                 gate: None,
+                confined: false,
             };
             dead.write_summary(&summary).is_ok()
         };

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod confined;
 mod gate;
 mod harness;
 mod hostile;

@@ -9,7 +9,7 @@ use crate::support::{self, TestEnv};
 
 /// A br workspace in the project with an epic and three tasks; returns
 /// (epic, [task ids]).
-fn workspace(env: &TestEnv) -> (String, Vec<String>) {
+pub(crate) fn workspace(env: &TestEnv) -> (String, Vec<String>) {
     env.br(&["init"]);
     let id = |json: String| -> String {
         let v: Value = serde_json::from_str(&json).unwrap();

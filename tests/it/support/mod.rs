@@ -161,6 +161,47 @@ pub fn br_bin() -> PathBuf {
     .clone()
 }
 
+/// What Claude Code's sandbox needs on Linux (bubblewrap, socat), from the
+/// system's packages when missing: once per machine, under a lock. No apt
+/// (or no root) means a failing test that says what to install.
+pub fn sandbox_tools() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let have = || which::which("bwrap").is_ok() && which::which("socat").is_ok();
+        if have() {
+            return;
+        }
+        with_file_lock(&machine_cache().join("apt.lock"), || {
+            if have() {
+                return;
+            }
+            let apt = which::which("apt-get").unwrap_or_else(|_| {
+                panic!(
+                    "confined sessions need bubblewrap and socat, which are not installed, and there is no apt-get here: \
+                     install them with your system's package manager (Fedora: dnf install bubblewrap socat)"
+                )
+            });
+            let run = |args: &[&str]| {
+                let out = Command::new(&apt)
+                    .args(args)
+                    .env("DEBIAN_FRONTEND", "noninteractive")
+                    .output()
+                    .expect("run apt-get");
+                assert!(
+                    out.status.success(),
+                    "apt-get {args:?} failed ({}): {}\nInstall bubblewrap and socat (apt-get install bubblewrap socat) and run the tests again.",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            };
+            eprintln!("installing bubblewrap and socat from the system's packages (once per machine)");
+            run(&["update", "-qq"]);
+            run(&["install", "-y", "-qq", "bubblewrap", "socat"]);
+        });
+        assert!(have(), "bubblewrap and socat still missing after apt-get install");
+    });
+}
+
 fn version_of(bin: &Path) -> Option<String> {
     let out = Command::new(bin)
         .arg("--version")

@@ -1,0 +1,197 @@
+//! Confined sessions (`ralph loop --confined`): no
+//! `--dangerously-skip-permissions`, but `acceptEdits` inside Claude Code's
+//! own sandbox (bubblewrap on Linux, Seatbelt on macOS), configured per run
+//! with `--settings` (never by editing anyone's settings file):
+//!
+//! - sandbox on and required (`failIfUnavailable`), no way out of it
+//!   (`allowUnsandboxedCommands: false` makes `dangerouslyDisableSandbox`
+//!   ineffective), Bash allowed inside it without a prompt;
+//! - writes: the project (the session's folder), plus what the user adds;
+//! - network from tools: only the domains the user allows.
+//!
+//! Pure: the settings document and the refusal when confinement cannot be
+//! had. The project's preparation (git excludes) is `prepare`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use serde_json::{Value, json};
+
+/// What a confined run allows beyond the project.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Confinement {
+    pub allow_write: Vec<String>,
+    pub allow_domains: Vec<String>,
+}
+
+/// The `--settings` document of a confined session.
+pub fn settings(c: &Confinement) -> Value {
+    let mut sandbox = json!({
+        "enabled": true,
+        "autoAllowBashIfSandboxed": true,
+        "allowUnsandboxedCommands": false,
+        "failIfUnavailable": true,
+    });
+    if !c.allow_write.is_empty() {
+        sandbox["filesystem"] = json!({ "allowWrite": c.allow_write });
+    }
+    sandbox["network"] = json!({ "allowedDomains": c.allow_domains });
+    json!({
+        "sandbox": sandbox,
+        // Without it Claude Code's own command checks refuse ordinary shell
+        // (`X=1; echo $X`, loops, `$(...)`) even inside the sandbox.
+        "permissions": { "allow": ["Bash"] },
+    })
+}
+
+/// The programs the sandbox needs here, and why confinement cannot be had
+/// when one is missing (with the fix).
+pub fn unavailable(find: impl Fn(&str) -> bool) -> Option<String> {
+    if cfg!(target_os = "macos") {
+        // Seatbelt (sandbox-exec) is part of the system.
+        return None;
+    }
+    if !cfg!(target_os = "linux") {
+        return Some(
+            "Claude Code's sandbox runs on Linux (bubblewrap) and macOS (Seatbelt) only".into(),
+        );
+    }
+    let missing: Vec<&str> = ["bwrap", "socat"]
+        .into_iter()
+        .filter(|p| !find(p))
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "Claude Code's sandbox needs {} on Linux, and {} not found: install them \
+             (Debian/Ubuntu: apt-get install bubblewrap socat; Fedora: dnf install bubblewrap socat; \
+             Arch: pacman -S bubblewrap socat)",
+            "bwrap and socat",
+            missing.join(" and ")
+        )
+    })
+}
+
+/// The names Claude Code's sandbox shows in the project as placeholders
+/// (`/dev/null` binds) where they do not exist, so nothing can create them;
+/// `git add -A` cannot add a device. Observed on 2.1.330 (a confined session
+/// listing the character devices in its project).
+pub const PLACEHOLDERS: [&str; 24] = [
+    ".bash_profile",
+    ".bashrc",
+    ".gitconfig",
+    ".gitmodules",
+    ".idea",
+    ".mcp.json",
+    ".profile",
+    ".ripgreprc",
+    ".vscode",
+    ".zprofile",
+    ".zshrc",
+    ".claude/agents",
+    ".claude/commands",
+    ".claude/hooks",
+    ".claude/launch.json",
+    ".claude/loop.md",
+    ".claude/output-styles",
+    ".claude/routines",
+    ".claude/scheduled_tasks.json",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/skills",
+    ".claude/workflows",
+    ".claude/.cc-writes",
+];
+
+const MARK: &str = "# ralph loop --confined: Claude Code's sandbox shows these as placeholders";
+
+/// The `info/exclude` text with the placeholders excluded (root-anchored,
+/// so a real file of that name deeper down is not hidden). `None`: already so.
+pub fn exclude_text(current: &str) -> Option<String> {
+    if current.contains(MARK) {
+        return None;
+    }
+    let mut s = current.to_string();
+    if !s.is_empty() && !s.ends_with('\n') {
+        s.push('\n');
+    }
+    s.push_str(MARK);
+    s.push('\n');
+    for p in PLACEHOLDERS {
+        s.push('/');
+        s.push_str(p);
+        s.push('\n');
+    }
+    Some(s)
+}
+
+/// Exclude the placeholders in the repository's `info/exclude` (shared by
+/// all its worktrees), so a session's `git add -A` works.
+pub fn prepare(root: &Path) -> Result<Option<PathBuf>> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--git-path", "info/exclude"])
+        .current_dir(root)
+        .output()
+        .context("cannot run git")?;
+    anyhow::ensure!(out.status.success(), "git rev-parse --git-path failed");
+    let rel = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let path = if rel.is_absolute() {
+        rel
+    } else {
+        root.join(rel)
+    };
+    let current = crate::fsutil::read_optional(&path)?.unwrap_or_default();
+    let Some(new) = exclude_text(&current) else {
+        return Ok(None);
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    crate::fsutil::atomic_write(&path, new.as_bytes(), 0o644)?;
+    Ok(Some(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_settings_close_every_way_out() {
+        let s = settings(&Confinement {
+            allow_write: vec!["~/.cargo/registry".into()],
+            allow_domains: vec!["crates.io".into()],
+        });
+        assert_eq!(s["sandbox"]["enabled"], true);
+        assert_eq!(s["sandbox"]["failIfUnavailable"], true);
+        assert_eq!(s["sandbox"]["allowUnsandboxedCommands"], false);
+        assert_eq!(s["sandbox"]["autoAllowBashIfSandboxed"], true);
+        assert_eq!(
+            s["sandbox"]["filesystem"]["allowWrite"][0],
+            "~/.cargo/registry"
+        );
+        assert_eq!(s["sandbox"]["network"]["allowedDomains"][0], "crates.io");
+        assert_eq!(s["permissions"]["allow"][0], "Bash");
+        let none = settings(&Confinement::default());
+        assert_eq!(none["sandbox"]["network"]["allowedDomains"], json!([]));
+        assert!(none["sandbox"].get("filesystem").is_none());
+    }
+
+    #[test]
+    fn refuses_without_its_programs_and_says_how_to_get_them() {
+        if cfg!(target_os = "linux") {
+            assert_eq!(unavailable(|_| true), None);
+            let why = unavailable(|p| p != "bwrap").unwrap();
+            assert!(
+                why.contains("bwrap not found") && why.contains("apt-get install bubblewrap socat"),
+                "{why}"
+            );
+        }
+    }
+
+    #[test]
+    fn excludes_are_added_once() {
+        let once = exclude_text("*.log").unwrap();
+        assert!(once.starts_with("*.log\n# ralph loop --confined"));
+        assert!(once.contains("\n/.bashrc\n") && once.contains("\n/.vscode\n"));
+        assert_eq!(exclude_text(&once), None);
+    }
+}

@@ -1,0 +1,177 @@
+//! `ralph loop --confined`: sessions without --dangerously-skip-permissions,
+//! inside Claude Code's own sandbox, with the real client.
+
+use std::fs;
+
+use predicates::prelude::*;
+
+use crate::run_loop::{records, summary};
+use crate::sentinels::workspace;
+use crate::support::{Reply, TestEnv, sandbox_tools};
+
+fn git(env: &TestEnv, args: &[&str]) {
+    let out = env.command("git").args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+}
+
+/// A git project with a beads workspace, a three-step spec naming its tasks,
+/// and the Stop hook installed.
+fn project() -> (TestEnv, Vec<String>) {
+    sandbox_tools();
+    let env = TestEnv::new();
+    env.ralph().args(["install-hook"]).assert().success();
+    git(&env, &["init", "-q"]);
+    git(&env, &["config", "user.email", "test@example.com"]);
+    git(&env, &["config", "user.name", "Test"]);
+    let (epic, t) = workspace(&env);
+    fs::create_dir_all(env.project.join(".ralph")).unwrap();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        format!(
+            "# Spec\n\nEpic: [{epic}]\n\n- [ ] **1** First [{}]\n- [ ] **2** Second [{}]\n- [ ] **3** Third [{}]\n",
+            t[0], t[1], t[2]
+        ),
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".ralph/prompt.md"),
+        "Do the first open step.\n",
+    )
+    .unwrap();
+    git(&env, &["add", "-A"]);
+    git(&env, &["commit", "-qm", "start"]);
+    (env, t)
+}
+
+/// One step from inside a confined session: edit a file with the Write
+/// tool's way (a shell redirect here), check the box, close the task, commit
+/// everything (`git add -A`: the sandbox's placeholders must not break it).
+fn step(n: usize, task: &str, last: bool) -> Vec<Reply> {
+    let mut cmd = format!(
+        "echo 'step {n}' >> work.txt && sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && br close {task} && git add -A && git commit -qm 'step {n}'"
+    );
+    if last {
+        cmd.push_str(" && ralph complete -m 'all three steps'");
+    }
+    vec![Reply::bash(cmd), Reply::text(format!("Step {n} done."))]
+}
+
+fn confined_loop(env: &TestEnv) -> crate::support::Ralph {
+    env.ralph()
+        .env("PATH", env.path_with_br())
+        .args(["loop", "--confined", "--max-iterations", "6", "--claude"])
+        .arg(crate::support::claude_bin())
+}
+
+#[test]
+fn a_three_step_spec_completes_confined() {
+    let (env, t) = project();
+    for (i, task) in t.iter().enumerate() {
+        env.api.session(step(i + 1, task, i == 2));
+    }
+    let out = confined_loop(&env).assert().get_output().clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("complete: all 3 steps done · 3 iteration(s)"),
+        "{stdout}"
+    );
+    assert_eq!(
+        fs::read_to_string(env.project.join("work.txt")).unwrap(),
+        "step 1\nstep 2\nstep 3\n"
+    );
+    let closed = env.br(&["list", "--all", "--json"]);
+    for task in &t {
+        assert!(closed.contains(task), "{closed}");
+    }
+    let recs = records(&env);
+    assert!(recs.iter().all(|r| r["confined"] == true), "{recs:?}");
+    assert_eq!(summary(&env)["confined"], true);
+    // The sessions were asked to run without skip-permissions, sandboxed.
+    let requests = env.api.turns();
+    assert!(!requests.is_empty());
+}
+
+#[test]
+fn writes_outside_the_project_are_refused_and_the_loop_carries_on() {
+    let (env, t) = project();
+    let tmp_escape = format!("/tmp/ralph-escape-{}", std::process::id());
+    let home_escape = env.home.join("escaped-home");
+    let unsandboxed = env.home.join("escaped-unsandboxed");
+    let hook = env.project.join(".git/hooks/pre-commit");
+    // Each attempt fails on its own; the step itself still gets done.
+    let mut first = vec![
+        Reply::bash(format!(
+            "echo x > {}; echo x > {tmp_escape}; echo x > .git/hooks/pre-commit; true",
+            home_escape.display()
+        )),
+        Reply::Tool {
+            name: "Bash".into(),
+            input: serde_json::json!({
+                "command": format!("echo x > {}", unsandboxed.display()),
+                "description": "try to leave the sandbox",
+                "dangerouslyDisableSandbox": true
+            }),
+        },
+    ];
+    first.extend(step(1, &t[0], false));
+    env.api.session(first);
+    env.api.session(step(2, &t[1], false));
+    env.api.session(step(3, &t[2], true));
+    let out = confined_loop(&env).assert().get_output().clone();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    for p in [
+        home_escape.as_path(),
+        std::path::Path::new(&tmp_escape),
+        unsandboxed.as_path(),
+        hook.as_path(),
+    ] {
+        assert!(
+            !p.exists(),
+            "{} was written from a confined session",
+            p.display()
+        );
+    }
+    assert!(stdout.contains("complete: all 3 steps done"), "{stdout}");
+}
+
+#[test]
+fn without_bubblewrap_confined_refuses_to_start_and_says_how_to_fix_it() {
+    let env = TestEnv::new();
+    fs::create_dir_all(env.project.join(".ralph")).unwrap();
+    fs::write(env.project.join(".ralph/prompt.md"), "go\n").unwrap();
+    git(&env, &["init", "-q"]);
+    // A PATH with git but neither bwrap nor socat.
+    let bin = env.tmp.path().join("bin-without-bwrap");
+    fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(which::which("git").unwrap(), bin.join("git")).unwrap();
+    env.ralph()
+        .env("PATH", &bin)
+        .args(["loop", "--confined", "--claude"])
+        .arg(crate::support::claude_bin())
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("--confined cannot be had here")
+                .and(predicate::str::contains("bwrap and socat not found"))
+                .and(predicate::str::contains("apt-get install bubblewrap socat")),
+        );
+    assert!(!env.project.join(".ralph/runs").exists(), "nothing started");
+    // Asked for in the config, doctor fails the check with the fix.
+    fs::write(env.project.join(".ralph/config.toml"), "confined = true\n").unwrap();
+    env.ralph()
+        .env("PATH", &bin)
+        .arg("doctor")
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("FAIL confined")
+                .and(predicate::str::contains("apt-get install bubblewrap socat")),
+        );
+}
