@@ -175,3 +175,53 @@ fn without_bubblewrap_confined_refuses_to_start_and_says_how_to_fix_it() {
                 .and(predicate::str::contains("apt-get install bubblewrap socat")),
         );
 }
+
+/// Not a test: the benchmark of confined mode's cost per session, run by
+/// `benches/confined.sh` (`--ignored`). Sessions of each mode alternate, so
+/// the machine's drift hits both alike; each session makes one Bash call.
+#[test]
+#[ignore = "a benchmark: benches/confined.sh runs it"]
+fn bench_confined_overhead_per_session() {
+    let (env, _) = project();
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(10);
+    let mut times: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    for _ in 0..rounds {
+        for (i, confined) in [false, true].into_iter().enumerate() {
+            env.api
+                .session([Reply::bash("echo bench >> bench.txt"), Reply::text("ok")]);
+            let mut r = env
+                .ralph()
+                .env("PATH", env.path_with_br())
+                .args([
+                    "loop",
+                    "--max-iterations",
+                    "1",
+                    "--no-progress-limit",
+                    "9",
+                    "--claude",
+                ])
+                .arg(crate::support::claude_bin());
+            if confined {
+                r = r.arg("--confined");
+            }
+            let t0 = std::time::Instant::now();
+            r.assert().code(4);
+            times[i].push(t0.elapsed().as_secs_f64());
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (plain, confined) = (median(&mut times[0]), median(&mut times[1]));
+    println!(
+        "{rounds} interleaved rounds, one session of one Bash call each, median: default {:.0} ms, confined {:.0} ms: +{:.0} ms per session ({:.2}x)",
+        plain * 1000.0,
+        confined * 1000.0,
+        (confined - plain) * 1000.0,
+        confined / plain
+    );
+}
