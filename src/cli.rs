@@ -44,6 +44,8 @@ pub enum Cmd {
     Budget(cmd::budget::Budget),
     Doctor(cmd::doctor::Doctor),
     Completions(cmd::completions::Completions),
+    Worktree(cmd::worktree::Worktree),
+    Logs(cmd::logs::Logs),
 }
 
 #[cfg(test)]

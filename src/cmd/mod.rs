@@ -8,6 +8,7 @@ pub mod hook;
 pub mod init;
 pub mod install_command;
 pub mod install_hook;
+pub mod logs;
 pub mod reset;
 pub mod resume;
 pub mod run_loop;
@@ -15,6 +16,7 @@ pub mod status;
 pub mod uninstall_hook;
 pub mod verify_sync;
 pub mod waiting;
+pub mod worktree;
 
 use anyhow::{Context, Result};
 
@@ -46,5 +48,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Budget(c) => c.run(),
         Cmd::Doctor(c) => c.run(),
         Cmd::Completions(c) => c.run(),
+        Cmd::Worktree(c) => c.run(),
+        Cmd::Logs(c) => c.run(),
     }
 }

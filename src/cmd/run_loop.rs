@@ -2,7 +2,7 @@
 //! then hands it to `run::shell`, which carries out what `run::engine`
 //! decides.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
@@ -121,7 +121,45 @@ impl Run for Loop {
 }
 
 impl Loop {
+    /// Make (or reuse) the worktree and continue as if started in it.
+    fn enter_worktree(&self, name: &str) -> Result<std::path::PathBuf> {
+        use crate::run::worktree;
+        worktree::check_name(name).map_err(usage)?;
+        let here = std::env::current_dir().context("cannot read the current folder")?;
+        let main = worktree::main_root(&here).map_err(|e| usage(format!("--worktree: {e:#}")))?;
+        let spec = match &self.args.spec {
+            Some(p) => Some(std::path::absolute(p)?),
+            None => None,
+        };
+        let (path, made) = worktree::ensure(&main, name, self.args.base.as_deref())
+            .map_err(|e| usage(format!("--worktree {name}: {e:#}")))?;
+        let copied = worktree::seed(&main, &path, spec.as_deref())?;
+        let ui = Ui::for_stdout();
+        ui.note(&format!(
+            "{} worktree {} on branch {}{}",
+            if made { "made" } else { "in" },
+            path.display(),
+            worktree::branch(name),
+            if copied.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (copied {} from {})",
+                    copied.join(", "),
+                    main.join(".ralph").display()
+                )
+            }
+        ));
+        std::env::set_current_dir(&path)
+            .with_context(|| format!("cannot change to {}", path.display()))?;
+        Ok(path)
+    }
+
     fn start(&self) -> Result<ExitStatus> {
+        let worktree = match &self.args.worktree {
+            Some(name) => Some(self.enter_worktree(name)?),
+            None => None,
+        };
         let project = Project::find()?;
         let resume = if self.args.resume {
             Some(resumable(&project)?)
@@ -150,6 +188,17 @@ impl Loop {
             )));
         }
         let ui = Ui::for_stdout();
+        let mut settings = settings;
+        // A worktree's sessions close tasks in the main checkout's tracker
+        // (br goes there by itself): confined, they may write it.
+        if worktree.is_some()
+            && let Some(c) = settings.confined.as_mut()
+            && let Ok(main) = crate::run::worktree::main_root(&project.root)
+            && main.join(".beads").is_dir()
+        {
+            c.allow_write
+                .push(main.join(".beads").display().to_string());
+        }
         if settings.confined.is_some()
             && let Some(path) = crate::run::confine::prepare(&project.root)?
         {

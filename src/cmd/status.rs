@@ -12,6 +12,12 @@ use crate::run::records::RunDir;
 use crate::work::project::Project;
 use crate::work::{sentinel, spec};
 
+/// A line of the report: spec steps, sentinel texts and reasons come from
+/// the repository or a session, so their control characters are shown.
+macro_rules! show {
+    ($($t:tt)*) => { outln!("{}", crate::output::visible(&format!($($t)*))) };
+}
+
 /// Show where the work stands.
 ///
 /// Spec progress and the next open step, the sentinels (COMPLETE, WAITING)
@@ -22,6 +28,86 @@ pub struct Status {
     /// Print the status as JSON.
     #[arg(long)]
     json: bool,
+
+    /// Every loop of this repository: the main checkout and each worktree
+    #[arg(long)]
+    all: bool,
+}
+
+/// One loop's line for `status --all`.
+fn loop_view(name: &str, root: &std::path::Path, branch: Option<&str>) -> Value {
+    let project = Project::at(root);
+    let running = runlock::running(&project.lock());
+    let spec = fsutil::read_optional(&project.spec())
+        .ok()
+        .flatten()
+        .map(|t| spec::parse(&t));
+    let waiting = sentinel::Waiting::read(&project.waiting()).ok().flatten();
+    let runs = project.runs();
+    let run = match &running {
+        Some(l) => Some(RunDir::open(&runs, &l.run_id)),
+        None => RunDir::latest(&runs),
+    };
+    let saved = run.as_ref().and_then(RunDir::state);
+    let summary = run.as_ref().and_then(RunDir::summary);
+    json!({
+        "name": name,
+        "path": root,
+        "branch": branch,
+        "running": running.as_ref().map(|l| json!({"pid": l.pid, "iteration": l.iteration, "max_iterations": l.max_iterations, "run_id": l.run_id})),
+        "spec": spec.as_ref().map(|s| json!({"done": s.done(), "total": s.total()})),
+        "cost_usd": saved.as_ref().map(|s| s.state.cost_usd),
+        "iteration": saved.as_ref().map(|s| s.state.iteration),
+        "last_outcome": summary.as_ref().map(|s| json!({"outcome": s.outcome, "reason": s.reason})),
+        "waiting": waiting.map(|w| w.reason),
+    })
+}
+
+fn all_loops(json_out: bool) -> Result<ExitStatus> {
+    let here = std::env::current_dir()?;
+    let main = crate::run::worktree::main_root(&here)?;
+    let views: Vec<Value> = crate::run::worktree::list(&main)?
+        .into_iter()
+        .filter(|w| w.path.join(".ralph").is_dir())
+        .map(|w| {
+            let branch = w
+                .branch
+                .as_deref()
+                .map(|b| b.trim_start_matches("refs/heads/").to_string());
+            loop_view(&w.name(), &w.path, branch.as_deref())
+        })
+        .collect();
+    if json_out {
+        outln!("{}", serde_json::to_string_pretty(&views)?);
+        return Ok(ExitStatus::Success);
+    }
+    for v in &views {
+        let running = match v["running"].as_object() {
+            Some(r) => format!(
+                "running (pid {}, iteration {}/{})",
+                r["pid"], r["iteration"], r["max_iterations"]
+            ),
+            None => "not running".into(),
+        };
+        let spec = v["spec"].as_object().map_or("no spec".to_string(), |s| {
+            format!("spec {}/{}", s["done"], s["total"])
+        });
+        let cost = v["cost_usd"]
+            .as_f64()
+            .map_or(String::new(), |c| format!(", ${c:.2}"));
+        let last = v["last_outcome"]["outcome"]
+            .as_str()
+            .map_or(String::new(), |o| format!(", last: {o}"));
+        show!(
+            "{:<12} {:<20} {running}, {spec}{cost}{last}",
+            v["name"].as_str().unwrap_or("?"),
+            v["branch"].as_str().unwrap_or("(detached)")
+        );
+        if let Some(w) = v["waiting"].as_str() {
+            show!("{:<12} WAITING: {w}", "");
+        }
+    }
+    Ok(ExitStatus::Success)
 }
 
 /// The newest run that is not running now: its summary, or for a run whose
@@ -56,12 +142,6 @@ pub fn last_run(project: &Project) -> Option<Value> {
     })
 }
 
-/// A line of the report: spec steps, sentinel texts and reasons come from
-/// the repository or a session, so their control characters are shown.
-macro_rules! show {
-    ($($t:tt)*) => { outln!("{}", crate::output::visible(&format!($($t)*))) };
-}
-
 /// The last verdict of the completion gate: of the running loop, else of the
 /// last run.
 fn gate_result(project: &Project, running: &Option<runlock::LockInfo>) -> Option<Value> {
@@ -76,6 +156,9 @@ fn gate_result(project: &Project, running: &Option<runlock::LockInfo>) -> Option
 
 impl Run for Status {
     fn run(&self) -> Result<ExitStatus> {
+        if self.all {
+            return all_loops(self.json);
+        }
         let project = Project::find()?;
         let spec = fsutil::read_optional(&project.spec())?.map(|t| spec::parse(&t));
         let complete = sentinel::Complete::read(&project.complete())?;

@@ -15,3 +15,4 @@ pub mod shell;
 pub mod stream;
 pub mod takeover;
 pub mod ui;
+pub mod worktree;

@@ -96,6 +96,20 @@ pub struct LoopArgs {
     #[arg(long)]
     pub resume: bool,
 
+    /// Run the loop in git worktree NAME, on branch ralph/NAME (made from
+    /// --base, or HEAD, if it does not exist yet), beside the checkout in
+    /// <checkout>.ralph-worktrees/NAME, with its own .ralph/ state
+    #[arg(long, value_name = "NAME")]
+    pub worktree: Option<String>,
+
+    /// With --worktree: the commit a new worktree's branch starts from [default: HEAD]
+    #[arg(long, value_name = "REF", requires = "worktree")]
+    pub base: Option<String>,
+
+    /// With --worktree: this file becomes the worktree's .ralph/spec.md
+    #[arg(long, value_name = "FILE", requires = "worktree")]
+    pub spec: Option<PathBuf>,
+
     /// Extra arguments for claude, after `--`
     #[arg(last = true, value_name = "CLAUDE_ARGS")]
     pub claude_args: Vec<String>,

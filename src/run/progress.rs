@@ -30,6 +30,18 @@ pub fn compare(before: &Snapshot, after: &Snapshot) -> Progress {
     }
 }
 
+/// The branch checked out at `root`, if any.
+pub fn branch(root: &Path) -> Option<String> {
+    let out = Command::new("git")
+        .args(["symbolic-ref", "--quiet", "--short", "HEAD"])
+        .current_dir(root)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
 /// Is `root` inside a git work tree? The loop measures progress with git.
 pub fn in_git(root: &Path) -> bool {
     Command::new("git")

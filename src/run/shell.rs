@@ -490,6 +490,17 @@ impl Shell<'_> {
             saved.tokens.total(),
             spec_text(&last)
         ));
+        if outcome == Outcome::Complete
+            && let Ok(main) = crate::run::worktree::main_root(&project.root)
+            && main != project.root
+            && let Some(b) = crate::run::progress::branch(&project.root)
+        {
+            ui.line(&format!(
+                "The work is on branch {b} (worktree {}). Merging it is yours to decide: `git -C {} merge {b}`",
+                project.root.display(),
+                main.display()
+            ));
+        }
         match outcome {
             Outcome::Waiting | Outcome::NoProgress => {
                 ui.line("Run `ralph resume` once a human has acted, then `ralph loop --resume` to go on with this run.")

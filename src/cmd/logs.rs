@@ -1,0 +1,208 @@
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::Run;
+use crate::exit::ExitStatus;
+use crate::run::records::RunDir;
+use crate::run::stream::Session;
+use crate::run::ui::Ui;
+use crate::work::project::Project;
+use crate::{errln, outln};
+
+/// Show a run's sessions as the loop showed them, or follow a running loop.
+///
+/// Renders the saved stream of a session (`.ralph/runs/<run>/session-NNN.jsonl`):
+/// the model's text, one line per tool call, tool errors. By default the
+/// latest session of the latest run; with -f, the running loop's current
+/// session as it happens, then each next one, until the loop ends. Plain
+/// text when not on a terminal.
+#[derive(Debug, Args)]
+pub struct Logs {
+    /// The run: its folder name under .ralph/runs [default: the latest]
+    #[arg(long, value_name = "ID")]
+    run: Option<String>,
+
+    /// The session number within the run [default: the latest]
+    #[arg(long, value_name = "N")]
+    session: Option<u32>,
+
+    /// Follow the running loop's sessions as they happen
+    #[arg(short, long, conflicts_with_all = ["run", "session"])]
+    follow: bool,
+
+    /// The loop of worktree NAME (`ralph loop --worktree NAME`)
+    #[arg(long, value_name = "NAME")]
+    worktree: Option<String>,
+}
+
+/// The longest line rendered; longer ones (a huge tool result) are skipped.
+const MAX_LINE: usize = 8 << 20;
+
+/// Feeds complete lines to a session as bytes arrive.
+struct Lines {
+    partial: Vec<u8>,
+    skipping: bool,
+    session: Session,
+}
+
+impl Lines {
+    fn new() -> Lines {
+        Lines {
+            partial: Vec::new(),
+            skipping: false,
+            session: Session::default(),
+        }
+    }
+
+    fn feed(&mut self, mut bytes: &[u8], ui: Ui) {
+        while let Some(i) = bytes.iter().position(|&b| b == b'\n') {
+            if !self.skipping && self.partial.len() + i <= MAX_LINE {
+                self.partial.extend_from_slice(&bytes[..i]);
+                for s in self.session.feed(&String::from_utf8_lossy(&self.partial)) {
+                    ui.show(s);
+                }
+            }
+            self.partial.clear();
+            self.skipping = false;
+            bytes = &bytes[i + 1..];
+        }
+        if self.skipping || self.partial.len() + bytes.len() > MAX_LINE {
+            self.partial.clear();
+            self.skipping = true;
+        } else {
+            self.partial.extend_from_slice(bytes);
+        }
+    }
+}
+
+fn sessions(run: &RunDir) -> Vec<(u32, PathBuf)> {
+    let mut v: Vec<(u32, PathBuf)> = std::fs::read_dir(&run.path)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let n = name
+                .strip_prefix("session-")?
+                .strip_suffix(".jsonl")?
+                .parse()
+                .ok()?;
+            Some((n, e.path()))
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// Render one whole stream file, reading it a piece at a time.
+fn render(path: &Path, ui: Ui) -> Result<()> {
+    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut lines = Lines::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        lines.feed(&buf[..n], ui);
+    }
+    lines.feed(b"\n", ui);
+    Ok(())
+}
+
+impl Run for Logs {
+    fn run(&self) -> Result<ExitStatus> {
+        let project = match &self.worktree {
+            Some(name) => {
+                crate::run::worktree::check_name(name).map_err(|e| anyhow::anyhow!(e))?;
+                let here = std::env::current_dir().context("cannot read the current folder")?;
+                let main = crate::run::worktree::main_root(&here)?;
+                Project::at(&crate::run::worktree::path_for(&main, name))
+            }
+            None => Project::find()?,
+        };
+        let ui = Ui::for_stdout();
+        if self.follow {
+            return follow(&project, ui);
+        }
+        let runs = project.runs();
+        let run = match &self.run {
+            Some(id) => RunDir::open(&runs, id),
+            None => match RunDir::latest(&runs) {
+                Some(r) => r,
+                None => {
+                    errln!("ralph logs: no runs in {}", runs.display());
+                    return Ok(ExitStatus::Failure);
+                }
+            },
+        };
+        let all = sessions(&run);
+        let chosen = match self.session {
+            Some(n) => all.iter().find(|(m, _)| *m == n),
+            None => all.last(),
+        };
+        let Some((n, path)) = chosen else {
+            errln!(
+                "ralph logs: no such session in run {} ({})",
+                run.id,
+                run.path.display()
+            );
+            return Ok(ExitStatus::Failure);
+        };
+        ui.status(&format!("run {} · session {n}", run.id));
+        render(path, ui)?;
+        Ok(ExitStatus::Success)
+    }
+}
+
+/// Follow the running loop: its newest session file as it grows, then the
+/// next, until the loop is gone and everything written has been shown.
+fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
+    let Some(lock) = crate::run::lock::running(&project.lock()) else {
+        errln!(
+            "ralph logs -f: no loop is running in {}; `ralph logs` shows the last run",
+            project.root.display()
+        );
+        return Ok(ExitStatus::Failure);
+    };
+    let run = RunDir::open(&project.runs(), &lock.run_id);
+    outln!(
+        "following run {} (pid {}); Ctrl+C to stop",
+        run.id,
+        lock.pid
+    );
+    let mut current: Option<(u32, File, Lines)> = None;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let running =
+            crate::run::lock::running(&project.lock()).is_some_and(|l| l.run_id == run.id);
+        // Drain what the current file has.
+        if let Some((_, f, lines)) = current.as_mut() {
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                lines.feed(&buf[..n], ui);
+            }
+        }
+        // A newer session started: switch to it.
+        if let Some((n, path)) = sessions(&run).pop()
+            && current.as_ref().is_none_or(|(m, _, _)| *m < n)
+        {
+            let f = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+            ui.status(&format!("session {n}"));
+            current = Some((n, f, Lines::new()));
+            continue;
+        }
+        if !running {
+            return Ok(ExitStatus::Success);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -1,0 +1,101 @@
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+
+use super::Run;
+use crate::exit::ExitStatus;
+use crate::output::visible;
+use crate::run::worktree;
+use crate::{errln, outln};
+
+/// The worktrees of this repository's loops (`ralph loop --worktree NAME`).
+#[derive(Debug, Args)]
+pub struct Worktree {
+    #[command(subcommand)]
+    cmd: WorktreeCmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum WorktreeCmd {
+    /// List the repository's worktrees: path, branch, loop.
+    List,
+    /// Remove worktree NAME and its branch ralph/NAME.
+    ///
+    /// Refused while its loop runs, with uncommitted changes, or when the
+    /// branch has commits on no other branch, unless --force (the branch's
+    /// last commit is then printed, to get it back with `git branch`).
+    Remove {
+        name: String,
+        /// Remove it anyway.
+        #[arg(long)]
+        force: bool,
+    },
+}
+
+impl Run for Worktree {
+    fn run(&self) -> Result<ExitStatus> {
+        let here = std::env::current_dir().context("cannot read the current folder")?;
+        let main = worktree::main_root(&here)?;
+        match &self.cmd {
+            WorktreeCmd::List => {
+                for w in worktree::list(&main)? {
+                    let lock = w.path.join(".ralph/loop.lock");
+                    let state = match crate::run::lock::running(&lock) {
+                        Some(l) => format!(
+                            "loop running, pid {}, iteration {}/{}",
+                            l.pid, l.iteration, l.max_iterations
+                        ),
+                        None if w.path.join(".ralph").is_dir() => "no loop running".into(),
+                        None => "no .ralph".into(),
+                    };
+                    let branch = w
+                        .branch
+                        .as_deref()
+                        .map(|b| b.trim_start_matches("refs/heads/").to_string())
+                        .unwrap_or_else(|| "(detached)".into());
+                    outln!(
+                        "{:<12} {:<20} {}  {}",
+                        visible(&w.name()),
+                        visible(&branch),
+                        w.path.display(),
+                        state
+                    );
+                }
+                Ok(ExitStatus::Success)
+            }
+            WorktreeCmd::Remove { name, force } => {
+                worktree::check_name(name).map_err(|e| anyhow::anyhow!(e))?;
+                let path = worktree::path_for(&main, name);
+                let known = worktree::list(&main)?.into_iter().any(|w| w.path == path);
+                if !known {
+                    errln!(
+                        "ralph worktree remove: there is no worktree {name} ({})",
+                        path.display()
+                    );
+                    return Ok(ExitStatus::Failure);
+                }
+                let why = worktree::removal_blockers(&main, &path, name)?;
+                if !why.is_empty() && !force {
+                    errln!(
+                        "ralph worktree remove: kept {}: {}; --force removes it anyway",
+                        path.display(),
+                        why.join("; ")
+                    );
+                    return Ok(ExitStatus::Failure);
+                }
+                let head = worktree::remove(&main, &path, name, *force)?;
+                outln!(
+                    "Removed worktree {} and branch {}",
+                    path.display(),
+                    worktree::branch(name)
+                );
+                if let Some(h) = head.filter(|_| !why.is_empty()) {
+                    outln!(
+                        "Its last commit was {h}: `git branch {} {h}` brings the branch back.",
+                        worktree::branch(name)
+                    );
+                }
+                Ok(ExitStatus::Success)
+            }
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! Loops in git worktrees: one worktree per NAME on branch `ralph/NAME`, in
+//! a predictable place outside the main checkout
+//! (`<checkout>/../<checkout name>.ralph-worktrees/NAME`), each with its own
+//! `.ralph/` (spec, lock, runs, sentinels). The tracker stays the main
+//! checkout's: br run in a worktree reads and writes the main checkout's
+//! database (see README).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .context("cannot run git")?;
+    if !out.status.success() {
+        bail!(
+            "git {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+}
+
+/// The main checkout of the repository `dir` is in (also from a worktree).
+pub fn main_root(dir: &Path) -> Result<PathBuf> {
+    let common = git(
+        dir,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    )?;
+    let common = PathBuf::from(common);
+    match common.file_name() {
+        Some(n) if n == ".git" => Ok(common
+            .parent()
+            .context("the .git folder's parent")?
+            .to_path_buf()),
+        _ => bail!(
+            "{} is a bare repository: run loops in worktrees of a checkout",
+            common.display()
+        ),
+    }
+}
+
+/// A worktree NAME: letters, digits, `.`, `_`, `-`; it names a folder and a
+/// branch, so nothing that git or a shell would read otherwise.
+pub fn check_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['-', '.'])
+        && !name.contains("..")
+        && !name.ends_with(".lock")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "--worktree {name:?}: use letters, digits, '.', '_' and '-' (not first), at most 64"
+        ))
+    }
+}
+
+pub fn branch(name: &str) -> String {
+    format!("ralph/{name}")
+}
+
+/// Where worktree NAME of the checkout `main` lives.
+pub fn path_for(main: &Path, name: &str) -> PathBuf {
+    let base = main
+        .file_name()
+        .map_or_else(|| "repo".into(), |n| n.to_string_lossy().into_owned());
+    main.parent()
+        .unwrap_or(Path::new("/"))
+        .join(format!("{base}.ralph-worktrees"))
+        .join(name)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Worktree {
+    pub path: PathBuf,
+    pub branch: Option<String>,
+    pub head: Option<String>,
+    /// The main checkout (the first in git's list).
+    pub main: bool,
+}
+
+impl Worktree {
+    /// `main`, or NAME for a worktree on `ralph/NAME`.
+    pub fn name(&self) -> String {
+        if self.main {
+            return "main".into();
+        }
+        self.branch
+            .as_deref()
+            .and_then(|b| b.strip_prefix("refs/heads/ralph/"))
+            .map(String::from)
+            .unwrap_or_else(|| {
+                self.path
+                    .file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+            })
+    }
+}
+
+/// `git worktree list --porcelain`, parsed.
+pub fn parse_list(text: &str) -> Vec<Worktree> {
+    let mut out: Vec<Worktree> = Vec::new();
+    for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
+        let mut w = Worktree {
+            path: PathBuf::new(),
+            branch: None,
+            head: None,
+            main: out.is_empty(),
+        };
+        for line in block.lines() {
+            if let Some(p) = line.strip_prefix("worktree ") {
+                w.path = PathBuf::from(p);
+            } else if let Some(b) = line.strip_prefix("branch ") {
+                w.branch = Some(b.to_string());
+            } else if let Some(h) = line.strip_prefix("HEAD ") {
+                w.head = Some(h.to_string());
+            }
+        }
+        if !w.path.as_os_str().is_empty() {
+            out.push(w);
+        }
+    }
+    out
+}
+
+pub fn list(main: &Path) -> Result<Vec<Worktree>> {
+    Ok(parse_list(&git(
+        main,
+        &["worktree", "list", "--porcelain"],
+    )?))
+}
+
+/// Create worktree NAME (branch `ralph/NAME` from `base`, default HEAD), or
+/// reuse it. Returns its path and whether it was made now.
+pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, bool)> {
+    let path = path_for(main, name);
+    let branch = branch(name);
+    let existing = list(main)?;
+    if let Some(w) = existing.iter().find(|w| w.path == path) {
+        if w.branch.as_deref() != Some(&format!("refs/heads/{branch}")) {
+            bail!(
+                "{} is a worktree on {}, not on {branch}",
+                path.display(),
+                w.branch.as_deref().unwrap_or("a detached HEAD")
+            );
+        }
+        return Ok((path, false));
+    }
+    if path.exists() {
+        bail!(
+            "{} exists but is not a worktree of {}; move it away",
+            path.display(),
+            main.display()
+        );
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    let p = path.to_string_lossy().into_owned();
+    let has_branch = git(
+        main,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ],
+    )
+    .is_ok();
+    if has_branch {
+        git(main, &["worktree", "add", "--quiet", &p, &branch])?;
+    } else {
+        git(
+            main,
+            &[
+                "worktree",
+                "add",
+                "--quiet",
+                "-b",
+                &branch,
+                &p,
+                base.unwrap_or("HEAD"),
+            ],
+        )?;
+    }
+    Ok((path, true))
+}
+
+/// Copy the main checkout's ralph files the worktree lacks (untracked ones
+/// are not in a new worktree), and `spec` as its spec when given.
+pub fn seed(main: &Path, wt: &Path, spec: Option<&Path>) -> Result<Vec<String>> {
+    let from = main.join(".ralph");
+    let to = wt.join(".ralph");
+    std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
+    let mut copied = Vec::new();
+    if let Some(spec) = spec {
+        let text = crate::fsutil::read_optional(spec)?
+            .with_context(|| format!("no spec at {}", spec.display()))?;
+        let target = to.join("spec.md");
+        let current = crate::fsutil::read_optional(&target)?;
+        if current.as_deref() != Some(text.as_str()) {
+            crate::fsutil::atomic_write(&target, text.as_bytes(), 0o644)?;
+            copied.push("spec.md".to_string());
+        }
+    }
+    for name in ["spec.md", "prompt.md", "readme.md", "config.toml"] {
+        let target = to.join(name);
+        if target.exists() {
+            continue;
+        }
+        if let Some(text) = crate::fsutil::read_optional(&from.join(name))? {
+            crate::fsutil::atomic_write(&target, text.as_bytes(), 0o644)?;
+            copied.push(name.to_string());
+        }
+    }
+    Ok(copied)
+}
+
+/// Why worktree NAME must not be removed, if anything stops it.
+pub fn removal_blockers(main: &Path, path: &Path, name: &str) -> Result<Vec<String>> {
+    let mut why = Vec::new();
+    if let Some(l) = crate::run::lock::running(&path.join(".ralph/loop.lock")) {
+        why.push(format!("its loop is running (pid {})", l.pid));
+    }
+    if path.exists() {
+        let status = git(path, &["status", "--porcelain", "--untracked-files=normal"])?;
+        if !status.trim().is_empty() {
+            why.push(format!(
+                "it has uncommitted changes ({} path(s))",
+                status.lines().count()
+            ));
+        }
+    }
+    let branch = format!("refs/heads/{}", branch(name));
+    if git(main, &["rev-parse", "--verify", "--quiet", &branch]).is_ok() {
+        let own = git(
+            main,
+            &[
+                "rev-list",
+                "--count",
+                &branch,
+                "--not",
+                &format!("--exclude={branch}"),
+                "--branches",
+            ],
+        )?;
+        if own.trim() != "0" {
+            why.push(format!(
+                "{} has {} commit(s) on no other branch (merge them first)",
+                self::branch(name),
+                own.trim()
+            ));
+        }
+    }
+    Ok(why)
+}
+
+/// Remove the worktree and its branch.
+pub fn remove(main: &Path, path: &Path, name: &str, force: bool) -> Result<Option<String>> {
+    let p = path.to_string_lossy().into_owned();
+    let mut args = vec!["worktree", "remove"];
+    if force {
+        args.push("--force");
+    }
+    args.push(&p);
+    git(main, &args)?;
+    let branch = branch(name);
+    let head = git(
+        main,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ],
+    )
+    .ok();
+    if head.is_some() {
+        git(main, &["branch", "-D", &branch])?;
+    }
+    Ok(head)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_places() {
+        assert!(check_name("feature-a.2_x").is_ok());
+        for bad in ["", "-x", ".x", "a/b", "a..b", "a b", "x.lock", "ä"] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            path_for(Path::new("/home/u/app"), "a"),
+            PathBuf::from("/home/u/app.ralph-worktrees/a")
+        );
+        assert_eq!(branch("a"), "ralph/a");
+    }
+
+    #[test]
+    fn parses_gits_list() {
+        let text = "worktree /r/app\nHEAD abc\nbranch refs/heads/main\n\nworktree /r/app.ralph-worktrees/a\nHEAD def\nbranch refs/heads/ralph/a\n\nworktree /r/x\nHEAD 123\ndetached\n";
+        let l = parse_list(text);
+        assert_eq!(l.len(), 3);
+        assert_eq!((l[0].name(), l[0].main), ("main".to_string(), true));
+        assert_eq!(l[1].name(), "a");
+        assert_eq!(
+            (l[2].name(), l[2].branch.as_deref()),
+            ("x".to_string(), None)
+        );
+    }
+}
