@@ -82,7 +82,7 @@ impl Run for Worktree {
                     );
                     return Ok(ExitStatus::Failure);
                 }
-                let head = worktree::remove(&main, &path, name, *force)?;
+                let head = worktree::remove(&main, &path, name)?;
                 outln!(
                     "Removed worktree {} and branch {}",
                     path.display(),

@@ -233,11 +233,35 @@ pub fn removal_blockers(main: &Path, path: &Path, name: &str) -> Result<Vec<Stri
         why.push(format!("its loop is running (pid {})", l.pid));
     }
     if path.exists() {
-        let status = git(path, &["status", "--porcelain", "--untracked-files=normal"])?;
+        // ralph's own sentinels and ignore file are not the work.
+        let status = git(
+            path,
+            &[
+                "status",
+                "--porcelain",
+                "--untracked-files=normal",
+                "--",
+                ".",
+                ":(exclude).ralph/COMPLETE",
+                ":(exclude).ralph/WAITING",
+                ":(exclude).ralph/.gitignore",
+            ],
+        )?;
         if !status.trim().is_empty() {
+            let paths: Vec<&str> = status
+                .lines()
+                .map(|l| l.get(3..).unwrap_or(l))
+                .take(3)
+                .collect();
             why.push(format!(
-                "it has uncommitted changes ({} path(s))",
-                status.lines().count()
+                "it has uncommitted changes ({} path(s): {}{})",
+                status.lines().count(),
+                paths.join(", "),
+                if status.lines().count() > 3 {
+                    ", ..."
+                } else {
+                    ""
+                }
             ));
         }
     }
@@ -250,7 +274,7 @@ pub fn removal_blockers(main: &Path, path: &Path, name: &str) -> Result<Vec<Stri
                 "--count",
                 &branch,
                 "--not",
-                &format!("--exclude={branch}"),
+                &format!("--exclude={}", self::branch(name)),
                 "--branches",
             ],
         )?;
@@ -265,15 +289,12 @@ pub fn removal_blockers(main: &Path, path: &Path, name: &str) -> Result<Vec<Stri
     Ok(why)
 }
 
-/// Remove the worktree and its branch.
-pub fn remove(main: &Path, path: &Path, name: &str, force: bool) -> Result<Option<String>> {
+/// Remove the worktree and its branch. The caller has checked (or was told
+/// not to) that nothing of the work is lost; git's own check would also
+/// count ralph's untracked sentinels, so it is told to go ahead.
+pub fn remove(main: &Path, path: &Path, name: &str) -> Result<Option<String>> {
     let p = path.to_string_lossy().into_owned();
-    let mut args = vec!["worktree", "remove"];
-    if force {
-        args.push("--force");
-    }
-    args.push(&p);
-    git(main, &args)?;
+    git(main, &["worktree", "remove", "--force", &p])?;
     let branch = branch(name);
     let head = git(
         main,

@@ -13,3 +13,4 @@ mod run_loop;
 mod sentinels;
 mod setup;
 mod stop_hook;
+mod worktrees;

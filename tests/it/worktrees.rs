@@ -1,0 +1,328 @@
+//! Many loops at once: two loops in two git worktrees of one repository,
+//! with the real client, the real tracker and the Stop hook installed.
+
+use std::fs;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use predicates::prelude::*;
+use serde_json::Value;
+
+use crate::run_loop::stand_in;
+use crate::sentinels::workspace;
+use crate::support::{Reply, TestEnv, claude_bin, eventually, ralph_bin, wait_output};
+
+fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
+    let out = env
+        .command("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Any session's one step: the first open box, its task closed, a commit,
+/// and `ralph complete` once no box is open. The same script serves every
+/// session, whichever loop it belongs to.
+const STEP: &str = "line=$(grep -m1 -e '- \\[ \\]' .ralph/spec.md); id=${line##*[}; id=${id%]}; \
+sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && br close \"$id\" && git add -A && git commit -qm \"step $id\" && \
+if ! grep -q -e '- \\[ \\]' .ralph/spec.md; then ralph complete -m done; fi";
+
+fn records(dir: &Path) -> Vec<Value> {
+    let runs = dir.join(".ralph/runs");
+    let mut ids: Vec<_> = fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    ids.sort();
+    fs::read_to_string(ids.last().unwrap().join("records.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn hook_pids(dir: &Path) -> Vec<u64> {
+    let runs = dir.join(".ralph/runs");
+    let mut ids: Vec<_> = fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    ids.sort();
+    fs::read_to_string(ids.last().unwrap().join("hook.log"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter_map(|v| v["session_pid"].as_u64())
+        .collect()
+}
+
+fn spawn(env: &TestEnv, args: &[&str]) -> Child {
+    env.command(ralph_bin())
+        .env("PATH", env.path_with_br())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn two_loops_in_two_worktrees_complete_side_by_side() {
+    let env = TestEnv::new();
+    env.ralph().arg("install-hook").assert().success();
+    let root = env.project.clone();
+    git(&env, &root, &["init", "-q", "-b", "main"]);
+    git(&env, &root, &["config", "user.email", "t@example.com"]);
+    git(&env, &root, &["config", "user.name", "T"]);
+    let (_epic, t) = {
+        let (e, mut t) = workspace(&env);
+        let more = env.br(&["create", "Task 4", "--type", "task", "--json"]);
+        let v: Value = serde_json::from_str(&more).unwrap();
+        t.push(
+            v["id"]
+                .as_str()
+                .or(v[0]["id"].as_str())
+                .unwrap()
+                .to_string(),
+        );
+        (e, t)
+    };
+    fs::create_dir_all(root.join(".ralph")).unwrap();
+    fs::write(root.join(".ralph/prompt.md"), "Do the first open step.\n").unwrap();
+    git(&env, &root, &["add", "-A"]);
+    git(&env, &root, &["commit", "-qm", "start"]);
+    let spec = |name: &str, a: &str, b: &str| -> PathBuf {
+        let p = env.tmp.path().join(format!("spec-{name}.md"));
+        fs::write(
+            &p,
+            format!("# {name}\n\n- [ ] **1** first [{a}]\n- [ ] **2** second [{b}]\n"),
+        )
+        .unwrap();
+        p
+    };
+    let (spec_a, spec_b) = (spec("a", &t[0], &t[1]), spec("b", &t[2], &t[3]));
+    // Four sessions, two a loop; each shows its tool call, then takes a
+    // moment, so both loops are seen running.
+    for _ in 0..4 {
+        env.api.session([
+            Reply::bash(STEP),
+            Reply::Stall(Duration::from_secs(2)),
+            Reply::text("Step done."),
+        ]);
+    }
+    let claude = claude_bin();
+    let claude = claude.to_str().unwrap();
+    let t0 = Instant::now();
+    let a = spawn(
+        &env,
+        &[
+            "loop",
+            "--worktree",
+            "a",
+            "--spec",
+            spec_a.to_str().unwrap(),
+            "--max-iterations",
+            "4",
+            "--claude",
+            claude,
+        ],
+    );
+    let b = spawn(
+        &env,
+        &[
+            "loop",
+            "--worktree",
+            "b",
+            "--spec",
+            spec_b.to_str().unwrap(),
+            "--max-iterations",
+            "4",
+            "--claude",
+            claude,
+        ],
+    );
+    let wt = |n: &str| {
+        root.parent()
+            .unwrap()
+            .join("project.ralph-worktrees")
+            .join(n)
+    };
+    let (wa, wb) = (wt("a"), wt("b"));
+
+    // Both visible from the main checkout while they run.
+    let running_both = || {
+        let out = env
+            .ralph()
+            .args(["status", "--all", "--json"])
+            .cmd
+            .output()
+            .unwrap();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        let running: Vec<&str> = v
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|l| !l["running"].is_null())
+            .filter_map(|l| l["name"].as_str())
+            .collect();
+        running.contains(&"a") && running.contains(&"b")
+    };
+    assert!(
+        eventually(Duration::from_secs(60), running_both),
+        "status --all never showed both loops running"
+    );
+
+    // Follow loop a from elsewhere: its tool lines arrive while it runs.
+    let mut follow = env
+        .command(ralph_bin())
+        .args(["logs", "-f", "--worktree", "a"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let seen: Arc<Mutex<Vec<(Duration, String)>>> = Arc::default();
+    let reader = {
+        let (seen, out) = (seen.clone(), follow.stdout.take().unwrap());
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                seen.lock().unwrap().push((t0.elapsed(), line));
+            }
+        })
+    };
+    // A second loop in the same worktree is refused; one in the main
+    // checkout runs beside them.
+    env.ralph()
+        .env("PATH", env.path_with_br())
+        .args(["loop", "--worktree", "a", "--claude", claude])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("another loop is already running"));
+    let idle = stand_in(&env, "idle-claude", "sleep 6401");
+    let main_loop = spawn(&env, &["loop", "--claude", idle.to_str().unwrap()]);
+    assert!(
+        eventually(Duration::from_secs(30), || crate::run_loop::processes_with(
+            "sleep 6401"
+        )
+        .len()
+            == 1),
+        "the main checkout's loop did not start beside the worktree loops"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(main_loop.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    assert_eq!(
+        wait_output(main_loop, Duration::from_secs(30))
+            .status
+            .code(),
+        Some(130)
+    );
+
+    let out_a = wait_output(a, Duration::from_secs(180));
+    let a_done = t0.elapsed();
+    let out_b = wait_output(b, Duration::from_secs(180));
+    for (name, out) in [("a", &out_a), ("b", &out_b)] {
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "loop {name}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains(&format!("The work is on branch ralph/{name}")),
+            "{stdout}"
+        );
+    }
+    let _ = wait_output(follow, Duration::from_secs(30));
+    reader.join().unwrap();
+    let seen = seen.lock().unwrap();
+    let first_tool = seen.iter().find(|(_, l)| l.contains("→ Bash: line=$(grep"));
+    assert!(
+        first_tool.is_some_and(|(at, _)| *at < a_done),
+        "logs -f showed no tool line while loop a ran: {seen:?}"
+    );
+
+    // Each loop's commits are on its own branch; main has none of them.
+    let log = |r: &str| git(&env, &root, &["log", "--format=%s", r]);
+    assert!(
+        log("ralph/a").contains(&format!("step {}", t[0]))
+            && log("ralph/a").contains(&format!("step {}", t[1]))
+    );
+    assert!(
+        log("ralph/b").contains(&format!("step {}", t[2]))
+            && log("ralph/b").contains(&format!("step {}", t[3]))
+    );
+    assert!(!log("ralph/a").contains(&format!("step {}", t[2])));
+    assert_eq!(log("main").trim(), "start", "no session committed on main");
+
+    // Every session ran in its own worktree, and each hook ended only its
+    // own loop's sessions.
+    for dir in [&wa, &wb] {
+        let recs = records(dir);
+        assert_eq!(recs.len(), 2, "{}", dir.display());
+        for r in &recs {
+            let sid = r["session_id"].as_str().unwrap();
+            // Claude Code's own account of where the session ran: the
+            // `cwd` of its stream's init event.
+            let stream = fs::read_to_string(r["stream_file"].as_str().unwrap()).unwrap();
+            let init: Value = serde_json::from_str(stream.lines().next().unwrap()).unwrap();
+            assert_eq!(
+                init["cwd"].as_str(),
+                Some(dir.to_str().unwrap()),
+                "session {sid} ran elsewhere: {init}"
+            );
+        }
+        let pids: Vec<u64> = recs.iter().map(|r| r["pid"].as_u64().unwrap()).collect();
+        let hooked = hook_pids(dir);
+        assert!(
+            !hooked.is_empty() && hooked.iter().all(|p| pids.contains(p)),
+            "{hooked:?} vs {pids:?}"
+        );
+    }
+
+    // The tasks both loops closed are closed in the tracker the user sees.
+    let list: Value =
+        serde_json::from_str(&env.br(&["list", "--all", "--limit", "0", "--json"])).unwrap();
+    for id in &t {
+        let issue = list["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["id"].as_str() == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("{id} not in {list}"));
+        assert_eq!(issue["status"], "closed", "{issue}");
+    }
+
+    // Removal: refused while the branch has commits on no other branch.
+    env.ralph()
+        .args(["worktree", "remove", "a"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("commit(s) on no other branch"));
+    // (The main checkout's own loop made its .ralph/.gitignore: commit it,
+    // as a user would, or the merge would refuse to overwrite it.)
+    git(&env, &root, &["add", ".ralph/.gitignore"]);
+    git(&env, &root, &["commit", "-qm", "ralph's ignore file"]);
+    git(&env, &root, &["merge", "-q", "--no-edit", "ralph/a"]);
+    env.ralph()
+        .args(["worktree", "remove", "a"])
+        .assert()
+        .success();
+    assert!(!wa.exists());
+    env.ralph()
+        .args(["worktree", "list"])
+        .assert()
+        .success()
+        .stdout(
+            predicates::str::contains("ralph/b").and(predicates::str::contains("ralph/a").not()),
+        );
+}
