@@ -326,3 +326,100 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
             predicates::str::contains("ralph/b").and(predicates::str::contains("ralph/a").not()),
         );
 }
+
+#[test]
+fn logs_render_a_saved_session_and_worktree_remove_guards_the_work() {
+    let env = crate::run_loop::project();
+    let text = serde_json::json!({"type": "assistant", "message": {"model": "m", "content": [
+        {"type": "text", "text": "Working on it."},
+        {"type": "tool_use", "name": "Bash", "input": {"command": "cargo test"}}
+    ]}});
+    let claude = stand_in(
+        &env,
+        "talker",
+        &format!(
+            "echo x >> work.txt\necho '{text}'\necho '{}'",
+            crate::run_loop::RESULT
+        ),
+    );
+    let claude = claude.to_str().unwrap();
+    env.ralph()
+        .args([
+            "loop",
+            "--worktree",
+            "w",
+            "--max-iterations",
+            "2",
+            "--claude",
+            claude,
+        ])
+        .assert()
+        .code(4);
+    // The latest session, as the loop showed it; plain through a pipe.
+    let out = env
+        .ralph()
+        .args(["logs", "--worktree", "w"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(
+        out.contains("session 2")
+            && out.contains("Working on it.")
+            && out.contains("→ Bash: cargo test"),
+        "{out}"
+    );
+    assert!(!out.contains('\u{1b}'), "{out}");
+    env.ralph()
+        .args(["logs", "--worktree", "w", "--session", "9"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no such session"));
+    env.ralph()
+        .args(["logs", "-f", "--worktree", "w"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("no loop is running"));
+
+    // Uncommitted work in the worktree: kept unless --force.
+    let wt = env
+        .project
+        .parent()
+        .unwrap()
+        .join("project.ralph-worktrees/w");
+    assert!(
+        wt.join("work.txt").exists(),
+        "the sessions worked in the worktree"
+    );
+    assert!(
+        !env.project.join("work.txt").exists(),
+        "and not in the checkout"
+    );
+    env.ralph()
+        .args(["worktree", "remove", "w"])
+        .assert()
+        .code(1)
+        .stderr(
+            predicate::str::contains("uncommitted changes")
+                .and(predicate::str::contains("work.txt")),
+        );
+    assert!(wt.exists());
+    env.ralph()
+        .args(["worktree", "remove", "w", "--force"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Removed worktree"));
+    assert!(!wt.exists());
+    env.ralph()
+        .args(["worktree", "remove", "nope"])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("there is no worktree nope"));
+    env.ralph()
+        .args(["loop", "--worktree", "../evil"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--worktree"));
+}
