@@ -5,7 +5,7 @@ use clap_complete::Shell;
 use super::Run;
 use crate::exit::ExitStatus;
 
-/// Print a shell completion script for ralph.
+/// Print a shell completion script for ralph
 ///
 /// bash: ralph completions bash > ~/.local/share/bash-completion/completions/ralph
 /// zsh:  ralph completions zsh > ~/.zfunc/_ralph   (with fpath+=~/.zfunc in ~/.zshrc)
