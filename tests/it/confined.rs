@@ -43,17 +43,43 @@ fn project() -> (TestEnv, Vec<String>) {
     (env, t)
 }
 
-/// One step from inside a confined session: edit a file with the Write
-/// tool's way (a shell redirect here), check the box, close the task, commit
-/// everything (`git add -A`: the sandbox's placeholders must not break it).
-fn step(n: usize, task: &str, last: bool) -> Vec<Reply> {
-    let mut cmd = format!(
-        "echo 'step {n}' >> work.txt && sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && br close {task} && git add -A && git commit -qm 'step {n}'"
-    );
-    if last {
-        cmd.push_str(" && ralph complete -m 'all three steps'");
+/// One step from inside a confined session, whichever is next: write a
+/// file, check the first open box, close its task, commit everything (`git
+/// add -A`: the sandbox's placeholders must not break it), and `ralph
+/// complete` once no box is open.
+const STEP: &str = "line=$(grep -m1 -e '- \\[ \\]' .ralph/spec.md); id=${line##*[}; id=${id%]}; \
+echo \"$id\" >> work.txt && sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && br close \"$id\" && \
+git add -A && git commit -qm \"step $id\" && \
+if ! grep -q -e '- \\[ \\]' .ralph/spec.md; then ralph complete -m 'all three steps'; fi";
+
+fn step() -> Vec<Reply> {
+    vec![Reply::bash(STEP), Reply::text("Step done.")]
+}
+
+/// What the tools of every session of the last run answered with an error:
+/// the evidence when a confined step did not go through.
+fn tool_errors(env: &TestEnv) -> String {
+    let dir = crate::run_loop::run_dir(env);
+    let mut out = String::new();
+    let mut files: Vec<_> = fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for f in files.iter().filter(|f| {
+        f.to_string_lossy().ends_with(".jsonl") && f.to_string_lossy().contains("session-")
+    }) {
+        for line in fs::read_to_string(f).unwrap_or_default().lines() {
+            if line.contains("\"is_error\":true") && line.contains("tool_result") {
+                out.push_str(&format!(
+                    "{}: {}\n",
+                    f.file_name().unwrap().to_string_lossy(),
+                    &line[..line.len().min(1500)]
+                ));
+            }
+        }
     }
-    vec![Reply::bash(cmd), Reply::text(format!("Step {n} done."))]
+    out
 }
 
 fn confined_loop(env: &TestEnv) -> crate::support::Ralph {
@@ -66,8 +92,8 @@ fn confined_loop(env: &TestEnv) -> crate::support::Ralph {
 #[test]
 fn a_three_step_spec_completes_confined() {
     let (env, t) = project();
-    for (i, task) in t.iter().enumerate() {
-        env.api.session(step(i + 1, task, i == 2));
+    for _ in 0..3 {
+        env.api.session(step());
     }
     let out = confined_loop(&env).assert().get_output().clone();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -75,7 +101,7 @@ fn a_three_step_spec_completes_confined() {
         out.status.code(),
         Some(0),
         "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        tool_errors(&env)
     );
     assert!(
         stdout.contains("complete: all 3 steps done · 3 iteration(s)"),
@@ -83,7 +109,7 @@ fn a_three_step_spec_completes_confined() {
     );
     assert_eq!(
         fs::read_to_string(env.project.join("work.txt")).unwrap(),
-        "step 1\nstep 2\nstep 3\n"
+        format!("{}\n{}\n{}\n", t[0], t[1], t[2])
     );
     let closed = env.br(&["list", "--all", "--json"]);
     for task in &t {
@@ -119,13 +145,22 @@ fn writes_outside_the_project_are_refused_and_the_loop_carries_on() {
             }),
         },
     ];
-    first.extend(step(1, &t[0], false));
+    first.extend(step());
     env.api.session(first);
-    env.api.session(step(2, &t[1], false));
-    env.api.session(step(3, &t[2], true));
+    // Two sessions for the other two steps, and one spare: a step that does
+    // not go through is taken up again by the next session, as in a real
+    // loop (the failure shows in the assertion message).
+    for _ in 0..3 {
+        env.api.session(step());
+    }
     let out = confined_loop(&env).assert().get_output().clone();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}\n{}",
+        tool_errors(&env)
+    );
     for p in [
         home_escape.as_path(),
         std::path::Path::new(&tmp_escape),
@@ -139,6 +174,16 @@ fn writes_outside_the_project_are_refused_and_the_loop_carries_on() {
         );
     }
     assert!(stdout.contains("complete: all 3 steps done"), "{stdout}");
+    let list: serde_json::Value =
+        serde_json::from_str(&env.br(&["list", "--all", "--limit", "0", "--json"])).unwrap();
+    for id in &t {
+        let closed = list["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["id"].as_str() == Some(id.as_str()) && i["status"] == "closed");
+        assert!(closed, "{id} not closed: {list}");
+    }
 }
 
 #[test]

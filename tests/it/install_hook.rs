@@ -288,11 +288,12 @@ fn the_hook_names_the_stable_path_the_user_runs_not_its_versioned_target() {
     let settings = env.tmp.path().join("settings.json");
     let command = || stop_commands(&json(&settings))[0].clone();
 
-    env.command(bin.join("ralph"))
-        .args(["install-hook", "--settings"])
-        .arg(&settings)
-        .output()
-        .unwrap();
+    let out = crate::support::output_of_fresh_binary(
+        env.command(bin.join("ralph"))
+            .args(["install-hook", "--settings"])
+            .arg(&settings),
+    );
+    assert!(out.status.success(), "{out:?}");
     assert_eq!(
         command(),
         format!("{} hook stop", bin.join("ralph").display())
@@ -300,13 +301,12 @@ fn the_hook_names_the_stable_path_the_user_runs_not_its_versioned_target() {
 
     // Run by name, found on PATH: the same stable link.
     fs::remove_file(&settings).unwrap();
-    let out = env
-        .command("ralph")
-        .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-        .args(["install-hook", "--settings"])
-        .arg(&settings)
-        .output()
-        .unwrap();
+    let out = crate::support::output_of_fresh_binary(
+        env.command("ralph")
+            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
+            .args(["install-hook", "--settings"])
+            .arg(&settings),
+    );
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
         command(),

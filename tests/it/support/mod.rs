@@ -423,6 +423,24 @@ pub fn reset_signals_here() {
     });
 }
 
+/// `cmd.output()` for a binary this test has just copied: another thread's
+/// fork can still hold the copy open for writing for a moment, and exec then
+/// fails with "Text file busy". Retried for up to 5 s.
+pub fn output_of_fresh_binary(cmd: &mut Command) -> Output {
+    let t0 = Instant::now();
+    loop {
+        match cmd.output() {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::ExecutableFileBusy
+                    && t0.elapsed() < Duration::from_secs(5) =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            other => return other.unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}")),
+        }
+    }
+}
+
 /// Run a command with `input` on stdin, killing it after `limit`.
 pub fn run_with_stdin(mut c: Command, input: &str, limit: Duration) -> Output {
     c.stdin(Stdio::piped())
