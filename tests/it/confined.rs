@@ -118,6 +118,9 @@ fn a_three_step_spec_completes_confined() {
     let recs = records(&env);
     assert!(recs.iter().all(|r| r["confined"] == true), "{recs:?}");
     assert_eq!(summary(&env)["confined"], true);
+    env.ralph().arg("status").assert().success().stdout(
+        predicate::str::contains("3 iteration(s)").and(predicate::str::contains(", confined")),
+    );
     // The sessions were asked to run without skip-permissions, sandboxed.
     let requests = env.api.turns();
     assert!(!requests.is_empty());

@@ -103,17 +103,17 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
     // Every box checked, so only the gate can refuse.
     fs::write(env.project.join(".ralph/spec.md"), "- [x] **1** done\n").unwrap();
     git(&env, &["commit", "-qam", "all checked"]);
-    // Each session changes something and writes COMPLETE by hand.
-    let claude = stand_in(
-        &env,
-        "hand-completer",
-        &format!(
-            "echo x >> work.txt\nprintf 'done, trust me\\n' > .ralph/COMPLETE\necho '{RESULT}'"
-        ),
-    );
+    // Each session (the real client) changes something and writes COMPLETE
+    // by hand, past `ralph complete`.
+    for _ in 0..3 {
+        env.api.session([
+            Reply::bash("echo x >> work.txt && printf 'done, trust me\\n' > .ralph/COMPLETE"),
+            Reply::text("All done, trust me."),
+        ]);
+    }
     env.ralph()
         .args(["loop", "--gate", "echo the build is broken >&2; exit 7", "--claude"])
-        .arg(&claude)
+        .arg(crate::support::claude_bin())
         .assert()
         .code(1)
         .stdout(
@@ -141,7 +141,7 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
     fs::write(env.project.join(".ralph/COMPLETE"), "done by hand\n").unwrap();
     env.ralph()
         .args(["loop", "--gate", "true", "--claude"])
-        .arg(&claude)
+        .arg(crate::support::claude_bin())
         .assert()
         .code(0)
         .stdout(
