@@ -273,3 +273,18 @@ fn bench_confined_overhead_per_session() {
         confined / plain
     );
 }
+
+#[test]
+fn ralph_waiting_works_from_inside_a_confined_session() {
+    let (env, _) = project();
+    env.api.session([
+        Reply::bash("ralph waiting --reason 'the staging password is needed'"),
+        Reply::text("Asked for help."),
+    ]);
+    confined_loop(&env)
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "waiting for a human: the staging password is needed",
+        ));
+}
