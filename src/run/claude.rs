@@ -36,7 +36,8 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
             args.extend(["--permission-mode".to_string(), "acceptEdits".to_string()]);
             args.extend([
                 "--settings".to_string(),
-                crate::run::confine::settings(c).to_string(),
+                crate::run::confine::settings(c, &handoff::session_token(&who.run.id, who.session))
+                    .to_string(),
             ]);
         }
         None if s.permission_mode == "bypassPermissions" => {

@@ -24,8 +24,14 @@ pub struct Confinement {
     pub allow_domains: Vec<String>,
 }
 
-/// The `--settings` document of a confined session.
-pub fn settings(c: &Confinement) -> Value {
+/// The `--settings` document of a confined session. `token` makes it the
+/// session's own: Claude Code 2.1.330 keeps inline settings in
+/// `/tmp/claude-<uid>/claude-settings-<hash of the text>.json` and binds that
+/// file into every sandboxed command; two sessions with the same text share
+/// the file, and the first to exit deletes it, after which every Bash call
+/// of the other fails ("bwrap: Can't find source path ..."). Observed with
+/// two confined loops at once.
+pub fn settings(c: &Confinement, token: &str) -> Value {
     let mut sandbox = json!({
         "enabled": true,
         "autoAllowBashIfSandboxed": true,
@@ -41,6 +47,8 @@ pub fn settings(c: &Confinement) -> Value {
         // Without it Claude Code's own command checks refuse ordinary shell
         // (`X=1; echo $X`, loops, `$(...)`) even inside the sandbox.
         "permissions": { "allow": ["Bash"] },
+        // The value the session already has in its environment.
+        "env": { crate::handoff::env::SESSION_TOKEN: token },
     })
 }
 
@@ -156,10 +164,13 @@ mod tests {
 
     #[test]
     fn the_settings_close_every_way_out() {
-        let s = settings(&Confinement {
-            allow_write: vec!["~/.cargo/registry".into()],
-            allow_domains: vec!["crates.io".into()],
-        });
+        let s = settings(
+            &Confinement {
+                allow_write: vec!["~/.cargo/registry".into()],
+                allow_domains: vec!["crates.io".into()],
+            },
+            "run-1",
+        );
         assert_eq!(s["sandbox"]["enabled"], true);
         assert_eq!(s["sandbox"]["failIfUnavailable"], true);
         assert_eq!(s["sandbox"]["allowUnsandboxedCommands"], false);
@@ -170,7 +181,13 @@ mod tests {
         );
         assert_eq!(s["sandbox"]["network"]["allowedDomains"][0], "crates.io");
         assert_eq!(s["permissions"]["allow"][0], "Bash");
-        let none = settings(&Confinement::default());
+        assert_eq!(s["env"]["RALPH_SESSION_TOKEN"], "run-1");
+        assert_ne!(
+            settings(&Confinement::default(), "run-1").to_string(),
+            settings(&Confinement::default(), "run-2").to_string(),
+            "each session's text is its own"
+        );
+        let none = settings(&Confinement::default(), "x");
         assert_eq!(none["sandbox"]["network"]["allowedDomains"], json!([]));
         assert!(none["sandbox"].get("filesystem").is_none());
     }
