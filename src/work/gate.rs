@@ -219,9 +219,15 @@ fn run_one(
         .env_remove(crate::handoff::env::LOOP)
         .spawn()
         .with_context(|| format!("cannot run the gate command `{cmd}`"))?;
+    // The whole output goes to the log as it comes; the tail stays in memory.
+    let mut whole = log.as_mut().and_then(|f| f.try_clone().ok());
     let pump = std::thread::spawn(move || {
         let mut tail: VecDeque<String> = VecDeque::new();
         for line in BufReader::new(reader).split(b'\n').map_while(Result::ok) {
+            if let Some(f) = whole.as_mut() {
+                let _ = f.write_all(&line);
+                let _ = f.write_all(b"\n");
+            }
             let line = String::from_utf8_lossy(&line).into_owned();
             if tail.len() == TAIL {
                 tail.pop_front();
@@ -263,11 +269,6 @@ fn run_one(
     let tail = pump.join().unwrap_or_default();
     if tty {
         crate::output::out_lossy(format_args!("\r\x1b[2K"));
-    }
-    if let Some(f) = log.as_mut() {
-        for l in &tail {
-            let _ = writeln!(f, "{l}");
-        }
     }
     Ok((status.code(), tail, interrupted, timed_out))
 }
@@ -428,10 +429,11 @@ mod tests {
         assert_eq!(v.tail.len(), TAIL);
         assert_eq!(v.tail.last().map(String::as_str), Some("the error"));
         assert!(!dir.path().join("never").exists());
+        let whole = std::fs::read_to_string(&log).unwrap();
+        assert!(whole.contains("$ echo one\none\n"), "{whole}");
         assert!(
-            std::fs::read_to_string(&log)
-                .unwrap()
-                .contains("$ echo one")
+            whole.contains("\n1\n2\n3\n"),
+            "the whole output, not only its tail"
         );
         let text = feedback(&v);
         assert!(text.contains("`seq 1 100; echo 'the error' >&2; exit 3` failed (exit status 3)"));
