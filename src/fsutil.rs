@@ -235,6 +235,10 @@ pub fn create_new(path: &Path) -> std::io::Result<File> {
 /// below what would hurt. A repository decides what these paths are.
 pub const READ_CAP: u64 = 8 << 20;
 
+/// The most ralph reads of its own run files (records, hook log, state),
+/// which grow with a run.
+pub const RUN_FILE_CAP: u64 = 64 << 20;
+
 /// Read a text file that may not exist yet, bounded: it must be a regular
 /// file (or a symlink to one) of at most `READ_CAP` bytes. A FIFO, a device
 /// or a folder is refused without blocking on it.
@@ -246,10 +250,6 @@ pub fn read_optional_capped(path: &Path, cap: u64) -> Result<Option<String>> {
     let Some(bytes) = read_bytes_capped(path, cap)? else {
         return Ok(None);
     };
-    if bytes.starts_with(&[0xEF, 0xBB, 0xBF]) && std::str::from_utf8(&bytes[3..]).is_ok() {
-        // Kept as is: the caller says what a byte-order mark means for it.
-        return Ok(Some(String::from_utf8(bytes).expect("checked")));
-    }
     let text = String::from_utf8(bytes).map_err(|e| {
         anyhow::anyhow!(
             "{} is not UTF-8 text (invalid byte at offset {})",

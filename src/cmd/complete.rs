@@ -72,7 +72,7 @@ impl Run for Complete {
             errln!(
                 "ralph complete: the spec and tracker agree; running the project's checks (the gate)"
             );
-            let v = gate::run(&gate, &project.root, None, &|| false)?;
+            let v = gate::run(&gate, &project.root, None, &|| 0)?;
             gate::hand_over(&project, &v)?;
             if !v.passed {
                 blockers.push(format!(

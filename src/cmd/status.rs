@@ -114,24 +114,16 @@ fn all_loops(json_out: bool) -> Result<ExitStatus> {
 /// loop was killed before writing one, what its records and saved state say.
 pub fn last_run(project: &Project) -> Option<Value> {
     let running = runlock::running(&project.lock()).map(|l| l.run_id);
-    let mut ids: Vec<String> = std::fs::read_dir(project.runs())
-        .ok()?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    ids.sort();
-    ids.iter().rev().find_map(|id| {
-        if running.as_deref() == Some(id.as_str()) {
+    RunDir::all(&project.runs()).into_iter().rev().find_map(|run| {
+        if running.as_deref() == Some(run.id.as_str()) {
             return None;
         }
-        let run = RunDir::open(&project.runs(), id);
         if let Some(s) = run.summary() {
             return serde_json::to_value(s).ok();
         }
         let saved = run.state()?;
         Some(json!({
-            "run_id": id,
+            "run_id": run.id,
             "outcome": Outcome::EndedAbnormally,
             "reason": "the loop was killed; its sessions were not all cleaned up yet (the next `ralph loop` does that; `ralph loop --resume` goes on with the run)",
             "iterations": saved.state.iteration,

@@ -70,10 +70,6 @@ impl Ladder {
         let _ = self.target.send(Signal::SIGKILL);
         self.next = STEPS.len();
     }
-
-    pub fn last_sent(&self) -> Option<Signal> {
-        self.next.checked_sub(1).map(|i| STEPS[i])
-    }
 }
 
 /// Climb the ladder for each of `targets` together, until `alive` says each
@@ -107,4 +103,53 @@ pub fn end_all(
         }
     }
     last
+}
+
+/// How a supervised child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// By itself.
+    Exited,
+    /// Its deadline passed; the ladder ended it.
+    TimedOut,
+    /// A stop request came; the ladder ended it (a second one: SIGKILL).
+    Stopped,
+}
+
+/// Wait for `child`, ending `target` (the child, or its group) through the
+/// ladder when `deadline` passes or the first stop request arrives, and at
+/// once on the second. `stops` counts the stop requests so far.
+pub fn supervise(
+    child: &mut std::process::Child,
+    target: Target,
+    deadline: Option<Instant>,
+    stops: &dyn Fn() -> u32,
+) -> std::io::Result<(std::process::ExitStatus, Ended)> {
+    let mut ended = Ended::Exited;
+    let mut ladder: Option<Ladder> = None;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok((status, ended));
+        }
+        let n = stops();
+        match ladder.as_mut() {
+            Some(l) if n >= 2 => l.kill_now(),
+            Some(l) => l.tick(),
+            None if n >= 2 => {
+                ended = Ended::Stopped;
+                Ladder::start(target).kill_now();
+                return Ok((child.wait()?, ended));
+            }
+            None if n >= 1 => {
+                ended = Ended::Stopped;
+                ladder = Some(Ladder::start(target));
+            }
+            None if deadline.is_some_and(|d| Instant::now() >= d) => {
+                ended = Ended::TimedOut;
+                ladder = Some(Ladder::start(target));
+            }
+            None => {}
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

@@ -70,10 +70,9 @@ pub fn unavailable(find: impl Fn(&str) -> bool) -> Option<String> {
         .collect();
     (!missing.is_empty()).then(|| {
         format!(
-            "Claude Code's sandbox needs {} on Linux, and {} not found: install them \
+            "Claude Code's sandbox needs bwrap and socat on Linux, and {} not found: install them \
              (Debian/Ubuntu: apt-get install bubblewrap socat; Fedora: dnf install bubblewrap socat; \
              Arch: pacman -S bubblewrap socat)",
-            "bwrap and socat",
             missing.join(" and ")
         )
     })

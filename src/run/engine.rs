@@ -736,8 +736,8 @@ mod tests {
         // During a limit wait.
         let a = step(&mut s, &l, Event::Waited { stop: sig() });
         assert_eq!(stopped(&a), Some(Outcome::Interrupted), "while waiting");
-        // A stop request wins over a completed gate in the same session? No:
-        // an interrupted session's COMPLETE is checked at the next start.
+        // An interrupted session stops the loop even when its COMPLETE would
+        // hold; the COMPLETE is checked when the loop next starts.
         let a = step(
             &mut s,
             &l,

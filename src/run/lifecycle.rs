@@ -8,11 +8,10 @@
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
-use std::time::Duration;
 
 use crate::handoff::env;
 use crate::output::err_lossy as err;
-use crate::procs::ladder::{Ladder, Target};
+use crate::procs::ladder::{Ended, Target, supervise};
 use crate::run::session::signals_received;
 
 #[derive(Debug)]
@@ -73,24 +72,10 @@ fn run_one(cmd: &str, f: &Facts) -> Ran {
         Err(e) => return Ran::CannotRun(e),
     };
     let group = Target::Group(child.id());
-    let mut ladder: Option<Ladder> = None;
-    loop {
-        match child.try_wait() {
-            Ok(Some(st)) if ladder.is_some() => {
-                let _ = st;
-                return Ran::Interrupted;
-            }
-            Ok(Some(st)) if st.success() => return Ran::Ok,
-            Ok(Some(st)) => return Ran::Failed(st),
-            Ok(None) => {}
-            Err(e) => return Ran::CannotRun(e),
-        }
-        match ladder.as_mut() {
-            None if signals_received() > 0 => ladder = Some(Ladder::start(group)),
-            Some(l) if signals_received() >= 2 => l.kill_now(),
-            Some(l) => l.tick(),
-            None => {}
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    match supervise(&mut child, group, None, &signals_received) {
+        Ok((_, Ended::Stopped)) => Ran::Interrupted,
+        Ok((st, _)) if st.success() => Ran::Ok,
+        Ok((st, _)) => Ran::Failed(st),
+        Err(e) => Ran::CannotRun(e),
     }
 }

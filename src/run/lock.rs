@@ -162,12 +162,6 @@ pub fn running(path: &Path) -> Option<LockInfo> {
         .then_some(info)
 }
 
-/// A record left by a loop that is no longer running (killed, or crashed).
-pub fn abandoned(path: &Path) -> Option<LockInfo> {
-    let info = read(path)?;
-    (!ProcReader::new().is_alive(info.pid, info.start_time)).then_some(info)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -41,16 +41,22 @@ impl RunDir {
         }
     }
 
-    /// The newest run folder under `runs`, if any.
-    pub fn latest(runs: &Path) -> Option<RunDir> {
+    /// Every run folder under `runs`, oldest first (ids sort by time).
+    pub fn all(runs: &Path) -> Vec<RunDir> {
         let mut ids: Vec<String> = fs::read_dir(runs)
-            .ok()?
+            .into_iter()
+            .flatten()
             .filter_map(|e| e.ok())
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         ids.sort();
-        ids.pop().map(|id| RunDir::open(runs, &id))
+        ids.iter().map(|id| RunDir::open(runs, id)).collect()
+    }
+
+    /// The newest run folder under `runs`, if any.
+    pub fn latest(runs: &Path) -> Option<RunDir> {
+        RunDir::all(runs).pop()
     }
 
     pub fn stream_file(&self, session: u32) -> PathBuf {
@@ -114,7 +120,7 @@ impl RunDir {
 
 /// One of the run's own files, bounded like every read from a project.
 fn read_text(path: &Path) -> Option<String> {
-    crate::fsutil::read_optional_capped(path, 64 << 20)
+    crate::fsutil::read_optional_capped(path, crate::fsutil::RUN_FILE_CAP)
         .ok()
         .flatten()
 }

@@ -45,7 +45,7 @@ use nix::sys::signal::{self, SigHandler, Signal};
 use nix::unistd::Pid;
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
-use crate::procs::ladder::{Ladder, Target};
+use crate::procs::ladder::{self, Target, supervise};
 use crate::run::engine::Ending;
 use crate::run::stream::{self, Shown};
 
@@ -235,36 +235,13 @@ impl Running {
         } else {
             Target::Pid(self.pid)
         };
-        let mut ending = Ending::Exited;
-        let mut ladder: Option<Ladder> = None;
-        let status = loop {
-            if let Some(s) = self.child.try_wait()? {
-                break Some(s);
-            }
-            let sigs = signals_received();
-            if sigs >= 2 {
-                match ladder.as_mut() {
-                    Some(l) => l.kill_now(),
-                    None => Ladder::start(target).kill_now(),
-                }
-                ending = Ending::Interrupted;
-                break Some(self.child.wait()?);
-            }
-            let timed_out = self.deadline.is_some_and(|d| Instant::now() >= d);
-            match ladder.as_mut() {
-                None if sigs >= 1 || timed_out => {
-                    ending = if sigs >= 1 {
-                        Ending::Interrupted
-                    } else {
-                        Ending::TimedOut
-                    };
-                    ladder = Some(Ladder::start(target));
-                }
-                Some(l) => l.tick(),
-                None => {}
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        let (status, ended) = supervise(&mut self.child, target, self.deadline, &signals_received)?;
+        let ending = match ended {
+            ladder::Ended::Exited => Ending::Exited,
+            ladder::Ended::TimedOut => Ending::TimedOut,
+            ladder::Ended::Stopped => Ending::Interrupted,
         };
+        let status = Some(status);
         let leftovers = end_leftovers(&self.token, self.pid);
         let stream = match self.reader {
             Some(h) => h.join().unwrap_or_default(),
@@ -380,26 +357,12 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
         left.retain(|&pid| procs.is_running(pid));
         std::thread::sleep(Duration::from_millis(10));
     }
-    let targets: Vec<Target> = left
-        .iter()
-        .chain(&victims)
-        .map(|&p| Target::Pid(p))
-        .collect();
-    let start: Vec<(u32, u64)> = left
+    let exact: Vec<(u32, u64)> = left
         .iter()
         .chain(&victims)
         .filter_map(|&p| procs.get_basic(p).map(|i| (p, i.start_time)))
         .collect();
-    crate::procs::ladder::end_all(
-        &targets,
-        |t| {
-            let Target::Pid(pid) = *t else { return false };
-            start
-                .iter()
-                .any(|&(p, st)| p == pid && procs.is_alive(p, st))
-        },
-        reap,
-    );
+    end_exactly(&exact);
     reap();
     victims
         .into_iter()
@@ -456,18 +419,25 @@ pub fn end_run_leftovers(run_id: &str, session: Option<(u32, u64)>) -> usize {
     {
         marked.push((pid, start));
     }
-    let targets: Vec<Target> = marked.iter().map(|&(p, _)| Target::Pid(p)).collect();
+    end_exactly(&marked);
+    marked.len()
+}
+
+/// End these processes through the ladder, each signalled only while its
+/// pid still has the start time it had when it was found.
+fn end_exactly(procs_found: &[(u32, u64)]) {
+    let mut procs = crate::procs::tree::ProcReader::new();
+    let targets: Vec<Target> = procs_found.iter().map(|&(p, _)| Target::Pid(p)).collect();
     crate::procs::ladder::end_all(
         &targets,
         |t| {
             let Target::Pid(pid) = *t else { return false };
-            marked
+            procs_found
                 .iter()
                 .any(|&(p, st)| p == pid && procs.is_alive(p, st))
         },
         reap,
     );
-    marked.len()
 }
 
 /// Collect exited orphans that were re-parented to the loop.

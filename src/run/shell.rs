@@ -105,9 +105,12 @@ impl Shell<'_> {
             .run
             .path
             .join(format!("gate-{:03}.log", saved.gate_runs));
-        let v = gate::run(gate, &self.project.root, Some(&log), &|| {
-            session::signals_received() > 0
-        })?;
+        let v = gate::run(
+            gate,
+            &self.project.root,
+            Some(&log),
+            &session::signals_received,
+        )?;
         gate::hand_over(self.project, &v)?;
         if !v.passed && !v.interrupted {
             self.ui.note(&format!(
@@ -406,7 +409,7 @@ impl Shell<'_> {
         let quit_by_user = s.interactive
             && ended.ending == engine::Ending::Exited
             && !crate::handoff::hook_ended(
-                &crate::fsutil::read_optional_capped(&run.hook_log(), 64 << 20)
+                &crate::fsutil::read_optional_capped(&run.hook_log(), crate::fsutil::RUN_FILE_CAP)
                     .ok()
                     .flatten()
                     .unwrap_or_default(),

@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{self, GateConfig};
-use crate::procs::ladder::{Ladder, Target};
+use crate::procs::ladder::{Ended, Target, supervise};
 use crate::work::project::Project;
 
 /// Lines of a failing command's output kept for the next session.
@@ -134,13 +134,13 @@ impl Verdict {
 
 /// Run the gate's commands in order in `cwd`, stopping at the first failure.
 /// Output goes to `log` (whole) and, on a terminal, to one line that shows
-/// the latest output as it comes. `stop` says whether the loop was asked to
-/// stop (then the running command is ended through the ladder).
+/// the latest output as it comes. `stops` counts the loop's stop requests
+/// (the running command is then ended through the ladder).
 pub fn run(
     gate: &Gate,
     cwd: &Path,
     log: Option<&Path>,
-    stop: &dyn Fn() -> bool,
+    stops: &dyn Fn() -> u32,
 ) -> Result<Verdict> {
     let t0 = Instant::now();
     let time = crate::timefmt::now();
@@ -158,7 +158,7 @@ pub fn run(
             let _ = writeln!(f, "$ {cmd}");
         }
         let (code, tail, interrupted, timed_out) =
-            run_one(cmd, cwd, gate.timeout, file.as_mut(), tty, stop)?;
+            run_one(cmd, cwd, gate.timeout, file.as_mut(), tty, stops)?;
         if code != Some(0) {
             let why = if interrupted {
                 "interrupted".to_string()
@@ -205,7 +205,7 @@ fn run_one(
     timeout: Duration,
     mut log: Option<&mut std::fs::File>,
     tty: bool,
-    stop: &dyn Fn() -> bool,
+    stops: &dyn Fn() -> u32,
 ) -> Result<Ran> {
     let (reader, writer) = std::io::pipe().context("cannot make a pipe for the gate")?;
     let mut child = Command::new("/bin/sh")
@@ -243,27 +243,14 @@ fn run_one(
         }
         tail.into_iter().collect::<Vec<_>>()
     });
-    let deadline = Instant::now().checked_add(timeout);
-    let mut ladder: Option<Ladder> = None;
-    let (mut interrupted, mut timed_out) = (false, false);
-    let status = loop {
-        if let Some(s) = child.try_wait()? {
-            break s;
-        }
-        match ladder.as_mut() {
-            Some(l) => l.tick(),
-            None if stop() => {
-                interrupted = true;
-                ladder = Some(Ladder::start(Target::Group(child.id())));
-            }
-            None if deadline.is_some_and(|d| Instant::now() >= d) => {
-                timed_out = true;
-                ladder = Some(Ladder::start(Target::Group(child.id())));
-            }
-            None => {}
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let target = Target::Group(child.id());
+    let (status, ended) = supervise(
+        &mut child,
+        target,
+        Instant::now().checked_add(timeout),
+        stops,
+    )?;
+    let (interrupted, timed_out) = (ended == Ended::Stopped, ended == Ended::TimedOut);
     // Whatever the command left running still holds the pipe: end its group.
     let _ = Target::Group(child.id()).send(nix::sys::signal::Signal::SIGKILL);
     let tail = pump.join().unwrap_or_default();
@@ -419,7 +406,7 @@ mod tests {
             max_failures: 3,
         };
         let log = dir.path().join("gate.log");
-        let v = run(&gate, dir.path(), Some(&log), &|| false).unwrap();
+        let v = run(&gate, dir.path(), Some(&log), &|| 0).unwrap();
         assert!(!v.passed);
         assert_eq!(
             v.failed.as_deref(),
@@ -450,7 +437,7 @@ mod tests {
             max_failures: 3,
         };
         let t0 = Instant::now();
-        let v = run(&gate, dir.path(), None, &|| false).unwrap();
+        let v = run(&gate, dir.path(), None, &|| 0).unwrap();
         assert_eq!(v.why.as_deref(), Some("timed out after 1s"));
         assert!(t0.elapsed() < Duration::from_secs(10));
     }
