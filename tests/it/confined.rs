@@ -9,20 +9,13 @@ use crate::run_loop::{records, summary};
 use crate::sentinels::workspace;
 use crate::support::{Reply, TestEnv, sandbox_tools};
 
-fn git(env: &TestEnv, args: &[&str]) {
-    let out = env.command("git").args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 /// A git project with a beads workspace, a three-step spec naming its tasks,
 /// and the Stop hook installed.
 fn project() -> (TestEnv, Vec<String>) {
     sandbox_tools();
     let env = TestEnv::new();
     env.ralph().args(["install-hook"]).assert().success();
-    git(&env, &["init", "-q"]);
-    git(&env, &["config", "user.email", "test@example.com"]);
-    git(&env, &["config", "user.name", "Test"]);
+    env.git_init();
     let (epic, t) = workspace(&env);
     fs::create_dir_all(env.project.join(".ralph")).unwrap();
     fs::write(
@@ -38,8 +31,8 @@ fn project() -> (TestEnv, Vec<String>) {
         "Do the first open step.\n",
     )
     .unwrap();
-    git(&env, &["add", "-A"]);
-    git(&env, &["commit", "-qm", "start"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "start"]);
     (env, t)
 }
 
@@ -82,6 +75,15 @@ fn tool_errors(env: &TestEnv) -> String {
     out
 }
 
+/// Run the confined loop, which must complete (exit 0); its stdout. A
+/// failure shows every tool error of the run.
+fn completes(env: &TestEnv) -> String {
+    let out = confined_loop(env).assert().get_output().clone();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{}", tool_errors(env));
+    stdout
+}
+
 fn confined_loop(env: &TestEnv) -> crate::support::Ralph {
     env.ralph()
         .env("PATH", env.path_with_br())
@@ -95,14 +97,7 @@ fn a_three_step_spec_completes_confined() {
     for _ in 0..3 {
         env.api.session(step());
     }
-    let out = confined_loop(&env).assert().get_output().clone();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        tool_errors(&env)
-    );
+    let stdout = completes(&env);
     assert!(
         stdout.contains("complete: all 3 steps done · 3 iteration(s)"),
         "{stdout}"
@@ -111,10 +106,7 @@ fn a_three_step_spec_completes_confined() {
         fs::read_to_string(env.project.join("work.txt")).unwrap(),
         format!("{}\n{}\n{}\n", t[0], t[1], t[2])
     );
-    let closed = env.br(&["list", "--all", "--json"]);
-    for task in &t {
-        assert!(closed.contains(task), "{closed}");
-    }
+    assert_eq!(env.not_closed(&t), Vec::<String>::new(), "tasks not closed");
     let recs = records(&env);
     assert!(recs.iter().all(|r| r["confined"] == true), "{recs:?}");
     assert_eq!(summary(&env)["confined"], true);
@@ -156,14 +148,7 @@ fn writes_outside_the_project_are_refused_and_the_loop_carries_on() {
     for _ in 0..3 {
         env.api.session(step());
     }
-    let out = confined_loop(&env).assert().get_output().clone();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        tool_errors(&env)
-    );
+    let stdout = completes(&env);
     for p in [
         home_escape.as_path(),
         std::path::Path::new(&tmp_escape),
@@ -177,16 +162,7 @@ fn writes_outside_the_project_are_refused_and_the_loop_carries_on() {
         );
     }
     assert!(stdout.contains("complete: all 3 steps done"), "{stdout}");
-    let list: serde_json::Value =
-        serde_json::from_str(&env.br(&["list", "--all", "--limit", "0", "--json"])).unwrap();
-    for id in &t {
-        let closed = list["issues"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|i| i["id"].as_str() == Some(id.as_str()) && i["status"] == "closed");
-        assert!(closed, "{id} not closed: {list}");
-    }
+    assert_eq!(env.not_closed(&t), Vec::<String>::new(), "tasks not closed");
 }
 
 #[test]
@@ -194,7 +170,7 @@ fn without_bubblewrap_confined_refuses_to_start_and_says_how_to_fix_it() {
     let env = TestEnv::new();
     fs::create_dir_all(env.project.join(".ralph")).unwrap();
     fs::write(env.project.join(".ralph/prompt.md"), "go\n").unwrap();
-    git(&env, &["init", "-q"]);
+    env.git(&["init", "-q"]);
     // A PATH with git but neither bwrap nor socat.
     let bin = env.tmp.path().join("bin-without-bwrap");
     fs::create_dir_all(&bin).unwrap();

@@ -10,11 +10,6 @@ use serde_json::Value;
 use crate::run_loop::{RESULT, project, ralph_loop, records, run_dir, stand_in, summary};
 use crate::support::{Reply, TestEnv};
 
-fn git(env: &TestEnv, args: &[&str]) {
-    let out = env.command("git").args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-}
-
 /// A project with one open step and a gate that passes once `fixed.txt`
 /// exists.
 fn one_step_with_gate(gate: &str) -> TestEnv {
@@ -29,8 +24,8 @@ fn one_step_with_gate(gate: &str) -> TestEnv {
         format!("[gate]\ncommands = [{gate:?}]\n"),
     )
     .unwrap();
-    git(&env, &["add", "-A"]);
-    git(&env, &["commit", "-qm", "one step, gated"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "one step, gated"]);
     env
 }
 
@@ -52,12 +47,7 @@ fn a_failing_gate_sends_the_work_back_and_the_next_session_fixes_it() {
     ]);
     let out = ralph_loop(&env)
         .args(["--max-iterations", "5"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8_lossy(&out);
+        .stdout_with(0);
     assert!(out.contains("the gate passed"), "{out}");
     assert!(
         out.contains("complete: all 1 steps done · 2 iteration(s)"),
@@ -84,15 +74,7 @@ fn a_failing_gate_sends_the_work_back_and_the_next_session_fixes_it() {
     );
     assert!(run_dir(&env).join("gate-001.log").exists());
     assert_eq!(summary(&env)["gate"]["passed"], true);
-    let status: Value = serde_json::from_slice(
-        &env.ralph()
-            .args(["status", "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    )
-    .unwrap();
+    let status: Value = env.ralph().args(["status", "--json"]).json_with(0);
     assert_eq!(status["gate"]["passed"], true, "{status}");
     assert!(status["gate"]["time"].is_string(), "{status}");
 }
@@ -102,7 +84,7 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
     let env = project();
     // Every box checked, so only the gate can refuse.
     fs::write(env.project.join(".ralph/spec.md"), "- [x] **1** done\n").unwrap();
-    git(&env, &["commit", "-qam", "all checked"]);
+    env.git(&["commit", "-qam", "all checked"]);
     // Each session (the real client) changes something and writes COMPLETE
     // by hand, past `ralph complete`.
     for _ in 0..3 {

@@ -59,21 +59,13 @@ fn print_session_reports_an_api_error() {
 fn interactive_session_shows_the_answer_and_stays_open() {
     let env = TestEnv::new();
     let marker = env.tmp.path().join("stop-hook-ran");
-    fs::write(
-        env.user_settings(),
-        serde_json::json!({
-            "skipDangerousModePermissionPrompt": true,
-            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": format!("touch {}", marker.display())}]}]}
-        })
-        .to_string(),
-    )
-    .unwrap();
+    env.stop_hook_marker(&marker);
     env.api
         .session([Reply::text("Scripted hello from the model")]);
     let mut pty = env.claude_interactive(&["say hello"], &[]);
     pty.wait_for("Scripted hello from the model", Duration::from_secs(60));
     assert!(
-        crate::stop_hook::stays_open(&mut pty, &marker),
+        pty.stays_open(&marker),
         "the TUI should stay open after the turn:\n{}",
         pty.screen()
     );

@@ -201,12 +201,7 @@ fn a_sessions_output_cannot_drive_the_terminal() {
         let out = r
             .args(["loop", "--max-iterations", "1", "--claude"])
             .arg(&claude)
-            .assert()
-            .code(4)
-            .get_output()
-            .stdout
-            .clone();
-        let out = String::from_utf8_lossy(&out);
+            .stdout_with(4);
         assert!(
             out.contains("look: ^[]52;c;cm0gLXJmIH4=^G^[]0;pwned^G^[[2J^[[8mhidden"),
             "{out}"

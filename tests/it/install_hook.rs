@@ -193,6 +193,15 @@ fn malformed_json_is_refused_with_line_and_column_and_left_alone() {
             "{\"hooks\": {\"Stop\": \"x\"}}",
             "\"hooks.Stop\" must be an array",
         ),
+        // A byte-order mark and comments are named as such.
+        (
+            "\u{feff}{\"a\": 1}\n",
+            "1:1: the file starts with a UTF-8 byte-order mark (BOM)",
+        ),
+        (
+            "{\n  // mine\n  \"a\": 1\n}\n",
+            "2:3: a comment: settings files are plain JSON and cannot hold comments",
+        ),
     ] {
         fs::write(&path, bad).unwrap();
         env.ralph()
@@ -251,31 +260,6 @@ fn crlf_empty_and_missing_files_come_back_as_they_were() {
 }
 
 #[test]
-fn bom_and_comments_are_named() {
-    let env = TestEnv::new();
-    for (text, says) in [
-        (
-            "\u{feff}{\"a\": 1}\n",
-            "1:1: the file starts with a UTF-8 byte-order mark (BOM)",
-        ),
-        (
-            "{\n  // mine\n  \"a\": 1\n}\n",
-            "2:3: a comment: settings files are plain JSON and cannot hold comments",
-        ),
-    ] {
-        let path = env.tmp.path().join("settings.json");
-        fs::write(&path, text).unwrap();
-        env.ralph()
-            .args(["install-hook", "--settings"])
-            .arg(&path)
-            .assert()
-            .code(1)
-            .stderr(predicate::str::contains(says));
-        assert_eq!(fs::read_to_string(&path).unwrap(), text, "left alone");
-    }
-}
-
-#[test]
 fn the_hook_names_the_stable_path_the_user_runs_not_its_versioned_target() {
     let env = TestEnv::new();
     // A package manager's layout: a versioned folder behind a stable link.
@@ -288,30 +272,21 @@ fn the_hook_names_the_stable_path_the_user_runs_not_its_versioned_target() {
     let settings = env.tmp.path().join("settings.json");
     let command = || stop_commands(&json(&settings))[0].clone();
 
-    let out = crate::support::output_of_fresh_binary(
-        env.command(bin.join("ralph"))
-            .args(["install-hook", "--settings"])
-            .arg(&settings),
-    );
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        command(),
-        format!("{} hook stop", bin.join("ralph").display())
-    );
-
-    // Run by name, found on PATH: the same stable link.
-    fs::remove_file(&settings).unwrap();
-    let out = crate::support::output_of_fresh_binary(
-        env.command("ralph")
-            .env("PATH", format!("{}:/usr/bin:/bin", bin.display()))
-            .args(["install-hook", "--settings"])
-            .arg(&settings),
-    );
-    assert!(out.status.success(), "{out:?}");
-    assert_eq!(
-        command(),
-        format!("{} hook stop", bin.join("ralph").display())
-    );
+    // Run through the link, and by name found on PATH: the same stable link.
+    let through_link = env.command(bin.join("ralph"));
+    let mut by_name = env.command("ralph");
+    by_name.env("PATH", format!("{}:/usr/bin:/bin", bin.display()));
+    for mut ralph in [through_link, by_name] {
+        let _ = fs::remove_file(&settings);
+        let out = crate::support::output_of_fresh_binary(
+            ralph.args(["install-hook", "--settings"]).arg(&settings),
+        );
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            command(),
+            format!("{} hook stop", bin.join("ralph").display())
+        );
+    }
 }
 
 #[test]

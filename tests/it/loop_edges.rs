@@ -5,7 +5,6 @@
 //! the edge is the loop's.
 
 use std::fs;
-use std::process::{Child, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{Signal, kill};
@@ -28,16 +27,6 @@ fn alive(pid: u32) -> bool {
 }
 
 /// `ralph <args>` in the background, with piped output.
-fn spawn_ralph(env: &TestEnv, args: &[&str]) -> Child {
-    env.command(ralph_bin())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
@@ -69,7 +58,7 @@ fn with_slow_session_start(tag: &str) -> (TestEnv, std::path::PathBuf, std::path
 fn a_stop_request_during_the_session_start_hook_starts_no_session() {
     for sig in [Signal::SIGTERM, Signal::SIGHUP] {
         let (env, started, ran) = with_slow_session_start("6301");
-        let child = spawn_ralph(&env, &["loop"]);
+        let child = env.ralph().args(["loop"]).spawn();
         assert!(
             eventually(Duration::from_secs(30), || started.exists()),
             "the hook never started"
@@ -171,12 +160,7 @@ fn a_killed_loop_takes_its_session_along_and_the_next_loop_cleans_up_and_resumes
     env.api.session(step_session(false));
     let out = ralph_loop(&env)
         .args(["--resume", "--max-iterations", "2"])
-        .assert()
-        .code(4)
-        .get_output()
-        .stdout
-        .clone();
-    let out = text(&out);
+        .stdout_with(4);
     assert!(
         out.contains(&format!(
             "took over a stale lock of pid {} (started",
@@ -231,7 +215,10 @@ fn resume_goes_on_with_the_interrupted_run_and_its_cost() {
         ),
     );
     let claude = claude.to_str().unwrap();
-    let child = spawn_ralph(&env, &["loop", "--max-cost", "2.0", "--claude", claude]);
+    let child = env
+        .ralph()
+        .args(["loop", "--max-cost", "2.0", "--claude", claude])
+        .spawn();
     assert!(eventually(Duration::from_secs(30), || paused.exists()));
     signal(child.id(), Signal::SIGINT);
     let out = wait_output(child, Duration::from_secs(30));
@@ -244,12 +231,7 @@ fn resume_goes_on_with_the_interrupted_run_and_its_cost() {
     let out = env
         .ralph()
         .args(["loop", "--resume", "--claude", claude])
-        .assert()
-        .code(4)
-        .get_output()
-        .stdout
-        .clone();
-    let out = text(&out);
+        .stdout_with(4);
     assert!(
         out.contains("resuming run") && out.contains("at iteration 2/50, $1.50 spent"),
         "{out}"
@@ -288,7 +270,10 @@ fn resume_is_refused_with_nothing_to_resume_or_while_running() {
         .code(2)
         .stderr(predicate::str::contains("nothing to resume"));
     let claude = stand_in(&env, "lingering-claude", "sleep 6305");
-    let mut running = spawn_ralph(&env, &["loop", "--claude", claude.to_str().unwrap()]);
+    let mut running = env
+        .ralph()
+        .args(["loop", "--claude", claude.to_str().unwrap()])
+        .spawn();
     assert!(eventually(Duration::from_secs(30), || !processes_with(
         "sleep 6305"
     )
@@ -313,8 +298,8 @@ fn two_loops_racing_for_a_stale_lock_name_each_other() {
     let stale = r#"{"pid":999999,"start_time":1,"started_at":"2026-01-01T00:00:00Z","run_id":"old","iteration":7,"max_iterations":50}"#;
     for round in 0..5 {
         fs::write(env.project.join(".ralph/loop.lock"), stale).unwrap();
-        let mut a = spawn_ralph(&env, &["loop", "--claude", claude]);
-        let mut b = spawn_ralph(&env, &["loop", "--claude", claude]);
+        let mut a = env.ralph().args(["loop", "--claude", claude]).spawn();
+        let mut b = env.ralph().args(["loop", "--claude", claude]).spawn();
         let mut loser = None;
         assert!(
             eventually(Duration::from_secs(30), || {
@@ -376,12 +361,8 @@ fn a_session_with_two_results_counts_its_cost_once() {
         .ralph()
         .args(["loop", "--max-iterations", "1", "--claude"])
         .arg(&claude)
-        .assert()
-        .code(4)
-        .get_output()
-        .stdout
-        .clone();
-    assert!(text(&out).contains("reported 2 results"), "{}", text(&out));
+        .stdout_with(4);
+    assert!(out.contains("reported 2 results"), "{}", out);
     let r = &records(&env)[0];
     assert_eq!(
         (
@@ -461,12 +442,8 @@ fn a_background_task_in_print_mode_gives_two_results_counted_once() {
     ]);
     let out = ralph_loop(&env)
         .args(["--max-iterations", "1"])
-        .assert()
-        .code(4)
-        .get_output()
-        .stdout
-        .clone();
-    assert!(text(&out).contains("reported 2 results"), "{}", text(&out));
+        .stdout_with(4);
+    assert!(out.contains("reported 2 results"), "{}", out);
     let stream = fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap();
     let results: Vec<Value> = stream
         .lines()

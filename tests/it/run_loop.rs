@@ -3,7 +3,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use predicates::prelude::*;
@@ -18,13 +18,7 @@ pub(crate) const SPEC: &str =
 pub(crate) fn project() -> TestEnv {
     let env = TestEnv::new();
     env.ralph().args(["install-hook"]).assert().success();
-    let git = |args: &[&str]| {
-        let out = env.command("git").args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    };
-    git(&["init", "-q"]);
-    git(&["config", "user.email", "test@example.com"]);
-    git(&["config", "user.name", "Test"]);
+    env.git_init();
     fs::create_dir_all(env.project.join(".ralph")).unwrap();
     fs::write(env.project.join(".ralph/spec.md"), SPEC).unwrap();
     fs::write(
@@ -32,8 +26,8 @@ pub(crate) fn project() -> TestEnv {
         "Read .ralph/spec.md and do the first open step.\n",
     )
     .unwrap();
-    git(&["add", "-A"]);
-    git(&["commit", "-qm", "start"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "start"]);
     env
 }
 
@@ -52,7 +46,12 @@ pub(crate) fn step_session(last: bool) -> Vec<Reply> {
 }
 
 pub(crate) fn run_dir(env: &TestEnv) -> std::path::PathBuf {
-    let runs = env.project.join(".ralph/runs");
+    run_dir_in(&env.project)
+}
+
+/// The newest run folder of the loop in `root` (a checkout or a worktree).
+pub(crate) fn run_dir_in(root: &Path) -> std::path::PathBuf {
+    let runs = root.join(".ralph/runs");
     let mut dirs: Vec<_> = fs::read_dir(&runs)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -62,7 +61,11 @@ pub(crate) fn run_dir(env: &TestEnv) -> std::path::PathBuf {
 }
 
 pub(crate) fn records(env: &TestEnv) -> Vec<Value> {
-    fs::read_to_string(run_dir(env).join("records.jsonl"))
+    records_in(&env.project)
+}
+
+pub(crate) fn records_in(root: &Path) -> Vec<Value> {
+    fs::read_to_string(run_dir_in(root).join("records.jsonl"))
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -87,12 +90,7 @@ fn three_sessions_complete_the_spec() {
     }
     let out = ralph_loop(&env)
         .args(["--max-iterations", "10"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8_lossy(&out);
+        .stdout_with(0);
     assert!(out.contains("iteration 3/10 · spec 2/3"), "{out}");
     assert!(
         out.contains("Step done."),
@@ -318,12 +316,7 @@ fn a_usage_limit_waits_for_the_reset_and_does_not_count() {
     let t0 = Instant::now();
     let out = ralph_loop(&env)
         .args(["--max-iterations", "3"])
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8_lossy(&out);
+        .stdout_with(0);
     assert!(out.contains("usage limit reached; waiting"), "{out}");
     assert!(t0.elapsed() >= Duration::from_secs(2));
     let recs = records(&env);
@@ -373,13 +366,7 @@ fn a_false_complete_is_rejected_and_the_loop_goes_on() {
     for i in 1..=3 {
         env.api.session(step_session(i == 3));
     }
-    let out = ralph_loop(&env)
-        .assert()
-        .code(0)
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8_lossy(&out);
+    let out = ralph_loop(&env).stdout_with(0);
     assert!(out.contains("COMPLETE rejected"), "{out}");
     assert!(out.contains("open step: line 3: 1 First step"), "{out}");
     let aside = fs::read_to_string(run_dir(&env).join("COMPLETE.rejected-1")).unwrap();
@@ -391,14 +378,7 @@ fn a_false_complete_is_rejected_and_the_loop_goes_on() {
 }
 
 pub(crate) fn spawn_loop(env: &TestEnv, extra: &[&str]) -> Child {
-    let mut c = env.command(ralph_bin());
-    c.args(["loop", "--claude"])
-        .arg(crate::support::claude_bin())
-        .args(extra);
-    c.stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
+    ralph_loop(env).args(extra).spawn()
 }
 
 /// Live processes whose command line contains `arg` (like `pgrep -f`).

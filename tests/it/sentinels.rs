@@ -36,6 +36,16 @@ pub(crate) fn workspace(env: &TestEnv) -> (String, Vec<String>) {
     (epic, tasks)
 }
 
+/// `verify-sync --json`'s findings as (kind, line).
+fn finding_kinds(v: &Value) -> Vec<(&str, Value)> {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap(), f["line"].clone()))
+        .collect()
+}
+
 fn write_spec(env: &TestEnv, text: &str) {
     fs::create_dir_all(env.project.join(".ralph")).unwrap();
     fs::write(env.project.join(".ralph/spec.md"), text).unwrap();
@@ -111,20 +121,8 @@ fn verify_sync_against_real_br() {
             t[0]
         ),
     );
-    let out = verify()
-        .arg("--json")
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
-    let kinds: Vec<(&str, Value)> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["kind"].as_str().unwrap(), f["line"].clone()))
-        .collect();
+    let v = verify().arg("--json").json_with(1);
+    let kinds = finding_kinds(&v);
     assert_eq!(
         kinds,
         vec![
@@ -300,15 +298,7 @@ fn waiting_resume_reset_and_status() {
     );
     assert!(status.contains("loop:    not running"), "{status}");
 
-    let json: Value = serde_json::from_slice(
-        &env.ralph()
-            .args(["status", "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout,
-    )
-    .unwrap();
+    let json: Value = env.ralph().args(["status", "--json"]).json_with(0);
     assert_eq!(json["spec"]["done"], 1);
     assert_eq!(json["spec"]["next"]["line"], 2);
     assert_eq!(json["waiting"]["reason"], "Need the staging password");
@@ -358,22 +348,12 @@ fn task_ids_written_in_other_forms_are_checked_against_real_br() {
             t[0], t[1], t[2]
         ),
     );
-    let out = env
+    let v = env
         .ralph()
         .env("PATH", &path)
         .args(["verify-sync", "--json"])
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v: Value = serde_json::from_slice(&out).unwrap();
-    let kinds: Vec<(&str, Value)> = v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| (f["kind"].as_str().unwrap(), f["line"].clone()))
-        .collect();
+        .json_with(1);
+    let kinds = finding_kinds(&v);
     assert_eq!(
         kinds,
         vec![

@@ -106,36 +106,17 @@ fn interactive_session_in_a_loop_ends_after_the_turn() {
     );
 }
 
-/// A session must stay open: after its Stop hooks have run (`marker`), it
-/// may not exit within a deadline long enough for a SIGINT to have landed.
-pub fn stays_open(pty: &mut crate::support::Pty, marker: &Path) -> bool {
-    assert!(
-        eventually(LONG, || marker.exists()),
-        "the Stop hooks never ran:\n{}",
-        pty.screen()
-    );
-    !eventually(Duration::from_secs(3), || !pty.is_running())
-}
-
 #[test]
 fn interactive_session_without_a_loop_stays_open() {
     let env = TestEnv::new();
     let marker = env.tmp.path().join("stop-hooks-ran");
-    fs::write(
-        env.user_settings(),
-        serde_json::json!({
-            "skipDangerousModePermissionPrompt": true,
-            "hooks": {"Stop": [{"hooks": [{"type": "command", "command": format!("touch {}", marker.display())}]}]}
-        })
-        .to_string(),
-    )
-    .unwrap();
+    env.stop_hook_marker(&marker);
     install_hook(&env);
     env.api.session([Reply::text("Just a normal turn.")]);
     let mut pty = env.claude_interactive(&["hello"], &[]);
     pty.wait_for("Just a normal turn.", LONG);
     assert!(
-        stays_open(&mut pty, &marker),
+        pty.stays_open(&marker),
         "an ordinary session must stay open:\n{}",
         pty.screen()
     );
@@ -172,7 +153,7 @@ fn ralph_loop_from_a_project_settings_env_does_not_end_the_session() {
         "settings env reached the hooks"
     );
     assert!(
-        stays_open(&mut pty, &marker),
+        pty.stays_open(&marker),
         "settings env alone must not end the session:\n{}",
         pty.screen()
     );

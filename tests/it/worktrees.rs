@@ -4,57 +4,31 @@
 use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::run_loop::stand_in;
+use crate::run_loop::{records_in, run_dir_in, stand_in};
 use crate::sentinels::workspace;
 use crate::support::{Reply, TestEnv, claude_bin, eventually, ralph_bin, wait_output};
-
-fn git(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
-    let out = env
-        .command("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 /// Any session's one step: the first open box, its task closed, a commit,
 /// and `ralph complete` once no box is open. The same script serves every
 /// session, whichever loop it belongs to.
+/// ralph with the real `br` on its PATH (for the sessions too).
+fn with_br(env: &TestEnv) -> crate::support::Ralph {
+    env.ralph().env("PATH", env.path_with_br())
+}
+
 const STEP: &str = "line=$(grep -m1 -e '- \\[ \\]' .ralph/spec.md); id=${line##*[}; id=${id%]}; \
 sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && br close \"$id\" && git add -A && git commit -qm \"step $id\" && \
 if ! grep -q -e '- \\[ \\]' .ralph/spec.md; then ralph complete -m done; fi";
 
-fn records(dir: &Path) -> Vec<Value> {
-    let runs = dir.join(".ralph/runs");
-    let mut ids: Vec<_> = fs::read_dir(&runs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    ids.sort();
-    fs::read_to_string(ids.last().unwrap().join("records.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 fn hook_pids(dir: &Path) -> Vec<u64> {
-    let runs = dir.join(".ralph/runs");
-    let mut ids: Vec<_> = fs::read_dir(&runs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    ids.sort();
-    fs::read_to_string(ids.last().unwrap().join("hook.log"))
+    fs::read_to_string(run_dir_in(dir).join("hook.log"))
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
@@ -69,25 +43,12 @@ fn wt_dir(root: &Path, name: &str) -> PathBuf {
         .join(name)
 }
 
-fn spawn(env: &TestEnv, args: &[&str]) -> Child {
-    env.command(ralph_bin())
-        .env("PATH", env.path_with_br())
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap()
-}
-
 #[test]
 fn two_loops_in_two_worktrees_complete_side_by_side() {
     let env = TestEnv::new();
     env.ralph().arg("install-hook").assert().success();
     let root = env.project.clone();
-    git(&env, &root, &["init", "-q", "-b", "main"]);
-    git(&env, &root, &["config", "user.email", "t@example.com"]);
-    git(&env, &root, &["config", "user.name", "T"]);
+    env.git_init();
     let (_epic, t) = {
         let (e, mut t) = workspace(&env);
         let more = env.br(&["create", "Task 4", "--type", "task", "--json"]);
@@ -103,8 +64,8 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     };
     fs::create_dir_all(root.join(".ralph")).unwrap();
     fs::write(root.join(".ralph/prompt.md"), "Do the first open step.\n").unwrap();
-    git(&env, &root, &["add", "-A"]);
-    git(&env, &root, &["commit", "-qm", "start"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "start"]);
     let spec = |name: &str, a: &str, b: &str| -> PathBuf {
         let p = env.tmp.path().join(format!("spec-{name}.md"));
         fs::write(
@@ -127,9 +88,8 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     let claude = claude_bin();
     let claude = claude.to_str().unwrap();
     let t0 = Instant::now();
-    let a = spawn(
-        &env,
-        &[
+    let a = with_br(&env)
+        .args([
             "loop",
             "--worktree",
             "a",
@@ -139,11 +99,10 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
             "4",
             "--claude",
             claude,
-        ],
-    );
-    let b = spawn(
-        &env,
-        &[
+        ])
+        .spawn();
+    let b = with_br(&env)
+        .args([
             "loop",
             "--worktree",
             "b",
@@ -153,8 +112,8 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
             "4",
             "--claude",
             claude,
-        ],
-    );
+        ])
+        .spawn();
     let wt = |n: &str| {
         root.parent()
             .unwrap()
@@ -205,14 +164,15 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     };
     // A second loop in the same worktree is refused; one in the main
     // checkout runs beside them.
-    env.ralph()
-        .env("PATH", env.path_with_br())
+    with_br(&env)
         .args(["loop", "--worktree", "a", "--claude", claude])
         .assert()
         .code(1)
         .stderr(predicates::str::contains("another loop is already running"));
     let idle = stand_in(&env, "idle-claude", "sleep 6401");
-    let main_loop = spawn(&env, &["loop", "--claude", idle.to_str().unwrap()]);
+    let main_loop = with_br(&env)
+        .args(["loop", "--claude", idle.to_str().unwrap()])
+        .spawn();
     assert!(
         eventually(Duration::from_secs(30), || crate::run_loop::processes_with(
             "sleep 6401"
@@ -259,7 +219,7 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     );
 
     // Each loop's commits are on its own branch; main has none of them.
-    let log = |r: &str| git(&env, &root, &["log", "--format=%s", r]);
+    let log = |r: &str| env.git(&["log", "--format=%s", r]);
     assert!(
         log("ralph/a").contains(&format!("step {}", t[0]))
             && log("ralph/a").contains(&format!("step {}", t[1]))
@@ -274,7 +234,7 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     // Every session ran in its own worktree, and each hook ended only its
     // own loop's sessions.
     for dir in [&wa, &wb] {
-        let recs = records(dir);
+        let recs = records_in(dir);
         assert_eq!(recs.len(), 2, "{}", dir.display());
         for r in &recs {
             let sid = r["session_id"].as_str().unwrap();
@@ -297,17 +257,11 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     }
 
     // The tasks both loops closed are closed in the tracker the user sees.
-    let list: Value =
-        serde_json::from_str(&env.br(&["list", "--all", "--limit", "0", "--json"])).unwrap();
-    for id in &t {
-        let issue = list["issues"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|i| i["id"].as_str() == Some(id.as_str()))
-            .unwrap_or_else(|| panic!("{id} not in {list}"));
-        assert_eq!(issue["status"], "closed", "{issue}");
-    }
+    assert_eq!(
+        env.not_closed(&t),
+        Vec::<String>::new(),
+        "tasks not closed in the tracker the user sees"
+    );
 
     // Removal: refused while the branch has commits on no other branch.
     env.ralph()
@@ -317,9 +271,9 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
         .stderr(predicates::str::contains("commit(s) on no other branch"));
     // (The main checkout's own loop made its .ralph/.gitignore: commit it,
     // as a user would, or the merge would refuse to overwrite it.)
-    git(&env, &root, &["add", ".ralph/.gitignore"]);
-    git(&env, &root, &["commit", "-qm", "ralph's ignore file"]);
-    git(&env, &root, &["merge", "-q", "--no-edit", "ralph/a"]);
+    env.git(&["add", ".ralph/.gitignore"]);
+    env.git(&["commit", "-qm", "ralph's ignore file"]);
+    env.git(&["merge", "-q", "--no-edit", "ralph/a"]);
     env.ralph()
         .args(["worktree", "remove", "a"])
         .assert()
@@ -441,14 +395,12 @@ fn two_confined_loops_in_worktrees_at_once() {
     let env = TestEnv::new();
     env.ralph().arg("install-hook").assert().success();
     let root = env.project.clone();
-    git(&env, &root, &["init", "-q", "-b", "main"]);
-    git(&env, &root, &["config", "user.email", "t@example.com"]);
-    git(&env, &root, &["config", "user.name", "T"]);
+    env.git_init();
     let (_epic, t) = workspace(&env);
     fs::create_dir_all(root.join(".ralph")).unwrap();
     fs::write(root.join(".ralph/prompt.md"), "Do the first open step.\n").unwrap();
-    git(&env, &root, &["add", "-A"]);
-    git(&env, &root, &["commit", "-qm", "start"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "start"]);
     let spec = |name: &str, ids: &[&String]| -> PathBuf {
         let p = env.tmp.path().join(format!("spec-{name}.md"));
         let steps: String = ids
@@ -491,7 +443,10 @@ fn two_confined_loops_in_worktrees_at_once() {
         spec_b.to_str().unwrap(),
     ];
     args_b.extend(common);
-    let (a, b) = (spawn(&env, &args_a), spawn(&env, &args_b));
+    let (a, b) = (
+        with_br(&env).args(&args_a).spawn(),
+        with_br(&env).args(&args_b).spawn(),
+    );
     for (name, out) in [
         ("ca", wait_output(a, Duration::from_secs(180))),
         ("cb", wait_output(b, Duration::from_secs(180))),
@@ -501,7 +456,7 @@ fn two_confined_loops_in_worktrees_at_once() {
         assert!(stdout.contains("complete: all"), "{stdout}");
     }
     for dir in [wt_dir(&root, "ca"), wt_dir(&root, "cb")] {
-        for r in records(&dir) {
+        for r in records_in(&dir) {
             let stream = fs::read_to_string(r["stream_file"].as_str().unwrap()).unwrap();
             assert!(
                 !stream.contains("Can't find source path"),
@@ -509,14 +464,9 @@ fn two_confined_loops_in_worktrees_at_once() {
             );
         }
     }
-    let list: Value =
-        serde_json::from_str(&env.br(&["list", "--all", "--limit", "0", "--json"])).unwrap();
-    for id in &t {
-        let closed = list["issues"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|i| i["id"].as_str() == Some(id.as_str()) && i["status"] == "closed");
-        assert!(closed, "{id} not closed in the main tracker: {list}");
-    }
+    assert_eq!(
+        env.not_closed(&t),
+        Vec::<String>::new(),
+        "tasks not closed in the tracker the user sees"
+    );
 }

@@ -314,6 +314,61 @@ impl TestEnv {
         c
     }
 
+    /// `git` in `dir`, which must succeed; its stdout.
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self
+            .command("git")
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `git` in the project.
+    pub fn git(&self, args: &[&str]) -> String {
+        self.git_in(&self.project, args)
+    }
+
+    /// Make the project a git repository (branch `main`) with a committer.
+    pub fn git_init(&self) {
+        self.git(&["init", "-q", "-b", "main"]);
+        self.git(&["config", "user.email", "test@example.com"]);
+        self.git(&["config", "user.name", "Test"]);
+    }
+
+    /// Which of `ids` the real `br` in the project does not show as closed.
+    pub fn not_closed(&self, ids: &[String]) -> Vec<String> {
+        let list: serde_json::Value =
+            serde_json::from_str(&self.br(&["list", "--all", "--limit", "0", "--json"])).unwrap();
+        let closed: Vec<&str> = list["issues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["status"] == "closed")
+            .filter_map(|i| i["id"].as_str())
+            .collect();
+        ids.iter()
+            .filter(|id| !closed.contains(&id.as_str()))
+            .cloned()
+            .collect()
+    }
+
+    /// A Stop hook in the user settings that touches `marker`: proof that the
+    /// Stop hooks of a session have run.
+    pub fn stop_hook_marker(&self, marker: &Path) {
+        fs::write(
+            self.user_settings(),
+            json!({
+                "skipDangerousModePermissionPrompt": true,
+                "hooks": {"Stop": [{"hooks": [{"type": "command", "command": format!("touch {}", marker.display())}]}]}
+            })
+            .to_string(),
+        )
+        .unwrap();
+    }
+
     /// `br` in the project, with the real binary.
     pub fn br(&self, args: &[&str]) -> String {
         let out = self.command(br_bin()).args(args).output().unwrap();
@@ -501,6 +556,28 @@ impl Ralph {
         );
         assert_cmd::assert::Assert::new(out)
     }
+
+    /// Run it, expect exit status `code`, and give back its stdout.
+    pub fn stdout_with(self, code: i32) -> String {
+        let out = self.assert().code(code).get_output().stdout.clone();
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Run it, expect exit status `code`, and parse its stdout as JSON.
+    pub fn json_with(self, code: i32) -> serde_json::Value {
+        let out = self.stdout_with(code);
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+    }
+
+    /// Start it in the background, stdin closed, stdout and stderr piped.
+    pub fn spawn(mut self) -> std::process::Child {
+        self.cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {:?}: {e}", self.cmd))
+    }
 }
 
 /// A process on a pseudo-terminal with a parsed screen.
@@ -616,6 +693,17 @@ impl Pty {
             std::thread::sleep(Duration::from_millis(100));
         }
         None
+    }
+
+    /// The session stays open: once its Stop hooks have run (`marker`), it
+    /// may not exit within a deadline long enough for a SIGINT to land.
+    pub fn stays_open(&mut self, marker: &Path) -> bool {
+        assert!(
+            eventually(Duration::from_secs(60), || marker.exists()),
+            "the Stop hooks never ran:\n{}",
+            self.screen()
+        );
+        !eventually(Duration::from_secs(3), || !self.is_running())
     }
 
     pub fn is_running(&mut self) -> bool {
