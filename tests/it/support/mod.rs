@@ -570,8 +570,12 @@ impl Ralph {
     }
 
     /// Start it in the background, stdin closed, stdout and stderr piped.
+    /// It leads a process group of its own, which `wait_output` ends whole
+    /// at its deadline.
     pub fn spawn(mut self) -> std::process::Child {
+        use std::os::unix::process::CommandExt;
         self.cmd
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -743,10 +747,15 @@ pub fn wait_output(child: std::process::Child, limit: Duration) -> Output {
                 return;
             }
         }
-        let _ = nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid as i32),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+        // Its process group too (children spawned by `Ralph::spawn` lead
+        // one): a grandchild still holding the output pipes would otherwise
+        // keep this wait, and the test, from ever ending.
+        for target in [pid as i32, -(pid as i32)] {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(target),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
     });
     let out = child.wait_with_output().unwrap();
     *done.lock().unwrap() = true;
