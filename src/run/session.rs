@@ -344,11 +344,9 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
         return Vec::new();
     }
     let mut procs = crate::procs::tree::ProcReader::new();
-    let (watchers, victims): (Vec<u32>, Vec<u32>) = found.into_iter().partition(|&pid| {
-        procs
-            .get(pid)
-            .is_some_and(|p| is_watcher_of(&p, session_pid))
-    });
+    let (watchers, victims): (Vec<u32>, Vec<u32>) = found
+        .into_iter()
+        .partition(|&pid| procs.get(pid).is_some_and(|p| is_own_hook(&p, session_pid)));
     // Generous: on a loaded machine the watcher may take a moment to look.
     let until = Instant::now() + Duration::from_secs(3);
     let mut left = watchers;
@@ -362,10 +360,13 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
         .chain(&victims)
         .filter_map(|&p| procs.get_basic(p).map(|i| (p, i.start_time)))
         .collect();
-    end_exactly(&exact);
+    let signalled = end_exactly(&exact);
     reap();
+    // Only what was still there to be ended counts (a process on its way
+    // out when it was found is no leftover).
     victims
         .into_iter()
+        .filter(|pid| signalled.contains(pid))
         .map(|pid| {
             let name = sys
                 .process(sysinfo::Pid::from_u32(pid))
@@ -376,14 +377,18 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
         .collect()
 }
 
-/// `ralph hook stop-watch --pid <session>`, started by this very binary.
-fn is_watcher_of(p: &crate::procs::tree::ProcInfo, session_pid: u32) -> bool {
-    let ours = std::env::current_exe().ok();
+/// ralph's own hook processes of this session, which end by themselves: the
+/// Stop hook (`hook stop`, orphaned when claude exits first) and its watcher
+/// (`hook stop-watch --pid <session>`). By this very binary, or by one whose
+/// executable can no longer be read (on its way out).
+fn is_own_hook(p: &crate::procs::tree::ProcInfo, session_pid: u32) -> bool {
+    if p.exe.is_some() && p.exe != std::env::current_exe().ok() {
+        return false;
+    }
     let pid = session_pid.to_string();
     let cmd: Vec<&str> = p.cmd.iter().map(String::as_str).collect();
-    p.exe.is_some()
-        && p.exe == ours
-        && cmd
+    cmd.ends_with(&["hook", "stop"])
+        || cmd
             .windows(4)
             .any(|w| w == ["hook", "stop-watch", "--pid", pid.as_str()])
 }
@@ -419,14 +424,19 @@ pub fn end_run_leftovers(run_id: &str, session: Option<(u32, u64)>) -> usize {
     {
         marked.push((pid, start));
     }
-    end_exactly(&marked);
-    marked.len()
+    end_exactly(&marked).len()
 }
 
 /// End these processes through the ladder, each signalled only while its
 /// pid still has the start time it had when it was found.
-fn end_exactly(procs_found: &[(u32, u64)]) {
+/// Returns the pids that were still there to be signalled.
+fn end_exactly(procs_found: &[(u32, u64)]) -> Vec<u32> {
     let mut procs = crate::procs::tree::ProcReader::new();
+    let alive: Vec<u32> = procs_found
+        .iter()
+        .filter(|&&(p, st)| procs.is_alive(p, st))
+        .map(|&(p, _)| p)
+        .collect();
     let targets: Vec<Target> = procs_found.iter().map(|&(p, _)| Target::Pid(p)).collect();
     crate::procs::ladder::end_all(
         &targets,
@@ -438,6 +448,7 @@ fn end_exactly(procs_found: &[(u32, u64)]) {
         },
         reap,
     );
+    alive
 }
 
 /// Collect exited orphans that were re-parented to the loop.
