@@ -46,6 +46,7 @@ pub enum Cmd {
     Completions(cmd::completions::Completions),
     Worktree(cmd::worktree::Worktree),
     Logs(cmd::logs::Logs),
+    Trust(cmd::trust::Trust),
 }
 
 #[cfg(test)]

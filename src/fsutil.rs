@@ -242,6 +242,22 @@ pub const RUN_FILE_CAP: u64 = 64 << 20;
 /// Read a text file that may not exist yet, bounded: it must be a regular
 /// file (or a symlink to one) of at most `READ_CAP` bytes. A FIFO, a device
 /// or a folder is refused without blocking on it.
+/// Open a regular file for reading, never through a link and never
+/// blocking on a FIFO: a run's files are where a session can reach.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)?;
+    if !f.metadata()?.is_file() {
+        return Err(std::io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    Ok(f)
+}
+
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
     read_optional_capped(path, READ_CAP)
 }

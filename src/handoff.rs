@@ -29,14 +29,19 @@ pub mod env {
     pub const SESSION_OUTCOME: &str = "RALPH_SESSION_OUTCOME";
 }
 
-/// The session token for session `n` of run `run_id`, and the prefix every
-/// token of that run starts with.
-pub fn session_token(run_id: &str, n: u32) -> String {
-    format!("{run_id}-{n}")
+/// The session token for session `n` of the run whose secret is `secret`
+/// (random, kept in the lock in ralph's state folder), and the prefix every
+/// token of that run starts with. The gate's commands get `<secret>-gate`.
+pub fn session_token(secret: &str, n: u32) -> String {
+    format!("{secret}-{n}")
 }
 
-pub fn run_token_prefix(run_id: &str) -> String {
-    format!("{}={run_id}-", env::SESSION_TOKEN)
+pub fn gate_token(secret: &str) -> String {
+    format!("{secret}-gate")
+}
+
+pub fn run_token_prefix(secret: &str) -> String {
+    format!("{}={secret}-", env::SESSION_TOKEN)
 }
 
 /// What the hook did.

@@ -13,4 +13,5 @@ pub mod procs;
 pub mod run;
 pub mod settings;
 pub mod timefmt;
+pub mod trust;
 pub mod work;

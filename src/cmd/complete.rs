@@ -7,6 +7,7 @@ use crate::exit::ExitStatus;
 use crate::outln;
 use crate::output::visible;
 use crate::timefmt;
+use crate::trust::approval::Standing;
 use crate::work::completion;
 use crate::work::gate::{self, Gate};
 use crate::work::project::Project;
@@ -65,9 +66,19 @@ impl Run for Complete {
         // The project's checks, once the bookkeeping holds (not with --force:
         // the loop runs them anyway).
         let mut blockers = blockers;
+        let cfg = crate::config::load(&project.config())?;
+        let standing = crate::trust::approval::standing(&project.root, &cfg);
+        let approved = !matches!(standing, Standing::NotApproved { .. });
+        if blockers.is_empty() && !self.force && !approved {
+            blockers.push(format!(
+                "the completion gate was not run: {} {} (its owner approves it with `ralph trust`)",
+                project.config().display(),
+                standing.text()
+            ));
+        }
         if blockers.is_empty()
             && !self.force
-            && let Some(gate) = Gate::of(&project)?
+            && let Some(gate) = Gate::from_config(&cfg.gate, &[]).map_err(anyhow::Error::msg)?
         {
             errln!(
                 "ralph complete: the spec and tracker agree; running the project's checks (the gate)"

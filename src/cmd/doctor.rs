@@ -74,9 +74,71 @@ impl Run for Doctor {
         let project = Project::find()?;
         let mut checks = Vec::new();
 
-        let claude = which::which("claude").ok();
-        let version = claude.as_deref().and_then(claude_version);
+        // The config's own settings: only an approved config counts, and an
+        // unapproved claude is named, never run (doctor runs nothing a
+        // repository chose).
+        let cfg = crate::config::load(&project.config());
+        let standing = cfg
+            .as_ref()
+            .ok()
+            .map(|c| crate::trust::approval::standing(&project.root, c));
+        checks.push(match (&cfg, &standing) {
+            (Err(e), _) => check(
+                "config",
+                false,
+                format!("{e:#}"),
+                Some("fix .ralph/config.toml"),
+            ),
+            (Ok(c), Some(s)) => {
+                let parts = crate::trust::approval::describe(&crate::trust::approval::parts(c));
+                let ok = !matches!(s, crate::trust::approval::Standing::NotApproved { .. });
+                check(
+                    "config",
+                    ok,
+                    if parts.is_empty() {
+                        format!(
+                            "{}: nothing in it runs programs or allows more",
+                            project.config().display()
+                        )
+                    } else {
+                        format!(
+                            "{} {}: {}{}",
+                            project.config().display(),
+                            s.text(),
+                            parts.join("; "),
+                            if ok {
+                                ""
+                            } else {
+                                " (`ralph loop` refuses to run until approved)"
+                            }
+                        )
+                    },
+                    Some("read it, then `ralph trust`"),
+                )
+            }
+            (Ok(_), None) => unreachable!("a loaded config has a standing"),
+        });
+        let approved = matches!(standing, Some(crate::trust::approval::Standing::Approved));
+        let configured = cfg.as_ref().ok().and_then(|c| c.claude.clone());
+        let claude = match &configured {
+            Some(p) if p.components().count() > 1 => Some(project.root.join(p)),
+            Some(p) => which::which(p).ok(),
+            None => which::which("claude").ok(),
+        };
+        let version = match (&configured, approved) {
+            (Some(_), false) => None,
+            _ => claude.as_deref().and_then(claude_version),
+        };
         checks.push(match (&claude, &version) {
+            (Some(p), None) if configured.is_some() && !approved => check(
+                "claude",
+                false,
+                format!(
+                    "{} (named by .ralph/config.toml, not approved: not run)",
+                    p.display()
+                ),
+                Some("read .ralph/config.toml, then `ralph trust`"),
+            ),
             (Some(p), Some(v)) => check("claude", true, format!("{v} at {}", p.display()), None),
             (Some(p), None) => check(
                 "claude",

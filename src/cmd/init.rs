@@ -76,6 +76,8 @@ impl Run for Init {
         let config = project.config();
         if !config.exists() {
             crate::fsutil::atomic_write(&config, CONFIG.as_bytes(), 0o644)?;
+            // Written by ralph at the user's word: approved as written.
+            crate::trust::approval::approve(&project.root, &crate::config::load(&config)?)?;
             outln!("wrote {}", config.display());
         }
         if ensure_gitignore(&project)? {

@@ -101,7 +101,8 @@ fn sessions(run: &RunDir) -> Vec<(u32, PathBuf)> {
 
 /// Render one whole stream file, reading it a piece at a time.
 fn render(path: &Path, ui: Ui) -> Result<()> {
-    let mut f = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut f = crate::fsutil::open_regular(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
     let mut lines = Lines::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
@@ -132,6 +133,13 @@ impl Run for Logs {
         }
         let runs = project.runs();
         let run = match &self.run {
+            Some(id) if !RunDir::valid_id(id) => {
+                errln!(
+                    "ralph logs: --run {:?} is not a run id (letters, digits, -, _ and .)",
+                    crate::output::visible(id)
+                );
+                return Ok(ExitStatus::Usage);
+            }
             Some(id) => RunDir::open(&runs, id),
             None => match RunDir::latest(&runs) {
                 Some(r) => r,
@@ -170,10 +178,17 @@ fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
         );
         return Ok(ExitStatus::Failure);
     };
+    if !RunDir::valid_id(&lock.run_id) {
+        errln!(
+            "ralph logs -f: the running loop's run id {:?} is not one ralph makes",
+            crate::output::visible(&lock.run_id)
+        );
+        return Ok(ExitStatus::Failure);
+    }
     let run = RunDir::open(&project.runs(), &lock.run_id);
     outln!(
         "following run {} (pid {}); Ctrl+C to stop",
-        run.id,
+        crate::output::visible(&run.id),
         lock.pid
     );
     let mut current: Option<(u32, File, Lines)> = None;
@@ -195,7 +210,8 @@ fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
         if let Some((n, path)) = sessions(&run).pop()
             && current.as_ref().is_none_or(|(m, _, _)| *m < n)
         {
-            let f = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+            let f = crate::fsutil::open_regular(&path)
+                .with_context(|| format!("cannot open {}", path.display()))?;
             ui.status(&format!("session {n}"));
             current = Some((n, f, Lines::new()));
             continue;

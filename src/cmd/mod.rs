@@ -13,6 +13,7 @@ pub mod reset;
 pub mod resume;
 pub mod run_loop;
 pub mod status;
+pub mod trust;
 pub mod uninstall_hook;
 pub mod verify_sync;
 pub mod waiting;
@@ -50,5 +51,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Completions(c) => c.run(),
         Cmd::Worktree(c) => c.run(),
         Cmd::Logs(c) => c.run(),
+        Cmd::Trust(c) => c.run(),
     }
 }

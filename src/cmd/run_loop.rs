@@ -95,13 +95,21 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
             s.reason
         )));
     }
-    let saved = run.state().ok_or_else(|| {
-        usage(format!(
-            "run {} has no saved state ({}); start a new run with `ralph loop`",
-            run.id,
-            run.path.join("state.json").display()
-        ))
-    })?;
+    let saved = run
+        .state_checked()
+        .map_err(|e| {
+            usage(format!(
+                "run {} cannot be resumed: its saved state is not valid ({e}); start a new run with `ralph loop`",
+                run.id
+            ))
+        })?
+        .ok_or_else(|| {
+            usage(format!(
+                "run {} has no saved state ({}); start a new run with `ralph loop`",
+                run.id,
+                run.path.join("state.json").display()
+            ))
+        })?;
     Ok((run, saved))
 }
 
@@ -257,6 +265,7 @@ impl Loop {
             iteration: 0,
             max_iterations: settings.limits.max_iterations,
             session: None,
+            token: crate::trust::store::random_token(),
         };
         let acquired = lock::acquire(&project.lock(), info);
         if acquired.is_err() && saved.is_none() {

@@ -157,6 +157,13 @@ impl Run for Status {
         let waiting = sentinel::Waiting::read(&project.waiting())?;
         let running = runlock::running(&project.lock());
         let last = last_run(&project);
+        // Whether what the config would run is approved (read, never run).
+        let config = match crate::config::load(&project.config()) {
+            Ok(c) => crate::trust::approval::standing(&project.root, &c)
+                .text()
+                .to_string(),
+            Err(e) => format!("invalid: {e:#}"),
+        };
 
         if self.json {
             let v = json!({
@@ -171,6 +178,7 @@ impl Run for Status {
                 "loop": running,
                 "last_run": last,
                 "gate": gate_result(&project, &running),
+                "config": config,
             });
             outln!("{}", serde_json::to_string_pretty(&v)?);
             return Ok(ExitStatus::Success);
@@ -219,6 +227,7 @@ impl Run for Status {
             ),
             None => show!("loop:    not running"),
         }
+        show!("config:  {config}");
         if let Some(g) = gate_result(&project, &running) {
             match (
                 g["passed"].as_bool(),

@@ -38,7 +38,7 @@ impl Run for Worktree {
         match &self.cmd {
             WorktreeCmd::List => {
                 for w in worktree::list(&main)? {
-                    let lock = w.path.join(".ralph/loop.lock");
+                    let lock = crate::trust::store::lock_file(&w.path);
                     let state = match crate::run::lock::running(&lock) {
                         Some(l) => format!(
                             "loop running, pid {}, iteration {}/{}",

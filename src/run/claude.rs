@@ -15,6 +15,8 @@ pub struct Who<'a> {
     pub session: u32,
     /// The loop's own start time, as the lock records it: the hook checks it.
     pub loop_start: u64,
+    /// The run's secret (see `handoff::session_token`).
+    pub secret: &'a str,
 }
 
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
@@ -36,7 +38,7 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
             args.extend(["--permission-mode".to_string(), "acceptEdits".to_string()]);
             args.extend([
                 "--settings".to_string(),
-                crate::run::confine::settings(c, &handoff::session_token(&who.run.id, who.session))
+                crate::run::confine::settings(c, &handoff::session_token(who.secret, who.session))
                     .to_string(),
             ]);
         }
@@ -68,6 +70,6 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
         cwd: project.root.clone(),
         print,
         timeout: s.timeout,
-        token: handoff::session_token(&who.run.id, who.session),
+        token: handoff::session_token(who.secret, who.session),
     })
 }

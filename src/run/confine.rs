@@ -52,6 +52,73 @@ pub fn settings(c: &Confinement, token: &str) -> Value {
     })
 }
 
+/// The claude arguments a confined session may be given: each narrows the
+/// session or only steers the model. Anything else (skip-permissions, a
+/// permission mode, `--add-dir`, `--allowedTools`, `--settings`,
+/// `--mcp-config` and `--plugin-dir`, whose servers and hooks run outside
+/// the sandbox) could widen it, and is refused by name.
+pub const NARROW_ARGS: [&str; 9] = [
+    "--model",
+    "--fallback-model",
+    "--append-system-prompt",
+    "--system-prompt",
+    "--max-turns",
+    "--effort",
+    "--disallowedTools",
+    "--disallowed-tools",
+    "--verbose",
+];
+
+/// How many values each of `NARROW_ARGS` takes: one, none, or a list.
+fn values_of(flag: &str) -> Option<Values> {
+    match flag {
+        "--verbose" => Some(Values::None),
+        "--disallowedTools" | "--disallowed-tools" => Some(Values::List),
+        f if NARROW_ARGS.contains(&f) => Some(Values::One),
+        _ => None,
+    }
+}
+
+enum Values {
+    None,
+    One,
+    List,
+}
+
+/// The first argument that is not known to keep a session confined.
+pub fn widening(args: &[String]) -> Option<String> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, _)) if f.starts_with("--") => (f, true),
+            _ => (a.as_str(), false),
+        };
+        match values_of(flag) {
+            None => return Some(a.clone()),
+            Some(Values::None) if inline => return Some(a.clone()),
+            Some(Values::None) => i += 1,
+            Some(Values::One) if inline => i += 1,
+            Some(Values::One) => {
+                // A value that looks like an option could be read as one.
+                match args.get(i + 1) {
+                    Some(v) if !v.starts_with('-') => i += 2,
+                    _ => return Some(a.clone()),
+                }
+            }
+            Some(Values::List) => {
+                i += 1;
+                if !inline {
+                    while args.get(i).is_some_and(|v| !v.starts_with('-')) {
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+    None
+}
+
 /// The programs the sandbox needs here, and why confinement cannot be had
 /// when one is missing (with the fix).
 pub fn unavailable(find: impl Fn(&str) -> bool) -> Option<String> {
@@ -200,6 +267,48 @@ mod tests {
                 why.contains("bwrap not found") && why.contains("apt-get install bubblewrap socat"),
                 "{why}"
             );
+        }
+    }
+
+    #[test]
+    fn only_arguments_that_narrow_a_session_are_let_through() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for ok in [
+            v(&[]),
+            v(&["--model", "opus"]),
+            v(&["--model=opus", "--verbose"]),
+            v(&["--disallowedTools", "Write", "Edit", "--max-turns", "3"]),
+            v(&["--append-system-prompt", "be brief"]),
+        ] {
+            assert_eq!(widening(&ok), None, "{ok:?}");
+        }
+        for (bad, named) in [
+            (
+                v(&["--dangerously-skip-permissions"]),
+                "--dangerously-skip-permissions",
+            ),
+            (
+                v(&["--permission-mode", "bypassPermissions"]),
+                "--permission-mode",
+            ),
+            (
+                v(&["--permission-mode=bypassPermissions"]),
+                "--permission-mode=bypassPermissions",
+            ),
+            (v(&["--add-dir", "/root"]), "--add-dir"),
+            (v(&["--allowedTools", "Write"]), "--allowedTools"),
+            (v(&["--settings", "{}"]), "--settings"),
+            (v(&["--mcp-config", "x.json"]), "--mcp-config"),
+            (v(&["--plugin-dir", "p"]), "--plugin-dir"),
+            (v(&["--model", "--dangerously-skip-permissions"]), "--model"),
+            (v(&["--verbose=1"]), "--verbose=1"),
+            (
+                v(&["--disallowedTools", "Write", "--add-dir", "/"]),
+                "--add-dir",
+            ),
+            (v(&["stray"]), "stray"),
+        ] {
+            assert_eq!(widening(&bad).as_deref(), Some(named), "{bad:?}");
         }
     }
 

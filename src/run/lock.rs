@@ -1,8 +1,10 @@
-//! One loop per project: `.ralph/loop.lock`, an flock held for the loop's
-//! lifetime, with the holder's pid, start time, progress and running session
-//! as JSON inside. The kernel drops an flock when its process dies, so a
-//! killed loop never blocks the next one; the record it left says which run
-//! and which session to clean up after.
+//! One loop per project: a lock file in ralph's own state folder
+//! (`trust::store::lock_file`, never in the project, where a session or a
+//! clone could plant, rename or forge one), an flock held for the loop's
+//! lifetime, with the holder's pid, start time, progress, running session and
+//! the run's secret token as JSON inside. The kernel drops an flock when its
+//! process dies, so a killed loop never blocks the next one; the record it
+//! left says which run and which processes to clean up after.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -27,6 +29,10 @@ pub struct LockInfo {
     /// The session running now (pid and start time), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<(u32, u64)>,
+    /// The run's secret: every process of its sessions and gate carries
+    /// `RALPH_SESSION_TOKEN=<token>-...`, and only those are ended after it.
+    #[serde(default)]
+    pub token: String,
 }
 
 pub struct LoopLock {
@@ -59,17 +65,24 @@ fn read_all(f: &mut File) -> String {
 
 pub fn acquire(path: &Path, info: LockInfo) -> Result<Acquired> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::trust::store::private_dir(dir)?;
     }
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        // A lock file planted as a symlink must not redirect our writes.
-        .custom_flags(nix::libc::O_NOFOLLOW)
+        // A lock file planted as a symlink must not redirect our writes, and
+        // a FIFO must not block the open.
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
         .open(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
+    let m = file.metadata()?;
+    anyhow::ensure!(
+        m.is_file(),
+        "{} is not a regular file: remove it",
+        path.display()
+    );
     let mut file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
         Ok(f) => f,
         Err((mut f, nix::errno::Errno::EWOULDBLOCK)) => return Ok(Acquired::Held(holder(&mut f))),
@@ -175,6 +188,7 @@ mod tests {
             iteration: 0,
             max_iterations: 5,
             session: None,
+            token: "t".into(),
         }
     }
 
@@ -194,6 +208,16 @@ mod tests {
         assert_eq!((back.session, back.iteration), (Some((42, 7)), 0));
         assert_eq!(running(&path).map(|i| i.pid), Some(std::process::id()));
         lock.release();
+        assert_eq!(read(&path), None);
+    }
+
+    #[test]
+    fn a_fifo_lock_is_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("loop.lock");
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let e = acquire(&path, info(std::process::id())).err().unwrap();
+        assert!(format!("{e:#}").contains("not a regular file"), "{e:#}");
         assert_eq!(read(&path), None);
     }
 

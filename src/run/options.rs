@@ -161,6 +161,33 @@ fn executable(p: &std::path::Path) -> Result<(), String> {
     }
 }
 
+/// A path from the config file, relative to the project and inside it.
+fn inside(project: &Project, p: &std::path::Path) -> Result<PathBuf, String> {
+    let bad = || {
+        format!(
+            "{}: prompt = {:?} must name a file inside the project",
+            project.config().display(),
+            p.display()
+        )
+    };
+    if p.is_absolute()
+        || p.components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(bad());
+    }
+    let joined = project.root.join(p);
+    // A link inside the project may not lead out of it either.
+    if let (Ok(real), Ok(root)) = (
+        std::fs::canonicalize(&joined),
+        std::fs::canonicalize(&project.root),
+    ) && !real.starts_with(&root)
+    {
+        return Err(bad());
+    }
+    Ok(joined)
+}
+
 /// Bounds of each duration option: (name, default, least, most).
 const DURATIONS: [(&str, &str, u64, u64); 3] = [
     ("timeout", "30m", 1, 7 * DAY),
@@ -200,11 +227,24 @@ pub fn settings(
     saved: Option<&Limits>,
 ) -> Result<Settings, String> {
     let cfg: Config = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
-    // --prompt is relative to where you are; the config's to the project.
+    // What the file makes ralph run or allow counts only once approved.
+    let standing = crate::trust::approval::standing(&project.root, &cfg);
+    if let crate::trust::approval::Standing::NotApproved { .. } = standing {
+        return Err(crate::trust::approval::refusal(
+            &project.config(),
+            &cfg,
+            &standing,
+        ));
+    }
+    // --prompt is relative to where you are; the config's to the project,
+    // and inside it (the prompt goes to the model).
     let prompt = match (&a.prompt, &cfg.prompt) {
         (Some(p), _) => std::path::absolute(p).map_err(|e| e.to_string())?,
-        (None, Some(p)) => project.root.join(p),
-        (None, None) => project.default_prompt(),
+        (None, Some(p)) => inside(project, p)?,
+        (None, None) => {
+            let d = project.default_prompt();
+            inside(project, d.strip_prefix(&project.root).unwrap_or(&d))?
+        }
     };
     match crate::fsutil::read_optional(&prompt) {
         Ok(None) => {
@@ -258,6 +298,11 @@ pub fn settings(
         return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
     }
     let gate = crate::work::gate::Gate::from_config(&cfg.gate, &a.gate)?;
+    let claude_args = if a.claude_args.is_empty() {
+        cfg.claude_args.clone().unwrap_or_default()
+    } else {
+        a.claude_args.clone()
+    };
     let confined = (a.confined || cfg.confined.unwrap_or(false)).then(|| {
         let pick = |cli: &Vec<String>, cfg: &Option<Vec<String>>| {
             if cli.is_empty() {
@@ -280,6 +325,13 @@ pub fn settings(
                 "--confined sets the permission mode itself (acceptEdits inside the sandbox); drop --permission-mode / permission_mode"
                     .into(),
             );
+        }
+        if let Some(arg) = crate::run::confine::widening(&claude_args) {
+            return Err(format!(
+                "--confined: the claude argument {:?} would widen a confined session (only {} are allowed); drop it",
+                arg,
+                crate::run::confine::NARROW_ARGS.join(", ")
+            ));
         }
         if let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok()) {
             return Err(format!("--confined cannot be had here: {why}"));
@@ -339,11 +391,7 @@ pub fn settings(
         claude,
         model: a.model.clone().or(cfg.model.clone()),
         permission_mode,
-        claude_args: if a.claude_args.is_empty() {
-            cfg.claude_args.clone().unwrap_or_default()
-        } else {
-            a.claude_args.clone()
-        },
+        claude_args,
         hooks: cfg.hooks.clone(),
         tracker: a.tracker,
         gate,

@@ -135,10 +135,17 @@ fn tree_fingerprint(root: &Path, status: &str) -> String {
 
 /// Commits between two HEADs (for the summary).
 pub fn commits_between(root: &Path, from: Option<&str>, to: &str) -> Option<u64> {
+    // Heads are object ids (a saved one is checked as it is read); never an
+    // option, whatever they hold.
+    if !crate::run::records::is_object_id(to)
+        || from.is_some_and(|f| !crate::run::records::is_object_id(f))
+    {
+        return None;
+    }
     // No HEAD at the start: every commit since is new.
     let range = from.map_or_else(|| to.to_string(), |f| format!("{f}..{to}"));
     let out = Command::new("git")
-        .args(["rev-list", "--count", &range])
+        .args(["rev-list", "--count", "--end-of-options", &range])
         .current_dir(root)
         .output()
         .ok()?;

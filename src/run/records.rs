@@ -34,6 +34,18 @@ impl RunDir {
         Ok(RunDir { id, path })
     }
 
+    /// A run id as ralph makes them: letters, digits, `-`, `_`, `.`, not
+    /// starting with a dot, at most 100 characters. Anything else (`../x`, an
+    /// escape sequence) names no run folder.
+    pub fn valid_id(id: &str) -> bool {
+        !id.is_empty()
+            && id.len() <= 100
+            && !id.starts_with('.')
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    }
+
     pub fn open(runs: &Path, id: &str) -> RunDir {
         RunDir {
             id: id.to_string(),
@@ -113,8 +125,24 @@ impl RunDir {
         crate::fsutil::replace_unsynced(&self.state_path(), text.as_bytes())
     }
 
+    /// The saved state, if there is a valid one.
     pub fn state(&self) -> Option<Saved> {
-        serde_json::from_str(&read_text(&self.state_path())?).ok()
+        self.state_checked().ok().flatten()
+    }
+
+    /// The saved state; `Err` says what is wrong with it (a run folder is
+    /// where a session or a cloned repository can write).
+    pub fn state_checked(&self) -> Result<Option<Saved>, String> {
+        let Some(text) = read_text(&self.state_path()) else {
+            return Ok(None);
+        };
+        let path = self.state_path();
+        let saved: Saved =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        saved
+            .check()
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Some(saved))
     }
 }
 
@@ -146,6 +174,58 @@ pub struct Saved {
     pub gate_runs: u32,
     #[serde(default)]
     pub last_gate: Option<Verdict>,
+}
+
+/// A git object id (SHA-1 or SHA-256, hex): what a saved head must be, so
+/// that it can never reach git as an option.
+pub fn is_object_id(s: &str) -> bool {
+    matches!(s.len(), 40 | 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Largest amount a saved run may claim to have spent or run for.
+const MAX_COST: f64 = 1e9;
+const MAX_ELAPSED_S: f64 = 100.0 * 365.0 * 86_400.0;
+
+impl Saved {
+    /// Every value in range and of its form.
+    pub fn check(&self) -> Result<(), String> {
+        let cost = self.state.cost_usd;
+        if !(cost.is_finite() && (0.0..=MAX_COST).contains(&cost)) {
+            return Err(format!("cost_usd {cost} is not an amount spent"));
+        }
+        if !(self.elapsed_s.is_finite() && (0.0..=MAX_ELAPSED_S).contains(&self.elapsed_s)) {
+            return Err(format!("elapsed_s {} is not a duration", self.elapsed_s));
+        }
+        if let Some(h) = &self.first_head
+            && !is_object_id(h)
+        {
+            return Err(format!(
+                "first_head {:?} is not a git object id",
+                crate::output::visible(h)
+            ));
+        }
+        if self.state.iteration > self.limits.max_iterations.max(1_000_000) {
+            return Err(format!(
+                "iteration {} is out of range",
+                self.state.iteration
+            ));
+        }
+        if !RunDir::valid_id(&self.run_id) {
+            return Err("run_id is not a run id".into());
+        }
+        if let Some(g) = &self.last_gate
+            && !(g.duration_s.is_finite() && g.duration_s >= 0.0)
+        {
+            return Err("last_gate.duration_s is not a duration".into());
+        }
+        let l = &self.limits;
+        if l.max_cost
+            .is_some_and(|c| !(c.is_finite() && c > 0.0 && c <= 1e6))
+        {
+            return Err("limits.max_cost is out of range".into());
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

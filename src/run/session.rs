@@ -397,9 +397,11 @@ fn is_own_hook(p: &crate::procs::tree::ProcInfo, session_pid: u32) -> bool {
 /// left running (its session's Bash commands run in sessions of their own and
 /// outlive claude). Identified by that marker alone, never by name; the dead
 /// loop's session itself is checked by pid and start time.
-pub fn end_run_leftovers(run_id: &str, session: Option<(u32, u64)>) -> usize {
+pub fn end_run_leftovers(secret: &str, session: Option<(u32, u64)>) -> usize {
     let me = std::process::id();
-    let prefix = crate::handoff::run_token_prefix(run_id);
+    // A record without a secret (an older ralph's) marks nothing.
+    let prefix = crate::handoff::run_token_prefix(secret);
+    let by_marker = secret.len() >= 32;
     let Ok(mut sys) = System::new() else { return 0 };
     sys.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
     let mut procs = crate::procs::tree::ProcReader::new();
@@ -409,7 +411,8 @@ pub fn end_run_leftovers(run_id: &str, session: Option<(u32, u64)>) -> usize {
         if pid == me || p.thread_kind().is_some() {
             continue;
         }
-        if let Some((start, env)) = procs.environ(pid)
+        if by_marker
+            && let Some((start, env)) = procs.environ(pid)
             && env
                 .iter()
                 .any(|kv| kv.to_string_lossy().starts_with(&prefix))

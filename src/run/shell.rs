@@ -282,6 +282,7 @@ impl Shell<'_> {
             iteration,
             session: number,
             loop_start: lock.info.start_time,
+            secret: &lock.info.token.clone(),
         };
         let running = session::spawn(claude::session(project, s, &who, *ui)?)?;
         lock.set_session(Some((running.pid, running.start_time)))?;

@@ -10,7 +10,7 @@ use crate::run::ui::Ui;
 /// A lock left by a loop that is gone: end what its run left running, and
 /// record that run as ended abnormally if it never wrote its summary.
 pub fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
-    let ended = session::end_run_leftovers(&stale.run_id, stale.session);
+    let ended = session::end_run_leftovers(&stale.token, stale.session);
     let dead = RunDir::open(runs, &stale.run_id);
     let marked = dead.path.is_dir()
         && dead.summary().is_none()

@@ -45,6 +45,25 @@ pub fn main_root(dir: &Path) -> Result<PathBuf> {
     }
 }
 
+/// The commit `base` names, as an object id: a value that git would read
+/// as an option (`-f`, `--orphan`) is refused, never passed on.
+fn base_commit(main: &Path, base: &str) -> Result<String> {
+    if base.starts_with('-') || base.is_empty() {
+        bail!("--base {base:?} is not a commit (it would be read as an option)");
+    }
+    git(
+        main,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            &format!("{base}^{{commit}}"),
+        ],
+    )
+    .map_err(|_| anyhow::anyhow!("--base {base:?} names no commit"))
+}
+
 /// A worktree NAME: letters, digits, `.`, `_`, `-`; it names a folder and a
 /// branch, so nothing that git or a shell would read otherwise.
 pub fn check_name(name: &str) -> Result<(), String> {
@@ -180,17 +199,10 @@ pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, b
     if has_branch {
         git(main, &["worktree", "add", "--quiet", &p, &branch])?;
     } else {
+        let commit = base_commit(main, base.unwrap_or("HEAD"))?;
         git(
             main,
-            &[
-                "worktree",
-                "add",
-                "--quiet",
-                "-b",
-                &branch,
-                &p,
-                base.unwrap_or("HEAD"),
-            ],
+            &["worktree", "add", "--quiet", "-b", &branch, &p, &commit],
         )?;
     }
     Ok((path, true))
@@ -229,7 +241,7 @@ pub fn seed(main: &Path, wt: &Path, spec: Option<&Path>) -> Result<Vec<String>> 
 /// Why worktree NAME must not be removed, if anything stops it.
 pub fn removal_blockers(main: &Path, path: &Path, name: &str) -> Result<Vec<String>> {
     let mut why = Vec::new();
-    if let Some(l) = crate::run::lock::running(&path.join(".ralph/loop.lock")) {
+    if let Some(l) = crate::run::lock::running(&crate::trust::store::lock_file(path)) {
         why.push(format!("its loop is running (pid {})", l.pid));
     }
     if path.exists() {

@@ -44,8 +44,9 @@ impl Project {
     pub fn waiting(&self) -> PathBuf {
         self.ralph_dir().join("WAITING")
     }
+    /// The loop lock: in ralph's own state folder, out of the project's reach.
     pub fn lock(&self) -> PathBuf {
-        self.ralph_dir().join("loop.lock")
+        crate::trust::store::lock_file(&self.root)
     }
     pub fn runs(&self) -> PathBuf {
         self.ralph_dir().join("runs")

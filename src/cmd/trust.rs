@@ -1,0 +1,96 @@
+use std::io::{BufRead, IsTerminal};
+
+use anyhow::Result;
+use clap::Args;
+
+use super::Run;
+use crate::exit::ExitStatus;
+use crate::output::visible;
+use crate::trust::approval::{self, Standing};
+use crate::work::project::Project;
+use crate::{errln, outln};
+
+/// Approve what .ralph/config.toml makes ralph run or allow.
+///
+/// The settings that run programs or widen a session (`claude`,
+/// `claude_args`, `allow_write`, `allow_domains`, `[gate] commands`, and
+/// `[hooks]`) take effect only once you have approved that exact content: a
+/// session can write the file, and a cloned repository can ship one. `ralph
+/// trust` shows them and asks; the approval is kept in ralph's data folder
+/// (not in the project), for this project's real path and this content only.
+/// Any change to them needs a new approval. Settings given on the command
+/// line need none.
+#[derive(Debug, Args)]
+pub struct Trust {
+    /// Approve without asking (for scripts)
+    #[arg(long, short = 'y', conflicts_with = "revoke")]
+    yes: bool,
+
+    /// Withdraw this project's approval
+    #[arg(long)]
+    revoke: bool,
+}
+
+impl Run for Trust {
+    fn run(&self) -> Result<ExitStatus> {
+        let project = Project::find()?;
+        let path = project.config();
+        if self.revoke {
+            if approval::revoke(&project.root)? {
+                outln!(
+                    "Withdrew the approval of {}; `ralph loop` will ask again.",
+                    path.display()
+                );
+            } else {
+                outln!("{} was not approved; nothing to withdraw.", path.display());
+            }
+            return Ok(ExitStatus::Success);
+        }
+        let cfg = match crate::config::load(&path) {
+            Ok(c) => c,
+            Err(e) => {
+                errln!("ralph trust: {}", visible(&format!("{e:#}")));
+                return Ok(ExitStatus::Usage);
+            }
+        };
+        let parts = approval::parts(&cfg);
+        let standing = approval::standing(&project.root, &cfg);
+        if standing == Standing::NothingToApprove {
+            outln!(
+                "Nothing in {} runs programs or allows more; nothing to approve.",
+                path.display()
+            );
+            return Ok(ExitStatus::Success);
+        }
+        outln!("{} asks ralph to run or allow:", path.display());
+        for line in approval::describe(&parts) {
+            outln!("    {}", visible(&line));
+        }
+        if standing == Standing::Approved {
+            outln!("Already approved.");
+            return Ok(ExitStatus::Success);
+        }
+        if !self.yes {
+            let stdin = std::io::stdin();
+            if !stdin.is_terminal() {
+                errln!(
+                    "ralph trust: not approved: nobody to ask here (no terminal); read the lines above and run `ralph trust --yes`"
+                );
+                return Ok(ExitStatus::Usage);
+            }
+            crate::output::out(format_args!(
+                "Approve, for {}? [y/N] ",
+                project.root.display()
+            ));
+            let mut answer = String::new();
+            stdin.lock().read_line(&mut answer)?;
+            if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                outln!("Not approved.");
+                return Ok(ExitStatus::Failure);
+            }
+        }
+        approval::approve(&project.root, &cfg)?;
+        outln!("Approved; `ralph loop` will run them until they change.");
+        Ok(ExitStatus::Success)
+    }
+}

@@ -1,0 +1,5 @@
+//! What ralph keeps outside every project, where neither a session nor a
+//! cloned repository can write: approvals of a project's config, loop locks.
+
+pub mod approval;
+pub mod store;
