@@ -242,6 +242,70 @@ pub const RUN_FILE_CAP: u64 = 64 << 20;
 /// Read a text file that may not exist yet, bounded: it must be a regular
 /// file (or a symlink to one) of at most `READ_CAP` bytes. A FIFO, a device
 /// or a folder is refused without blocking on it.
+/// Open the folder `base/names[0]/names[1]/...` without following a link at
+/// any of `names` (`base` itself is the user's, followed as given). A folder
+/// held open this way stays the same folder whatever is renamed or linked
+/// in its place afterwards.
+pub fn open_dir_beneath(base: &Path, names: &[&std::ffi::OsStr]) -> std::io::Result<File> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+    let mut fd = openat(nix::fcntl::AT_FDCWD, base, flags, Mode::empty())?;
+    for name in names {
+        if name.is_empty()
+            || *name == "."
+            || *name == ".."
+            || name.as_encoded_bytes().contains(&b'/')
+        {
+            return Err(std::io::Error::other(format!(
+                "{:?} is not a plain folder name",
+                name
+            )));
+        }
+        fd = openat(&fd, *name, flags | OFlag::O_NOFOLLOW, Mode::empty()).map_err(|e| {
+            std::io::Error::other(format!(
+                "{}: {} (a link, or not a folder)",
+                base.join(name).display(),
+                e.desc()
+            ))
+        })?;
+    }
+    Ok(File::from(fd))
+}
+
+/// Open an absolute folder without following a link anywhere in it.
+pub fn open_dir_nofollow(abs: &Path) -> std::io::Result<File> {
+    let names: Vec<&std::ffi::OsStr> = abs
+        .components()
+        .filter_map(|c| match c {
+            std::path::Component::Normal(n) => Some(Ok(n)),
+            std::path::Component::RootDir => None,
+            _ => Some(Err(())),
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|_| {
+            std::io::Error::other(format!("{} is not a plain absolute path", abs.display()))
+        })?;
+    open_dir_beneath(Path::new("/"), &names)
+}
+
+/// A path to `name` inside the folder held open as `dir`, that reaches that
+/// very folder whatever has been renamed or linked at its old path since
+/// (Linux: through `/proc/self/fd`). Elsewhere, `fallback/name`.
+pub fn in_handle(dir: &File, fallback: &Path, name: &str) -> PathBuf {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let _ = fallback;
+        PathBuf::from(format!("/proc/self/fd/{}/{name}", dir.as_raw_fd()))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = dir;
+        fallback.join(name)
+    }
+}
+
 /// Open a regular file for reading, never through a link and never
 /// blocking on a FIFO: a run's files are where a session can reach.
 pub fn open_regular(path: &Path) -> std::io::Result<File> {

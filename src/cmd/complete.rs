@@ -83,7 +83,12 @@ impl Run for Complete {
             errln!(
                 "ralph complete: the spec and tracker agree; running the project's checks (the gate)"
             );
-            let v = gate::run(&gate, &project.root, None, &|| 0)?;
+            // Run by hand, or by a session (then inside its sandbox already).
+            let runner = gate::Runner {
+                token: crate::handoff::gate_token(&crate::trust::store::random_token()),
+                confined: None,
+            };
+            let v = gate::run(&gate, &project.root, None, &|| 0, &runner)?;
             gate::hand_over(&project, &v)?;
             if !v.passed {
                 blockers.push(format!(

@@ -309,6 +309,7 @@ impl Loop {
             s: &settings,
             run: &run,
             ui,
+            secret: lock.info.token.clone(),
         }
         .run(&mut lock, saved);
         lock.release();

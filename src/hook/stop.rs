@@ -51,9 +51,34 @@ pub struct HookEnv {
 
 impl HookEnv {
     fn from_env() -> Self {
+        Self::from_lookup(|k| std::env::var_os(k))
+    }
+
+    /// The `RALPH_*` values as the session's starter set them, from its
+    /// start environment: a project's settings `env` can put anything into
+    /// ours, never into that. `CLAUDE_*` stay ours (Claude Code sets them for
+    /// its hooks).
+    fn with_start_env(&self, start_env: &[OsString]) -> Self {
+        let find = |k: &str| {
+            start_env.iter().find_map(|kv| {
+                let b = kv.as_encoded_bytes();
+                (b.len() > k.len() && b.starts_with(k.as_bytes()) && b[k.len()] == b'=').then(
+                    || OsString::from(String::from_utf8_lossy(&b[k.len() + 1..]).into_owned()),
+                )
+            })
+        };
+        let theirs = Self::from_lookup(find);
+        HookEnv {
+            claude_pid: self.claude_pid,
+            interactive: self.interactive,
+            ..theirs
+        }
+    }
+
+    fn from_lookup(get: impl Fn(&str) -> Option<OsString>) -> Self {
         let num = |k: &str| {
-            std::env::var(k)
-                .ok()
+            get(k)
+                .and_then(|v| v.into_string().ok())
                 .and_then(|v| v.trim().parse::<u64>().ok())
         };
         HookEnv {
@@ -61,9 +86,9 @@ impl HookEnv {
             loop_pid: num(env::LOOP_PID).and_then(|p| u32::try_from(p).ok()),
             loop_start: num(env::LOOP_START),
             // `cli` is the TUI, `sdk-cli` print mode; ATTENDED is the newer spelling.
-            interactive: std::env::var("CLAUDE_CODE_ENTRYPOINT").is_ok_and(|v| v == "cli")
-                || std::env::var("CLAUDE_CODE_SESSION_ATTENDED").is_ok_and(|v| v == "1"),
-            run_dir: std::env::var_os(env::RUN_DIR)
+            interactive: get("CLAUDE_CODE_ENTRYPOINT").is_some_and(|v| v == "cli")
+                || get("CLAUDE_CODE_SESSION_ATTENDED").is_some_and(|v| v == "1"),
+            run_dir: get(env::RUN_DIR)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
             grace: Duration::from_millis(num(env::GRACE_MS).unwrap_or(DEFAULT_GRACE_MS)),
@@ -152,6 +177,8 @@ pub fn run() {
     let env = HookEnv::from_env();
     let mut log = Log::new(&env, &stop, t0);
     let outcome = act(&env, &stop, &mut log);
+    // The log goes where the session's starter said, not our environment.
+    log.path = log.trusted_dir.take();
     if let Err(why) = outcome {
         // Never a panic (a closed stderr): a hook error would reach the user.
         let _ = writeln!(
@@ -200,6 +227,15 @@ fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), Str
     )?;
     log.line.authorised_by = Some(why.into());
     log.authorised = true;
+    // From here on, act only on what the starter of the session set.
+    let trusted;
+    let env = if start_env.iter().any(|kv| kv == "RALPH_LOOP=1") {
+        trusted = env.with_start_env(&start_env);
+        &trusted
+    } else {
+        env
+    };
+    log.trusted_dir = env.run_dir.clone();
     // The plugin's hook and `ralph install-hook` may both be installed: both
     // run for the same Stop. The first to claim the session acts.
     if !claim(env, session, stop) {
@@ -268,16 +304,22 @@ fn claim(env: &HookEnv, session: &ProcInfo, stop: &serde_json::Value) -> bool {
         .run_dir
         .clone()
         .unwrap_or_else(|| std::env::temp_dir().join(format!("ralph-{}", nix::unistd::getuid())));
-    if std::fs::create_dir_all(&dir).is_err() {
+    if env.run_dir.is_none() && crate::trust::store::private_dir(&dir).is_err() {
         return true;
     }
-    let marker = dir.join(format!(
-        "stop-claim-{}-{}-{h:016x}",
-        session.pid, session.start_time
-    ));
+    // The run folder as the loop made it: no link on the way.
+    let Ok(handle) = crate::fsutil::open_dir_nofollow(&dir) else {
+        return true;
+    };
+    let marker = crate::fsutil::in_handle(
+        &handle,
+        &dir,
+        &format!("stop-claim-{}-{}-{h:016x}", session.pid, session.start_time),
+    );
     match OpenOptions::new()
         .write(true)
         .create_new(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
         .open(&marker)
     {
         Ok(_) => true,
@@ -333,6 +375,11 @@ fn spawn_watcher(
         &session.start_time.to_string(),
     ]);
     cmd.args(["--grace-ms", &env.grace.as_millis().to_string()]);
+    // Its log goes to the run folder the session's starter named.
+    match &env.run_dir {
+        Some(d) => cmd.env(env::RUN_DIR, d),
+        None => cmd.env_remove(env::RUN_DIR),
+    };
     if let Some(t) = stop.get("transcript_path").and_then(|t| t.as_str()) {
         cmd.args(["--transcript", t]);
     }
@@ -391,7 +438,9 @@ pub fn watch(pid: u32, start: u64, grace: Duration, transcript: Option<&Path>) {
 /// One JSON line per hook run in the loop's run folder, so that "the hook
 /// didn't fire" can be answered from the logs.
 struct Log {
+    /// The run folder (set once the session's starter is known).
     path: Option<PathBuf>,
+    trusted_dir: Option<PathBuf>,
     t0: Instant,
     line: HookLogLine,
     authorised: bool,
@@ -403,7 +452,8 @@ impl Log {
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap_or_default();
         Log {
-            path: env.run_dir.as_ref().map(|d| d.join("hook.log")),
+            path: env.run_dir.clone(),
+            trusted_dir: None,
             t0,
             line: HookLogLine {
                 time: now.as_secs_f64(),
@@ -425,13 +475,16 @@ impl Log {
             return;
         };
         text.push('\n');
+        // Never through a link planted anywhere on the way to the log.
+        let Ok(dir) = crate::fsutil::open_dir_nofollow(path) else {
+            return;
+        };
         // O_APPEND with one write: concurrent hooks don't interleave lines.
-        // Never through a symlink planted where the log goes.
         if let Ok(mut f) = OpenOptions::new()
             .append(true)
             .create(true)
             .custom_flags(nix::libc::O_NOFOLLOW)
-            .open(path)
+            .open(crate::fsutil::in_handle(&dir, path, "hook.log"))
         {
             let _ = f.write_all(text.as_bytes());
         }

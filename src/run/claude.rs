@@ -26,7 +26,10 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
         (env::LOOP.to_string(), "1".to_string()),
         (env::LOOP_PID.to_string(), std::process::id().to_string()),
         (env::LOOP_START.to_string(), who.loop_start.to_string()),
-        (env::RUN_DIR.to_string(), who.run.path.display().to_string()),
+        (
+            env::RUN_DIR.to_string(),
+            who.run.real_path.display().to_string(),
+        ),
         (env::ITERATION.to_string(), who.iteration.to_string()),
     ];
     let mut args: Vec<String> = Vec::new();
@@ -59,7 +62,7 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
     } else {
         Some(PrintIo {
             prompt: s.prompt.clone(),
-            stream_file: who.run.stream_file(who.session),
+            stream_file: who.run.stream_file(who.session)?,
             show: Box::new(move |x| ui.show(x)),
         })
     };

@@ -119,6 +119,73 @@ pub fn widening(args: &[String]) -> Option<String> {
     None
 }
 
+/// Paths under the project that a confined gate command may read but not
+/// write: git's hooks and config (run later by the user's own git, outside
+/// any sandbox) and ralph's own control files.
+pub const READ_ONLY: [&str; 4] = [
+    ".git/hooks",
+    ".git/config",
+    ".ralph/config.toml",
+    ".ralph/runs",
+];
+
+/// The command line that runs a gate command under `--confined` with
+/// bubblewrap: the same bounds as the sessions' sandbox (writes only in the
+/// project and `allow_write`), no network at all (Claude Code's sandbox
+/// filters the sessions' network through its own proxy, which ralph does
+/// not have: the gate gets none, which keeps inside "only allowed domains"),
+/// its own pid namespace (when the command ends, everything it started ends
+/// with it), a new session (it cannot type into the terminal), and it dies
+/// with the loop.
+pub fn gate_argv(c: &Confinement, root: &Path, cmd: &str) -> Vec<String> {
+    let root = root.display().to_string();
+    let mut a: Vec<String> = [
+        "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        &root,
+        &root,
+    ]
+    .map(String::from)
+    .to_vec();
+    for w in &c.allow_write {
+        let w = expand_home(w);
+        a.extend(["--bind-try".into(), w.clone(), w]);
+    }
+    for p in READ_ONLY {
+        let p = format!("{root}/{p}");
+        a.extend(["--ro-bind-try".into(), p.clone(), p]);
+    }
+    a.extend(["--chdir".into(), root, "--".into()]);
+    a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
+    a
+}
+
+/// `~` and `~/...` as the user's home, as Claude Code reads `allowWrite`.
+fn expand_home(p: &str) -> String {
+    let home = || std::env::var("HOME").unwrap_or_default();
+    if p == "~" {
+        home()
+    } else if let Some(rest) = p.strip_prefix("~/") {
+        format!("{}/{rest}", home())
+    } else {
+        p.to_string()
+    }
+}
+
 /// The programs the sandbox needs here, and why confinement cannot be had
 /// when one is missing (with the fix).
 pub fn unavailable(find: impl Fn(&str) -> bool) -> Option<String> {

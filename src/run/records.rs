@@ -16,7 +16,44 @@ use crate::work::gate::Verdict;
 
 pub struct RunDir {
     pub id: String,
+    /// Where it is, for people and for the hook.
     pub path: PathBuf,
+    /// Where it is with every link resolved when ralph made or opened it:
+    /// what the hook is told, which it opens without following any link.
+    pub real_path: PathBuf,
+    /// The folder held open, reached beneath the project without following
+    /// a link: every write of the run goes through it, so a session that
+    /// swaps `.ralph`, `.ralph/runs` or the run folder for a link (or renames
+    /// them) redirects nothing. `None` when it could not be opened so.
+    handle: Option<std::sync::Arc<fs::File>>,
+}
+
+/// `runs/id` with the project root's links resolved (and no others).
+fn real_path(runs: &Path, id: &str) -> PathBuf {
+    let (Some(ralph), Some(root)) = (runs.parent(), runs.parent().and_then(Path::parent)) else {
+        return runs.join(id);
+    };
+    match (fs::canonicalize(root), ralph.file_name(), runs.file_name()) {
+        (Ok(r), Some(a), Some(b)) => r.join(a).join(b).join(id),
+        _ => runs.join(id),
+    }
+}
+
+/// Open `runs/id` with no link followed below the project root (`runs` is
+/// `<root>/.ralph/runs`; the root is the user's and followed as given).
+fn hold(runs: &Path, id: &str) -> Option<std::sync::Arc<fs::File>> {
+    let ralph = runs.parent()?;
+    let root = ralph.parent()?;
+    crate::fsutil::open_dir_beneath(
+        root,
+        &[
+            ralph.file_name()?,
+            runs.file_name()?,
+            std::ffi::OsStr::new(id),
+        ],
+    )
+    .ok()
+    .map(std::sync::Arc::new)
 }
 
 impl RunDir {
@@ -31,7 +68,18 @@ impl RunDir {
         let path = runs.join(&id);
         fs::create_dir(&path)
             .with_context(|| format!("cannot create the run folder {}", path.display()))?;
-        Ok(RunDir { id, path })
+        let handle = hold(runs, &id);
+        anyhow::ensure!(
+            handle.is_some(),
+            "cannot open the run folder {} (is .ralph or .ralph/runs a link?)",
+            path.display()
+        );
+        Ok(RunDir {
+            real_path: real_path(runs, &id),
+            id,
+            path,
+            handle,
+        })
     }
 
     /// A run id as ralph makes them: letters, digits, `-`, `_`, `.`, not
@@ -50,7 +98,28 @@ impl RunDir {
         RunDir {
             id: id.to_string(),
             path: runs.join(id),
+            real_path: real_path(runs, id),
+            handle: Self::valid_id(id).then(|| hold(runs, id)).flatten(),
         }
+    }
+
+    /// `name` in the run folder, for reading and writing: through the held
+    /// folder, else (reads only) by its path.
+    pub fn file(&self, name: &str) -> PathBuf {
+        match &self.handle {
+            Some(h) => crate::fsutil::in_handle(h, &self.path, name),
+            None => self.path.join(name),
+        }
+    }
+
+    /// As `file`, for a write: refused when the folder is not held.
+    fn writable(&self, name: &str) -> Result<PathBuf> {
+        anyhow::ensure!(
+            self.handle.is_some(),
+            "{} is not a folder of ralph's (a link, or gone): not writing {name} there",
+            self.path.display()
+        );
+        Ok(self.file(name))
     }
 
     /// Every run folder under `runs`, oldest first (ids sort by time).
@@ -71,30 +140,40 @@ impl RunDir {
         RunDir::all(runs).pop()
     }
 
-    pub fn stream_file(&self, session: u32) -> PathBuf {
-        self.path.join(format!("session-{session:03}.jsonl"))
+    pub fn stream_name(session: u32) -> String {
+        format!("session-{session:03}.jsonl")
+    }
+
+    /// Session `session`'s stream file, to create.
+    pub fn stream_file(&self, session: u32) -> Result<PathBuf> {
+        self.writable(&Self::stream_name(session))
     }
 
     pub fn hook_log(&self) -> PathBuf {
-        self.path.join("hook.log")
+        self.file("hook.log")
     }
 
     fn summary_path(&self) -> PathBuf {
-        self.path.join("summary.json")
+        self.file("summary.json")
     }
 
     fn state_path(&self) -> PathBuf {
-        self.path.join("state.json")
+        self.file("state.json")
     }
 
     pub fn append_record(&self, record: &Record) -> Result<()> {
         let mut line = serde_json::to_string(record)?;
         line.push('\n');
-        crate::fsutil::append(&self.path.join("records.jsonl"), line.as_bytes())
+        crate::fsutil::append(&self.writable("records.jsonl")?, line.as_bytes())
+    }
+
+    /// A new file of this run (a gate log, a rejected COMPLETE), to create.
+    pub fn new_file(&self, name: &str) -> Result<PathBuf> {
+        self.writable(name)
     }
 
     pub fn records(&self) -> Vec<Record> {
-        read_text(&self.path.join("records.jsonl"))
+        read_text(&self.file("records.jsonl"))
             .unwrap_or_default()
             .lines()
             .filter_map(|l| serde_json::from_str(l).ok())
@@ -103,7 +182,7 @@ impl RunDir {
 
     pub fn write_summary(&self, summary: &Summary) -> Result<()> {
         let text = serde_json::to_string_pretty(summary)? + "\n";
-        crate::fsutil::atomic_write(&self.summary_path(), text.as_bytes(), 0o644)
+        crate::fsutil::atomic_write(&self.writable("summary.json")?, text.as_bytes(), 0o644)
     }
 
     pub fn summary(&self) -> Option<Summary> {
@@ -112,7 +191,7 @@ impl RunDir {
 
     /// A resumed run gets a new summary at its end.
     pub fn clear_summary(&self) -> Result<()> {
-        match fs::remove_file(self.summary_path()) {
+        match fs::remove_file(self.writable("summary.json")?) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                 Err(e).with_context(|| format!("cannot remove {}", self.summary_path().display()))
             }
@@ -122,7 +201,7 @@ impl RunDir {
 
     pub fn save_state(&self, saved: &Saved) -> Result<()> {
         let text = serde_json::to_string_pretty(saved)? + "\n";
-        crate::fsutil::replace_unsynced(&self.state_path(), text.as_bytes())
+        crate::fsutil::replace_unsynced(&self.writable("state.json")?, text.as_bytes())
     }
 
     /// The saved state, if there is a valid one.
@@ -136,7 +215,7 @@ impl RunDir {
         let Some(text) = read_text(&self.state_path()) else {
             return Ok(None);
         };
-        let path = self.state_path();
+        let path = self.path.join("state.json");
         let saved: Saved =
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         saved

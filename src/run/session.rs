@@ -430,6 +430,29 @@ pub fn end_run_leftovers(secret: &str, session: Option<(u32, u64)>) -> usize {
     end_exactly(&marked).len()
 }
 
+/// End every process whose start environment holds exactly
+/// `RALPH_SESSION_TOKEN=<token>` (the gate's commands and what they left).
+/// Returns how many were still there to be ended.
+pub fn end_marked(token: &str) -> usize {
+    let me = std::process::id();
+    let marker = format!("{}={token}", crate::handoff::env::SESSION_TOKEN);
+    let Ok(mut sys) = System::new() else { return 0 };
+    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
+    let mut procs = crate::procs::tree::ProcReader::new();
+    let marked: Vec<(u32, u64)> = sys
+        .processes()
+        .values()
+        .filter(|p| p.pid().as_u32() != me && p.thread_kind().is_none())
+        .filter_map(|p| {
+            let (start, env) = procs.environ(p.pid().as_u32())?;
+            env.iter()
+                .any(|kv| kv.as_encoded_bytes() == marker.as_bytes())
+                .then_some((p.pid().as_u32(), start))
+        })
+        .collect();
+    end_exactly(&marked).len()
+}
+
 /// End these processes through the ladder, each signalled only while its
 /// pid still has the start time it had when it was found.
 /// Returns the pids that were still there to be signalled.
@@ -449,9 +472,19 @@ fn end_exactly(procs_found: &[(u32, u64)]) -> Vec<u32> {
                 .iter()
                 .any(|&(p, st)| p == pid && procs.is_alive(p, st))
         },
-        reap,
+        // Only these (re-parented to the loop, they are its children): a
+        // wait for any child would take one that someone else waits for.
+        || reap_these(procs_found),
     );
+    reap_these(procs_found);
     alive
+}
+
+fn reap_these(procs_found: &[(u32, u64)]) {
+    use nix::sys::wait::{WaitPidFlag, waitpid};
+    for &(p, _) in procs_found {
+        let _ = waitpid(Pid::from_raw(p as i32), Some(WaitPidFlag::WNOHANG));
+    }
 }
 
 /// Collect exited orphans that were re-parented to the loop.

@@ -36,6 +36,8 @@ pub struct Shell<'a> {
     pub s: &'a Settings,
     pub run: &'a RunDir,
     pub ui: Ui,
+    /// The run's secret token (from the lock): marks its processes.
+    pub secret: String,
 }
 
 impl Shell<'_> {
@@ -101,16 +103,20 @@ impl Shell<'_> {
     /// the next session (`.ralph/gate-failed.md`) and remember the verdict.
     fn run_gate(&self, gate: &gate::Gate, saved: &mut Saved) -> Result<gate::Verdict> {
         saved.gate_runs += 1;
-        let log = self
-            .run
-            .path
-            .join(format!("gate-{:03}.log", saved.gate_runs));
-        let v = gate::run(
+        let name = format!("gate-{:03}.log", saved.gate_runs);
+        let log = self.run.new_file(&name)?;
+        let mut v = gate::run(
             gate,
             &self.project.root,
             Some(&log),
             &session::signals_received,
+            &gate::Runner {
+                token: crate::handoff::gate_token(&self.secret),
+                confined: self.s.confined.clone(),
+            },
         )?;
+        // Shown and saved by where it is, not by the handle it was written through.
+        v.log = Some(self.run.path.join(&name));
         gate::hand_over(self.project, &v)?;
         if !v.passed && !v.interrupted {
             self.ui.note(&format!(
@@ -128,10 +134,9 @@ impl Shell<'_> {
 
     /// Move COMPLETE into the run folder with the reasons it does not hold.
     fn set_aside(&self, saved: &Saved, why: &[String], problems: usize) -> Result<()> {
-        let aside = self
-            .run
-            .path
-            .join(format!("COMPLETE.rejected-{}", saved.state.rejected + 1));
+        let name = format!("COMPLETE.rejected-{}", saved.state.rejected + 1);
+        let aside = self.run.path.join(&name);
+        let aside_io = self.run.new_file(&name)?;
         let mut text = crate::fsutil::read_optional(&self.project.complete())
             .ok()
             .flatten()
@@ -143,7 +148,7 @@ impl Shell<'_> {
         for w in why {
             text.push_str(&format!("  {w}\n"));
         }
-        crate::fsutil::create_new(&aside)
+        crate::fsutil::create_new(&aside_io)
             .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
             .with_context(|| format!("cannot write {}", aside.display()))?;
         std::fs::remove_file(self.project.complete())
@@ -282,7 +287,7 @@ impl Shell<'_> {
             iteration,
             session: number,
             loop_start: lock.info.start_time,
-            secret: &lock.info.token.clone(),
+            secret: &self.secret,
         };
         let running = session::spawn(claude::session(project, s, &who, *ui)?)?;
         lock.set_session(Some((running.pid, running.start_time)))?;
@@ -362,7 +367,12 @@ impl Shell<'_> {
             spec_before: spec_text(before),
             spec_after: spec_text(&after),
             leftovers_ended: ended.leftovers.len(),
-            stream_file: (!s.interactive).then(|| run.stream_file(number).display().to_string()),
+            stream_file: (!s.interactive).then(|| {
+                run.path
+                    .join(RunDir::stream_name(number))
+                    .display()
+                    .to_string()
+            }),
             gate: verdict,
             confined: s.confined.is_some(),
         })?;

@@ -103,7 +103,7 @@ pub fn judge(cfg: &Config, approved: &[String]) -> Standing {
         return Standing::NothingToApprove;
     }
     let d = digest(&p);
-    if approved.iter().any(|a| *a == d) {
+    if approved.contains(&d) {
         Standing::Approved
     } else {
         Standing::NotApproved {

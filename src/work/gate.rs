@@ -132,6 +132,16 @@ impl Verdict {
     }
 }
 
+/// How the gate's commands run: the marker their processes carry (so that
+/// whatever they leave running is found and ended, now or by the next loop),
+/// and, for a confined run, the sandbox they run in.
+#[derive(Debug, Clone)]
+pub struct Runner {
+    /// `RALPH_SESSION_TOKEN`'s value for the gate's processes.
+    pub token: String,
+    pub confined: Option<crate::run::confine::Confinement>,
+}
+
 /// Run the gate's commands in order in `cwd`, stopping at the first failure.
 /// Output goes to `log` (whole) and, on a terminal, to one line that shows
 /// the latest output as it comes. `stops` counts the loop's stop requests
@@ -141,6 +151,7 @@ pub fn run(
     cwd: &Path,
     log: Option<&Path>,
     stops: &dyn Fn() -> u32,
+    runner: &Runner,
 ) -> Result<Verdict> {
     let t0 = Instant::now();
     let time = crate::timefmt::now();
@@ -158,7 +169,7 @@ pub fn run(
             let _ = writeln!(f, "$ {cmd}");
         }
         let (code, tail, interrupted, timed_out) =
-            run_one(cmd, cwd, gate.timeout, file.as_mut(), tty, stops)?;
+            run_one(cmd, cwd, gate.timeout, file.as_mut(), tty, stops, runner)?;
         if code != Some(0) {
             let why = if interrupted {
                 "interrupted".to_string()
@@ -199,6 +210,11 @@ pub fn run(
 
 type Ran = (Option<i32>, Vec<String>, bool, bool);
 
+/// How long the output pipe is waited on after the command and everything
+/// it left were ended: a process that escaped both (it dropped its marker)
+/// may hold the pipe, and the loop must not wait on it.
+const DRAIN: Duration = Duration::from_secs(2);
+
 fn run_one(
     cmd: &str,
     cwd: &Path,
@@ -206,11 +222,17 @@ fn run_one(
     mut log: Option<&mut std::fs::File>,
     tty: bool,
     stops: &dyn Fn() -> u32,
+    runner: &Runner,
 ) -> Result<Ran> {
     let (reader, writer) = std::io::pipe().context("cannot make a pipe for the gate")?;
-    let mut child = Command::new("/bin/sh")
-        .args(["-c", cmd])
+    let argv = match &runner.confined {
+        Some(c) => crate::run::confine::gate_argv(c, cwd, cmd),
+        None => vec!["/bin/sh".into(), "-c".into(), cmd.into()],
+    };
+    let mut child = Command::new(&argv[0])
+        .args(&argv[1..])
         .current_dir(cwd)
+        .env(crate::handoff::env::SESSION_TOKEN, &runner.token)
         .stdin(Stdio::null())
         .stdout(writer.try_clone()?)
         .stderr(writer)
@@ -251,9 +273,16 @@ fn run_one(
         stops,
     )?;
     let (interrupted, timed_out) = (ended == Ended::Stopped, ended == Ended::TimedOut);
-    // Whatever the command left running still holds the pipe: end its group.
+    // Whatever the command left running may hold the pipe: end its group,
+    // then every process that carries its marker (a daemon in a session of
+    // its own), then read what is left for a moment at most.
     let _ = Target::Group(child.id()).send(nix::sys::signal::Signal::SIGKILL);
-    let tail = pump.join().unwrap_or_default();
+    crate::run::session::end_marked(&runner.token);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(pump.join().unwrap_or_default());
+    });
+    let tail = rx.recv_timeout(DRAIN).unwrap_or_default();
     if tty {
         crate::output::out_lossy(format_args!("\r\x1b[2K"));
     }
@@ -406,7 +435,7 @@ mod tests {
             max_failures: 3,
         };
         let log = dir.path().join("gate.log");
-        let v = run(&gate, dir.path(), Some(&log), &|| 0).unwrap();
+        let v = run(&gate, dir.path(), Some(&log), &|| 0, &runner()).unwrap();
         assert!(!v.passed);
         assert_eq!(
             v.failed.as_deref(),
@@ -427,6 +456,47 @@ mod tests {
         assert!(text.contains("the error\n```"));
     }
 
+    fn runner() -> Runner {
+        Runner {
+            token: crate::handoff::gate_token(&crate::trust::store::random_token()),
+            confined: None,
+        }
+    }
+
+    /// Processes whose command line is exactly `argv`.
+    fn running(argv: &str) -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .filter(|c| c == argv.as_bytes())
+            .count()
+    }
+
+    #[test]
+    fn a_daemon_left_by_a_command_is_ended_and_never_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = Gate {
+            commands: vec!["setsid sleep 7303 & echo started".into()],
+            timeout: Duration::from_secs(600),
+            when: When::Complete,
+            max_failures: 3,
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let cwd = dir.path().to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(run(&gate, &cwd, None, &|| 0, &runner()).unwrap());
+        });
+        let v = rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("the gate returned while its daemon still ran");
+        assert!(v.passed, "{v:?}");
+        assert_eq!(
+            running("sleep\x007303\x00"),
+            0,
+            "the daemon was left running"
+        );
+    }
+
     #[test]
     fn a_command_past_its_timeout_is_ended() {
         let dir = tempfile::tempdir().unwrap();
@@ -437,7 +507,7 @@ mod tests {
             max_failures: 3,
         };
         let t0 = Instant::now();
-        let v = run(&gate, dir.path(), None, &|| 0).unwrap();
+        let v = run(&gate, dir.path(), None, &|| 0, &runner()).unwrap();
         assert_eq!(v.why.as_deref(), Some("timed out after 1s"));
         assert!(t0.elapsed() < Duration::from_secs(10));
     }
