@@ -156,9 +156,12 @@ impl Run for Logs {
         };
         let Some((n, path)) = chosen else {
             errln!(
-                "ralph logs: no such session in run {} ({})",
-                run.id,
-                run.path.display()
+                "{}",
+                crate::output::visible(&format!(
+                    "ralph logs: no such session in run {} ({})",
+                    run.id,
+                    run.path.display()
+                ))
             );
             return Ok(ExitStatus::Failure);
         };

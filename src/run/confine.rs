@@ -136,8 +136,9 @@ pub const READ_ONLY: [&str; 4] = [
 /// not have: the gate gets none, which keeps inside "only allowed domains"),
 /// its own pid namespace (when the command ends, everything it started ends
 /// with it), a new session (it cannot type into the terminal), and it dies
-/// with the loop.
-pub fn gate_argv(c: &Confinement, root: &Path, cmd: &str) -> Vec<String> {
+/// with the loop. Reads are not confined, as in the sessions' sandbox; `tmp`
+/// is its writable `TMPDIR`.
+pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str) -> Vec<String> {
     let root = root.display().to_string();
     let mut a: Vec<String> = [
         "bwrap",
@@ -153,8 +154,6 @@ pub fn gate_argv(c: &Confinement, root: &Path, cmd: &str) -> Vec<String> {
         "/dev",
         "--proc",
         "/proc",
-        "--tmpfs",
-        "/tmp",
         "--bind",
         &root,
         &root,
@@ -169,6 +168,9 @@ pub fn gate_argv(c: &Confinement, root: &Path, cmd: &str) -> Vec<String> {
         let p = format!("{root}/{p}");
         a.extend(["--ro-bind-try".into(), p.clone(), p]);
     }
+    let tmp = tmp.display().to_string();
+    a.extend(["--bind".into(), tmp.clone(), tmp.clone()]);
+    a.extend(["--setenv".into(), "TMPDIR".into(), tmp]);
     a.extend(["--chdir".into(), root, "--".into()]);
     a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
     a

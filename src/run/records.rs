@@ -130,6 +130,9 @@ impl RunDir {
             .filter_map(|e| e.ok())
             .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
+            // Only folders ralph could have made: a name that is no run id
+            // (from a clone, say) names no run.
+            .filter(|id| RunDir::valid_id(id))
             .collect();
         ids.sort();
         ids.iter().map(|id| RunDir::open(runs, id)).collect()

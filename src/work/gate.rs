@@ -210,6 +210,26 @@ pub fn run(
 
 type Ran = (Option<i32>, Vec<String>, bool, bool);
 
+struct TmpDir(PathBuf);
+
+impl TmpDir {
+    fn new(runner: &Runner) -> Result<Option<TmpDir>> {
+        if runner.confined.is_none() {
+            return Ok(None);
+        }
+        let p = std::env::temp_dir().join(format!("ralph-gate-{}", runner.token));
+        let _ = std::fs::remove_dir_all(&p);
+        crate::trust::store::private_dir(&p)?;
+        Ok(Some(TmpDir(p)))
+    }
+}
+
+impl Drop for TmpDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// How long the output pipe is waited on after the command and everything
 /// it left were ended: a process that escaped both (it dropped its marker)
 /// may hold the pipe, and the loop must not wait on it.
@@ -225,9 +245,11 @@ fn run_one(
     runner: &Runner,
 ) -> Result<Ran> {
     let (reader, writer) = std::io::pipe().context("cannot make a pipe for the gate")?;
-    let argv = match &runner.confined {
-        Some(c) => crate::run::confine::gate_argv(c, cwd, cmd),
-        None => vec!["/bin/sh".into(), "-c".into(), cmd.into()],
+    // A confined command's own TMPDIR, gone when it is.
+    let tmp = TmpDir::new(runner)?;
+    let argv = match (&runner.confined, &tmp) {
+        (Some(c), Some(t)) => crate::run::confine::gate_argv(c, cwd, &t.0, cmd),
+        _ => vec!["/bin/sh".into(), "-c".into(), cmd.into()],
     };
     let mut child = Command::new(&argv[0])
         .args(&argv[1..])

@@ -12,7 +12,7 @@ use crate::support::{Reply, TestEnv};
 
 /// A project with one open step and a gate that passes once `fixed.txt`
 /// exists.
-fn one_step_with_gate(gate: &str) -> TestEnv {
+pub(crate) fn one_step_with_gate(gate: &str) -> TestEnv {
     let env = project();
     fs::write(
         env.project.join(".ralph/spec.md"),
@@ -24,12 +24,14 @@ fn one_step_with_gate(gate: &str) -> TestEnv {
         format!("[gate]\ncommands = [{gate:?}]\n"),
     )
     .unwrap();
+    env.approve_config();
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "one step, gated"]);
     env
 }
 
-const CHECK_THE_BOX: &str = "sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && git commit -qam step";
+pub(crate) const CHECK_THE_BOX: &str =
+    "sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && git commit -qam step";
 
 #[test]
 fn a_failing_gate_sends_the_work_back_and_the_next_session_fixes_it() {
@@ -142,6 +144,7 @@ fn with_when_each_every_session_that_changed_something_is_checked() {
         "[gate]\ncommands = [\"test -f ok.txt\"]\nwhen = \"each\"\n",
     )
     .unwrap();
+    env.approve_config();
     let count = env.tmp.path().join("count");
     let claude = stand_in(
         &env,

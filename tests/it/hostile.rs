@@ -44,17 +44,19 @@ fn planted_symlinks_redirect_no_write() {
     let claude = quick_claude(&env);
     let ralph = env.project.join(".ralph");
 
-    // The lock: refused, its target untouched (it used to be truncated).
+    // The lock (in ralph's state folder): a link there is refused, its
+    // target untouched (it used to be truncated).
     let target = outside(&env, "lock-target");
-    symlink(&target, ralph.join("loop.lock")).unwrap();
+    fs::create_dir_all(env.lock().parent().unwrap()).unwrap();
+    symlink(&target, env.lock()).unwrap();
     env.ralph()
         .args(["loop", "--max-iterations", "1", "--claude"])
         .arg(&claude)
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("loop.lock"));
+        .stderr(predicate::str::contains(env.lock().display().to_string()));
     untouched(&target);
-    fs::remove_file(ralph.join("loop.lock")).unwrap();
+    fs::remove_file(env.lock()).unwrap();
 
     // The runs folder: ralph writes runs only into a real folder.
     let _ = fs::remove_dir_all(ralph.join("runs"));

@@ -51,6 +51,7 @@ fn with_slow_session_start(tag: &str) -> (TestEnv, std::path::PathBuf, std::path
         ),
     )
     .unwrap();
+    env.approve_config();
     (env, started, ran)
 }
 
@@ -133,9 +134,7 @@ fn a_killed_loop_takes_its_session_along_and_the_next_loop_cleans_up_and_resumes
             .is_empty()),
         "the session's background process never started"
     );
-    let lock: Value =
-        serde_json::from_str(&fs::read_to_string(env.project.join(".ralph/loop.lock")).unwrap())
-            .unwrap();
+    let lock: Value = serde_json::from_str(&fs::read_to_string(env.lock()).unwrap()).unwrap();
     let claude_pid = lock["session"][0]
         .as_u64()
         .expect("the lock names the session") as u32;
@@ -297,7 +296,7 @@ fn two_loops_racing_for_a_stale_lock_name_each_other() {
     let claude = claude.to_str().unwrap();
     let stale = r#"{"pid":999999,"start_time":1,"started_at":"2026-01-01T00:00:00Z","run_id":"old","iteration":7,"max_iterations":50}"#;
     for round in 0..5 {
-        fs::write(env.project.join(".ralph/loop.lock"), stale).unwrap();
+        env.plant_lock(stale);
         let mut a = env.ralph().args(["loop", "--claude", claude]).spawn();
         let mut b = env.ralph().args(["loop", "--claude", claude]).spawn();
         let mut loser = None;

@@ -4,6 +4,7 @@
 mod support;
 
 mod confined;
+mod confinement;
 mod gate;
 mod harness;
 mod hostile;

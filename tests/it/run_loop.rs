@@ -161,12 +161,7 @@ fn three_sessions_complete_the_spec() {
                 "— complete (all 3 steps done), 3 iteration(s)",
             )),
     );
-    assert!(
-        !env.project.join(".ralph/loop.lock").exists()
-            || fs::read_to_string(env.project.join(".ralph/loop.lock"))
-                .unwrap()
-                .is_empty()
-    );
+    assert!(!env.lock().exists() || fs::read_to_string(env.lock()).unwrap().is_empty());
     // Ralph's own files stay out of the user's git status.
     let st = env
         .command("git")
@@ -451,7 +446,7 @@ fn ctrl_c_ends_the_session_and_everything_it_started() {
         "sleep 6123 was left running"
     );
     assert_eq!(
-        fs::read_to_string(env.project.join(".ralph/loop.lock")).unwrap_or_default(),
+        fs::read_to_string(env.lock()).unwrap_or_default(),
         "",
         "lock released"
     );
@@ -469,7 +464,7 @@ fn a_second_loop_is_refused_and_a_stale_lock_taken_over() {
         "first loop's session never reached the API"
     );
     assert!(
-        fs::read_to_string(env.project.join(".ralph/loop.lock"))
+        fs::read_to_string(env.lock())
             .unwrap()
             .contains("\"iteration\":1")
     );
@@ -491,7 +486,7 @@ fn a_second_loop_is_refused_and_a_stale_lock_taken_over() {
 
     // A lock left by a loop that died without releasing it.
     let stale = r#"{"pid":999999,"start_time":1,"started_at":"2026-01-01T00:00:00Z","run_id":"old","iteration":7,"max_iterations":50}"#;
-    fs::write(env.project.join(".ralph/loop.lock"), stale).unwrap();
+    env.plant_lock(stale);
     env.api.session(step_session(false));
     env.api.session(step_session(false));
     env.api.session(step_session(true));
@@ -573,6 +568,7 @@ fn config_file_and_lifecycle_hooks() {
         ),
     )
     .unwrap();
+    env.approve_config();
     env.ralph()
         .arg("loop")
         .assert()

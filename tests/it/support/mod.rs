@@ -276,6 +276,44 @@ impl TestEnv {
         fs::write(path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
     }
 
+    /// `ralph trust --yes` in the project: the user approves its config.
+    pub fn approve_config(&self) {
+        self.approve_config_in(&self.project.clone());
+    }
+
+    pub fn approve_config_in(&self, dir: &Path) {
+        let out = self
+            .ralph()
+            .current_dir(dir)
+            .args(["trust", "--yes"])
+            .assert()
+            .get_output()
+            .clone();
+        assert!(out.status.success(), "ralph trust --yes: {out:?}");
+    }
+
+    /// The loop lock of project `dir`, in ralph's state folder under this
+    /// test's HOME (a digest of the project's real path names it).
+    pub fn lock_of(&self, dir: &Path) -> PathBuf {
+        let real = dir.canonicalize().unwrap();
+        let key = ralph::trust::store::sha256_hex(real.as_os_str().as_encoded_bytes());
+        self.home
+            .join(".local/state/ralph/loops")
+            .join(format!("{}.lock", &key[..32]))
+    }
+
+    /// The project's loop lock.
+    pub fn lock(&self) -> PathBuf {
+        self.lock_of(&self.project)
+    }
+
+    /// Write a lock as a loop that died would have left it.
+    pub fn plant_lock(&self, text: &str) {
+        let p = self.lock();
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+
     pub fn user_settings(&self) -> PathBuf {
         self.home.join(".claude/settings.json")
     }
