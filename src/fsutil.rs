@@ -406,13 +406,12 @@ pub fn real_dir(dir: &Path) -> Result<()> {
     // Each folder on the way below the project: `.ralph` too.
     if let Some(parent) = dir.parent()
         && parent.file_name().is_some_and(|n| n == ".ralph")
+        && fs::symlink_metadata(parent).is_ok_and(|m| m.file_type().is_symlink())
     {
-        if fs::symlink_metadata(parent).is_ok_and(|m| m.file_type().is_symlink()) {
-            bail!(
-                "{} is a symlink; ralph keeps a project's state only in a real folder there (remove the link)",
-                parent.display()
-            );
-        }
+        bail!(
+            "{} is a symlink; ralph keeps a project's state only in a real folder there (remove the link)",
+            parent.display()
+        );
     }
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let m = fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;

@@ -82,42 +82,6 @@ impl Run for Doctor {
             .as_ref()
             .ok()
             .map(|c| crate::trust::approval::standing(&project.root, c));
-        checks.push(match (&cfg, &standing) {
-            (Err(e), _) => check(
-                "config",
-                false,
-                format!("{e:#}"),
-                Some("fix .ralph/config.toml"),
-            ),
-            (Ok(c), Some(s)) => {
-                let parts = crate::trust::approval::describe(&crate::trust::approval::parts(c));
-                let ok = !matches!(s, crate::trust::approval::Standing::NotApproved { .. });
-                check(
-                    "config",
-                    ok,
-                    if parts.is_empty() {
-                        format!(
-                            "{}: nothing in it runs programs or allows more",
-                            project.config().display()
-                        )
-                    } else {
-                        format!(
-                            "{} {}: {}{}",
-                            project.config().display(),
-                            s.text(),
-                            parts.join("; "),
-                            if ok {
-                                ""
-                            } else {
-                                " (`ralph loop` refuses to run until approved)"
-                            }
-                        )
-                    },
-                    Some("read it, then `ralph trust`"),
-                )
-            }
-            (Ok(_), None) => unreachable!("a loaded config has a standing"),
-        });
         let approved = matches!(standing, Some(crate::trust::approval::Standing::Approved));
         let configured = cfg.as_ref().ok().and_then(|c| c.claude.clone());
         let claude = match &configured {
@@ -154,6 +118,42 @@ impl Run for Doctor {
             ),
         });
 
+        checks.push(match (&cfg, &standing) {
+            (Err(e), _) => check(
+                "config",
+                false,
+                format!("{e:#}"),
+                Some("fix .ralph/config.toml"),
+            ),
+            (Ok(c), Some(s)) => {
+                let parts = crate::trust::approval::describe(&crate::trust::approval::parts(c));
+                let ok = !matches!(s, crate::trust::approval::Standing::NotApproved { .. });
+                check(
+                    "config",
+                    ok,
+                    if parts.is_empty() {
+                        format!(
+                            "{}: nothing in it runs programs or allows more",
+                            project.config().display()
+                        )
+                    } else {
+                        format!(
+                            "{} {}: {}{}",
+                            project.config().display(),
+                            s.text(),
+                            parts.join("; "),
+                            if ok {
+                                ""
+                            } else {
+                                " (`ralph loop` refuses to run until approved)"
+                            }
+                        )
+                    },
+                    Some("read it, then `ralph trust`"),
+                )
+            }
+            (Ok(_), None) => unreachable!("a loaded config has a standing"),
+        });
         let (hooks, via_plugin) = hook_target::installed_hooks(&project.root);
         let hook_check = match hooks.first() {
             Some((role, path, cmd)) => {

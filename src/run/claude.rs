@@ -41,8 +41,12 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
             args.extend(["--permission-mode".to_string(), "acceptEdits".to_string()]);
             args.extend([
                 "--settings".to_string(),
-                crate::run::confine::settings(c, &handoff::session_token(who.secret, who.session))
-                    .to_string(),
+                crate::run::confine::settings(
+                    c,
+                    &handoff::session_token(who.secret, who.session),
+                    &project.root,
+                )
+                .to_string(),
             ]);
         }
         None if s.permission_mode == "bypassPermissions" => {

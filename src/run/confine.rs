@@ -31,22 +31,46 @@ pub struct Confinement {
 /// the file, and the first to exit deletes it, after which every Bash call
 /// of the other fails ("bwrap: Can't find source path ..."). Observed with
 /// two confined loops at once.
-pub fn settings(c: &Confinement, token: &str) -> Value {
+///
+/// ralph's own control files in the project (`.ralph/config.toml`,
+/// `.ralph/runs`), where they exist, are denied to the session's writes: to
+/// Bash through the sandbox (`denyWrite`) and to the Write and Edit tools
+/// through permission rules. (A missing one is not named: the sandbox would
+/// show it as a device placeholder, which `git add -A` cannot add.)
+pub fn settings(c: &Confinement, token: &str, root: &Path) -> Value {
     let mut sandbox = json!({
         "enabled": true,
         "autoAllowBashIfSandboxed": true,
         "allowUnsandboxedCommands": false,
         "failIfUnavailable": true,
     });
+    let denied: Vec<String> = CONTROL
+        .iter()
+        .map(|p| root.join(p))
+        .filter(|p| p.exists())
+        .map(|p| p.display().to_string())
+        .collect();
+    let mut filesystem = json!({});
     if !c.allow_write.is_empty() {
-        sandbox["filesystem"] = json!({ "allowWrite": c.allow_write });
+        filesystem["allowWrite"] = json!(c.allow_write);
+    }
+    if !denied.is_empty() {
+        filesystem["denyWrite"] = json!(denied);
+    }
+    if filesystem != json!({}) {
+        sandbox["filesystem"] = filesystem;
     }
     sandbox["network"] = json!({ "allowedDomains": c.allow_domains });
+    // `//` starts an absolute path in a permission rule.
+    let deny: Vec<String> = denied
+        .iter()
+        .flat_map(|p| [format!("Edit(/{p})"), format!("Edit(/{p}/**)")])
+        .collect();
     json!({
         "sandbox": sandbox,
         // Without it Claude Code's own command checks refuse ordinary shell
         // (`X=1; echo $X`, loops, `$(...)`) even inside the sandbox.
-        "permissions": { "allow": ["Bash"] },
+        "permissions": { "allow": ["Bash"], "deny": deny },
         // The value the session already has in its environment.
         "env": { crate::handoff::env::SESSION_TOKEN: token },
     })
@@ -188,6 +212,9 @@ fn expand_home(p: &str) -> String {
     }
 }
 
+/// ralph's control files in a project, kept from confined sessions' writes.
+pub const CONTROL: [&str; 2] = [".ralph/config.toml", ".ralph/runs"];
+
 /// The programs the sandbox needs here, and why confinement cannot be had
 /// when one is missing (with the fix).
 pub fn unavailable(find: impl Fn(&str) -> bool) -> Option<String> {
@@ -305,6 +332,7 @@ mod tests {
                 allow_domains: vec!["crates.io".into()],
             },
             "run-1",
+            Path::new("/nonexistent"),
         );
         assert_eq!(s["sandbox"]["enabled"], true);
         assert_eq!(s["sandbox"]["failIfUnavailable"], true);
@@ -318,13 +346,35 @@ mod tests {
         assert_eq!(s["permissions"]["allow"][0], "Bash");
         assert_eq!(s["env"]["RALPH_SESSION_TOKEN"], "run-1");
         assert_ne!(
-            settings(&Confinement::default(), "run-1").to_string(),
-            settings(&Confinement::default(), "run-2").to_string(),
+            settings(&Confinement::default(), "run-1", Path::new("/nonexistent")).to_string(),
+            settings(&Confinement::default(), "run-2", Path::new("/nonexistent")).to_string(),
             "each session's text is its own"
         );
-        let none = settings(&Confinement::default(), "x");
+        let none = settings(&Confinement::default(), "x", Path::new("/nonexistent"));
         assert_eq!(none["sandbox"]["network"]["allowedDomains"], json!([]));
         assert!(none["sandbox"].get("filesystem").is_none());
+    }
+
+    #[test]
+    fn ralphs_control_files_are_denied_where_they_exist() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".ralph/runs")).unwrap();
+        let s = settings(&Confinement::default(), "t", d.path());
+        let runs = d.path().join(".ralph/runs").display().to_string();
+        assert_eq!(s["sandbox"]["filesystem"]["denyWrite"], json!([runs]));
+        assert_eq!(
+            s["permissions"]["deny"],
+            json!([format!("Edit(/{runs})"), format!("Edit(/{runs}/**)")])
+        );
+        std::fs::write(d.path().join(".ralph/config.toml"), "").unwrap();
+        let s = settings(&Confinement::default(), "t", d.path());
+        assert_eq!(
+            s["sandbox"]["filesystem"]["denyWrite"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
     }
 
     #[test]

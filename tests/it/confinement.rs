@@ -217,8 +217,9 @@ fn confined_sessions_refuse_arguments_that_widen_them() {
 }
 
 /// The real client, confined: the session rewrites the gate's script to
-/// write $HOME and adds a hook to the config. The gate runs confined (the
-/// write fails), and the next loop refuses the changed config.
+/// write $HOME and tries to add a hook to the config and plant a file in the
+/// run folders. The gate runs confined (the write fails), and ralph's
+/// control files are out of the session's reach.
 #[test]
 fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
     sandbox_tools();
@@ -241,8 +242,14 @@ fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
     env.api.session([
         Reply::bash(format!(
             "{CHECK_THE_BOX} && ralph complete -m done && \
-             printf 'touch {e}-gate; echo gate-ran; exit 0\\n' > check.sh && \
-             printf '[hooks]\\non_loop_start = \"touch {e}-hook\"\\n' >> .ralph/config.toml",
+             printf 'touch {e}-gate; echo gate-ran; exit 0\\n' > check.sh",
+            e = escaped.display()
+        )),
+        // Through a shell inside the sandbox, so Claude Code's own checks
+        // of the command line do not refuse it before the sandbox is tried.
+        Reply::bash(format!(
+            "sh -c 'printf \"[hooks]\\non_loop_start = \\\"touch {e}-hook\\\"\\n\" >> .ralph/config.toml'; \
+             sh -c 'touch .ralph/runs/planted'; true",
             e = escaped.display()
         )),
         Reply::text("Done."),
@@ -270,19 +277,14 @@ fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
         !env.home.join("escaped-gate").exists(),
         "the gate wrote $HOME"
     );
-
-    // The config the session changed does not run.
-    env.ralph().arg("reset").assert().success();
-    env.ralph()
-        .args(["loop", "--confined", "--claude"])
-        .arg(claude_bin())
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains("has changed since you approved it")
-                .and(predicate::str::contains("[hooks] on_loop_start")),
-        );
-    assert!(!env.home.join("escaped-hook").exists());
+    assert_eq!(
+        fs::read_to_string(env.project.join(".ralph/config.toml")).unwrap(),
+        "[gate]\ncommands = [\"sh check.sh\"]\n",
+        "the session wrote ralph's config"
+    );
+    assert!(!env.project.join(".ralph/runs/planted").exists());
+    let session = fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap();
+    assert!(session.contains("Read-only file system"), "{session}");
 }
 
 #[test]
