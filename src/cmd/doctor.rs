@@ -118,42 +118,6 @@ impl Run for Doctor {
             ),
         });
 
-        checks.push(match (&cfg, &standing) {
-            (Err(e), _) => check(
-                "config",
-                false,
-                format!("{e:#}"),
-                Some("fix .ralph/config.toml"),
-            ),
-            (Ok(c), Some(s)) => {
-                let parts = crate::trust::approval::describe(&crate::trust::approval::parts(c));
-                let ok = !matches!(s, crate::trust::approval::Standing::NotApproved { .. });
-                check(
-                    "config",
-                    ok,
-                    if parts.is_empty() {
-                        format!(
-                            "{}: nothing in it runs programs or allows more",
-                            project.config().display()
-                        )
-                    } else {
-                        format!(
-                            "{} {}: {}{}",
-                            project.config().display(),
-                            s.text(),
-                            parts.join("; "),
-                            if ok {
-                                ""
-                            } else {
-                                " (`ralph loop` refuses to run until approved)"
-                            }
-                        )
-                    },
-                    Some("read it, then `ralph trust`"),
-                )
-            }
-            (Ok(_), None) => unreachable!("a loaded config has a standing"),
-        });
         let (hooks, via_plugin) = hook_target::installed_hooks(&project.root);
         let hook_check = match hooks.first() {
             Some((role, path, cmd)) => {
@@ -298,6 +262,42 @@ impl Run for Doctor {
             },
         );
 
+        checks.push(match (&cfg, &standing) {
+            (Err(e), _) => check(
+                "config",
+                false,
+                format!("{e:#}"),
+                Some("fix .ralph/config.toml"),
+            ),
+            (Ok(c), Some(s)) => {
+                let parts = crate::trust::approval::describe(&crate::trust::approval::parts(c));
+                let ok = !matches!(s, crate::trust::approval::Standing::NotApproved { .. });
+                check(
+                    "config",
+                    ok,
+                    if parts.is_empty() {
+                        format!(
+                            "{}: nothing in it runs programs or allows more",
+                            project.config().display()
+                        )
+                    } else {
+                        format!(
+                            "{} {}: {}{}",
+                            project.config().display(),
+                            s.text(),
+                            parts.join("; "),
+                            if ok {
+                                ""
+                            } else {
+                                " (`ralph loop` refuses to run until approved)"
+                            }
+                        )
+                    },
+                    Some("read it, then `ralph trust`"),
+                )
+            }
+            (Ok(_), None) => unreachable!("a loaded config has a standing"),
+        });
         // Shown, never run: doctor is read-only.
         checks.push(match crate::work::gate::Gate::of(&project) {
             Err(e) => check(

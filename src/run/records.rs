@@ -376,6 +376,10 @@ pub struct Record {
     /// The session ran confined by Claude Code's sandbox.
     #[serde(default)]
     pub confined: bool,
+    /// The claude command line that ran (in interactive mode without the
+    /// prompt), settings and all: what the session was allowed.
+    #[serde(default)]
+    pub command: Vec<String>,
 }
 
 fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {

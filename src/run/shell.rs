@@ -289,7 +289,16 @@ impl Shell<'_> {
             loop_start: lock.info.start_time,
             secret: &self.secret,
         };
-        let running = session::spawn(claude::session(project, s, &who, *ui)?)?;
+        let spec = claude::session(project, s, &who, *ui)?;
+        // What actually ran, for the record (not the prompt, in interactive mode).
+        let mut command = vec![spec.program.display().to_string()];
+        command.extend(
+            spec.args
+                .iter()
+                .take(spec.args.len() - usize::from(s.interactive))
+                .cloned(),
+        );
+        let running = session::spawn(spec)?;
         lock.set_session(Some((running.pid, running.start_time)))?;
         let ended = running.wait()?;
         lock.set_session(None)?;
@@ -375,6 +384,7 @@ impl Shell<'_> {
             }),
             gate: verdict,
             confined: s.confined.is_some(),
+            command,
         })?;
         let text = outcome.as_text();
         lifecycle::run(

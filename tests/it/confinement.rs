@@ -285,6 +285,14 @@ fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
     assert!(!env.project.join(".ralph/runs/planted").exists());
     let session = fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap();
     assert!(session.contains("Read-only file system"), "{session}");
+    // The record says what ran: confined, nothing that widens it.
+    let command = records(&env)[0]["command"].to_string();
+    assert!(
+        command.contains("\"acceptEdits\"")
+            && command.contains("denyWrite")
+            && !command.contains("--dangerously-skip-permissions"),
+        "{command}"
+    );
 }
 
 #[test]
