@@ -270,7 +270,9 @@ impl Run for Doctor {
                 Some("fix .ralph/config.toml"),
             ),
             (Ok(c), Some(s)) => {
-                let parts = crate::trust::approval::describe(&crate::trust::approval::parts(c));
+                let parts = crate::trust::approval::describe(
+                    &crate::trust::approval::project_parts(&project.root, c),
+                );
                 let ok = !matches!(s, crate::trust::approval::Standing::NotApproved { .. });
                 check(
                     "config",

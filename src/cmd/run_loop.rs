@@ -187,6 +187,16 @@ impl Loop {
                 "--interactive needs ralph's Stop hook to end each session, and it is not installed: run `ralph install-hook`",
             ));
         }
+        // A confined session loads only the user's settings.
+        if settings.interactive
+            && settings.confined.is_some()
+            && !via_plugin
+            && !hooks.iter().any(|(role, _, _)| *role == "user")
+        {
+            return Err(usage(
+                "--interactive --confined needs ralph's Stop hook in your user settings (confined sessions do not load the project's): run `ralph install-hook`",
+            ));
+        }
         // Progress that cannot be measured must not read as "no change".
         if !progress::in_git(&project.root) {
             return Err(usage(format!(

@@ -10,16 +10,19 @@ use crate::trust::approval::{self, Standing};
 use crate::work::project::Project;
 use crate::{errln, outln};
 
-/// Approve what .ralph/config.toml makes ralph run or allow.
+/// Approve what the project's files make ralph, and the claude it starts, run.
 ///
-/// The settings that run programs or widen a session (`claude`,
-/// `claude_args`, `allow_write`, `allow_domains`, `[gate] commands`, and
-/// `[hooks]`) take effect only once you have approved that exact content: a
-/// session can write the file, and a cloned repository can ship one. `ralph
-/// trust` shows them and asks; the approval is kept in ralph's data folder
-/// (not in the project), for this project's real path and this content only.
-/// Any change to them needs a new approval. Settings given on the command
-/// line need none.
+/// The settings of .ralph/config.toml that run programs or widen a session
+/// (`claude`, `claude_args`, `allow_write`, `allow_domains`, `[gate]
+/// commands`, `[hooks]`), and what the project's Claude Code files would
+/// have a `claude -p` run without asking (hooks other than ralph's own, env,
+/// helpers, plugins, MCP servers in .claude/settings.json,
+/// .claude/settings.local.json and .mcp.json) take effect only once you have
+/// approved that exact content: a session can write these files, and a
+/// cloned repository can ship them. `ralph trust` shows them and asks; the
+/// approval is kept in ralph's data folder (not in the project), for this
+/// project's real path and this content only. Any change needs a new
+/// approval. Settings given on the command line need none.
 #[derive(Debug, Args)]
 pub struct Trust {
     /// Approve without asking (for scripts)
@@ -53,16 +56,19 @@ impl Run for Trust {
                 return Ok(ExitStatus::Usage);
             }
         };
-        let parts = approval::parts(&cfg);
+        let parts = approval::project_parts(&project.root, &cfg);
         let standing = approval::standing(&project.root, &cfg);
         if standing == Standing::NothingToApprove {
             outln!(
-                "Nothing in {} runs programs or allows more; nothing to approve.",
+                "Nothing in {} or the project's Claude Code files runs programs or allows more; nothing to approve.",
                 path.display()
             );
             return Ok(ExitStatus::Success);
         }
-        outln!("{} asks ralph to run or allow:", path.display());
+        outln!(
+            "{} asks ralph (and the claude it starts) to run or allow:",
+            project.root.display()
+        );
         for line in approval::describe(&parts) {
             outln!("    {}", visible(&line));
         }

@@ -39,6 +39,11 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
     match &s.confined {
         Some(c) => {
             args.extend(["--permission-mode".to_string(), "acceptEdits".to_string()]);
+            // Only the user's own settings and no MCP servers: the project's
+            // .claude/ and .mcp.json (a clone's, or written by a session)
+            // would run hooks and servers outside the sandbox, and merge
+            // their own allow lists into it.
+            args.extend(["--setting-sources", "user", "--strict-mcp-config"].map(String::from));
             args.extend([
                 "--settings".to_string(),
                 crate::run::confine::settings(

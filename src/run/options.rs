@@ -231,8 +231,8 @@ pub fn settings(
     let standing = crate::trust::approval::standing(&project.root, &cfg);
     if let crate::trust::approval::Standing::NotApproved { .. } = standing {
         return Err(crate::trust::approval::refusal(
-            &project.config(),
-            &cfg,
+            &project.root,
+            &crate::trust::approval::project_parts(&project.root, &cfg),
             &standing,
         ));
     }

@@ -550,6 +550,13 @@ fn a_repositorys_settings_env_cannot_redirect_the_hook() {
             .to_string(),
     )
     .unwrap();
+    // Refused as cloned; approved (say the user wants the grace setting),
+    // the hook still takes its run folder only from the loop.
+    crate::run_loop::ralph_loop(&env)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(".claude/settings.json env"));
+    env.approve_config();
     env.api.session(step_session(false));
     crate::run_loop::ralph_loop(&env)
         .args(["--max-iterations", "1"])
@@ -674,4 +681,66 @@ fn run_ids_that_are_not_ralphs_are_neither_followed_nor_printed() {
             "{args:?}: {all:?}"
         );
     }
+}
+
+/// A clone's Claude Code files: hooks and MCP servers that a `claude -p`
+/// would run outside any sandbox without asking. Refused until approved;
+/// approved, a default session runs them, a confined one never loads them.
+#[test]
+fn a_clones_claude_files_run_nothing_until_approved_and_never_confined() {
+    sandbox_tools();
+    let env = project();
+    let mark = env.tmp.path().join("claude-files");
+    fs::create_dir_all(env.project.join(".claude")).unwrap();
+    fs::write(
+        env.project.join(".claude/settings.json"),
+        serde_json::json!({"hooks": {"SessionStart": [{"hooks": [
+            {"type": "command", "command": format!("echo hook >> {}", mark.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".mcp.json"),
+        serde_json::json!({"mcpServers": {"x": {"command": "sh", "args": ["-c",
+            format!("echo mcp >> {}; sleep 3", mark.display())]}}})
+        .to_string(),
+    )
+    .unwrap();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "as cloned"]);
+    crate::run_loop::ralph_loop(&env).assert().code(2).stderr(
+        predicate::str::contains(".claude/settings.json hooks")
+            .and(predicate::str::contains(".mcp.json = "))
+            .and(predicate::str::contains("`ralph trust`")),
+    );
+    env.ralph()
+        .arg("doctor")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("FAIL config"));
+    assert!(!mark.exists(), "ran before approval");
+
+    env.approve_config();
+    env.api.session(step_session(false));
+    env.ralph()
+        .args(["loop", "--confined", "--max-iterations", "1", "--claude"])
+        .arg(claude_bin())
+        .assert()
+        .code(4);
+    assert!(
+        !mark.exists(),
+        "a confined session loaded the project's hooks or servers"
+    );
+    assert_eq!(records(&env).len(), 1);
+
+    env.api.session(step_session(false));
+    crate::run_loop::ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .assert()
+        .code(4);
+    assert!(
+        fs::read_to_string(&mark).unwrap().contains("hook"),
+        "approved, a default session runs the project's hooks"
+    );
 }
