@@ -385,6 +385,16 @@ fn is_own_hook(p: &crate::procs::tree::ProcInfo, session_pid: u32) -> bool {
     if p.exe.is_some() && p.exe != std::env::current_exe().ok() {
         return false;
     }
+    // Exiting (its memory already released, not yet a zombie), a process has
+    // no command line left to read: by its name, it is one of ours on its
+    // way out, waited for like the others (and ended if it lingers).
+    if p.exe.is_none() && p.cmd.is_empty() {
+        let ours = std::env::current_exe().ok().and_then(|e| {
+            e.file_name()
+                .map(|n| n.to_string_lossy().chars().take(15).collect::<String>())
+        });
+        return ours.is_some_and(|n| n == p.name);
+    }
     let pid = session_pid.to_string();
     let cmd: Vec<&str> = p.cmd.iter().map(String::as_str).collect();
     cmd.ends_with(&["hook", "stop"])
