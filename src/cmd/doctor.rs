@@ -22,7 +22,9 @@ use crate::{fsutil, settings};
 /// command is installed; a task tracker (br or bd) is available; RALPH_LOOP is
 /// not exported in your shell (it would end every interactive session); the
 /// project is in a git repository (the loop measures progress with git); the
-/// project's ralph files are present and within their token budget.
+/// project's ralph files are present and within their token budget; what
+/// the project's files would run is approved (`ralph trust`; a configured
+/// claude is named, and run for its version only once approved).
 /// Exits 1 if any check fails.
 #[derive(Debug, Args)]
 pub struct Doctor {

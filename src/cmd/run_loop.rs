@@ -26,7 +26,8 @@ Exit status:
   1    failed: consecutive failing sessions, the completion gate failing again and
        again ([gate] max_failures), another loop running, or an error
   2    usage error: bad options, no prompt, claude not found, not a git repository,
-       invalid .ralph/config.toml, nothing to --resume, --confined not possible here
+       invalid .ralph/config.toml, what the project's files would run not approved
+       (`ralph trust`), nothing to --resume, --confined not possible here or widened
   3    waiting: .ralph/WAITING says a human is needed (its reason is shown)
   4    limit reached: --max-iterations, --max-cost or --max-limit-wait
   5    no progress: sessions changed nothing (WAITING is written with the reason)

@@ -175,7 +175,14 @@ impl Run for Status {
                 })),
                 "complete": complete.as_ref().map(|c| json!({"time": c.completed, "file_time": c.file_time, "forced": c.forced, "message": c.message})),
                 "waiting": waiting.as_ref().map(|w| json!({"since": w.since, "reason": w.reason})),
-                "loop": running,
+                // The run's secret marks its processes: not for printing.
+                "loop": running.as_ref().map(|l| {
+                    let mut v = serde_json::to_value(l).unwrap_or_default();
+                    if let Some(o) = v.as_object_mut() {
+                        o.remove("token");
+                    }
+                    v
+                }),
                 "last_run": last,
                 "gate": gate_result(&project, &running),
                 "config": config,

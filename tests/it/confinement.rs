@@ -346,6 +346,12 @@ fn a_lock_in_the_project_names_nothing_ralph_would_end() {
         nix::sys::stat::Mode::S_IRWXU,
     )
     .unwrap();
+    let status: serde_json::Value = env.ralph().args(["status", "--json"]).json_with(0);
+    assert_eq!(status["loop"]["pid"], first.id(), "{status}");
+    assert!(
+        status["loop"].get("token").is_none(),
+        "the run's secret is shown: {status}"
+    );
     let second = env.ralph().args(["loop", "--claude"]).arg(&slow).spawn();
     let out = wait_output(second, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(1), "{out:?}");
