@@ -47,6 +47,19 @@ fn end(mut c: std::process::Child) {
     let _ = c.wait();
 }
 
+/// A one-step project whose gate is given on the command line (the user's
+/// own words: no approval needed).
+fn one_step() -> TestEnv {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    env.git(&["commit", "-qam", "one step"]);
+    env
+}
+
 #[test]
 fn a_config_the_user_has_not_approved_runs_nothing() {
     let env = project();
@@ -223,19 +236,13 @@ fn confined_sessions_refuse_arguments_that_widen_them() {
 #[test]
 fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
     sandbox_tools();
-    let env = project();
-    fs::write(
-        env.project.join(".ralph/spec.md"),
-        "# Spec\n\n- [ ] **1** The one step\n",
-    )
-    .unwrap();
+    let env = one_step();
     fs::write(env.project.join("check.sh"), "exit 0\n").unwrap();
     fs::write(
         env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"sh check.sh\"]\n",
+        "max_iterations = 5\n",
     )
     .unwrap();
-    env.approve_config();
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "gated"]);
     let escaped = env.home.join("escaped");
@@ -256,7 +263,8 @@ fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
     ]);
     let out = env
         .ralph()
-        .args(["loop", "--confined", "--max-iterations", "2", "--claude"])
+        .args(["loop", "--confined", "--max-iterations", "2"])
+        .args(["--gate", "sh check.sh", "--claude"])
         .arg(claude_bin())
         .assert()
         .get_output()
@@ -279,7 +287,7 @@ fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
     );
     assert_eq!(
         fs::read_to_string(env.project.join(".ralph/config.toml")).unwrap(),
-        "[gate]\ncommands = [\"sh check.sh\"]\n",
+        "max_iterations = 5\n",
         "the session wrote ralph's config"
     );
     assert!(!env.project.join(".ralph/runs/planted").exists());
@@ -384,7 +392,8 @@ fn a_fifo_where_ralph_keeps_the_lock_is_refused_at_once() {
 
 #[test]
 fn a_daemon_left_by_a_gate_command_neither_hangs_nor_outlives_the_loop() {
-    let env = crate::gate::one_step_with_gate("setsid sleep 6471 & echo started");
+    let env = one_step();
+    let gate = "setsid sleep 6471 & echo started";
     let claude = stand_in(
         &env,
         "completing-claude",
@@ -392,7 +401,7 @@ fn a_daemon_left_by_a_gate_command_neither_hangs_nor_outlives_the_loop() {
     );
     let child = env
         .ralph()
-        .args(["loop", "--max-iterations", "2", "--claude"])
+        .args(["loop", "--max-iterations", "2", "--gate", gate, "--claude"])
         .arg(&claude)
         .spawn();
     let out = wait_output(child, Duration::from_secs(90));
@@ -408,7 +417,8 @@ fn a_daemon_left_by_a_gate_command_neither_hangs_nor_outlives_the_loop() {
 
 #[test]
 fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
-    let env = crate::gate::one_step_with_gate("touch gate-started; setsid sleep 6472 & sleep 6473");
+    let env = one_step();
+    let gate = "touch gate-started; setsid sleep 6472 & sleep 6473";
     let claude = stand_in(
         &env,
         "completing-claude",
@@ -416,7 +426,7 @@ fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
     );
     let first = env
         .ralph()
-        .args(["loop", "--max-iterations", "2", "--claude"])
+        .args(["loop", "--max-iterations", "2", "--gate", gate, "--claude"])
         .arg(&claude)
         .spawn();
     let started = env.project.join("gate-started");
@@ -450,13 +460,18 @@ fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
 
 #[test]
 fn a_stop_request_ends_a_gate_command_and_the_loop() {
-    let env = crate::gate::one_step_with_gate("touch gate-started; sleep 6474");
+    let env = one_step();
+    let gate = "touch gate-started; sleep 6474";
     let claude = stand_in(
         &env,
         "completing-claude",
         &format!("{CHECK_THE_BOX} && touch .ralph/COMPLETE\necho '{RESULT}'"),
     );
-    let child = env.ralph().args(["loop", "--claude"]).arg(&claude).spawn();
+    let child = env
+        .ralph()
+        .args(["loop", "--gate", gate, "--claude"])
+        .arg(&claude)
+        .spawn();
     let started = env.project.join("gate-started");
     assert!(eventually(Duration::from_secs(60), || started.exists()));
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
