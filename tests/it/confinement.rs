@@ -415,22 +415,28 @@ fn a_daemon_left_by_a_gate_command_neither_hangs_nor_outlives_the_loop() {
     );
 }
 
-#[test]
-fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
+/// A loop whose one session writes COMPLETE, running `gate` (which must
+/// touch `gate-started` first) when this returns.
+fn gate_running(gate: &str) -> (TestEnv, std::process::Child) {
     let env = one_step();
-    let gate = "touch gate-started; setsid sleep 6472 & sleep 6473";
     let claude = stand_in(
         &env,
         "completing-claude",
         &format!("{CHECK_THE_BOX} && touch .ralph/COMPLETE\necho '{RESULT}'"),
     );
-    let first = env
+    let child = env
         .ralph()
         .args(["loop", "--max-iterations", "2", "--gate", gate, "--claude"])
         .arg(&claude)
         .spawn();
     let started = env.project.join("gate-started");
     assert!(eventually(Duration::from_secs(60), || started.exists()));
+    (env, child)
+}
+
+#[test]
+fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
+    let (env, first) = gate_running("touch gate-started; setsid sleep 6472 & sleep 6473");
     assert!(eventually(Duration::from_secs(10), || {
         !crate::run_loop::processes_with("sleep 6473").is_empty()
     }));
@@ -460,20 +466,7 @@ fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
 
 #[test]
 fn a_stop_request_ends_a_gate_command_and_the_loop() {
-    let env = one_step();
-    let gate = "touch gate-started; sleep 6474";
-    let claude = stand_in(
-        &env,
-        "completing-claude",
-        &format!("{CHECK_THE_BOX} && touch .ralph/COMPLETE\necho '{RESULT}'"),
-    );
-    let child = env
-        .ralph()
-        .args(["loop", "--gate", gate, "--claude"])
-        .arg(&claude)
-        .spawn();
-    let started = env.project.join("gate-started");
-    assert!(eventually(Duration::from_secs(60), || started.exists()));
+    let (_env, child) = gate_running("touch gate-started; sleep 6474");
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
     let out = wait_output(child, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(130), "{out:?}");
