@@ -226,6 +226,14 @@ impl Loop {
                 path.display()
             ));
         }
+        if let (Some(c), Some(_)) = (&settings.confined, &settings.gate)
+            && !c.allow_domains.is_empty()
+        {
+            ui.note(&format!(
+                "confined: the gate's commands run with no network at all (the sessions may reach {})",
+                c.allow_domains.join(", ")
+            ));
+        }
 
         // A COMPLETE that is already there is taken at its word only when it
         // holds and there are no project checks to run; else the run checks
