@@ -143,6 +143,10 @@ impl Loop {
         let (path, made) = worktree::ensure(&main, name, self.args.base.as_deref())
             .map_err(|e| usage(format!("--worktree {name}: {e:#}")))?;
         let copied = worktree::seed(&main, &path, spec.as_deref())?;
+        // What the user approved in the checkout holds in its worktree.
+        if let Ok(cfg) = crate::config::load(&Project::at(&path).config()) {
+            crate::trust::approval::carry_over(&main, &path, &cfg)?;
+        }
         let ui = Ui::for_stdout();
         ui.note(&format!(
             "{} worktree {} on branch {}{}",

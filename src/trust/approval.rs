@@ -225,18 +225,6 @@ pub fn approved_digest(root: &Path) -> Option<String> {
     (r.project == super::store::real_root(root)).then_some(r.sha256)
 }
 
-/// The digests that count for `root`: its own, and its main checkout's when
-/// `root` is a linked worktree (the loop copies the approved config there).
-pub fn approved_for(root: &Path) -> Vec<String> {
-    let mut v: Vec<String> = approved_digest(root).into_iter().collect();
-    if let Ok(main) = crate::run::worktree::main_root(root)
-        && super::store::real_root(&main) != super::store::real_root(root)
-    {
-        v.extend(approved_digest(&main));
-    }
-    v
-}
-
 /// The project's Claude Code files, as a session of it reads them.
 pub const CLAUDE_FILES: [&str; 3] = [
     ".claude/settings.json",
@@ -281,7 +269,20 @@ pub fn standing(root: &Path, cfg: &Config) -> Standing {
     if p.is_empty() {
         return Standing::NothingToApprove;
     }
-    judge(&p, &approved_for(root))
+    judge(&p, &approved_digest(root).into_iter().collect::<Vec<_>>())
+}
+
+/// A worktree's files, seeded from its main checkout by ralph: approved when
+/// they ask for exactly what the user approved there. True if approved so.
+pub fn carry_over(main: &Path, worktree: &Path, cfg: &Config) -> Result<bool> {
+    let p = project_parts(worktree, cfg);
+    let d = digest(&p);
+    let same = !p.is_empty() && approved_digest(main).is_some_and(|m| m == d);
+    if same && approved_digest(worktree).is_none_or(|w| w != d) {
+        approve(worktree, cfg)?;
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// Approve what `root`'s files (with `cfg` its config) ask to run.

@@ -758,3 +758,51 @@ fn a_clones_claude_files_run_nothing_until_approved_and_never_confined() {
         "approved, a default session runs the project's hooks"
     );
 }
+
+#[test]
+fn a_worktree_loop_carries_the_checkouts_approval_over_and_no_further() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"true\"]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "gated"]);
+    let claude = quick_claude(&env);
+    env.ralph()
+        .args([
+            "loop",
+            "--worktree",
+            "w",
+            "--max-iterations",
+            "1",
+            "--claude",
+        ])
+        .arg(&claude)
+        .assert()
+        .code(4);
+    // Changed in the worktree (as its session could): not approved there.
+    let wt = crate::worktrees::wt_dir(&env.project, "w");
+    fs::write(
+        wt.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"touch pwned\"]\n",
+    )
+    .unwrap();
+    env.ralph()
+        .args([
+            "loop",
+            "--worktree",
+            "w",
+            "--max-iterations",
+            "1",
+            "--claude",
+        ])
+        .arg(&claude)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "has changed since you approved it",
+        ));
+}

@@ -36,7 +36,7 @@ fn hook_pids(dir: &Path) -> Vec<u64> {
         .collect()
 }
 
-fn wt_dir(root: &Path, name: &str) -> PathBuf {
+pub(crate) fn wt_dir(root: &Path, name: &str) -> PathBuf {
     root.parent()
         .unwrap()
         .join("project.ralph-worktrees")
