@@ -76,8 +76,14 @@ impl Run for Init {
         let config = project.config();
         if !config.exists() {
             crate::fsutil::atomic_write(&config, CONFIG.as_bytes(), 0o644)?;
-            // Written by ralph at the user's word: approved as written.
-            crate::trust::approval::approve(&project.root, &crate::config::load(&config)?)?;
+            // Written by ralph at the user's word: approved as written, unless
+            // the project's Claude Code files ask for something too (those
+            // the user approves with `ralph trust`, having read them).
+            let cfg = crate::config::load(&config)?;
+            let approval = crate::trust::approval::project_parts(&project.root, &cfg);
+            if approval.len() == crate::trust::approval::parts(&cfg).len() {
+                crate::trust::approval::approve(&project.root, &cfg)?;
+            }
             outln!("wrote {}", config.display());
         }
         if ensure_gitignore(&project)? {
