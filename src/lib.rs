@@ -5,6 +5,7 @@ pub mod cmd;
 pub mod config;
 pub mod exit;
 pub mod fsutil;
+pub mod git;
 pub mod handoff;
 pub mod hook;
 pub(crate) mod jsonspan;

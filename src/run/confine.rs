@@ -297,13 +297,11 @@ pub fn exclude_text(current: &str) -> Option<String> {
 /// Exclude the placeholders in the repository's `info/exclude` (shared by
 /// all its worktrees), so a session's `git add -A` works.
 pub fn prepare(root: &Path) -> Result<Option<PathBuf>> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "--git-path", "info/exclude"])
-        .current_dir(root)
-        .output()
-        .context("cannot run git")?;
-    anyhow::ensure!(out.status.success(), "git rev-parse --git-path failed");
-    let rel = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let rel = PathBuf::from(
+        crate::git::at(root)
+            .run(&["rev-parse", "--git-path", "info/exclude"], &[])?
+            .trim(),
+    );
     let path = if rel.is_absolute() {
         rel
     } else {

@@ -2,7 +2,6 @@
 //! checkboxes, compared before and after: the no-progress breaker's input.
 
 use std::path::Path;
-use std::process::Command;
 
 use crate::run::engine::Progress;
 use crate::work::spec;
@@ -32,25 +31,17 @@ pub fn compare(before: &Snapshot, after: &Snapshot) -> Progress {
 
 /// The branch checked out at `root`, if any.
 pub fn branch(root: &Path) -> Option<String> {
-    let out = Command::new("git")
-        .args(["symbolic-ref", "--quiet", "--short", "HEAD"])
-        .current_dir(root)
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    crate::git::at(root)
+        .run(&["symbolic-ref", "--quiet", "--short", "HEAD"], &[])
+        .ok()
+        .map(|b| b.trim().to_string())
 }
 
 /// Is `root` inside a git work tree? The loop measures progress with git.
 pub fn in_git(root: &Path) -> bool {
-    Command::new("git")
-        .args(["rev-parse", "--is-inside-work-tree"])
-        .current_dir(root)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success() && o.stdout.starts_with(b"true"))
+    crate::git::at(root)
+        .bytes(&["rev-parse", "--is-inside-work-tree"])
+        .is_some_and(|o| o.starts_with(b"true"))
 }
 
 pub fn take(root: &Path, spec_path: &Path) -> Snapshot {
@@ -60,25 +51,20 @@ pub fn take(root: &Path, spec_path: &Path) -> Snapshot {
         .map(|t| spec::parse(&t))
         .unwrap_or_default();
     // One git call gives both HEAD (`# branch.oid`) and the tree's changes.
-    let out = Command::new("git")
-        .args([
-            "status",
-            "--porcelain=v2",
-            "--branch",
-            "-z",
-            "--untracked-files=all",
-            "--",
-            ".",
-            ":(exclude).ralph/runs",
-            ":(exclude).ralph/loop.lock",
-        ])
-        .current_dir(root)
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
+    let out = crate::git::at(root).bytes(&[
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "-z",
+        "--untracked-files=all",
+        "--",
+        ".",
+        ":(exclude).ralph/runs",
+        ":(exclude).ralph/loop.lock",
+    ]);
     let (head, tree) = match out {
         Some(o) => {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned();
+            let text = String::from_utf8_lossy(&o).into_owned();
             let head = text
                 .split('\0')
                 .find_map(|l| l.strip_prefix("# branch.oid "))
@@ -144,12 +130,12 @@ pub fn commits_between(root: &Path, from: Option<&str>, to: &str) -> Option<u64>
     }
     // No HEAD at the start: every commit since is new.
     let range = from.map_or_else(|| to.to_string(), |f| format!("{f}..{to}"));
-    let out = Command::new("git")
-        .args(["rev-list", "--count", "--end-of-options", &range])
-        .current_dir(root)
-        .output()
-        .ok()?;
-    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+    crate::git::at(root)
+        .run(&["rev-list", "--count"], &[&range])
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

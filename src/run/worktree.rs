@@ -6,24 +6,12 @@
 //! database (see README).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
-fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .context("cannot run git")?;
-    if !out.status.success() {
-        bail!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+/// git in `dir` with ralph's fixed words only.
+fn git(dir: &Path, words: &[&str]) -> Result<String> {
+    crate::git::at(dir).run(words, &[])
 }
 
 /// The main checkout of the repository `dir` is in (also from a worktree).
@@ -51,17 +39,12 @@ fn base_commit(main: &Path, base: &str) -> Result<String> {
     if base.starts_with('-') || base.is_empty() {
         bail!("--base {base:?} is not a commit (it would be read as an option)");
     }
-    git(
-        main,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            "--end-of-options",
-            &format!("{base}^{{commit}}"),
-        ],
-    )
-    .map_err(|_| anyhow::anyhow!("--base {base:?} names no commit"))
+    crate::git::at(main)
+        .run(
+            &["rev-parse", "--verify", "--quiet"],
+            &[&format!("{base}^{{commit}}")],
+        )
+        .map_err(|_| anyhow::anyhow!("--base {base:?} names no commit"))
 }
 
 /// A worktree NAME: letters, digits, `.`, `_`, `-`; it names a folder and a
@@ -186,23 +169,18 @@ pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, b
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
     let p = path.to_string_lossy().into_owned();
-    let has_branch = git(
-        main,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{branch}"),
-        ],
-    )
-    .is_ok();
+    let g = crate::git::at(main);
+    let has_branch = g.ok(
+        &["rev-parse", "--verify", "--quiet"],
+        &[&format!("refs/heads/{branch}")],
+    );
     if has_branch {
-        git(main, &["worktree", "add", "--quiet", &p, &branch])?;
+        g.run(&["worktree", "add", "--quiet"], &[&p, &branch])?;
     } else {
         let commit = base_commit(main, base.unwrap_or("HEAD"))?;
-        git(
-            main,
-            &["worktree", "add", "--quiet", "-b", &branch, &p, &commit],
+        g.run(
+            &["worktree", "add", "--quiet", "-b", &branch],
+            &[&p, &commit],
         )?;
     }
     Ok((path, true))
@@ -278,7 +256,9 @@ pub fn removal_blockers(main: &Path, path: &Path, name: &str) -> Result<Vec<Stri
         }
     }
     let branch = format!("refs/heads/{}", branch(name));
-    if git(main, &["rev-parse", "--verify", "--quiet", &branch]).is_ok() {
+    let g = crate::git::at(main);
+    if g.ok(&["rev-parse", "--verify", "--quiet"], &[&branch]) {
+        // NAME was checked (`check_name`): no option can hide in it.
         let own = git(
             main,
             &[
@@ -306,20 +286,17 @@ pub fn removal_blockers(main: &Path, path: &Path, name: &str) -> Result<Vec<Stri
 /// count ralph's untracked sentinels, so it is told to go ahead.
 pub fn remove(main: &Path, path: &Path, name: &str) -> Result<Option<String>> {
     let p = path.to_string_lossy().into_owned();
-    git(main, &["worktree", "remove", "--force", &p])?;
+    let g = crate::git::at(main);
+    g.run(&["worktree", "remove", "--force"], &[&p])?;
     let branch = branch(name);
-    let head = git(
-        main,
-        &[
-            "rev-parse",
-            "--verify",
-            "--quiet",
-            &format!("refs/heads/{branch}"),
-        ],
-    )
-    .ok();
+    let head = g
+        .run(
+            &["rev-parse", "--verify", "--quiet"],
+            &[&format!("refs/heads/{branch}")],
+        )
+        .ok();
     if head.is_some() {
-        git(main, &["branch", "-D", &branch])?;
+        g.run(&["branch", "-D"], &[&branch])?;
     }
     Ok(head)
 }
