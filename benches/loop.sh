@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark `ralph loop` itself, with instant stand-ins for claude:
 #   1. overhead per iteration: N sessions of a stand-in that does one small
-#      change and prints a result line, minus N times the stand-in alone
-#      (target <= 20 ms per iteration);
+#      change and prints a result line, minus N times the stand-in alone,
+#      and the part of it that is the loop's own git call (`git status`,
+#      once per session; target <= 5 ms per iteration beyond it). With
+#      OLD=<another ralph binary>, that one is measured in the same run;
 #   2. peak memory of the loop while one session streams 1 GiB of
 #      stream-json (target <= 30 MB).
 # Needs hyperfine (apt-get install hyperfine) and GNU time (/usr/bin/time).
@@ -31,9 +33,18 @@ EOF2
 chmod +x instant
 
 standin=$(hyperfine -N -w 5 -r 200 --export-json s.json "sh -c './instant < .ralph/prompt.md > /dev/null'" >/dev/null && python3 -c 'import json; print(json.load(open("s.json"))["results"][0]["median"])')
-hyperfine -w 1 -r "${RUNS:-5}" --export-json l.json \
-  "$RALPH loop --claude ./instant --max-iterations $N >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs" >/dev/null
-loop=$(python3 -c 'import json; print(json.load(open("l.json"))["results"][0]["median"])')
+# The git call the loop makes after each session, as it makes it.
+gitcall=$(hyperfine -N -w 5 -r 200 --export-json g.json \
+  "git status --porcelain=v2 --branch -z --untracked-files=all -- . :(exclude).ralph/runs :(exclude).ralph/loop.lock" >/dev/null \
+  && python3 -c 'import json; print(json.load(open("g.json"))["results"][0]["median"])')
+loops=("$RALPH")
+[ -n "${OLD:-}" ] && loops+=("$OLD")
+cmds=()
+for bin in "${loops[@]}"; do
+  cmds+=("$bin loop --claude ./instant --max-iterations $N >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
+done
+hyperfine -w 1 -r "${RUNS:-5}" --export-json l.json "${cmds[@]}" >/dev/null
+loop=$(python3 -c 'import json; print(" ".join(str(r["median"]) for r in json.load(open("l.json"))["results"]))')
 
 # 1 GiB of assistant text events, then the result.
 cat > firehose <<EOF2
@@ -49,11 +60,15 @@ chmod +x firehose
 /usr/bin/time -f '%M' -o mem.txt "$RALPH" loop --claude ./firehose --max-iterations 1 >/dev/null 2>&1 || true
 streamed=$(stat -c %s .ralph/runs/*/session-001.jsonl)
 
-python3 - "$standin" "$loop" "$N" "$(tail -1 mem.txt)" "$streamed" <<'PY'
+python3 - "$standin" "$loop" "$N" "$(tail -1 mem.txt)" "$streamed" "$gitcall" "${OLD:-}" <<'PY'
 import sys
-standin, loop, n, mem_kb, streamed = float(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
-per = (loop - n * standin) / n * 1000
-print(f"stand-in alone {standin*1000:.2f} ms; {n} iterations in {loop*1000:.0f} ms")
-print(f"loop overhead per iteration: {per:.2f} ms  (target <= 20 ms)")
+standin, n, mem_kb, streamed, git = float(sys.argv[1]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
+loops = [float(x) for x in sys.argv[2].split()]
+names = ["this ralph", f"OLD ({sys.argv[7]})"]
+print(f"stand-in alone {standin*1000:.2f} ms; the loop's git call {git*1000:.2f} ms")
+for name, loop in zip(names, loops):
+    per = (loop - n * standin) / n * 1000
+    print(f"{name}: {n} iterations in {loop*1000:.0f} ms; overhead per iteration {per:.2f} ms, "
+          f"of which git {git*1000:.2f} ms, beyond git {per - git*1000:.2f} ms  (target <= 5 ms)")
 print(f"peak RSS while streaming {streamed / 2**30:.2f} GiB: {mem_kb / 1024:.1f} MB  (target <= 30 MB)")
 PY

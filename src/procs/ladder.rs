@@ -127,6 +127,7 @@ pub fn supervise(
 ) -> std::io::Result<(std::process::ExitStatus, Ended)> {
     let mut ended = Ended::Exited;
     let mut ladder: Option<Ladder> = None;
+    let exit = ExitWatch::new(child.id());
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok((status, ended));
@@ -150,6 +151,51 @@ pub fn supervise(
             }
             None => {}
         }
-        std::thread::sleep(Duration::from_millis(10));
+        exit.wait(Duration::from_millis(10));
+    }
+}
+
+/// Waiting for a child's exit without polling for it: a pidfd (Linux 5.3
+/// and later) is readable the moment the child exits, and a signal cuts the
+/// wait short (poll is never restarted), so the caller looks again at once.
+/// Elsewhere, or where there is no pidfd, a plain sleep of the same bound.
+struct ExitWatch {
+    #[cfg(target_os = "linux")]
+    fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl ExitWatch {
+    fn new(pid: u32) -> ExitWatch {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::FromRawFd;
+            // SAFETY: pidfd_open takes a pid and flags and returns a new fd
+            // (or -1), which we own from here on.
+            let raw = unsafe {
+                nix::libc::syscall(nix::libc::SYS_pidfd_open, pid as nix::libc::pid_t, 0)
+            };
+            let fd = (raw >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(raw as i32) });
+            ExitWatch { fd }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let _ = pid;
+            ExitWatch {}
+        }
+    }
+
+    /// Until the child exits, a signal arrives, or `most` has passed.
+    fn wait(&self, most: Duration) {
+        #[cfg(target_os = "linux")]
+        if let Some(fd) = &self.fd {
+            use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+            use std::os::fd::AsFd;
+            let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+            let t = PollTimeout::try_from(most).unwrap_or(PollTimeout::ZERO);
+            if let Ok(_) | Err(nix::errno::Errno::EINTR) = poll(&mut fds, t) {
+                return;
+            }
+        }
+        std::thread::sleep(most);
     }
 }
