@@ -111,7 +111,7 @@ impl Run for VerifySync {
                 check.findings.len()
             );
             for f in &check.findings {
-                outln!("  {}", visible_line(&f.message));
+                outln!("  {}", visible_line(&f.to_string()));
             }
         }
         if check.in_sync() {

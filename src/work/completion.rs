@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::fsutil;
 use crate::work::spec::{self, Spec};
-use crate::work::sync::{self, Finding};
+use crate::work::sync::{self, Finding, Problem};
 use crate::work::tracker::{self, Kind, TrackerError};
 
 #[derive(Debug, Serialize)]
@@ -55,7 +55,7 @@ impl Check {
                 .filter(|s| !s.checked)
                 .map(|s| format!("open step: {}", s.describe())),
         );
-        out.extend(self.findings.iter().map(|f| f.message.clone()));
+        out.extend(self.findings.iter().map(ToString::to_string));
         out
     }
 
@@ -80,10 +80,11 @@ pub fn check(
         .problems
         .iter()
         .map(|p| Finding {
-            kind: "broken-checkbox",
+            problem: Problem::BrokenCheckbox {
+                what: p.message.clone(),
+            },
             line: Some(p.line),
             task: None,
-            message: format!("line {}: {}", p.line, p.message),
         })
         .collect();
     let mut tracker_name = None;
@@ -106,4 +107,103 @@ pub fn check(
         tracker: tracker_name,
         findings,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged(spec_text: &str, findings: Vec<Finding>) -> Check {
+        Check {
+            spec: spec::parse(spec_text),
+            tracker: None,
+            findings,
+        }
+    }
+
+    fn finding(line: Option<usize>) -> Finding {
+        Finding {
+            problem: Problem::CheckedButOpen {
+                step: "step 1".into(),
+                task: "bd-1".into(),
+                status: "open".into(),
+            },
+            line,
+            task: Some("bd-1".into()),
+        }
+    }
+
+    #[test]
+    fn complete_only_with_every_step_checked_and_nothing_found() {
+        let done = judged("- [x] **1** One\n- [x] **2** Two\n", vec![]);
+        assert!(done.is_complete() && done.in_sync());
+        assert_eq!(done.blockers(), Vec::<String>::new());
+
+        let open = judged("- [x] **1** One\n- [ ] **2** Two\n", vec![]);
+        assert!(!open.is_complete() && open.in_sync());
+        assert_eq!(open.blockers().len(), 1);
+        assert!(
+            open.blockers()[0].starts_with("open step: "),
+            "{:?}",
+            open.blockers()
+        );
+        assert!(open.blockers()[0].contains("Two"), "{:?}", open.blockers());
+
+        let out_of_sync = judged("- [x] **1** One\n", vec![finding(Some(1))]);
+        assert!(!out_of_sync.is_complete() && !out_of_sync.in_sync());
+        assert_eq!(
+            out_of_sync.blockers(),
+            ["step 1: checked, but task bd-1 is open"]
+        );
+    }
+
+    #[test]
+    fn a_spec_without_steps_is_never_complete() {
+        let empty = judged("# Spec\n\nNothing to do yet.\n", vec![]);
+        assert!(!empty.is_complete());
+        assert_eq!(
+            empty.blockers(),
+            ["the spec has no steps (no `- [ ]` checkboxes)"]
+        );
+    }
+
+    #[test]
+    fn blockers_list_open_steps_then_findings_each_once() {
+        let c = judged(
+            "- [ ] **1** One\n- [x] **2** Two\n- [ ] **3** Three\n",
+            vec![finding(Some(2)), finding(None)],
+        );
+        let b = c.blockers();
+        assert_eq!(b.len(), 4, "{b:?}");
+        assert!(b[0].contains("One") && b[1].contains("Three"), "{b:?}");
+        assert_eq!(&b[2..], ["step 1: checked, but task bd-1 is open"; 2]);
+    }
+
+    #[test]
+    fn the_check_reads_the_spec_and_says_when_there_is_none() {
+        let d = tempfile::tempdir().unwrap();
+        let spec = d.path().join("spec.md");
+        match check(&spec, d.path(), None).unwrap() {
+            Err(CannotCheck::NoSpec(m)) => assert!(m.contains("no spec at"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+        // No task named: the tracker is not asked; broken boxes are found,
+        // in file order.
+        std::fs::write(&spec, "- [x] **1** One\n-[ ] two\n- [x] **3** Three\n").unwrap();
+        let c = check(&spec, d.path(), None).unwrap().unwrap();
+        assert_eq!(c.tracker, None);
+        assert!(!c.is_complete());
+        assert!(!c.findings.is_empty());
+        assert!(
+            c.findings.iter().all(|f| f.kind() == "broken-checkbox"),
+            "{:?}",
+            c.findings
+        );
+        let lines: Vec<_> = c.findings.iter().map(|f| f.line).collect();
+        let mut sorted = lines.clone();
+        sorted.sort();
+        assert_eq!(lines, sorted);
+        std::fs::write(&spec, "- [x] **1** One\n- [x] **2** Two\n").unwrap();
+        assert!(check(&spec, d.path(), None).unwrap().unwrap().is_complete());
+    }
 }

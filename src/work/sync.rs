@@ -4,20 +4,143 @@
 
 use std::collections::HashMap;
 
-use serde::Serialize;
-
 use crate::work::spec::{Spec, Step};
 use crate::work::tracker::Snapshot;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One way the spec and the tracker disagree, or a broken checkbox. Its
+/// `kind` is a stable name for scripts (`ralph verify-sync --json`), the
+/// whole list being `Problem::KINDS`; the finding's `Display` is the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// What the spec reader said of a line that is almost a checkbox.
+    BrokenCheckbox {
+        what: String,
+    },
+    NoTask {
+        step: String,
+    },
+    UnreadTaskForm {
+        step: String,
+        id: String,
+    },
+    DuplicateTask {
+        step: String,
+        task: String,
+        first: usize,
+    },
+    UnknownTask {
+        step: String,
+        task: String,
+    },
+    CheckedButOpen {
+        step: String,
+        task: String,
+        status: String,
+    },
+    UncheckedButClosed {
+        step: String,
+        task: String,
+    },
+    UnknownEpic {
+        epic: String,
+    },
+    NotInSpec {
+        task: String,
+        title: String,
+        epic: String,
+    },
+}
+
+impl Problem {
+    /// Every kind, as scripts see them.
+    pub const KINDS: [&'static str; 9] = [
+        "broken-checkbox",
+        "no-task",
+        "unread-task-form",
+        "duplicate-task",
+        "unknown-task",
+        "checked-but-open",
+        "unchecked-but-closed",
+        "unknown-epic",
+        "not-in-spec",
+    ];
+
+    pub fn kind(&self) -> &'static str {
+        let i = match self {
+            Problem::BrokenCheckbox { .. } => 0,
+            Problem::NoTask { .. } => 1,
+            Problem::UnreadTaskForm { .. } => 2,
+            Problem::DuplicateTask { .. } => 3,
+            Problem::UnknownTask { .. } => 4,
+            Problem::CheckedButOpen { .. } => 5,
+            Problem::UncheckedButClosed { .. } => 6,
+            Problem::UnknownEpic { .. } => 7,
+            Problem::NotInSpec { .. } => 8,
+        };
+        Self::KINDS[i]
+    }
+}
+
+/// A problem, where it is (the spec's line; none for a task no step names)
+/// and the task it concerns.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
-    /// A stable name for scripts: `checked-but-open`, `unchecked-but-closed`,
-    /// `unknown-task`, `no-task`, `unread-task-form`, `duplicate-task`,
-    /// `not-in-spec`, `unknown-epic`.
-    pub kind: &'static str,
+    pub problem: Problem,
     pub line: Option<usize>,
     pub task: Option<String>,
-    pub message: String,
+}
+
+impl Finding {
+    pub fn kind(&self) -> &'static str {
+        self.problem.kind()
+    }
+}
+
+impl std::fmt::Display for Finding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let line = self.line.unwrap_or(0);
+        match &self.problem {
+            Problem::BrokenCheckbox { what } => write!(f, "line {line}: {what}"),
+            Problem::NoTask { step } => write!(f, "{step}: the step names no tracker task"),
+            Problem::UnreadTaskForm { step, id } => write!(
+                f,
+                "{step}: names {id}, which the tracker does not know; if it is the step's task, \
+                 write it as [{id}] at the end of the line"
+            ),
+            Problem::DuplicateTask { step, task, first } => {
+                write!(f, "{step}: task {task} is also the task of line {first}")
+            }
+            Problem::UnknownTask { step, task } => {
+                write!(f, "{step}: task {task} is not known to the tracker")
+            }
+            Problem::CheckedButOpen { step, task, status } => {
+                write!(f, "{step}: checked, but task {task} is {status}")
+            }
+            Problem::UncheckedButClosed { step, task } => {
+                write!(f, "{step}: not checked, but task {task} is closed")
+            }
+            Problem::UnknownEpic { epic } => {
+                write!(f, "line {line}: epic {epic} is not known to the tracker")
+            }
+            Problem::NotInSpec { task, title, epic } => write!(
+                f,
+                "task {task} ({title}) of epic {epic} is not referenced by any step"
+            ),
+        }
+    }
+}
+
+/// As scripts read it: `{"kind", "line", "task", "message"}`.
+impl serde::Serialize for Finding {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Finding", 4)?;
+        st.serialize_field("kind", self.kind())?;
+        st.serialize_field("line", &self.line)?;
+        st.serialize_field("task", &self.task)?;
+        st.serialize_field("message", &self.to_string())?;
+        st.end()
+    }
 }
 
 pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
@@ -28,11 +151,10 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
         .collect();
     let mut out = Vec::new();
     let mut first_use: HashMap<String, usize> = HashMap::new();
-    let finding = |kind, step: &Step, message: String| Finding {
-        kind,
+    let finding = |step: &Step, problem: Problem| Finding {
+        problem,
         line: Some(step.line),
         task: step.task.clone().or_else(|| step.other_form.clone()),
-        message,
     };
 
     for step in &spec.steps {
@@ -43,72 +165,59 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
             .as_ref()
             .filter(|id| by_id.contains_key(&id.to_ascii_lowercase()));
         let Some(task) = step.task.as_ref().or(known_other) else {
-            match &step.other_form {
-                Some(id) => out.push(finding(
-                    "unread-task-form",
-                    step,
-                    format!(
-                        "{}: names {id}, which the tracker does not know; if it is the step's task, \
-                         write it as [{id}] at the end of the line",
-                        step.describe()
-                    ),
-                )),
-                None => out.push(finding(
-                    "no-task",
-                    step,
-                    format!("{}: the step names no tracker task", step.describe()),
-                )),
-            }
+            out.push(finding(
+                step,
+                match &step.other_form {
+                    Some(id) => Problem::UnreadTaskForm {
+                        step: step.describe(),
+                        id: id.clone(),
+                    },
+                    None => Problem::NoTask {
+                        step: step.describe(),
+                    },
+                },
+            ));
             continue;
         };
         let key = task.to_ascii_lowercase();
+        let (step_text, task_id) = (step.describe(), task.clone());
         if let Some(first) = first_use.insert(key.clone(), step.line) {
             out.push(finding(
-                "duplicate-task",
                 step,
-                format!(
-                    "{}: task {task} is also the task of line {first}",
-                    step.describe()
-                ),
+                Problem::DuplicateTask {
+                    step: step_text.clone(),
+                    task: task_id.clone(),
+                    first,
+                },
             ));
         }
-        match by_id.get(&key) {
-            None => out.push(finding(
-                "unknown-task",
-                step,
-                format!(
-                    "{}: task {task} is not known to the tracker",
-                    step.describe()
-                ),
-            )),
-            Some(issue) if step.checked && !issue.is_closed() => out.push(finding(
-                "checked-but-open",
-                step,
-                format!(
-                    "{}: checked, but task {task} is {}",
-                    step.describe(),
-                    issue.status
-                ),
-            )),
-            Some(issue) if !step.checked && issue.is_closed() => out.push(finding(
-                "unchecked-but-closed",
-                step,
-                format!(
-                    "{}: not checked, but task {task} is closed",
-                    step.describe()
-                ),
-            )),
-            Some(_) => {}
-        }
+        let problem = match by_id.get(&key) {
+            None => Some(Problem::UnknownTask {
+                step: step_text,
+                task: task_id,
+            }),
+            Some(issue) if step.checked && !issue.is_closed() => Some(Problem::CheckedButOpen {
+                step: step_text,
+                task: task_id,
+                status: issue.status.clone(),
+            }),
+            Some(issue) if !step.checked && issue.is_closed() => {
+                Some(Problem::UncheckedButClosed {
+                    step: step_text,
+                    task: task_id,
+                })
+            }
+            Some(_) => None,
+        };
+        out.extend(problem.map(|p| finding(step, p)));
     }
 
     if let Some((line, epic)) = &spec.epic {
         if snap.epic_missing {
             out.push(Finding {
-                kind: "unknown-epic",
+                problem: Problem::UnknownEpic { epic: epic.clone() },
                 line: Some(*line),
                 task: Some(epic.clone()),
-                message: format!("line {line}: epic {epic} is not known to the tracker"),
             });
         }
         // In the tracker's id order (`e.2` before `e.10`), not in whatever
@@ -126,12 +235,13 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
                 .map(|i| i.title.as_str())
                 .unwrap_or("");
             out.push(Finding {
-                kind: "not-in-spec",
+                problem: Problem::NotInSpec {
+                    task: child.clone(),
+                    title: title.to_string(),
+                    epic: epic.clone(),
+                },
                 line: None,
                 task: Some(child.clone()),
-                message: format!(
-                    "task {child} ({title}) of epic {epic} is not referenced by any step"
-                ),
             });
         }
     }
@@ -155,6 +265,24 @@ mod tests {
     use crate::work::tracker::Issue;
 
     #[test]
+    fn each_kind_is_named_once_and_serialised_with_its_message() {
+        let mut kinds = Problem::KINDS.to_vec();
+        kinds.sort();
+        kinds.dedup();
+        assert_eq!(kinds.len(), Problem::KINDS.len());
+        let f = Finding {
+            problem: Problem::UnknownEpic { epic: "e-1".into() },
+            line: Some(3),
+            task: Some("e-1".into()),
+        };
+        assert_eq!(
+            serde_json::to_value(&f).unwrap(),
+            serde_json::json!({"kind": "unknown-epic", "line": 3, "task": "e-1",
+                "message": "line 3: epic e-1 is not known to the tracker"})
+        );
+    }
+
+    #[test]
     fn ids_sort_with_numbers_as_numbers() {
         let mut ids = vec!["e-1.10", "e-1.2", "E-1.1", "e-1.2.1", "d-9"];
         ids.sort_by_cached_key(|id| natural_id_key(id));
@@ -171,7 +299,7 @@ mod tests {
     }
 
     fn kinds(f: &[Finding]) -> Vec<(&str, Option<usize>)> {
-        f.iter().map(|f| (f.kind, f.line)).collect()
+        f.iter().map(|f| (f.kind(), f.line)).collect()
     }
 
     #[test]
@@ -209,11 +337,7 @@ mod tests {
                 ("unread-task-form", Some(4))
             ]
         );
-        assert!(
-            f[1].message.contains("write it as [bd-9]"),
-            "{}",
-            f[1].message
-        );
+        assert!(f[1].to_string().contains("write it as [bd-9]"), "{}", f[1]);
     }
 
     #[test]
@@ -233,7 +357,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            f[0].message,
+            f[0].to_string(),
             "line 1: a [t-1]: checked, but task t-1 is open"
         );
     }
@@ -261,7 +385,7 @@ mod tests {
             ]
         );
         assert_eq!(f[3].task.as_deref(), Some("t-3"));
-        assert!(f[3].message.contains("title of t-3"));
+        assert!(f[3].to_string().contains("title of t-3"));
     }
 
     #[test]
