@@ -18,12 +18,6 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub fn total(&self) -> u64 {
-        self.input_tokens
-            + self.output_tokens
-            + self.cache_read_input_tokens
-            + self.cache_creation_input_tokens
-    }
     pub fn add(&mut self, o: &Usage) {
         self.input_tokens += o.input_tokens;
         self.output_tokens += o.output_tokens;
@@ -213,11 +207,6 @@ impl Session {
     pub fn result_ok(&self) -> bool {
         self.results > 0 && !self.any_error
     }
-
-    /// Did the session fail (as opposed to being limited)?
-    pub fn failed(&self, exit_ok: bool) -> bool {
-        !exit_ok || !self.result_ok()
-    }
 }
 
 /// Is this error text (from a result or a synthetic assistant message) a
@@ -324,10 +313,16 @@ mod tests {
         assert_eq!(shown, vec![Shown::ToolError("error: no such file".into())]);
         s.feed(RESULT_OK);
         let o = s.outcome.as_ref().unwrap();
-        assert_eq!((o.cost_usd, o.usage.total(), o.num_turns), (0.25, 126, 2));
+        assert_eq!(
+            (
+                o.cost_usd,
+                crate::run::records::Tokens::from(&o.usage).total(),
+                o.num_turns
+            ),
+            (0.25, 126, 2)
+        );
         assert_eq!(s.session_id.as_deref(), Some("abc"));
-        assert!(!s.failed(true));
-        assert!(s.failed(false));
+        assert!(s.result_ok());
         assert_eq!(s.limit, None);
     }
 
@@ -344,7 +339,7 @@ mod tests {
         let mut s = Session::default();
         s.feed(r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 529 Overloaded.","api_error_status":529}"#);
         assert_eq!(s.limit, Some(Limit::Overloaded));
-        assert!(s.failed(true));
+        assert!(!s.result_ok());
         assert_eq!(
             classify(
                 "API Error: Request rejected (429) · This request would exceed your account's rate limit.",
@@ -372,7 +367,13 @@ mod tests {
         s.feed(&RESULT_OK.replace("0.25", "0.40").replace("Done.", "Later."));
         assert_eq!(s.results, 2);
         assert_eq!(s.cost_usd, 0.40);
-        assert_eq!((s.usage.total(), s.num_turns), (252, 4));
+        assert_eq!(
+            (
+                crate::run::records::Tokens::from(&s.usage).total(),
+                s.num_turns
+            ),
+            (252, 4)
+        );
         assert_eq!(s.outcome.as_ref().unwrap().text, "Later.");
         assert!(s.result_ok());
         s.feed(&RESULT_OK.replace("\"is_error\":false", "\"is_error\":true"));
@@ -386,7 +387,7 @@ mod tests {
         assert!(s.feed("").is_empty());
         assert!(s.outcome.is_none());
         assert!(
-            s.failed(true),
+            !s.result_ok(),
             "no result event: the session did not finish"
         );
     }

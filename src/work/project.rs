@@ -35,9 +35,6 @@ impl Project {
     pub fn spec(&self) -> PathBuf {
         self.ralph_dir().join("spec.md")
     }
-    pub fn readme(&self) -> PathBuf {
-        self.ralph_dir().join("readme.md")
-    }
     pub fn complete(&self) -> PathBuf {
         self.ralph_dir().join("COMPLETE")
     }

@@ -49,11 +49,6 @@ impl fmt::Display for TrackerError {
 
 impl std::error::Error for TrackerError {}
 
-pub trait Tracker {
-    fn name(&self) -> &'static str;
-    fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError>;
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Kind {
     /// beads_rust
@@ -66,7 +61,7 @@ pub const INSTALL_HINT: &str = "Install beads_rust with: RUSTC_BOOTSTRAP=1 cargo
 --no-default-features --locked --ignore-rust-version (it needs a nightly feature on stable Rust; see README)";
 
 /// The tracker to use: the one asked for, else `br`, else `bd`, on PATH.
-pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Box<dyn Tracker>, TrackerError> {
+pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Beads, TrackerError> {
     let find = |name: &str| which::which(name).ok();
     let (kind, bin) = match kind {
         Some(k) => {
@@ -86,16 +81,16 @@ pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Box<dyn Tracker>, Tr
             }
         },
     };
-    Ok(Box::new(Beads {
+    Ok(Beads {
         kind,
         bin,
         project: project.to_path_buf(),
-    }))
+    })
 }
 
-/// `br` and `bd`: the same `list --all --json` call, the epic's children
-/// found from what each prints.
-struct Beads {
+/// The tracker: `br` or `bd`, the same `list --all --json` call, the
+/// epic's children found from what each prints.
+pub struct Beads {
     kind: Kind,
     bin: PathBuf,
     project: PathBuf,
@@ -202,11 +197,6 @@ fn parse_list_bytes(bytes: &[u8]) -> Option<Vec<Issue>> {
     )
 }
 
-/// Issues from the text of `list --json`.
-pub fn parse_list(text: &str) -> Option<Vec<Issue>> {
-    parse_list_bytes(text.as_bytes())
-}
-
 /// The epic's children in br: ids `<epic>.<n>`, the hierarchy br itself
 /// shows (`br list --tree`) and gives every task created with `--parent`.
 /// Read from the one `list` call: asking `br dep list` as well costs more
@@ -224,15 +214,15 @@ pub fn dotted_children(issues: &[Issue], epic: &str) -> Vec<String> {
         .collect()
 }
 
-impl Tracker for Beads {
-    fn name(&self) -> &'static str {
+impl Beads {
+    pub fn name(&self) -> &'static str {
         match self.kind {
             Kind::Br => "br",
             Kind::Bd => "bd",
         }
     }
 
-    fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
+    pub fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
         // br builds and prints every field of every issue unless told which:
         // asking for the three we read makes the call about a fifth cheaper
         // on 2,000 issues. bd has no such option.
@@ -285,7 +275,7 @@ mod tests {
             json!([item]),
             json!({"schema_version": 1, "data": [item]}),
         ] {
-            let l = parse_list(&v.to_string()).unwrap();
+            let l = parse_list_bytes(v.to_string().as_bytes()).unwrap();
             assert_eq!(l.len(), 1, "{v}");
             assert!(l[0].is_closed());
             assert_eq!(l[0].parent.as_deref(), Some("a-0"));
