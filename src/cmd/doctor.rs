@@ -1,4 +1,4 @@
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -7,9 +7,11 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Run;
+use crate::config::Config;
 use crate::exit::ExitStatus;
 use crate::hook::target::{self as hook_target, user_settings_path};
 use crate::outln;
+use crate::trust::approval::{self, Standing};
 use crate::work::budget::{self, BUDGETS, TOTAL_BUDGET};
 use crate::work::project::Project;
 use crate::work::spec;
@@ -33,6 +35,7 @@ pub struct Doctor {
     json: bool,
 }
 
+/// One check's result, as printed and as `--json` gives it.
 #[derive(Debug, Serialize)]
 struct Check {
     name: &'static str,
@@ -42,14 +45,60 @@ struct Check {
     fix: Option<String>,
 }
 
-fn check(name: &'static str, ok: bool, detail: impl Into<String>, fix: Option<&str>) -> Check {
-    Check {
-        name,
-        ok,
+/// A check's verdict before it is named.
+struct Verdict {
+    ok: bool,
+    detail: String,
+    fix: Option<String>,
+}
+
+fn pass(detail: impl Into<String>) -> Verdict {
+    Verdict {
+        ok: true,
         detail: detail.into(),
-        fix: if ok { None } else { fix.map(String::from) },
+        fix: None,
     }
 }
+
+fn fail(detail: impl Into<String>, fix: &str) -> Verdict {
+    Verdict {
+        ok: false,
+        detail: detail.into(),
+        fix: Some(fix.to_string()),
+    }
+}
+
+fn verdict(ok: bool, detail: impl Into<String>, fix: &str) -> Verdict {
+    if ok { pass(detail) } else { fail(detail, fix) }
+}
+
+/// What the checks look at, read once: the project, its config, where the
+/// config stands, and ralph's hooks in Claude Code's settings.
+struct Here {
+    project: Project,
+    cfg: Result<Config>,
+    standing: Option<Standing>,
+    hooks: Vec<(&'static str, PathBuf, String)>,
+    via_plugin: bool,
+}
+
+/// How a check is made.
+type Make = fn(&Here) -> Verdict;
+
+/// Every check, in the order shown. A new check is a row here and a
+/// function below. Doctor is read-only: nothing a repository chose is run.
+const CHECKS: [(&str, Make); 10] = [
+    ("claude", claude),
+    ("hook", hook),
+    ("slash-command", slash_command),
+    ("tracker", tracker),
+    ("environment", environment),
+    ("git", git),
+    ("confined", confined),
+    ("config", config),
+    ("gate", gate),
+    ("project", project_files),
+];
 
 fn claude_version(bin: &Path) -> Option<String> {
     let mut child = Command::new(bin)
@@ -71,344 +120,294 @@ fn claude_version(bin: &Path) -> Option<String> {
     None
 }
 
+/// The claude the loop would run: the config's (named, and run for its
+/// version only once approved), else the one on PATH.
+fn claude(h: &Here) -> Verdict {
+    const INSTALL: &str = "npm install -g @anthropic-ai/claude-code";
+    let approved = h.standing == Some(Standing::Approved);
+    let configured = h.cfg.as_ref().ok().and_then(|c| c.claude.clone());
+    let claude = match &configured {
+        Some(p) if p.components().count() > 1 => Some(h.project.root.join(p)),
+        Some(p) => which::which(p).ok(),
+        None => which::which("claude").ok(),
+    };
+    let Some(p) = claude else {
+        return fail("claude is not on PATH", INSTALL);
+    };
+    if configured.is_some() && !approved {
+        return fail(
+            format!(
+                "{} (named by .ralph/config.toml, not approved: not run)",
+                p.display()
+            ),
+            "read .ralph/config.toml, then `ralph trust`",
+        );
+    }
+    match claude_version(&p) {
+        Some(v) => pass(format!("{v} at {}", p.display())),
+        None => fail(
+            format!("{} does not answer --version", p.display()),
+            INSTALL,
+        ),
+    }
+}
+
+fn hook(h: &Here) -> Verdict {
+    let Some((role, path, cmd)) = h.hooks.first() else {
+        return if h.via_plugin && which::which("ralph").is_ok() {
+            pass("through the ralph plugin (ralph is on PATH)")
+        } else if h.via_plugin {
+            fail(
+                "the ralph plugin is enabled but `ralph` is not on PATH",
+                "put the ralph binary on PATH: ./install.sh in the ralph source folder",
+            )
+        } else {
+            fail(
+                "no ralph Stop hook in the user, project or local settings",
+                "ralph install-hook",
+            )
+        };
+    };
+    let bin = settings::shell_words(cmd)
+        .and_then(|w| w.into_iter().next())
+        .unwrap_or_default();
+    let exists = if bin.contains('/') {
+        Path::new(&bin).is_file()
+    } else {
+        which::which(&bin).is_ok()
+    };
+    if exists {
+        pass(format!("in the {role} settings {}: {cmd}", path.display()))
+    } else {
+        fail(
+            format!(
+                "the hook in {} runs {bin}, which does not exist",
+                path.display()
+            ),
+            "ralph install-hook",
+        )
+    }
+}
+
+fn slash_command(h: &Here) -> Verdict {
+    let command = user_settings_path()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("commands/ralph-setup.md")))
+        .filter(|p| p.is_file());
+    match (command, h.via_plugin) {
+        (Some(p), _) => pass(format!("/ralph-setup from {}", p.display())),
+        (None, true) => pass("/ralph:ralph-setup from the ralph plugin"),
+        (None, false) => fail("/ralph-setup is not installed", "ralph install-command"),
+    }
+}
+
+fn tracker(_: &Here) -> Verdict {
+    match ["br", "bd"]
+        .into_iter()
+        .find_map(|t| which::which(t).ok().map(|p| (t, p)))
+    {
+        Some((t, p)) => pass(format!("{t} at {}", p.display())),
+        None => fail(
+            "neither br nor bd is on PATH (verify-sync cannot check tasks)",
+            crate::work::tracker::INSTALL_HINT,
+        ),
+    }
+}
+
+fn environment(_: &Here) -> Verdict {
+    let exported = std::env::var("RALPH_LOOP").is_ok_and(|v| v == "1");
+    verdict(
+        !exported,
+        if exported {
+            "RALPH_LOOP=1 is set in your shell: every claude you start would end after its first turn"
+        } else {
+            "RALPH_LOOP is not set in your shell"
+        },
+        "unset RALPH_LOOP, and remove its export from your shell profile",
+    )
+}
+
+fn git(h: &Here) -> Verdict {
+    let root = h.project.root.display();
+    if crate::run::progress::in_git(&h.project.root) {
+        pass(format!("{root} is in a git repository"))
+    } else {
+        fail(
+            format!(
+                "{root} is not in a git repository: `ralph loop` measures progress with git and refuses to start"
+            ),
+            "git init && git add -A && git commit -m start",
+        )
+    }
+}
+
+/// Can Claude Code's sandbox run here? A failure only when the project
+/// asks for confinement.
+fn confined(h: &Here) -> Verdict {
+    let wants = h
+        .cfg
+        .as_ref()
+        .ok()
+        .and_then(|c| c.confined)
+        .unwrap_or(false);
+    match crate::run::confine::unavailable(|p| which::which(p).is_ok()) {
+        None => pass("Claude Code's sandbox can run here: `ralph loop --confined` works"),
+        Some(why) => verdict(
+            !wants,
+            format!(
+                "`ralph loop --confined` cannot run here{}: {why}",
+                if wants {
+                    " (and .ralph/config.toml asks for it)"
+                } else {
+                    ""
+                }
+            ),
+            "apt-get install bubblewrap socat (or your system's packages of them)",
+        ),
+    }
+}
+
+/// Is what the project's files would run approved?
+fn config(h: &Here) -> Verdict {
+    let path = h.project.config();
+    let (cfg, standing) = match (&h.cfg, &h.standing) {
+        (Err(e), _) => return fail(format!("{e:#}"), "fix .ralph/config.toml"),
+        (Ok(c), Some(s)) => (c, s),
+        (Ok(_), None) => unreachable!("a loaded config has a standing"),
+    };
+    let parts = approval::describe(&approval::project_parts(&h.project.root, cfg));
+    if parts.is_empty() {
+        return pass(format!(
+            "{}: nothing in it runs programs or allows more",
+            path.display()
+        ));
+    }
+    let ok = !matches!(standing, Standing::NotApproved { .. });
+    verdict(
+        ok,
+        format!(
+            "{} {}: {}{}",
+            path.display(),
+            standing.text(),
+            parts.join("; "),
+            if ok {
+                ""
+            } else {
+                " (`ralph loop` refuses to run until approved)"
+            }
+        ),
+        "read it, then `ralph trust`",
+    )
+}
+
+/// The gate's commands: shown, and whether their programs exist; never run.
+fn gate(h: &Here) -> Verdict {
+    const WHERE: &str = "install them, or change [gate] commands in .ralph/config.toml";
+    match crate::work::gate::Gate::of(&h.project) {
+        Err(e) => fail(format!("{e:#}"), "fix [gate] in .ralph/config.toml"),
+        Ok(None) => pass(
+            "no [gate] commands: COMPLETE rests on the spec and tracker alone (add `[gate] commands = [\"...\"]` to .ralph/config.toml)",
+        ),
+        Ok(Some(g)) => {
+            let missing = crate::work::gate::missing_programs(&g, &h.project.root);
+            let list = g
+                .commands
+                .iter()
+                .map(|c| format!("`{c}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if missing.is_empty() {
+                pass(format!("COMPLETE must pass {list}"))
+            } else {
+                fail(format!("{list}: not found: {}", missing.join(", ")), WHERE)
+            }
+        }
+    }
+}
+
+/// The project's ralph files: there, readable, within budget, and a spec
+/// without broken checkboxes.
+fn project_files(h: &Here) -> Verdict {
+    let dir = h.project.ralph_dir();
+    let (mut missing, mut over, mut unreadable) = (Vec::new(), Vec::new(), Vec::new());
+    let mut total = 0;
+    let mut problems = 0;
+    for (name, limit) in BUDGETS {
+        // A file that cannot be read is a failed check, not an abort.
+        match fsutil::read_optional(&dir.join(name)) {
+            Err(e) => unreadable.push(format!("{e:#}")),
+            Ok(None) => missing.push(name),
+            Ok(Some(t)) => {
+                if name == "spec.md" {
+                    problems = spec::parse(&t).problems.len();
+                }
+                let n = budget::estimate(&t);
+                total += n;
+                if n > limit {
+                    over.push(format!("{name} ~{n}/{limit}"));
+                }
+            }
+        }
+    }
+    if total > TOTAL_BUDGET {
+        over.push(format!("total ~{total}/{TOTAL_BUDGET}"));
+    }
+    if !unreadable.is_empty() {
+        fail(
+            unreadable.join("; "),
+            "make them plain UTF-8 text files (`ralph init --force` writes fresh ones)",
+        )
+    } else if !missing.is_empty() {
+        fail(
+            format!("missing in {}: {}", dir.display(), missing.join(", ")),
+            "ralph init (or /ralph-setup in Claude Code)",
+        )
+    } else if !over.is_empty() {
+        fail(
+            format!("over the token budget: {}", over.join(", ")),
+            "shorten them; `ralph budget` shows the figures",
+        )
+    } else if problems > 0 {
+        fail(
+            format!("{problems} broken checkbox line(s) in the spec"),
+            "ralph status (lists them with line numbers)",
+        )
+    } else {
+        pass(format!(
+            "spec, readme and prompt in {} (~{total} tokens)",
+            dir.display()
+        ))
+    }
+}
+
 impl Run for Doctor {
     fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
-        let mut checks = Vec::new();
-
-        // The config's own settings: only an approved config counts, and an
-        // unapproved claude is named, never run (doctor runs nothing a
-        // repository chose).
         let cfg = crate::config::load(&project.config());
         let standing = cfg
             .as_ref()
             .ok()
-            .map(|c| crate::trust::approval::standing(&project.root, c));
-        let approved = matches!(standing, Some(crate::trust::approval::Standing::Approved));
-        let configured = cfg.as_ref().ok().and_then(|c| c.claude.clone());
-        let claude = match &configured {
-            Some(p) if p.components().count() > 1 => Some(project.root.join(p)),
-            Some(p) => which::which(p).ok(),
-            None => which::which("claude").ok(),
-        };
-        let version = match (&configured, approved) {
-            (Some(_), false) => None,
-            _ => claude.as_deref().and_then(claude_version),
-        };
-        checks.push(match (&claude, &version) {
-            (Some(p), None) if configured.is_some() && !approved => check(
-                "claude",
-                false,
-                format!(
-                    "{} (named by .ralph/config.toml, not approved: not run)",
-                    p.display()
-                ),
-                Some("read .ralph/config.toml, then `ralph trust`"),
-            ),
-            (Some(p), Some(v)) => check("claude", true, format!("{v} at {}", p.display()), None),
-            (Some(p), None) => check(
-                "claude",
-                false,
-                format!("{} does not answer --version", p.display()),
-                Some("npm install -g @anthropic-ai/claude-code"),
-            ),
-            (None, _) => check(
-                "claude",
-                false,
-                "claude is not on PATH",
-                Some("npm install -g @anthropic-ai/claude-code"),
-            ),
-        });
-
+            .map(|c| approval::standing(&project.root, c));
         let (hooks, via_plugin) = hook_target::installed_hooks(&project.root);
-        let hook_check = match hooks.first() {
-            Some((role, path, cmd)) => {
-                let bin = settings::shell_words(cmd)
-                    .and_then(|w| w.into_iter().next())
-                    .unwrap_or_default();
-                let exists = if bin.contains('/') {
-                    Path::new(&bin).is_file()
-                } else {
-                    which::which(&bin).is_ok()
-                };
-                if exists {
-                    check(
-                        "hook",
-                        true,
-                        format!("in the {role} settings {}: {cmd}", path.display()),
-                        None,
-                    )
-                } else {
-                    check(
-                        "hook",
-                        false,
-                        format!(
-                            "the hook in {} runs {bin}, which does not exist",
-                            path.display()
-                        ),
-                        Some("ralph install-hook"),
-                    )
-                }
-            }
-            None if via_plugin && which::which("ralph").is_ok() => check(
-                "hook",
-                true,
-                "through the ralph plugin (ralph is on PATH)",
-                None,
-            ),
-            None if via_plugin => check(
-                "hook",
-                false,
-                "the ralph plugin is enabled but `ralph` is not on PATH",
-                Some("put the ralph binary on PATH: ./install.sh in the ralph source folder"),
-            ),
-            None => check(
-                "hook",
-                false,
-                "no ralph Stop hook in the user, project or local settings",
-                Some("ralph install-hook"),
-            ),
+        let here = Here {
+            project,
+            cfg,
+            standing,
+            hooks,
+            via_plugin,
         };
-        checks.push(hook_check);
-
-        let claude_dir = user_settings_path()
-            .ok()
-            .and_then(|p| p.parent().map(Path::to_path_buf));
-        let command = claude_dir
-            .map(|d| d.join("commands/ralph-setup.md"))
-            .filter(|p| p.is_file());
-        checks.push(match (command, via_plugin) {
-            (Some(p), _) => check(
-                "slash-command",
-                true,
-                format!("/ralph-setup from {}", p.display()),
-                None,
-            ),
-            (None, true) => check(
-                "slash-command",
-                true,
-                "/ralph:ralph-setup from the ralph plugin",
-                None,
-            ),
-            (None, false) => check(
-                "slash-command",
-                false,
-                "/ralph-setup is not installed",
-                Some("ralph install-command"),
-            ),
-        });
-
-        let tracker = ["br", "bd"]
-            .into_iter()
-            .find_map(|t| which::which(t).ok().map(|p| (t, p)));
-        checks.push(match tracker {
-            Some((t, p)) => check("tracker", true, format!("{t} at {}", p.display()), None),
-            None => check(
-                "tracker",
-                false,
-                "neither br nor bd is on PATH (verify-sync cannot check tasks)",
-                Some(crate::work::tracker::INSTALL_HINT),
-            ),
-        });
-
-        let exported = std::env::var("RALPH_LOOP").is_ok_and(|v| v == "1");
-        checks.push(check(
-            "environment",
-            !exported,
-            if exported { "RALPH_LOOP=1 is set in your shell: every claude you start would end after its first turn" } else { "RALPH_LOOP is not set in your shell" },
-            Some("unset RALPH_LOOP, and remove its export from your shell profile"),
-        ));
-
-        let git = crate::run::progress::in_git(&project.root);
-        checks.push(check(
-            "git",
-            git,
-            if git {
-                format!("{} is in a git repository", project.root.display())
-            } else {
-                format!(
-                    "{} is not in a git repository: `ralph loop` measures progress with git and refuses to start",
-                    project.root.display()
-                )
-            },
-            Some("git init && git add -A && git commit -m start"),
-        ));
-
-        // Confined sessions: can Claude Code's sandbox run here? A failure
-        // only when the project asks for confinement.
-        let wants = crate::config::load(&project.config())
-            .ok()
-            .and_then(|c| c.confined)
-            .unwrap_or(false);
-        checks.push(
-            match crate::run::confine::unavailable(|p| which::which(p).is_ok()) {
-                None => check(
-                    "confined",
-                    true,
-                    "Claude Code's sandbox can run here: `ralph loop --confined` works",
-                    None,
-                ),
-                Some(why) => check(
-                    "confined",
-                    !wants,
-                    format!(
-                        "`ralph loop --confined` cannot run here{}: {why}",
-                        if wants {
-                            " (and .ralph/config.toml asks for it)"
-                        } else {
-                            ""
-                        }
-                    ),
-                    Some("apt-get install bubblewrap socat (or your system's packages of them)"),
-                ),
-            },
-        );
-
-        checks.push(match (&cfg, &standing) {
-            (Err(e), _) => check(
-                "config",
-                false,
-                format!("{e:#}"),
-                Some("fix .ralph/config.toml"),
-            ),
-            (Ok(c), Some(s)) => {
-                let parts = crate::trust::approval::describe(
-                    &crate::trust::approval::project_parts(&project.root, c),
-                );
-                let ok = !matches!(s, crate::trust::approval::Standing::NotApproved { .. });
-                check(
-                    "config",
-                    ok,
-                    if parts.is_empty() {
-                        format!(
-                            "{}: nothing in it runs programs or allows more",
-                            project.config().display()
-                        )
-                    } else {
-                        format!(
-                            "{} {}: {}{}",
-                            project.config().display(),
-                            s.text(),
-                            parts.join("; "),
-                            if ok {
-                                ""
-                            } else {
-                                " (`ralph loop` refuses to run until approved)"
-                            }
-                        )
-                    },
-                    Some("read it, then `ralph trust`"),
-                )
-            }
-            (Ok(_), None) => unreachable!("a loaded config has a standing"),
-        });
-        // Shown, never run: doctor is read-only.
-        checks.push(match crate::work::gate::Gate::of(&project) {
-            Err(e) => check(
-                "gate",
-                false,
-                format!("{e:#}"),
-                Some("fix [gate] in .ralph/config.toml"),
-            ),
-            Ok(None) => check(
-                "gate",
-                true,
-                "no [gate] commands: COMPLETE rests on the spec and tracker alone (add `[gate] commands = [\"...\"]` to .ralph/config.toml)",
-                None,
-            ),
-            Ok(Some(g)) => {
-                let missing = crate::work::gate::missing_programs(&g, &project.root);
-                let list = g
-                    .commands
-                    .iter()
-                    .map(|c| format!("`{c}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                if missing.is_empty() {
-                    check("gate", true, format!("COMPLETE must pass {list}"), None)
-                } else {
-                    check(
-                        "gate",
-                        false,
-                        format!("{list}: not found: {}", missing.join(", ")),
-                        Some("install them, or change [gate] commands in .ralph/config.toml"),
-                    )
+        let checks: Vec<Check> = CHECKS
+            .iter()
+            .map(|(name, run)| {
+                let v = run(&here);
+                Check {
+                    name,
+                    ok: v.ok,
+                    detail: v.detail,
+                    fix: v.fix,
                 }
-            }
-        });
-
-        let mut missing = Vec::new();
-        let mut over = Vec::new();
-        let mut unreadable = Vec::new();
-        let mut total = 0;
-        let mut spec_text = None;
-        for (name, limit) in BUDGETS {
-            // A file that cannot be read is a failed check, not an abort.
-            match fsutil::read_optional(&project.ralph_dir().join(name)) {
-                Err(e) => unreadable.push(format!("{e:#}")),
-                Ok(None) => missing.push(name),
-                Ok(Some(t)) => {
-                    if name == "spec.md" {
-                        spec_text = Some(t.clone());
-                    }
-                    let n = budget::estimate(&t);
-                    total += n;
-                    if n > limit {
-                        over.push(format!("{name} ~{n}/{limit}"));
-                    }
-                }
-            }
-        }
-        if total > TOTAL_BUDGET {
-            over.push(format!("total ~{total}/{TOTAL_BUDGET}"));
-        }
-        let problems = spec_text
-            .map(|t| spec::parse(&t).problems.len())
-            .unwrap_or(0);
-        checks.push(if !unreadable.is_empty() {
-            check(
-                "project",
-                false,
-                unreadable.join("; "),
-                Some("make them plain UTF-8 text files (`ralph init --force` writes fresh ones)"),
-            )
-        } else if !missing.is_empty() {
-            check(
-                "project",
-                false,
-                format!(
-                    "missing in {}: {}",
-                    project.ralph_dir().display(),
-                    missing.join(", ")
-                ),
-                Some("ralph init (or /ralph-setup in Claude Code)"),
-            )
-        } else if !over.is_empty() {
-            check(
-                "project",
-                false,
-                format!("over the token budget: {}", over.join(", ")),
-                Some("shorten them; `ralph budget` shows the figures"),
-            )
-        } else if problems > 0 {
-            check(
-                "project",
-                false,
-                format!("{problems} broken checkbox line(s) in the spec"),
-                Some("ralph status (lists them with line numbers)"),
-            )
-        } else {
-            check(
-                "project",
-                true,
-                format!(
-                    "spec, readme and prompt in {} (~{total} tokens)",
-                    project.ralph_dir().display()
-                ),
-                None,
-            )
-        });
-
+            })
+            .collect();
         let failed = checks.iter().filter(|c| !c.ok).count();
         if self.json {
             outln!(
@@ -438,10 +437,10 @@ impl Run for Doctor {
                 }
             );
         }
-        if failed == 0 {
-            Ok(ExitStatus::Success)
+        Ok(if failed == 0 {
+            ExitStatus::Success
         } else {
-            Ok(ExitStatus::from(1))
-        }
+            ExitStatus::Failure
+        })
     }
 }
