@@ -1,6 +1,6 @@
 use anyhow::Result;
 use clap::Args;
-use serde_json::{Value, json};
+use serde::Serialize;
 
 use super::Run;
 use crate::exit::ExitStatus;
@@ -8,7 +8,8 @@ use crate::fsutil;
 use crate::outln;
 use crate::run::engine::Outcome;
 use crate::run::lock as runlock;
-use crate::run::records::RunDir;
+use crate::run::records::{RunDir, Summary};
+use crate::work::gate::Verdict;
 use crate::work::project::Project;
 use crate::work::{sentinel, spec};
 
@@ -34,39 +35,123 @@ pub struct Status {
     all: bool,
 }
 
-/// One loop's line for `status --all`.
-fn loop_view(name: &str, root: &std::path::Path, branch: Option<&str>) -> Value {
-    let project = Project::at(root);
-    let running = runlock::running(&project.lock());
-    let spec = fsutil::read_optional(&project.spec())
+/// One loop of the repository, for `status --all`.
+#[derive(Debug, Serialize)]
+struct LoopLine {
+    name: String,
+    path: std::path::PathBuf,
+    branch: Option<String>,
+    running: Option<Brief>,
+    spec: Option<Progress>,
+    cost_usd: Option<f64>,
+    iteration: Option<u32>,
+    last_outcome: Option<LastOutcome>,
+    waiting: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct Brief {
+    pid: u32,
+    iteration: u32,
+    max_iterations: u32,
+    run_id: String,
+}
+
+#[derive(Debug, Serialize)]
+struct Progress {
+    done: usize,
+    total: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct LastOutcome {
+    outcome: Outcome,
+    reason: String,
+}
+
+impl LoopLine {
+    fn of(name: String, root: &std::path::Path, branch: Option<String>) -> LoopLine {
+        let project = Project::at(root);
+        let running = runlock::running(&project.lock());
+        let spec = fsutil::read_optional(&project.spec())
+            .ok()
+            .flatten()
+            .map(|t| spec::parse(&t));
+        let runs = project.runs();
+        let run = match &running {
+            Some(l) => Some(RunDir::open(&runs, &l.run_id)),
+            None => RunDir::latest(&runs),
+        };
+        let saved = run.as_ref().and_then(RunDir::state);
+        LoopLine {
+            name,
+            path: root.to_path_buf(),
+            branch,
+            running: running.map(|l| Brief {
+                pid: l.pid,
+                iteration: l.iteration,
+                max_iterations: l.max_iterations,
+                run_id: l.run_id,
+            }),
+            spec: spec.map(|s| Progress {
+                done: s.done(),
+                total: s.total(),
+            }),
+            cost_usd: saved.as_ref().map(|s| s.state.cost_usd),
+            iteration: saved.as_ref().map(|s| s.state.iteration),
+            last_outcome: run.as_ref().and_then(RunDir::summary).map(|s| LastOutcome {
+                outcome: s.outcome,
+                reason: s.reason,
+            }),
+            waiting: sentinel::Waiting::read(&project.waiting())
+                .ok()
+                .flatten()
+                .map(|w| w.reason),
+        }
+    }
+
+    fn render(&self) {
+        let running = match &self.running {
+            Some(r) => format!(
+                "running (pid {}, iteration {}/{})",
+                r.pid, r.iteration, r.max_iterations
+            ),
+            None => "not running".into(),
+        };
+        let spec = self.spec.as_ref().map_or("no spec".to_string(), |s| {
+            format!("spec {}/{}", s.done, s.total)
+        });
+        let cost = self
+            .cost_usd
+            .map_or(String::new(), |c| format!(", ${c:.2}"));
+        let last = self
+            .last_outcome
+            .as_ref()
+            .map_or(String::new(), |o| format!(", last: {}", wire(o.outcome)));
+        show!(
+            "{:<12} {:<20} {running}, {spec}{cost}{last}",
+            self.name,
+            self.branch.as_deref().unwrap_or("(detached)")
+        );
+        if let Some(w) = &self.waiting {
+            show!("{:<12} WAITING: {w}", "");
+        }
+    }
+}
+
+/// An outcome by its name in summary.json (`ended-abnormally`), as scripts
+/// see it.
+fn wire(o: Outcome) -> String {
+    serde_json::to_value(o)
         .ok()
-        .flatten()
-        .map(|t| spec::parse(&t));
-    let waiting = sentinel::Waiting::read(&project.waiting()).ok().flatten();
-    let runs = project.runs();
-    let run = match &running {
-        Some(l) => Some(RunDir::open(&runs, &l.run_id)),
-        None => RunDir::latest(&runs),
-    };
-    let saved = run.as_ref().and_then(RunDir::state);
-    let summary = run.as_ref().and_then(RunDir::summary);
-    json!({
-        "name": name,
-        "path": root,
-        "branch": branch,
-        "running": running.as_ref().map(|l| json!({"pid": l.pid, "iteration": l.iteration, "max_iterations": l.max_iterations, "run_id": l.run_id})),
-        "spec": spec.as_ref().map(|s| json!({"done": s.done(), "total": s.total()})),
-        "cost_usd": saved.as_ref().map(|s| s.state.cost_usd),
-        "iteration": saved.as_ref().map(|s| s.state.iteration),
-        "last_outcome": summary.as_ref().map(|s| json!({"outcome": s.outcome, "reason": s.reason})),
-        "waiting": waiting.map(|w| w.reason),
-    })
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 fn all_loops(json_out: bool) -> Result<ExitStatus> {
     let here = std::env::current_dir()?;
     let main = crate::run::worktree::main_root(&here)?;
-    let views: Vec<Value> = crate::run::worktree::list(&main)?
+    let lines: Vec<LoopLine> = crate::run::worktree::list(&main)?
         .into_iter()
         .filter(|w| w.path.join(".ralph").is_dir())
         .map(|w| {
@@ -74,76 +159,238 @@ fn all_loops(json_out: bool) -> Result<ExitStatus> {
                 .branch
                 .as_deref()
                 .map(|b| b.trim_start_matches("refs/heads/").to_string());
-            loop_view(&w.name(), &w.path, branch.as_deref())
+            LoopLine::of(w.name(), &w.path, branch)
         })
         .collect();
     if json_out {
-        outln!("{}", serde_json::to_string_pretty(&views)?);
-        return Ok(ExitStatus::Success);
-    }
-    for v in &views {
-        let running = match v["running"].as_object() {
-            Some(r) => format!(
-                "running (pid {}, iteration {}/{})",
-                r["pid"], r["iteration"], r["max_iterations"]
-            ),
-            None => "not running".into(),
-        };
-        let spec = v["spec"].as_object().map_or("no spec".to_string(), |s| {
-            format!("spec {}/{}", s["done"], s["total"])
-        });
-        let cost = v["cost_usd"]
-            .as_f64()
-            .map_or(String::new(), |c| format!(", ${c:.2}"));
-        let last = v["last_outcome"]["outcome"]
-            .as_str()
-            .map_or(String::new(), |o| format!(", last: {o}"));
-        show!(
-            "{:<12} {:<20} {running}, {spec}{cost}{last}",
-            v["name"].as_str().unwrap_or("?"),
-            v["branch"].as_str().unwrap_or("(detached)")
-        );
-        if let Some(w) = v["waiting"].as_str() {
-            show!("{:<12} WAITING: {w}", "");
-        }
+        outln!("{}", serde_json::to_string_pretty(&lines)?);
+    } else {
+        lines.iter().for_each(LoopLine::render);
     }
     Ok(ExitStatus::Success)
 }
 
 /// The newest run that is not running now: its summary, or for a run whose
-/// loop was killed before writing one, what its records and saved state say.
-pub fn last_run(project: &Project) -> Option<Value> {
+/// loop was killed before writing one, what its saved state says.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum LastRun {
+    Summary(Box<Summary>),
+    Killed {
+        run_id: String,
+        outcome: Outcome,
+        reason: &'static str,
+        iterations: u32,
+        sessions: u32,
+        duration: String,
+        cost_usd: f64,
+    },
+}
+
+impl LastRun {
+    /// The line `status` shows for it.
+    fn line(&self) -> String {
+        let (id, outcome, reason, iterations, duration, cost, confined) = match self {
+            LastRun::Summary(s) => (
+                s.run_id.as_str(),
+                s.outcome,
+                s.reason.as_str(),
+                s.iterations,
+                s.duration.as_str(),
+                s.cost_usd,
+                s.confined,
+            ),
+            LastRun::Killed {
+                run_id,
+                outcome,
+                reason,
+                iterations,
+                duration,
+                cost_usd,
+                ..
+            } => (
+                run_id.as_str(),
+                *outcome,
+                *reason,
+                *iterations,
+                duration.as_str(),
+                *cost_usd,
+                false,
+            ),
+        };
+        let confined = if confined { ", confined" } else { "" };
+        let outcome = wire(outcome);
+        format!(
+            "last run: {id} — {outcome} ({reason}), {iterations} iteration(s), {duration}, ${cost:.2}{confined}"
+        )
+    }
+}
+
+fn last_run(project: &Project) -> Option<LastRun> {
     let running = runlock::running(&project.lock()).map(|l| l.run_id);
     RunDir::all(&project.runs()).into_iter().rev().find_map(|run| {
         if running.as_deref() == Some(run.id.as_str()) {
             return None;
         }
         if let Some(s) = run.summary() {
-            return serde_json::to_value(s).ok();
+            return Some(LastRun::Summary(Box::new(s)));
         }
         let saved = run.state()?;
-        Some(json!({
-            "run_id": run.id,
-            "outcome": Outcome::EndedAbnormally,
-            "reason": "the loop was killed; its sessions were not all cleaned up yet (the next `ralph loop` does that; `ralph loop --resume` goes on with the run)",
-            "iterations": saved.state.iteration,
-            "sessions": saved.state.sessions,
-            "duration": crate::timefmt::human_duration(std::time::Duration::from_secs_f64(saved.elapsed_s)),
-            "cost_usd": saved.state.cost_usd,
-        }))
+        Some(LastRun::Killed {
+            run_id: run.id,
+            outcome: Outcome::EndedAbnormally,
+            reason: "the loop was killed; its sessions were not all cleaned up yet (the next `ralph loop` does that; `ralph loop --resume` goes on with the run)",
+            iterations: saved.state.iteration,
+            sessions: saved.state.sessions,
+            duration: crate::timefmt::human_duration(std::time::Duration::from_secs_f64(
+                saved.elapsed_s,
+            )),
+            cost_usd: saved.state.cost_usd,
+        })
     })
 }
 
 /// The last verdict of the completion gate: of the running loop, else of the
 /// last run.
-fn gate_result(project: &Project, running: &Option<runlock::LockInfo>) -> Option<Value> {
+fn gate_result(project: &Project, running: &Option<runlock::LockInfo>) -> Option<Verdict> {
     let runs = project.runs();
     let run = match running {
         Some(l) => RunDir::open(&runs, &l.run_id),
         None => RunDir::latest(&runs)?,
     };
-    let v = run.state()?.last_gate?;
-    serde_json::to_value(v).ok()
+    run.state()?.last_gate
+}
+
+#[derive(Debug, Serialize)]
+struct SpecView<'a> {
+    done: usize,
+    total: usize,
+    next: Option<&'a spec::Step>,
+    problems: &'a [spec::Problem],
+}
+
+#[derive(Debug, Serialize)]
+struct CompleteView<'a> {
+    #[serde(skip)]
+    of: &'a sentinel::Complete,
+    time: &'a Option<String>,
+    file_time: &'a Option<String>,
+    forced: bool,
+    message: &'a str,
+}
+
+#[derive(Debug, Serialize)]
+struct WaitingView<'a> {
+    #[serde(skip)]
+    of: &'a sentinel::Waiting,
+    since: &'a Option<String>,
+    reason: &'a str,
+}
+
+/// The running loop as shown: its lock record without the run's secret
+/// (which marks its processes).
+#[derive(Debug, Serialize)]
+struct LoopView<'a> {
+    pid: u32,
+    start_time: u64,
+    started_at: &'a str,
+    run_id: &'a str,
+    iteration: u32,
+    max_iterations: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    session: Option<(u32, u64)>,
+}
+
+impl<'a> From<&'a runlock::LockInfo> for LoopView<'a> {
+    fn from(l: &'a runlock::LockInfo) -> Self {
+        LoopView {
+            pid: l.pid,
+            start_time: l.start_time,
+            started_at: &l.started_at,
+            run_id: &l.run_id,
+            iteration: l.iteration,
+            max_iterations: l.max_iterations,
+            session: l.session,
+        }
+    }
+}
+
+/// Where the work of one checkout stands: built once, printed as JSON or
+/// rendered as text.
+#[derive(Debug, Serialize)]
+struct Report<'a> {
+    project: &'a std::path::Path,
+    spec: Option<SpecView<'a>>,
+    complete: Option<CompleteView<'a>>,
+    waiting: Option<WaitingView<'a>>,
+    #[serde(rename = "loop")]
+    running: Option<LoopView<'a>>,
+    last_run: Option<LastRun>,
+    gate: Option<Verdict>,
+    /// Whether what the project's files would run is approved.
+    config: String,
+}
+
+impl Report<'_> {
+    fn render(&self, spec: &Option<spec::Spec>, spec_path: &std::path::Path) {
+        show!("project: {}", self.project.display());
+        match spec {
+            None => show!(
+                "spec:    none at {} (run /ralph-setup or `ralph init`)",
+                spec_path.display()
+            ),
+            Some(s) => {
+                show!("spec:    {}", s.progress());
+                if let Some(next) = s.next_open() {
+                    show!("next:    {}", next.describe());
+                }
+                for p in &s.problems {
+                    show!("warning: line {}: {}", p.line, p.message);
+                }
+            }
+        }
+        match &self.complete {
+            Some(c) => {
+                let forced = if c.forced { " (forced)" } else { "" };
+                let msg = if c.message.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", c.message)
+                };
+                show!("COMPLETE{}{forced}{msg}", c.of.since());
+            }
+            None => show!("COMPLETE: no"),
+        }
+        match &self.waiting {
+            Some(w) => show!("WAITING{}: {}", w.of.since(), w.reason),
+            None => show!("WAITING: no"),
+        }
+        match &self.running {
+            Some(l) => show!(
+                "loop:    running, pid {}, started {}, iteration {}/{} (run {})",
+                l.pid,
+                l.started_at,
+                l.iteration,
+                l.max_iterations,
+                l.run_id
+            ),
+            None => show!("loop:    not running"),
+        }
+        show!("config:  {}", self.config);
+        match &self.gate {
+            Some(g) if g.passed => show!("gate:    passed at {}", g.time),
+            Some(Verdict {
+                failed: Some(c),
+                why: Some(w),
+                time,
+                ..
+            }) => show!("gate:    `{c}` failed ({w}) at {time}; see .ralph/gate-failed.md"),
+            _ => {}
+        }
+        if let Some(r) = &self.last_run {
+            show!("{}", r.line());
+        }
+    }
 }
 
 impl Run for Status {
@@ -156,7 +403,6 @@ impl Run for Status {
         let complete = sentinel::Complete::read(&project.complete())?;
         let waiting = sentinel::Waiting::read(&project.waiting())?;
         let running = runlock::running(&project.lock());
-        let last = last_run(&project);
         // Whether what the config would run is approved (read, never run).
         let config = match crate::config::load(&project.config()) {
             Ok(c) => crate::trust::approval::standing(&project.root, &c)
@@ -164,117 +410,35 @@ impl Run for Status {
                 .to_string(),
             Err(e) => format!("invalid: {e:#}"),
         };
-
+        let report = Report {
+            project: &project.root,
+            spec: spec.as_ref().map(|s| SpecView {
+                done: s.done(),
+                total: s.total(),
+                next: s.next_open(),
+                problems: &s.problems,
+            }),
+            complete: complete.as_ref().map(|c| CompleteView {
+                of: c,
+                time: &c.completed,
+                file_time: &c.file_time,
+                forced: c.forced,
+                message: &c.message,
+            }),
+            waiting: waiting.as_ref().map(|w| WaitingView {
+                of: w,
+                since: &w.since,
+                reason: &w.reason,
+            }),
+            running: running.as_ref().map(LoopView::from),
+            last_run: last_run(&project),
+            gate: gate_result(&project, &running),
+            config,
+        };
         if self.json {
-            let v = json!({
-                "project": project.root,
-                "spec": spec.as_ref().map(|s| json!({
-                    "done": s.done(), "total": s.total(),
-                    "next": s.next_open(),
-                    "problems": s.problems,
-                })),
-                "complete": complete.as_ref().map(|c| json!({"time": c.completed, "file_time": c.file_time, "forced": c.forced, "message": c.message})),
-                "waiting": waiting.as_ref().map(|w| json!({"since": w.since, "reason": w.reason})),
-                // The run's secret marks its processes: not for printing.
-                "loop": running.as_ref().map(|l| {
-                    let mut v = serde_json::to_value(l).unwrap_or_default();
-                    if let Some(o) = v.as_object_mut() {
-                        o.remove("token");
-                    }
-                    v
-                }),
-                "last_run": last,
-                "gate": gate_result(&project, &running),
-                "config": config,
-            });
-            outln!("{}", serde_json::to_string_pretty(&v)?);
-            return Ok(ExitStatus::Success);
-        }
-
-        show!("project: {}", project.root.display());
-        match &spec {
-            None => show!(
-                "spec:    none at {} (run /ralph-setup or `ralph init`)",
-                project.spec().display()
-            ),
-            Some(s) => {
-                show!("spec:    {}", s.progress());
-                if let Some(next) = s.next_open() {
-                    show!("next:    {}", next.describe());
-                }
-                for p in &s.problems {
-                    show!("warning: line {}: {}", p.line, p.message);
-                }
-            }
-        }
-        match &complete {
-            Some(c) => {
-                let forced = if c.forced { " (forced)" } else { "" };
-                let msg = if c.message.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", c.message)
-                };
-                show!("COMPLETE{}{forced}{msg}", c.since());
-            }
-            None => show!("COMPLETE: no"),
-        }
-        match &waiting {
-            Some(w) => show!("WAITING{}: {}", w.since(), w.reason),
-            None => show!("WAITING: no"),
-        }
-        match &running {
-            Some(l) => show!(
-                "loop:    running, pid {}, started {}, iteration {}/{} (run {})",
-                l.pid,
-                l.started_at,
-                l.iteration,
-                l.max_iterations,
-                l.run_id
-            ),
-            None => show!("loop:    not running"),
-        }
-        show!("config:  {config}");
-        if let Some(g) = gate_result(&project, &running) {
-            match (
-                g["passed"].as_bool(),
-                g["failed"].as_str(),
-                g["why"].as_str(),
-            ) {
-                (Some(true), _, _) => {
-                    show!("gate:    passed at {}", g["time"].as_str().unwrap_or("?"))
-                }
-                (_, Some(c), Some(w)) => show!(
-                    "gate:    `{c}` failed ({w}) at {}; see .ralph/gate-failed.md",
-                    g["time"].as_str().unwrap_or("?")
-                ),
-                _ => {}
-            }
-        }
-        if let Some(r) = &last {
-            let get = |k: &str| {
-                r.get(k)
-                    .map(|v| {
-                        v.as_str()
-                            .map(String::from)
-                            .unwrap_or_else(|| v.to_string())
-                    })
-                    .unwrap_or_else(|| "?".into())
-            };
-            let confined = if r["confined"] == true {
-                ", confined"
-            } else {
-                ""
-            };
-            show!(
-                "last run: {} — {} ({}), {} iteration(s), {}, ${:.2}{confined}",
-                get("run_id"),
-                get("outcome"),
-                get("reason"),
-                get("iterations"),
-                get("duration"),
-                r["cost_usd"].as_f64().unwrap_or(0.0)
-            );
+            outln!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            report.render(&spec, &project.spec());
         }
         Ok(ExitStatus::Success)
     }
