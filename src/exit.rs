@@ -1,7 +1,8 @@
 //! What a command ends with: an exit status, mapped to the process's exit
-//! code in one place (`main`). Commands say what went wrong themselves
-//! (through `output`) and return the status; an `Err` is an unexpected
-//! error, printed by `main` as `ralph: error: ...` with status 1.
+//! code in one place (`main`). A command that stops early returns a `Stop`
+//! (its status and what to say), which `main` prints once, after `ralph
+//! <command>: `; any other `Err` is unexpected, printed by `main` as
+//! `ralph: error: ...` with status 1.
 
 use std::process::ExitCode;
 
@@ -44,3 +45,31 @@ impl From<ExitStatus> for ExitCode {
         ExitCode::from(s.code())
     }
 }
+
+/// A command that ends early: its status and what it says, printed once by
+/// `main` on stderr after `ralph <command>: ` (as zoxide's `SilentExit` and
+/// just's error codes do), instead of each command printing and returning.
+#[derive(Debug)]
+pub struct Stop {
+    pub status: ExitStatus,
+    pub message: String,
+}
+
+impl Stop {
+    /// As an error, for `?` and `return Err(...)`.
+    pub fn with(status: ExitStatus, message: impl Into<String>) -> anyhow::Error {
+        Stop {
+            status,
+            message: message.into(),
+        }
+        .into()
+    }
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Stop {}

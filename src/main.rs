@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use ralph::cli::Cli;
 use ralph::errln;
+use ralph::exit::Stop;
 
 fn main() -> ExitCode {
     // The Stop hook runs after every turn of every session on the machine:
@@ -12,8 +13,11 @@ fn main() -> ExitCode {
     if ralph::hook::stop::run_if_invoked() {
         return ExitCode::SUCCESS;
     }
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let (cli, matches) = match parsed {
+        Ok(both) => both,
         // clap's own help, version and usage errors, printed through the
         // printer so a closed pipe is no panic.
         Err(e) => {
@@ -28,6 +32,16 @@ fn main() -> ExitCode {
     };
     match ralph::cmd::run(cli) {
         Ok(status) => status.into(),
+        // An early end the command chose: said once, here.
+        Err(err) if err.is::<Stop>() => {
+            let stop = err.downcast::<Stop>().expect("checked just above");
+            errln!(
+                "ralph {}: {}",
+                command_path(&matches),
+                ralph::output::visible(&stop.message)
+            );
+            stop.status.into()
+        }
         Err(err) => {
             errln!(
                 "ralph: error: {}",
@@ -36,4 +50,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `loop`, `worktree remove`: the subcommands the user typed.
+fn command_path(m: &clap::ArgMatches) -> String {
+    let mut names = Vec::new();
+    let mut cur = m;
+    while let Some((name, sub)) = cur.subcommand() {
+        names.push(name.to_string());
+        cur = sub;
+    }
+    names.join(" ")
 }

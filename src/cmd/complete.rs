@@ -5,7 +5,6 @@ use super::Run;
 use crate::errln;
 use crate::exit::ExitStatus;
 use crate::outln;
-use crate::output::visible;
 use crate::timefmt;
 use crate::trust::approval::Standing;
 use crate::work::completion;
@@ -107,15 +106,14 @@ impl Run for Complete {
             }
         }
         if !blockers.is_empty() && !self.force {
-            let mut msg = format!("ralph complete: refused, the work is not done ({summary}):\n");
+            let mut msg = format!("refused, the work is not done ({summary}):\n");
             for b in &blockers {
                 msg.push_str(&format!("  {b}\n"));
             }
             msg.push_str(
                 "Finish these (or run `ralph waiting --reason ...` if a human is needed).",
             );
-            errln!("{}", visible(&msg));
-            return Ok(ExitStatus::Failure);
+            return Err(crate::exit::Stop::with(ExitStatus::Failure, msg));
         }
         let forced = !blockers.is_empty();
         sentinel::Complete {

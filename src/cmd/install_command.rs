@@ -4,7 +4,7 @@ use clap::Args;
 use super::Run;
 use crate::exit::ExitStatus;
 use crate::hook::target::user_settings_path;
-use crate::{errln, fsutil, outln};
+use crate::{fsutil, outln};
 
 /// The `/ralph-setup` slash command, built into the binary so that it can be
 /// installed from any folder.
@@ -52,10 +52,12 @@ impl Run for InstallCommand {
                     ExitStatus::Success
                 }
                 Some(_) => {
-                    errln!(
-                        "ralph install-command: {shown} is not ralph's (it was edited, or is another version); kept. --force removes it."
-                    );
-                    ExitStatus::Failure
+                    return Err(crate::exit::Stop::with(
+                        ExitStatus::Failure,
+                        format!(
+                            "{shown} is not ralph's (it was edited, or is another version); kept. --force removes it."
+                        ),
+                    ));
                 }
             });
         }
@@ -64,10 +66,12 @@ impl Run for InstallCommand {
             return Ok(ExitStatus::Success);
         }
         if current.is_some() && !self.force {
-            errln!(
-                "ralph install-command: {shown} already exists with other content (your edits, or another version of ralph's); kept. --force replaces it."
-            );
-            return Ok(ExitStatus::Failure);
+            return Err(crate::exit::Stop::with(
+                ExitStatus::Failure,
+                format!(
+                    "{shown} already exists with other content (your edits, or another version of ralph's); kept. --force replaces it."
+                ),
+            ));
         }
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;

@@ -8,11 +8,11 @@ use clap::Args;
 
 use super::Run;
 use crate::exit::ExitStatus;
+use crate::outln;
 use crate::run::records::RunDir;
 use crate::run::stream::Session;
 use crate::run::ui::Ui;
 use crate::work::project::Project;
-use crate::{errln, outln};
 
 /// Show a run's sessions as the loop showed them, or follow a running loop.
 ///
@@ -134,18 +134,19 @@ impl Run for Logs {
         let runs = project.runs();
         let run = match &self.run {
             Some(id) if !RunDir::valid_id(id) => {
-                errln!(
-                    "ralph logs: --run {:?} is not a run id (letters, digits, -, _ and .)",
-                    crate::output::visible(id)
-                );
-                return Ok(ExitStatus::Usage);
+                return Err(crate::exit::Stop::with(
+                    ExitStatus::Usage,
+                    format!("--run {id:?} is not a run id (letters, digits, -, _ and .)"),
+                ));
             }
             Some(id) => RunDir::open(&runs, id),
             None => match RunDir::latest(&runs) {
                 Some(r) => r,
                 None => {
-                    errln!("ralph logs: no runs in {}", runs.display());
-                    return Ok(ExitStatus::Failure);
+                    return Err(crate::exit::Stop::with(
+                        ExitStatus::Failure,
+                        format!("no runs in {}", runs.display()),
+                    ));
                 }
             },
         };
@@ -155,15 +156,10 @@ impl Run for Logs {
             None => all.last(),
         };
         let Some((n, path)) = chosen else {
-            errln!(
-                "{}",
-                crate::output::visible(&format!(
-                    "ralph logs: no such session in run {} ({})",
-                    run.id,
-                    run.path.display()
-                ))
-            );
-            return Ok(ExitStatus::Failure);
+            return Err(crate::exit::Stop::with(
+                ExitStatus::Failure,
+                format!("no such session in run {} ({})", run.id, run.path.display()),
+            ));
         };
         ui.status(&format!("run {} · session {n}", run.id));
         render(path, ui)?;
@@ -175,18 +171,22 @@ impl Run for Logs {
 /// next, until the loop is gone and everything written has been shown.
 fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
     let Some(lock) = crate::run::lock::running(&project.lock()) else {
-        errln!(
-            "ralph logs -f: no loop is running in {}; `ralph logs` shows the last run",
-            project.root.display()
-        );
-        return Ok(ExitStatus::Failure);
+        return Err(crate::exit::Stop::with(
+            ExitStatus::Failure,
+            format!(
+                "-f: no loop is running in {}; `ralph logs` shows the last run",
+                project.root.display()
+            ),
+        ));
     };
     if !RunDir::valid_id(&lock.run_id) {
-        errln!(
-            "ralph logs -f: the running loop's run id {:?} is not one ralph makes",
-            crate::output::visible(&lock.run_id)
-        );
-        return Ok(ExitStatus::Failure);
+        return Err(crate::exit::Stop::with(
+            ExitStatus::Failure,
+            format!(
+                "-f: the running loop's run id {:?} is not one ralph makes",
+                lock.run_id
+            ),
+        ));
     }
     let run = RunDir::open(&project.runs(), &lock.run_id);
     outln!(

@@ -6,8 +6,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
-use crate::errln;
-use crate::exit::ExitStatus;
+use crate::exit::{ExitStatus, Stop};
 use crate::output::visible;
 use crate::run::lock::{self, Acquired, LockInfo};
 use crate::run::options::{self, LoopArgs};
@@ -53,20 +52,8 @@ pub struct Loop {
     args: LoopArgs,
 }
 
-/// Why the loop will not start: said on stderr, and the command's status.
-#[derive(Debug)]
-struct Refused(ExitStatus, String);
-
-impl std::fmt::Display for Refused {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ralph loop: {}", self.1)
-    }
-}
-
-impl std::error::Error for Refused {}
-
 fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
-    Refused(ExitStatus::Usage, msg.to_string()).into()
+    Stop::with(ExitStatus::Usage, msg.to_string())
 }
 
 /// The run `--resume` goes on with, and what it had counted.
@@ -77,14 +64,13 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
         ));
     };
     if let Some(l) = lock::running(&project.lock()) {
-        return Err(Refused(
+        return Err(Stop::with(
             ExitStatus::Failure,
             format!(
                 "run {} is still running (pid {}); nothing to resume",
                 l.run_id, l.pid
             ),
-        )
-        .into());
+        ));
     }
     if let Some(s) = run.summary()
         && !s.outcome.resumable()
@@ -116,16 +102,7 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
 
 impl Run for Loop {
     fn run(&self) -> Result<ExitStatus> {
-        match self.start() {
-            Err(e) => match e.downcast::<Refused>() {
-                Ok(r) => {
-                    errln!("{}", visible(&r.to_string()));
-                    Ok(r.0)
-                }
-                Err(e) => Err(e),
-            },
-            ok => ok,
-        }
+        self.start()
     }
 }
 
@@ -313,14 +290,13 @@ impl Loop {
                         )
                     })
                     .unwrap_or_else(|| "another process".into());
-                return Err(Refused(
+                return Err(Stop::with(
                     ExitStatus::Failure,
                     format!(
                         "another loop is already running in {} ({who})",
                         project.root.display()
                     ),
-                )
-                .into());
+                ));
             }
         };
         // Keep ralph's own run files out of the user's git status.

@@ -5,10 +5,10 @@ use clap::Args;
 
 use super::Run;
 use crate::exit::ExitStatus;
+use crate::outln;
 use crate::output::visible;
 use crate::trust::approval::{self, Standing};
 use crate::work::project::Project;
-use crate::{errln, outln};
 
 /// Approve what the project's files make ralph, and the claude it starts, run.
 ///
@@ -52,8 +52,7 @@ impl Run for Trust {
         let cfg = match crate::config::load(&path) {
             Ok(c) => c,
             Err(e) => {
-                errln!("ralph trust: {}", visible(&format!("{e:#}")));
-                return Ok(ExitStatus::Usage);
+                return Err(crate::exit::Stop::with(ExitStatus::Usage, format!("{e:#}")));
             }
         };
         let parts = approval::project_parts(&project.root, &cfg);
@@ -79,10 +78,10 @@ impl Run for Trust {
         if !self.yes {
             let stdin = std::io::stdin();
             if !stdin.is_terminal() {
-                errln!(
-                    "ralph trust: not approved: nobody to ask here (no terminal); read the lines above and run `ralph trust --yes`"
-                );
-                return Ok(ExitStatus::Usage);
+                return Err(crate::exit::Stop::with(
+                    ExitStatus::Usage,
+                    "not approved: nobody to ask here (no terminal); read the lines above and run `ralph trust --yes`",
+                ));
             }
             crate::output::out(format_args!(
                 "Approve, for {}? [y/N] ",

@@ -4,10 +4,9 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::errln;
 use crate::exit::ExitStatus;
 use crate::outln;
-use crate::output::{visible, visible_line};
+use crate::output::visible_line;
 use crate::work::completion::{self, CannotCheck};
 use crate::work::project::Project;
 use crate::work::tracker::Kind;
@@ -58,10 +57,12 @@ impl Run for VerifySync {
                         "{}",
                         serde_json::json!({"in_sync": null, "spec": shown, "error": e})
                     );
-                } else {
-                    errln!("ralph verify-sync: cannot check: {}", visible(&e));
+                    return Ok(ExitStatus::Usage);
                 }
-                return Ok(ExitStatus::Usage);
+                return Err(crate::exit::Stop::with(
+                    ExitStatus::Usage,
+                    format!("cannot check: {e}"),
+                ));
             }
             Ok(Err(e)) => {
                 if self.json {
@@ -75,8 +76,10 @@ impl Run for VerifySync {
                     CannotCheck::NoSpec(_) => "cannot check",
                     CannotCheck::Tracker(_) => "cannot read the tracker",
                 };
-                errln!("ralph verify-sync: {what}: {}", visible(&e.to_string()));
-                return Ok(ExitStatus::Usage);
+                return Err(crate::exit::Stop::with(
+                    ExitStatus::Usage,
+                    format!("{what}: {e}"),
+                ));
             }
         };
         if self.json {

@@ -2,7 +2,6 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::errln;
 use crate::exit::ExitStatus;
 use crate::outln;
 use crate::output::visible;
@@ -24,8 +23,10 @@ impl Run for Waiting {
     fn run(&self) -> Result<ExitStatus> {
         let reason = self.reason.trim();
         if reason.is_empty() {
-            errln!("ralph waiting: --reason must say what a human has to do");
-            return Ok(ExitStatus::Usage);
+            return Err(crate::exit::Stop::with(
+                ExitStatus::Usage,
+                "--reason must say what a human has to do",
+            ));
         }
         let project = Project::find()?;
         sentinel::Waiting::new(reason).write(&project.waiting())?;

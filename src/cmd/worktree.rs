@@ -3,9 +3,9 @@ use clap::{Args, Subcommand};
 
 use super::Run;
 use crate::exit::ExitStatus;
+use crate::outln;
 use crate::output::visible;
 use crate::run::worktree;
-use crate::{errln, outln};
 
 /// The worktrees of this repository's loops (`ralph loop --worktree NAME`).
 #[derive(Debug, Args)]
@@ -67,20 +67,21 @@ impl Run for Worktree {
                 let path = worktree::path_for(&main, name);
                 let known = worktree::list(&main)?.into_iter().any(|w| w.path == path);
                 if !known {
-                    errln!(
-                        "ralph worktree remove: there is no worktree {name} ({})",
-                        path.display()
-                    );
-                    return Ok(ExitStatus::Failure);
+                    return Err(crate::exit::Stop::with(
+                        ExitStatus::Failure,
+                        format!("there is no worktree {name} ({})", path.display()),
+                    ));
                 }
                 let why = worktree::removal_blockers(&main, &path, name)?;
                 if !why.is_empty() && !force {
-                    errln!(
-                        "ralph worktree remove: kept {}: {}; --force removes it anyway",
-                        path.display(),
-                        why.join("; ")
-                    );
-                    return Ok(ExitStatus::Failure);
+                    return Err(crate::exit::Stop::with(
+                        ExitStatus::Failure,
+                        format!(
+                            "kept {}: {}; --force removes it anyway",
+                            path.display(),
+                            why.join("; ")
+                        ),
+                    ));
                 }
                 let head = worktree::remove(&main, &path, name)?;
                 outln!(

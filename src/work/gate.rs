@@ -485,12 +485,12 @@ mod tests {
         }
     }
 
-    /// Processes whose command line is exactly `argv`.
-    fn running(argv: &str) -> usize {
+    /// Live processes that carry exactly this environment entry.
+    fn carrying(entry: &str) -> usize {
         std::fs::read_dir("/proc")
             .unwrap()
-            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
-            .filter(|c| c == argv.as_bytes())
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("environ")).ok())
+            .filter(|env| env.split(|&b| b == 0).any(|kv| kv == entry.as_bytes()))
             .count()
     }
 
@@ -505,18 +505,16 @@ mod tests {
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let cwd = dir.path().to_path_buf();
+        let r = runner();
+        let marker = format!("{}={}", crate::handoff::env::SESSION_TOKEN, r.token);
         std::thread::spawn(move || {
-            let _ = tx.send(run(&gate, &cwd, None, &|| 0, &runner()).unwrap());
+            let _ = tx.send(run(&gate, &cwd, None, &|| 0, &r).unwrap());
         });
         let v = rx
             .recv_timeout(Duration::from_secs(60))
             .expect("the gate returned while its daemon still ran");
         assert!(v.passed, "{v:?}");
-        assert_eq!(
-            running("sleep\x007303\x00"),
-            0,
-            "the daemon was left running"
-        );
+        assert_eq!(carrying(&marker), 0, "the daemon was left running");
     }
 
     #[test]
