@@ -825,6 +825,101 @@ mod tests {
     }
 
     #[test]
+    fn limits_in_a_row_double_the_wait_and_the_bound_is_inclusive() {
+        let l = Limits {
+            max_limit_wait: Duration::from_secs(180),
+            ..limits()
+        };
+        let mut s = State::default();
+        let overloaded = || ended(report(SessionOutcome::Limited(Limit::Overloaded)));
+        let mut waits = Vec::new();
+        for _ in 0..3 {
+            step(&mut s, &l, between());
+            step(&mut s, &l, Event::BeforeSpawn { stop: None });
+            match step(&mut s, &l, overloaded()) {
+                Action::Wait { wait, .. } => waits.push(wait.as_secs()),
+                a => {
+                    // 60 + 120 = 180 waited: the next 240 would pass the bound.
+                    assert_eq!(stopped(&a), Some(Outcome::LimitWait), "{a:?}");
+                    break;
+                }
+            }
+            step(&mut s, &l, Event::Waited { stop: None });
+        }
+        assert_eq!(
+            waits,
+            [60, 120],
+            "each wait in a row doubles, up to exactly the bound"
+        );
+        assert_eq!((s.limit_waits, s.limit_waited_s), (2, 180));
+        // A reset time that is now (not later) is no reset time to wait for.
+        assert_eq!(
+            limit_wait(&Limit::Usage { reset_at: Some(10) }, l.limit_backoff, 0, 10),
+            Duration::from_secs(60)
+        );
+        assert_eq!(
+            limit_wait(&Limit::Usage { reset_at: Some(11) }, l.limit_backoff, 0, 10),
+            Duration::from_secs(2)
+        );
+    }
+
+    #[test]
+    fn gate_failures_count_as_rejected_completes_too() {
+        let mut s = State {
+            iteration: 1,
+            sessions: 1,
+            rejected: 1,
+            ..Default::default()
+        };
+        let failed = |s: &mut State| {
+            step(
+                s,
+                &limits(),
+                ended(Report {
+                    gate: Gate::GateFailed {
+                        what: "`make` failed".into(),
+                    },
+                    ..report(SessionOutcome::Ok)
+                }),
+            )
+        };
+        assert_eq!(failed(&mut s), Action::Next);
+        assert_eq!((s.rejected, s.gate_failures), (2, 1));
+    }
+
+    #[test]
+    fn which_runs_resume_and_which_sessions_count() {
+        use Outcome::*;
+        for (o, resumable) in [
+            (Complete, false),
+            (Failed, false),
+            (Waiting, true),
+            (IterationLimit, false),
+            (CostLimit, false),
+            (LimitWait, false),
+            (NoProgress, true),
+            (Interrupted, true),
+            (EndedAbnormally, true),
+        ] {
+            assert_eq!(o.resumable(), resumable, "{o:?}");
+            assert!(!o.text().is_empty());
+        }
+        assert_eq!(EndedAbnormally.text(), "ended abnormally");
+        assert_eq!(IterationLimit.text(), "iteration limit reached");
+        assert!(SessionOutcome::Ok.counted() && SessionOutcome::Failed.counted());
+        assert!(SessionOutcome::TimedOut.counted());
+        assert!(!SessionOutcome::Limited(Limit::RateLimit).counted());
+    }
+
+    #[test]
+    fn a_run_saved_before_gates_existed_allows_three_gate_failures() {
+        let mut v = serde_json::to_value(limits()).unwrap();
+        v.as_object_mut().unwrap().remove("max_gate_failures");
+        let back: Limits = serde_json::from_value(v).unwrap();
+        assert_eq!(back.max_gate_failures, 3);
+    }
+
+    #[test]
     fn a_rejected_complete_is_counted_and_the_loop_goes_on() {
         let mut s = State {
             iteration: 1,
