@@ -105,10 +105,10 @@ pub fn end_all(
     last
 }
 
-/// How a supervised child ended.
+/// How a supervised process ended: a session, a gate or hook command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
-    /// By itself.
+pub enum Ending {
+    /// By itself (a session also when the Stop hook ended it).
     Exited,
     /// Its deadline passed; the ladder ended it.
     TimedOut,
@@ -124,8 +124,8 @@ pub fn supervise(
     target: Target,
     deadline: Option<Instant>,
     stops: &dyn Fn() -> u32,
-) -> std::io::Result<(std::process::ExitStatus, Ended)> {
-    let mut ended = Ended::Exited;
+) -> std::io::Result<(std::process::ExitStatus, Ending)> {
+    let mut ended = Ending::Exited;
     let mut ladder: Option<Ladder> = None;
     let exit = ExitWatch::new(child.id());
     loop {
@@ -137,16 +137,16 @@ pub fn supervise(
             Some(l) if n >= 2 => l.kill_now(),
             Some(l) => l.tick(),
             None if n >= 2 => {
-                ended = Ended::Stopped;
+                ended = Ending::Stopped;
                 Ladder::start(target).kill_now();
                 return Ok((child.wait()?, ended));
             }
             None if n >= 1 => {
-                ended = Ended::Stopped;
+                ended = Ending::Stopped;
                 ladder = Some(Ladder::start(target));
             }
             None if deadline.is_some_and(|d| Instant::now() >= d) => {
-                ended = Ended::TimedOut;
+                ended = Ending::TimedOut;
                 ladder = Some(Ladder::start(target));
             }
             None => {}

@@ -98,19 +98,11 @@ impl SessionOutcome {
     }
 }
 
-/// How a session process ended, as the shell saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ending {
-    /// Ended by itself (or by the Stop hook).
-    Exited,
-    TimedOut,
-    /// The loop was told to stop and ended it.
-    Interrupted,
-}
+pub use crate::procs::ladder::Ending;
 
 /// What a session's stream and exit say, reduced to what decides its outcome.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Ended {
+pub struct SessionEnd {
     pub ending: Ending,
     pub interactive: bool,
     pub exit_ok: bool,
@@ -121,9 +113,9 @@ pub struct Ended {
 
 /// The session's outcome from how it ended. A usage limit counts only in
 /// print mode, where it comes from Claude Code's own result and messages.
-pub fn classify(e: &Ended, stop: Option<&str>) -> SessionOutcome {
+pub fn classify(e: &SessionEnd, stop: Option<&str>) -> SessionOutcome {
     match e.ending {
-        Ending::Interrupted => SessionOutcome::Interrupted(stop.unwrap_or("signal").to_string()),
+        Ending::Stopped => SessionOutcome::Interrupted(stop.unwrap_or("signal").to_string()),
         Ending::TimedOut => SessionOutcome::TimedOut,
         Ending::Exited => match (&e.limit, e.interactive) {
             (Some(l), false) => SessionOutcome::Limited(l.clone()),
@@ -939,7 +931,7 @@ mod tests {
 
     #[test]
     fn classify_session_endings() {
-        let e = |ending, interactive, exit_ok, result_ok, limit| Ended {
+        let e = |ending, interactive, exit_ok, result_ok, limit| SessionEnd {
             ending,
             interactive,
             exit_ok,
@@ -967,7 +959,7 @@ mod tests {
                 SessionOutcome::TimedOut,
             ),
             (
-                e(Interrupted, false, true, true, over),
+                e(Stopped, false, true, true, over),
                 SessionOutcome::Interrupted("SIGINT".into()),
             ),
         ];

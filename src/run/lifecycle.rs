@@ -11,7 +11,7 @@ use std::process::{Command, ExitStatus, Stdio};
 
 use crate::handoff::env;
 use crate::output::err_lossy as err;
-use crate::procs::ladder::{Ended, Target, supervise};
+use crate::procs::ladder::{Ending, Target, supervise};
 use crate::run::session::signals_received;
 
 #[derive(Debug)]
@@ -73,7 +73,7 @@ fn run_one(cmd: &str, f: &Facts) -> Ran {
     };
     let group = Target::Group(child.id());
     match supervise(&mut child, group, None, &signals_received) {
-        Ok((_, Ended::Stopped)) => Ran::Interrupted,
+        Ok((_, Ending::Stopped)) => Ran::Interrupted,
         Ok((st, _)) if st.success() => Ran::Ok,
         Ok((st, _)) => Ran::Failed(st),
         Err(e) => Ran::CannotRun(e),

@@ -45,8 +45,8 @@ use nix::sys::signal::{self, SigHandler, Signal};
 use nix::unistd::Pid;
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
-use crate::procs::ladder::{self, Target, supervise};
-use crate::run::engine::Ending;
+use crate::procs::ladder::{Target, supervise};
+use crate::procs::ladder::Ending;
 use crate::run::stream::{self, Shown};
 
 /// Longest stream line kept for parsing; longer lines are saved, not parsed.
@@ -125,7 +125,7 @@ pub struct PrintIo {
     pub show: Box<dyn FnMut(Shown) + Send>,
 }
 
-pub struct Ended {
+pub struct Finished {
     pub status: Option<ExitStatus>,
     pub ending: Ending,
     pub pid: u32,
@@ -229,25 +229,21 @@ fn die_with_parent(cmd: &mut Command, print: bool) {
 impl Running {
     /// Wait for the session to end: by itself, at its timeout, or because
     /// the loop was asked to stop (first request: the ladder; second: KILL).
-    pub fn wait(mut self) -> Result<Ended> {
+    pub fn wait(mut self) -> Result<Finished> {
         let target = if self.group {
             Target::Group(self.pid)
         } else {
             Target::Pid(self.pid)
         };
         let (status, ended) = supervise(&mut self.child, target, self.deadline, &signals_received)?;
-        let ending = match ended {
-            ladder::Ended::Exited => Ending::Exited,
-            ladder::Ended::TimedOut => Ending::TimedOut,
-            ladder::Ended::Stopped => Ending::Interrupted,
-        };
+        let ending = ended;
         let status = Some(status);
         let leftovers = end_leftovers(&self.token, self.pid);
         let stream = match self.reader {
             Some(h) => h.join().unwrap_or_default(),
             None => stream::Session::default(),
         };
-        Ok(Ended {
+        Ok(Finished {
             status,
             ending,
             pid: self.pid,

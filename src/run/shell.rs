@@ -305,7 +305,7 @@ impl Shell<'_> {
         let after = progress::take(&project.root, &project.spec());
         let st = &ended.stream;
         let outcome = engine::classify(
-            &engine::Ended {
+            &engine::SessionEnd {
                 ending: ended.ending,
                 interactive: s.interactive,
                 exit_ok: ended.status.is_some_and(|x| x.success()),

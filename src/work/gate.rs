@@ -20,7 +20,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::config::{self, GateConfig};
-use crate::procs::ladder::{Ended, Target, supervise};
+use crate::procs::ladder::{Ending, Target, supervise};
 use crate::work::project::Project;
 
 /// Lines of a failing command's output kept for the next session.
@@ -294,7 +294,7 @@ fn run_one(
         Instant::now().checked_add(timeout),
         stops,
     )?;
-    let (interrupted, timed_out) = (ended == Ended::Stopped, ended == Ended::TimedOut);
+    let (interrupted, timed_out) = (ended == Ending::Stopped, ended == Ending::TimedOut);
     // Whatever the command left running may hold the pipe: end its group,
     // then every process that carries its marker (a daemon in a session of
     // its own), then read what is left for a moment at most.
