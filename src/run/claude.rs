@@ -5,7 +5,7 @@ use anyhow::{Context, Result};
 use crate::handoff::{self, env};
 use crate::run::options::Settings;
 use crate::run::records::RunDir;
-use crate::run::session::{PrintIo, Spec};
+use crate::run::session::{Launch, PrintIo};
 use crate::run::ui::Ui;
 use crate::work::project::Project;
 
@@ -21,7 +21,7 @@ pub struct Who<'a> {
 
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
 /// on stdin. Interactive: the prompt as the argument, the terminal claude's.
-pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spec> {
+pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Launch> {
     let env = vec![
         (env::LOOP.to_string(), "1".to_string()),
         (env::LOOP_PID.to_string(), std::process::id().to_string()),
@@ -75,7 +75,7 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Spe
             show: Box::new(move |x| ui.show(x)),
         })
     };
-    Ok(Spec {
+    Ok(Launch {
         program: s.claude.clone(),
         args,
         env,

@@ -138,7 +138,7 @@ pub enum Progress {
 
 /// What the completion check said of a COMPLETE file, if there was one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Gate {
+pub enum Completion {
     /// No COMPLETE file.
     Absent,
     /// It holds: every step done, in sync with the tracker.
@@ -156,7 +156,7 @@ pub enum Event {
     /// Before deciding on another session: the sentinels, and any stop request.
     Between {
         stop: Option<String>,
-        gate: Gate,
+        gate: Completion,
         waiting: Option<String>,
     },
     /// The `on_session_start` hook has run (or there is none).
@@ -178,7 +178,7 @@ pub struct Report {
     pub error: String,
     pub cost_usd: f64,
     pub progress: Progress,
-    pub gate: Gate,
+    pub gate: Completion,
     pub waiting: Option<String>,
     /// Interactive: claude exited, and not because the Stop hook ended it.
     pub quit_by_user: bool,
@@ -283,7 +283,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             stop: Some(sig), ..
         } => stop(Outcome::Interrupted, format!("{sig} received")),
         Event::Between { gate, waiting, .. } => {
-            if let Gate::Accepted { steps } = gate {
+            if let Completion::Accepted { steps } = gate {
                 return stop(Outcome::Complete, format!("all {steps} steps done"));
             }
             if let Some(a) = judge_gate(s, limits, gate) {
@@ -406,18 +406,18 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
 }
 
 /// What a COMPLETE came to: done, or counted against the gate's limit.
-fn judge_gate(s: &mut State, limits: &Limits, gate: Gate) -> Option<Action> {
+fn judge_gate(s: &mut State, limits: &Limits, gate: Completion) -> Option<Action> {
     match gate {
-        Gate::Absent => None,
-        Gate::Accepted { steps } => {
+        Completion::Absent => None,
+        Completion::Accepted { steps } => {
             s.gate_failures = 0;
             Some(stop(Outcome::Complete, format!("all {steps} steps done")))
         }
-        Gate::Rejected { .. } => {
+        Completion::Rejected { .. } => {
             s.rejected += 1;
             None
         }
-        Gate::GateFailed { what } => {
+        Completion::GateFailed { what } => {
             s.rejected += 1;
             s.gate_failures += 1;
             (s.gate_failures >= limits.max_gate_failures).then(|| {
@@ -478,7 +478,7 @@ mod tests {
     fn between() -> Event {
         Event::Between {
             stop: None,
-            gate: Gate::Absent,
+            gate: Completion::Absent,
             waiting: None,
         }
     }
@@ -489,7 +489,7 @@ mod tests {
             error: "boom".into(),
             cost_usd: 0.1,
             progress: Progress::Changed,
-            gate: Gate::Absent,
+            gate: Completion::Absent,
             waiting: None,
             quit_by_user: false,
             now_epoch: 1_000_000,
@@ -550,9 +550,9 @@ mod tests {
                 "complete on the 2nd session",
                 Box::new(|i| Report {
                     gate: if i == 2 {
-                        Gate::Accepted { steps: 3 }
+                        Completion::Accepted { steps: 3 }
                     } else {
-                        Gate::Absent
+                        Completion::Absent
                     },
                     ..report(SessionOutcome::Ok)
                 }),
@@ -563,9 +563,9 @@ mod tests {
                 "complete on the last allowed session",
                 Box::new(|i| Report {
                     gate: if i == 5 {
-                        Gate::Accepted { steps: 3 }
+                        Completion::Accepted { steps: 3 }
                     } else {
-                        Gate::Absent
+                        Completion::Absent
                     },
                     cost_usd: 0.0,
                     ..report(SessionOutcome::Ok)
@@ -576,7 +576,7 @@ mod tests {
             (
                 "complete even when the session timed out",
                 Box::new(|_| Report {
-                    gate: Gate::Accepted { steps: 1 },
+                    gate: Completion::Accepted { steps: 1 },
                     ..report(SessionOutcome::TimedOut)
                 }),
                 Outcome::Complete,
@@ -661,7 +661,7 @@ mod tests {
             (
                 "a gate that never passes ends the loop at its limit",
                 Box::new(|_| Report {
-                    gate: Gate::GateFailed {
+                    gate: Completion::GateFailed {
                         what: "`cargo test` failed (exit status 101)".into(),
                     },
                     cost_usd: 0.0,
@@ -674,9 +674,9 @@ mod tests {
                 "a gate that fails then passes completes",
                 Box::new(|i| Report {
                     gate: if i < 3 {
-                        Gate::GateFailed { what: "x".into() }
+                        Completion::GateFailed { what: "x".into() }
                     } else {
-                        Gate::Accepted { steps: 2 }
+                        Completion::Accepted { steps: 2 }
                     },
                     cost_usd: 0.0,
                     ..report(SessionOutcome::Ok)
@@ -711,7 +711,7 @@ mod tests {
             &l,
             Event::Between {
                 stop: sig(),
-                gate: Gate::Absent,
+                gate: Completion::Absent,
                 waiting: None,
             },
         );
@@ -734,7 +734,7 @@ mod tests {
             &mut s,
             &l,
             ended(Report {
-                gate: Gate::Accepted { steps: 1 },
+                gate: Completion::Accepted { steps: 1 },
                 ..report(SessionOutcome::Interrupted("SIGHUP".into()))
             }),
         );
@@ -868,7 +868,7 @@ mod tests {
                 s,
                 &limits(),
                 ended(Report {
-                    gate: Gate::GateFailed {
+                    gate: Completion::GateFailed {
                         what: "`make` failed".into(),
                     },
                     ..report(SessionOutcome::Ok)
@@ -922,7 +922,7 @@ mod tests {
             &mut s,
             &limits(),
             ended(Report {
-                gate: Gate::Rejected { problems: 2 },
+                gate: Completion::Rejected { problems: 2 },
                 ..report(SessionOutcome::Ok)
             }),
         );

@@ -7,7 +7,7 @@ use crate::run::engine::Progress;
 use crate::work::spec;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Snapshot {
+pub struct Checkpoint {
     pub head: Option<String>,
     /// `git status` of the working tree, ralph's own run files excluded.
     pub tree: Option<String>,
@@ -18,7 +18,7 @@ pub struct Snapshot {
 
 /// What a session did, from the snapshots before and after it. A snapshot
 /// without git's view (git failed) cannot tell: `Unknown`, never `Same`.
-pub fn compare(before: &Snapshot, after: &Snapshot) -> Progress {
+pub fn compare(before: &Checkpoint, after: &Checkpoint) -> Progress {
     if before.tree.is_none() || after.tree.is_none() {
         return Progress::Unknown;
     }
@@ -44,7 +44,7 @@ pub fn in_git(root: &Path) -> bool {
         .is_some_and(|o| o.starts_with(b"true"))
 }
 
-pub fn take(root: &Path, spec_path: &Path) -> Snapshot {
+pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
     let spec = crate::fsutil::read_optional(spec_path)
         .ok()
         .flatten()
@@ -74,7 +74,7 @@ pub fn take(root: &Path, spec_path: &Path) -> Snapshot {
         }
         None => (None, None),
     };
-    Snapshot {
+    Checkpoint {
         head,
         tree,
         boxes: spec.steps.iter().map(|s| s.checked).collect(),
@@ -144,16 +144,16 @@ mod tests {
 
     #[test]
     fn unknown_is_never_the_same() {
-        let known = Snapshot {
+        let known = Checkpoint {
             head: Some("a".into()),
             tree: Some(String::new()),
             ..Default::default()
         };
-        let unknown = Snapshot::default();
+        let unknown = Checkpoint::default();
         assert_eq!(compare(&known, &known), Progress::Same);
         assert_eq!(compare(&unknown, &unknown), Progress::Unknown);
         assert_eq!(compare(&known, &unknown), Progress::Unknown);
-        let moved = Snapshot {
+        let moved = Checkpoint {
             head: Some("b".into()),
             ..known.clone()
         };

@@ -45,8 +45,8 @@ use nix::sys::signal::{self, SigHandler, Signal};
 use nix::unistd::Pid;
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
-use crate::procs::ladder::{Target, supervise};
 use crate::procs::ladder::Ending;
+use crate::procs::ladder::{Target, supervise};
 use crate::run::stream::{self, Shown};
 
 /// Longest stream line kept for parsing; longer lines are saved, not parsed.
@@ -107,7 +107,7 @@ pub fn become_subreaper() -> bool {
     }
 }
 
-pub struct Spec {
+pub struct Launch {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -147,7 +147,7 @@ pub struct Running {
     reader: Option<std::thread::JoinHandle<stream::Session>>,
 }
 
-pub fn spawn(spec: Spec) -> Result<Running> {
+pub fn spawn(spec: Launch) -> Result<Running> {
     let t0 = Instant::now();
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)

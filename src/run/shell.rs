@@ -7,11 +7,11 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 
 use crate::handoff::env;
-use crate::run::engine::{self, Action, Event, Gate, Outcome, Report, SessionOutcome};
+use crate::run::engine::{self, Action, Completion, Event, Outcome, Report, SessionOutcome};
 use crate::run::lifecycle::{self, Facts};
 use crate::run::lock::LoopLock;
 use crate::run::options::Settings;
-use crate::run::progress::{self, Snapshot};
+use crate::run::progress::{self, Checkpoint};
 use crate::run::records::{Record, RunDir, Saved, Summary, Tokens};
 use crate::run::session;
 use crate::run::ui::Ui;
@@ -27,7 +27,7 @@ fn now_epoch() -> u64 {
         .as_secs()
 }
 
-pub fn spec_text(s: &Snapshot) -> String {
+pub fn spec_text(s: &Checkpoint) -> String {
     format!("{}/{}", s.done, s.total)
 }
 
@@ -62,16 +62,16 @@ impl Shell<'_> {
     /// The completion gate, if COMPLETE is there: spec and tracker must
     /// agree, then the project's own checks must pass; else COMPLETE is set
     /// aside in the run folder with the reasons.
-    fn gate(&self, saved: &mut Saved) -> Result<Gate> {
+    fn gate(&self, saved: &mut Saved) -> Result<Completion> {
         if !self.project.complete().exists() {
-            return Ok(Gate::Absent);
+            return Ok(Completion::Absent);
         }
         let why = match completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?
         {
             Ok(c) if c.is_complete() => {
                 let steps = c.spec.total();
                 let Some(gate) = &self.s.gate else {
-                    return Ok(Gate::Accepted { steps });
+                    return Ok(Completion::Accepted { steps });
                 };
                 self.ui.note(
                     "COMPLETE: spec and tracker agree; running the project's checks (the gate)",
@@ -79,24 +79,24 @@ impl Shell<'_> {
                 let v = self.run_gate(gate, saved)?;
                 if v.interrupted {
                     // Neither accepted nor refused: the loop is stopping.
-                    return Ok(Gate::Absent);
+                    return Ok(Completion::Absent);
                 }
                 if v.passed {
                     self.ui.note("the gate passed");
-                    return Ok(Gate::Accepted { steps });
+                    return Ok(Completion::Accepted { steps });
                 }
                 let what = v.summary();
                 let mut why = vec![format!("the completion gate: {what}")];
                 why.extend(v.tail.iter().rev().take(15).rev().map(|l| format!("| {l}")));
                 self.set_aside(saved, &why, 1)?;
-                return Ok(Gate::GateFailed { what });
+                return Ok(Completion::GateFailed { what });
             }
             Ok(c) => c.blockers(),
             Err(e) => vec![format!("cannot check: {e}")],
         };
         let problems = why.len();
         self.set_aside(saved, &why, problems)?;
-        Ok(Gate::Rejected { problems })
+        Ok(Completion::Rejected { problems })
     }
 
     /// Run the gate, keep its output in the run folder, hand a failure to
@@ -276,7 +276,7 @@ impl Shell<'_> {
         &self,
         lock: &mut LoopLock,
         saved: &mut Saved,
-        before: &mut Snapshot,
+        before: &mut Checkpoint,
         iteration: u32,
         number: u32,
     ) -> Result<Report> {
@@ -334,16 +334,16 @@ impl Shell<'_> {
         // Not after a stop request: the loop is ending.
         let interrupted = matches!(outcome, SessionOutcome::Interrupted(_));
         let gate = if interrupted {
-            Gate::Absent
+            Completion::Absent
         } else {
             self.gate(saved)?
         };
-        let mut verdict = (gate != Gate::Absent)
+        let mut verdict = (gate != Completion::Absent)
             .then(|| saved.last_gate.clone())
             .flatten();
         if let Some(g) = &s.gate
             && g.when == gate::When::Each
-            && gate == Gate::Absent
+            && gate == Completion::Absent
             && progress == engine::Progress::Changed
             && !interrupted
         {

@@ -13,7 +13,7 @@ use crate::work::sync::{self, Finding, Problem};
 use crate::work::tracker::{self, Kind, TrackerError};
 
 #[derive(Debug, Serialize)]
-pub struct Check {
+pub struct Judgement {
     pub spec: Spec,
     /// The tracker consulted; `None` when the spec names no tasks.
     pub tracker: Option<&'static str>,
@@ -37,7 +37,7 @@ impl std::fmt::Display for CannotCheck {
     }
 }
 
-impl Check {
+impl Judgement {
     pub fn in_sync(&self) -> bool {
         self.findings.is_empty()
     }
@@ -68,7 +68,7 @@ pub fn check(
     spec_path: &Path,
     project_root: &Path,
     kind: Option<Kind>,
-) -> Result<Result<Check, CannotCheck>> {
+) -> Result<Result<Judgement, CannotCheck>> {
     let Some(text) = fsutil::read_optional(spec_path)? else {
         return Ok(Err(CannotCheck::NoSpec(format!(
             "no spec at {} (write one with /ralph-setup, or `ralph init`)",
@@ -102,7 +102,7 @@ pub fn check(
     }
     // In file order; findings about no particular line (unreferenced tasks) last.
     findings.sort_by_key(|f| f.line.unwrap_or(usize::MAX));
-    Ok(Ok(Check {
+    Ok(Ok(Judgement {
         spec,
         tracker: tracker_name,
         findings,
@@ -113,8 +113,8 @@ pub fn check(
 mod tests {
     use super::*;
 
-    fn judged(spec_text: &str, findings: Vec<Finding>) -> Check {
-        Check {
+    fn judged(spec_text: &str, findings: Vec<Finding>) -> Judgement {
+        Judgement {
             spec: spec::parse(spec_text),
             tracker: None,
             findings,

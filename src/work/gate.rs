@@ -208,7 +208,7 @@ pub fn run(
     })
 }
 
-type Ran = (Option<i32>, Vec<String>, bool, bool);
+type CommandRun = (Option<i32>, Vec<String>, bool, bool);
 
 struct TmpDir(PathBuf);
 
@@ -243,7 +243,7 @@ fn run_one(
     tty: bool,
     stops: &dyn Fn() -> u32,
     runner: &Runner,
-) -> Result<Ran> {
+) -> Result<CommandRun> {
     let (reader, writer) = std::io::pipe().context("cannot make a pipe for the gate")?;
     // A confined command's own TMPDIR, gone when it is.
     let tmp = TmpDir::new(runner)?;
