@@ -8,7 +8,6 @@ pub mod fsutil;
 pub mod git;
 pub mod handoff;
 pub mod hook;
-pub(crate) mod jsonspan;
 pub mod output;
 pub mod procs;
 pub mod run;

@@ -3,7 +3,7 @@ use clap::Args;
 
 use super::Run;
 use crate::exit::ExitStatus;
-use crate::hook::target::user_settings_path;
+use crate::settings::target::user_settings_path;
 use crate::{fsutil, outln};
 
 /// The `/ralph-setup` slash command, built into the binary so that it can be

@@ -4,8 +4,8 @@ use clap::Args;
 use super::Run;
 use crate::errln;
 use crate::exit::ExitStatus;
-use crate::hook::target::{self as hook_target, Target};
 use crate::outln;
+use crate::settings::target::{self as hook_target, Target};
 use crate::settings::{self, InstallOutcome};
 
 /// Add `ralph hook stop` to Claude Code's settings as a Stop hook.

@@ -163,7 +163,7 @@ impl Loop {
         )
         .map_err(usage)?;
         // Without the hook an interactive session never ends by itself.
-        let (hooks, via_plugin) = crate::hook::target::installed_hooks(&project.root);
+        let (hooks, via_plugin) = crate::settings::target::installed_hooks(&project.root);
         if settings.interactive && hooks.is_empty() && !via_plugin {
             return Err(usage(
                 "--interactive needs ralph's Stop hook to end each session, and it is not installed: run `ralph install-hook`",

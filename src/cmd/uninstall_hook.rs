@@ -3,9 +3,9 @@ use clap::Args;
 
 use super::Run;
 use crate::exit::ExitStatus;
-use crate::hook::target::{self as hook_target, Target};
 use crate::outln;
 use crate::settings;
+use crate::settings::target::{self as hook_target, Target};
 
 /// Remove ralph's Stop hook from Claude Code's settings.
 ///

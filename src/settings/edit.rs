@@ -9,7 +9,7 @@ use std::fmt;
 
 use serde_json::{Value, json};
 
-use crate::jsonspan::{self, Node, line_col};
+use super::jsonspan::{self, Node, line_col};
 
 /// What `install` had to create, so that `uninstall` can take away exactly
 /// that and leave a `"hooks": {}` the user had.
