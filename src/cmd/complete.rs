@@ -86,6 +86,7 @@ impl Run for Complete {
             let runner = gate::Runner {
                 token: crate::handoff::gate_token(&crate::trust::store::random_token()),
                 confined: None,
+                show: crate::run::ui::gate_show(),
             };
             let v = gate::run(&gate, &project.root, None, &|| 0, &runner)?;
             gate::hand_over(&project, &v)?;

@@ -113,6 +113,7 @@ impl Shell<'_> {
             &gate::Runner {
                 token: crate::handoff::gate_token(&self.secret),
                 confined: self.s.confined.clone(),
+                show: crate::run::ui::gate_show(),
             },
         )?;
         // Shown and saved by where it is, not by the handle it was written through.

@@ -11,6 +11,24 @@ pub struct Ui {
     pub color: bool,
 }
 
+/// How the gate's progress is printed: each command, and on a terminal one
+/// line that shows its latest output (cut to 100 characters), cleared at its
+/// end. Its output is the project's: control characters are shown.
+pub fn gate_show() -> crate::work::gate::Show {
+    use crate::work::gate::Shown;
+    use std::io::IsTerminal;
+    let tty = std::io::stdout().is_terminal();
+    std::sync::Arc::new(move |s: Shown<'_>| match s {
+        Shown::Command(cmd) => out_lossy(format_args!("  gate: {}\n", visible_line(cmd))),
+        Shown::Latest(line) if tty => {
+            let shown: String = visible_line(line).chars().take(100).collect();
+            out_lossy(format_args!("\r\x1b[2K  │ {shown}"));
+        }
+        Shown::Cleared if tty => out_lossy(format_args!("\r\x1b[2K")),
+        _ => {}
+    })
+}
+
 impl Ui {
     pub fn for_stdout() -> Ui {
         Ui {

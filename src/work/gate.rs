@@ -10,7 +10,7 @@
 //! `ralph complete` only, never on a read-only command.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -134,12 +134,34 @@ impl Verdict {
 
 /// How the gate's commands run: the marker their processes carry (so that
 /// whatever they leave running is found and ended, now or by the next loop),
-/// and, for a confined run, the sandbox they run in.
-#[derive(Debug, Clone)]
+/// for a confined run the sandbox they run in, and where what they show goes.
+#[derive(Clone)]
 pub struct Runner {
     /// `RALPH_SESSION_TOKEN`'s value for the gate's processes.
     pub token: String,
     pub confined: Option<crate::run::confine::Confinement>,
+    /// Where what the gate shows as it runs goes (the UI layer prints it).
+    pub show: Show,
+}
+
+/// What the gate shows as it runs: each command as it starts, and on a
+/// terminal the latest line of its output, cleared when it ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown<'a> {
+    Command(&'a str),
+    Latest(&'a str),
+    Cleared,
+}
+
+/// A printer of `Shown`, callable from the thread that reads the output.
+pub type Show = std::sync::Arc<dyn Fn(Shown<'_>) + Send + Sync>;
+
+impl std::fmt::Debug for Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner")
+            .field("confined", &self.confined)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Run the gate's commands in order in `cwd`, stopping at the first failure.
@@ -162,14 +184,13 @@ pub fn run(
         ),
         None => None,
     };
-    let tty = std::io::stdout().is_terminal();
     for cmd in &gate.commands {
-        crate::outln!("  gate: {}", crate::output::visible_line(cmd));
+        (runner.show)(Shown::Command(cmd));
         if let Some(f) = file.as_mut() {
             let _ = writeln!(f, "$ {cmd}");
         }
         let (code, tail, interrupted, timed_out) =
-            run_one(cmd, cwd, gate.timeout, file.as_mut(), tty, stops, runner)?;
+            run_one(cmd, cwd, gate.timeout, file.as_mut(), stops, runner)?;
         if code != Some(0) {
             let why = if interrupted {
                 "interrupted".to_string()
@@ -240,7 +261,6 @@ fn run_one(
     cwd: &Path,
     timeout: Duration,
     mut log: Option<&mut std::fs::File>,
-    tty: bool,
     stops: &dyn Fn() -> u32,
     runner: &Runner,
 ) -> Result<CommandRun> {
@@ -265,6 +285,7 @@ fn run_one(
         .with_context(|| format!("cannot run the gate command `{cmd}`"))?;
     // The whole output goes to the log as it comes; the tail stays in memory.
     let mut whole = log.as_mut().and_then(|f| f.try_clone().ok());
+    let show = runner.show.clone();
     let pump = std::thread::spawn(move || {
         let mut tail: VecDeque<String> = VecDeque::new();
         for line in BufReader::new(reader).split(b'\n').map_while(Result::ok) {
@@ -277,13 +298,7 @@ fn run_one(
                 tail.pop_front();
             }
             tail.push_back(line);
-            if tty {
-                let shown: String = crate::output::visible_line(&tail[tail.len() - 1])
-                    .chars()
-                    .take(100)
-                    .collect();
-                crate::output::out_lossy(format_args!("\r\x1b[2K  │ {shown}"));
-            }
+            show(Shown::Latest(&tail[tail.len() - 1]));
         }
         tail.into_iter().collect::<Vec<_>>()
     });
@@ -305,9 +320,7 @@ fn run_one(
         let _ = tx.send(pump.join().unwrap_or_default());
     });
     let tail = rx.recv_timeout(DRAIN).unwrap_or_default();
-    if tty {
-        crate::output::out_lossy(format_args!("\r\x1b[2K"));
-    }
+    (runner.show)(Shown::Cleared);
     Ok((status.code(), tail, interrupted, timed_out))
 }
 
@@ -482,6 +495,7 @@ mod tests {
         Runner {
             token: crate::handoff::gate_token(&crate::trust::store::random_token()),
             confined: None,
+            show: std::sync::Arc::new(|_| {}),
         }
     }
 
