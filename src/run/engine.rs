@@ -230,6 +230,25 @@ impl Outcome {
         }
     }
 
+    /// The lifecycle hook a run's end fires (`[hooks] on_complete`,
+    /// `on_waiting`, `on_limit`), by its event name.
+    pub fn hook(self) -> Option<EndHook> {
+        match self {
+            Outcome::Complete => Some(EndHook::Complete),
+            Outcome::Waiting | Outcome::NoProgress => Some(EndHook::Waiting),
+            Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => {
+                Some(EndHook::Limit)
+            }
+            Outcome::Failed | Outcome::Interrupted | Outcome::EndedAbnormally => None,
+        }
+    }
+
+    /// Does the run end by asking for a human? No progress does: the loop
+    /// writes WAITING with the reason, as a session would.
+    pub fn writes_waiting(self) -> bool {
+        self == Outcome::NoProgress
+    }
+
     /// May `ralph loop --resume` go on from a run that ended so? Only from
     /// one stopped before an end of its own: interrupted, killed, or stopped
     /// for a human.
@@ -241,6 +260,25 @@ impl Outcome {
                 | Outcome::Waiting
                 | Outcome::NoProgress
         )
+    }
+}
+
+/// The hooks a run's end can fire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndHook {
+    Complete,
+    Waiting,
+    Limit,
+}
+
+impl EndHook {
+    /// Its name in `RALPH_EVENT`.
+    pub fn event(self) -> &'static str {
+        match self {
+            EndHook::Complete => "complete",
+            EndHook::Waiting => "waiting",
+            EndHook::Limit => "limit",
+        }
     }
 }
 
@@ -894,9 +932,21 @@ mod tests {
             (EndedAbnormally, true),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
+            let hook = match o {
+                Complete => Some(EndHook::Complete),
+                Waiting | NoProgress => Some(EndHook::Waiting),
+                IterationLimit | CostLimit | LimitWait => Some(EndHook::Limit),
+                Failed | Interrupted | EndedAbnormally => None,
+            };
+            assert_eq!(o.hook(), hook, "{o:?}");
+            assert_eq!(o.writes_waiting(), o == NoProgress, "{o:?}");
             assert!(!o.text().is_empty());
         }
         assert_eq!(EndedAbnormally.text(), "ended abnormally");
+        assert_eq!(
+            [EndHook::Complete, EndHook::Waiting, EndHook::Limit].map(EndHook::event),
+            ["complete", "waiting", "limit"]
+        );
         assert_eq!(IterationLimit.text(), "iteration limit reached");
         assert!(SessionOutcome::Ok.counted() && SessionOutcome::Failed.counted());
         assert!(SessionOutcome::TimedOut.counted());

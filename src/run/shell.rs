@@ -459,7 +459,7 @@ impl Shell<'_> {
             (a, Some(b)) => progress::commits_between(&project.root, a.as_deref(), b),
             _ => Some(0),
         };
-        if outcome == Outcome::NoProgress {
+        if outcome.writes_waiting() {
             sentinel::Waiting::new(format!("no progress: {reason}; see {}", run.path.display()))
                 .write(&project.waiting())?;
         }
@@ -485,19 +485,16 @@ impl Shell<'_> {
             confined: s.confined.is_some(),
         };
         run.write_summary(&summary)?;
-        let hook = match outcome {
-            Outcome::Complete => Some((&s.hooks.on_complete, "complete")),
-            Outcome::Waiting | Outcome::NoProgress => Some((&s.hooks.on_waiting, "waiting")),
-            Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => {
-                Some((&s.hooks.on_limit, "limit"))
-            }
-            _ => None,
-        };
-        if let Some((cmd, event)) = hook {
+        if let Some(hook) = outcome.hook() {
+            let cmd = match hook {
+                engine::EndHook::Complete => &s.hooks.on_complete,
+                engine::EndHook::Waiting => &s.hooks.on_waiting,
+                engine::EndHook::Limit => &s.hooks.on_limit,
+            };
             lifecycle::run(
                 cmd,
                 &self.facts(
-                    event,
+                    hook.event(),
                     state.iteration,
                     &[(env::REASON, &reason), (env::OUTCOME, outcome.text())],
                 ),
