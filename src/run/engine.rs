@@ -263,6 +263,33 @@ impl Outcome {
     }
 }
 
+/// After a session: is COMPLETE judged now? Not after a stop request (the
+/// loop is ending; the next run judges it).
+pub fn judge_after(outcome: &SessionOutcome) -> bool {
+    !matches!(outcome, SessionOutcome::Interrupted(_))
+}
+
+/// After a session: does the gate run for `when = "each"`? Only after a
+/// session that changed something, when COMPLETE did not already run it, and
+/// not after a stop request.
+pub fn gate_each(
+    when_each: bool,
+    completion: &Completion,
+    progress: Progress,
+    outcome: &SessionOutcome,
+) -> bool {
+    when_each
+        && *completion == Completion::Absent
+        && progress == Progress::Changed
+        && judge_after(outcome)
+}
+
+/// Did the user quit an interactive session (which stops the loop)? It
+/// ended by itself, and the Stop hook did not end it.
+pub fn quit_by_user(interactive: bool, ending: Ending, hook_ended_it: bool) -> bool {
+    interactive && ending == Ending::Exited && !hook_ended_it
+}
+
 /// The hooks a run's end can fire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EndHook {
@@ -951,6 +978,39 @@ mod tests {
         assert!(SessionOutcome::Ok.counted() && SessionOutcome::Failed.counted());
         assert!(SessionOutcome::TimedOut.counted());
         assert!(!SessionOutcome::Limited(Limit::RateLimit).counted());
+    }
+
+    #[test]
+    fn after_a_session_rows() {
+        let ok = SessionOutcome::Ok;
+        let stopped = SessionOutcome::Interrupted("SIGINT".into());
+        assert!(judge_after(&ok) && judge_after(&SessionOutcome::Failed));
+        assert!(!judge_after(&stopped));
+        let absent = Completion::Absent;
+        let accepted = Completion::Accepted { steps: 1 };
+        for (when_each, completion, progress, outcome, runs) in [
+            (true, &absent, Progress::Changed, &ok, true),
+            (false, &absent, Progress::Changed, &ok, false),
+            (true, &accepted, Progress::Changed, &ok, false),
+            (true, &absent, Progress::Same, &ok, false),
+            (true, &absent, Progress::Unknown, &ok, false),
+            (true, &absent, Progress::Changed, &stopped, false),
+        ] {
+            assert_eq!(
+                gate_each(when_each, completion, progress, outcome),
+                runs,
+                "{when_each} {completion:?} {progress:?} {outcome:?}"
+            );
+        }
+        for (interactive, ending, hook, quit) in [
+            (true, Ending::Exited, false, true),
+            (true, Ending::Exited, true, false),
+            (true, Ending::TimedOut, false, false),
+            (true, Ending::Stopped, false, false),
+            (false, Ending::Exited, false, false),
+        ] {
+            assert_eq!(quit_by_user(interactive, ending, hook), quit);
+        }
     }
 
     #[test]

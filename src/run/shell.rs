@@ -333,20 +333,16 @@ impl Shell<'_> {
         // The gate: on COMPLETE (authoritative), or with `when = "each"`
         // after a session that changed something (for the next session).
         // Not after a stop request: the loop is ending.
-        let interrupted = matches!(outcome, SessionOutcome::Interrupted(_));
-        let gate = if interrupted {
-            Completion::Absent
-        } else {
+        let gate = if engine::judge_after(&outcome) {
             self.gate(saved)?
+        } else {
+            Completion::Absent
         };
         let mut verdict = (gate != Completion::Absent)
             .then(|| saved.last_gate.clone())
             .flatten();
         if let Some(g) = &s.gate
-            && g.when == gate::When::Each
-            && gate == Completion::Absent
-            && progress == engine::Progress::Changed
-            && !interrupted
+            && engine::gate_each(g.when == gate::When::Each, &gate, progress, &outcome)
         {
             ui.note("running the project's checks after this session (gate: when = \"each\")");
             let v = self.run_gate(g, saved)?;
@@ -428,15 +424,16 @@ impl Shell<'_> {
                 "cannot tell what the session changed (git failed); not counted as no progress",
             );
         }
-        let quit_by_user = s.interactive
-            && ended.ending == engine::Ending::Exited
-            && !crate::handoff::hook_ended(
+        // The hook's log is read only where it can tell (interactive).
+        let hook_ended_it = s.interactive
+            && crate::handoff::hook_ended(
                 &crate::fsutil::read_optional_capped(&run.hook_log(), crate::fsutil::RUN_FILE_CAP)
                     .ok()
                     .flatten()
                     .unwrap_or_default(),
                 ended.pid,
             );
+        let quit_by_user = engine::quit_by_user(s.interactive, ended.ending, hook_ended_it);
         let report = Report {
             outcome,
             error,
