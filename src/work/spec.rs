@@ -394,6 +394,52 @@ Epic: [brt-wxv]\n\
     }
 
     #[test]
+    fn progress_reads_done_of_total() {
+        assert_eq!(
+            parse("- [x] a\n- [ ] b\n- [X] c\n").progress(),
+            "2/3 steps done"
+        );
+    }
+
+    #[test]
+    fn broken_boxes_under_every_bullet_are_reported_to_the_last_line() {
+        for (line, text) in [
+            (1, "* [x]a"),
+            (1, "+ [ ]b"),
+            (1, "1. [x]c"),
+            (1, "2) [ ]d"),
+            (1, "100. [x]e"),
+            // The last line, with no newline after it.
+            (2, "- [ ] fine\n-[ ] glued"),
+        ] {
+            let s = parse(text);
+            assert_eq!(
+                s.problems.iter().map(|p| p.line).collect::<Vec<_>>(),
+                [line],
+                "{text:?}: {:?}",
+                s.problems
+            );
+        }
+        // Brackets that are not trying to be boxes, and lines that are no
+        // bullets, are left alone.
+        for text in ["-[ab] a note", ". [x]a", "1ab[x]c", "see [x] above"] {
+            assert_eq!(parse(text).problems, vec![], "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_epic_line_is_read_with_spaces_stars_and_no_space() {
+        for (text, want) in [
+            ("Epic : [bd-1]", Some("bd-1")),
+            ("**Epic** : bd-2", Some("bd-2")),
+            ("Epic:bd-3", Some("bd-3")),
+            ("The epic is done: [bd-4]", None),
+        ] {
+            assert_eq!(epic_id(text).as_deref(), want, "{text:?}");
+        }
+    }
+
+    #[test]
     fn epic_forms() {
         assert_eq!(epic_id("**Epic:** `brt-wxv`"), Some("brt-wxv".into()));
         assert_eq!(epic_id("Epic: `bd-12`"), Some("bd-12".into()));
