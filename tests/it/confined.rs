@@ -5,9 +5,9 @@ use std::fs;
 
 use predicates::prelude::*;
 
-use crate::run_loop::{records, summary};
-use crate::sentinels::workspace;
+use crate::support::workspace;
 use crate::support::{Reply, TestEnv, sandbox_tools};
+use crate::support::{records, summary};
 
 /// A git project with a beads workspace, a three-step spec naming its tasks,
 /// and the Stop hook installed.
@@ -52,7 +52,7 @@ fn step() -> Vec<Reply> {
 /// What the tools of every session of the last run answered with an error:
 /// the evidence when a confined step did not go through.
 fn tool_errors(env: &TestEnv) -> String {
-    let dir = crate::run_loop::run_dir(env);
+    let dir = crate::support::run_dir(env);
     let mut out = String::new();
     let mut files: Vec<_> = fs::read_dir(&dir)
         .unwrap()

@@ -14,8 +14,8 @@ use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use predicates::prelude::*;
 
-use crate::gate::CHECK_THE_BOX;
-use crate::run_loop::{DO_STEP, RESULT, project, records, run_dir, stand_in, step_session};
+use crate::support::CHECK_THE_BOX;
+use crate::support::{DO_STEP, RESULT, project, records, run_dir, stand_in, step_session};
 use crate::support::{Reply, TestEnv, claude_bin, eventually, sandbox_tools, wait_output};
 
 fn text(b: &[u8]) -> String {
@@ -122,7 +122,7 @@ fn a_config_the_user_has_not_approved_runs_nothing() {
         .code(1)
         .stderr(predicate::str::contains("the completion gate was not run"));
     assert!(!ran("gate"));
-    fs::write(env.project.join(".ralph/spec.md"), crate::run_loop::SPEC).unwrap();
+    fs::write(env.project.join(".ralph/spec.md"), crate::support::SPEC).unwrap();
 
     // Nobody to ask: no approval without --yes.
     env.ralph()
@@ -346,7 +346,7 @@ fn a_lock_in_the_project_names_nothing_ralph_would_end() {
     let slow = stand_in(&env, "slow-claude", "sleep 6403");
     let first = env.ralph().args(["loop", "--claude"]).arg(&slow).spawn();
     assert!(eventually(Duration::from_secs(30), || {
-        !crate::run_loop::processes_with("sleep 6403").is_empty()
+        !crate::support::processes_with("sleep 6403").is_empty()
     }));
     let _ = fs::remove_file(env.project.join(".ralph/loop.lock"));
     nix::unistd::mkfifo(
@@ -407,7 +407,7 @@ fn a_daemon_left_by_a_gate_command_neither_hangs_nor_outlives_the_loop() {
     let out = wait_output(child, Duration::from_secs(90));
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(
-        eventually(Duration::from_secs(10), || crate::run_loop::processes_with(
+        eventually(Duration::from_secs(10), || crate::support::processes_with(
             "sleep 6471"
         )
         .is_empty()),
@@ -438,12 +438,12 @@ fn gate_running(gate: &str) -> (TestEnv, std::process::Child) {
 fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
     let (env, first) = gate_running("touch gate-started; setsid sleep 6472 & sleep 6473");
     assert!(eventually(Duration::from_secs(10), || {
-        !crate::run_loop::processes_with("sleep 6473").is_empty()
+        !crate::support::processes_with("sleep 6473").is_empty()
     }));
     // SIGKILL while the gate runs: the loop gets no chance to clean up.
     kill(Pid::from_raw(first.id() as i32), Signal::SIGKILL).unwrap();
     let _ = wait_output(first, Duration::from_secs(10));
-    assert!(!crate::run_loop::processes_with("sleep 6472").is_empty());
+    assert!(!crate::support::processes_with("sleep 6472").is_empty());
     fs::remove_file(env.project.join(".ralph/COMPLETE")).unwrap();
     let out = env
         .ralph()
@@ -457,8 +457,8 @@ fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
     );
     assert!(
         eventually(Duration::from_secs(15), || {
-            crate::run_loop::processes_with("sleep 6472").is_empty()
-                && crate::run_loop::processes_with("sleep 6473").is_empty()
+            crate::support::processes_with("sleep 6472").is_empty()
+                && crate::support::processes_with("sleep 6473").is_empty()
         }),
         "the killed loop's gate commands were left running"
     );
@@ -470,7 +470,7 @@ fn a_stop_request_ends_a_gate_command_and_the_loop() {
     kill(Pid::from_raw(child.id() as i32), Signal::SIGTERM).unwrap();
     let out = wait_output(child, Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(130), "{out:?}");
-    assert!(crate::run_loop::processes_with("sleep 6474").is_empty());
+    assert!(crate::support::processes_with("sleep 6474").is_empty());
 }
 
 /// Files of ralph's in `dir`, recursively: none may land outside.
@@ -566,13 +566,13 @@ fn a_repositorys_settings_env_cannot_redirect_the_hook() {
     .unwrap();
     // Refused as cloned; approved (say the user wants the grace setting),
     // the hook still takes its run folder only from the loop.
-    crate::run_loop::ralph_loop(&env)
+    crate::support::ralph_loop(&env)
         .assert()
         .code(2)
         .stderr(predicate::str::contains(".claude/settings.json env"));
     env.approve_config();
     env.api.session(step_session(false));
-    crate::run_loop::ralph_loop(&env)
+    crate::support::ralph_loop(&env)
         .args(["--max-iterations", "1"])
         .assert()
         .code(4);
@@ -723,7 +723,7 @@ fn a_clones_claude_files_run_nothing_until_approved_and_never_confined() {
     .unwrap();
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "as cloned"]);
-    crate::run_loop::ralph_loop(&env).assert().code(2).stderr(
+    crate::support::ralph_loop(&env).assert().code(2).stderr(
         predicate::str::contains(".claude/settings.json hooks")
             .and(predicate::str::contains(".mcp.json = "))
             .and(predicate::str::contains("`ralph trust`")),
@@ -749,7 +749,7 @@ fn a_clones_claude_files_run_nothing_until_approved_and_never_confined() {
     assert_eq!(records(&env).len(), 1);
 
     env.api.session(step_session(false));
-    crate::run_loop::ralph_loop(&env)
+    crate::support::ralph_loop(&env)
         .args(["--max-iterations", "1"])
         .assert()
         .code(4);
@@ -784,7 +784,7 @@ fn a_worktree_loop_carries_the_checkouts_approval_over_and_no_further() {
         .assert()
         .code(4);
     // Changed in the worktree (as its session could): not approved there.
-    let wt = crate::worktrees::wt_dir(&env.project, "w");
+    let wt = crate::support::wt_dir(&env.project, "w");
     fs::write(
         wt.join(".ralph/config.toml"),
         "[gate]\ncommands = [\"touch pwned\"]\n",

@@ -7,31 +7,9 @@ use std::fs;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::run_loop::{RESULT, project, ralph_loop, records, run_dir, stand_in, summary};
-use crate::support::{Reply, TestEnv};
-
-/// A project with one open step and a gate that passes once `fixed.txt`
-/// exists.
-pub(crate) fn one_step_with_gate(gate: &str) -> TestEnv {
-    let env = project();
-    fs::write(
-        env.project.join(".ralph/spec.md"),
-        "# Spec\n\n- [ ] **1** The one step\n",
-    )
-    .unwrap();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        format!("[gate]\ncommands = [{gate:?}]\n"),
-    )
-    .unwrap();
-    env.approve_config();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "one step, gated"]);
-    env
-}
-
-pub(crate) const CHECK_THE_BOX: &str =
-    "sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && git commit -qam step";
+use crate::support::Reply;
+use crate::support::*;
+use crate::support::{RESULT, project, ralph_loop, records, run_dir, stand_in, summary};
 
 #[test]
 fn a_failing_gate_sends_the_work_back_and_the_next_session_fixes_it() {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 
-use crate::run_loop::{DO_STEP, RESULT, project, records, stand_in};
+use crate::support::{DO_STEP, RESULT, project, records, stand_in};
 use crate::support::{Reply, TestEnv, ralph_bin, wait_output};
 
 /// A file outside the project that a planted symlink points at.

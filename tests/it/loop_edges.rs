@@ -12,7 +12,7 @@ use nix::unistd::Pid;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::run_loop::{
+use crate::support::{
     DO_STEP, RESULT, processes_with, project, ralph_loop, records, run_dir, spawn_loop, stand_in,
     step_session, summary,
 };

@@ -3,84 +3,12 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Child;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use predicates::prelude::*;
-use serde_json::Value;
 
-use crate::support::{Pty, Reply, TestEnv, eventually, ralph_bin};
-
-pub(crate) const SPEC: &str =
-    "# Spec\n\n- [ ] **1** First step\n- [ ] **2** Second step\n- [ ] **3** Review\n";
-
-/// A git project with a three-step spec, a prompt, and the hook installed.
-pub(crate) fn project() -> TestEnv {
-    let env = TestEnv::new();
-    env.ralph().args(["install-hook"]).assert().success();
-    env.git_init();
-    fs::create_dir_all(env.project.join(".ralph")).unwrap();
-    fs::write(env.project.join(".ralph/spec.md"), SPEC).unwrap();
-    fs::write(
-        env.project.join(".ralph/prompt.md"),
-        "Read .ralph/spec.md and do the first open step.\n",
-    )
-    .unwrap();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "start"]);
-    env
-}
-
-/// The Bash command a scripted session runs to do one step: check the first
-/// open box and commit.
-pub(crate) const DO_STEP: &str =
-    "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
-
-pub(crate) fn step_session(last: bool) -> Vec<Reply> {
-    let cmd = if last {
-        format!("{DO_STEP} && ralph complete -m 'all three steps'")
-    } else {
-        DO_STEP.to_string()
-    };
-    vec![Reply::bash(cmd), Reply::text("Step done.")]
-}
-
-pub(crate) fn run_dir(env: &TestEnv) -> std::path::PathBuf {
-    run_dir_in(&env.project)
-}
-
-/// The newest run folder of the loop in `root` (a checkout or a worktree).
-pub(crate) fn run_dir_in(root: &Path) -> std::path::PathBuf {
-    let runs = root.join(".ralph/runs");
-    let mut dirs: Vec<_> = fs::read_dir(&runs)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    dirs.sort();
-    dirs.pop().expect("a run folder")
-}
-
-pub(crate) fn records(env: &TestEnv) -> Vec<Value> {
-    records_in(&env.project)
-}
-
-pub(crate) fn records_in(root: &Path) -> Vec<Value> {
-    fs::read_to_string(run_dir_in(root).join("records.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
-pub(crate) fn summary(env: &TestEnv) -> Value {
-    serde_json::from_str(&fs::read_to_string(run_dir(env).join("summary.json")).unwrap()).unwrap()
-}
-
-pub(crate) fn ralph_loop(env: &TestEnv) -> crate::support::Ralph {
-    env.ralph()
-        .args(["loop", "--claude"])
-        .arg(crate::support::claude_bin())
-}
+use crate::support::*;
+use crate::support::{Pty, Reply, eventually, ralph_bin};
 
 #[test]
 fn three_sessions_complete_the_spec() {
@@ -372,32 +300,6 @@ fn a_false_complete_is_rejected_and_the_loop_goes_on() {
     assert_eq!(records(&env).len(), 4);
 }
 
-pub(crate) fn spawn_loop(env: &TestEnv, extra: &[&str]) -> Child {
-    ralph_loop(env).args(extra).spawn()
-}
-
-/// Live processes whose command line contains `arg` (like `pgrep -f`).
-pub(crate) fn processes_with(arg: &str) -> Vec<u32> {
-    let mut sys = sysinfo::System::new().unwrap();
-    let kind = sysinfo::ProcessRefreshKind::nothing().with_cmd(sysinfo::UpdateKind::Always);
-    sys.refresh_processes_specifics(sysinfo::ProcessesToUpdate::All, true, kind);
-    sys.processes()
-        .values()
-        .filter(|p| {
-            p.thread_kind().is_none() && !matches!(p.status(), sysinfo::ProcessStatus::Zombie)
-        })
-        .filter(|p| {
-            p.cmd()
-                .iter()
-                .map(|a| a.to_string_lossy())
-                .collect::<Vec<_>>()
-                .join(" ")
-                .contains(arg)
-        })
-        .map(|p| p.pid().as_u32())
-        .collect()
-}
-
 #[test]
 fn ctrl_c_ends_the_session_and_everything_it_started() {
     let env = project();
@@ -497,20 +399,6 @@ fn a_second_loop_is_refused_and_a_stale_lock_taken_over() {
             "took over a stale lock of pid 999999",
         ));
 }
-
-/// A stand-in for claude: a script that reads the prompt and prints a
-/// stream-json result line (for what the real client cannot be made to do
-/// on demand, like cost or a crash).
-pub(crate) fn stand_in(env: &TestEnv, name: &str, body: &str) -> std::path::PathBuf {
-    let path = env.tmp.path().join(name);
-    fs::write(&path, format!("#!/bin/sh\ncat > /dev/null\n{body}\n")).unwrap();
-    let mut p = fs::metadata(&path).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
-    fs::set_permissions(&path, p).unwrap();
-    path
-}
-
-pub(crate) const RESULT: &str = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"ok","total_cost_usd":0.75,"usage":{"input_tokens":10,"output_tokens":5}}"#;
 
 #[test]
 fn consecutive_failures_exit_1_with_the_last_error() {

@@ -5,36 +5,8 @@ use std::fs;
 use predicates::prelude::*;
 use serde_json::Value;
 
+use crate::support::*;
 use crate::support::{self, TestEnv};
-
-/// A br workspace in the project with an epic and three tasks; returns
-/// (epic, [task ids]).
-pub(crate) fn workspace(env: &TestEnv) -> (String, Vec<String>) {
-    env.br(&["init"]);
-    let id = |json: String| -> String {
-        let v: Value = serde_json::from_str(&json).unwrap();
-        v["id"]
-            .as_str()
-            .or(v[0]["id"].as_str())
-            .unwrap()
-            .to_string()
-    };
-    let epic = id(env.br(&["create", "The epic", "--type", "epic", "--json"]));
-    let tasks = (1..=3)
-        .map(|n| {
-            id(env.br(&[
-                "create",
-                &format!("Task {n}"),
-                "--type",
-                "task",
-                "--parent",
-                &epic,
-                "--json",
-            ]))
-        })
-        .collect();
-    (epic, tasks)
-}
 
 /// `verify-sync --json`'s findings as (kind, line).
 fn finding_kinds(v: &Value) -> Vec<(&str, Value)> {

@@ -11,9 +11,10 @@ use std::time::{Duration, Instant};
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::run_loop::{records_in, run_dir_in, stand_in};
-use crate::sentinels::workspace;
+use crate::support::workspace;
+use crate::support::*;
 use crate::support::{Reply, TestEnv, claude_bin, eventually, ralph_bin, wait_output};
+use crate::support::{records_in, run_dir_in, stand_in};
 
 /// Any session's one step: the first open box, its task closed, a commit,
 /// and `ralph complete` once no box is open. The same script serves every
@@ -34,13 +35,6 @@ fn hook_pids(dir: &Path) -> Vec<u64> {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter_map(|v| v["session_pid"].as_u64())
         .collect()
-}
-
-pub(crate) fn wt_dir(root: &Path, name: &str) -> PathBuf {
-    root.parent()
-        .unwrap()
-        .join("project.ralph-worktrees")
-        .join(name)
 }
 
 #[test]
@@ -174,7 +168,7 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
         .args(["loop", "--claude", idle.to_str().unwrap()])
         .spawn();
     assert!(
-        eventually(Duration::from_secs(30), || crate::run_loop::processes_with(
+        eventually(Duration::from_secs(30), || crate::support::processes_with(
             "sleep 6401"
         )
         .len()
@@ -290,7 +284,7 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
 
 #[test]
 fn logs_render_a_saved_session_and_worktree_remove_guards_the_work() {
-    let env = crate::run_loop::project();
+    let env = crate::support::project();
     let text = serde_json::json!({"type": "assistant", "message": {"model": "m", "content": [
         {"type": "text", "text": "Working on it."},
         {"type": "tool_use", "name": "Bash", "input": {"command": "cargo test"}}
@@ -300,7 +294,7 @@ fn logs_render_a_saved_session_and_worktree_remove_guards_the_work() {
         "talker",
         &format!(
             "echo x >> work.txt\necho '{text}'\necho '{}'",
-            crate::run_loop::RESULT
+            crate::support::RESULT
         ),
     );
     let claude = claude.to_str().unwrap();

@@ -31,6 +31,9 @@
 #![allow(dead_code)]
 
 pub mod api;
+pub mod loops;
+
+pub use loops::*;
 
 use std::fs::{self, File};
 use std::io::{Read, Write};
