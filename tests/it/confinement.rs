@@ -771,18 +771,19 @@ fn a_worktree_loop_carries_the_checkouts_approval_over_and_no_further() {
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "gated"]);
     let claude = quick_claude(&env);
-    env.ralph()
-        .args([
-            "loop",
-            "--worktree",
-            "w",
-            "--max-iterations",
-            "1",
-            "--claude",
-        ])
-        .arg(&claude)
-        .assert()
-        .code(4);
+    let worktree_loop = || {
+        env.ralph()
+            .args([
+                "loop",
+                "--worktree",
+                "w",
+                "--max-iterations",
+                "1",
+                "--claude",
+            ])
+            .arg(&claude)
+    };
+    worktree_loop().assert().code(4);
     // Changed in the worktree (as its session could): not approved there.
     let wt = crate::support::wt_dir(&env.project, "w");
     fs::write(
@@ -790,16 +791,7 @@ fn a_worktree_loop_carries_the_checkouts_approval_over_and_no_further() {
         "[gate]\ncommands = [\"touch pwned\"]\n",
     )
     .unwrap();
-    env.ralph()
-        .args([
-            "loop",
-            "--worktree",
-            "w",
-            "--max-iterations",
-            "1",
-            "--claude",
-        ])
-        .arg(&claude)
+    worktree_loop()
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
