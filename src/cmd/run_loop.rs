@@ -216,35 +216,42 @@ impl Loop {
             ));
         }
 
-        // A COMPLETE that is already there is taken at its word only when it
-        // holds and there are no project checks to run; else the run checks
-        // it first (and sets it aside if it does not hold).
-        if let Some(c) = sentinel::Complete::read(&project.complete())? {
-            let holds = settings.gate.is_none()
+        // What the sentinels there say decides how the run starts.
+        let complete = sentinel::Complete::read(&project.complete())?;
+        let holds = complete.as_ref().map(|_| {
+            settings.gate.is_none()
                 && matches!(
                     crate::work::completion::check(&project.spec(), &project.root, settings.tracker),
                     Ok(Ok(ref check)) if check.is_complete()
-                );
-            if holds {
-                ui.line(&format!(
+                )
+        });
+        let waiting = sentinel::Waiting::read(&project.waiting())?;
+        let start = crate::run::engine::start(holds, waiting.is_some());
+        if let Some(c) = &complete {
+            ui.line(&if start == crate::run::engine::Start::AlreadyComplete {
+                format!(
                     "Already complete{}; nothing to do. `ralph reset` to run again.",
                     c.since()
-                ));
-                return Ok(ExitStatus::Success);
-            }
-            ui.line(&format!(
-                "COMPLETE is there{}; checking it before anything else.",
-                c.since()
-            ));
+                )
+            } else {
+                format!(
+                    "COMPLETE is there{}; checking it before anything else.",
+                    c.since()
+                )
+            });
         }
-        if let Some(w) = sentinel::Waiting::read(&project.waiting())? {
-            ui.line(&format!(
-                "Waiting for a human{}: {}",
-                w.since(),
-                visible(&w.reason)
-            ));
-            ui.line("Run `ralph resume` once that is done.");
-            return Ok(ExitStatus::from(3));
+        match (start, &waiting) {
+            (crate::run::engine::Start::AlreadyComplete, _) => return Ok(ExitStatus::Success),
+            (crate::run::engine::Start::Waiting, Some(w)) => {
+                ui.line(&format!(
+                    "Waiting for a human{}: {}",
+                    w.since(),
+                    visible(&w.reason)
+                ));
+                ui.line("Run `ralph resume` once that is done.");
+                return Ok(ExitStatus::from(3));
+            }
+            _ => {}
         }
 
         let me = std::process::id();

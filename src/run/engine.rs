@@ -263,6 +263,30 @@ impl Outcome {
     }
 }
 
+/// What a loop does first, by the sentinels it finds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// COMPLETE is there and holds, with no gate to run: nothing to do.
+    AlreadyComplete,
+    /// WAITING is there: a human is needed first.
+    Waiting,
+    /// Run; `judge_complete`: a COMPLETE that is there is judged first (and
+    /// set aside if it does not hold).
+    Run { judge_complete: bool },
+}
+
+/// `complete`: whether a COMPLETE is there, and if so whether it holds
+/// without a gate to run (spec and tracker agree, no `[gate]`).
+pub fn start(complete: Option<bool>, waiting: bool) -> Start {
+    match (complete, waiting) {
+        (Some(true), _) => Start::AlreadyComplete,
+        (_, true) => Start::Waiting,
+        (c, false) => Start::Run {
+            judge_complete: c.is_some(),
+        },
+    }
+}
+
 /// After a session: is COMPLETE judged now? Not after a stop request (the
 /// loop is ending; the next run judges it).
 pub fn judge_after(outcome: &SessionOutcome) -> bool {
@@ -978,6 +1002,32 @@ mod tests {
         assert!(SessionOutcome::Ok.counted() && SessionOutcome::Failed.counted());
         assert!(SessionOutcome::TimedOut.counted());
         assert!(!SessionOutcome::Limited(Limit::RateLimit).counted());
+    }
+
+    #[test]
+    fn what_a_loop_does_first() {
+        for (complete, waiting, want) in [
+            (
+                None,
+                false,
+                Start::Run {
+                    judge_complete: false,
+                },
+            ),
+            (
+                Some(false),
+                false,
+                Start::Run {
+                    judge_complete: true,
+                },
+            ),
+            (Some(true), false, Start::AlreadyComplete),
+            (Some(true), true, Start::AlreadyComplete),
+            (Some(false), true, Start::Waiting),
+            (None, true, Start::Waiting),
+        ] {
+            assert_eq!(start(complete, waiting), want, "{complete:?} {waiting}");
+        }
     }
 
     #[test]
