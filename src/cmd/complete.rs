@@ -41,7 +41,7 @@ impl Run for Complete {
     fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let check = completion::check(&project.spec(), &project.root, self.tracker)?;
-        let (summary, tracker, blockers) = match &check {
+        let (summary, tracker) = match &check {
             Ok(c) => (
                 c.spec.progress(),
                 c.tracker.map_or("none".to_string(), |t| {
@@ -54,30 +54,31 @@ impl Run for Complete {
                         }
                     )
                 }),
-                c.blockers(),
             ),
-            Err(e) => (
-                "unknown".to_string(),
-                "not checked".to_string(),
-                vec![format!("cannot check: {e}")],
-            ),
+            Err(_) => ("unknown".to_string(), "not checked".to_string()),
+        };
+        let cfg = crate::config::load(&project.config())?;
+        let gate = Gate::from_config(&cfg.gate, &[]).map_err(anyhow::Error::msg)?;
+        let rule = completion::rule(&check, gate.is_some());
+        let mut blockers = match &rule {
+            completion::Rule::Blocked(why) => why.clone(),
+            _ => Vec::new(),
         };
         // The project's checks, once the bookkeeping holds (not with --force:
-        // the loop runs them anyway).
-        let mut blockers = blockers;
-        let cfg = crate::config::load(&project.config())?;
+        // the loop runs them anyway), and only as the user approved them.
         let standing = crate::trust::approval::standing(&project.root, &cfg);
         let approved = !matches!(standing, Standing::NotApproved { .. });
-        if blockers.is_empty() && !self.force && !approved {
+        if matches!(rule, completion::Rule::RunGate { .. }) && !self.force && !approved {
             blockers.push(format!(
                 "the completion gate was not run: {} {} (its owner approves it with `ralph trust`)",
                 project.config().display(),
                 standing.text()
             ));
         }
-        if blockers.is_empty()
+        if matches!(rule, completion::Rule::RunGate { .. })
             && !self.force
-            && let Some(gate) = Gate::from_config(&cfg.gate, &[]).map_err(anyhow::Error::msg)?
+            && approved
+            && let Some(gate) = gate
         {
             errln!(
                 "ralph complete: the spec and tracker agree; running the project's checks (the gate)"

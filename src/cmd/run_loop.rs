@@ -218,13 +218,18 @@ impl Loop {
 
         // What the sentinels there say decides how the run starts.
         let complete = sentinel::Complete::read(&project.complete())?;
-        let holds = complete.as_ref().map(|_| {
-            settings.gate.is_none()
-                && matches!(
-                    crate::work::completion::check(&project.spec(), &project.root, settings.tracker),
-                    Ok(Ok(ref check)) if check.is_complete()
-                )
-        });
+        let holds = match &complete {
+            None => None,
+            Some(_) => {
+                use crate::work::completion::{self, Rule};
+                // Anything that stops the check means: judge it in the run.
+                let checked = completion::check(&project.spec(), &project.root, settings.tracker);
+                Some(matches!(
+                    checked.map(|c| completion::rule(&c, settings.gate.is_some())),
+                    Ok(Rule::Holds { .. })
+                ))
+            }
+        };
         let waiting = sentinel::Waiting::read(&project.waiting())?;
         let start = crate::run::engine::start(holds, waiting.is_some());
         if let Some(c) = &complete {

@@ -66,13 +66,11 @@ impl Shell<'_> {
         if !self.project.complete().exists() {
             return Ok(Completion::Absent);
         }
-        let why = match completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?
-        {
-            Ok(c) if c.is_complete() => {
-                let steps = c.spec.total();
-                let Some(gate) = &self.s.gate else {
-                    return Ok(Completion::Accepted { steps });
-                };
+        let checked = completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?;
+        let why = match completion::rule(&checked, self.s.gate.is_some()) {
+            completion::Rule::Holds { steps } => return Ok(Completion::Accepted { steps }),
+            completion::Rule::RunGate { steps } => {
+                let gate = self.s.gate.as_ref().expect("the rule saw a gate");
                 self.ui.note(
                     "COMPLETE: spec and tracker agree; running the project's checks (the gate)",
                 );
@@ -91,8 +89,7 @@ impl Shell<'_> {
                 self.set_aside(saved, &why, 1)?;
                 return Ok(Completion::GateFailed { what });
             }
-            Ok(c) => c.blockers(),
-            Err(e) => vec![format!("cannot check: {e}")],
+            completion::Rule::Blocked(why) => why,
         };
         let problems = why.len();
         self.set_aside(saved, &why, problems)?;

@@ -64,6 +64,31 @@ impl Judgement {
     }
 }
 
+/// The completion rule, in one place: the work is done when the spec and
+/// the tracker agree, and then the project's own checks (the gate) pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    /// Not done: what stands in the way, one line each.
+    Blocked(Vec<String>),
+    /// Spec and tracker agree; the gate decides.
+    RunGate { steps: usize },
+    /// Done: they agree and there is no gate.
+    Holds { steps: usize },
+}
+
+pub fn rule(checked: &Result<Judgement, CannotCheck>, gate: bool) -> Rule {
+    match checked {
+        Err(e) => Rule::Blocked(vec![format!("cannot check: {e}")]),
+        Ok(j) if !j.is_complete() => Rule::Blocked(j.blockers()),
+        Ok(j) if gate => Rule::RunGate {
+            steps: j.spec.total(),
+        },
+        Ok(j) => Rule::Holds {
+            steps: j.spec.total(),
+        },
+    }
+}
+
 pub fn check(
     spec_path: &Path,
     project_root: &Path,
@@ -177,6 +202,20 @@ mod tests {
         assert_eq!(b.len(), 4, "{b:?}");
         assert!(b[0].contains("One") && b[1].contains("Three"), "{b:?}");
         assert_eq!(&b[2..], ["step 1: checked, but task bd-1 is open"; 2]);
+    }
+
+    #[test]
+    fn the_rule_is_agreement_then_the_gate() {
+        let done = || Ok(judged("- [x] **1** One\n- [x] **2** Two\n", vec![]));
+        assert_eq!(rule(&done(), false), Rule::Holds { steps: 2 });
+        assert_eq!(rule(&done(), true), Rule::RunGate { steps: 2 });
+        let open = Ok(judged("- [ ] **1** One\n", vec![]));
+        assert!(matches!(rule(&open, true), Rule::Blocked(b) if b.len() == 1));
+        let cannot = Err(CannotCheck::NoSpec("no spec at x".into()));
+        assert_eq!(
+            rule(&cannot, false),
+            Rule::Blocked(vec!["cannot check: no spec at x".into()])
+        );
     }
 
     #[test]
