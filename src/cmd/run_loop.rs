@@ -162,155 +162,15 @@ impl Loop {
             resume.as_ref().map(|(_, s)| &s.limits),
         )
         .map_err(usage)?;
-        // Without the hook an interactive session never ends by itself.
-        let (hooks, via_plugin) = crate::settings::target::installed_hooks(&project.root);
-        if settings.interactive && hooks.is_empty() && !via_plugin {
-            return Err(usage(
-                "--interactive needs ralph's Stop hook to end each session, and it is not installed: run `ralph install-hook`",
-            ));
-        }
-        // A confined session loads only the user's settings.
-        if settings.interactive
-            && settings.confined.is_some()
-            && !via_plugin
-            && !hooks.iter().any(|(role, _, _)| *role == "user")
-        {
-            return Err(usage(
-                "--interactive --confined needs ralph's Stop hook in your user settings (confined sessions do not load the project's): run `ralph install-hook`",
-            ));
-        }
-        // Progress that cannot be measured must not read as "no change".
-        if !progress::in_git(&project.root) {
-            return Err(usage(format!(
-                "{} is not in a git repository, and the loop measures each session's progress with git \
-                 (HEAD, working tree). Run `git init && git add -A && git commit -m start` there first.",
-                project.root.display()
-            )));
-        }
+        refuse_what_cannot_run(&settings, &project)?;
         let ui = Ui::for_stdout();
         let mut settings = settings;
-        // A worktree's sessions close tasks in the main checkout's tracker
-        // (br goes there by itself): confined, they may write it.
-        if worktree.is_some()
-            && let Some(c) = settings.confined.as_mut()
-            && let Ok(main) = crate::run::worktree::main_root(&project.root)
-            && main.join(".beads").is_dir()
-        {
-            c.allow_write
-                .push(main.join(".beads").display().to_string());
-        }
-        if settings.confined.is_some()
-            && let Some(path) = crate::run::confine::prepare(&project.root)?
-        {
-            ui.note(&format!(
-                "confined: Claude Code's sandbox placeholders (.bashrc, .vscode, ...) excluded from git in {}",
-                path.display()
-            ));
-        }
-        if let (Some(c), Some(_)) = (&settings.confined, &settings.gate)
-            && !c.allow_domains.is_empty()
-        {
-            ui.note(&format!(
-                "confined: the gate's commands run with no network at all (the sessions may reach {})",
-                c.allow_domains.join(", ")
-            ));
+        prepare_confined(&mut settings, &project, worktree.is_some(), &ui)?;
+        if let Some(done) = first_move(&settings, &project, &ui)? {
+            return Ok(done);
         }
 
-        // What the sentinels there say decides how the run starts.
-        let complete = sentinel::Complete::read(&project.complete())?;
-        let holds = match &complete {
-            None => None,
-            Some(_) => {
-                use crate::work::completion::{self, Rule};
-                // Anything that stops the check means: judge it in the run.
-                let checked = completion::check(&project.spec(), &project.root, settings.tracker);
-                Some(matches!(
-                    checked.map(|c| completion::rule(&c, settings.gate.is_some())),
-                    Ok(Rule::Holds { .. })
-                ))
-            }
-        };
-        let waiting = sentinel::Waiting::read(&project.waiting())?;
-        let start = crate::run::engine::start(holds, waiting.is_some());
-        if let Some(c) = &complete {
-            ui.line(&if start == crate::run::engine::Start::AlreadyComplete {
-                format!(
-                    "Already complete{}; nothing to do. `ralph reset` to run again.",
-                    c.since()
-                )
-            } else {
-                format!(
-                    "COMPLETE is there{}; checking it before anything else.",
-                    c.since()
-                )
-            });
-        }
-        match (start, &waiting) {
-            (crate::run::engine::Start::AlreadyComplete, _) => return Ok(ExitStatus::Success),
-            (crate::run::engine::Start::Waiting, Some(w)) => {
-                ui.line(&format!(
-                    "Waiting for a human{}: {}",
-                    w.since(),
-                    visible(&w.reason)
-                ));
-                ui.line("Run `ralph resume` once that is done.");
-                return Ok(ExitStatus::from(3));
-            }
-            _ => {}
-        }
-
-        let me = std::process::id();
-        let my_start = crate::procs::tree::ProcReader::new()
-            .get(me)
-            .map(|p| p.start_time)
-            .unwrap_or(0);
-        let runs = project.runs();
-        let (run, saved) = match resume {
-            Some((run, saved)) => (run, Some(saved)),
-            None => (RunDir::create(&runs)?, None),
-        };
-        let info = LockInfo {
-            pid: me,
-            start_time: my_start,
-            started_at: timefmt::now(),
-            run_id: run.id.clone(),
-            iteration: 0,
-            max_iterations: settings.limits.max_iterations,
-            session: None,
-            token: crate::trust::store::random_token(),
-        };
-        let acquired = lock::acquire(&project.lock(), info);
-        if acquired.is_err() && saved.is_none() {
-            let _ = std::fs::remove_dir(&run.path);
-        }
-        let mut lock = match acquired? {
-            Acquired::Lock(lock, stale) => {
-                if let Some(s) = stale.filter(|s| s.pid != 0) {
-                    crate::run::takeover::take_over(&ui, &runs, &s);
-                }
-                lock
-            }
-            Acquired::Held(holder) => {
-                if saved.is_none() {
-                    let _ = std::fs::remove_dir(&run.path);
-                }
-                let who = holder
-                    .map(|h| {
-                        format!(
-                            "pid {}, started {}, iteration {}/{}",
-                            h.pid, h.started_at, h.iteration, h.max_iterations
-                        )
-                    })
-                    .unwrap_or_else(|| "another process".into());
-                return Err(Stop::with(
-                    ExitStatus::Failure,
-                    format!(
-                        "another loop is already running in {} ({who})",
-                        project.root.display()
-                    ),
-                ));
-            }
-        };
+        let (run, saved, mut lock) = take_lock(&project, &settings, resume, &ui)?;
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
         session::become_subreaper();
@@ -326,4 +186,189 @@ impl Loop {
         lock.release();
         Ok(ExitStatus::from(result?))
     }
+}
+
+/// What stops a run before anything is made: an interactive run without the
+/// Stop hook (or, confined, without it in the user's settings), a project
+/// outside git.
+fn refuse_what_cannot_run(settings: &options::Settings, project: &Project) -> Result<()> {
+    // Without the hook an interactive session never ends by itself.
+    let (hooks, via_plugin) = crate::settings::target::installed_hooks(&project.root);
+    if settings.interactive && hooks.is_empty() && !via_plugin {
+        return Err(usage(
+            "--interactive needs ralph's Stop hook to end each session, and it is not installed: run `ralph install-hook`",
+        ));
+    }
+    // A confined session loads only the user's settings.
+    if settings.interactive
+        && settings.confined.is_some()
+        && !via_plugin
+        && !hooks.iter().any(|(role, _, _)| *role == "user")
+    {
+        return Err(usage(
+            "--interactive --confined needs ralph's Stop hook in your user settings (confined sessions do not load the project's): run `ralph install-hook`",
+        ));
+    }
+    // Progress that cannot be measured must not read as "no change".
+    if !progress::in_git(&project.root) {
+        return Err(usage(format!(
+            "{} is not in a git repository, and the loop measures each session's progress with git \
+                 (HEAD, working tree). Run `git init && git add -A && git commit -m start` there first.",
+            project.root.display()
+        )));
+    }
+    Ok(())
+}
+
+/// A confined run's preparation: the main checkout's tracker writable for a
+/// worktree's sessions, the sandbox's placeholders out of git, a word on the
+/// gate's network.
+fn prepare_confined(
+    settings: &mut options::Settings,
+    project: &Project,
+    in_worktree: bool,
+    ui: &Ui,
+) -> Result<()> {
+    // A worktree's sessions close tasks in the main checkout's tracker
+    // (br goes there by itself): confined, they may write it.
+    if in_worktree
+        && let Some(c) = settings.confined.as_mut()
+        && let Ok(main) = crate::run::worktree::main_root(&project.root)
+        && main.join(".beads").is_dir()
+    {
+        c.allow_write
+            .push(main.join(".beads").display().to_string());
+    }
+    if settings.confined.is_some()
+        && let Some(path) = crate::run::confine::prepare(&project.root)?
+    {
+        ui.note(&format!(
+                "confined: Claude Code's sandbox placeholders (.bashrc, .vscode, ...) excluded from git in {}",
+                path.display()
+            ));
+    }
+    if let (Some(c), Some(_)) = (&settings.confined, &settings.gate)
+        && !c.allow_domains.is_empty()
+    {
+        ui.note(&format!(
+            "confined: the gate's commands run with no network at all (the sessions may reach {})",
+            c.allow_domains.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// How the run starts, by the sentinels there (the engine decides): `Some`
+/// status when it ends before it begins.
+fn first_move(
+    settings: &options::Settings,
+    project: &Project,
+    ui: &Ui,
+) -> Result<Option<ExitStatus>> {
+    // What the sentinels there say decides how the run starts.
+    let complete = sentinel::Complete::read(&project.complete())?;
+    let holds = match &complete {
+        None => None,
+        Some(_) => {
+            use crate::work::completion::{self, Rule};
+            // Anything that stops the check means: judge it in the run.
+            let checked = completion::check(&project.spec(), &project.root, settings.tracker);
+            Some(matches!(
+                checked.map(|c| completion::rule(&c, settings.gate.is_some())),
+                Ok(Rule::Holds { .. })
+            ))
+        }
+    };
+    let waiting = sentinel::Waiting::read(&project.waiting())?;
+    let start = crate::run::engine::start(holds, waiting.is_some());
+    if let Some(c) = &complete {
+        ui.line(&if start == crate::run::engine::Start::AlreadyComplete {
+            format!(
+                "Already complete{}; nothing to do. `ralph reset` to run again.",
+                c.since()
+            )
+        } else {
+            format!(
+                "COMPLETE is there{}; checking it before anything else.",
+                c.since()
+            )
+        });
+    }
+    match (start, &waiting) {
+        (crate::run::engine::Start::AlreadyComplete, _) => return Ok(Some(ExitStatus::Success)),
+        (crate::run::engine::Start::Waiting, Some(w)) => {
+            ui.line(&format!(
+                "Waiting for a human{}: {}",
+                w.since(),
+                visible(&w.reason)
+            ));
+            ui.line("Run `ralph resume` once that is done.");
+            return Ok(Some(ExitStatus::from(3)));
+        }
+        _ => {}
+    }
+    Ok(None)
+}
+
+/// The run folder (new, or the one resumed) and the project's lock; a stale
+/// lock's run is taken over. Refused while another loop runs.
+fn take_lock(
+    project: &Project,
+    settings: &options::Settings,
+    resume: Option<(RunDir, Saved)>,
+    ui: &Ui,
+) -> Result<(RunDir, Option<Saved>, lock::LoopLock)> {
+    let me = std::process::id();
+    let my_start = crate::procs::tree::ProcReader::new()
+        .get(me)
+        .map(|p| p.start_time)
+        .unwrap_or(0);
+    let runs = project.runs();
+    let (run, saved) = match resume {
+        Some((run, saved)) => (run, Some(saved)),
+        None => (RunDir::create(&runs)?, None),
+    };
+    let info = LockInfo {
+        pid: me,
+        start_time: my_start,
+        started_at: timefmt::now(),
+        run_id: run.id.clone(),
+        iteration: 0,
+        max_iterations: settings.limits.max_iterations,
+        session: None,
+        token: crate::trust::store::random_token(),
+    };
+    let acquired = lock::acquire(&project.lock(), info);
+    if acquired.is_err() && saved.is_none() {
+        let _ = std::fs::remove_dir(&run.path);
+    }
+    let lock = match acquired? {
+        Acquired::Lock(lock, stale) => {
+            if let Some(s) = stale.filter(|s| s.pid != 0) {
+                crate::run::takeover::take_over(ui, &runs, &s);
+            }
+            lock
+        }
+        Acquired::Held(holder) => {
+            if saved.is_none() {
+                let _ = std::fs::remove_dir(&run.path);
+            }
+            let who = holder
+                .map(|h| {
+                    format!(
+                        "pid {}, started {}, iteration {}/{}",
+                        h.pid, h.started_at, h.iteration, h.max_iterations
+                    )
+                })
+                .unwrap_or_else(|| "another process".into());
+            return Err(Stop::with(
+                ExitStatus::Failure,
+                format!(
+                    "another loop is already running in {} ({who})",
+                    project.root.display()
+                ),
+            ));
+        }
+    };
+    Ok((run, saved, lock))
 }
