@@ -65,47 +65,12 @@ impl Run for Complete {
             _ => Vec::new(),
         };
         // The project's checks, once the bookkeeping holds (not with --force:
-        // the loop runs them anyway), and only as the user approved them.
-        let standing = crate::trust::approval::standing(&project.root, &cfg);
-        let approved = !matches!(standing, Standing::NotApproved { .. });
-        if matches!(rule, completion::Rule::RunGate { .. }) && !self.force && !approved {
-            blockers.push(format!(
-                "the completion gate was not run: {} {} (its owner approves it with `ralph trust`)",
-                project.config().display(),
-                standing.text()
-            ));
-        }
+        // the loop runs them anyway).
         if matches!(rule, completion::Rule::RunGate { .. })
             && !self.force
-            && approved
             && let Some(gate) = gate
         {
-            errln!(
-                "ralph complete: the spec and tracker agree; running the project's checks (the gate)"
-            );
-            // Run by hand, or by a session (then inside its sandbox already).
-            let runner = gate::Runner {
-                token: crate::handoff::gate_token(&crate::trust::store::random_token()),
-                confined: None,
-                show: crate::run::ui::gate_show(),
-            };
-            let v = gate::run(&gate, &project.root, None, &|| 0, &runner)?;
-            gate::hand_over(&project, &v)?;
-            if !v.passed {
-                blockers.push(format!(
-                    "the completion gate: {} (its output is in {}); the last lines:",
-                    v.summary(),
-                    gate::feedback_path(&project).display()
-                ));
-                blockers.extend(
-                    v.tail
-                        .iter()
-                        .rev()
-                        .take(20)
-                        .rev()
-                        .map(|l| format!("  | {l}")),
-                );
-            }
+            blockers.extend(gate_blockers(&project, &cfg, &gate)?);
         }
         if !blockers.is_empty() && !self.force {
             let mut msg = format!("refused, the work is not done ({summary}):\n");
@@ -138,4 +103,47 @@ impl Run for Complete {
         }
         Ok(ExitStatus::Success)
     }
+}
+
+/// What the project's own checks say against COMPLETE: nothing when they
+/// pass; they run only as the user approved them.
+fn gate_blockers(
+    project: &Project,
+    cfg: &crate::config::Config,
+    gate: &Gate,
+) -> Result<Vec<String>> {
+    let standing = crate::trust::approval::standing(&project.root, cfg);
+    if matches!(standing, Standing::NotApproved { .. }) {
+        return Ok(vec![format!(
+            "the completion gate was not run: {} {} (its owner approves it with `ralph trust`)",
+            project.config().display(),
+            standing.text()
+        )]);
+    }
+    errln!("ralph complete: the spec and tracker agree; running the project's checks (the gate)");
+    // Run by hand, or by a session (then inside its sandbox already).
+    let runner = gate::Runner {
+        token: crate::handoff::gate_token(&crate::trust::store::random_token()),
+        confined: None,
+        show: crate::run::ui::gate_show(),
+    };
+    let v = gate::run(gate, &project.root, None, &|| 0, &runner)?;
+    gate::hand_over(project, &v)?;
+    if v.passed {
+        return Ok(Vec::new());
+    }
+    let mut why = vec![format!(
+        "the completion gate: {} (its output is in {}); the last lines:",
+        v.summary(),
+        gate::feedback_path(project).display()
+    )];
+    why.extend(
+        v.tail
+            .iter()
+            .rev()
+            .take(20)
+            .rev()
+            .map(|l| format!("  | {l}")),
+    );
+    Ok(why)
 }
