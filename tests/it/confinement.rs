@@ -307,9 +307,9 @@ fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
 fn a_lock_in_the_project_names_nothing_ralph_would_end() {
     let env = project();
     // An unrelated process, and one that carries a forged run's marker.
-    let victim = Command::new("sleep").arg("6401").spawn().unwrap();
+    let victim = Command::new("sleep").arg("6411").spawn().unwrap();
     let marked = Command::new("sleep")
-        .arg("6402")
+        .arg("6412")
         .env("RALPH_SESSION_TOKEN", "2026-1")
         .spawn()
         .unwrap();

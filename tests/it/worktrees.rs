@@ -71,11 +71,13 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     };
     let (spec_a, spec_b) = (spec("a", &t[0], &t[1]), spec("b", &t[2], &t[3]));
     // Four sessions, two a loop; each shows its tool call, then takes a
-    // moment, so both loops are seen running.
+    // moment, so both loops are seen running (long enough that a loop
+    // started late on a loaded machine still overlaps the other: 2 s was
+    // missed once in a full-suite run).
     for _ in 0..4 {
         env.api.session([
             Reply::bash(STEP),
-            Reply::Stall(Duration::from_secs(2)),
+            Reply::Stall(Duration::from_secs(5)),
             Reply::text("Step done."),
         ]);
     }
