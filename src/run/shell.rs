@@ -325,29 +325,8 @@ impl Shell<'_> {
                 names.join(", ")
             ));
         }
-        let last_result = st.outcome.clone().unwrap_or_default();
         let progress = progress::compare(before, &after);
-        // The gate: on COMPLETE (authoritative), or with `when = "each"`
-        // after a session that changed something (for the next session).
-        // Not after a stop request: the loop is ending.
-        let gate = if engine::judge_after(&outcome) {
-            self.gate(saved)?
-        } else {
-            Completion::Absent
-        };
-        let mut verdict = (gate != Completion::Absent)
-            .then(|| saved.last_gate.clone())
-            .flatten();
-        if let Some(g) = &s.gate
-            && engine::gate_each(g.when == gate::When::Each, &gate, progress, &outcome)
-        {
-            ui.note("running the project's checks after this session (gate: when = \"each\")");
-            let v = self.run_gate(g, saved)?;
-            if v.passed {
-                ui.note("the gate passed");
-            }
-            verdict = Some(v);
-        }
+        let (gate, verdict) = self.judge_after_session(saved, &outcome, progress)?;
         run.append_record(&Record {
             iteration,
             session: number,
@@ -385,20 +364,7 @@ impl Shell<'_> {
             &s.hooks.on_session_end,
             &self.facts("session_end", iteration, &[(env::SESSION_OUTCOME, &text)]),
         );
-        let error = st
-            .last_error
-            .clone()
-            .or_else(|| last_result.is_error.then(|| last_result.text.clone()))
-            .unwrap_or_else(|| match (ended.ending, ended.status) {
-                (engine::Ending::TimedOut, _) => {
-                    format!("timed out after {}", timefmt::human_duration(s.timeout))
-                }
-                (_, Some(x)) if x.success() && !s.interactive => {
-                    "claude exited with status 0 without reporting a result".into()
-                }
-                (_, Some(x)) => format!("claude exited with {x}"),
-                _ => "claude ended without a result".into(),
-            });
+        let error = self.error_of(&ended);
         match &outcome {
             SessionOutcome::TimedOut => ui.note(&format!(
                 "session {iteration} timed out after {}; ended it",
@@ -443,6 +409,57 @@ impl Shell<'_> {
         };
         *before = after;
         Ok(report)
+    }
+
+    /// After a session: COMPLETE judged (gate and all) unless the loop is
+    /// stopping, and the gate run for `when = "each"` when the engine says
+    /// so. What became of COMPLETE, and the gate's verdict for the record.
+    fn judge_after_session(
+        &self,
+        saved: &mut Saved,
+        outcome: &SessionOutcome,
+        progress: engine::Progress,
+    ) -> Result<(Completion, Option<gate::Verdict>)> {
+        let gate = if engine::judge_after(outcome) {
+            self.gate(saved)?
+        } else {
+            Completion::Absent
+        };
+        let mut verdict = (gate != Completion::Absent)
+            .then(|| saved.last_gate.clone())
+            .flatten();
+        if let Some(g) = &self.s.gate
+            && engine::gate_each(g.when == gate::When::Each, &gate, progress, outcome)
+        {
+            self.ui
+                .note("running the project's checks after this session (gate: when = \"each\")");
+            let v = self.run_gate(g, saved)?;
+            if v.passed {
+                self.ui.note("the gate passed");
+            }
+            verdict = Some(v);
+        }
+        Ok((gate, verdict))
+    }
+
+    /// What went wrong in a session, in a line: its own error, else how it
+    /// ended.
+    fn error_of(&self, ended: &session::Finished) -> String {
+        let (s, st) = (self.s, &ended.stream);
+        let last_result = st.outcome.clone().unwrap_or_default();
+        st.last_error
+            .clone()
+            .or_else(|| last_result.is_error.then(|| last_result.text.clone()))
+            .unwrap_or_else(|| match (ended.ending, ended.status) {
+                (engine::Ending::TimedOut, _) => {
+                    format!("timed out after {}", timefmt::human_duration(s.timeout))
+                }
+                (_, Some(x)) if x.success() && !s.interactive => {
+                    "claude exited with status 0 without reporting a result".into()
+                }
+                (_, Some(x)) => format!("claude exited with {x}"),
+                _ => "claude ended without a result".into(),
+            })
     }
 
     fn finish(&self, saved: &Saved, outcome: Outcome, reason: String) -> Result<u8> {
