@@ -219,61 +219,36 @@ fn count(name: &str, v: u32, most: u32) -> Result<u32, String> {
     Ok(v)
 }
 
-/// Merge and validate. `saved` holds the limits of a run being resumed.
+/// Where the prompt was named: on the command line (relative to where you
+/// are), in the config (relative to the project, and inside it), or not at
+/// all (the project's default).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptFrom {
+    CommandLine(PathBuf),
+    Config(PathBuf),
+    Default,
+}
+
+/// The settings as given, merged (command line over the run being resumed
+/// over the config over the defaults) and checked against their bounds.
+/// Pure: nothing is read or run to make it; `settings` then checks it
+/// against the machine.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    pub prompt: PromptFrom,
+    /// The claude named, if any (else the one on PATH).
+    pub claude: Option<PathBuf>,
+    pub settings: Settings,
+}
+
+/// Merge and bound. `saved` holds the limits of a run being resumed.
 /// Errors are usage errors (exit 2), said with the option's name.
-pub fn settings(
-    a: &LoopArgs,
-    project: &Project,
-    saved: Option<&Limits>,
-) -> Result<Settings, String> {
-    let cfg: Config = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
-    // What the file makes ralph run or allow counts only once approved.
-    let standing = crate::trust::approval::standing(&project.root, &cfg);
-    if let crate::trust::approval::Standing::NotApproved { .. } = standing {
-        return Err(crate::trust::approval::refusal(
-            &project.root,
-            &crate::trust::approval::project_parts(&project.root, &cfg),
-            &standing,
-        ));
-    }
-    // --prompt is relative to where you are; the config's to the project,
-    // and inside it (the prompt goes to the model).
+pub fn resolve(a: &LoopArgs, cfg: &Config, saved: Option<&Limits>) -> Result<Resolved, String> {
     let prompt = match (&a.prompt, &cfg.prompt) {
-        (Some(p), _) => std::path::absolute(p).map_err(|e| e.to_string())?,
-        (None, Some(p)) => inside(project, p)?,
-        (None, None) => {
-            let d = project.default_prompt();
-            inside(project, d.strip_prefix(&project.root).unwrap_or(&d))?
-        }
+        (Some(p), _) => PromptFrom::CommandLine(p.clone()),
+        (None, Some(p)) => PromptFrom::Config(p.clone()),
+        (None, None) => PromptFrom::Default,
     };
-    match crate::fsutil::read_optional(&prompt) {
-        Ok(None) => {
-            return Err(format!(
-                "no prompt at {} (write one with /ralph-setup or `ralph init`, or pass --prompt FILE)",
-                prompt.display()
-            ));
-        }
-        Ok(Some(t)) if t.trim().is_empty() => {
-            return Err(format!(
-                "the prompt {} is empty: write the standing instructions every session gets",
-                prompt.display()
-            ));
-        }
-        Ok(Some(_)) => {}
-        Err(e) => return Err(format!("the prompt: {e:#}")),
-    }
-    let claude = match a.claude.clone().or(cfg.claude.clone()) {
-        Some(p) if p.components().count() > 1 => {
-            std::path::absolute(p).map_err(|e| e.to_string())?
-        }
-        Some(p) => {
-            which::which(&p).map_err(|_| format!("{} not found on PATH", p.display()))?
-        }
-        None => which::which("claude").map_err(|_| {
-            "`claude` not found on PATH. Install Claude Code (npm install -g @anthropic-ai/claude-code) or pass --claude PATH".to_string()
-        })?,
-    };
-    executable(&claude)?;
     let permission_mode = a
         .permission_mode
         .clone()
@@ -303,40 +278,7 @@ pub fn settings(
     } else {
         a.claude_args.clone()
     };
-    let confined = (a.confined || cfg.confined.unwrap_or(false)).then(|| {
-        let pick = |cli: &Vec<String>, cfg: &Option<Vec<String>>| {
-            if cli.is_empty() {
-                cfg.clone().unwrap_or_default()
-            } else {
-                cli.clone()
-            }
-        };
-        crate::run::confine::Confinement {
-            allow_write: pick(&a.allow_write, &cfg.allow_write),
-            allow_domains: pick(&a.allow_domains, &cfg.allow_domains),
-        }
-    });
-    if confined.is_none() && (!a.allow_write.is_empty() || !a.allow_domains.is_empty()) {
-        return Err("--allow-write and --allow-domain are for --confined sessions".into());
-    }
-    if confined.is_some() {
-        if a.permission_mode.is_some() || cfg.permission_mode.is_some() {
-            return Err(
-                "--confined sets the permission mode itself (acceptEdits inside the sandbox); drop --permission-mode / permission_mode"
-                    .into(),
-            );
-        }
-        if let Some(arg) = crate::run::confine::widening(&claude_args) {
-            return Err(format!(
-                "--confined: the claude argument {:?} would widen a confined session (only {} are allowed); drop it",
-                arg,
-                crate::run::confine::NARROW_ARGS.join(", ")
-            ));
-        }
-        if let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok()) {
-            return Err(format!("--confined cannot be had here: {why}"));
-        }
-    }
+    let confined = confinement(a, cfg, &claude_args)?;
     let limits = Limits {
         max_iterations: count(
             "max-iterations",
@@ -383,20 +325,134 @@ pub fn settings(
         )?,
         max_gate_failures: gate.as_ref().map_or(3, |g| g.max_failures),
     };
-    Ok(Settings {
+    Ok(Resolved {
         prompt,
-        limits,
-        timeout: duration("timeout", a.timeout.as_deref().or(cfg.timeout.as_deref()))?,
-        interactive: a.interactive || cfg.interactive.unwrap_or(false),
-        claude,
-        model: a.model.clone().or(cfg.model.clone()),
-        permission_mode,
-        claude_args,
-        hooks: cfg.hooks.clone(),
-        tracker: a.tracker,
-        gate,
-        confined,
+        claude: a.claude.clone().or(cfg.claude.clone()),
+        settings: Settings {
+            prompt: PathBuf::new(),
+            limits,
+            timeout: duration("timeout", a.timeout.as_deref().or(cfg.timeout.as_deref()))?,
+            interactive: a.interactive || cfg.interactive.unwrap_or(false),
+            claude: PathBuf::new(),
+            model: a.model.clone().or(cfg.model.clone()),
+            permission_mode,
+            claude_args,
+            hooks: cfg.hooks.clone(),
+            tracker: a.tracker,
+            gate,
+            confined,
+        },
     })
+}
+
+/// `--confined` and what it allows, from the command line over the config;
+/// nothing that would widen a confined session.
+fn confinement(
+    a: &LoopArgs,
+    cfg: &Config,
+    claude_args: &[String],
+) -> Result<Option<crate::run::confine::Confinement>, String> {
+    let pick = |cli: &Vec<String>, cfg: &Option<Vec<String>>| {
+        if cli.is_empty() {
+            cfg.clone().unwrap_or_default()
+        } else {
+            cli.clone()
+        }
+    };
+    if !(a.confined || cfg.confined.unwrap_or(false)) {
+        if !a.allow_write.is_empty() || !a.allow_domains.is_empty() {
+            return Err("--allow-write and --allow-domain are for --confined sessions".into());
+        }
+        return Ok(None);
+    }
+    if a.permission_mode.is_some() || cfg.permission_mode.is_some() {
+        return Err(
+            "--confined sets the permission mode itself (acceptEdits inside the sandbox); drop --permission-mode / permission_mode"
+                .into(),
+        );
+    }
+    if let Some(arg) = crate::run::confine::widening(claude_args) {
+        return Err(format!(
+            "--confined: the claude argument {:?} would widen a confined session (only {} are allowed); drop it",
+            arg,
+            crate::run::confine::NARROW_ARGS.join(", ")
+        ));
+    }
+    Ok(Some(crate::run::confine::Confinement {
+        allow_write: pick(&a.allow_write, &cfg.allow_write),
+        allow_domains: pick(&a.allow_domains, &cfg.allow_domains),
+    }))
+}
+
+/// The settings in force: the config approved, the options merged and
+/// bounded (`resolve`), then checked against the machine: the prompt there
+/// and not empty, the claude executable, the sandbox's programs.
+pub fn settings(
+    a: &LoopArgs,
+    project: &Project,
+    saved: Option<&Limits>,
+) -> Result<Settings, String> {
+    let cfg: Config = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
+    // What the file makes ralph run or allow counts only once approved.
+    let standing = crate::trust::approval::standing(&project.root, &cfg);
+    if let crate::trust::approval::Standing::NotApproved { .. } = standing {
+        return Err(crate::trust::approval::refusal(
+            &project.root,
+            &crate::trust::approval::project_parts(&project.root, &cfg),
+            &standing,
+        ));
+    }
+    let r = resolve(a, &cfg, saved)?;
+    let mut s = r.settings;
+    s.prompt = prompt_file(project, &r.prompt)?;
+    s.claude = claude_file(r.claude)?;
+    if s.confined.is_some()
+        && let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok())
+    {
+        return Err(format!("--confined cannot be had here: {why}"));
+    }
+    Ok(s)
+}
+
+/// The prompt file, there and not empty. The config's (and the default)
+/// must be inside the project: the prompt goes to the model.
+fn prompt_file(project: &Project, from: &PromptFrom) -> Result<PathBuf, String> {
+    let prompt = match from {
+        PromptFrom::CommandLine(p) => std::path::absolute(p).map_err(|e| e.to_string())?,
+        PromptFrom::Config(p) => inside(project, p)?,
+        PromptFrom::Default => {
+            let d = project.default_prompt();
+            inside(project, d.strip_prefix(&project.root).unwrap_or(&d))?
+        }
+    };
+    match crate::fsutil::read_optional(&prompt) {
+        Ok(None) => Err(format!(
+            "no prompt at {} (write one with /ralph-setup or `ralph init`, or pass --prompt FILE)",
+            prompt.display()
+        )),
+        Ok(Some(t)) if t.trim().is_empty() => Err(format!(
+            "the prompt {} is empty: write the standing instructions every session gets",
+            prompt.display()
+        )),
+        Ok(Some(_)) => Ok(prompt),
+        Err(e) => Err(format!("the prompt: {e:#}")),
+    }
+}
+
+/// The claude to run: the one named (a path, or a name on PATH), else
+/// `claude` on PATH; an executable file.
+fn claude_file(named: Option<PathBuf>) -> Result<PathBuf, String> {
+    let claude = match named {
+        Some(p) if p.components().count() > 1 => {
+            std::path::absolute(p).map_err(|e| e.to_string())?
+        }
+        Some(p) => which::which(&p).map_err(|_| format!("{} not found on PATH", p.display()))?,
+        None => which::which("claude").map_err(|_| {
+            "`claude` not found on PATH. Install Claude Code (npm install -g @anthropic-ai/claude-code) or pass --claude PATH".to_string()
+        })?,
+    };
+    executable(&claude)?;
+    Ok(claude)
 }
 
 #[cfg(test)]
@@ -516,6 +572,48 @@ mod tests {
         assert_eq!(
             (s.limits.max_iterations, s.limits.max_cost),
             (40, Some(5.0))
+        );
+    }
+
+    #[test]
+    fn resolving_reads_nothing_and_takes_the_command_line_over_the_config() {
+        let cfg: Config = toml::from_str(
+            "prompt = \"p.md\"\nclaude = \"/nowhere/claude\"\nmax_iterations = 7\nmodel = \"m\"\n",
+        )
+        .unwrap();
+        let r = resolve(&LoopArgs::default(), &cfg, None).unwrap();
+        assert_eq!(r.prompt, PromptFrom::Config(PathBuf::from("p.md")));
+        assert_eq!(r.claude, Some(PathBuf::from("/nowhere/claude")));
+        assert_eq!(
+            (
+                r.settings.limits.max_iterations,
+                r.settings.model.as_deref()
+            ),
+            (7, Some("m"))
+        );
+        let a = LoopArgs {
+            prompt: Some(PathBuf::from("mine.md")),
+            max_iterations: Some(9),
+            ..Default::default()
+        };
+        let r = resolve(&a, &cfg, None).unwrap();
+        assert_eq!(r.prompt, PromptFrom::CommandLine(PathBuf::from("mine.md")));
+        assert_eq!(r.settings.limits.max_iterations, 9);
+        assert_eq!(
+            resolve(&LoopArgs::default(), &Config::default(), None)
+                .unwrap()
+                .prompt,
+            PromptFrom::Default
+        );
+        let confined = LoopArgs {
+            confined: true,
+            claude_args: vec!["--add-dir".into(), "/".into()],
+            ..Default::default()
+        };
+        assert!(
+            resolve(&confined, &Config::default(), None)
+                .unwrap_err()
+                .contains("\"--add-dir\" would widen")
         );
     }
 
