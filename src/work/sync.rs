@@ -212,6 +212,20 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
         out.extend(problem.map(|p| finding(step, p)));
     }
 
+    out.extend(epic_findings(spec, snap, &by_id, &first_use));
+    out
+}
+
+/// The epic's own findings: the epic unknown to the tracker, and each of its
+/// tasks that no step names (in the tracker's id order, `e.2` before `e.10`,
+/// so reports are stable).
+fn epic_findings(
+    spec: &Spec,
+    snap: &Snapshot,
+    by_id: &HashMap<String, &crate::work::tracker::Issue>,
+    first_use: &HashMap<String, usize>,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
     if let Some((line, epic)) = &spec.epic {
         if snap.epic_missing {
             out.push(Finding {
