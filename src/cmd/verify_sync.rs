@@ -92,35 +92,42 @@ impl Run for VerifySync {
                 "findings": check.findings,
             });
             outln!("{}", serde_json::to_string_pretty(&v)?);
-        } else if check.in_sync() {
-            match check.tracker {
-                Some(t) => outln!(
-                    "{shown} is in sync with {t}: {} steps, {}.",
-                    check.spec.total(),
-                    check.spec.progress()
-                ),
-                None => outln!(
-                    "{shown} names no tracker tasks; nothing to compare ({}).",
-                    check.spec.progress()
-                ),
-            }
         } else {
-            let against = check
-                .tracker
-                .map(|t| format!(" with {t}"))
-                .unwrap_or_default();
-            outln!(
-                "{shown} is out of sync{against} ({} problem(s)):",
-                check.findings.len()
-            );
-            for f in &check.findings {
-                outln!("  {}", visible_line(&f.to_string()));
-            }
+            render(&shown, &check);
         }
         if check.in_sync() {
             Ok(ExitStatus::Success)
         } else {
             Ok(ExitStatus::from(1))
         }
+    }
+}
+
+/// The result as text: in sync (or nothing to compare), or each finding.
+fn render(shown: &str, check: &completion::Judgement) {
+    if check.in_sync() {
+        match check.tracker {
+            Some(t) => outln!(
+                "{shown} is in sync with {t}: {} steps, {}.",
+                check.spec.total(),
+                check.spec.progress()
+            ),
+            None => outln!(
+                "{shown} names no tracker tasks; nothing to compare ({}).",
+                check.spec.progress()
+            ),
+        }
+        return;
+    }
+    let against = check
+        .tracker
+        .map(|t| format!(" with {t}"))
+        .unwrap_or_default();
+    outln!(
+        "{shown} is out of sync{against} ({} problem(s)):",
+        check.findings.len()
+    );
+    for f in &check.findings {
+        outln!("  {}", visible_line(&f.to_string()));
     }
 }
