@@ -145,30 +145,16 @@ fn write_replacing(
         .as_ref()
         .map_or(new_mode, |m| m.permissions().mode() & 0o7777);
 
-    let mut tmp_path = None;
-    let mut file = None;
-    for n in 0..100u32 {
-        let candidate = dir.join(format!(".{name}.ralph-{}-{n}.tmp", std::process::id()));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&candidate)
-        {
-            Ok(f) => {
-                tmp_path = Some(candidate);
-                file = Some(f);
-                break;
-            }
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(e).with_context(|| {
-                    format!("cannot create a temporary file in {}", dir.display())
-                });
-            }
-        }
-    }
-    let (tmp_path, mut file) = tmp_path.zip(file).context("no free temporary file name")?;
+    // Beside the target (a rename stays on one filesystem), private until
+    // it takes the target's mode. Removed below unless it became the file.
+    let (mut file, tmp_path) = tempfile::Builder::new()
+        .prefix(&format!(".{name}.ralph-"))
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(0o600))
+        .tempfile_in(dir)
+        .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?
+        .into_parts();
+    let tmp_path = tmp_path.keep().context("cannot keep the temporary file")?;
     let result = (|| -> Result<bool> {
         file.write_all(contents)?;
         if let Some(m) = &old {
