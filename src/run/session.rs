@@ -404,28 +404,14 @@ fn is_own_hook(p: &crate::procs::tree::ProcInfo, session_pid: u32) -> bool {
 /// outlive claude). Identified by that marker alone, never by name; the dead
 /// loop's session itself is checked by pid and start time.
 pub fn end_run_leftovers(secret: &str, session: Option<(u32, u64)>) -> usize {
-    let me = std::process::id();
     // A record without a secret (an older ralph's) marks nothing.
     let prefix = crate::handoff::run_token_prefix(secret);
-    let by_marker = secret.len() >= 32;
-    let Ok(mut sys) = System::new() else { return 0 };
-    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
+    let mut marked = if secret.len() >= 32 {
+        carrying(|kv| kv.starts_with(prefix.as_bytes()))
+    } else {
+        Vec::new()
+    };
     let mut procs = crate::procs::tree::ProcReader::new();
-    let mut marked: Vec<(u32, u64)> = Vec::new();
-    for p in sys.processes().values() {
-        let pid = p.pid().as_u32();
-        if pid == me || p.thread_kind().is_some() {
-            continue;
-        }
-        if by_marker
-            && let Some((start, env)) = procs.environ(pid)
-            && env
-                .iter()
-                .any(|kv| kv.to_string_lossy().starts_with(&prefix))
-        {
-            marked.push((pid, start));
-        }
-    }
     if let Some((pid, start)) = session
         && pid > 1
         && procs.is_alive(pid, start)
@@ -440,23 +426,29 @@ pub fn end_run_leftovers(secret: &str, session: Option<(u32, u64)>) -> usize {
 /// `RALPH_SESSION_TOKEN=<token>` (the gate's commands and what they left).
 /// Returns how many were still there to be ended.
 pub fn end_marked(token: &str) -> usize {
-    let me = std::process::id();
     let marker = format!("{}={token}", crate::handoff::env::SESSION_TOKEN);
-    let Ok(mut sys) = System::new() else { return 0 };
+    end_exactly(&carrying(|kv| kv == marker.as_bytes())).len()
+}
+
+/// Every other process (pid and start time) with an entry of its start
+/// environment that `wanted` takes: found by marker alone, never by name.
+fn carrying(wanted: impl Fn(&[u8]) -> bool) -> Vec<(u32, u64)> {
+    let me = std::process::id();
+    let Ok(mut sys) = System::new() else {
+        return Vec::new();
+    };
     sys.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
     let mut procs = crate::procs::tree::ProcReader::new();
-    let marked: Vec<(u32, u64)> = sys
-        .processes()
+    sys.processes()
         .values()
         .filter(|p| p.pid().as_u32() != me && p.thread_kind().is_none())
         .filter_map(|p| {
             let (start, env) = procs.environ(p.pid().as_u32())?;
             env.iter()
-                .any(|kv| kv.as_encoded_bytes() == marker.as_bytes())
+                .any(|kv| wanted(kv.as_encoded_bytes()))
                 .then_some((p.pid().as_u32(), start))
         })
-        .collect();
-    end_exactly(&marked).len()
+        .collect()
 }
 
 /// End these processes through the ladder, each signalled only while its
