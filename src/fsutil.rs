@@ -294,18 +294,36 @@ pub fn in_handle(dir: &File, fallback: &Path, name: &str) -> PathBuf {
 
 /// Open a regular file for reading, never through a link and never
 /// blocking on a FIFO: a run's files are where a session can reach.
-pub fn open_regular(path: &Path) -> std::io::Result<File> {
-    let f = OpenOptions::new()
+pub fn open_regular(path: &Path) -> Result<File> {
+    open_file(path, nix::libc::O_NOFOLLOW)?
+        .map(|(f, _)| f)
+        .with_context(|| format!("{} does not exist", path.display()))
+}
+
+/// Open for reading without waiting on a FIFO (`flags` add to that), and
+/// refuse anything but a regular file (returned with what it is). `None`:
+/// there is no such file.
+fn open_file(path: &Path, flags: i32) -> Result<Option<(File, fs::Metadata)>> {
+    let f = match OpenOptions::new()
         .read(true)
-        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-        .open(path)?;
-    if !f.metadata()?.is_file() {
-        return Err(std::io::Error::other(format!(
-            "{} is not a regular file",
+        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY | flags)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let m = f
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if !m.is_file() {
+        let kind = describe_kind(&m);
+        bail!(
+            "{} is {kind}, not a regular file; ralph reads only regular files there",
             path.display()
-        )));
+        );
     }
-    Ok(f)
+    Ok(Some((f, m)))
 }
 
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
@@ -330,26 +348,9 @@ pub fn read_optional_capped(path: &Path, cap: u64) -> Result<Option<String>> {
 /// not exist.
 pub fn read_bytes_capped(path: &Path, cap: u64) -> Result<Option<Vec<u8>>> {
     use std::io::Read;
-    // Non-blocking: opening a FIFO for reading must not wait for a writer.
-    let f = match OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::libc::O_NONBLOCK | nix::libc::O_NOCTTY)
-        .open(path)
-    {
-        Ok(f) => f,
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    let Some((f, m)) = open_file(path, 0)? else {
+        return Ok(None);
     };
-    let m = f
-        .metadata()
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if !m.is_file() {
-        let kind = describe_kind(&m);
-        bail!(
-            "{} is {kind}, not a regular file; ralph reads only regular files there",
-            path.display()
-        );
-    }
     let too_big = || {
         anyhow::anyhow!(
             "{} is larger than ralph reads ({} MiB at most)",
