@@ -231,26 +231,6 @@ pub fn run(
 
 type CommandRun = (Option<i32>, Vec<String>, bool, bool);
 
-struct TmpDir(PathBuf);
-
-impl TmpDir {
-    fn new(runner: &Runner) -> Result<Option<TmpDir>> {
-        if runner.confined.is_none() {
-            return Ok(None);
-        }
-        let p = std::env::temp_dir().join(format!("ralph-gate-{}", runner.token));
-        let _ = std::fs::remove_dir_all(&p);
-        crate::trust::store::private_dir(&p)?;
-        Ok(Some(TmpDir(p)))
-    }
-}
-
-impl Drop for TmpDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// How long the output pipe is waited on after the command and everything
 /// it left were ended: a process that escaped both (it dropped its marker)
 /// may hold the pipe, and the loop must not wait on it.
@@ -265,10 +245,18 @@ fn run_one(
     runner: &Runner,
 ) -> Result<CommandRun> {
     let (reader, writer) = std::io::pipe().context("cannot make a pipe for the gate")?;
-    // A confined command's own TMPDIR, gone when it is.
-    let tmp = TmpDir::new(runner)?;
+    // A confined command's own TMPDIR (private, gone when it is).
+    let tmp = match &runner.confined {
+        Some(_) => Some(
+            tempfile::Builder::new()
+                .prefix("ralph-gate-")
+                .tempdir()
+                .context("cannot make the gate's temporary folder")?,
+        ),
+        None => None,
+    };
     let argv = match (&runner.confined, &tmp) {
-        (Some(c), Some(t)) => crate::run::confine::gate_argv(c, cwd, &t.0, cmd),
+        (Some(c), Some(t)) => crate::run::confine::gate_argv(c, cwd, t.path(), cmd),
         _ => vec!["/bin/sh".into(), "-c".into(), cmd.into()],
     };
     let mut child = Command::new(&argv[0])
