@@ -3,7 +3,6 @@
 //! session confined to its project cannot write them, and a repository as
 //! cloned brings none of them along.
 
-use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -21,10 +20,11 @@ pub fn real_root(root: &Path) -> PathBuf {
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(bytes))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn key(root: &Path) -> String {
@@ -81,18 +81,15 @@ pub fn lock_file(root: &Path) -> PathBuf {
 /// 128 random bits, hex: a run's secret, which marks its processes.
 pub fn random_token() -> String {
     let mut buf = [0u8; 16];
-    let ok = std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut buf))
-        .is_ok();
-    if !ok {
-        // No /dev/urandom: time and pid, hashed. Not secret, but unique.
+    if getrandom::fill(&mut buf).is_err() {
+        // No random source at all: time and pid, hashed. Not secret, but unique.
         let t = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap_or_default();
         let h = sha256_hex(format!("{t:?}-{}", std::process::id()).as_bytes());
         return h[..32].to_string();
     }
-    buf.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&buf)
 }
 
 #[cfg(test)]
