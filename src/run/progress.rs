@@ -121,13 +121,8 @@ fn tree_fingerprint(root: &Path, status: &str) -> String {
 
 /// Commits between two HEADs (for the summary).
 pub fn commits_between(root: &Path, from: Option<&str>, to: &str) -> Option<u64> {
-    // Heads are object ids (a saved one is checked as it is read); never an
-    // option, whatever they hold.
-    if !crate::run::records::is_object_id(to)
-        || from.is_some_and(|f| !crate::run::records::is_object_id(f))
-    {
-        return None;
-    }
+    // A saved head is checked as it is read, and git gets the range after
+    // `--end-of-options` whatever it holds.
     // No HEAD at the start: every commit since is new.
     let range = from.map_or_else(|| to.to_string(), |f| format!("{f}..{to}"));
     crate::git::at(root)
