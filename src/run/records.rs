@@ -28,32 +28,31 @@ pub struct RunDir {
     handle: Option<std::sync::Arc<fs::File>>,
 }
 
-/// `runs/id` with the project root's links resolved (and no others).
-fn real_path(runs: &Path, id: &str) -> PathBuf {
-    let (Some(ralph), Some(root)) = (runs.parent(), runs.parent().and_then(Path::parent)) else {
-        return runs.join(id);
-    };
-    match (fs::canonicalize(root), ralph.file_name(), runs.file_name()) {
-        (Ok(r), Some(a), Some(b)) => r.join(a).join(b).join(id),
-        _ => runs.join(id),
-    }
-}
-
-/// Open `runs/id` with no link followed below the project root (`runs` is
-/// `<root>/.ralph/runs`; the root is the user's and followed as given).
-fn hold(runs: &Path, id: &str) -> Option<std::sync::Arc<fs::File>> {
+/// `runs/id` (`runs` being `<root>/.ralph/runs`) as the project root and the
+/// three names below it, where ralph follows no link.
+fn below_root<'a>(runs: &'a Path, id: &'a str) -> Option<(&'a Path, [&'a std::ffi::OsStr; 3])> {
     let ralph = runs.parent()?;
     let root = ralph.parent()?;
-    crate::fsutil::open_dir_beneath(
-        root,
-        &[
-            ralph.file_name()?,
-            runs.file_name()?,
-            std::ffi::OsStr::new(id),
-        ],
-    )
-    .ok()
-    .map(std::sync::Arc::new)
+    Some((root, [ralph.file_name()?, runs.file_name()?, id.as_ref()]))
+}
+
+/// `runs/id` with the project root's links resolved (and no others).
+fn real_path(runs: &Path, id: &str) -> PathBuf {
+    below_root(runs, id)
+        .and_then(|(root, names)| {
+            let real = fs::canonicalize(root).ok()?;
+            Some(names.iter().fold(real, |p, n| p.join(n)))
+        })
+        .unwrap_or_else(|| runs.join(id))
+}
+
+/// Open `runs/id` with no link followed below the project root (the root
+/// is the user's, followed as given).
+fn hold(runs: &Path, id: &str) -> Option<std::sync::Arc<fs::File>> {
+    let (root, names) = below_root(runs, id)?;
+    crate::fsutil::open_dir_beneath(root, &names)
+        .ok()
+        .map(std::sync::Arc::new)
 }
 
 impl RunDir {
