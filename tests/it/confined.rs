@@ -31,8 +31,7 @@ fn project() -> (TestEnv, Vec<String>) {
         "Do the first open step.\n",
     )
     .unwrap();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "start"]);
+    env.commit_all("start");
     (env, t)
 }
 

@@ -243,8 +243,7 @@ fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
         "max_iterations = 5\n",
     )
     .unwrap();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "gated"]);
+    env.commit_all("gated");
     let escaped = env.home.join("escaped");
     env.api.session([
         Reply::bash(format!(
@@ -721,8 +720,7 @@ fn a_clones_claude_files_run_nothing_until_approved_and_never_confined() {
         .to_string(),
     )
     .unwrap();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "as cloned"]);
+    env.commit_all("as cloned");
     crate::support::ralph_loop(&env).assert().code(2).stderr(
         predicate::str::contains(".claude/settings.json hooks")
             .and(predicate::str::contains(".mcp.json = "))
@@ -768,8 +766,7 @@ fn a_worktree_loop_carries_the_checkouts_approval_over_and_no_further() {
     )
     .unwrap();
     env.approve_config();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "gated"]);
+    env.commit_all("gated");
     let claude = quick_claude(&env);
     let worktree_loop = || {
         env.ralph()

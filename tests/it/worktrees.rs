@@ -58,8 +58,7 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     };
     fs::create_dir_all(root.join(".ralph")).unwrap();
     fs::write(root.join(".ralph/prompt.md"), "Do the first open step.\n").unwrap();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "start"]);
+    env.commit_all("start");
     let spec = |name: &str, a: &str, b: &str| -> PathBuf {
         let p = env.tmp.path().join(format!("spec-{name}.md"));
         fs::write(
@@ -395,8 +394,7 @@ fn two_confined_loops_in_worktrees_at_once() {
     let (_epic, t) = workspace(&env);
     fs::create_dir_all(root.join(".ralph")).unwrap();
     fs::write(root.join(".ralph/prompt.md"), "Do the first open step.\n").unwrap();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "start"]);
+    env.commit_all("start");
     let spec = |name: &str, ids: &[&String]| -> PathBuf {
         let p = env.tmp.path().join(format!("spec-{name}.md"));
         let steps: String = ids

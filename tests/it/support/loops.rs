@@ -24,8 +24,7 @@ pub fn project() -> TestEnv {
         "Read .ralph/spec.md and do the first open step.\n",
     )
     .unwrap();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "start"]);
+    env.commit_all("start");
     env
 }
 
@@ -163,8 +162,7 @@ pub fn one_step_with_gate(gate: &str) -> TestEnv {
     )
     .unwrap();
     env.approve_config();
-    env.git(&["add", "-A"]);
-    env.git(&["commit", "-qm", "one step, gated"]);
+    env.commit_all("one step, gated");
     env
 }
 

@@ -368,6 +368,12 @@ impl TestEnv {
     }
 
     /// `git` in the project.
+    /// `git add -A` and a commit of everything, in the project.
+    pub fn commit_all(&self, message: &str) {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-qm", message]);
+    }
+
     pub fn git(&self, args: &[&str]) -> String {
         self.git_in(&self.project, args)
     }
