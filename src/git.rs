@@ -92,4 +92,25 @@ mod tests {
         assert!(!out.exists());
         assert!(!g.ok(&["rev-parse", "--verify", "--quiet"], &["--orphan"]));
     }
+
+    #[test]
+    fn output_raw_or_trimmed_and_success_as_asked() {
+        let d = tempfile::tempdir().unwrap();
+        let g = at(d.path());
+        assert_eq!(g.bytes(&["rev-parse", "--is-inside-work-tree"]), None);
+        assert!(!g.ok(&["rev-parse", "--git-dir"], &[]));
+        g.run(&["init", "-q"], &[]).unwrap();
+        assert_eq!(
+            g.bytes(&["rev-parse", "--is-inside-work-tree"]).as_deref(),
+            Some(&b"true\n"[..])
+        );
+        assert!(g.ok(&["rev-parse", "--git-dir"], &[]));
+        // No values, no `--end-of-options`: git prints just what was asked.
+        assert_eq!(g.run(&["rev-parse", "--git-dir"], &[]).unwrap(), ".git");
+        assert_eq!(
+            g.run(&["rev-parse", "--verify", "--quiet"], &["HEAD"]).ok(),
+            None,
+            "no commit yet"
+        );
+    }
 }
