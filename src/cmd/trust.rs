@@ -56,7 +56,7 @@ impl Run for Trust {
             }
         };
         let parts = approval::project_parts(&project.root, &cfg);
-        let standing = approval::standing(&project.root, &cfg);
+        let standing = approval::standing_of(&project.root, &parts);
         if standing == Standing::NothingToApprove {
             outln!(
                 "Nothing in {} or the project's Claude Code files runs programs or allows more; nothing to approve.",

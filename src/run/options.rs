@@ -394,11 +394,12 @@ pub fn settings(
 ) -> Result<Settings, String> {
     let cfg: Config = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
     // What the file makes ralph run or allow counts only once approved.
-    let standing = crate::trust::approval::standing(&project.root, &cfg);
+    let parts = crate::trust::approval::project_parts(&project.root, &cfg);
+    let standing = crate::trust::approval::standing_of(&project.root, &parts);
     if let crate::trust::approval::Standing::NotApproved { .. } = standing {
         return Err(crate::trust::approval::refusal(
             &project.root,
-            &crate::trust::approval::project_parts(&project.root, &cfg),
+            &parts,
             &standing,
         ));
     }

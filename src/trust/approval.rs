@@ -265,11 +265,15 @@ pub fn project_parts(root: &Path, cfg: &Config) -> Vec<Part> {
 
 /// Where `root`'s files stand.
 pub fn standing(root: &Path, cfg: &Config) -> Standing {
-    let p = project_parts(root, cfg);
-    if p.is_empty() {
-        return Standing::NothingToApprove;
-    }
-    judge(&p, &approved_digest(root).into_iter().collect::<Vec<_>>())
+    standing_of(root, &project_parts(root, cfg))
+}
+
+/// Where `parts` (what `root`'s files ask for, already read) stand.
+pub fn standing_of(root: &Path, parts: &[Part]) -> Standing {
+    judge(
+        parts,
+        &approved_digest(root).into_iter().collect::<Vec<_>>(),
+    )
 }
 
 /// A worktree's files, seeded from its main checkout by ralph: approved when
