@@ -434,6 +434,124 @@ mod tests {
     use super::*;
 
     #[test]
+    fn run_ids_are_names_ralph_makes() {
+        for ok in ["2026-11-22T21-30-05Z-12345", "a", "r_1.2"] {
+            assert!(RunDir::valid_id(ok), "{ok}");
+        }
+        let long = "a".repeat(101);
+        for bad in [
+            "",
+            ".hidden",
+            "../x",
+            "a/b",
+            "x\u{1b}]52",
+            "run id",
+            long.as_str(),
+        ] {
+            assert!(!RunDir::valid_id(bad), "{bad:?}");
+        }
+        assert!(RunDir::valid_id(&"a".repeat(100)));
+    }
+
+    #[test]
+    fn heads_are_object_ids() {
+        assert!(is_object_id(&"a1".repeat(20)));
+        assert!(is_object_id(&"F0".repeat(32)));
+        for bad in ["", "HEAD", "--output=/x", &"g1".repeat(20), &"a".repeat(41)] {
+            assert!(!is_object_id(bad), "{bad:?}");
+        }
+    }
+
+    fn saved() -> Saved {
+        Saved {
+            run_id: "2026-01-01T00-00-00Z-1".into(),
+            started: "2026-01-01T00:00:00Z".into(),
+            limits: Limits {
+                max_iterations: 10,
+                max_cost: Some(5.0),
+                no_progress_limit: 3,
+                max_failures: 3,
+                limit_backoff: std::time::Duration::from_secs(60),
+                max_limit_wait: std::time::Duration::from_secs(3600),
+                max_gate_failures: 3,
+            },
+            state: State {
+                iteration: 2,
+                cost_usd: 1.5,
+                ..Default::default()
+            },
+            first_head: Some("a".repeat(40)),
+            elapsed_s: 30.0,
+            tokens: Tokens::default(),
+            resumed: 0,
+            gate_runs: 0,
+            last_gate: None,
+        }
+    }
+
+    #[test]
+    fn saved_state_is_checked_value_by_value() {
+        assert_eq!(saved().check(), Ok(()));
+        let zero = Saved {
+            elapsed_s: 0.0,
+            state: State::default(),
+            first_head: None,
+            ..saved()
+        };
+        assert_eq!(zero.check(), Ok(()));
+        let mut most = saved();
+        most.state.iteration = 1_000_000;
+        assert_eq!(most.check(), Ok(()), "the most iterations a run may have");
+        type Spoil = fn(&mut Saved);
+        let bad: [(&str, Spoil); 9] = [
+            ("cost_usd", |s| s.state.cost_usd = -5.0),
+            ("cost_usd", |s| s.state.cost_usd = f64::NAN),
+            ("cost_usd", |s| s.state.cost_usd = 2e9),
+            ("elapsed_s", |s| s.elapsed_s = -1.0),
+            ("elapsed_s", |s| s.elapsed_s = 1e300),
+            ("first_head", |s| s.first_head = Some("--output=/x".into())),
+            ("iteration", |s| s.state.iteration = 2_000_000),
+            ("run_id", |s| s.run_id = "../x".into()),
+            ("max_cost", |s| s.limits.max_cost = Some(-1.0)),
+        ];
+        for (names, spoil) in bad {
+            let mut s = saved();
+            spoil(&mut s);
+            let e = s.check().unwrap_err();
+            assert!(e.contains(names), "{names}: {e}");
+        }
+        let mut s = saved();
+        s.last_gate = Some(crate::work::gate::Verdict {
+            passed: true,
+            failed: None,
+            why: None,
+            time: "t".into(),
+            duration_s: -1.0,
+            log: None,
+            tail: Vec::new(),
+            interrupted: false,
+        });
+        assert!(s.check().unwrap_err().contains("last_gate"));
+    }
+
+    #[test]
+    fn a_state_file_is_read_back_only_when_valid() {
+        let d = tempfile::tempdir().unwrap();
+        let runs = d.path().join(".ralph/runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        let run = RunDir::create(&runs).unwrap();
+        assert!(matches!(run.state_checked(), Ok(None)));
+        let mut s = saved();
+        s.run_id = run.id.clone();
+        run.save_state(&s).unwrap();
+        assert_eq!(run.state_checked().unwrap().unwrap().elapsed_s, 30.0);
+        s.elapsed_s = -1.0;
+        run.save_state(&s).unwrap();
+        assert!(run.state_checked().unwrap_err().contains("elapsed_s"));
+        assert!(run.state().is_none());
+    }
+
+    #[test]
     fn every_session_outcome_reads_back() {
         for o in [
             SessionOutcome::Ok,
