@@ -512,7 +512,7 @@ mod tests {
             ("first_head", |s| s.first_head = Some("--output=/x".into())),
             ("iteration", |s| s.state.iteration = 2_000_000),
             ("run_id", |s| s.run_id = "../x".into()),
-            ("max_cost", |s| s.limits.max_cost = Some(-1.0)),
+            ("max_cost", |s| s.limits.max_cost = Some(0.0)),
         ];
         for (names, spoil) in bad {
             let mut s = saved();
