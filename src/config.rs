@@ -1,58 +1,132 @@
-//! `.ralph/config.toml`: the loop's settings for a project. The command
-//! line overrides it; it overrides the defaults.
+//! The loop's settings, defined once: the command line (`ralph loop`'s
+//! flags) and `.ralph/config.toml` fill the same `Options`, which
+//! `run::options::resolve` layers (defaults < config < resumed run <
+//! command line) and bounds.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
+use clap::Args;
 use serde::Deserialize;
 
 use crate::fsutil;
+use crate::work::tracker::Kind;
 
-#[derive(Debug, Default, Clone, Deserialize)]
+/// One loop setting per field. Its doc comment is its `--help`; its name is
+/// its key in `config.toml` and, in kebab case, its flag. A field that only
+/// one side may set says so (`arg(skip)`, `serde(skip)`).
+#[derive(Debug, Default, Clone, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Config {
+pub struct Options {
+    /// The prompt given to every session [default: .ralph/prompt.md, else prompt.md]
+    #[arg(long, value_name = "FILE")]
     pub prompt: Option<PathBuf>,
+
+    /// Stop after this many sessions [default: 50]
+    #[arg(long, value_name = "N")]
     pub max_iterations: Option<u32>,
+
+    /// End a session that runs longer than this, wall clock (at most 7d) [default: 30m]
+    #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
+
+    /// Stop once the sessions have cost this much, in USD
+    #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
+
+    /// Stop (writing WAITING) after this many sessions in a row that change
+    /// nothing: not git HEAD, the working tree or the spec's checkboxes [default: 3]
+    #[arg(long, value_name = "N")]
     pub no_progress_limit: Option<u32>,
+
+    /// Stop after this many failing sessions in a row [default: 3]
+    #[arg(long, value_name = "N")]
     pub max_failures: Option<u32>,
-    pub interactive: Option<bool>,
-    pub claude: Option<PathBuf>,
-    pub model: Option<String>,
-    pub permission_mode: Option<String>,
-    pub claude_args: Option<Vec<String>>,
-    pub limit_backoff: Option<String>,
-    pub max_limit_wait: Option<String>,
-    /// Run sessions confined by Claude Code's sandbox (`--confined`).
-    pub confined: Option<bool>,
-    /// Confined: paths writable besides the project (`~` expands).
-    pub allow_write: Option<Vec<String>>,
-    /// Confined: domains the session's tools may reach.
-    pub allow_domains: Option<Vec<String>>,
+
+    /// Run the interactive TUI in this terminal instead of print mode; the
+    /// Stop hook ends each session (quitting claude yourself stops the loop)
+    #[arg(long)]
     #[serde(default)]
-    pub hooks: Hooks,
+    pub interactive: bool,
+
+    /// The claude executable [default: `claude` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub claude: Option<PathBuf>,
+
+    /// The model for the sessions (claude --model)
+    #[arg(long)]
+    pub model: Option<String>,
+
+    /// claude's permission mode; bypassPermissions means
+    /// --dangerously-skip-permissions [default: bypassPermissions]
+    #[arg(long, value_name = "MODE")]
+    pub permission_mode: Option<String>,
+
+    /// First wait after a usage limit, rate limit or overload that gives no
+    /// reset time; doubles each time, up to 30m [default: 60s]
+    #[arg(long, value_name = "DURATION")]
+    pub limit_backoff: Option<String>,
+
+    /// Longest the loop waits for usage limits in a row before it stops
+    /// (exit 4) [default: 8h]
+    #[arg(long, value_name = "DURATION")]
+    pub max_limit_wait: Option<String>,
+
+    /// Tracker for the completion check [default: br if installed, else bd]
+    #[arg(long, value_enum)]
+    pub tracker: Option<Kind>,
+
+    /// Run each session confined by Claude Code's own sandbox instead of with
+    /// --dangerously-skip-permissions: acceptEdits, Bash allowed inside the
+    /// sandbox, writes only in the project, network only to allowed domains
+    #[arg(long)]
+    #[serde(default)]
+    pub confined: bool,
+
+    /// Confined: a path the session may write besides the project (repeatable)
+    #[arg(long = "allow-write", value_name = "PATH")]
+    pub allow_write: Option<Vec<String>>,
+
+    /// Confined: a domain the session's tools may reach (repeatable)
+    #[arg(long = "allow-domain", value_name = "DOMAIN")]
+    pub allow_domains: Option<Vec<String>>,
+
+    #[command(flatten)]
     #[serde(default)]
     pub gate: GateConfig,
+
+    #[arg(skip)]
+    #[serde(default)]
+    pub hooks: Hooks,
+
+    /// Extra arguments for claude, after `--`
+    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    pub claude_args: Option<Vec<String>>,
 }
 
 /// `[gate]`: the project's own checks, which decide whether COMPLETE holds.
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GateConfig {
-    /// Shell commands, run in order in the project with `sh -c`; all must exit 0.
+    /// A command of the completion gate (repeatable; replaces `[gate]
+    /// commands`): COMPLETE holds only if every one exits 0
+    #[arg(long = "gate", value_name = "CMD")]
     pub commands: Option<Vec<String>>,
     /// Longest one command may run [default: 20m].
+    #[arg(skip)]
     pub timeout: Option<String>,
     /// `complete` (when COMPLETE appears) or `each` (also after every
     /// session that changed something).
+    #[arg(skip)]
     pub when: Option<String>,
     /// Gate failures in a row before the loop gives up (exit 1) [default: 3].
+    #[arg(skip)]
     pub max_failures: Option<u32>,
 }
 
 /// Shell commands run at points of the loop's life, with the facts in
 /// `RALPH_*` environment variables. A failing one is reported, never fatal.
+/// From the config only: a hook is a program to approve (`ralph trust`).
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Hooks {
@@ -64,9 +138,73 @@ pub struct Hooks {
     pub on_limit: Option<String>,
 }
 
-pub fn load(path: &Path) -> Result<Config> {
+/// Layering: a value given at a higher layer wins over a lower one's.
+pub trait Layer {
+    fn over(self, lower: Self) -> Self;
+}
+
+impl<T> Layer for Option<T> {
+    fn over(self, lower: Self) -> Self {
+        self.or(lower)
+    }
+}
+
+impl Layer for bool {
+    fn over(self, lower: Self) -> Self {
+        self || lower
+    }
+}
+
+/// Field by field; a field missing from the list does not compile.
+macro_rules! layered {
+    ($t:ident { $($f:ident),* $(,)? }) => {
+        impl Layer for $t {
+            fn over(self, lower: Self) -> Self {
+                $t { $($f: self.$f.over(lower.$f)),* }
+            }
+        }
+    };
+}
+
+layered!(Options {
+    prompt,
+    max_iterations,
+    timeout,
+    max_cost,
+    no_progress_limit,
+    max_failures,
+    interactive,
+    claude,
+    model,
+    permission_mode,
+    limit_backoff,
+    max_limit_wait,
+    tracker,
+    confined,
+    allow_write,
+    allow_domains,
+    gate,
+    hooks,
+    claude_args,
+});
+layered!(GateConfig {
+    commands,
+    timeout,
+    when,
+    max_failures
+});
+layered!(Hooks {
+    on_loop_start,
+    on_session_start,
+    on_session_end,
+    on_complete,
+    on_waiting,
+    on_limit
+});
+
+pub fn load(path: &Path) -> Result<Options> {
     let Some(text) = fsutil::read_optional(path)? else {
-        return Ok(Config::default());
+        return Ok(Options::default());
     };
     toml::from_str(&text)
         .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))
@@ -166,11 +304,43 @@ mod tests {
             (c.max_iterations, c.hooks.on_complete.as_deref()),
             (Some(5), Some("echo done"))
         );
-        std::fs::write(&p, "max_iteration = 5\n").unwrap();
-        let e = format!("{:#}", load(&p).unwrap_err());
-        assert!(
-            e.contains("config.toml") && e.contains("max_iteration"),
-            "{e}"
+        // The command line's own flags (where the loop runs) are not settings.
+        for wrong in ["max_iteration = 5\n", "resume = true\n", "worktree = \"a\"\n"] {
+            std::fs::write(&p, wrong).unwrap();
+            let e = format!("{:#}", load(&p).unwrap_err());
+            let key = wrong.split(' ').next().unwrap();
+            assert!(e.contains("config.toml") && e.contains(key), "{e}");
+        }
+        std::fs::write(&p, "tracker = \"bd\"\n").unwrap();
+        assert_eq!(load(&p).unwrap().tracker, Some(Kind::Bd));
+    }
+
+    #[test]
+    fn a_higher_layer_wins_field_by_field() {
+        let high: Options =
+            toml::from_str("max_iterations = 9\n[gate]\nwhen = \"each\"\n").unwrap();
+        let low: Options = toml::from_str(
+            "max_iterations = 1\nmodel = \"m\"\nconfined = true\n[gate]\ncommands = [\"make\"]\nwhen = \"complete\"\n[hooks]\non_complete = \"x\"\n",
+        )
+        .unwrap();
+        let o = high.over(low);
+        assert_eq!(
+            (
+                o.max_iterations,
+                o.model.as_deref(),
+                o.confined,
+                o.gate.commands.as_deref(),
+                o.gate.when.as_deref(),
+                o.hooks.on_complete.as_deref()
+            ),
+            (
+                Some(9),
+                Some("m"),
+                true,
+                Some(&["make".to_string()][..]),
+                Some("each"),
+                Some("x")
+            )
         );
     }
 }

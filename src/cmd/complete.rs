@@ -58,7 +58,7 @@ impl Run for Complete {
             Err(_) => ("unknown".to_string(), "not checked".to_string()),
         };
         let cfg = crate::config::load(&project.config())?;
-        let gate = Gate::from_config(&cfg.gate, &[]).map_err(anyhow::Error::msg)?;
+        let gate = Gate::from_config(&cfg.gate).map_err(anyhow::Error::msg)?;
         let rule = completion::rule(&check, gate.is_some());
         let mut blockers = match &rule {
             completion::Rule::Blocked(why) => why.clone(),
@@ -109,7 +109,7 @@ impl Run for Complete {
 /// pass; they run only as the user approved them.
 fn gate_blockers(
     project: &Project,
-    cfg: &crate::config::Config,
+    cfg: &crate::config::Options,
     gate: &Gate,
 ) -> Result<Vec<String>> {
     let standing = crate::trust::approval::standing(&project.root, cfg);

@@ -7,7 +7,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Run;
-use crate::config::Config;
+use crate::config::Options;
 use crate::exit::ExitStatus;
 use crate::outln;
 use crate::settings::target::{self as hook_target, user_settings_path};
@@ -76,7 +76,7 @@ fn verdict(ok: bool, detail: impl Into<String>, fix: &str) -> Verdict {
 /// config stands, and ralph's hooks in Claude Code's settings.
 struct Here {
     project: Project,
-    cfg: Result<Config>,
+    cfg: Result<Options>,
     standing: Option<Standing>,
     hooks: Vec<(&'static str, PathBuf, String)>,
     via_plugin: bool,
@@ -244,12 +244,7 @@ fn git(h: &Here) -> Verdict {
 /// Can Claude Code's sandbox run here? A failure only when the project
 /// asks for confinement.
 fn confined(h: &Here) -> Verdict {
-    let wants = h
-        .cfg
-        .as_ref()
-        .ok()
-        .and_then(|c| c.confined)
-        .unwrap_or(false);
+    let wants = h.cfg.as_ref().is_ok_and(|c| c.confined);
     match crate::run::confine::unavailable(|p| which::which(p).is_ok()) {
         None => pass("Claude Code's sandbox can run here: `ralph loop --confined` works"),
         Some(why) => verdict(

@@ -157,7 +157,7 @@ impl Loop {
             None
         };
         let settings = options::settings(
-            &self.args,
+            &self.args.options,
             &project,
             resume.as_ref().map(|(_, s)| &s.limits),
         )

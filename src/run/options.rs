@@ -7,88 +7,16 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::config::{self, Config, parse_duration};
+use crate::config::{self, Layer, Options, parse_duration};
 use crate::run::engine::Limits;
 use crate::work::project::Project;
 use crate::work::tracker::Kind;
 
+/// `ralph loop`'s command line: the loop's settings, and where it runs.
 #[derive(Debug, Args, Default)]
 pub struct LoopArgs {
-    /// The prompt given to every session [default: .ralph/prompt.md, else prompt.md]
-    #[arg(long, value_name = "FILE")]
-    pub prompt: Option<PathBuf>,
-
-    /// Stop after this many sessions [default: 50]
-    #[arg(long, value_name = "N")]
-    pub max_iterations: Option<u32>,
-
-    /// End a session that runs longer than this, wall clock (at most 7d) [default: 30m]
-    #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
-
-    /// Stop once the sessions have cost this much, in USD
-    #[arg(long, value_name = "USD")]
-    pub max_cost: Option<f64>,
-
-    /// Stop (writing WAITING) after this many sessions in a row that change
-    /// nothing: not git HEAD, the working tree or the spec's checkboxes [default: 3]
-    #[arg(long, value_name = "N")]
-    pub no_progress_limit: Option<u32>,
-
-    /// Stop after this many failing sessions in a row [default: 3]
-    #[arg(long, value_name = "N")]
-    pub max_failures: Option<u32>,
-
-    /// Run the interactive TUI in this terminal instead of print mode; the
-    /// Stop hook ends each session (quitting claude yourself stops the loop)
-    #[arg(long)]
-    pub interactive: bool,
-
-    /// The claude executable [default: `claude` on PATH]
-    #[arg(long, value_name = "PATH")]
-    pub claude: Option<PathBuf>,
-
-    /// The model for the sessions (claude --model)
-    #[arg(long)]
-    pub model: Option<String>,
-
-    /// claude's permission mode; bypassPermissions means
-    /// --dangerously-skip-permissions [default: bypassPermissions]
-    #[arg(long, value_name = "MODE")]
-    pub permission_mode: Option<String>,
-
-    /// First wait after a usage limit, rate limit or overload that gives no
-    /// reset time; doubles each time, up to 30m [default: 60s]
-    #[arg(long, value_name = "DURATION")]
-    pub limit_backoff: Option<String>,
-
-    /// Longest the loop waits for usage limits in a row before it stops
-    /// (exit 4) [default: 8h]
-    #[arg(long, value_name = "DURATION")]
-    pub max_limit_wait: Option<String>,
-
-    /// Tracker for the completion check [default: br if installed, else bd]
-    #[arg(long, value_enum)]
-    pub tracker: Option<Kind>,
-
-    /// Run each session confined by Claude Code's own sandbox instead of with
-    /// --dangerously-skip-permissions: acceptEdits, Bash allowed inside the
-    /// sandbox, writes only in the project, network only to allowed domains
-    #[arg(long)]
-    pub confined: bool,
-
-    /// Confined: a path the session may write besides the project (repeatable)
-    #[arg(long = "allow-write", value_name = "PATH")]
-    pub allow_write: Vec<String>,
-
-    /// Confined: a domain the session's tools may reach (repeatable)
-    #[arg(long = "allow-domain", value_name = "DOMAIN")]
-    pub allow_domains: Vec<String>,
-
-    /// A command of the completion gate (repeatable; replaces `[gate]
-    /// commands`): COMPLETE holds only if every one exits 0
-    #[arg(long = "gate", value_name = "CMD")]
-    pub gate: Vec<String>,
+    #[command(flatten)]
+    pub options: Options,
 
     /// Go on with the last run that did not finish (interrupted, killed, or
     /// stopped for a human): same run folder, iteration count, cost, counters
@@ -109,10 +37,6 @@ pub struct LoopArgs {
     /// With --worktree: this file becomes the worktree's .ralph/spec.md
     #[arg(long, value_name = "FILE", requires = "worktree")]
     pub spec: Option<PathBuf>,
-
-    /// Extra arguments for claude, after `--`
-    #[arg(last = true, value_name = "CLAUDE_ARGS")]
-    pub claude_args: Vec<String>,
 }
 
 /// The settings in force.
@@ -241,18 +165,36 @@ pub struct Resolved {
     pub settings: Settings,
 }
 
-/// Merge and bound. `saved` holds the limits of a run being resumed.
+/// A resumed run's limits as options, to layer between the command line
+/// and the config.
+fn saved_options(l: &Limits) -> Options {
+    let secs = |d: Duration| Some(d.as_secs().to_string());
+    Options {
+        max_iterations: Some(l.max_iterations),
+        max_cost: l.max_cost,
+        no_progress_limit: Some(l.no_progress_limit),
+        max_failures: Some(l.max_failures),
+        limit_backoff: secs(l.limit_backoff),
+        max_limit_wait: secs(l.max_limit_wait),
+        ..Options::default()
+    }
+}
+
+/// Layer and bound. `saved` holds the limits of a run being resumed.
 /// Errors are usage errors (exit 2), said with the option's name.
-pub fn resolve(a: &LoopArgs, cfg: &Config, saved: Option<&Limits>) -> Result<Resolved, String> {
-    let prompt = match (&a.prompt, &cfg.prompt) {
+pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resolved, String> {
+    let prompt = match (&cli.prompt, &cfg.prompt) {
         (Some(p), _) => PromptFrom::CommandLine(p.clone()),
         (None, Some(p)) => PromptFrom::Config(p.clone()),
         (None, None) => PromptFrom::Default,
     };
-    let permission_mode = a
+    let o = cli
+        .clone()
+        .over(saved.map(saved_options).unwrap_or_default())
+        .over(cfg.clone());
+    let permission_mode = o
         .permission_mode
         .clone()
-        .or(cfg.permission_mode.clone())
         .unwrap_or_else(|| "bypassPermissions".into());
     if !PERMISSION_MODES.contains(&permission_mode.as_str()) {
         return Err(format!(
@@ -260,112 +202,56 @@ pub fn resolve(a: &LoopArgs, cfg: &Config, saved: Option<&Limits>) -> Result<Res
             PERMISSION_MODES.join(", ")
         ));
     }
-    let pick = |cli: &Option<String>, cfg: &Option<String>, saved: Option<Duration>| {
-        cli.clone()
-            .or_else(|| saved.map(|d| d.as_secs().to_string()))
-            .or(cfg.clone())
-    };
-    let max_cost = a
-        .max_cost
-        .or(saved.and_then(|s| s.max_cost))
-        .or(cfg.max_cost);
-    if max_cost.is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6) {
+    if o.max_cost.is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6) {
         return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
     }
-    let gate = crate::work::gate::Gate::from_config(&cfg.gate, &a.gate)?;
-    let claude_args = if a.claude_args.is_empty() {
-        cfg.claude_args.clone().unwrap_or_default()
-    } else {
-        a.claude_args.clone()
-    };
-    let confined = confinement(a, cfg, &claude_args)?;
+    let gate = crate::work::gate::Gate::from_config(&o.gate)?;
+    let claude_args = o.claude_args.clone().unwrap_or_default();
+    let confined = confinement(cli, &o, &claude_args)?;
     let limits = Limits {
-        max_iterations: count(
-            "max-iterations",
-            a.max_iterations
-                .or(saved.map(|s| s.max_iterations))
-                .or(cfg.max_iterations)
-                .unwrap_or(50),
-            1_000_000,
-        )?,
-        max_cost,
-        no_progress_limit: count(
-            "no-progress-limit",
-            a.no_progress_limit
-                .or(saved.map(|s| s.no_progress_limit))
-                .or(cfg.no_progress_limit)
-                .unwrap_or(3),
-            10_000,
-        )?,
-        max_failures: count(
-            "max-failures",
-            a.max_failures
-                .or(saved.map(|s| s.max_failures))
-                .or(cfg.max_failures)
-                .unwrap_or(3),
-            10_000,
-        )?,
-        limit_backoff: duration(
-            "limit-backoff",
-            pick(
-                &a.limit_backoff,
-                &cfg.limit_backoff,
-                saved.map(|s| s.limit_backoff),
-            )
-            .as_deref(),
-        )?,
-        max_limit_wait: duration(
-            "max-limit-wait",
-            pick(
-                &a.max_limit_wait,
-                &cfg.max_limit_wait,
-                saved.map(|s| s.max_limit_wait),
-            )
-            .as_deref(),
-        )?,
+        max_iterations: count("max-iterations", o.max_iterations.unwrap_or(50), 1_000_000)?,
+        max_cost: o.max_cost,
+        no_progress_limit: count("no-progress-limit", o.no_progress_limit.unwrap_or(3), 10_000)?,
+        max_failures: count("max-failures", o.max_failures.unwrap_or(3), 10_000)?,
+        limit_backoff: duration("limit-backoff", o.limit_backoff.as_deref())?,
+        max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_deref())?,
         max_gate_failures: gate.as_ref().map_or(3, |g| g.max_failures),
     };
     Ok(Resolved {
         prompt,
-        claude: a.claude.clone().or(cfg.claude.clone()),
+        claude: o.claude,
         settings: Settings {
             prompt: PathBuf::new(),
             limits,
-            timeout: duration("timeout", a.timeout.as_deref().or(cfg.timeout.as_deref()))?,
-            interactive: a.interactive || cfg.interactive.unwrap_or(false),
+            timeout: duration("timeout", o.timeout.as_deref())?,
+            interactive: o.interactive,
             claude: PathBuf::new(),
-            model: a.model.clone().or(cfg.model.clone()),
+            model: o.model,
             permission_mode,
             claude_args,
-            hooks: cfg.hooks.clone(),
-            tracker: a.tracker,
+            hooks: o.hooks,
+            tracker: o.tracker,
             gate,
             confined,
         },
     })
 }
 
-/// `--confined` and what it allows, from the command line over the config;
-/// nothing that would widen a confined session.
+/// `--confined` and what it allows; nothing that would widen a confined
+/// session. What it allows given without it on the command line is a
+/// mistake worth saying; in the config it waits for `confined = true`.
 fn confinement(
-    a: &LoopArgs,
-    cfg: &Config,
+    cli: &Options,
+    o: &Options,
     claude_args: &[String],
 ) -> Result<Option<crate::run::confine::Confinement>, String> {
-    let pick = |cli: &Vec<String>, cfg: &Option<Vec<String>>| {
-        if cli.is_empty() {
-            cfg.clone().unwrap_or_default()
-        } else {
-            cli.clone()
-        }
-    };
-    if !(a.confined || cfg.confined.unwrap_or(false)) {
-        if !a.allow_write.is_empty() || !a.allow_domains.is_empty() {
+    if !o.confined {
+        if cli.allow_write.is_some() || cli.allow_domains.is_some() {
             return Err("--allow-write and --allow-domain are for --confined sessions".into());
         }
         return Ok(None);
     }
-    if a.permission_mode.is_some() || cfg.permission_mode.is_some() {
+    if o.permission_mode.is_some() {
         return Err(
             "--confined sets the permission mode itself (acceptEdits inside the sandbox); drop --permission-mode / permission_mode"
                 .into(),
@@ -379,8 +265,8 @@ fn confinement(
         ));
     }
     Ok(Some(crate::run::confine::Confinement {
-        allow_write: pick(&a.allow_write, &cfg.allow_write),
-        allow_domains: pick(&a.allow_domains, &cfg.allow_domains),
+        allow_write: o.allow_write.clone().unwrap_or_default(),
+        allow_domains: o.allow_domains.clone().unwrap_or_default(),
     }))
 }
 
@@ -388,11 +274,11 @@ fn confinement(
 /// bounded (`resolve`), then checked against the machine: the prompt there
 /// and not empty, the claude executable, the sandbox's programs.
 pub fn settings(
-    a: &LoopArgs,
+    cli: &Options,
     project: &Project,
     saved: Option<&Limits>,
 ) -> Result<Settings, String> {
-    let cfg: Config = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
+    let cfg: Options = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
     // What the file makes ralph run or allow counts only once approved.
     let parts = crate::trust::approval::project_parts(&project.root, &cfg);
     let standing = crate::trust::approval::standing_of(&project.root, &parts);
@@ -403,7 +289,7 @@ pub fn settings(
             &standing,
         ));
     }
-    let r = resolve(a, &cfg, saved)?;
+    let r = resolve(cli, &cfg, saved)?;
     let mut s = r.settings;
     s.prompt = prompt_file(project, &r.prompt)?;
     s.claude = claude_file(r.claude)?;
@@ -469,8 +355,8 @@ mod tests {
         (dir, p)
     }
 
-    fn args() -> LoopArgs {
-        LoopArgs {
+    fn args() -> Options {
+        Options {
             claude: Some(PathBuf::from("/bin/true")),
             ..Default::default()
         }
@@ -484,52 +370,52 @@ mod tests {
             (s.timeout.as_secs(), s.limits.max_limit_wait.as_secs()),
             (1800, 8 * 3600)
         );
-        let bad: [(&str, LoopArgs); 7] = [
+        let bad: [(&str, Options); 7] = [
             (
                 "--timeout",
-                LoopArgs {
+                Options {
                     timeout: Some("18446744073709551615".into()),
                     ..args()
                 },
             ),
             (
                 "--timeout",
-                LoopArgs {
+                Options {
                     timeout: Some("0".into()),
                     ..args()
                 },
             ),
             (
                 "--timeout",
-                LoopArgs {
+                Options {
                     timeout: Some("9999999999999999h".into()),
                     ..args()
                 },
             ),
             (
                 "--max-iterations",
-                LoopArgs {
+                Options {
                     max_iterations: Some(0),
                     ..args()
                 },
             ),
             (
                 "--no-progress-limit",
-                LoopArgs {
+                Options {
                     no_progress_limit: Some(0),
                     ..args()
                 },
             ),
             (
                 "--max-failures",
-                LoopArgs {
+                Options {
                     max_failures: Some(0),
                     ..args()
                 },
             ),
             (
                 "--max-cost",
-                LoopArgs {
+                Options {
                     max_cost: Some(f64::INFINITY),
                     ..args()
                 },
@@ -562,7 +448,7 @@ mod tests {
         let s = settings(&args(), &p, Some(&saved)).unwrap();
         assert_eq!(s.limits, saved);
         let s = settings(
-            &LoopArgs {
+            &Options {
                 max_iterations: Some(40),
                 ..args()
             },
@@ -578,11 +464,11 @@ mod tests {
 
     #[test]
     fn resolving_reads_nothing_and_takes_the_command_line_over_the_config() {
-        let cfg: Config = toml::from_str(
+        let cfg: Options = toml::from_str(
             "prompt = \"p.md\"\nclaude = \"/nowhere/claude\"\nmax_iterations = 7\nmodel = \"m\"\n",
         )
         .unwrap();
-        let r = resolve(&LoopArgs::default(), &cfg, None).unwrap();
+        let r = resolve(&Options::default(), &cfg, None).unwrap();
         assert_eq!(r.prompt, PromptFrom::Config(PathBuf::from("p.md")));
         assert_eq!(r.claude, Some(PathBuf::from("/nowhere/claude")));
         assert_eq!(
@@ -592,7 +478,7 @@ mod tests {
             ),
             (7, Some("m"))
         );
-        let a = LoopArgs {
+        let a = Options {
             prompt: Some(PathBuf::from("mine.md")),
             max_iterations: Some(9),
             ..Default::default()
@@ -601,18 +487,18 @@ mod tests {
         assert_eq!(r.prompt, PromptFrom::CommandLine(PathBuf::from("mine.md")));
         assert_eq!(r.settings.limits.max_iterations, 9);
         assert_eq!(
-            resolve(&LoopArgs::default(), &Config::default(), None)
+            resolve(&Options::default(), &Options::default(), None)
                 .unwrap()
                 .prompt,
             PromptFrom::Default
         );
-        let confined = LoopArgs {
+        let confined = Options {
             confined: true,
-            claude_args: vec!["--add-dir".into(), "/".into()],
+            claude_args: Some(vec!["--add-dir".into(), "/".into()]),
             ..Default::default()
         };
         assert!(
-            resolve(&confined, &Config::default(), None)
+            resolve(&confined, &Options::default(), None)
                 .unwrap_err()
                 .contains("\"--add-dir\" would widen")
         );
@@ -651,7 +537,7 @@ mod tests {
             let (_d, p) = project(&format!(
                 "timeout = {config_timeout:?}\nmax_iterations = {config_iterations}\n"
             ));
-            let a = LoopArgs {
+            let a = Options {
                 max_iterations,
                 max_cost,
                 no_progress_limit: no_progress,

@@ -18,7 +18,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::config::Config;
+use crate::config::Options;
 
 /// A part to approve: where it is and its value.
 pub type Part = (String, Value);
@@ -26,7 +26,7 @@ pub type Part = (String, Value);
 /// The settings that make ralph run a program or allow a session more, by
 /// their name in the file. Anything added to the config that runs or allows
 /// something belongs here.
-pub fn parts(cfg: &Config) -> Vec<Part> {
+pub fn parts(cfg: &Options) -> Vec<Part> {
     let h = &cfg.hooks;
     let candidates: [(&'static str, Option<Value>); 11] = [
         ("claude", cfg.claude.as_ref().map(|p| json!(p))),
@@ -234,7 +234,7 @@ pub const CLAUDE_FILES: [&str; 3] = [
 
 /// Everything in `root` that needs approval: the config's parts, then the
 /// Claude Code files' (ralph's own Stop hook, by this very binary, aside).
-pub fn project_parts(root: &Path, cfg: &Config) -> Vec<Part> {
+pub fn project_parts(root: &Path, cfg: &Options) -> Vec<Part> {
     let mut p = parts(cfg);
     let me = std::env::current_exe()
         .ok()
@@ -264,7 +264,7 @@ pub fn project_parts(root: &Path, cfg: &Config) -> Vec<Part> {
 }
 
 /// Where `root`'s files stand.
-pub fn standing(root: &Path, cfg: &Config) -> Standing {
+pub fn standing(root: &Path, cfg: &Options) -> Standing {
     standing_of(root, &project_parts(root, cfg))
 }
 
@@ -278,7 +278,7 @@ pub fn standing_of(root: &Path, parts: &[Part]) -> Standing {
 
 /// A worktree's files, seeded from its main checkout by ralph: approved when
 /// they ask for exactly what the user approved there. True if approved so.
-pub fn carry_over(main: &Path, worktree: &Path, cfg: &Config) -> Result<bool> {
+pub fn carry_over(main: &Path, worktree: &Path, cfg: &Options) -> Result<bool> {
     let p = project_parts(worktree, cfg);
     let d = digest(&p);
     let same = !p.is_empty() && approved_digest(main).is_some_and(|m| m == d);
@@ -290,7 +290,7 @@ pub fn carry_over(main: &Path, worktree: &Path, cfg: &Config) -> Result<bool> {
 }
 
 /// Approve what `root`'s files (with `cfg` its config) ask to run.
-pub fn approve(root: &Path, cfg: &Config) -> Result<()> {
+pub fn approve(root: &Path, cfg: &Options) -> Result<()> {
     let p = project_parts(root, cfg);
     let path = super::store::approval_file(root)?;
     let dir = path.parent().expect("approval files live in a folder");
@@ -320,7 +320,7 @@ pub fn revoke(root: &Path) -> Result<bool> {
 mod tests {
     use super::*;
 
-    fn cfg(text: &str) -> Config {
+    fn cfg(text: &str) -> Options {
         toml::from_str(text).unwrap()
     }
 

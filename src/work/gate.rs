@@ -47,14 +47,10 @@ pub struct Gate {
 }
 
 impl Gate {
-    /// From `[gate]` (commands from the command line take over). `Ok(None)`
-    /// when there are no commands: COMPLETE then rests on spec and tracker.
-    pub fn from_config(cfg: &GateConfig, cli: &[String]) -> Result<Option<Gate>, String> {
-        let commands = if cli.is_empty() {
-            cfg.commands.clone().unwrap_or_default()
-        } else {
-            cli.to_vec()
-        };
+    /// From `[gate]` (as layered with `--gate`). `Ok(None)` when there are
+    /// no commands: COMPLETE then rests on spec and tracker.
+    pub fn from_config(cfg: &GateConfig) -> Result<Option<Gate>, String> {
+        let commands = cfg.commands.clone().unwrap_or_default();
         if let Some(i) = commands.iter().position(|c| c.trim().is_empty()) {
             return Err(format!("[gate] commands: command {} is empty", i + 1));
         }
@@ -97,7 +93,7 @@ impl Gate {
     /// The gate of a project, from its config file.
     pub fn of(project: &Project) -> Result<Option<Gate>> {
         let cfg = config::load(&project.config())?;
-        Gate::from_config(&cfg.gate, &[]).map_err(|e| anyhow::anyhow!("{e}"))
+        Gate::from_config(&cfg.gate).map_err(|e| anyhow::anyhow!("{e}"))
     }
 }
 
@@ -387,6 +383,8 @@ const SHELL_WORDS: [&str; 12] = [
 mod tests {
     use super::*;
 
+    use crate::config::Layer;
+
     fn cfg(commands: &[&str]) -> GateConfig {
         GateConfig {
             commands: Some(commands.iter().map(|c| c.to_string()).collect()),
@@ -396,15 +394,15 @@ mod tests {
 
     #[test]
     fn config_is_checked() {
-        assert_eq!(Gate::from_config(&GateConfig::default(), &[]), Ok(None));
-        let g = Gate::from_config(&cfg(&["cargo test"]), &[])
+        assert_eq!(Gate::from_config(&GateConfig::default()), Ok(None));
+        let g = Gate::from_config(&cfg(&["cargo test"]))
             .unwrap()
             .unwrap();
         assert_eq!(
             (g.timeout, g.when, g.max_failures),
             (DEFAULT_TIMEOUT, When::Complete, 3)
         );
-        let cli = Gate::from_config(&cfg(&["a"]), &["b".into()])
+        let cli = Gate::from_config(&cfg(&["b"]).over(cfg(&["a"])))
             .unwrap()
             .unwrap();
         assert_eq!(cli.commands, ["b"], "the command line takes over");
@@ -439,7 +437,7 @@ mod tests {
             ),
             (cfg(&["ok", " "]), "command 2 is empty"),
         ] {
-            let e = Gate::from_config(&c, &[]).unwrap_err();
+            let e = Gate::from_config(&c).unwrap_err();
             assert!(e.contains(says), "{e}");
         }
     }

@@ -49,7 +49,8 @@ impl fmt::Display for TrackerError {
 
 impl std::error::Error for TrackerError {}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// beads_rust
     Br,

@@ -135,10 +135,26 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
             .collect();
         running.contains(&"a") && running.contains(&"b")
     };
-    assert!(
-        eventually(Duration::from_secs(60), running_both),
-        "status --all never showed both loops running"
-    );
+    if !eventually(Duration::from_secs(60), running_both) {
+        // Say why: what each loop printed (one may have stopped early).
+        let said = [("a", a), ("b", b)].map(|(name, child)| {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(child.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            let out = wait_output(child, Duration::from_secs(30));
+            format!(
+                "loop {name} ({:?}):\n{}\n{}",
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        panic!(
+            "status --all never showed both loops running\n{}",
+            said.join("\n")
+        );
+    }
 
     // Follow loop a from elsewhere: its tool lines arrive while it runs.
     let mut follow = env
