@@ -211,50 +211,26 @@ pub fn load(path: &Path) -> Result<Options> {
         .context("invalid loop configuration")
 }
 
-/// `30m`, `90s`, `1h30m`, `2h`, `1d`, or plain seconds. Overflow is an
-/// error, never a wrap or a panic; each option checks its own bounds.
+/// `30m`, `90s`, `1h30m`, `2h`, `1d` (humantime's units), or plain seconds.
+/// Overflow is an error, never a wrap or a panic; each option checks its
+/// own bounds.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    use humantime::DurationError as E;
     let s = s.trim();
-    let bad = || format!("invalid duration {s:?}: expected e.g. 30m, 90s, 1h30m");
     let too_long = || format!("invalid duration {s:?}: too long");
-    if let Ok(n) = s.parse::<u64>() {
-        return Ok(std::time::Duration::from_secs(n));
+    if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        return s
+            .parse()
+            .map(std::time::Duration::from_secs)
+            .map_err(|_| too_long());
     }
-    if s.chars().all(|c| c.is_ascii_digit()) && !s.is_empty() {
-        return Err(too_long());
-    }
-    let mut total = 0u64;
-    let mut num = String::new();
-    for c in s.chars() {
-        if c.is_ascii_digit() {
-            num.push(c);
-            continue;
+    humantime::parse_duration(s).map_err(|e| match e {
+        E::NumberOverflow => too_long(),
+        E::UnknownUnit { unit, .. } => {
+            format!("invalid duration {s:?}: unknown unit {unit:?} (use d, h, m, s)")
         }
-        if num.is_empty() {
-            return Err(bad());
-        }
-        let n: u64 = num.parse().map_err(|_| too_long())?;
-        let unit = match c {
-            'd' => 86_400,
-            'h' => 3600,
-            'm' => 60,
-            's' => 1,
-            _ => {
-                return Err(format!(
-                    "invalid duration {s:?}: unknown unit {c:?} (use d, h, m, s)"
-                ));
-            }
-        };
-        total = n
-            .checked_mul(unit)
-            .and_then(|v| total.checked_add(v))
-            .ok_or_else(too_long)?;
-        num.clear();
-    }
-    if !num.is_empty() || total == 0 {
-        return Err(bad());
-    }
-    Ok(std::time::Duration::from_secs(total))
+        _ => format!("invalid duration {s:?}: expected e.g. 30m, 90s, 1h30m"),
+    })
 }
 
 #[cfg(test)]
@@ -269,6 +245,8 @@ mod tests {
         assert!(parse_duration("5x").unwrap_err().contains("unknown unit"));
         assert!(parse_duration("m").is_err());
         assert!(parse_duration("10m5").is_err());
+        assert!(parse_duration("").is_err());
+        assert_eq!(parse_duration("1h 30m").unwrap().as_secs(), 5400);
         assert_eq!(parse_duration("2d").unwrap().as_secs(), 172_800);
         for huge in [
             "99999999999999999999",
@@ -305,7 +283,11 @@ mod tests {
             (Some(5), Some("echo done"))
         );
         // The command line's own flags (where the loop runs) are not settings.
-        for wrong in ["max_iteration = 5\n", "resume = true\n", "worktree = \"a\"\n"] {
+        for wrong in [
+            "max_iteration = 5\n",
+            "resume = true\n",
+            "worktree = \"a\"\n",
+        ] {
             std::fs::write(&p, wrong).unwrap();
             let e = format!("{:#}", load(&p).unwrap_err());
             let key = wrong.split(' ').next().unwrap();

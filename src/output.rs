@@ -1,8 +1,8 @@
 //! The one way ralph writes to the terminal, for every command:
 //!
-//! - Colour only when the stream is a terminal, never with `NO_COLOR`, always
-//!   with `CLICOLOR_FORCE` (both as <https://no-color.org> and
-//!   <https://bixense.com/clicolors> say: set and not empty, not `0`).
+//! - Colour only when the stream is a terminal, never with `NO_COLOR`, else
+//!   always with `CLICOLOR_FORCE` (anstream decides, as
+//!   <https://no-color.org> and <https://bixense.com/clicolors> say).
 //! - Text that ralph did not write itself (a model's words, tool names and
 //!   inputs, results, errors, a repository's spec or sentinel text) goes
 //!   through `visible`: control characters are shown, never interpreted, so
@@ -13,7 +13,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 /// `outln!("...")`: a line on stdout.
 #[macro_export]
@@ -28,29 +28,25 @@ macro_rules! errln {
     ($($t:tt)*) => { $crate::output::err(format_args!("{}\n", format_args!($($t)*))) };
 }
 
-fn env_set(k: &str) -> bool {
-    std::env::var_os(k).is_some_and(|v| !v.is_empty() && v != "0")
-}
-
-/// Should a stream that is (or is not) a terminal get colour?
-pub fn color(is_terminal: bool) -> bool {
-    if env_set("CLICOLOR_FORCE") {
-        return true;
-    }
-    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-        return false;
-    }
-    is_terminal
-}
-
+/// Should stdout get colour? anstream's answer: `NO_COLOR`, then
+/// `CLICOLOR_FORCE`, `CLICOLOR`, then a terminal that supports it.
 pub fn stdout_color() -> bool {
-    color(std::io::stdout().is_terminal())
+    anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
 }
 
-/// Paint `s` with an SGR code when `on`.
-pub fn paint(on: bool, code: &str, s: &str) -> String {
+/// The styles ralph paints its own marks with.
+pub mod style {
+    use anstyle::{AnsiColor, Style};
+    pub const TOOL: Style = AnsiColor::Cyan.on_default();
+    pub const ERROR: Style = AnsiColor::Red.on_default();
+    pub const NOTE: Style = AnsiColor::Yellow.on_default();
+    pub const STATUS: Style = AnsiColor::Magenta.on_default().bold();
+}
+
+/// Paint `s` in `style` when `on`.
+pub fn paint(on: bool, style: anstyle::Style, s: &str) -> String {
     if on {
-        format!("\x1b[{code}m{s}\x1b[0m")
+        format!("{style}{s}{style:#}")
     } else {
         s.to_string()
     }

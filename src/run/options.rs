@@ -202,7 +202,9 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             PERMISSION_MODES.join(", ")
         ));
     }
-    if o.max_cost.is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6) {
+    if o.max_cost
+        .is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6)
+    {
         return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
     }
     let gate = crate::work::gate::Gate::from_config(&o.gate)?;
@@ -211,7 +213,11 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
     let limits = Limits {
         max_iterations: count("max-iterations", o.max_iterations.unwrap_or(50), 1_000_000)?,
         max_cost: o.max_cost,
-        no_progress_limit: count("no-progress-limit", o.no_progress_limit.unwrap_or(3), 10_000)?,
+        no_progress_limit: count(
+            "no-progress-limit",
+            o.no_progress_limit.unwrap_or(3),
+            10_000,
+        )?,
         max_failures: count("max-failures", o.max_failures.unwrap_or(3), 10_000)?,
         limit_backoff: duration("limit-backoff", o.limit_backoff.as_deref())?,
         max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_deref())?,

@@ -3,7 +3,7 @@
 //! session says shown with its control characters made visible. Write errors
 //! are ignored: the loop goes on whatever became of its terminal.
 
-use crate::output::{self, out_lossy, visible, visible_line};
+use crate::output::{self, out_lossy, style, visible, visible_line};
 use crate::run::stream::Shown;
 
 #[derive(Clone, Copy)]
@@ -36,8 +36,8 @@ impl Ui {
         }
     }
 
-    fn paint(&self, code: &str, s: &str) -> String {
-        output::paint(self.color, code, s)
+    fn paint(&self, style: anstyle::Style, s: &str) -> String {
+        output::paint(self.color, style, s)
     }
 
     /// One event of the session's stream: its text is the model's (or a
@@ -45,22 +45,24 @@ impl Ui {
     pub fn show(&self, s: Shown) {
         let line = match s {
             Shown::Text(t) => visible(&t).into_owned(),
-            Shown::Tool(t) => format!("  {} {}", self.paint("36", "→"), visible_line(&t)),
-            Shown::ToolError(t) => format!("  {} {}", self.paint("31", "✗"), visible_line(&t)),
-            Shown::Note(t) => format!("  {} {}", self.paint("33", "!"), visible_line(&t)),
+            Shown::Tool(t) => format!("  {} {}", self.paint(style::TOOL, "→"), visible_line(&t)),
+            Shown::ToolError(t) => {
+                format!("  {} {}", self.paint(style::ERROR, "✗"), visible_line(&t))
+            }
+            Shown::Note(t) => format!("  {} {}", self.paint(style::NOTE, "!"), visible_line(&t)),
         };
         out_lossy(format_args!("{line}\n"));
     }
 
     pub fn status(&self, s: &str) {
-        let line = self.paint("1;35", &format!("── ralph: {} ──", visible_line(s)));
+        let line = self.paint(style::STATUS, &format!("── ralph: {} ──", visible_line(s)));
         out_lossy(format_args!("{line}\n"));
     }
 
     pub fn note(&self, s: &str) {
         out_lossy(format_args!(
             "{} {}\n",
-            self.paint("33", "ralph:"),
+            self.paint(style::NOTE, "ralph:"),
             visible(s)
         ));
     }

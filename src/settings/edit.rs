@@ -71,64 +71,27 @@ pub fn hook_command(ralph_binary: &str) -> String {
 
 /// Quote for `/bin/sh -c`, leaving ordinary paths readable.
 pub fn shell_quote(s: &str) -> String {
-    let safe = |c: char| c.is_ascii_alphanumeric() || "_-./+:@%,=".contains(c);
-    if !s.is_empty() && s.chars().all(safe) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
-    }
+    shell_words::quote(s).into_owned()
 }
 
 /// Split a command line the way `/bin/sh` would for plain words and quotes.
-/// `None` when the quoting is unbalanced or uses expansions we don't model.
+/// `None` when the quoting is unbalanced or the line uses what shell-words
+/// takes as plain text but a shell would not (expansions, `;`, pipes,
+/// redirections, subshells): such a line is not a plain command.
 pub fn shell_words(s: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for c in s.chars() {
         match c {
-            ' ' | '\t' | '\n' => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
-            }
-            '\'' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        c => cur.push(c),
-                    }
-                }
-            }
-            '"' => {
-                in_word = true;
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => cur.push(chars.next()?),
-                        '$' | '`' => return None,
-                        c => cur.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                cur.push(chars.next()?);
-            }
-            ';' | '&' | '|' | '<' | '>' | '(' | ')' | '$' | '`' => return None,
-            c => {
-                in_word = true;
-                cur.push(c);
-            }
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '$' | '`' if !single => return None,
+            ';' | '&' | '|' | '<' | '>' | '(' | ')' if !single && !double => return None,
+            _ => {}
         }
     }
-    if in_word {
-        words.push(cur);
-    }
-    Some(words)
+    shell_words::split(s).ok()
 }
 
 /// Is this handler command ralph's Stop hook, from whatever path it was
@@ -595,6 +558,7 @@ mod tests {
             "/tmp/it's/ralph",
             "/x/\"q\"/ralph",
             "/ü/ralph",
+            "/opt/a (b)/$x;/ralph",
         ] {
             let cmd = hook_command(p);
             assert_eq!(
@@ -616,6 +580,20 @@ mod tests {
             "notify-send 'Claude Code' 'Turn finished'"
         ));
         assert!(!is_ralph_command("ralph hook stop extra"));
+        for not_plain in [
+            "ralph hook stop; rm x",
+            "ralph hook stop | tee",
+            "\"$(evil)\"/ralph hook stop",
+            "`evil`/ralph hook stop",
+            "ralph hook stop > out",
+            "'unbalanced hook stop",
+        ] {
+            assert_eq!(shell_words(not_plain), None, "{not_plain}");
+        }
+        assert_eq!(
+            shell_words(r#"a 'b c' "d\"e" f\ g '$x;' ";|""#).unwrap(),
+            ["a", "b c", "d\"e", "f g", "$x;", ";|"]
+        );
     }
 
     #[test]

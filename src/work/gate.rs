@@ -395,9 +395,7 @@ mod tests {
     #[test]
     fn config_is_checked() {
         assert_eq!(Gate::from_config(&GateConfig::default()), Ok(None));
-        let g = Gate::from_config(&cfg(&["cargo test"]))
-            .unwrap()
-            .unwrap();
+        let g = Gate::from_config(&cfg(&["cargo test"])).unwrap().unwrap();
         assert_eq!(
             (g.timeout, g.when, g.max_failures),
             (DEFAULT_TIMEOUT, When::Complete, 3)
