@@ -431,67 +431,89 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
         return stop(Outcome::Waiting, w);
     }
     if let SessionOutcome::Limited(l) = &r.outcome {
-        // Not the session's fault and not an iteration: wait, then retry.
-        s.iteration = s.iteration.saturating_sub(1);
-        let wait = limit_wait(l, limits.limit_backoff, s.limit_waits, r.now_epoch);
-        let total = s.limit_waited_s.saturating_add(wait.as_secs());
-        if total > limits.max_limit_wait.as_secs() {
-            return stop(
-                Outcome::LimitWait,
-                format!(
-                    "{}; waiting {} more would pass --max-limit-wait {}",
-                    l.describe(),
-                    crate::timefmt::human_duration(wait),
-                    crate::timefmt::human_duration(limits.max_limit_wait)
-                ),
-            );
-        }
-        s.limit_waits += 1;
-        s.limit_waited_s = total;
-        return Action::Wait {
-            wait,
-            why: l.describe().to_string(),
-        };
+        return after_limit(s, limits, l, r.now_epoch);
     }
     s.limit_waits = 0;
     s.limit_waited_s = 0;
-    if matches!(r.outcome, SessionOutcome::Failed | SessionOutcome::TimedOut) {
-        s.failures += 1;
-        if s.failures >= limits.max_failures {
-            return stop(
-                Outcome::Failed,
-                format!(
-                    "{} failing sessions in a row; last error: {}",
-                    s.failures, r.error
-                ),
-            );
-        }
-    } else {
-        s.failures = 0;
+    count_failures(s, limits, &r.outcome, &r.error)
+        .or_else(|| count_stalls(s, limits, r.progress))
+        .or_else(|| {
+            let max = limits.max_cost?;
+            (s.cost_usd >= max).then(|| {
+                stop(
+                    Outcome::CostLimit,
+                    format!("${:.2} spent of --max-cost ${max:.2}", s.cost_usd),
+                )
+            })
+        })
+        .unwrap_or(Action::Next)
+}
+
+/// A usage limit: not the session's fault and not an iteration. Wait, then
+/// retry, unless the waits in a row would pass `--max-limit-wait`.
+fn after_limit(s: &mut State, limits: &Limits, l: &Limit, now_epoch: u64) -> Action {
+    s.iteration = s.iteration.saturating_sub(1);
+    let wait = limit_wait(l, limits.limit_backoff, s.limit_waits, now_epoch);
+    let total = s.limit_waited_s.saturating_add(wait.as_secs());
+    if total > limits.max_limit_wait.as_secs() {
+        return stop(
+            Outcome::LimitWait,
+            format!(
+                "{}; waiting {} more would pass --max-limit-wait {}",
+                l.describe(),
+                crate::timefmt::human_duration(wait),
+                crate::timefmt::human_duration(limits.max_limit_wait)
+            ),
+        );
     }
-    match r.progress {
+    s.limit_waits += 1;
+    s.limit_waited_s = total;
+    Action::Wait {
+        wait,
+        why: l.describe().to_string(),
+    }
+}
+
+/// Failing sessions in a row, and the stop at `--max-failures`.
+fn count_failures(
+    s: &mut State,
+    limits: &Limits,
+    outcome: &SessionOutcome,
+    error: &str,
+) -> Option<Action> {
+    if !matches!(outcome, SessionOutcome::Failed | SessionOutcome::TimedOut) {
+        s.failures = 0;
+        return None;
+    }
+    s.failures += 1;
+    (s.failures >= limits.max_failures).then(|| {
+        stop(
+            Outcome::Failed,
+            format!(
+                "{} failing sessions in a row; last error: {error}",
+                s.failures
+            ),
+        )
+    })
+}
+
+/// Sessions in a row that changed nothing, and the stop at
+/// `--no-progress-limit`. What git could not tell counts neither way.
+fn count_stalls(s: &mut State, limits: &Limits, progress: Progress) -> Option<Action> {
+    match progress {
         Progress::Changed => s.stalled = 0,
         Progress::Same => s.stalled += 1,
         Progress::Unknown => {}
     }
-    if s.stalled >= limits.no_progress_limit {
-        return stop(
+    (s.stalled >= limits.no_progress_limit).then(|| {
+        stop(
             Outcome::NoProgress,
             format!(
                 "{} sessions in a row changed nothing (git HEAD, working tree, spec checkboxes)",
                 s.stalled
             ),
-        );
-    }
-    if let Some(max) = limits.max_cost
-        && s.cost_usd >= max
-    {
-        return stop(
-            Outcome::CostLimit,
-            format!("${:.2} spent of --max-cost ${max:.2}", s.cost_usd),
-        );
-    }
-    Action::Next
+        )
+    })
 }
 
 /// What a COMPLETE came to: done, or counted against the gate's limit.

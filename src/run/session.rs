@@ -301,44 +301,9 @@ fn pump(out: impl Read, mut file: File, mut show: Box<dyn FnMut(Shown) + Send>) 
 /// the hook's own print-mode watcher for this session is not one of them (it
 /// sees the session gone and exits by itself within moments).
 pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
-    let me = std::process::id();
-    let Ok(mut sys) = System::new() else {
+    let Some((sys, found)) = descendants(token) else {
         return Vec::new();
     };
-    let linux = cfg!(target_os = "linux");
-    let kind = if linux {
-        ProcessRefreshKind::nothing()
-    } else {
-        ProcessRefreshKind::nothing().with_environ(UpdateKind::Always)
-    };
-    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
-    let marker = format!("{}={token}", crate::handoff::env::SESSION_TOKEN);
-    let is_ours = |p: &sysinfo::Process| {
-        // Descendants of the loop: with the subreaper, every orphan is one.
-        let mut cur = p.parent();
-        let mut depth = 0;
-        while let Some(pp) = cur {
-            if pp.as_u32() == me {
-                return true;
-            }
-            depth += 1;
-            if depth > 64 {
-                break;
-            }
-            cur = sys.process(pp).and_then(|x| x.parent());
-        }
-        !linux && p.environ().iter().any(|e| e == marker.as_str())
-    };
-    let found: Vec<u32> = sys
-        .processes()
-        .values()
-        .filter(|p| p.pid().as_u32() != me && p.thread_kind().is_none() && is_ours(p))
-        .filter(|p| !matches!(p.status(), sysinfo::ProcessStatus::Zombie))
-        .map(|p| p.pid().as_u32())
-        .collect();
-    if found.is_empty() {
-        return Vec::new();
-    }
     let mut procs = crate::procs::tree::ProcReader::new();
     let (watchers, victims): (Vec<u32>, Vec<u32>) = found
         .into_iter()
@@ -371,6 +336,41 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
             (pid, name)
         })
         .collect()
+}
+
+/// The loop's live descendants (with the subreaper, every orphan is one;
+/// elsewhere, what carries the run's marker), with the table they were
+/// found in. `None` when there are none, or the table cannot be read.
+fn descendants(token: &str) -> Option<(System, Vec<u32>)> {
+    let me = std::process::id();
+    let mut sys = System::new().ok()?;
+    let linux = cfg!(target_os = "linux");
+    let kind = if linux {
+        ProcessRefreshKind::nothing()
+    } else {
+        ProcessRefreshKind::nothing().with_environ(UpdateKind::Always)
+    };
+    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
+    let marker = format!("{}={token}", crate::handoff::env::SESSION_TOKEN);
+    let is_ours = |p: &sysinfo::Process| {
+        let mut cur = p.parent();
+        for _ in 0..=64 {
+            let Some(pp) = cur else { break };
+            if pp.as_u32() == me {
+                return true;
+            }
+            cur = sys.process(pp).and_then(|x| x.parent());
+        }
+        !linux && p.environ().iter().any(|e| e == marker.as_str())
+    };
+    let found: Vec<u32> = sys
+        .processes()
+        .values()
+        .filter(|p| p.pid().as_u32() != me && p.thread_kind().is_none() && is_ours(p))
+        .filter(|p| !matches!(p.status(), sysinfo::ProcessStatus::Zombie))
+        .map(|p| p.pid().as_u32())
+        .collect();
+    (!found.is_empty()).then_some((sys, found))
 }
 
 /// ralph's own hook processes of this session, which end by themselves: the

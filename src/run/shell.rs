@@ -31,6 +31,18 @@ pub fn spec_text(s: &Checkpoint) -> String {
     format!("{}/{}", s.done, s.total)
 }
 
+/// One session, as it ran, for its record.
+struct Ran<'a> {
+    iteration: u32,
+    number: u32,
+    start: String,
+    command: Vec<String>,
+    ended: &'a session::Finished,
+    outcome: &'a SessionOutcome,
+    before: &'a Checkpoint,
+    after: &'a Checkpoint,
+}
+
 pub struct Shell<'a> {
     pub project: &'a Project,
     pub s: &'a Settings,
@@ -57,8 +69,6 @@ impl Shell<'_> {
         }
     }
 
-    /// The completion gate, if COMPLETE is there: accept it, or set it aside
-    /// in the run folder with the reasons.
     /// The completion gate, if COMPLETE is there: spec and tracker must
     /// agree, then the project's own checks must pass; else COMPLETE is set
     /// aside in the run folder with the reasons.
@@ -169,16 +179,16 @@ impl Shell<'_> {
         })
     }
 
-    pub fn run(&self, lock: &mut LoopLock, resumed: Option<Saved>) -> Result<u8> {
-        let t0 = Instant::now();
-        let (s, run, project, ui) = (self.s, self.run, self.project, &self.ui);
-        let mut before = progress::take(&project.root, &project.spec());
-        let mut saved = match resumed {
+    /// The run's saved state: the one resumed (with today's limits), or a
+    /// new one.
+    fn open(&self, resumed: Option<Saved>, before: &Checkpoint) -> Result<Saved> {
+        let (s, run) = (self.s, self.run);
+        Ok(match resumed {
             Some(mut saved) => {
                 saved.limits = s.limits.clone();
                 saved.resumed += 1;
                 run.clear_summary()?;
-                ui.note(&format!(
+                self.ui.note(&format!(
                     "resuming run {} at iteration {}/{}, ${:.2} spent",
                     run.id, saved.state.iteration, s.limits.max_iterations, saved.state.cost_usd
                 ));
@@ -196,77 +206,127 @@ impl Shell<'_> {
                 gate_runs: 0,
                 last_gate: None,
             },
-        };
+        })
+    }
+
+    pub fn run(&self, lock: &mut LoopLock, resumed: Option<Saved>) -> Result<u8> {
+        let t0 = Instant::now();
+        let mut before = progress::take(&self.project.root, &self.project.spec());
+        let mut saved = self.open(resumed, &before)?;
         let elapsed_before = saved.elapsed_s;
-        run.save_state(&saved)?;
+        self.run.save_state(&saved)?;
         lock.set_iteration(saved.state.iteration)?;
         lifecycle::run(
-            &s.hooks.on_loop_start,
+            &self.s.hooks.on_loop_start,
             &self.facts("loop_start", saved.state.iteration, &[]),
         );
-        ui.note(&format!("run {} in {}", run.id, run.path.display()));
+        self.ui.note(&format!(
+            "run {} in {}",
+            self.run.id,
+            self.run.path.display()
+        ));
 
         let mut ev = self.between(&mut saved)?;
         let mut last_saved = saved.state.clone();
         let (outcome, reason) = loop {
-            let action = engine::step(&mut saved.state, &s.limits, ev);
+            let action = engine::step(&mut saved.state, &self.s.limits, ev);
             // Saved whenever the engine counted something, before acting on
             // it: a loop killed in the next session leaves the truth behind.
             if saved.state != last_saved {
                 saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
-                run.save_state(&saved)?;
+                self.run.save_state(&saved)?;
                 last_saved = saved.state.clone();
             }
             ev = match action {
                 Action::Stop { outcome, reason } => break (outcome, reason),
-                Action::Next => self.between(&mut saved)?,
-                Action::Prepare { iteration } => {
-                    let cost = if saved.state.cost_usd > 0.0 {
-                        format!(" · ${:.2}", saved.state.cost_usd)
-                    } else {
-                        String::new()
-                    };
-                    ui.status(&format!(
-                        "iteration {iteration}/{} · spec {} · {} elapsed{cost}",
-                        s.limits.max_iterations,
-                        spec_text(&before),
-                        timefmt::human_duration(std::time::Duration::from_secs_f64(
-                            saved.elapsed_s
-                        ))
-                    ));
-                    lifecycle::run(
-                        &s.hooks.on_session_start,
-                        &self.facts("session_start", iteration, &[]),
-                    );
-                    Event::BeforeSpawn {
-                        stop: session::stop_requested(),
-                    }
-                }
-                Action::Spawn { iteration, session } => {
-                    lock.set_iteration(iteration)?;
-                    let report = self.session(lock, &mut saved, &mut before, iteration, session)?;
-                    Event::SessionEnded(Box::new(report))
-                }
-                Action::Wait { wait, why } => {
-                    let it = saved.state.iteration.to_string();
-                    lifecycle::run(
-                        &s.hooks.on_limit,
-                        &self.facts(
-                            "limit",
-                            saved.state.iteration,
-                            &[(env::REASON, &why), (env::ITERATION, &it)],
-                        ),
-                    );
-                    countdown::wait(ui, &why, wait);
-                    Event::Waited {
-                        stop: session::stop_requested(),
-                    }
-                }
+                action => self.act(action, lock, &mut saved, &mut before)?,
             };
         };
         saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
-        run.save_state(&saved)?;
+        self.run.save_state(&saved)?;
         self.finish(&saved, outcome, reason)
+    }
+
+    /// Carry out one action of the engine (any but `Stop`) and say what came
+    /// of it.
+    fn act(
+        &self,
+        action: Action,
+        lock: &mut LoopLock,
+        saved: &mut Saved,
+        before: &mut Checkpoint,
+    ) -> Result<Event> {
+        let (s, ui) = (self.s, &self.ui);
+        Ok(match action {
+            Action::Stop { .. } => unreachable!("the loop stops before acting"),
+            Action::Next => self.between(saved)?,
+            Action::Prepare { iteration } => {
+                let cost = if saved.state.cost_usd > 0.0 {
+                    format!(" · ${:.2}", saved.state.cost_usd)
+                } else {
+                    String::new()
+                };
+                ui.status(&format!(
+                    "iteration {iteration}/{} · spec {} · {} elapsed{cost}",
+                    s.limits.max_iterations,
+                    spec_text(before),
+                    timefmt::human_duration(std::time::Duration::from_secs_f64(saved.elapsed_s))
+                ));
+                lifecycle::run(
+                    &s.hooks.on_session_start,
+                    &self.facts("session_start", iteration, &[]),
+                );
+                Event::BeforeSpawn {
+                    stop: session::stop_requested(),
+                }
+            }
+            Action::Spawn { iteration, session } => {
+                lock.set_iteration(iteration)?;
+                let report = self.session(lock, saved, before, iteration, session)?;
+                Event::SessionEnded(Box::new(report))
+            }
+            Action::Wait { wait, why } => {
+                let it = saved.state.iteration.to_string();
+                lifecycle::run(
+                    &s.hooks.on_limit,
+                    &self.facts(
+                        "limit",
+                        saved.state.iteration,
+                        &[(env::REASON, &why), (env::ITERATION, &it)],
+                    ),
+                );
+                countdown::wait(ui, &why, wait);
+                Event::Waited {
+                    stop: session::stop_requested(),
+                }
+            }
+        })
+    }
+
+    /// Start one session and wait for its end; what ran, for the record
+    /// (not the prompt, in interactive mode).
+    fn launch(
+        &self,
+        lock: &mut LoopLock,
+        iteration: u32,
+        number: u32,
+    ) -> Result<(session::Finished, Vec<String>)> {
+        let who = claude::Who {
+            run: self.run,
+            iteration,
+            session: number,
+            loop_start: lock.info.start_time,
+            secret: &self.secret,
+        };
+        let spec = claude::session(self.project, self.s, &who, self.ui)?;
+        let mut command = vec![spec.program.display().to_string()];
+        let shown = spec.args.len() - usize::from(self.s.interactive);
+        command.extend(spec.args.iter().take(shown).cloned());
+        let running = session::spawn(spec)?;
+        lock.set_session(Some((running.pid, running.start_time)))?;
+        let ended = running.wait()?;
+        lock.set_session(None)?;
+        Ok((ended, command))
     }
 
     /// Run one session and report what it did.
@@ -278,28 +338,9 @@ impl Shell<'_> {
         iteration: u32,
         number: u32,
     ) -> Result<Report> {
-        let (s, run, project, ui) = (self.s, self.run, self.project, &self.ui);
+        let (s, project) = (self.s, self.project);
         let start = timefmt::now();
-        let who = claude::Who {
-            run,
-            iteration,
-            session: number,
-            loop_start: lock.info.start_time,
-            secret: &self.secret,
-        };
-        let spec = claude::session(project, s, &who, *ui)?;
-        // What actually ran, for the record (not the prompt, in interactive mode).
-        let mut command = vec![spec.program.display().to_string()];
-        command.extend(
-            spec.args
-                .iter()
-                .take(spec.args.len() - usize::from(s.interactive))
-                .cloned(),
-        );
-        let running = session::spawn(spec)?;
-        lock.set_session(Some((running.pid, running.start_time)))?;
-        let ended = running.wait()?;
-        lock.set_session(None)?;
+        let (ended, command) = self.launch(lock, iteration, number)?;
         let after = progress::take(&project.root, &project.spec());
         let st = &ended.stream;
         let outcome = engine::classify(
@@ -313,6 +354,82 @@ impl Shell<'_> {
             Some(session::last_signal_name()),
         );
         saved.tokens.add(&st.usage);
+        let progress = progress::compare(before, &after);
+        let (gate, verdict) = self.judge_after_session(saved, &outcome, progress)?;
+        let session = Ran {
+            iteration,
+            number,
+            start,
+            command,
+            ended: &ended,
+            outcome: &outcome,
+            before,
+            after: &after,
+        };
+        self.run.append_record(&self.record(&session, verdict))?;
+        lifecycle::run(
+            &s.hooks.on_session_end,
+            &self.facts(
+                "session_end",
+                iteration,
+                &[(env::SESSION_OUTCOME, &outcome.as_text())],
+            ),
+        );
+        let error = self.error_of(&ended);
+        self.say_after(&session, progress, &error, saved.state.failures + 1);
+        let report = Report {
+            quit_by_user: self.quit_by_user(&ended),
+            outcome,
+            error,
+            cost_usd: st.cost_usd,
+            progress,
+            gate,
+            waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
+            now_epoch: now_epoch(),
+        };
+        *before = after;
+        Ok(report)
+    }
+
+    /// The session's record, as `records.jsonl` keeps it.
+    fn record(&self, r: &Ran<'_>, gate: Option<gate::Verdict>) -> Record {
+        let (ended, st) = (r.ended, &r.ended.stream);
+        Record {
+            iteration: r.iteration,
+            session: r.number,
+            counted: r.outcome.counted(),
+            session_id: st.session_id.clone(),
+            pid: ended.pid,
+            start: r.start.clone(),
+            end: timefmt::now(),
+            duration_s: ended.duration.as_secs_f64(),
+            exit_code: ended.status.and_then(|x| x.code()),
+            outcome: r.outcome.clone(),
+            is_error: st.any_error,
+            cost_usd: st.cost_usd,
+            tokens: Tokens::from(&st.usage),
+            num_turns: st.num_turns,
+            results: st.results,
+            tool_calls: st.tool_calls,
+            head_before: r.before.head.clone(),
+            head_after: r.after.head.clone(),
+            spec_before: spec_text(r.before),
+            spec_after: spec_text(r.after),
+            leftovers_ended: ended.leftovers.len(),
+            stream_file: (!self.s.interactive).then(|| {
+                let name = RunDir::stream_name(r.number);
+                self.run.path.join(name).display().to_string()
+            }),
+            gate,
+            confined: self.s.confined.is_some(),
+            command: r.command.clone(),
+        }
+    }
+
+    /// What the user should know of a session that ended: processes it left,
+    /// a timeout or failure, extra results, changes ralph could not see.
+    fn say_after(&self, r: &Ran<'_>, progress: engine::Progress, error: &str, failures: u32) {
+        let (ui, iteration, ended) = (&self.ui, r.iteration, r.ended);
         if !ended.leftovers.is_empty() {
             let names: Vec<String> = ended
                 .leftovers
@@ -325,61 +442,20 @@ impl Shell<'_> {
                 names.join(", ")
             ));
         }
-        let progress = progress::compare(before, &after);
-        let (gate, verdict) = self.judge_after_session(saved, &outcome, progress)?;
-        run.append_record(&Record {
-            iteration,
-            session: number,
-            counted: outcome.counted(),
-            session_id: st.session_id.clone(),
-            pid: ended.pid,
-            start,
-            end: timefmt::now(),
-            duration_s: ended.duration.as_secs_f64(),
-            exit_code: ended.status.and_then(|x| x.code()),
-            outcome: outcome.clone(),
-            is_error: st.any_error,
-            cost_usd: st.cost_usd,
-            tokens: Tokens::from(&st.usage),
-            num_turns: st.num_turns,
-            results: st.results,
-            tool_calls: st.tool_calls,
-            head_before: before.head.clone(),
-            head_after: after.head.clone(),
-            spec_before: spec_text(before),
-            spec_after: spec_text(&after),
-            leftovers_ended: ended.leftovers.len(),
-            stream_file: (!s.interactive).then(|| {
-                run.path
-                    .join(RunDir::stream_name(number))
-                    .display()
-                    .to_string()
-            }),
-            gate: verdict,
-            confined: s.confined.is_some(),
-            command,
-        })?;
-        let text = outcome.as_text();
-        lifecycle::run(
-            &s.hooks.on_session_end,
-            &self.facts("session_end", iteration, &[(env::SESSION_OUTCOME, &text)]),
-        );
-        let error = self.error_of(&ended);
-        match &outcome {
+        match r.outcome {
             SessionOutcome::TimedOut => ui.note(&format!(
                 "session {iteration} timed out after {}; ended it",
-                timefmt::human_duration(s.timeout)
+                timefmt::human_duration(self.s.timeout)
             )),
             SessionOutcome::Failed => ui.note(&format!(
-                "session {iteration} failed ({} in a row): {error}",
-                saved.state.failures + 1
+                "session {iteration} failed ({failures} in a row): {error}"
             )),
             _ => {}
         }
-        if st.results > 1 {
+        if ended.stream.results > 1 {
             ui.note(&format!(
                 "the session reported {} results (it ran another turn after a background task); counted once",
-                st.results
+                ended.stream.results
             ));
         }
         if progress == engine::Progress::Unknown {
@@ -387,28 +463,23 @@ impl Shell<'_> {
                 "cannot tell what the session changed (git failed); not counted as no progress",
             );
         }
-        // The hook's log is read only where it can tell (interactive).
-        let hook_ended_it = s.interactive
+    }
+
+    /// Did the user quit claude (interactive), rather than the hook end it?
+    /// The hook's log is read only where it can tell.
+    fn quit_by_user(&self, ended: &session::Finished) -> bool {
+        let hook_ended_it = self.s.interactive
             && crate::handoff::hook_ended(
-                &crate::fsutil::read_optional_capped(&run.hook_log(), crate::fsutil::RUN_FILE_CAP)
-                    .ok()
-                    .flatten()
-                    .unwrap_or_default(),
+                &crate::fsutil::read_optional_capped(
+                    &self.run.hook_log(),
+                    crate::fsutil::RUN_FILE_CAP,
+                )
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
                 ended.pid,
             );
-        let quit_by_user = engine::quit_by_user(s.interactive, ended.ending, hook_ended_it);
-        let report = Report {
-            outcome,
-            error,
-            cost_usd: st.cost_usd,
-            progress,
-            gate,
-            waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
-            quit_by_user,
-            now_epoch: now_epoch(),
-        };
-        *before = after;
-        Ok(report)
+        engine::quit_by_user(self.s.interactive, ended.ending, hook_ended_it)
     }
 
     /// After a session: COMPLETE judged (gate and all) unless the loop is
@@ -463,8 +534,7 @@ impl Shell<'_> {
     }
 
     fn finish(&self, saved: &Saved, outcome: Outcome, reason: String) -> Result<u8> {
-        let (s, run, project, ui) = (self.s, self.run, self.project, &self.ui);
-        let state = &saved.state;
+        let (run, project) = (self.run, self.project);
         let last = progress::take(&project.root, &project.spec());
         let commits = match (&saved.first_head, &last.head) {
             (a, Some(b)) => progress::commits_between(&project.root, a.as_deref(), b),
@@ -474,18 +544,17 @@ impl Shell<'_> {
             sentinel::Waiting::new(format!("no progress: {reason}; see {}", run.path.display()))
                 .write(&project.waiting())?;
         }
-        let duration = std::time::Duration::from_secs_f64(saved.elapsed_s);
         let summary = Summary {
             run_id: run.id.clone(),
             outcome,
             exit_code: outcome.code(),
             reason: reason.clone(),
-            iterations: state.iteration,
-            sessions: state.sessions,
-            max_iterations: s.limits.max_iterations,
-            duration: timefmt::human_duration(duration),
+            iterations: saved.state.iteration,
+            sessions: saved.state.sessions,
+            max_iterations: self.s.limits.max_iterations,
+            duration: timefmt::human_duration(std::time::Duration::from_secs_f64(saved.elapsed_s)),
             duration_s: saved.elapsed_s,
-            cost_usd: state.cost_usd,
+            cost_usd: saved.state.cost_usd,
             tokens: saved.tokens.clone(),
             commits,
             spec: spec_text(&last),
@@ -493,44 +562,62 @@ impl Shell<'_> {
             ended: timefmt::now(),
             resumed: saved.resumed,
             gate: saved.last_gate.clone(),
-            confined: s.confined.is_some(),
+            confined: self.s.confined.is_some(),
         };
         run.write_summary(&summary)?;
+        self.end_hook(&summary);
+        self.say_end(&summary);
+        Ok(outcome.code())
+    }
+
+    /// The lifecycle hook the run's end fires, if any.
+    fn end_hook(&self, summary: &Summary) {
+        let (outcome, hooks) = (summary.outcome, &self.s.hooks);
         if let Some(hook) = outcome.hook() {
             let cmd = match hook {
-                engine::EndHook::Complete => &s.hooks.on_complete,
-                engine::EndHook::Waiting => &s.hooks.on_waiting,
-                engine::EndHook::Limit => &s.hooks.on_limit,
+                engine::EndHook::Complete => &hooks.on_complete,
+                engine::EndHook::Waiting => &hooks.on_waiting,
+                engine::EndHook::Limit => &hooks.on_limit,
             };
             lifecycle::run(
                 cmd,
                 &self.facts(
                     hook.event(),
-                    state.iteration,
-                    &[(env::REASON, &reason), (env::OUTCOME, outcome.text())],
+                    summary.iterations,
+                    &[
+                        (env::REASON, &summary.reason),
+                        (env::OUTCOME, outcome.text()),
+                    ],
                 ),
             );
         }
-        let commits = commits
+    }
+
+    /// The run's last lines: what it came to, and what the user can do next.
+    fn say_end(&self, summary: &Summary) {
+        let (ui, outcome, root) = (&self.ui, summary.outcome, &self.project.root);
+        let commits = summary
+            .commits
             .map(|c| format!(", {c} commit(s)"))
             .unwrap_or_default();
         ui.status(&format!(
-            "{}: {reason} · {} iteration(s) in {} · ${:.2} · {} tokens{commits} · spec {}",
+            "{}: {} · {} iteration(s) in {} · ${:.2} · {} tokens{commits} · spec {}",
             outcome.text(),
-            state.iteration,
+            summary.reason,
+            summary.iterations,
             summary.duration,
-            state.cost_usd,
-            saved.tokens.total(),
-            spec_text(&last)
+            summary.cost_usd,
+            summary.tokens.total(),
+            summary.spec
         ));
         if outcome == Outcome::Complete
-            && let Ok(main) = crate::run::worktree::main_root(&project.root)
-            && main != project.root
-            && let Some(b) = crate::run::progress::branch(&project.root)
+            && let Ok(main) = crate::run::worktree::main_root(root)
+            && &main != root
+            && let Some(b) = crate::run::progress::branch(root)
         {
             ui.line(&format!(
                 "The work is on branch {b} (worktree {}). Merging it is yours to decide: `git -C {} merge {b}`",
-                project.root.display(),
+                root.display(),
                 main.display()
             ));
         }
@@ -541,6 +628,5 @@ impl Shell<'_> {
             Outcome::Interrupted => ui.line("`ralph loop --resume` goes on with this run."),
             _ => {}
         }
-        Ok(outcome.code())
     }
 }

@@ -289,48 +289,17 @@ pub fn install(text: &str, command: &str) -> Result<Installed, Invalid> {
     }
     let mut text = text.to_string();
     let doc = load(&text)?;
-    let found = doc.find(&text);
-    let unit = indent_unit(&text);
-
-    let Some(first) = found.first() else {
-        let handler = json!({"type": "command", "command": command});
-        let group = json!({"hooks": [handler]});
-        let mut created = Created::default();
-        let new = match (doc.hooks(), doc.stop()) {
-            (None, _) => {
-                created = Created {
-                    hooks: true,
-                    stop: true,
-                    file: None,
-                };
-                append_child(
-                    &text,
-                    &doc.root,
-                    Some("hooks"),
-                    &json!({"Stop": [group]}),
-                    &unit,
-                )
-            }
-            (Some(hooks), None) => {
-                created.stop = true;
-                append_child(&text, hooks, Some("Stop"), &json!([group]), &unit)
-            }
-            (Some(_), Some(stop)) => append_child(&text, stop, None, &group, &unit),
-        };
-        return Ok(Installed {
-            text: new,
-            outcome: InstallOutcome::Installed { created },
-            duplicates_removed: 0,
-        });
+    let Some(first) = doc.find(&text).into_iter().next() else {
+        return Ok(add_handler(&text, &doc, command));
     };
-
     let outcome = if first.command == command {
         InstallOutcome::AlreadyInstalled
     } else {
-        let previous = first.command.clone();
         let quoted = serde_json::to_string(command).expect("a string serialises");
         text.replace_range(first.command_span.clone(), &quoted);
-        InstallOutcome::Updated { previous }
+        InstallOutcome::Updated {
+            previous: first.command,
+        }
     };
     // Keep the first handler, drop any others: exactly one must remain.
     let mut duplicates_removed = 0;
@@ -346,6 +315,33 @@ pub fn install(text: &str, command: &str) -> Result<Installed, Invalid> {
         outcome,
         duplicates_removed,
     })
+}
+
+/// A new handler, in a new group at the end of `Stop` (made, with `hooks`,
+/// where missing).
+fn add_handler(text: &str, doc: &Doc, command: &str) -> Installed {
+    let unit = indent_unit(text);
+    let handler = json!({"type": "command", "command": command});
+    let group = json!({"hooks": [handler]});
+    let mut created = Created::default();
+    let new = match (doc.hooks(), doc.stop()) {
+        (None, _) => {
+            created.hooks = true;
+            created.stop = true;
+            let hooks = json!({"Stop": [group]});
+            append_child(text, &doc.root, Some("hooks"), &hooks, &unit)
+        }
+        (Some(hooks), None) => {
+            created.stop = true;
+            append_child(text, hooks, Some("Stop"), &json!([group]), &unit)
+        }
+        (Some(_), Some(stop)) => append_child(text, stop, None, &group, &unit),
+    };
+    Installed {
+        text: new,
+        outcome: InstallOutcome::Installed { created },
+        duplicates_removed: 0,
+    }
 }
 
 /// Remove every ralph Stop handler, and the containers install created if

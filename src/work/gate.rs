@@ -236,7 +236,7 @@ fn run_one(
     cmd: &str,
     cwd: &Path,
     timeout: Duration,
-    mut log: Option<&mut std::fs::File>,
+    log: Option<&mut std::fs::File>,
     stops: &dyn Fn() -> u32,
     runner: &Runner,
 ) -> Result<CommandRun> {
@@ -267,25 +267,11 @@ fn run_one(
         .env_remove(crate::handoff::env::LOOP)
         .spawn()
         .with_context(|| format!("cannot run the gate command `{cmd}`"))?;
-    // The whole output goes to the log as it comes; the tail stays in memory.
-    let mut whole = log.as_mut().and_then(|f| f.try_clone().ok());
-    let show = runner.show.clone();
-    let pump = std::thread::spawn(move || {
-        let mut tail: VecDeque<String> = VecDeque::new();
-        for line in BufReader::new(reader).split(b'\n').map_while(Result::ok) {
-            if let Some(f) = whole.as_mut() {
-                let _ = f.write_all(&line);
-                let _ = f.write_all(b"\n");
-            }
-            let line = String::from_utf8_lossy(&line).into_owned();
-            if tail.len() == TAIL {
-                tail.pop_front();
-            }
-            tail.push_back(line);
-            show(Shown::Latest(&tail[tail.len() - 1]));
-        }
-        tail.into_iter().collect::<Vec<_>>()
-    });
+    let pump = pump(
+        reader,
+        log.and_then(|f| f.try_clone().ok()),
+        runner.show.clone(),
+    );
     let target = Target::Group(child.id());
     let (status, ended) = supervise(
         &mut child,
@@ -306,6 +292,30 @@ fn run_one(
     let tail = rx.recv_timeout(DRAIN).unwrap_or_default();
     (runner.show)(Shown::Cleared);
     Ok((status.code(), tail, interrupted, timed_out))
+}
+
+/// Read a command's output as it comes: the whole of it to the log, each
+/// line shown, the tail kept for the next session.
+fn pump(
+    reader: std::io::PipeReader,
+    mut log: Option<std::fs::File>,
+    show: Show,
+) -> std::thread::JoinHandle<Vec<String>> {
+    std::thread::spawn(move || {
+        let mut tail: VecDeque<String> = VecDeque::new();
+        for line in BufReader::new(reader).split(b'\n').map_while(Result::ok) {
+            if let Some(f) = log.as_mut() {
+                let _ = f.write_all(&line);
+                let _ = f.write_all(b"\n");
+            }
+            if tail.len() == TAIL {
+                tail.pop_front();
+            }
+            tail.push_back(String::from_utf8_lossy(&line).into_owned());
+            show(Shown::Latest(&tail[tail.len() - 1]));
+        }
+        tail.into_iter().collect()
+    })
 }
 
 /// `.ralph/gate-failed.md`: what the next session reads first.

@@ -143,21 +143,22 @@ impl serde::Serialize for Finding {
     }
 }
 
+type ById<'a> = HashMap<String, &'a crate::work::tracker::Issue>;
+
 pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
-    let by_id: HashMap<String, &crate::work::tracker::Issue> = snap
+    let by_id: ById = snap
         .issues
         .iter()
         .map(|i| (i.id.to_ascii_lowercase(), i))
         .collect();
     let mut out = Vec::new();
     let mut first_use: HashMap<String, usize> = HashMap::new();
-    let finding = |step: &Step, problem: Problem| Finding {
-        problem,
-        line: Some(step.line),
-        task: step.task.clone().or_else(|| step.other_form.clone()),
-    };
-
     for step in &spec.steps {
+        let finding = |problem: Problem| Finding {
+            problem,
+            line: Some(step.line),
+            task: step.task.clone().or_else(|| step.other_form.clone()),
+        };
         // `**bd-1**`, `bd-1:` or `(bd-1)`: the step's task if the tracker
         // knows that id; else said, never passed over.
         let known_other = step
@@ -165,55 +166,50 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
             .as_ref()
             .filter(|id| by_id.contains_key(&id.to_ascii_lowercase()));
         let Some(task) = step.task.as_ref().or(known_other) else {
-            out.push(finding(
-                step,
-                match &step.other_form {
-                    Some(id) => Problem::UnreadTaskForm {
-                        step: step.describe(),
-                        id: id.clone(),
-                    },
-                    None => Problem::NoTask {
-                        step: step.describe(),
-                    },
+            out.push(finding(match &step.other_form {
+                Some(id) => Problem::UnreadTaskForm {
+                    step: step.describe(),
+                    id: id.clone(),
                 },
-            ));
+                None => Problem::NoTask {
+                    step: step.describe(),
+                },
+            }));
             continue;
         };
-        let key = task.to_ascii_lowercase();
-        let (step_text, task_id) = (step.describe(), task.clone());
-        if let Some(first) = first_use.insert(key.clone(), step.line) {
-            out.push(finding(
-                step,
-                Problem::DuplicateTask {
-                    step: step_text.clone(),
-                    task: task_id.clone(),
-                    first,
-                },
-            ));
+        if let Some(first) = first_use.insert(task.to_ascii_lowercase(), step.line) {
+            out.push(finding(Problem::DuplicateTask {
+                step: step.describe(),
+                task: task.clone(),
+                first,
+            }));
         }
-        let problem = match by_id.get(&key) {
-            None => Some(Problem::UnknownTask {
-                step: step_text,
-                task: task_id,
-            }),
-            Some(issue) if step.checked && !issue.is_closed() => Some(Problem::CheckedButOpen {
-                step: step_text,
-                task: task_id,
-                status: issue.status.clone(),
-            }),
-            Some(issue) if !step.checked && issue.is_closed() => {
-                Some(Problem::UncheckedButClosed {
-                    step: step_text,
-                    task: task_id,
-                })
-            }
-            Some(_) => None,
-        };
-        out.extend(problem.map(|p| finding(step, p)));
+        out.extend(step_against_task(step, task, &by_id).map(finding));
     }
-
     out.extend(epic_findings(spec, snap, &by_id, &first_use));
     out
+}
+
+/// A step against its task: known to the tracker, and checked exactly when
+/// the task is closed.
+fn step_against_task(step: &Step, task: &str, by_id: &ById) -> Option<Problem> {
+    let (step_text, task_id) = (step.describe(), task.to_string());
+    match by_id.get(&task.to_ascii_lowercase()) {
+        None => Some(Problem::UnknownTask {
+            step: step_text,
+            task: task_id,
+        }),
+        Some(issue) if step.checked && !issue.is_closed() => Some(Problem::CheckedButOpen {
+            step: step_text,
+            task: task_id,
+            status: issue.status.clone(),
+        }),
+        Some(issue) if !step.checked && issue.is_closed() => Some(Problem::UncheckedButClosed {
+            step: step_text,
+            task: task_id,
+        }),
+        Some(_) => None,
+    }
 }
 
 /// The epic's own findings: the epic unknown to the tracker, and each of its
