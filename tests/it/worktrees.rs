@@ -135,7 +135,8 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
             .collect();
         running.contains(&"a") && running.contains(&"b")
     };
-    if !eventually(Duration::from_secs(60), running_both) {
+    // Generous: in a fresh clone this runs beside install.sh's release build.
+    if !eventually(Duration::from_secs(150), running_both) {
         // Say why: what each loop printed (one may have stopped early).
         let said = [("a", a), ("b", b)].map(|(name, child)| {
             let _ = nix::sys::signal::kill(
