@@ -155,34 +155,56 @@ fn write_replacing(
         .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?
         .into_parts();
     let tmp_path = tmp_path.keep().context("cannot keep the temporary file")?;
-    let result = (|| -> Result<bool> {
-        file.write_all(contents)?;
-        if let Some(m) = &old {
-            // Keep the owner when root edits a user's file; harmless to fail otherwise.
-            let _ = std::os::unix::fs::fchown(&file, Some(m.uid()), Some(m.gid()));
-        }
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
-        if sync {
-            file.sync_all()?;
-        }
-        match commit {
-            Commit::Rename => fs::rename(&tmp_path, path)?,
-            Commit::IfUnchanged(before) => {
-                let ino = std::os::unix::fs::MetadataExt::ino(&file.metadata()?);
-                if !commit_if_unchanged(&tmp_path, path, before, ino)? {
-                    return Ok(false);
-                }
-            }
-        }
-        if sync && let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(true)
-    })();
+    let owner = old.as_ref().map(|m| (m.uid(), m.gid()));
+    let result = fill_and_commit(
+        &mut file,
+        &tmp_path,
+        path,
+        contents,
+        (owner, mode),
+        sync,
+        commit,
+    );
     if !matches!(result, Ok(true)) {
         let _ = fs::remove_file(&tmp_path);
     }
     result.with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Write the temporary file (owner and mode as the old file's), then put it
+/// in place. `Ok(false)`: the target changed meanwhile and was left alone.
+fn fill_and_commit(
+    file: &mut File,
+    tmp_path: &Path,
+    path: &Path,
+    contents: &[u8],
+    (owner, mode): (Option<(u32, u32)>, u32),
+    sync: bool,
+    commit: Commit,
+) -> Result<bool> {
+    file.write_all(contents)?;
+    if let Some((uid, gid)) = owner {
+        // Keep the owner when root edits a user's file; harmless to fail otherwise.
+        let _ = std::os::unix::fs::fchown(&*file, Some(uid), Some(gid));
+    }
+    file.set_permissions(fs::Permissions::from_mode(mode))?;
+    if sync {
+        file.sync_all()?;
+    }
+    match commit {
+        Commit::Rename => fs::rename(tmp_path, path)?,
+        Commit::IfUnchanged(before) => {
+            let ino = std::os::unix::fs::MetadataExt::ino(&file.metadata()?);
+            if !commit_if_unchanged(tmp_path, path, before, ino)? {
+                return Ok(false);
+            }
+        }
+    }
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+    if sync && let Ok(d) = File::open(dir.unwrap_or(Path::new("."))) {
+        let _ = d.sync_all();
+    }
+    Ok(true)
 }
 
 /// An exclusive lock on a folder, held until dropped. Locking the folder

@@ -41,22 +41,7 @@ impl Run for Complete {
     fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
         let check = completion::check(&project.spec(), &project.root, self.tracker)?;
-        let (summary, tracker) = match &check {
-            Ok(c) => (
-                c.spec.progress(),
-                c.tracker.map_or("none".to_string(), |t| {
-                    format!(
-                        "{t}, {}",
-                        if c.in_sync() {
-                            "in sync"
-                        } else {
-                            "out of sync"
-                        }
-                    )
-                }),
-            ),
-            Err(_) => ("unknown".to_string(), "not checked".to_string()),
-        };
+        let (summary, tracker) = describe(&check);
         let cfg = crate::config::load(&project.config())?;
         let gate = Gate::from_config(&cfg.gate).map_err(anyhow::Error::msg)?;
         let rule = completion::rule(&check, gate.is_some());
@@ -102,6 +87,24 @@ impl Run for Complete {
             outln!("Wrote {}: {summary}.", project.complete().display());
         }
         Ok(ExitStatus::Success)
+    }
+}
+
+/// The spec's progress and the tracker's agreement, as COMPLETE records them.
+fn describe(check: &Result<completion::Judgement, completion::CannotCheck>) -> (String, String) {
+    match check {
+        Ok(c) => (
+            c.spec.progress(),
+            c.tracker.map_or("none".to_string(), |t| {
+                let agree = if c.in_sync() {
+                    "in sync"
+                } else {
+                    "out of sync"
+                };
+                format!("{t}, {agree}")
+            }),
+        ),
+        Err(_) => ("unknown".to_string(), "not checked".to_string()),
     }
 }
 

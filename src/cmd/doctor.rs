@@ -405,37 +405,32 @@ impl Run for Doctor {
             .collect();
         let failed = checks.iter().filter(|c| !c.ok).count();
         if self.json {
-            outln!(
-                "{}",
-                serde_json::to_string_pretty(
-                    &serde_json::json!({"ok": failed == 0, "checks": checks})
-                )?
-            );
+            let report = serde_json::json!({"ok": failed == 0, "checks": checks});
+            outln!("{}", serde_json::to_string_pretty(&report)?);
         } else {
-            for c in &checks {
-                outln!(
-                    "{} {:<14} {}",
-                    if c.ok { "ok  " } else { "FAIL" },
-                    c.name,
-                    crate::output::visible_line(&c.detail)
-                );
-                if let Some(f) = &c.fix {
-                    outln!("     {:<14} fix: {f}", "");
-                }
-            }
-            outln!(
-                "{}",
-                if failed == 0 {
-                    "All checks passed.".to_string()
-                } else {
-                    format!("{failed} check(s) failed.")
-                }
-            );
+            render(&checks, failed);
         }
         Ok(if failed == 0 {
             ExitStatus::Success
         } else {
             ExitStatus::Failure
         })
+    }
+}
+
+/// The checks as text: one line each, its fix under a failing one.
+fn render(checks: &[Check], failed: usize) {
+    for c in checks {
+        let verdict = if c.ok { "ok  " } else { "FAIL" };
+        let detail = crate::output::visible_line(&c.detail);
+        outln!("{verdict} {:<14} {detail}", c.name);
+        if let Some(f) = &c.fix {
+            outln!("     {:<14} fix: {f}", "");
+        }
+    }
+    if failed == 0 {
+        outln!("All checks passed.");
+    } else {
+        outln!("{failed} check(s) failed.");
     }
 }

@@ -39,15 +39,7 @@ impl Run for Trust {
         let project = Project::find()?;
         let path = project.config();
         if self.revoke {
-            if approval::revoke(&project.root)? {
-                outln!(
-                    "Withdrew the approval of {}; `ralph loop` will ask again.",
-                    path.display()
-                );
-            } else {
-                outln!("{} was not approved; nothing to withdraw.", path.display());
-            }
-            return Ok(ExitStatus::Success);
+            return revoke(&project);
         }
         let cfg = match crate::config::load(&path) {
             Ok(c) => c,
@@ -75,27 +67,43 @@ impl Run for Trust {
             outln!("Already approved.");
             return Ok(ExitStatus::Success);
         }
-        if !self.yes {
-            let stdin = std::io::stdin();
-            if !stdin.is_terminal() {
-                return Err(crate::exit::Stop::with(
-                    ExitStatus::Usage,
-                    "not approved: nobody to ask here (no terminal); read the lines above and run `ralph trust --yes`",
-                ));
-            }
-            crate::output::out(format_args!(
-                "Approve, for {}? [y/N] ",
-                project.root.display()
-            ));
-            let mut answer = String::new();
-            stdin.lock().read_line(&mut answer)?;
-            if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                outln!("Not approved.");
-                return Ok(ExitStatus::Failure);
-            }
+        if !self.yes && !ask(&project)? {
+            outln!("Not approved.");
+            return Ok(ExitStatus::Failure);
         }
         approval::approve(&project.root, &cfg)?;
         outln!("Approved; `ralph loop` will run them until they change.");
         Ok(ExitStatus::Success)
     }
+}
+
+fn revoke(project: &Project) -> Result<ExitStatus> {
+    let path = project.config();
+    if approval::revoke(&project.root)? {
+        outln!(
+            "Withdrew the approval of {}; `ralph loop` will ask again.",
+            path.display()
+        );
+    } else {
+        outln!("{} was not approved; nothing to withdraw.", path.display());
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// Ask on the terminal; with no terminal there is nobody to ask.
+fn ask(project: &Project) -> Result<bool> {
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Err(crate::exit::Stop::with(
+            ExitStatus::Usage,
+            "not approved: nobody to ask here (no terminal); read the lines above and run `ralph trust --yes`",
+        ));
+    }
+    crate::output::out(format_args!(
+        "Approve, for {}? [y/N] ",
+        project.root.display()
+    ));
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }

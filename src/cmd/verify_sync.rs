@@ -47,39 +47,15 @@ impl Run for VerifySync {
             .to_string();
         // Anything that stops the check (an unreadable spec, say) is "could
         // not check", exit 2, never "out of sync".
-        let checked =
-            completion::check(&spec_path, &project.root, self.tracker).map_err(|e| e.to_string());
-        let check = match checked {
+        let check = match completion::check(&spec_path, &project.root, self.tracker) {
             Ok(Ok(c)) => c,
-            Err(e) => {
-                if self.json {
-                    outln!(
-                        "{}",
-                        serde_json::json!({"in_sync": null, "spec": shown, "error": e})
-                    );
-                    return Ok(ExitStatus::Usage);
-                }
-                return Err(crate::exit::Stop::with(
-                    ExitStatus::Usage,
-                    format!("cannot check: {e}"),
-                ));
-            }
+            Err(e) => return self.cannot_check(&shown, "cannot check", e.to_string()),
             Ok(Err(e)) => {
-                if self.json {
-                    outln!(
-                        "{}",
-                        serde_json::json!({"in_sync": null, "spec": shown, "error": e.to_string()})
-                    );
-                    return Ok(ExitStatus::from(2));
-                }
                 let what = match e {
                     CannotCheck::NoSpec(_) => "cannot check",
                     CannotCheck::Tracker(_) => "cannot read the tracker",
                 };
-                return Err(crate::exit::Stop::with(
-                    ExitStatus::Usage,
-                    format!("{what}: {e}"),
-                ));
+                return self.cannot_check(&shown, what, e.to_string());
             }
         };
         if self.json {
@@ -100,6 +76,24 @@ impl Run for VerifySync {
         } else {
             Ok(ExitStatus::from(1))
         }
+    }
+}
+
+impl VerifySync {
+    /// Anything that stops the check (an unreadable spec, say) is "could
+    /// not check", exit 2, never "out of sync".
+    fn cannot_check(&self, shown: &str, what: &str, e: String) -> Result<ExitStatus> {
+        if self.json {
+            outln!(
+                "{}",
+                serde_json::json!({"in_sync": null, "spec": shown, "error": e})
+            );
+            return Ok(ExitStatus::Usage);
+        }
+        Err(crate::exit::Stop::with(
+            ExitStatus::Usage,
+            format!("{what}: {e}"),
+        ))
     }
 }
 

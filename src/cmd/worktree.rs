@@ -36,67 +36,59 @@ impl Run for Worktree {
         let here = std::env::current_dir().context("cannot read the current folder")?;
         let main = worktree::main_root(&here)?;
         match &self.cmd {
-            WorktreeCmd::List => {
-                for w in worktree::list(&main)? {
-                    let lock = crate::trust::store::lock_file(&w.path);
-                    let state = match crate::run::lock::running(&lock) {
-                        Some(l) => format!(
-                            "loop running, pid {}, iteration {}/{}",
-                            l.pid, l.iteration, l.max_iterations
-                        ),
-                        None if w.path.join(".ralph").is_dir() => "no loop running".into(),
-                        None => "no .ralph".into(),
-                    };
-                    let branch = w
-                        .branch
-                        .as_deref()
-                        .map(|b| b.trim_start_matches("refs/heads/").to_string())
-                        .unwrap_or_else(|| "(detached)".into());
-                    outln!(
-                        "{:<12} {:<20} {}  {}",
-                        visible(&w.name()),
-                        visible(&branch),
-                        w.path.display(),
-                        state
-                    );
-                }
-                Ok(ExitStatus::Success)
-            }
-            WorktreeCmd::Remove { name, force } => {
-                worktree::check_name(name).map_err(|e| anyhow::anyhow!(e))?;
-                let path = worktree::path_for(&main, name);
-                let known = worktree::list(&main)?.into_iter().any(|w| w.path == path);
-                if !known {
-                    return Err(crate::exit::Stop::with(
-                        ExitStatus::Failure,
-                        format!("there is no worktree {name} ({})", path.display()),
-                    ));
-                }
-                let why = worktree::removal_blockers(&main, &path, name)?;
-                if !why.is_empty() && !force {
-                    return Err(crate::exit::Stop::with(
-                        ExitStatus::Failure,
-                        format!(
-                            "kept {}: {}; --force removes it anyway",
-                            path.display(),
-                            why.join("; ")
-                        ),
-                    ));
-                }
-                let head = worktree::remove(&main, &path, name)?;
-                outln!(
-                    "Removed worktree {} and branch {}",
-                    path.display(),
-                    worktree::branch(name)
-                );
-                if let Some(h) = head.filter(|_| !why.is_empty()) {
-                    outln!(
-                        "Its last commit was {h}: `git branch {} {h}` brings the branch back.",
-                        worktree::branch(name)
-                    );
-                }
-                Ok(ExitStatus::Success)
-            }
+            WorktreeCmd::List => list(&main),
+            WorktreeCmd::Remove { name, force } => remove(&main, name, *force),
         }
     }
+}
+
+fn list(main: &std::path::Path) -> Result<ExitStatus> {
+    for w in worktree::list(main)? {
+        let lock = crate::trust::store::lock_file(&w.path);
+        let state = match crate::run::lock::running(&lock) {
+            Some(l) => format!(
+                "loop running, pid {}, iteration {}/{}",
+                l.pid, l.iteration, l.max_iterations
+            ),
+            None if w.path.join(".ralph").is_dir() => "no loop running".into(),
+            None => "no .ralph".into(),
+        };
+        let branch = w
+            .branch
+            .as_deref()
+            .map(|b| b.trim_start_matches("refs/heads/").to_string())
+            .unwrap_or_else(|| "(detached)".into());
+        outln!(
+            "{:<12} {:<20} {}  {}",
+            visible(&w.name()),
+            visible(&branch),
+            w.path.display(),
+            state
+        );
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn remove(main: &std::path::Path, name: &str, force: bool) -> Result<ExitStatus> {
+    worktree::check_name(name).map_err(|e| anyhow::anyhow!(e))?;
+    let path = worktree::path_for(main, name);
+    let refuse = |msg: String| Err(crate::exit::Stop::with(ExitStatus::Failure, msg));
+    if !worktree::list(main)?.into_iter().any(|w| w.path == path) {
+        return refuse(format!("there is no worktree {name} ({})", path.display()));
+    }
+    let why = worktree::removal_blockers(main, &path, name)?;
+    if !why.is_empty() && !force {
+        return refuse(format!(
+            "kept {}: {}; --force removes it anyway",
+            path.display(),
+            why.join("; ")
+        ));
+    }
+    let head = worktree::remove(main, &path, name)?;
+    let branch = worktree::branch(name);
+    outln!("Removed worktree {} and branch {branch}", path.display());
+    if let Some(h) = head.filter(|_| !why.is_empty()) {
+        outln!("Its last commit was {h}: `git branch {branch} {h}` brings the branch back.");
+    }
+    Ok(ExitStatus::Success)
 }

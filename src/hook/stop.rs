@@ -236,6 +236,17 @@ fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), Str
         env
     };
     log.trusted_dir = env.run_dir.clone();
+    end_session(env, session, stop, log)
+}
+
+/// End the (authorised) session: SIGINT in interactive mode, else a watcher
+/// that lets print mode finish its answer first.
+fn end_session(
+    env: &HookEnv,
+    session: &ProcInfo,
+    stop: &serde_json::Value,
+    log: &mut Log,
+) -> Result<(), String> {
     // The plugin's hook and `ralph install-hook` may both be installed: both
     // run for the same Stop. The first to claim the session acts.
     if !claim(env, session, stop) {

@@ -19,19 +19,10 @@ pub struct Who<'a> {
     pub secret: &'a str,
 }
 
-/// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
-/// on stdin. Interactive: the prompt as the argument, the terminal claude's.
-pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Launch> {
-    let env = vec![
-        (env::LOOP.to_string(), "1".to_string()),
-        (env::LOOP_PID.to_string(), std::process::id().to_string()),
-        (env::LOOP_START.to_string(), who.loop_start.to_string()),
-        (
-            env::RUN_DIR.to_string(),
-            who.run.real_path.display().to_string(),
-        ),
-        (env::ITERATION.to_string(), who.iteration.to_string()),
-    ];
+/// claude's arguments before the prompt: print mode's stream, the
+/// permissions (confined, bypassed, or the mode given), the model, then the
+/// user's own.
+fn arguments(project: &Project, s: &Settings, who: &Who) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     if !s.interactive {
         args.extend(["-p", "--output-format", "stream-json", "--verbose"].map(String::from));
@@ -63,6 +54,23 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
         args.extend(["--model".to_string(), m.clone()]);
     }
     args.extend(s.claude_args.iter().cloned());
+    args
+}
+
+/// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
+/// on stdin. Interactive: the prompt as the argument, the terminal claude's.
+pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Launch> {
+    let env = vec![
+        (env::LOOP.to_string(), "1".to_string()),
+        (env::LOOP_PID.to_string(), std::process::id().to_string()),
+        (env::LOOP_START.to_string(), who.loop_start.to_string()),
+        (
+            env::RUN_DIR.to_string(),
+            who.run.real_path.display().to_string(),
+        ),
+        (env::ITERATION.to_string(), who.iteration.to_string()),
+    ];
+    let mut args = arguments(project, s, who);
     let print = if s.interactive {
         let prompt = crate::fsutil::read_optional(&s.prompt)?
             .with_context(|| format!("{} is gone", s.prompt.display()))?;

@@ -223,62 +223,67 @@ pub fn removal_blockers(main: &Path, path: &Path, name: &str) -> Result<Vec<Stri
         why.push(format!("its loop is running (pid {})", l.pid));
     }
     if path.exists() {
-        // ralph's own sentinels and ignore file are not the work.
-        let status = git(
-            path,
-            &[
-                "status",
-                "--porcelain",
-                "--untracked-files=normal",
-                "--",
-                ".",
-                ":(exclude).ralph/COMPLETE",
-                ":(exclude).ralph/WAITING",
-                ":(exclude).ralph/.gitignore",
-            ],
-        )?;
-        if !status.trim().is_empty() {
-            let paths: Vec<&str> = status
-                .lines()
-                .map(|l| l.get(3..).unwrap_or(l))
-                .take(3)
-                .collect();
-            why.push(format!(
-                "it has uncommitted changes ({} path(s): {}{})",
-                status.lines().count(),
-                paths.join(", "),
-                if status.lines().count() > 3 {
-                    ", ..."
-                } else {
-                    ""
-                }
-            ));
-        }
+        why.extend(uncommitted(path)?);
     }
-    let branch = format!("refs/heads/{}", branch(name));
-    let g = crate::git::at(main);
-    if g.ok(&["rev-parse", "--verify", "--quiet"], &[&branch]) {
-        // NAME was checked (`check_name`): no option can hide in it.
-        let own = git(
-            main,
-            &[
-                "rev-list",
-                "--count",
-                &branch,
-                "--not",
-                &format!("--exclude={}", self::branch(name)),
-                "--branches",
-            ],
-        )?;
-        if own.trim() != "0" {
-            why.push(format!(
-                "{} has {} commit(s) on no other branch (merge them first)",
-                self::branch(name),
-                own.trim()
-            ));
-        }
-    }
+    why.extend(unmerged(main, name)?);
     Ok(why)
+}
+
+/// Changes in the worktree not yet committed (ralph's own sentinels and
+/// ignore file are not the work).
+fn uncommitted(path: &Path) -> Result<Option<String>> {
+    let status = git(
+        path,
+        &[
+            "status",
+            "--porcelain",
+            "--untracked-files=normal",
+            "--",
+            ".",
+            ":(exclude).ralph/COMPLETE",
+            ":(exclude).ralph/WAITING",
+            ":(exclude).ralph/.gitignore",
+        ],
+    )?;
+    let n = status.lines().count();
+    if n == 0 {
+        return Ok(None);
+    }
+    let paths: Vec<&str> = status
+        .lines()
+        .map(|l| l.get(3..).unwrap_or(l))
+        .take(3)
+        .collect();
+    let more = if n > 3 { ", ..." } else { "" };
+    Ok(Some(format!(
+        "it has uncommitted changes ({n} path(s): {}{more})",
+        paths.join(", ")
+    )))
+}
+
+/// Commits on the worktree's branch that no other branch has.
+fn unmerged(main: &Path, name: &str) -> Result<Option<String>> {
+    let branch = self::branch(name);
+    let full = format!("refs/heads/{branch}");
+    if !crate::git::at(main).ok(&["rev-parse", "--verify", "--quiet"], &[&full]) {
+        return Ok(None);
+    }
+    // NAME was checked (`check_name`): no option can hide in it.
+    let exclude = format!("--exclude={branch}");
+    let own = git(
+        main,
+        &[
+            "rev-list",
+            "--count",
+            &full,
+            "--not",
+            &exclude,
+            "--branches",
+        ],
+    )?;
+    let own = own.trim();
+    Ok((own != "0")
+        .then(|| format!("{branch} has {own} commit(s) on no other branch (merge them first)")))
 }
 
 /// Remove the worktree and its branch. The caller has checked (or was told

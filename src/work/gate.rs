@@ -242,15 +242,7 @@ fn run_one(
 ) -> Result<CommandRun> {
     let (reader, writer) = std::io::pipe().context("cannot make a pipe for the gate")?;
     // A confined command's own TMPDIR (private, gone when it is).
-    let tmp = match &runner.confined {
-        Some(_) => Some(
-            tempfile::Builder::new()
-                .prefix("ralph-gate-")
-                .tempdir()
-                .context("cannot make the gate's temporary folder")?,
-        ),
-        None => None,
-    };
+    let tmp = runner.confined.as_ref().map(|_| gate_tmp()).transpose()?;
     let argv = match (&runner.confined, &tmp) {
         (Some(c), Some(t)) => crate::run::confine::gate_argv(c, cwd, t.path(), cmd),
         _ => vec!["/bin/sh".into(), "-c".into(), cmd.into()],
@@ -292,6 +284,11 @@ fn run_one(
     let tail = rx.recv_timeout(DRAIN).unwrap_or_default();
     (runner.show)(Shown::Cleared);
     Ok((status.code(), tail, interrupted, timed_out))
+}
+
+fn gate_tmp() -> Result<tempfile::TempDir> {
+    let dir = tempfile::Builder::new().prefix("ralph-gate-").tempdir();
+    dir.context("cannot make the gate's temporary folder")
 }
 
 /// Read a command's output as it comes: the whole of it to the log, each

@@ -121,49 +121,22 @@ pub fn is_task_id(s: &str) -> bool {
 /// outside code and HTML: labels and task ids of each step, the epic line,
 /// and lines that look like checkboxes but are none.
 pub fn parse(text: &str) -> Spec {
-    use pulldown_cmark::{Event, Options, Parser, Tag};
-    let starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    // 1-based line of a byte offset.
-    let line_of = |off: usize| starts.partition_point(|&s| s <= off);
-    let n_lines = starts.len();
-    let mut opaque = vec![false; n_lines + 2];
-    let mut markers: Vec<(usize, bool, usize)> = Vec::new();
-    let mut opts = Options::empty();
-    opts.insert(Options::ENABLE_TASKLISTS);
-    for (event, range) in Parser::new_ext(text, opts).into_offset_iter() {
-        match event {
-            // The range of a block's start event spans the whole block.
-            Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock) | Event::Html(_) => {
-                let last = line_of(range.end.saturating_sub(1).max(range.start));
-                opaque[line_of(range.start)..=last].fill(true);
-            }
-            Event::TaskListMarker(checked) => {
-                markers.push((line_of(range.start), checked, range.end));
-            }
-            _ => {}
-        }
-    }
-    let line_text = |n: usize| -> &str {
-        let start = starts[n - 1];
-        let end = starts.get(n).map_or(text.len(), |&e| e);
-        text[start..end].trim_end_matches(['\n', '\r'])
-    };
+    let lines = Lines::of(text);
+    let (mut opaque, markers) = markdown(text, &lines);
     let mut spec = Spec::default();
     spec.steps.reserve(markers.len());
     for &(line, checked, after) in &markers {
-        let end = starts.get(line).map_or(text.len(), |&e| e);
+        let end = lines.end(line);
         let rest = text[after.min(end)..end].trim();
         spec.steps.push(step(line, checked, rest));
         // A step's line needs no look of ours.
         opaque[line] = true;
     }
-    for (n, &skip) in opaque.iter().enumerate().take(n_lines + 1).skip(1) {
+    for (n, &skip) in opaque.iter().enumerate().take(lines.count() + 1).skip(1) {
         if skip {
             continue;
         }
-        let t = line_text(n).trim_start();
+        let t = lines.text(text, n).trim_start();
         match parse_line(t) {
             Line::Step => spec.problems.push(Problem {
                 line: n,
@@ -182,6 +155,61 @@ pub fn parse(text: &str) -> Spec {
         }
     }
     spec
+}
+
+/// Where each line of a text starts (and the text's length), to turn byte
+/// offsets into 1-based lines.
+struct Lines(Vec<usize>, usize);
+
+impl Lines {
+    fn of(text: &str) -> Lines {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Lines(starts, text.len())
+    }
+
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    /// The 1-based line of a byte offset.
+    fn line_of(&self, off: usize) -> usize {
+        self.0.partition_point(|&s| s <= off)
+    }
+
+    /// The byte offset where line `n` ends (its newline included).
+    fn end(&self, n: usize) -> usize {
+        self.0.get(n).copied().unwrap_or(self.1)
+    }
+
+    fn text<'t>(&self, text: &'t str, n: usize) -> &'t str {
+        text[self.0[n - 1]..self.end(n)].trim_end_matches(['\n', '\r'])
+    }
+}
+
+/// The CommonMark reading: which lines are code or HTML (opaque: nothing on
+/// them is a step), and each task list marker (line, checked, where it ends).
+fn markdown(text: &str, lines: &Lines) -> (Vec<bool>, Vec<(usize, bool, usize)>) {
+    use pulldown_cmark::{Event, Options, Parser, Tag};
+    let mut opaque = vec![false; lines.count() + 2];
+    let mut markers = Vec::new();
+    let mut opts = Options::empty();
+    opts.insert(Options::ENABLE_TASKLISTS);
+    for (event, range) in Parser::new_ext(text, opts).into_offset_iter() {
+        match event {
+            // The range of a block's start event spans the whole block.
+            Event::Start(Tag::CodeBlock(_) | Tag::HtmlBlock) | Event::Html(_) => {
+                let last = lines.line_of(range.end.saturating_sub(1).max(range.start));
+                opaque[lines.line_of(range.start)..=last].fill(true);
+            }
+            Event::TaskListMarker(checked) => {
+                markers.push((lines.line_of(range.start), checked, range.end));
+            }
+            _ => {}
+        }
+    }
+    (opaque, markers)
 }
 
 enum Line {
