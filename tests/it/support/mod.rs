@@ -474,7 +474,11 @@ impl TestEnv {
         let mut cmd = self.command(setpriv);
         cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
             .arg(&bin);
-        Ralph { cmd, stdin: None }
+        Ralph {
+            cmd,
+            stdin: None,
+            project: self.project.clone(),
+        }
     }
 
     /// The built ralph binary with this test's environment.
@@ -482,6 +486,7 @@ impl TestEnv {
         Ralph {
             cmd: self.command(ralph_bin()),
             stdin: None,
+            project: self.project.clone(),
         }
     }
 }
@@ -559,10 +564,38 @@ pub fn run_with_stdin(mut c: Command, input: &str, limit: Duration) -> Output {
     wait_output(child, limit)
 }
 
+/// RFC 3339 times (`2026-11-23T15:13:30Z`) written `{time}`.
+pub fn times_hidden(s: &str) -> String {
+    const SHAPE: &[u8] = b"dddd-dd-ddTdd:dd:ddZ";
+    let fits = |w: &[u8]| {
+        w.iter().zip(SHAPE).all(|(c, m)| {
+            if *m == b'd' {
+                c.is_ascii_digit()
+            } else {
+                c == m
+            }
+        })
+    };
+    let (b, mut out, mut i) = (s.as_bytes(), String::new(), 0);
+    while i < b.len() {
+        if b.len() - i >= SHAPE.len() && fits(&b[i..i + SHAPE.len()]) {
+            out.push_str("{time}");
+            i += SHAPE.len();
+        } else {
+            let ch = s[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
 /// A small fluent helper over the built binary, in the style of `just`'s tests.
 pub struct Ralph {
     pub cmd: Command,
     stdin: Option<String>,
+    /// Shown as `{project}` where whole output is compared.
+    project: PathBuf,
 }
 
 impl Ralph {
@@ -608,6 +641,20 @@ impl Ralph {
     pub fn stdout_with(self, code: i32) -> String {
         let out = self.assert().code(code).get_output().stdout.clone();
         String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Run it, expect exit status `code`, and compare its whole stdout and
+    /// stderr with what a user would see: the project's path written
+    /// `{project}`, times `{time}`.
+    pub fn prints(self, code: i32, stdout: &str, stderr: &str) {
+        let project = self.project.display().to_string();
+        let out = self.assert().code(code).get_output().clone();
+        let shown =
+            |b: &[u8]| times_hidden(&String::from_utf8_lossy(b).replace(&project, "{project}"));
+        assert_eq!(
+            (shown(&out.stdout).as_str(), shown(&out.stderr).as_str()),
+            (stdout, stderr)
+        );
     }
 
     /// Run it, expect exit status `code`, and parse its stdout as JSON.
