@@ -22,9 +22,11 @@ impl Git<'_> {
     fn command(&self, words: &[&str], values: &[&str]) -> Command {
         let mut c = Command::new("git");
         c.args(words);
-        if !values.is_empty() {
-            c.arg("--end-of-options").args(values);
+        // After a `--`, values are paths already, never options.
+        if !values.is_empty() && words.last() != Some(&"--") {
+            c.arg("--end-of-options");
         }
+        c.args(values);
         c.current_dir(self.dir).stdin(Stdio::null());
         c
     }
@@ -50,6 +52,52 @@ impl Git<'_> {
             );
         }
         Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+    }
+
+    /// Whether it succeeded, with its standard output and error, for the
+    /// commands whose failure is an answer (a merge that stops on conflicts).
+    pub fn attempt(&self, words: &[&str], values: &[&str]) -> Result<(bool, String, String)> {
+        let out = self
+            .command(words, values)
+            .output()
+            .context("cannot run git")?;
+        let [o, e] = [out.stdout, out.stderr].map(|b| String::from_utf8_lossy(&b).into_owned());
+        Ok((out.status.success(), o, e.trim_end().to_string()))
+    }
+
+    /// Its standard output (the end trimmed), given `input` on stdin.
+    pub fn run_with_input(&self, words: &[&str], input: &[u8]) -> Result<String> {
+        use std::io::Write;
+        let mut child = self
+            .command(words, &[])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot run git")?;
+        let mut stdin = child.stdin.take().context("git's stdin")?;
+        let input = input.to_vec();
+        let feed = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().context("cannot run git")?;
+        let _ = feed.join();
+        if !out.status.success() {
+            bail!(
+                "git {} failed: {}",
+                words.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+    }
+
+    /// Paths from a `-z` listing (`diff --name-only -z`), empty on failure.
+    pub fn paths(&self, words: &[&str]) -> Vec<String> {
+        self.bytes(words)
+            .unwrap_or_default()
+            .split(|b| *b == 0)
+            .filter(|p| !p.is_empty())
+            .map(|p| String::from_utf8_lossy(p).into_owned())
+            .collect()
     }
 
     /// Its raw standard output when it succeeds (for `-z` formats).
@@ -91,6 +139,17 @@ mod tests {
         assert!(format!("{e}").contains("--end-of-options"), "{e}");
         assert!(!out.exists());
         assert!(!g.ok(&["rev-parse", "--verify", "--quiet"], &["--orphan"]));
+        // After `--`, a value is a path, even one that looks like an option.
+        std::fs::write(d.path().join("--force"), "x").unwrap();
+        g.run(&["add", "--"], &["--force"]).unwrap();
+        assert_eq!(
+            g.paths(&["diff", "--cached", "--name-only", "-z"]),
+            ["--force"]
+        );
+        let (ok, _, said) = g
+            .attempt(&["rm", "--cached", "--quiet", "--"], &["--nothing"])
+            .unwrap();
+        assert!(!ok && said.contains("--nothing"), "{said}");
     }
 
     #[test]

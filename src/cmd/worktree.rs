@@ -18,6 +18,15 @@ pub struct Worktree {
 enum WorktreeCmd {
     /// List the repository's worktrees: path, branch, loop.
     List,
+    /// Merge worktree loop NAME's work (branch ralph/NAME) into this checkout.
+    ///
+    /// A merge commit of everything the loop did, except its own .ralph/
+    /// files (spec, prompt, config, progress): the checkout keeps its own, so
+    /// merging two worktree loops one after the other neither replaces the
+    /// checkout's spec nor conflicts on it. Refused while that loop runs, and
+    /// by git where it would touch your uncommitted changes. On a conflict in the work itself the
+    /// merge is left for you to resolve and commit (or `git merge --abort`).
+    Merge { name: String },
     /// Remove worktree NAME and its branch ralph/NAME.
     ///
     /// Refused while its loop runs, with uncommitted changes, or when the
@@ -38,6 +47,7 @@ impl Run for Worktree {
         match &self.cmd {
             WorktreeCmd::List => list(&main),
             WorktreeCmd::Remove { name, force } => remove(&main, name, *force),
+            WorktreeCmd::Merge { name } => merge(&here, &main, name),
         }
     }
 }
@@ -65,6 +75,51 @@ fn list(main: &std::path::Path) -> Result<ExitStatus> {
             w.path.display(),
             state
         );
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<ExitStatus> {
+    use crate::run::merge::Merged;
+    worktree::check_name(name).map_err(|e| anyhow::anyhow!(e))?;
+    let into = crate::git::at(here).run(&["rev-parse", "--show-toplevel"], &[])?;
+    let into = std::path::PathBuf::from(into);
+    if into == worktree::path_for(main, name) {
+        return Err(crate::exit::Stop::with(
+            ExitStatus::Usage,
+            format!(
+                "this is worktree {name} itself: run `ralph worktree merge {name}` in the checkout it should go into"
+            ),
+        ));
+    }
+    let branch = worktree::branch(name);
+    let merged = crate::run::merge::merge(&into, main, name)
+        .map_err(|e| crate::exit::Stop::with(ExitStatus::Failure, format!("{e:#}")))?;
+    match merged {
+        Merged::UpToDate => outln!(
+            "{branch} is already merged into {}; nothing to do.",
+            into.display()
+        ),
+        Merged::Committed { changed } => {
+            outln!(
+                "Merged {branch} into {} ({changed} file(s) changed); this checkout's .ralph/ is as it was (the worktree's spec and records stay on {branch}).",
+                into.display()
+            );
+            outln!("`ralph worktree remove {name}` removes the worktree and its branch.");
+        }
+        Merged::Conflicts(paths) => {
+            return Err(crate::exit::Stop::with(
+                ExitStatus::Failure,
+                format!(
+                    "merging {branch} stopped on conflicts in {}: resolve them and `git commit` (this checkout's .ralph/ is already kept), or `git merge --abort`",
+                    paths
+                        .iter()
+                        .map(|k| visible(k).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
     }
     Ok(ExitStatus::Success)
 }

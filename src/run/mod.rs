@@ -7,6 +7,7 @@ pub mod countdown;
 pub mod engine;
 pub mod lifecycle;
 pub mod lock;
+pub mod merge;
 pub mod options;
 pub mod progress;
 pub mod records;

@@ -615,8 +615,9 @@ impl Shell<'_> {
             && &main != root
             && let Some(b) = crate::run::progress::branch(root)
         {
+            let name = b.strip_prefix("ralph/").unwrap_or(&b);
             ui.line(&format!(
-                "The work is on branch {b} (worktree {}). Merging it is yours to decide: `git -C {} merge {b}`",
+                "The work is on branch {b} (worktree {}). Merging it is yours to decide: in {}, `ralph worktree merge {name}` (it keeps the checkout's own .ralph/).",
                 root.display(),
                 main.display()
             ));

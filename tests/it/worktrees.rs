@@ -25,7 +25,7 @@ fn with_br(env: &TestEnv) -> crate::support::Ralph {
 }
 
 const STEP: &str = "line=$(grep -m1 -e '- \\[ \\]' .ralph/spec.md); id=${line##*[}; id=${id%]}; \
-sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && br close \"$id\" && git add -A && git commit -qm \"step $id\" && \
+sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && br close \"$id\" && mkdir -p done && echo \"$id\" > \"done/$id\" && git add -A && git commit -qm \"step $id\" && \
 if ! grep -q -e '- \\[ \\]' .ralph/spec.md; then ralph complete -m done; fi";
 
 fn hook_pids(dir: &Path) -> Vec<u64> {
@@ -58,6 +58,9 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     };
     fs::create_dir_all(root.join(".ralph")).unwrap();
     fs::write(root.join(".ralph/prompt.md"), "Do the first open step.\n").unwrap();
+    // The checkout's own spec, which the worktree loops' merges must leave be.
+    let main_spec = "# Main\n\n- [ ] **1** the checkout's own step\n";
+    fs::write(root.join(".ralph/spec.md"), main_spec).unwrap();
     env.commit_all("start");
     let spec = |name: &str, a: &str, b: &str| -> PathBuf {
         let p = env.tmp.path().join(format!("spec-{name}.md"));
@@ -217,7 +220,8 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
             String::from_utf8_lossy(&out.stderr)
         );
         assert!(
-            stdout.contains(&format!("The work is on branch ralph/{name}")),
+            stdout.contains(&format!("The work is on branch ralph/{name}"))
+                && stdout.contains(&format!("`ralph worktree merge {name}`")),
             "{stdout}"
         );
     }
@@ -281,11 +285,42 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
         .assert()
         .code(1)
         .stderr(predicates::str::contains("commit(s) on no other branch"));
-    // (The main checkout's own loop made its .ralph/.gitignore: commit it,
-    // as a user would, or the merge would refuse to overwrite it.)
-    env.git(&["add", ".ralph/.gitignore"]);
-    env.git(&["commit", "-qm", "ralph's ignore file"]);
-    env.git(&["merge", "-q", "--no-edit", "ralph/a"]);
+    // Both merged into the checkout, one after the other, as the README
+    // says: the work of both, and the checkout's own spec as it was (a plain
+    // `git merge` put a worktree's spec over it, then conflicted on the
+    // second). The main loop's untracked .ralph/ files are no obstacle.
+    for n in ["a", "b"] {
+        env.ralph()
+            .args(["worktree", "merge", n])
+            .assert()
+            .success()
+            .stdout(predicates::str::contains(format!(
+                "Merged ralph/{n} into {}",
+                root.display()
+            )));
+    }
+    assert_eq!(
+        fs::read_to_string(root.join(".ralph/spec.md")).unwrap(),
+        main_spec
+    );
+    for id in &t {
+        assert_eq!(
+            fs::read_to_string(root.join("done").join(id))
+                .unwrap()
+                .trim(),
+            id.as_str()
+        );
+    }
+    // (br's own files are the checkout's: the loops closed tasks there.)
+    assert_eq!(
+        env.git(&["status", "--porcelain", "--untracked-files=no"]),
+        " M .beads/issues.jsonl\n"
+    );
+    let merges = env.git(&["log", "--merges", "--format=%s"]);
+    assert_eq!(
+        merges.trim(),
+        "Merge branch 'ralph/b'\nMerge branch 'ralph/a'"
+    );
     env.ralph()
         .args(["worktree", "remove", "a"])
         .assert()
@@ -411,6 +446,9 @@ fn two_confined_loops_in_worktrees_at_once() {
     let (_epic, t) = workspace(&env);
     fs::create_dir_all(root.join(".ralph")).unwrap();
     fs::write(root.join(".ralph/prompt.md"), "Do the first open step.\n").unwrap();
+    // The checkout's own spec, which the worktree loops' merges must leave be.
+    let main_spec = "# Main\n\n- [ ] **1** the checkout's own step\n";
+    fs::write(root.join(".ralph/spec.md"), main_spec).unwrap();
     env.commit_all("start");
     let spec = |name: &str, ids: &[&String]| -> PathBuf {
         let p = env.tmp.path().join(format!("spec-{name}.md"));
