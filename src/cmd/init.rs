@@ -28,12 +28,18 @@ pub struct Init {
     force: bool,
 }
 
-/// Lines ralph's run files need in `.ralph/.gitignore`; returns whether it
-/// changed the file.
+/// What of `.ralph/` stays out of git: the run's own state (its records,
+/// the sentinels, the gate's hand-over), which a commit would carry into
+/// every later checkout and worktree. The spec, prompt, readme and config
+/// are the project's and belong in git.
+pub const IGNORED: [&str; 5] = ["runs/", "COMPLETE", "WAITING", "gate-failed.md", "loop.lock"];
+
+/// The lines of `IGNORED` missing from `.ralph/.gitignore` added; returns
+/// whether it changed the file.
 pub fn ensure_gitignore(project: &Project) -> Result<bool> {
     let path = project.ralph_dir().join(".gitignore");
     let text = crate::fsutil::read_optional(&path)?.unwrap_or_default();
-    let missing: Vec<&str> = ["runs/", "loop.lock", "gate-failed.md"]
+    let missing: Vec<&str> = IGNORED
         .into_iter()
         .filter(|l| !text.lines().any(|x| x.trim() == *l))
         .collect();
@@ -88,8 +94,9 @@ impl Run for Init {
         }
         if ensure_gitignore(&project)? {
             outln!(
-                "updated {} (runs/, loop.lock, gate-failed.md)",
-                dir.join(".gitignore").display()
+                "updated {} ({})",
+                dir.join(".gitignore").display(),
+                IGNORED.join(", ")
             );
         }
         if !kept.is_empty() {

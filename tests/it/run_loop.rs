@@ -90,14 +90,18 @@ fn three_sessions_complete_the_spec() {
             )),
     );
     assert!(!env.lock().exists() || fs::read_to_string(env.lock()).unwrap().is_empty());
-    // Ralph's own files stay out of the user's git status.
-    let st = env
-        .command("git")
-        .args(["status", "--porcelain"])
-        .output()
-        .unwrap();
-    let st = String::from_utf8_lossy(&st.stdout);
-    assert!(!st.contains("runs") && !st.contains("loop.lock"), "{st}");
+    // Ralph's own files stay out of the user's git status: the run's
+    // records and its COMPLETE too (a commit would carry it into every
+    // later worktree); the ignore file itself is the project's.
+    assert_eq!(
+        env.git(&["status", "--porcelain", "--untracked-files=all"]),
+        "?? .ralph/.gitignore\n"
+    );
+    env.git(&["add", "-A"]);
+    assert_eq!(
+        env.git(&["diff", "--cached", "--name-only"]),
+        ".ralph/.gitignore\n"
+    );
 }
 
 #[test]
