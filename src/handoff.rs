@@ -18,6 +18,10 @@ pub mod env {
     /// `<run id>-<session>`: marks every process a session starts, so what a
     /// session (or a killed loop) left behind can be found exactly.
     pub const SESSION_TOKEN: &str = "RALPH_SESSION_TOKEN";
+    /// The loop's completion gate, as JSON (`work::gate::Gate::handed`), so
+    /// that a session's `ralph complete` runs the same checks as the loop,
+    /// wherever they were set (`--gate` or `[gate]`).
+    pub const GATE: &str = "RALPH_GATE";
     /// The print-mode watcher's grace period, in milliseconds.
     pub const GRACE_MS: &str = "RALPH_HOOK_GRACE_MS";
     // For lifecycle hooks.

@@ -42,8 +42,7 @@ impl Run for Complete {
         let project = Project::find()?;
         let check = completion::check(&project.spec(), &project.root, self.tracker)?;
         let (summary, tracker) = describe(&check);
-        let cfg = crate::config::load(&project.config())?;
-        let gate = Gate::from_config(&cfg.gate).map_err(anyhow::Error::msg)?;
+        let (gate, approved) = gate_of(&project)?;
         let rule = completion::rule(&check, gate.is_some());
         let mut blockers = match &rule {
             completion::Rule::Blocked(why) => why.clone(),
@@ -55,7 +54,7 @@ impl Run for Complete {
             && !self.force
             && let Some(gate) = gate
         {
-            blockers.extend(gate_blockers(&project, &cfg, &gate)?);
+            blockers.extend(gate_blockers(&project, approved, &gate)?);
         }
         if !blockers.is_empty() && !self.force {
             let mut msg = format!("refused, the work is not done ({summary}):\n");
@@ -108,19 +107,35 @@ fn describe(check: &Result<completion::Judgement, completion::CannotCheck>) -> (
     }
 }
 
+/// The gate: the one the loop handed to this session (`RALPH_GATE`, set
+/// where the loop's gate came from `--gate` or `[gate]`), else the config's.
+/// With it, whether it may run: a config not yet approved may not.
+fn gate_of(project: &Project) -> Result<(Option<Gate>, Result<(), String>)> {
+    if let Ok(handed) = std::env::var(crate::handoff::env::GATE) {
+        let gate = Gate::from_handed(&handed).map_err(anyhow::Error::msg)?;
+        return Ok((gate, Ok(())));
+    }
+    let cfg = crate::config::load(&project.config())?;
+    let gate = Gate::from_config(&cfg.gate).map_err(anyhow::Error::msg)?;
+    let standing = crate::trust::approval::standing(&project.root, &cfg);
+    let approved = match standing {
+        Standing::NotApproved { .. } => Err(standing.text().to_string()),
+        _ => Ok(()),
+    };
+    Ok((gate, approved))
+}
+
 /// What the project's own checks say against COMPLETE: nothing when they
 /// pass; they run only as the user approved them.
 fn gate_blockers(
     project: &Project,
-    cfg: &crate::config::Options,
+    approved: Result<(), String>,
     gate: &Gate,
 ) -> Result<Vec<String>> {
-    let standing = crate::trust::approval::standing(&project.root, cfg);
-    if matches!(standing, Standing::NotApproved { .. }) {
+    if let Err(standing) = approved {
         return Ok(vec![format!(
-            "the completion gate was not run: {} {} (its owner approves it with `ralph trust`)",
+            "the completion gate was not run: {} {standing} (its owner approves it with `ralph trust`)",
             project.config().display(),
-            standing.text()
         )]);
     }
     errln!("ralph complete: the spec and tracker agree; running the project's checks (the gate)");

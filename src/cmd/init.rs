@@ -32,7 +32,13 @@ pub struct Init {
 /// the sentinels, the gate's hand-over), which a commit would carry into
 /// every later checkout and worktree. The spec, prompt, readme and config
 /// are the project's and belong in git.
-pub const IGNORED: [&str; 5] = ["runs/", "COMPLETE", "WAITING", "gate-failed.md", "loop.lock"];
+pub const IGNORED: [&str; 5] = [
+    "runs/",
+    "COMPLETE",
+    "WAITING",
+    "gate-failed.md",
+    "loop.lock",
+];
 
 /// The lines of `IGNORED` missing from `.ralph/.gitignore` added; returns
 /// whether it changed the file.

@@ -69,6 +69,10 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
             who.run.real_path.display().to_string(),
         ),
         (env::ITERATION.to_string(), who.iteration.to_string()),
+        (
+            env::GATE.to_string(),
+            crate::work::gate::Gate::handed(s.gate.as_ref()),
+        ),
     ];
     let mut args = arguments(project, s, who);
     let print = if s.interactive {

@@ -90,11 +90,39 @@ impl Gate {
         }))
     }
 
+    /// The gate as the loop hands it to its sessions (`RALPH_GATE`): its
+    /// commands and their time limit; `[]` for none.
+    pub fn handed(gate: Option<&Gate>) -> String {
+        let g = gate.map(|g| Handed {
+            commands: g.commands.clone(),
+            timeout_s: g.timeout.as_secs(),
+        });
+        serde_json::to_string(&g).expect("a gate serialises")
+    }
+
+    /// The gate a loop handed over, read back.
+    pub fn from_handed(text: &str) -> Result<Option<Gate>, String> {
+        let h: Option<Handed> = serde_json::from_str(text)
+            .map_err(|e| format!("{}: not a gate ralph wrote: {e}", crate::handoff::env::GATE))?;
+        let Some(h) = h else { return Ok(None) };
+        Gate::from_config(&GateConfig {
+            commands: Some(h.commands),
+            timeout: Some(h.timeout_s.to_string()),
+            ..GateConfig::default()
+        })
+    }
+
     /// The gate of a project, from its config file.
     pub fn of(project: &Project) -> Result<Option<Gate>> {
         let cfg = config::load(&project.config())?;
         Gate::from_config(&cfg.gate).map_err(|e| anyhow::anyhow!("{e}"))
     }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Handed {
+    commands: Vec<String>,
+    timeout_s: u64,
 }
 
 /// What a run of the gate found.
@@ -397,6 +425,24 @@ mod tests {
             commands: Some(commands.iter().map(|c| c.to_string()).collect()),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn the_gate_handed_to_sessions_reads_back_the_same() {
+        let g = Gate::from_config(&GateConfig {
+            timeout: Some("90s".into()),
+            ..cfg(&["make check", "sh -c 'x'"])
+        })
+        .unwrap()
+        .unwrap();
+        let back = Gate::from_handed(&Gate::handed(Some(&g))).unwrap().unwrap();
+        assert_eq!((back.commands, back.timeout), (g.commands, g.timeout));
+        assert_eq!(Gate::from_handed(&Gate::handed(None)), Ok(None));
+        assert!(
+            Gate::from_handed("rm -rf /")
+                .unwrap_err()
+                .contains("RALPH_GATE")
+        );
     }
 
     #[test]

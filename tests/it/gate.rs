@@ -60,6 +60,51 @@ fn a_failing_gate_sends_the_work_back_and_the_next_session_fixes_it() {
 }
 
 #[test]
+fn a_gate_given_on_the_command_line_is_run_by_a_sessions_ralph_complete() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    env.commit_all("one step");
+    // Session 1 does the step and runs `ralph complete`: the loop's gate,
+    // given only with --gate, refuses it there and then (before, the
+    // session's `ralph complete` knew only [gate] in config.toml).
+    env.api.session([
+        Reply::bash(format!(
+            "{CHECK_THE_BOX} && ralph complete -m done; echo \"complete exited $?\"; ls .ralph"
+        )),
+        Reply::text("Step done."),
+    ]);
+    env.api.session([
+        Reply::bash("touch fixed.txt && git add fixed.txt && git commit -qm fix && ralph complete -m 'done, checks pass'"),
+        Reply::text("Fixed."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "5", "--gate", "test -f fixed.txt"])
+        .stdout_with(0);
+    assert!(
+        out.contains("complete: all 1 steps done · 2 iteration(s)"),
+        "{out}"
+    );
+    let first = records(&env)[0]["stream_file"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let stream = fs::read_to_string(first).unwrap();
+    assert!(
+        stream.contains("the completion gate: `test -f fixed.txt` failed (exit status 1)")
+            && stream.contains("complete exited 1"),
+        "session 1's `ralph complete` ran the loop's gate: {stream}"
+    );
+    assert!(
+        !out.contains("COMPLETE rejected"),
+        "no COMPLETE was written to be set aside: {out}"
+    );
+}
+
+#[test]
 fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_completes_are_gated() {
     let env = project();
     // Every box checked, so only the gate can refuse.
