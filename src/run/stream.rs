@@ -252,9 +252,39 @@ fn tool_errors(msg: &Value) -> Vec<Shown> {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            Shown::ToolError(first_line(&text, 160))
+            Shown::ToolError(error_line(&text, 160))
         })
         .collect()
+}
+
+/// The line of a failed tool call that says what went wrong. A failed
+/// command's result starts `Exit code N` and the cause comes after: the
+/// first line there that reads as an error (else its last line) joins it.
+fn error_line(s: &str, max: usize) -> String {
+    let mut lines = s.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("");
+    let is_exit = first
+        .strip_prefix("Exit code ")
+        .is_some_and(|n| n.parse::<i64>().is_ok());
+    let rest: Vec<&str> = lines.collect();
+    let telling = |l: &&&str| {
+        let l = l.to_ascii_lowercase();
+        [
+            "error",
+            "fatal",
+            "failed",
+            "not found",
+            "denied",
+            "panicked",
+            "no such",
+        ]
+        .iter()
+        .any(|w| l.contains(w))
+    };
+    match rest.iter().find(telling).or(rest.last()) {
+        Some(cause) if is_exit => first_line(&format!("{first} · {cause}"), max),
+        _ => first_line(first, max),
+    }
 }
 
 fn first_line(s: &str, max: usize) -> String {
@@ -311,6 +341,31 @@ mod tests {
         );
         let shown = s.feed(r#"{"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":"\nerror: no such file\nmore"}]}}"#);
         assert_eq!(shown, vec![Shown::ToolError("error: no such file".into())]);
+        for (content, shown) in [
+            (
+                "Exit code 3\nError: Issue not found: calc-l56.66",
+                "Exit code 3 · Error: Issue not found: calc-l56.66",
+            ),
+            (
+                "Exit code 101\n   Compiling x\nerror[E0425]: cannot find value\n  --> src/a.rs:1:1\nwarning: 1 warning",
+                "Exit code 101 · error[E0425]: cannot find value",
+            ),
+            (
+                "Exit code 1\nsomething quiet\nlast words",
+                "Exit code 1 · last words",
+            ),
+            ("Exit code 2", "Exit code 2"),
+            (
+                "<tool_use_error>File does not exist.</tool_use_error>\nmore",
+                "<tool_use_error>File does not exist.</tool_use_error>",
+            ),
+        ] {
+            let line = serde_json::json!({"type":"user","message":{"content":[{"type":"tool_result","is_error":true,"content":content}]}});
+            assert_eq!(
+                s.feed(&line.to_string()),
+                vec![Shown::ToolError(shown.into())]
+            );
+        }
         s.feed(RESULT_OK);
         let o = s.outcome.as_ref().unwrap();
         assert_eq!(

@@ -590,3 +590,20 @@ fn editing_the_same_uncommitted_file_counts_as_progress() {
         .code(4);
     assert!(!env.project.join(".ralph/WAITING").exists());
 }
+
+#[test]
+fn a_failing_tool_call_shows_the_line_that_says_why() {
+    let env = project();
+    // Claude Code reports a failed command as `Exit code 3`, then its output.
+    env.api.session([
+        Reply::bash("echo 'looking up the task' && echo 'Error: Issue not found: calc-l56.66' >&2 && exit 3"),
+        Reply::text("The task is gone."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.contains("  ✗ Exit code 3 · Error: Issue not found: calc-l56.66\n"),
+        "{out}"
+    );
+}
