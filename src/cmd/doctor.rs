@@ -26,8 +26,10 @@ use crate::{fsutil, settings};
 /// project is in a git repository (the loop measures progress with git); the
 /// project's ralph files are present and within their token budget; what
 /// the project's files would run is approved (`ralph trust`; a configured
-/// claude is named, and run for its version only once approved).
-/// Exits 1 if any check fails.
+/// claude is named, and run for its version only once approved); and that
+/// a loop here could finish at all (`ralph loop` refuses to start one that
+/// could not: a template spec, a tracker missing or not initialised, tasks
+/// it does not know, gate programs not found). Exits 1 if any check fails.
 #[derive(Debug, Args)]
 pub struct Doctor {
     /// Print the checks as JSON.
@@ -87,7 +89,7 @@ type Make = fn(&Here) -> Verdict;
 
 /// Every check, in the order shown. A new check is a row here and a
 /// function below. Doctor is read-only: nothing a repository chose is run.
-const CHECKS: [(&str, Make); 10] = [
+const CHECKS: [(&str, Make); 11] = [
     ("claude", claude),
     ("hook", hook),
     ("slash-command", slash_command),
@@ -98,6 +100,7 @@ const CHECKS: [(&str, Make); 10] = [
     ("config", config),
     ("gate", gate),
     ("project", project_files),
+    ("finish", finish),
 ];
 
 fn claude_version(bin: &Path) -> Option<String> {
@@ -372,6 +375,45 @@ fn project_files(h: &Here) -> Verdict {
             "spec, readme and prompt in {} (~{total} tokens)",
             dir.display()
         ))
+    }
+}
+
+/// Could a loop here ever finish? What `ralph loop` refuses before its
+/// first session: a template spec, a tracker missing or not set up, tasks it
+/// does not know, gate programs not found.
+fn finish(h: &Here) -> Verdict {
+    let tracker = h.cfg.as_ref().ok().and_then(|c| c.tracker);
+    let checked = match crate::work::completion::check(&h.project.spec(), &h.project.root, tracker)
+    {
+        Ok(c) => c,
+        Err(e) => return fail(format!("{e:#}"), "make .ralph/spec.md a readable text file"),
+    };
+    let missing = match crate::work::gate::Gate::of(&h.project) {
+        Ok(Some(g)) => crate::work::gate::missing_programs(&g, &h.project.root),
+        _ => Vec::new(),
+    };
+    let found = crate::work::readiness::hindrances(&checked, &missing);
+    let fatal: Vec<_> = found.iter().filter(|h| h.fatal()).collect();
+    if let Some(first) = fatal.first() {
+        let what: Vec<String> = fatal.iter().map(|h| h.to_string()).collect();
+        return fail(
+            format!("a loop here could never finish: {}", what.join("; ")),
+            first.fix(),
+        );
+    }
+    let steps = checked.as_ref().map_or(0, |j| j.spec.total());
+    match found.len() {
+        0 => pass(format!(
+            "a loop here can finish: {steps} step(s), nothing in the way"
+        )),
+        n => pass(format!(
+            "a loop here can finish ({steps} step(s)); worth fixing ({n}): {}",
+            found
+                .iter()
+                .map(|h| h.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )),
     }
 }
 

@@ -18,6 +18,7 @@ use crate::run::ui::Ui;
 use crate::timefmt;
 use crate::work::project::Project;
 use crate::work::sentinel;
+use crate::work::{completion, readiness};
 
 const EXIT_CODES: &str = "\
 Exit status:
@@ -166,7 +167,9 @@ impl Loop {
         let ui = Ui::for_stdout();
         let mut settings = settings;
         prepare_confined(&mut settings, &project, worktree.is_some(), &ui)?;
-        if let Some(done) = first_move(&settings, &project, &ui)? {
+        let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
+        refuse_what_cannot_finish(&settings, &project, &checked, &ui)?;
+        if let Some(done) = first_move(&settings, &project, &checked, &ui)? {
             return Ok(done);
         }
 
@@ -258,27 +261,59 @@ fn prepare_confined(
     Ok(())
 }
 
+/// What would keep the run from ever finishing (a template spec, a tracker
+/// missing or not set up, tasks it does not know, gate programs not found):
+/// refused before any session, with the fix. The rest is said, and the run
+/// goes on.
+fn refuse_what_cannot_finish(
+    settings: &options::Settings,
+    project: &Project,
+    checked: &Checked,
+    ui: &Ui,
+) -> Result<()> {
+    let missing = settings
+        .gate
+        .as_ref()
+        .map(|g| crate::work::gate::missing_programs(g, &project.root))
+        .unwrap_or_default();
+    let found = readiness::hindrances(checked, &missing);
+    let (fatal, rest): (Vec<_>, Vec<_>) = found.into_iter().partition(|h| h.fatal());
+    for h in &rest {
+        ui.note(&format!("worth fixing: {h}"));
+    }
+    if fatal.is_empty() {
+        return Ok(());
+    }
+    let mut msg = String::from("this run could never finish, so no session was started:");
+    for h in &fatal {
+        msg.push_str(&format!(
+            "\n  {}\n    fix: {}",
+            visible(&h.to_string()),
+            h.fix()
+        ));
+    }
+    msg.push_str("\n`ralph doctor` checks all of this.");
+    Err(usage(msg))
+}
+
+type Checked = std::result::Result<completion::Judgement, completion::CannotCheck>;
+
 /// How the run starts, by the sentinels there (the engine decides): `Some`
 /// status when it ends before it begins.
 fn first_move(
     settings: &options::Settings,
     project: &Project,
+    checked: &Checked,
     ui: &Ui,
 ) -> Result<Option<ExitStatus>> {
     // What the sentinels there say decides how the run starts.
     let complete = sentinel::Complete::read(&project.complete())?;
-    let holds = match &complete {
-        None => None,
-        Some(_) => {
-            use crate::work::completion::{self, Rule};
-            // Anything that stops the check means: judge it in the run.
-            let checked = completion::check(&project.spec(), &project.root, settings.tracker);
-            Some(matches!(
-                checked.map(|c| completion::rule(&c, settings.gate.is_some())),
-                Ok(Rule::Holds { .. })
-            ))
-        }
-    };
+    let holds = complete.as_ref().map(|_| {
+        matches!(
+            completion::rule(checked, settings.gate.is_some()),
+            completion::Rule::Holds { .. }
+        )
+    });
     let waiting = sentinel::Waiting::read(&project.waiting())?;
     let start = crate::run::engine::start(holds, waiting.is_some());
     if let Some(c) = &complete {

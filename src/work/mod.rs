@@ -5,6 +5,7 @@ pub mod budget;
 pub mod completion;
 pub mod gate;
 pub mod project;
+pub mod readiness;
 pub mod sentinel;
 pub mod spec;
 pub mod sync;

@@ -64,7 +64,10 @@ fn init_writes_files_that_pass_budget_and_the_parser_and_never_overwrites() {
         assert!(dir.join(f).is_file(), "{f}");
     }
     let gitignore = fs::read_to_string(dir.join(".gitignore")).unwrap();
-    assert_eq!(gitignore, "runs/\nloop.lock\ngate-failed.md\n");
+    assert_eq!(
+        gitignore,
+        "runs/\nCOMPLETE\nWAITING\ngate-failed.md\nloop.lock\n"
+    );
     env.ralph()
         .arg("budget")
         .assert()
@@ -208,7 +211,8 @@ fn doctor_names_each_failing_check_and_its_fix() {
             "slash-command",
             "tracker",
             "git",
-            "project"
+            "project",
+            "finish"
         ]
     );
     let fix = |name: &str| {
@@ -241,6 +245,12 @@ fn doctor_names_each_failing_check_and_its_fix() {
     let path = format!("{}:{}:{bare}", claude_dir.display(), env.path_with_br());
     env.ralph().arg("install-hook").assert().success();
     env.ralph().arg("init").assert().success();
+    // (The template's placeholders replaced by a step of one's own.)
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** Add the parser\n",
+    )
+    .unwrap();
     let git = env.command("git").args(["init", "-q"]).output().unwrap();
     assert!(git.status.success(), "{git:?}");
     // The fix doctor gives works from the project folder.
@@ -534,4 +544,116 @@ fn has_interpreter(path: &Path) -> bool {
         let o = phoff + i * size;
         u32::from_le_bytes(b[o..o + 4].try_into().unwrap()) == 3
     })
+}
+
+/// What `ralph doctor` says of the "finish" check, and what `ralph loop`
+/// says when it refuses before any session (the stand-in claude never runs).
+fn doctor_and_loop(env: &TestEnv, path: &str) -> (Value, String) {
+    let v = doctor(env, path);
+    let finish = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "finish")
+        .cloned()
+        .unwrap();
+    let claude = crate::support::stand_in(env, "never-claude", "touch claude-ran");
+    let out = env
+        .ralph()
+        .env("PATH", path)
+        .args(["loop", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(!env.project.join("claude-ran").exists(), "a session ran");
+    assert!(!env.project.join(".ralph/runs").exists(), "a run began");
+    (finish, String::from_utf8_lossy(&out).into_owned())
+}
+
+#[test]
+fn doctor_and_loop_refuse_a_project_that_could_never_finish() {
+    let env = TestEnv::new();
+    env.git_init();
+    env.ralph().arg("init").assert().success();
+    env.commit_all("start");
+    let with_br = env.path_with_br();
+
+    // ralph init's template, as written: placeholders, not steps.
+    let (finish, said) = doctor_and_loop(&env, &with_br);
+    assert_eq!(finish["ok"], false, "{finish}");
+    assert!(
+        finish["detail"]
+            .as_str()
+            .unwrap()
+            .contains("ralph init's template"),
+        "{finish}"
+    );
+    assert_eq!(
+        said,
+        "ralph loop: this run could never finish, so no session was started:\n  \
+         the spec is still ralph init's template (its steps are placeholders)\n    \
+         fix: write your own steps in .ralph/spec.md (or run /ralph-setup in Claude Code)\n\
+         `ralph doctor` checks all of this.\n"
+    );
+
+    // Steps that name tasks, and br not initialised here.
+    let spec = env.project.join(".ralph/spec.md");
+    fs::write(
+        &spec,
+        "- [ ] **1** parse [calc-a1]\n- [ ] **2** print [calc-a2]\n",
+    )
+    .unwrap();
+    let (finish, said) = doctor_and_loop(&env, &with_br);
+    assert_eq!(finish["ok"], false, "{finish}");
+    assert!(
+        said.contains("the tracker cannot answer")
+            && said.contains("fix: `br init` in the project"),
+        "{said}"
+    );
+
+    // br set up, but it knows neither id; a gate whose program is missing.
+    env.br(&["init"]);
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"pytest -q\"]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    let (finish, said) = doctor_and_loop(&env, &with_br);
+    assert_eq!(
+        finish["detail"],
+        "a loop here could never finish: the tracker does not know the tasks named in the spec: calc-a1, calc-a2; the gate runs programs not found here: pytest"
+    );
+    assert!(
+        said.contains("the tracker does not know the tasks named in the spec: calc-a1, calc-a2\n    fix: create them")
+            && said.contains("the gate runs programs not found here: pytest\n"),
+        "{said}"
+    );
+
+    // Real tasks, a gate that exists: doctor passes it, and the loop starts.
+    let a = env.br(&["create", "parse", "--type", "task", "--silent"]);
+    fs::write(&spec, format!("- [ ] **1** parse [{}]\n", a.trim())).unwrap();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"true\"]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    let v = doctor(&env, &with_br);
+    let finish = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "finish")
+        .unwrap();
+    assert_eq!(
+        (finish["ok"].as_bool(), finish["detail"].as_str()),
+        (
+            Some(true),
+            Some("a loop here can finish: 1 step(s), nothing in the way")
+        )
+    );
 }
