@@ -20,7 +20,9 @@ const CONFIG: &str = include_str!("../templates/config.toml");
 /// .ralph/.gitignore and (if there is none) .ralph/config.toml, whose [gate]
 /// example names the project's own checks that must pass for COMPLETE.
 /// The non-interactive way to what /ralph-setup writes. Existing files are
-/// kept unless --force is given; then edit the spec's steps.
+/// kept unless --force is given; then edit the spec's steps. Says how to set
+/// up the task tracker (br), and offers to run `br init` where br is
+/// installed and the project has none (asked at a terminal only).
 #[derive(Debug, Args)]
 pub struct Init {
     /// Overwrite existing spec, readme and prompt.
@@ -111,9 +113,51 @@ impl Run for Init {
                 kept.join(", ")
             );
         }
-        outln!(
-            "Next: write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code), then `ralph budget` and `ralph loop`."
-        );
+        let tracker = tracker_step(&project)?;
+        outln!("Next:");
+        outln!("  1. Write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code).");
+        outln!("  2. {tracker}");
+        outln!("  3. `ralph doctor` checks that a loop here can finish; then `ralph loop`.");
         Ok(ExitStatus::Success)
     }
+}
+
+/// The tracker's part of the set-up, said (and `br init` run, where br is
+/// there, the project has no tracker yet and the user says yes).
+fn tracker_step(project: &Project) -> Result<String> {
+    const TASKS: &str = "`br create \"<step>\" --type task` for each step, and write the id it prints at the end of the step's line (`- [ ] **1** Add the parser [proj-a1b]`), so each step is checked against its task";
+    if project.root.join(".beads").is_dir() {
+        return Ok(format!("The tracker (.beads) is set up: {TASKS}."));
+    }
+    let Ok(br) = which::which("br") else {
+        return Ok(format!(
+            "Optional, recommended: a tracker. Install br ({}), then `br init` here and {TASKS}.",
+            crate::work::tracker::INSTALL_HINT
+        ));
+    };
+    if ask("br is installed but not set up here. Run `br init` now? [y/N] ")? {
+        let status = std::process::Command::new(&br)
+            .arg("init")
+            .current_dir(&project.root)
+            .status()
+            .context("cannot run br init")?;
+        if status.success() {
+            return Ok(format!("br is set up here: {TASKS}."));
+        }
+        return Ok(format!("`br init` failed ({status}): run it yourself, then {TASKS}."));
+    }
+    Ok(format!("Set up the tracker: `br init` here, then {TASKS}."))
+}
+
+/// A yes from the user at the terminal; no terminal, no yes.
+fn ask(question: &str) -> Result<bool> {
+    use std::io::{BufRead, IsTerminal};
+    let stdin = std::io::stdin();
+    if !stdin.is_terminal() {
+        return Ok(false);
+    }
+    crate::output::out(format_args!("{question}"));
+    let mut answer = String::new();
+    stdin.lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }

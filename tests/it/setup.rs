@@ -657,3 +657,43 @@ fn doctor_and_loop_refuse_a_project_that_could_never_finish() {
         )
     );
 }
+
+#[test]
+fn init_says_how_to_set_up_the_tracker_and_runs_br_init_when_asked_at_a_terminal() {
+    let env = TestEnv::new();
+    // No terminal: nothing is asked, the steps are said.
+    let out = env
+        .ralph()
+        .env("PATH", env.path_with_br())
+        .arg("init")
+        .stdout_with(0);
+    assert!(
+        out.contains("\nNext:\n  1. Write the steps in .ralph/spec.md")
+            && out.contains("  2. Set up the tracker: `br init` here, then `br create \"<step>\" --type task` for each step")
+            && out.contains("  3. `ralph doctor` checks that a loop here can finish; then `ralph loop`.\n"),
+        "{out}"
+    );
+    assert!(!env.project.join(".beads").exists());
+    // Without br: how to get it.
+    let out = env.ralph().env("PATH", "/usr/bin:/bin").arg("init").stdout_with(0);
+    assert!(
+        out.contains("  2. Optional, recommended: a tracker. Install br (Install beads_rust with: "),
+        "{out}"
+    );
+    // At a terminal, with br installed: asked, and done on a yes.
+    let mut vars = env.vars();
+    vars.retain(|(k, _)| k != "PATH");
+    vars.push(("PATH".into(), env.path_with_br()));
+    let argv = [
+        crate::support::ralph_bin().display().to_string(),
+        "init".to_string(),
+    ];
+    let mut pty = crate::support::Pty::spawn(&argv, &vars, &env.project);
+    pty.wait_for("Run `br init` now? [y/N]", Duration::from_secs(20));
+    pty.send(b"y\r");
+    pty.wait_for("br is set up here", Duration::from_secs(20));
+    assert!(pty.wait_exit(Duration::from_secs(20)).is_some_and(|s| s.success()));
+    assert!(env.project.join(".beads").is_dir());
+    let out = env.ralph().env("PATH", env.path_with_br()).arg("init").stdout_with(0);
+    assert!(out.contains("  2. The tracker (.beads) is set up: "), "{out}");
+}
