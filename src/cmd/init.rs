@@ -144,7 +144,9 @@ fn tracker_step(project: &Project) -> Result<String> {
         if status.success() {
             return Ok(format!("br is set up here: {TASKS}."));
         }
-        return Ok(format!("`br init` failed ({status}): run it yourself, then {TASKS}."));
+        return Ok(format!(
+            "`br init` failed ({status}): run it yourself, then {TASKS}."
+        ));
     }
     Ok(format!("Set up the tracker: `br init` here, then {TASKS}."))
 }

@@ -120,26 +120,33 @@ impl Loop {
         };
         let (path, made) = worktree::ensure(&main, name, self.args.base.as_deref())
             .map_err(|e| usage(format!("--worktree {name}: {e:#}")))?;
-        let copied = worktree::seed(&main, &path, spec.as_deref())?;
+        let seeded = worktree::seed(&main, &path, spec.as_deref())?;
         // What the user approved in the checkout holds in its worktree.
         if let Ok(cfg) = crate::config::load(&Project::at(&path).config()) {
             crate::trust::approval::carry_over(&main, &path, &cfg)?;
         }
-        let ui = Ui::for_stdout();
-        ui.note(&format!(
-            "{} worktree {} on branch {}{}",
+        let mut from = Vec::new();
+        if let Some(spec) = &seeded.spec_from {
+            from.push(format!("spec.md from {}", spec.display()));
+        }
+        if !seeded.copied.is_empty() {
+            let checkout = main.join(".ralph");
+            from.push(format!(
+                "copied {} from {}",
+                seeded.copied.join(", "),
+                checkout.display()
+            ));
+        }
+        let from = if from.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", from.join("; "))
+        };
+        Ui::for_stdout().note(&format!(
+            "{} worktree {} on branch {}{from}",
             if made { "made" } else { "in" },
             path.display(),
             worktree::branch(name),
-            if copied.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " (copied {} from {})",
-                    copied.join(", "),
-                    main.join(".ralph").display()
-                )
-            }
         ));
         std::env::set_current_dir(&path)
             .with_context(|| format!("cannot change to {}", path.display()))?;

@@ -186,13 +186,21 @@ pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, b
     Ok((path, true))
 }
 
+/// What `seed` put in the worktree: its spec from `--spec` (when it
+/// changed it), and the checkout's files it copied.
+#[derive(Debug, Default)]
+pub struct Seeded {
+    pub spec_from: Option<PathBuf>,
+    pub copied: Vec<String>,
+}
+
 /// Copy the main checkout's ralph files the worktree lacks (untracked ones
 /// are not in a new worktree), and `spec` as its spec when given.
-pub fn seed(main: &Path, wt: &Path, spec: Option<&Path>) -> Result<Vec<String>> {
+pub fn seed(main: &Path, wt: &Path, spec: Option<&Path>) -> Result<Seeded> {
     let from = main.join(".ralph");
     let to = wt.join(".ralph");
     std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
-    let mut copied = Vec::new();
+    let mut seeded = Seeded::default();
     if let Some(spec) = spec {
         let text = crate::fsutil::read_optional(spec)?
             .with_context(|| format!("no spec at {}", spec.display()))?;
@@ -200,7 +208,7 @@ pub fn seed(main: &Path, wt: &Path, spec: Option<&Path>) -> Result<Vec<String>> 
         let current = crate::fsutil::read_optional(&target)?;
         if current.as_deref() != Some(text.as_str()) {
             crate::fsutil::atomic_write(&target, text.as_bytes(), 0o644)?;
-            copied.push("spec.md".to_string());
+            seeded.spec_from = Some(spec.to_path_buf());
         }
     }
     for name in ["spec.md", "prompt.md", "readme.md", "config.toml"] {
@@ -210,10 +218,10 @@ pub fn seed(main: &Path, wt: &Path, spec: Option<&Path>) -> Result<Vec<String>> 
         }
         if let Some(text) = crate::fsutil::read_optional(&from.join(name))? {
             crate::fsutil::atomic_write(&target, text.as_bytes(), 0o644)?;
-            copied.push(name.to_string());
+            seeded.copied.push(name.to_string());
         }
     }
-    Ok(copied)
+    Ok(seeded)
 }
 
 /// Why worktree NAME must not be removed, if anything stops it.

@@ -675,9 +675,15 @@ fn init_says_how_to_set_up_the_tracker_and_runs_br_init_when_asked_at_a_terminal
     );
     assert!(!env.project.join(".beads").exists());
     // Without br: how to get it.
-    let out = env.ralph().env("PATH", "/usr/bin:/bin").arg("init").stdout_with(0);
+    let out = env
+        .ralph()
+        .env("PATH", "/usr/bin:/bin")
+        .arg("init")
+        .stdout_with(0);
     assert!(
-        out.contains("  2. Optional, recommended: a tracker. Install br (Install beads_rust with: "),
+        out.contains(
+            "  2. Optional, recommended: a tracker. Install br (Install beads_rust with: "
+        ),
         "{out}"
     );
     // At a terminal, with br installed: asked, and done on a yes.
@@ -692,8 +698,18 @@ fn init_says_how_to_set_up_the_tracker_and_runs_br_init_when_asked_at_a_terminal
     pty.wait_for("Run `br init` now? [y/N]", Duration::from_secs(20));
     pty.send(b"y\r");
     pty.wait_for("br is set up here", Duration::from_secs(20));
-    assert!(pty.wait_exit(Duration::from_secs(20)).is_some_and(|s| s.success()));
+    assert!(
+        pty.wait_exit(Duration::from_secs(20))
+            .is_some_and(|s| s.success())
+    );
     assert!(env.project.join(".beads").is_dir());
-    let out = env.ralph().env("PATH", env.path_with_br()).arg("init").stdout_with(0);
-    assert!(out.contains("  2. The tracker (.beads) is set up: "), "{out}");
+    let out = env
+        .ralph()
+        .env("PATH", env.path_with_br())
+        .arg("init")
+        .stdout_with(0);
+    assert!(
+        out.contains("  2. The tracker (.beads) is set up: "),
+        "{out}"
+    );
 }

@@ -211,7 +211,7 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
     let out_a = wait_output(a, Duration::from_secs(180));
     let a_done = t0.elapsed();
     let out_b = wait_output(b, Duration::from_secs(180));
-    for (name, out) in [("a", &out_a), ("b", &out_b)] {
+    for (name, out, spec) in [("a", &out_a, &spec_a), ("b", &out_b, &spec_b)] {
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
             out.status.code(),
@@ -222,6 +222,14 @@ fn two_loops_in_two_worktrees_complete_side_by_side() {
         assert!(
             stdout.contains(&format!("The work is on branch ralph/{name}"))
                 && stdout.contains(&format!("`ralph worktree merge {name}`")),
+            "{stdout}"
+        );
+        // Where its spec came from: --spec, not the checkout.
+        assert!(
+            stdout.contains(&format!(
+                "on branch ralph/{name} (spec.md from {})",
+                spec.display()
+            )) && !stdout.contains("copied spec.md"),
             "{stdout}"
         );
     }
