@@ -305,6 +305,35 @@ fn refuse_what_cannot_finish(
 
 type Checked = std::result::Result<completion::Judgement, completion::CannotCheck>;
 
+/// Every step already checked and in sync (a worktree whose spec was done
+/// before it started, say): COMPLETE written, to be judged (gate and all)
+/// like any other, with no session to say so.
+fn complete_if_done(
+    settings: &options::Settings,
+    project: &Project,
+    checked: &Checked,
+    ui: &Ui,
+) -> Result<Option<sentinel::Complete>> {
+    let Ok(j) = checked else { return Ok(None) };
+    if matches!(
+        completion::rule(checked, settings.gate.is_some()),
+        completion::Rule::Blocked(_)
+    ) {
+        return Ok(None);
+    }
+    let c = sentinel::Complete {
+        completed: Some(crate::timefmt::now()),
+        forced: false,
+        spec: Some(j.spec.progress()),
+        tracker: Some(j.tracker.unwrap_or("none").to_string()),
+        message: "every step was already checked when the loop started".into(),
+        file_time: None,
+    };
+    c.write(&project.complete())?;
+    ui.note("every step of the spec is already checked (and agrees with the tracker): wrote COMPLETE, no session needed");
+    Ok(Some(c))
+}
+
 /// How the run starts, by the sentinels there (the engine decides): `Some`
 /// status when it ends before it begins.
 fn first_move(
@@ -314,14 +343,17 @@ fn first_move(
     ui: &Ui,
 ) -> Result<Option<ExitStatus>> {
     // What the sentinels there say decides how the run starts.
-    let complete = sentinel::Complete::read(&project.complete())?;
+    let mut complete = sentinel::Complete::read(&project.complete())?;
+    let waiting = sentinel::Waiting::read(&project.waiting())?;
+    if complete.is_none() && waiting.is_none() {
+        complete = complete_if_done(settings, project, checked, ui)?;
+    }
     let holds = complete.as_ref().map(|_| {
         matches!(
             completion::rule(checked, settings.gate.is_some()),
             completion::Rule::Holds { .. }
         )
     });
-    let waiting = sentinel::Waiting::read(&project.waiting())?;
     let start = crate::run::engine::start(holds, waiting.is_some());
     if let Some(c) = &complete {
         ui.line(&if start == crate::run::engine::Start::AlreadyComplete {

@@ -527,3 +527,25 @@ fn two_confined_loops_in_worktrees_at_once() {
         "tasks not closed in the tracker the user sees"
     );
 }
+
+#[test]
+fn a_worktree_loop_whose_steps_are_all_checked_starts_no_session() {
+    let env = crate::support::project();
+    let done = env.tmp.path().join("done.md");
+    fs::write(&done, "# Done\n\n- [x] **1** one\n- [x] **2** two\n").unwrap();
+    let claude = stand_in(&env, "marking-claude", "touch \"$HOME/claude-ran\"");
+    let out = env
+        .ralph()
+        .args(["loop", "--worktree", "done", "--spec"])
+        .arg(&done)
+        .args(["--gate", "true", "--claude"])
+        .arg(&claude)
+        .stdout_with(0);
+    assert!(!env.home.join("claude-ran").exists(), "a session ran: {out}");
+    assert!(
+        out.contains("every step of the spec is already checked (and agrees with the tracker): wrote COMPLETE, no session needed")
+            && out.contains("the gate passed")
+            && out.contains("complete: all 2 steps done · 0 iteration(s)"),
+        "{out}"
+    );
+}
