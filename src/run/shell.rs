@@ -96,13 +96,14 @@ impl Shell<'_> {
                 let what = v.summary();
                 let mut why = vec![format!("the completion gate: {what}")];
                 why.extend(v.tail.iter().rev().take(15).rev().map(|l| format!("| {l}")));
-                self.set_aside(saved, &why, 1)?;
+                // Its output was shown as the gate failed: once is enough.
+                self.set_aside(saved, &why, 1, 1)?;
                 return Ok(Completion::GateFailed { what });
             }
             completion::Rule::Blocked(why) => why,
         };
         let problems = why.len();
-        self.set_aside(saved, &why, problems)?;
+        self.set_aside(saved, &why, problems, 10)?;
         Ok(Completion::Rejected { problems })
     }
 
@@ -140,8 +141,15 @@ impl Shell<'_> {
         Ok(v)
     }
 
-    /// Move COMPLETE into the run folder with the reasons it does not hold.
-    fn set_aside(&self, saved: &Saved, why: &[String], problems: usize) -> Result<()> {
+    /// Move COMPLETE into the run folder with the reasons it does not hold
+    /// (all kept there, the first `shown` said).
+    fn set_aside(
+        &self,
+        saved: &Saved,
+        why: &[String],
+        problems: usize,
+        shown: usize,
+    ) -> Result<()> {
         let name = format!("COMPLETE.rejected-{}", saved.state.rejected + 1);
         let aside = self.run.path.join(&name);
         let aside_io = self.run.new_file(&name)?;
@@ -165,7 +173,7 @@ impl Shell<'_> {
             "COMPLETE rejected ({problems} problem(s)), moved to {}; the loop goes on:",
             aside.display()
         ));
-        for w in why.iter().take(10) {
+        for w in why.iter().take(shown) {
             self.ui.line(&format!("    {w}"));
         }
         Ok(())

@@ -541,7 +541,10 @@ fn a_worktree_loop_whose_steps_are_all_checked_starts_no_session() {
         .args(["--gate", "true", "--claude"])
         .arg(&claude)
         .stdout_with(0);
-    assert!(!env.home.join("claude-ran").exists(), "a session ran: {out}");
+    assert!(
+        !env.home.join("claude-ran").exists(),
+        "a session ran: {out}"
+    );
     assert!(
         out.contains("every step of the spec is already checked (and agrees with the tracker): wrote COMPLETE, no session needed")
             && out.contains("the gate passed")
