@@ -181,6 +181,10 @@ impl Loop {
         }
 
         let (run, saved, mut lock) = take_lock(&project, &settings, resume, &ui)?;
+        // Written only with the lock held: no other loop is judging here.
+        if !project.complete().exists() && !project.waiting().exists() {
+            complete_if_done(&settings, &project, &checked, &ui)?;
+        }
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
         session::become_subreaper();
@@ -306,8 +310,8 @@ fn refuse_what_cannot_finish(
 type Checked = std::result::Result<completion::Judgement, completion::CannotCheck>;
 
 /// Every step already checked and in sync (a worktree whose spec was done
-/// before it started, say): COMPLETE written, to be judged (gate and all)
-/// like any other, with no session to say so.
+/// before it started, say): COMPLETE written, for the run to judge (gate and
+/// all) before any session.
 fn complete_if_done(
     settings: &options::Settings,
     project: &Project,
@@ -343,11 +347,8 @@ fn first_move(
     ui: &Ui,
 ) -> Result<Option<ExitStatus>> {
     // What the sentinels there say decides how the run starts.
-    let mut complete = sentinel::Complete::read(&project.complete())?;
+    let complete = sentinel::Complete::read(&project.complete())?;
     let waiting = sentinel::Waiting::read(&project.waiting())?;
-    if complete.is_none() && waiting.is_none() {
-        complete = complete_if_done(settings, project, checked, ui)?;
-    }
     let holds = complete.as_ref().map(|_| {
         matches!(
             completion::rule(checked, settings.gate.is_some()),

@@ -459,7 +459,7 @@ fn a_killed_loops_gate_command_is_ended_by_the_next_loop() {
             crate::support::processes_with("sleep 6472").is_empty()
                 && crate::support::processes_with("sleep 6473").is_empty()
         }),
-        "the killed loop's gate commands were left running"
+        "the killed loop's gate commands were left running: {out:?}"
     );
 }
 

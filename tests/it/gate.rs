@@ -121,7 +121,12 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
     }
     let out = env
         .ralph()
-        .args(["loop", "--gate", "echo the build is broken >&2; exit 7", "--claude"])
+        .args([
+            "loop",
+            "--gate",
+            "echo the build is broken >&2; exit 7",
+            "--claude",
+        ])
         .arg(crate::support::claude_bin())
         .stdout_with(1);
     assert!(
