@@ -18,7 +18,8 @@ use crate::work::project::Project;
 ///
 /// Renders the saved stream of a session (`.ralph/runs/<run>/session-NNN.jsonl`):
 /// the model's text, one line per tool call, tool errors. By default the
-/// latest session of the latest run; with -f, the running loop's current
+/// latest session of the latest run (--all: every session of it); with -f,
+/// the running loop's current
 /// session as it happens, then each next one, until the loop ends. Plain
 /// text when not on a terminal.
 #[derive(Debug, Args)]
@@ -28,11 +29,15 @@ pub struct Logs {
     run: Option<String>,
 
     /// The session number within the run [default: the latest]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", conflicts_with = "all")]
     session: Option<u32>,
 
+    /// Every session of the run, in order
+    #[arg(long)]
+    all: bool,
+
     /// Follow the running loop's sessions as they happen
-    #[arg(short, long, conflicts_with_all = ["run", "session"])]
+    #[arg(short, long, conflicts_with_all = ["run", "session", "all"])]
     follow: bool,
 
     /// The loop of worktree NAME (`ralph loop --worktree NAME`)
@@ -151,20 +156,43 @@ impl Run for Logs {
             },
         };
         let all = sessions(&run);
-        let chosen = match self.session {
-            Some(n) => all.iter().find(|(m, _)| *m == n),
-            None => all.last(),
+        let chosen: Vec<&(u32, PathBuf)> = match self.session {
+            _ if self.all => all.iter().collect(),
+            Some(n) => all.iter().filter(|(m, _)| *m == n).collect(),
+            None => all.last().into_iter().collect(),
         };
-        let Some((n, path)) = chosen else {
+        if chosen.is_empty() {
             return Err(crate::exit::Stop::with(
                 ExitStatus::Failure,
-                format!("no such session in run {} ({})", run.id, run.path.display()),
+                no_such_session(&run, self.session, &all),
             ));
-        };
-        ui.status(&format!("run {} · session {n}", run.id));
-        render(path, ui)?;
+        }
+        for (n, path) in chosen {
+            ui.status(&format!("run {} · session {n}", run.id));
+            render(path, ui)?;
+        }
         Ok(ExitStatus::Success)
     }
+}
+
+/// Which sessions there are, for one that is not.
+fn no_such_session(run: &RunDir, asked: Option<u32>, all: &[(u32, PathBuf)]) -> String {
+    let (Some((first, _)), Some((last, _)), Some(n)) = (all.first(), all.last(), asked) else {
+        return format!(
+            "run {} has no saved session (interactive sessions keep no stream) in {}",
+            run.id,
+            run.path.display()
+        );
+    };
+    let there = if first == last {
+        format!("only session {first}")
+    } else if all.len() as u32 == last - first + 1 {
+        format!("sessions {first} to {last}")
+    } else {
+        let list: Vec<String> = all.iter().map(|(n, _)| n.to_string()).collect();
+        format!("sessions {}", list.join(", "))
+    };
+    format!("run {} has no session {n}: it has {there}", run.id)
 }
 
 /// Follow the running loop: its newest session file as it grows, then the

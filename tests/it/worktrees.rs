@@ -372,27 +372,27 @@ fn logs_render_a_saved_session_and_worktree_remove_guards_the_work() {
         .assert()
         .code(4);
     // The latest session, as the loop showed it; plain through a pipe.
-    let out = env
-        .ralph()
+    let wt = wt_dir(&env.project, "w");
+    let run = run_dir_in(&wt);
+    let id = run.file_name().unwrap().to_string_lossy().into_owned();
+    let session = |n: u32| {
+        format!("── ralph: run {id} · session {n} ──\nWorking on it.\n  → Bash: cargo test\n")
+    };
+    env.ralph()
         .args(["logs", "--worktree", "w"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let out = String::from_utf8_lossy(&out);
-    assert!(
-        out.contains("session 2")
-            && out.contains("Working on it.")
-            && out.contains("→ Bash: cargo test"),
-        "{out}"
-    );
-    assert!(!out.contains('\u{1b}'), "{out}");
+        .prints(0, &session(2), "");
+    // The whole run, in order.
+    env.ralph()
+        .args(["logs", "--worktree", "w", "--all"])
+        .prints(0, &(session(1) + &session(2)), "");
+    // A session that is not there: which ones are.
     env.ralph()
         .args(["logs", "--worktree", "w", "--session", "9"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("no such session"));
+        .prints(
+            1,
+            "",
+            &format!("ralph logs: run {id} has no session 9: it has sessions 1 to 2\n"),
+        );
     env.ralph()
         .args(["logs", "-f", "--worktree", "w"])
         .assert()
