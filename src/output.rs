@@ -52,6 +52,18 @@ pub fn paint(on: bool, style: anstyle::Style, s: &str) -> String {
     }
 }
 
+/// Dollars as spent: cents, or what a small amount really was (`$0.0016`,
+/// never `$0.00` for something spent).
+pub fn usd(amount: f64) -> String {
+    if amount > 0.0 && amount < 0.00005 {
+        "<$0.0001".into()
+    } else if amount > 0.0 && amount < 0.005 {
+        format!("${amount:.4}")
+    } else {
+        format!("${amount:.2}")
+    }
+}
+
 /// Write to stdout; a closed pipe ends the command with exit 0.
 pub fn out(args: fmt::Arguments) {
     let mut o = std::io::stdout().lock();
@@ -120,6 +132,16 @@ pub fn visible_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_amounts_are_shown_as_spent() {
+        assert_eq!(
+            [0.0, 0.0016, 0.00004, 0.0049, 0.005, 0.25, 12.345].map(usd),
+            [
+                "$0.00", "$0.0016", "<$0.0001", "$0.0049", "$0.01", "$0.25", "$12.35"
+            ]
+        );
+    }
 
     #[test]
     fn escapes_and_controls_are_shown_not_sent() {

@@ -123,7 +123,7 @@ impl LoopLine {
         });
         let cost = self
             .cost_usd
-            .map_or(String::new(), |c| format!(", ${c:.2}"));
+            .map_or(String::new(), |c| format!(", {}", crate::output::usd(c)));
         let last = self
             .last_outcome
             .as_ref()
@@ -221,7 +221,8 @@ impl LastRun {
         let confined = if confined { ", confined" } else { "" };
         let outcome = wire(outcome);
         format!(
-            "last run: {id} — {outcome} ({reason}), {iterations} iteration(s), {duration}, ${cost:.2}{confined}"
+            "last run: {id} — {outcome} ({reason}), {iterations} iteration(s), {duration}, {}{confined}",
+            crate::output::usd(cost)
         )
     }
 }

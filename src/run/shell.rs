@@ -197,8 +197,11 @@ impl Shell<'_> {
                 saved.resumed += 1;
                 run.clear_summary()?;
                 self.ui.note(&format!(
-                    "resuming run {} at iteration {}/{}, ${:.2} spent",
-                    run.id, saved.state.iteration, s.limits.max_iterations, saved.state.cost_usd
+                    "resuming run {} at iteration {}/{}, {} spent",
+                    run.id,
+                    saved.state.iteration,
+                    s.limits.max_iterations,
+                    crate::output::usd(saved.state.cost_usd)
                 ));
                 saved
             }
@@ -270,7 +273,7 @@ impl Shell<'_> {
             Action::Next => self.between(saved)?,
             Action::Prepare { iteration } => {
                 let cost = if saved.state.cost_usd > 0.0 {
-                    format!(" · ${:.2}", saved.state.cost_usd)
+                    format!(" · {}", crate::output::usd(saved.state.cost_usd))
                 } else {
                     String::new()
                 };
@@ -609,12 +612,12 @@ impl Shell<'_> {
             .map(|c| format!(", {c} commit(s)"))
             .unwrap_or_default();
         ui.status(&format!(
-            "{}: {} · {} iteration(s) in {} · ${:.2} · {} tokens{commits} · spec {}",
+            "{}: {} · {} iteration(s) in {} · {} · {} tokens{commits} · spec {}",
             outcome.text(),
             summary.reason,
             summary.iterations,
             summary.duration,
-            summary.cost_usd,
+            crate::output::usd(summary.cost_usd),
             summary.tokens.total(),
             summary.spec
         ));

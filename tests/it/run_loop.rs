@@ -36,6 +36,14 @@ fn three_sessions_complete_the_spec() {
         out.contains("3 commit(s)") && out.contains("spec 3/3"),
         "{out}"
     );
+    // What was spent, as spent: the client priced these tokens at a
+    // fraction of a cent, which is not $0.00.
+    let cost = summary(&env)["cost_usd"].as_f64().unwrap();
+    assert!(cost > 0.0 && cost < 0.005, "{cost}");
+    assert!(
+        out.contains(&format!(" · ${cost:.4} · ")) && !out.contains("$0.00 ·"),
+        "{out}"
+    );
 
     assert!(
         !out.contains("left running"),
