@@ -300,11 +300,17 @@ struct LoopView<'a> {
     max_iterations: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     session: Option<(u32, u64)>,
+    /// What this run has spent so far, from its saved state.
+    cost_usd: f64,
 }
 
-impl<'a> From<&'a runlock::LockInfo> for LoopView<'a> {
-    fn from(l: &'a runlock::LockInfo) -> Self {
+impl<'a> LoopView<'a> {
+    fn of(l: &'a runlock::LockInfo, project: &Project) -> Self {
+        let saved = RunDir::valid_id(&l.run_id)
+            .then(|| RunDir::open(&project.runs(), &l.run_id).state())
+            .flatten();
         LoopView {
+            cost_usd: saved.map_or(0.0, |s| s.state.cost_usd),
             pid: l.pid,
             start_time: l.start_time,
             started_at: &l.started_at,
@@ -368,12 +374,13 @@ impl Report<'_> {
         }
         match &self.running {
             Some(l) => show!(
-                "loop:    running, pid {}, started {}, iteration {}/{} (run {})",
+                "loop:    running, pid {}, started {}, iteration {}/{} (run {}), {} spent so far",
                 l.pid,
                 l.started_at,
                 l.iteration,
                 l.max_iterations,
-                l.run_id
+                l.run_id,
+                crate::output::usd(l.cost_usd)
             ),
             None => show!("loop:    not running"),
         }
@@ -431,8 +438,9 @@ impl Run for Status {
                 since: &w.since,
                 reason: &w.reason,
             }),
-            running: running.as_ref().map(LoopView::from),
-            last_run: last_run(&project),
+            running: running.as_ref().map(|l| LoopView::of(l, &project)),
+            // While a loop runs, its run is the one that matters.
+            last_run: running.is_none().then(|| last_run(&project)).flatten(),
             gate: gate_result(&project, &running),
             config,
         };

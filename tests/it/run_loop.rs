@@ -410,6 +410,37 @@ fn a_second_loop_is_refused_and_a_stale_lock_taken_over() {
         .stdout(predicate::str::contains(
             "took over a stale lock of pid 999999",
         ));
+
+    // While a loop runs, status shows its run, not the one before it.
+    env.ralph().arg("reset").assert().success();
+    fs::write(env.project.join(".ralph/spec.md"), "- [ ] **4** one more\n").unwrap();
+    let turns = env.api.turns().len();
+    env.api
+        .session([Reply::Stall(Duration::from_secs(120)), Reply::text("late")]);
+    let third = spawn_loop(&env, &[]);
+    assert!(
+        eventually(Duration::from_secs(30), || env.api.turns().len() > turns),
+        "the third loop's session never reached the API"
+    );
+    let status = env.ralph().arg("status").stdout_with(0);
+    let running: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(env.lock()).unwrap()).unwrap();
+    assert!(
+        status.contains(&format!(
+            "loop:    running, pid {}, started {}, iteration 1/50 (run {}), $0.00 spent so far\n",
+            third.id(),
+            running["started_at"].as_str().unwrap(),
+            running["run_id"].as_str().unwrap()
+        )) && !status.contains("last run:"),
+        "{status}"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(third.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let out = crate::support::wait_output(third, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130));
 }
 
 #[test]
