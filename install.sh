@@ -132,8 +132,8 @@ install() {
   trap 'cat "$created" >>"$manifest.new"; sort -u "$manifest.new" >"$manifest"; rm -f "$manifest.new" "$created"' EXIT
 
   choose_linking
-  say "building and installing the ralph binary (cargo install --path . --locked, $linking)"
-  cargo_linked_or_dynamic install --quiet --path "$here" --locked
+  say "building and installing the ralph binary (cargo install --path . --locked, $linking): compiling takes a minute or two the first time; cargo shows its progress below"
+  cargo_linked_or_dynamic install --path "$here" --locked
   echo "binary $bin" >>"$manifest.new"
   say "installed: $bin"
 

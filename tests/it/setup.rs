@@ -397,6 +397,13 @@ fn install_sh_twice_then_uninstall_leaves_the_home_as_it_was() {
         first.contains("installed:") && first.contains("ralph-setup.md"),
         "{first}"
     );
+    // The build is said before its silent minutes (cargo's progress is not
+    // hidden any more either).
+    assert!(
+        first.starts_with("install.sh: building and installing the ralph binary")
+            && first.contains("compiling takes a minute or two the first time"),
+        "{first}"
+    );
     let command = env.home.join(".claude/commands/ralph-setup.md");
     assert_eq!(
         fs::read(&command).unwrap(),
@@ -711,5 +718,43 @@ fn init_says_how_to_set_up_the_tracker_and_runs_br_init_when_asked_at_a_terminal
     assert!(
         out.contains("  2. The tracker (.beads) is set up: "),
         "{out}"
+    );
+}
+
+#[test]
+fn the_plugin_installs_as_the_readme_says() {
+    let env = TestEnv::new();
+    let readme = fs::read_to_string(repo_root().join("README.md")).unwrap();
+    for said in [
+        "claude plugin marketplace add \"$PWD\"",
+        "/plugin install ralph@ralph",
+    ] {
+        assert!(readme.contains(said), "README: {said}");
+    }
+    // The same, with the real client, from a clone of ralph.
+    let out = env
+        .claude()
+        .current_dir(repo_root())
+        .args(["plugin", "marketplace", "add"])
+        .arg(repo_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let out = env
+        .claude()
+        .args(["plugin", "install", "ralph@ralph"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success()
+            && String::from_utf8_lossy(&out.stdout)
+                .contains("Successfully installed plugin: ralph@ralph"),
+        "{out:?}"
+    );
+    let out = env.claude().args(["plugin", "list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        list.contains("ralph@ralph") && list.contains("enabled"),
+        "{list}"
     );
 }
