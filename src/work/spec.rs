@@ -357,6 +357,38 @@ Epic: [brt-wxv]\n\
 - [TASK-abc] a bullet that starts with a reference is not a box\n";
 
     #[test]
+    fn lines_are_told_by_byte_offset() {
+        let text = "a\nbc\r\n\nd";
+        let l = Lines::of(text);
+        assert_eq!(l.count(), 4);
+        assert_eq!(
+            [0, 1, 2, 3, 4, 5, 6, 7].map(|o| l.line_of(o)),
+            [1, 1, 2, 2, 2, 2, 3, 4]
+        );
+        assert_eq!(
+            (1..=4).map(|n| l.text(text, n)).collect::<Vec<_>>(),
+            ["a", "bc", "", "d"]
+        );
+        assert_eq!((l.end(1), l.end(4)), (2, text.len()));
+    }
+
+    #[test]
+    fn a_box_inside_a_paragraph_is_a_checkbox_markdown_does_not_read() {
+        // A numbered list that does not start at 1 cannot interrupt a
+        // paragraph: Markdown reads this as the paragraph's text.
+        let s = parse("Intro text\n2. [ ] step\n");
+        assert_eq!(s.total(), 0);
+        assert_eq!(s.problems.len(), 1);
+        assert!(
+            s.problems[0]
+                .message
+                .starts_with("looks like a checkbox, but a Markdown reader does not read it"),
+            "{:?}",
+            s.problems
+        );
+    }
+
+    #[test]
     fn parses_every_box_form_with_labels_and_ids() {
         let s = parse(SPEC);
         let got: Vec<_> = s
