@@ -758,3 +758,98 @@ fn the_plugin_installs_as_the_readme_says() {
         "{list}"
     );
 }
+
+/// README's "Your first loop", command for command, with the real client
+/// (its model scripted) and the real br: a three-step project to a finished
+/// loop, the gate run by ralph.
+#[test]
+fn the_readmes_first_loop_finishes() {
+    let env = TestEnv::new();
+    env.ralph().arg("install-hook").assert().success();
+    env.git_init();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    let path = env.path_with_br();
+    let ralph = || env.ralph().env("PATH", &path);
+    ralph().arg("init").assert().success();
+    env.br(&["init"]);
+    let ids: Vec<String> = [
+        "add(a, b) in calc.py, with a unit test",
+        "sub(a, b) in calc.py, with a unit test",
+        "README.md: how to use calc",
+    ]
+    .iter()
+    .map(|t| {
+        env.br(&["create", t, "--type", "task", "--silent"])
+            .trim()
+            .to_string()
+    })
+    .collect();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        format!(
+            "# Spec\n\n- [ ] **1** add(a, b) in calc.py, with a unit test in test_calc.py [{}]\n\
+             - [ ] **2** sub(a, b) in calc.py, with a unit test [{}]\n\
+             - [ ] **3** README.md: how to use calc [{}]\n",
+            ids[0], ids[1], ids[2]
+        ),
+    )
+    .unwrap();
+    env.commit_all("ralph files");
+    let doctor = ralph()
+        .args(["doctor", "--json"])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let doctor: Value = serde_json::from_slice(&doctor).unwrap();
+    let finish = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "finish")
+        .unwrap();
+    assert_eq!(finish["ok"], true, "{finish}");
+
+    // Each session does what .ralph/prompt.md asks: the first open step, its
+    // box, its task, a commit; the last runs `ralph complete`.
+    let step = |code: &str, last: bool| {
+        let done = "id=$(grep -m1 -e '- \\[ \\]' .ralph/spec.md | sed 's/.*\\[\\(.*\\)\\]$/\\1/') && \
+                    sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && br close \"$id\" && git add -A && git commit -qm \"$id\"";
+        let end = if last {
+            " && ralph complete -m 'calc works'"
+        } else {
+            ""
+        };
+        vec![
+            Reply::bash(format!("{code} && {done}{end}")),
+            Reply::text("Step done."),
+        ]
+    };
+    env.api.session(step(
+        "printf 'def add(a, b):\\n    return a + b\\n' > calc.py && printf 'import unittest\\nfrom calc import add\\nclass T(unittest.TestCase):\\n    def test_add(self):\\n        self.assertEqual(add(2, 3), 5)\\n' > test_calc.py",
+        false,
+    ));
+    env.api.session(step(
+        "printf 'def sub(a, b):\\n    return a - b\\n' >> calc.py",
+        false,
+    ));
+    env.api.session(step(
+        "printf '# calc\\n\\nadd(a, b), sub(a, b)\\n' > README.md",
+        true,
+    ));
+    let out = ralph()
+        .args(["loop", "--gate", "python3 -m unittest", "--claude"])
+        .arg(claude_bin())
+        .stdout_with(0);
+    assert!(
+        out.contains("the gate passed")
+            && out.contains("── ralph: complete: all 3 steps done · 3 iteration(s) in "),
+        "{out}"
+    );
+    assert_eq!(env.not_closed(&ids), Vec::<String>::new());
+    let status = ralph().arg("status").stdout_with(0);
+    assert!(
+        status.contains("spec:    3/3 steps done") && status.contains("last run: "),
+        "{status}"
+    );
+}
