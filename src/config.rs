@@ -49,11 +49,23 @@ pub struct Options {
     #[serde(default)]
     pub interactive: bool,
 
+    /// The coding agent that does each step [default: claude]
+    #[arg(long, value_enum)]
+    pub agent: Option<crate::agent::Agent>,
+
     /// The claude executable [default: `claude` on PATH]
     #[arg(long, value_name = "PATH")]
     pub claude: Option<PathBuf>,
 
-    /// The model for the sessions (claude --model)
+    /// The codex executable, for --agent codex [default: `codex` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub codex: Option<PathBuf>,
+
+    /// The gemini executable, for --agent gemini [default: `gemini` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub gemini: Option<PathBuf>,
+
+    /// The model for the sessions (the agent's --model)
     #[arg(long)]
     pub model: Option<String>,
 
@@ -99,7 +111,12 @@ pub struct Options {
     #[serde(default)]
     pub hooks: Hooks,
 
-    /// Extra arguments for claude, after `--`
+    /// `[prices]`: USD per million tokens by model, for agents that report
+    /// tokens only (over ralph's own table).
+    #[arg(skip)]
+    pub prices: Option<std::collections::BTreeMap<String, crate::agent::prices::Price>>,
+
+    /// Extra arguments for the agent, after `--`
     #[arg(last = true, value_name = "CLAUDE_ARGS")]
     pub claude_args: Option<Vec<String>>,
 }
@@ -174,7 +191,10 @@ layered!(Options {
     no_progress_limit,
     max_failures,
     interactive,
+    agent,
     claude,
+    codex,
+    gemini,
     model,
     permission_mode,
     limit_backoff,
@@ -185,6 +205,7 @@ layered!(Options {
     allow_domains,
     gate,
     hooks,
+    prices,
     claude_args,
 });
 layered!(GateConfig {

@@ -1,5 +1,6 @@
 //! ralph: run Claude Code in a Ralph loop. See README.md for the user's view.
 
+pub mod agent;
 pub mod cli;
 pub mod cmd;
 pub mod config;

@@ -64,6 +64,16 @@ pub fn usd(amount: f64) -> String {
     }
 }
 
+/// What was spent, where some sessions' cost is not known (an agent that
+/// reports tokens only, for a model without a price): never a plain `$0`.
+pub fn spent(known: f64, unknown: bool) -> String {
+    match (unknown, known > 0.0) {
+        (false, _) => usd(known),
+        (true, false) => "cost unknown".into(),
+        (true, true) => format!("{} + unknown", usd(known)),
+    }
+}
+
 /// Write to stdout; a closed pipe ends the command with exit 0.
 pub fn out(args: fmt::Arguments) {
     let mut o = std::io::stdout().lock();
@@ -140,6 +150,14 @@ mod tests {
             [
                 "$0.00", "$0.0016", "<$0.0001", "$0.0049", "$0.01", "$0.25", "$12.35"
             ]
+        );
+    }
+
+    #[test]
+    fn unknown_costs_are_said() {
+        assert_eq!(
+            [(0.25, false), (0.0, true), (0.25, true)].map(|(k, u)| spent(k, u)),
+            ["$0.25", "cost unknown", "$0.25 + unknown"]
         );
     }
 

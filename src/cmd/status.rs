@@ -197,7 +197,12 @@ impl LastRun {
                 s.reason.as_str(),
                 s.iterations,
                 s.duration.as_str(),
-                s.cost_usd,
+                crate::output::spent(s.cost_usd, s.cost_unknown)
+                    + &if s.agent == crate::agent::Agent::Claude {
+                        String::new()
+                    } else {
+                        format!(", {}", s.agent)
+                    },
                 s.confined,
             ),
             LastRun::Killed {
@@ -214,15 +219,14 @@ impl LastRun {
                 *reason,
                 *iterations,
                 duration.as_str(),
-                *cost_usd,
+                crate::output::usd(*cost_usd),
                 false,
             ),
         };
         let confined = if confined { ", confined" } else { "" };
         let outcome = wire(outcome);
         format!(
-            "last run: {id} — {outcome} ({reason}), {iterations} iteration(s), {duration}, {}{confined}",
-            crate::output::usd(cost)
+            "last run: {id} — {outcome} ({reason}), {iterations} iteration(s), {duration}, {cost}{confined}"
         )
     }
 }

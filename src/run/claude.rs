@@ -1,7 +1,10 @@
-//! The command line and environment of one `claude` session.
+//! The command line and environment of one agent session (Claude Code,
+//! Codex or Gemini: their own arguments from `agent::*`, the same
+//! environment and the prompt on stdin).
 
 use anyhow::{Context, Result};
 
+use crate::agent::Agent;
 use crate::handoff::{self, env};
 use crate::run::options::Settings;
 use crate::run::records::RunDir;
@@ -74,7 +77,25 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
             crate::work::gate::Gate::handed(s.gate.as_ref()),
         ),
     ];
-    let mut args = arguments(project, s, who);
+    let mut args = match s.agent {
+        Agent::Claude => arguments(project, s, who),
+        Agent::Codex => {
+            let mut a = crate::agent::codex::arguments(s.model.as_deref(), s.confined.as_ref());
+            a.extend(s.claude_args.iter().cloned());
+            // The prompt comes on stdin.
+            a.push("-".into());
+            a
+        }
+        Agent::Gemini => {
+            let mut a = crate::agent::gemini::arguments(s.model.as_deref());
+            a.extend(s.claude_args.iter().cloned());
+            a
+        }
+    };
+    let mut env = env;
+    if s.agent == Agent::Gemini {
+        env.extend(crate::agent::gemini::ENV.map(|(k, v)| (k.to_string(), v.to_string())));
+    }
     let print = if s.interactive {
         let prompt = crate::fsutil::read_optional(&s.prompt)?
             .with_context(|| format!("{} is gone", s.prompt.display()))?;
@@ -88,7 +109,7 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
         })
     };
     Ok(Launch {
-        program: s.claude.clone(),
+        program: s.program.clone(),
         args,
         env,
         cwd: project.root.clone(),

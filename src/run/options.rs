@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::agent::Agent;
 use crate::config::{self, Layer, Options, parse_duration};
 use crate::run::engine::Limits;
 use crate::work::project::Project;
@@ -46,7 +47,11 @@ pub struct Settings {
     pub limits: Limits,
     pub timeout: Duration,
     pub interactive: bool,
-    pub claude: PathBuf,
+    /// The agent and the program that runs it.
+    pub agent: crate::agent::Agent,
+    pub program: PathBuf,
+    /// Token prices by model (the config's over ralph's table).
+    pub prices: std::collections::BTreeMap<String, crate::agent::prices::Price>,
     pub model: Option<String>,
     pub permission_mode: String,
     pub claude_args: Vec<String>,
@@ -70,15 +75,15 @@ pub const PERMISSION_MODES: [&str; 6] = [
     "plan",
 ];
 
-/// The claude to run must be an executable file (checked before any run
+/// The agent's program must be an executable file (checked before any run
 /// folder is made or session started).
-fn executable(p: &std::path::Path) -> Result<(), String> {
+fn executable(agent: Agent, p: &std::path::Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     match std::fs::metadata(p) {
-        Err(_) => Err(format!("--claude: {} does not exist", p.display())),
-        Ok(m) if !m.is_file() => Err(format!("--claude: {} is not a file", p.display())),
+        Err(_) => Err(format!("--{agent}: {} does not exist", p.display())),
+        Ok(m) if !m.is_file() => Err(format!("--{agent}: {} is not a file", p.display())),
         Ok(m) if m.permissions().mode() & 0o111 == 0 => Err(format!(
-            "--claude: {} is not executable (chmod +x it, or name the real claude)",
+            "--{agent}: {} is not executable (chmod +x it, or name the real {agent})",
             p.display()
         )),
         Ok(_) => Ok(()),
@@ -160,8 +165,8 @@ pub enum PromptFrom {
 #[derive(Debug, Clone)]
 pub struct Resolved {
     pub prompt: PromptFrom,
-    /// The claude named, if any (else the one on PATH).
-    pub claude: Option<PathBuf>,
+    /// The agent's program as named, if it was (else its name on PATH).
+    pub program: Option<PathBuf>,
     pub settings: Settings,
 }
 
@@ -192,6 +197,8 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         .clone()
         .over(saved.map(saved_options).unwrap_or_default())
         .over(cfg.clone());
+    let agent = o.agent.unwrap_or_default();
+    agent_fits(agent, &o)?;
     let permission_mode = o
         .permission_mode
         .clone()
@@ -225,13 +232,19 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
     };
     Ok(Resolved {
         prompt,
-        claude: o.claude,
+        program: match agent {
+            Agent::Claude => o.claude,
+            Agent::Codex => o.codex,
+            Agent::Gemini => o.gemini,
+        },
         settings: Settings {
             prompt: PathBuf::new(),
             limits,
             timeout: duration("timeout", o.timeout.as_deref())?,
             interactive: o.interactive,
-            claude: PathBuf::new(),
+            agent,
+            program: PathBuf::new(),
+            prices: o.prices.clone().unwrap_or_default(),
             model: o.model,
             permission_mode,
             claude_args,
@@ -241,6 +254,47 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             confined,
         },
     })
+}
+
+/// What only some agents can do, refused for the others by name: the
+/// interactive TUI and the permission mode are Claude Code's; Gemini's own
+/// sandbox needs a container daemon; Codex's sandbox has network for all
+/// domains or none; a cost cap needs the model's price.
+fn agent_fits(agent: Agent, o: &Options) -> Result<(), String> {
+    if agent == Agent::Claude {
+        return Ok(());
+    }
+    let refuse = |what: &str| Err(format!("--agent {agent}: {what}"));
+    if o.interactive {
+        return refuse(
+            "--interactive is for Claude Code's TUI only (its Stop hook ends each session); drop it",
+        );
+    }
+    if o.permission_mode.is_some() {
+        return refuse("--permission-mode is Claude Code's; drop it");
+    }
+    if o.confined && agent == Agent::Gemini {
+        return refuse(
+            "--confined cannot confine Gemini CLI here (its sandbox needs a docker or podman daemon, which ralph does not drive); use --agent claude or codex for a confined run",
+        );
+    }
+    if o.confined && o.allow_domains.as_ref().is_some_and(|d| !d.is_empty()) {
+        return refuse(
+            "Codex's sandbox allows the network to every domain or none: drop --allow-domain (confined Codex sessions get no network)",
+        );
+    }
+    if let Some(max) = o.max_cost {
+        let priced = o
+            .model
+            .as_deref()
+            .and_then(|m| crate::agent::prices::price(m, &o.prices.clone().unwrap_or_default()));
+        if priced.is_none() {
+            return refuse(&format!(
+                "--max-cost {max} needs the cost of each session, and {agent} reports tokens only: give --model with a price ralph knows (README, Agents) or one in [prices] of .ralph/config.toml"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `--confined` and what it allows; nothing that would widen a confined
@@ -298,7 +352,7 @@ pub fn settings(
     let r = resolve(cli, &cfg, saved)?;
     let mut s = r.settings;
     s.prompt = prompt_file(project, &r.prompt)?;
-    s.claude = claude_file(r.claude)?;
+    s.program = program_file(s.agent, r.program)?;
     if s.confined.is_some()
         && let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok())
     {
@@ -332,20 +386,23 @@ fn prompt_file(project: &Project, from: &PromptFrom) -> Result<PathBuf, String> 
     }
 }
 
-/// The claude to run: the one named (a path, or a name on PATH), else
-/// `claude` on PATH; an executable file.
-fn claude_file(named: Option<PathBuf>) -> Result<PathBuf, String> {
-    let claude = match named {
+/// The agent's program: the one named (a path, or a name on PATH), else its
+/// name on PATH; an executable file.
+fn program_file(agent: Agent, named: Option<PathBuf>) -> Result<PathBuf, String> {
+    let program = match named {
         Some(p) if p.components().count() > 1 => {
             std::path::absolute(p).map_err(|e| e.to_string())?
         }
         Some(p) => which::which(&p).map_err(|_| format!("{} not found on PATH", p.display()))?,
-        None => which::which("claude").map_err(|_| {
-            "`claude` not found on PATH. Install Claude Code (npm install -g @anthropic-ai/claude-code) or pass --claude PATH".to_string()
+        None => which::which(agent.name()).map_err(|_| {
+            format!(
+                "`{agent}` not found on PATH. Install it ({}) or pass --{agent} PATH",
+                agent.install()
+            )
         })?,
     };
-    executable(&claude)?;
-    Ok(claude)
+    executable(agent, &program)?;
+    Ok(program)
 }
 
 #[cfg(test)]
@@ -476,7 +533,7 @@ mod tests {
         .unwrap();
         let r = resolve(&Options::default(), &cfg, None).unwrap();
         assert_eq!(r.prompt, PromptFrom::Config(PathBuf::from("p.md")));
-        assert_eq!(r.claude, Some(PathBuf::from("/nowhere/claude")));
+        assert_eq!(r.program, Some(PathBuf::from("/nowhere/claude")));
         assert_eq!(
             (
                 r.settings.limits.max_iterations,
@@ -508,6 +565,58 @@ mod tests {
                 .unwrap_err()
                 .contains("\"--add-dir\" would widen")
         );
+    }
+
+    #[test]
+    fn what_only_claude_can_do_is_refused_for_the_other_agents() {
+        let agent = |a: Agent, extra: &str| -> Result<Resolved, String> {
+            let cfg: Options = toml::from_str(&format!("agent = \"{a}\"\n{extra}")).unwrap();
+            resolve(&Options::default(), &cfg, None)
+        };
+        for (a, extra, says) in [
+            (
+                Agent::Codex,
+                "interactive = true",
+                "--interactive is for Claude Code",
+            ),
+            (
+                Agent::Gemini,
+                "permission_mode = \"plan\"",
+                "--permission-mode is Claude Code's",
+            ),
+            (
+                Agent::Gemini,
+                "confined = true",
+                "cannot confine Gemini CLI here",
+            ),
+            (
+                Agent::Codex,
+                "confined = true\nallow_domains = [\"x.org\"]",
+                "drop --allow-domain",
+            ),
+            (Agent::Codex, "max_cost = 5.0", "reports tokens only"),
+            (
+                Agent::Gemini,
+                "max_cost = 5.0\nmodel = \"my-model\"",
+                "reports tokens only",
+            ),
+        ] {
+            let e = agent(a, extra).unwrap_err();
+            assert!(
+                e.starts_with(&format!("--agent {a}: ")) && e.contains(says),
+                "{e}"
+            );
+        }
+        let r = agent(
+            Agent::Codex,
+            "max_cost = 5.0\nmodel = \"gpt-5.4\"\nconfined = true",
+        )
+        .unwrap();
+        assert_eq!(r.settings.agent, Agent::Codex);
+        assert!(r.settings.confined.is_some());
+        let priced = "max_cost = 5.0\nmodel = \"mine\"\n[prices.mine]\ninput = 1.0\ncached_input = 0.1\noutput = 2.0\n";
+        assert!(agent(Agent::Gemini, priced).is_ok());
+        assert!(agent(Agent::Claude, "interactive = true\nmax_cost = 5.0").is_ok());
     }
 
     use proptest::prelude::*;

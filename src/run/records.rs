@@ -255,6 +255,9 @@ pub struct Saved {
     pub gate_runs: u32,
     #[serde(default)]
     pub last_gate: Option<Verdict>,
+    /// Some session's cost was not known.
+    #[serde(default)]
+    pub cost_unknown: bool,
 }
 
 /// A git object id (SHA-1 or SHA-256, hex): what a saved head must be, so
@@ -375,10 +378,19 @@ pub struct Record {
     /// The session ran confined by Claude Code's sandbox.
     #[serde(default)]
     pub confined: bool,
-    /// The claude command line that ran (in interactive mode without the
+    /// The agent's command line that ran (in interactive mode without the
     /// prompt), settings and all: what the session was allowed.
     #[serde(default)]
     pub command: Vec<String>,
+    /// The agent that ran the session, and its model where known.
+    #[serde(default)]
+    pub agent: crate::agent::Agent,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The agent reported tokens only, and the model has no price: the
+    /// session's cost is not known (`cost_usd` is then 0).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_unknown: bool,
 }
 
 fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {
@@ -427,6 +439,12 @@ pub struct Summary {
     /// Its sessions ran confined by Claude Code's sandbox.
     #[serde(default)]
     pub confined: bool,
+    /// The agent of its sessions.
+    #[serde(default)]
+    pub agent: crate::agent::Agent,
+    /// Some session's cost is not known: `cost_usd` counts the others.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_unknown: bool,
 }
 
 #[cfg(test)]
@@ -486,6 +504,7 @@ mod tests {
             resumed: 0,
             gate_runs: 0,
             last_gate: None,
+            cost_unknown: false,
         }
     }
 

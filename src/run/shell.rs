@@ -216,6 +216,7 @@ impl Shell<'_> {
                 resumed: 0,
                 gate_runs: 0,
                 last_gate: None,
+                cost_unknown: false,
             },
         })
     }
@@ -272,8 +273,11 @@ impl Shell<'_> {
             Action::Stop { .. } => unreachable!("the loop stops before acting"),
             Action::Next => self.between(saved)?,
             Action::Prepare { iteration } => {
-                let cost = if saved.state.cost_usd > 0.0 {
-                    format!(" · {}", crate::output::usd(saved.state.cost_usd))
+                let cost = if saved.state.cost_usd > 0.0 || saved.cost_unknown {
+                    format!(
+                        " · {}",
+                        crate::output::spent(saved.state.cost_usd, saved.cost_unknown)
+                    )
                 } else {
                     String::new()
                 };
@@ -388,11 +392,12 @@ impl Shell<'_> {
         );
         let error = self.error_of(&ended);
         self.say_after(&session, progress, &error, saved.state.failures + 1);
+        saved.cost_unknown |= self.cost_of(st).is_none();
         let report = Report {
             quit_by_user: self.quit_by_user(&ended),
             outcome,
             error,
-            cost_usd: st.cost_usd,
+            cost_usd: self.cost_of(st).unwrap_or(0.0),
             progress,
             gate,
             waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
@@ -400,6 +405,29 @@ impl Shell<'_> {
         };
         *before = after;
         Ok(report)
+    }
+
+    /// What a session cost: as the agent said (Claude Code), else its tokens
+    /// at the model's price (by model, where the stream breaks them down);
+    /// `None` when a model that did work has no price.
+    fn cost_of(&self, st: &crate::run::stream::Session) -> Option<f64> {
+        use crate::agent::prices::{cost, price};
+        if self.s.agent.reports_cost() {
+            return Some(st.cost_usd);
+        }
+        let worked: Vec<_> = st
+            .by_model
+            .iter()
+            .filter(|(_, u)| *u != Default::default())
+            .collect();
+        if !worked.is_empty() {
+            return worked
+                .iter()
+                .map(|(m, u)| price(m, &self.s.prices).map(|p| cost(u, p)))
+                .sum();
+        }
+        let model = self.s.model.as_deref().or(st.model.as_deref())?;
+        Some(cost(&st.usage, price(model, &self.s.prices)?))
     }
 
     /// The session's record, as `records.jsonl` keeps it.
@@ -417,7 +445,7 @@ impl Shell<'_> {
             exit_code: ended.status.and_then(|x| x.code()),
             outcome: r.outcome.clone(),
             is_error: st.any_error,
-            cost_usd: st.cost_usd,
+            cost_usd: self.cost_of(st).unwrap_or(0.0),
             tokens: Tokens::from(&st.usage),
             num_turns: st.num_turns,
             results: st.results,
@@ -434,6 +462,9 @@ impl Shell<'_> {
             gate,
             confined: self.s.confined.is_some(),
             command: r.command.clone(),
+            agent: self.s.agent,
+            model: self.s.model.clone().or_else(|| st.model.clone()),
+            cost_unknown: self.cost_of(st).is_none(),
         }
     }
 
@@ -537,10 +568,13 @@ impl Shell<'_> {
                     format!("timed out after {}", timefmt::human_duration(s.timeout))
                 }
                 (_, Some(x)) if x.success() && !s.interactive => {
-                    "claude exited with status 0 without reporting a result".into()
+                    format!(
+                        "{} exited with status 0 without reporting a result",
+                        s.agent
+                    )
                 }
-                (_, Some(x)) => format!("claude exited with {x}"),
-                _ => "claude ended without a result".into(),
+                (_, Some(x)) => format!("{} exited with {x}", s.agent),
+                _ => format!("{} ended without a result", s.agent),
             })
     }
 
@@ -574,6 +608,8 @@ impl Shell<'_> {
             resumed: saved.resumed,
             gate: saved.last_gate.clone(),
             confined: self.s.confined.is_some(),
+            agent: self.s.agent,
+            cost_unknown: saved.cost_unknown,
         };
         run.write_summary(&summary)?;
         self.end_hook(&summary);
@@ -617,7 +653,7 @@ impl Shell<'_> {
             summary.reason,
             summary.iterations,
             summary.duration,
-            crate::output::usd(summary.cost_usd),
+            crate::output::spent(summary.cost_usd, summary.cost_unknown),
             summary.tokens.total(),
             summary.spec
         ));

@@ -1,6 +1,8 @@
-//! Claude Code's `--output-format stream-json` output, one JSON object per
-//! line: what the loop shows the user, and what it learns about the session
-//! (cost, tokens, errors, usage limits). Pure: lines in, facts out.
+//! An agent's JSON stream, one object per line (Claude Code's
+//! `stream-json`, Codex's `exec --json`, Gemini's `stream-json`; each line
+//! is told by its own shape): what the loop shows the user, and what it
+//! learns about the session (cost, tokens, errors, usage limits). Pure:
+//! lines in, facts out.
 //!
 //! Usage limits and overload are recognised only from the session's own
 //! `result` event and Claude Code's synthetic assistant error messages, never
@@ -90,6 +92,13 @@ pub struct Session {
     pub tool_calls: u64,
     /// The last synthetic API error message, for the user.
     pub last_error: Option<String>,
+    /// The model, where the stream names it (Claude's and Gemini's init).
+    pub model: Option<String>,
+    /// Tokens by model, where the stream breaks them down (Gemini's result:
+    /// its router and the model that worked).
+    pub by_model: Vec<(String, Usage)>,
+    /// Gemini's assistant text arrives in pieces: shown once whole.
+    pending_text: String,
 }
 
 #[derive(Deserialize)]
@@ -122,6 +131,15 @@ impl Session {
             return Vec::new();
         };
         match v["type"].as_str() {
+            // Codex and Gemini (their own event names, or their shapes).
+            Some(t)
+                if t.starts_with("thread.") || t.starts_with("turn.") || t.starts_with("item.") =>
+            {
+                self.codex(t, &v)
+            }
+            Some("error") if v.get("severity").is_none() => self.codex("error", &v),
+            Some("init" | "message" | "tool_use" | "tool_result" | "error") => self.gemini(&v),
+            Some("result") if v.get("stats").is_some() => self.gemini(&v),
             Some("system") => {
                 if v["subtype"] == "init" {
                     self.session_id = v["session_id"].as_str().map(String::from);
@@ -203,6 +221,190 @@ impl Session {
         self.outcome = Some(o);
     }
 
+    /// Codex's `exec --json` events.
+    fn codex(&mut self, t: &str, v: &Value) -> Vec<Shown> {
+        let item = &v["item"];
+        match (t, item["type"].as_str()) {
+            ("thread.started", _) => {
+                self.session_id = v["thread_id"].as_str().map(String::from);
+                Vec::new()
+            }
+            ("item.started", Some("command_execution")) => {
+                self.tool_calls += 1;
+                vec![Shown::Tool(format!("Bash: {}", codex_command(item)))]
+            }
+            ("item.completed", Some("command_execution")) => match item["exit_code"].as_i64() {
+                Some(0) | None => Vec::new(),
+                Some(code) => {
+                    let out = item["aggregated_output"].as_str().unwrap_or("");
+                    vec![Shown::ToolError(error_line(
+                        &format!("Exit code {code}\n{out}"),
+                        160,
+                    ))]
+                }
+            },
+            ("item.completed", Some("agent_message")) => {
+                let text = item["text"].as_str().unwrap_or("").to_string();
+                (!text.trim().is_empty())
+                    .then_some(Shown::Text(text))
+                    .into_iter()
+                    .collect()
+            }
+            ("item.completed", Some("file_change")) => {
+                self.tool_calls += 1;
+                let paths: Vec<&str> = item["changes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|c| c["path"].as_str())
+                    .collect();
+                vec![Shown::Tool(format!(
+                    "Edit: {}",
+                    first_line(&paths.join(", "), 120)
+                ))]
+            }
+            // Its own notices ("Model metadata not found") are items too.
+            ("turn.completed", _) => {
+                let u = &v["usage"];
+                let n = |k: &str| u[k].as_u64().unwrap_or(0);
+                let cached = n("cached_input_tokens");
+                self.end(
+                    false,
+                    String::new(),
+                    Usage {
+                        input_tokens: n("input_tokens").saturating_sub(cached),
+                        output_tokens: n("output_tokens"),
+                        cache_read_input_tokens: cached,
+                        cache_creation_input_tokens: n("cache_write_input_tokens"),
+                    },
+                );
+                Vec::new()
+            }
+            ("turn.failed", _) => {
+                let text = v["error"]["message"]
+                    .as_str()
+                    .map(String::from)
+                    .or_else(|| self.last_error.clone())
+                    .unwrap_or_else(|| "the turn failed".into());
+                self.end(true, text, Usage::default());
+                Vec::new()
+            }
+            ("error", _) => {
+                let text = v["message"].as_str().unwrap_or("").to_string();
+                self.api_error(&text);
+                vec![Shown::Note(first_line(&text, 200))]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Gemini's `stream-json` events.
+    fn gemini(&mut self, v: &Value) -> Vec<Shown> {
+        let mut out = Vec::new();
+        let t = v["type"].as_str().unwrap_or("");
+        if !(t == "message" && v["role"] == "assistant") {
+            out.extend(self.flush_text());
+        }
+        match t {
+            "init" => {
+                self.session_id = v["session_id"].as_str().map(String::from);
+                self.model = v["model"].as_str().map(String::from);
+            }
+            "message" if v["role"] == "assistant" => {
+                self.pending_text
+                    .push_str(v["content"].as_str().unwrap_or(""));
+            }
+            "tool_use" => {
+                self.tool_calls += 1;
+                let name = v["tool_name"].as_str().unwrap_or("?");
+                let p = &v["parameters"];
+                out.push(Shown::Tool(match name {
+                    "run_shell_command" => describe_tool("Bash", p),
+                    "write_file" | "replace" | "read_file" => match p["file_path"].as_str() {
+                        Some(f) => format!("{name}: {}", first_line(f, 120)),
+                        None => name.to_string(),
+                    },
+                    _ => name.to_string(),
+                }));
+            }
+            "tool_result" if v["status"] != "success" => {
+                let text = v["output"]
+                    .as_str()
+                    .or(v["error"]["message"].as_str())
+                    .unwrap_or("the tool failed");
+                out.push(Shown::ToolError(error_line(text, 160)));
+            }
+            "error" => {
+                let text = v["message"].as_str().unwrap_or("").to_string();
+                out.push(Shown::Note(first_line(&text, 200)));
+            }
+            "result" => {
+                let st = &v["stats"];
+                let n = |k: &str| st[k].as_u64().unwrap_or(0);
+                let error = v["status"] != "success";
+                let text = v["error"]["message"].as_str().unwrap_or("").to_string();
+                if error {
+                    self.api_error(&text);
+                }
+                for (m, u) in st["models"].as_object().into_iter().flatten() {
+                    let n = |k: &str| u[k].as_u64().unwrap_or(0);
+                    self.by_model.push((
+                        m.clone(),
+                        Usage {
+                            input_tokens: n("input_tokens").saturating_sub(n("cached")),
+                            output_tokens: n("output_tokens"),
+                            cache_read_input_tokens: n("cached"),
+                            cache_creation_input_tokens: 0,
+                        },
+                    ));
+                }
+                self.end(
+                    error,
+                    text,
+                    Usage {
+                        input_tokens: n("input_tokens").saturating_sub(n("cached")),
+                        output_tokens: n("output_tokens"),
+                        cache_read_input_tokens: n("cached"),
+                        cache_creation_input_tokens: 0,
+                    },
+                );
+            }
+            _ => {}
+        }
+        out
+    }
+
+    fn flush_text(&mut self) -> Option<Shown> {
+        let text = std::mem::take(&mut self.pending_text);
+        (!text.trim().is_empty()).then_some(Shown::Text(text))
+    }
+
+    /// An API error the agent reported: said to the user, and a usage limit
+    /// when it reads as one.
+    fn api_error(&mut self, text: &str) {
+        if let Some(l) = classify(text, None) {
+            self.limit = Some(l);
+        }
+        self.last_error = Some(text.to_string());
+    }
+
+    /// The end of a turn, as a result.
+    fn end(&mut self, is_error: bool, text: String, usage: Usage) {
+        self.results += 1;
+        self.any_error |= is_error;
+        self.usage.add(&usage);
+        self.num_turns += 1;
+        self.outcome = Some(Outcome {
+            subtype: if is_error { "error" } else { "success" }.into(),
+            is_error,
+            text,
+            cost_usd: 0.0,
+            usage,
+            num_turns: 1,
+            api_error_status: None,
+        });
+    }
+
     /// Did every result say the work went through (and was there one)?
     pub fn result_ok(&self) -> bool {
         self.results > 0 && !self.any_error
@@ -213,9 +415,13 @@ impl Session {
 /// usage limit, a rate limit or overload?
 pub fn classify(text: &str, status: Option<u64>) -> Option<Limit> {
     let lower = text.to_ascii_lowercase();
+    // Claude ("usage limit reached|<reset>"), Codex ("You've hit your usage
+    // limit", "Quota exceeded"), Gemini ("exhausted your daily quota").
     if lower.contains("usage limit")
         || lower.contains("limit reached")
         || lower.contains("hit your limit")
+        || lower.contains("quota exceeded")
+        || lower.contains("exhausted your daily quota")
     {
         return Some(Limit::Usage {
             reset_at: reset_epoch(text),
@@ -300,6 +506,18 @@ fn first_line(s: &str, max: usize) -> String {
     }
 }
 
+/// The command of a Codex `command_execution`, without the `/bin/bash -lc
+/// '...'` it wraps every command in.
+fn codex_command(item: &Value) -> String {
+    let c = item["command"].as_str().unwrap_or("?");
+    let inner = c
+        .strip_prefix("/bin/bash -lc '")
+        .or_else(|| c.strip_prefix("bash -lc '"))
+        .and_then(|r| r.strip_suffix('\''))
+        .map(|r| r.replace("'\\''", "'"));
+    first_line(inner.as_deref().unwrap_or(c), 120)
+}
+
 /// One line per tool call: the tool and what it acts on.
 pub fn describe_tool(name: &str, input: &Value) -> String {
     let s = |k: &str| input[k].as_str().map(|v| first_line(v, 120));
@@ -326,6 +544,91 @@ mod tests {
     use super::*;
 
     const RESULT_OK: &str = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":2,"result":"Done.","total_cost_usd":0.25,"usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":5,"cache_creation_input_tokens":1}}"#;
+
+    #[test]
+    fn codex_exec_json_is_read_as_a_session() {
+        let mut s = Session::default();
+        let lines = [
+            r#"{"type":"thread.started","thread_id":"01a2"}"#,
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata for `x` not found."}}"#,
+            r#"{"type":"turn.started"}"#,
+            r#"{"type":"item.started","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'echo hi > done.txt'","aggregated_output":"","exit_code":null,"status":"in_progress"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"/bin/bash -lc 'x'","aggregated_output":"","exit_code":0,"status":"completed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_3","type":"command_execution","command":"/bin/bash -lc 'br show z'","aggregated_output":"looking\nError: Issue not found: z\n","exit_code":3,"status":"failed"}}"#,
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"agent_message","text":"Step done."}}"#,
+            r#"{"type":"turn.completed","usage":{"input_tokens":2000,"cached_input_tokens":400,"cache_write_input_tokens":0,"output_tokens":100,"reasoning_output_tokens":20}}"#,
+        ];
+        let shown: Vec<Shown> = lines.iter().flat_map(|l| s.feed(l)).collect();
+        assert_eq!(
+            shown,
+            [
+                Shown::Tool("Bash: echo hi > done.txt".into()),
+                Shown::ToolError("Exit code 3 · Error: Issue not found: z".into()),
+                Shown::Text("Step done.".into()),
+            ]
+        );
+        assert_eq!(s.session_id.as_deref(), Some("01a2"));
+        assert!(s.result_ok() && s.limit.is_none());
+        assert_eq!(
+            (
+                s.usage.input_tokens,
+                s.usage.cache_read_input_tokens,
+                s.usage.output_tokens,
+                s.tool_calls
+            ),
+            (1600, 400, 100, 1)
+        );
+        // A usage limit: the error event, then the failed turn.
+        let mut s = Session::default();
+        s.feed(r#"{"type":"error","message":"You've hit your usage limit. Upgrade to Pro, or try again at 11:29 AM."}"#);
+        s.feed(r#"{"type":"turn.failed","error":{"message":"You've hit your usage limit."}}"#);
+        assert!(!s.result_ok());
+        assert_eq!(s.limit, Some(Limit::Usage { reset_at: None }));
+        let mut s = Session::default();
+        s.feed(
+            r#"{"type":"error","message":"Quota exceeded. Check your plan and billing details."}"#,
+        );
+        assert!(matches!(s.limit, Some(Limit::Usage { .. })));
+    }
+
+    #[test]
+    fn gemini_stream_json_is_read_as_a_session() {
+        let mut s = Session::default();
+        let lines = [
+            r#"{"type":"init","timestamp":"t","session_id":"af6b","model":"auto"}"#,
+            r#"{"type":"message","timestamp":"t","role":"user","content":"Do one step.\n"}"#,
+            r#"{"type":"tool_use","timestamp":"t","tool_name":"run_shell_command","tool_id":"r1","parameters":{"command":"touch done.txt","description":"Do one step"}}"#,
+            r#"{"type":"tool_result","timestamp":"t","tool_id":"r1","status":"success","output":""}"#,
+            r#"{"type":"tool_result","timestamp":"t","tool_id":"r2","status":"error","output":"Exit code 1\nfatal: not a git repository"}"#,
+            r#"{"type":"message","timestamp":"t","role":"assistant","content":"Step ","delta":true}"#,
+            r#"{"type":"message","timestamp":"t","role":"assistant","content":"done.","delta":true}"#,
+            r#"{"type":"result","timestamp":"t","status":"success","stats":{"total_tokens":3180,"input_tokens":3000,"output_tokens":150,"cached":600,"input":2400,"duration_ms":777,"tool_calls":1,"models":{"gemini-2.5-flash-lite":{"total_tokens":1060,"input_tokens":1000,"output_tokens":50,"cached":200,"input":800},"gemini-2.5-pro":{"total_tokens":2120,"input_tokens":2000,"output_tokens":100,"cached":400,"input":1600}}}}"#,
+        ];
+        let shown: Vec<Shown> = lines.iter().flat_map(|l| s.feed(l)).collect();
+        assert_eq!(
+            shown,
+            [
+                Shown::Tool("Bash: touch done.txt".into()),
+                Shown::ToolError("Exit code 1 · fatal: not a git repository".into()),
+                Shown::Text("Step done.".into()),
+            ]
+        );
+        assert!(s.result_ok());
+        assert_eq!(
+            (s.session_id.as_deref(), s.model.as_deref()),
+            (Some("af6b"), Some("auto"))
+        );
+        assert_eq!(
+            (s.usage.input_tokens, s.usage.cache_read_input_tokens),
+            (2400, 600)
+        );
+        assert_eq!(s.by_model.len(), 2);
+        let mut s = Session::default();
+        s.feed(r#"{"type":"result","timestamp":"t","status":"error","error":{"type":"unknown","message":"[API Error: You have exhausted your daily quota on this model.]\nPlease wait"},"stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":0,"tool_calls":0,"models":{}}}"#);
+        assert!(!s.result_ok());
+        assert_eq!(s.limit, Some(Limit::Usage { reset_at: None }));
+        assert!(s.last_error.as_deref().unwrap().contains("daily quota"));
+    }
 
     #[test]
     fn shows_text_and_one_line_per_tool_call() {

@@ -42,6 +42,8 @@ pub fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
                 resumed: 0,
                 gate: None,
                 confined: false,
+                agent: Default::default(),
+                cost_unknown: saved.as_ref().is_some_and(|s| s.cost_unknown),
             };
             dead.write_summary(&summary).is_ok()
         };

@@ -28,8 +28,11 @@ pub type Part = (String, Value);
 /// something belongs here.
 pub fn parts(cfg: &Options) -> Vec<Part> {
     let h = &cfg.hooks;
-    let candidates: [(&'static str, Option<Value>); 11] = [
+    let candidates: [(&'static str, Option<Value>); 14] = [
+        ("agent", cfg.agent.map(|a| json!(a))),
         ("claude", cfg.claude.as_ref().map(|p| json!(p))),
+        ("codex", cfg.codex.as_ref().map(|p| json!(p))),
+        ("gemini", cfg.gemini.as_ref().map(|p| json!(p))),
         ("claude_args", cfg.claude_args.as_ref().map(|v| json!(v))),
         ("allow_write", cfg.allow_write.as_ref().map(|v| json!(v))),
         (

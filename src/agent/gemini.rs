@@ -1,0 +1,26 @@
+//! Gemini CLI 0.61: `gemini -p "" --output-format stream-json`, the prompt
+//! on stdin, tools approved (`--approval-mode yolo`: without it the shell and
+//! edit tools are not offered at all). Its own sandbox needs a container
+//! daemon, so ralph does not confine it (refused with the fix).
+
+/// `gemini` arguments before the user's own.
+pub fn arguments(model: Option<&str>) -> Vec<String> {
+    let mut a: Vec<String> = [
+        "-p",
+        "",
+        "--output-format",
+        "stream-json",
+        "--approval-mode",
+        "yolo",
+    ]
+    .map(String::from)
+    .into();
+    if let Some(m) = model {
+        a.extend(["-m".into(), m.into()]);
+    }
+    a
+}
+
+/// What the session's environment adds: no relaunch of itself as a child
+/// node process (one process to supervise and signal).
+pub const ENV: [(&str, &str); 1] = [("GEMINI_CLI_NO_RELAUNCH", "true")];
