@@ -507,14 +507,13 @@ fn first_line(s: &str, max: usize) -> String {
 }
 
 /// The command of a Codex `command_execution`, without the `/bin/bash -lc
-/// '...'` it wraps every command in.
+/// ...` it wraps every command in.
 fn codex_command(item: &Value) -> String {
     let c = item["command"].as_str().unwrap_or("?");
-    let inner = c
-        .strip_prefix("/bin/bash -lc '")
-        .or_else(|| c.strip_prefix("bash -lc '"))
-        .and_then(|r| r.strip_suffix('\''))
-        .map(|r| r.replace("'\\''", "'"));
+    let inner = shell_words::split(c).ok().and_then(|w| match w.as_slice() {
+        [sh, flag, inner] if sh.ends_with("bash") && flag == "-lc" => Some(inner.clone()),
+        _ => None,
+    });
     first_line(inner.as_deref().unwrap_or(c), 120)
 }
 

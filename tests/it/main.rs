@@ -3,6 +3,7 @@
 
 mod support;
 
+mod agents;
 mod confined;
 mod confinement;
 mod gate;

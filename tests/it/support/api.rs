@@ -109,11 +109,11 @@ fn collect_text(v: &Value, out: &mut String) {
 }
 
 #[derive(Default)]
-struct State {
-    pending: VecDeque<VecDeque<Reply>>,
-    sessions: HashMap<String, VecDeque<Reply>>,
-    requests: Vec<Request>,
-    tool_ids: u64,
+pub(super) struct State {
+    pub(super) pending: VecDeque<VecDeque<Reply>>,
+    pub(super) sessions: HashMap<String, VecDeque<Reply>>,
+    pub(super) requests: Vec<Request>,
+    pub(super) tool_ids: u64,
 }
 
 pub struct Api {
@@ -180,6 +180,10 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>) {
     let mut raw = String::new();
     let _ = req.as_reader().read_to_string(&mut raw);
     let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    // Codex (the Responses API) and Gemini (GenAI REST) sessions.
+    if path.starts_with("/v1/responses") || path.starts_with("/v1beta/") || path.starts_with("/v1/models") {
+        return super::wire::handle(req, path, body, st);
+    }
     if path.contains("count_tokens") {
         return respond_json(req, 200, &json!({"input_tokens": 100}));
     }
@@ -310,7 +314,7 @@ fn respond_sse(req: tiny_http::Request, model: &str, blocks: &[Value], stop_reas
     let _ = req.respond(tiny_http::Response::from_string(body).with_header(header));
 }
 
-fn respond_json(req: tiny_http::Request, status: u16, v: &Value) {
+pub(super) fn respond_json(req: tiny_http::Request, status: u16, v: &Value) {
     let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
     let _ = req.respond(
         tiny_http::Response::from_string(v.to_string())

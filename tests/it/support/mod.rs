@@ -30,9 +30,12 @@
 
 #![allow(dead_code)]
 
+pub mod agents;
 pub mod api;
 pub mod loops;
+mod wire;
 
+pub use agents::*;
 pub use loops::*;
 
 use std::fs::{self, File};
@@ -56,7 +59,7 @@ pub fn ralph_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_ralph"))
 }
 
-fn tools_dir() -> PathBuf {
+pub(crate) fn tools_dir() -> PathBuf {
     std::env::var_os("RALPH_TEST_TOOLS").map_or_else(
         || repo_root().join("target").join("test-tools"),
         PathBuf::from,
@@ -113,6 +116,14 @@ pub fn claude_bin() -> PathBuf {
 }
 
 pub const BR_VERSION: &str = "0.7.6";
+
+/// Seconds since the epoch.
+pub fn now_epoch() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
 
 /// Machine-wide cache for tools too slow to build per clone (outside the
 /// clone, so a fresh clone on the same machine reuses them).
@@ -205,7 +216,7 @@ pub fn sandbox_tools() {
     });
 }
 
-fn version_of(bin: &Path) -> Option<String> {
+pub(crate) fn version_of(bin: &Path) -> Option<String> {
     let out = Command::new(bin)
         .arg("--version")
         .env_clear()
@@ -244,6 +255,8 @@ impl TestEnv {
         let home = root.join("home");
         let project = root.join("project");
         fs::create_dir_all(home.join(".claude")).unwrap();
+        fs::create_dir_all(home.join(".codex")).unwrap();
+        fs::create_dir_all(home.join(".gemini")).unwrap();
         fs::create_dir_all(&project).unwrap();
         let env = TestEnv {
             tmp,
@@ -252,6 +265,20 @@ impl TestEnv {
             api: Api::start(),
         };
         env.trust(&env.project.clone());
+        fs::write(env.home.join(".codex/config.toml"), codex_config(&env.api.url)).unwrap();
+        // Codex runs each command in a login shell, whose /etc/profile sets
+        // PATH anew; a user's ~/.profile puts their tools back, as this one
+        // does for ralph and br.
+        fs::write(
+            env.home.join(".profile"),
+            format!(
+                "PATH=\"{}:{}:$PATH\"\n",
+                ralph_bin().parent().unwrap().display(),
+                machine_cache().join(format!("br-{BR_VERSION}/bin")).display()
+            ),
+        )
+        .unwrap();
+        fs::write(env.home.join(".gemini/settings.json"), GEMINI_SETTINGS).unwrap();
         fs::write(
             env.home.join(".claude/settings.json"),
             serde_json::to_string_pretty(&json!({"skipDangerousModePermissionPrompt": true}))
@@ -323,6 +350,7 @@ impl TestEnv {
 
     /// The environment every process of this test runs with, and nothing else.
     pub fn vars(&self) -> Vec<(String, String)> {
+        let codex_home = self.home.join(".codex").display().to_string();
         let path = format!(
             "{}:/usr/local/bin:/usr/bin:/bin",
             ralph_bin().parent().unwrap().display()
@@ -342,6 +370,14 @@ impl TestEnv {
             ("CLAUDE_CODE_MAX_RETRIES", "1"),
             // Root may not use --dangerously-skip-permissions outside a sandbox.
             ("IS_SANDBOX", "1"),
+            // Codex and Gemini against the same scripted API. (A user trusts
+            // a folder for Gemini once; here it is said in the environment.)
+            ("CODEX_HOME", codex_home.as_str()),
+            ("SCRIPTED_API_KEY", "scripted"),
+            ("GEMINI_CLI_HOME", self.home.to_str().unwrap()),
+            ("GOOGLE_GEMINI_BASE_URL", self.api.url.as_str()),
+            ("GEMINI_API_KEY", "scripted"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))

@@ -1,0 +1,146 @@
+//! Codex CLI and Gemini CLI as the loop's agents: the real clients (pinned,
+//! from the npm registry), their models played by the scripted API in their
+//! own wire formats. The same loop, spec, tracker-free gate and records as
+//! for Claude Code.
+
+use std::fs;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::support::*;
+
+/// The agent, its pinned client, the model given and what each session's
+/// tokens cost at that model's price (two model calls a session, each
+/// 1,000 input tokens of which 200 cached, and 50 output).
+fn agents() -> [(&'static str, PathBuf, &'static str, f64); 2] {
+    [
+        ("codex", codex_bin(), "gpt-5.4", (1600.0 * 2.50 + 400.0 * 0.25 + 100.0 * 15.0) / 1e6),
+        ("gemini", gemini_bin(), "gemini-2.5-pro", (1600.0 * 1.25 + 400.0 * 0.125 + 100.0 * 10.0) / 1e6),
+    ]
+}
+
+fn agent_loop(env: &TestEnv, agent: &str, bin: &PathBuf, model: &str) -> Ralph {
+    env.ralph()
+        .args(["loop", "--agent", agent, &format!("--{agent}")])
+        .arg(bin)
+        .args(["--model", model])
+}
+
+#[test]
+fn each_agent_completes_a_three_step_spec_with_real_tool_calls() {
+    for (agent, bin, model, per_session) in agents() {
+        let env = project();
+        for i in 1..=3 {
+            env.api.session(step_session(i == 3));
+        }
+        let out = agent_loop(&env, agent, &bin, model)
+            .args(["--max-iterations", "10", "--max-cost", "5"])
+            .stdout_with(0);
+        assert!(
+            out.contains("complete: all 3 steps done · 3 iteration(s)")
+                && out.contains("→ Bash: sed -i")
+                && out.contains("Step done."),
+            "{agent}: {out}"
+        );
+        let recs = records(&env);
+        assert_eq!(recs.len(), 3, "{agent}");
+        for r in &recs {
+            assert_eq!((r["agent"].as_str(), r["model"].as_str(), r["outcome"].as_str()), (Some(agent), Some(model), Some("ok")), "{r}");
+            let cost = r["cost_usd"].as_f64().unwrap();
+            assert!((cost - per_session).abs() < 1e-9, "{agent}: {cost} vs {per_session}");
+            assert_eq!((r["tokens"]["input"].as_u64(), r["tokens"]["cache_read"].as_u64(), r["tokens"]["output"].as_u64()), (Some(1600), Some(400), Some(100)), "{r}");
+            assert_ne!(r["head_before"], r["head_after"], "each session committed");
+        }
+        let s = summary(&env);
+        assert_eq!((s["outcome"].as_str(), s["agent"].as_str()), (Some("complete"), Some(agent)));
+        assert!((s["cost_usd"].as_f64().unwrap() - 3.0 * per_session).abs() < 1e-9, "{s}");
+        let status = env.ralph().arg("status").stdout_with(0);
+        assert!(status.contains(&format!(", {agent}\n")) || status.contains(&format!(", {agent},")), "{status}");
+    }
+}
+
+#[test]
+fn each_agent_waits_out_a_usage_limit_and_refuses_a_false_complete() {
+    for (agent, bin, model, _) in agents() {
+        let env = project();
+        // The account's limit (Codex: usage_limit_reached; Gemini: the daily
+        // quota), then a session that claims COMPLETE with steps open, then
+        // the work.
+        let limit = if agent == "codex" {
+            Reply::Error { status: 429, kind: "usage_limit_reached".into(), message: "scripted usage limit".into() }
+        } else {
+            Reply::Error { status: 429, kind: "RESOURCE_EXHAUSTED".into(), message: "Quota exceeded for quota metric generate_content requests per day".into() }
+        };
+        env.api.session([limit]);
+        env.api.session([Reply::bash("printf 'done, trust me\\n' > .ralph/COMPLETE"), Reply::text("All done.")]);
+        for i in 1..=3 {
+            env.api.session(step_session(i == 3));
+        }
+        let out = agent_loop(&env, agent, &bin, model)
+            .args(["--max-iterations", "10", "--limit-backoff", "1s"])
+            .stdout_with(0);
+        assert!(
+            out.contains("usage limit reached") && out.contains("COMPLETE rejected") && out.contains("complete: all 3 steps done"),
+            "{agent}: {out}"
+        );
+        let recs = records(&env);
+        assert_eq!(recs[0]["outcome"], "limited: usage limit reached", "{agent}: {}", recs[0]);
+        assert_eq!(recs[0]["counted"], false);
+        assert_eq!(recs.len(), 5, "{agent}");
+    }
+}
+
+#[test]
+fn an_agent_session_past_its_timeout_is_ended_with_what_it_started() {
+    for (agent, bin, model, _) in agents() {
+        let env = project();
+        let marker = if agent == "codex" { 7781 } else { 7782 };
+        env.api.session([Reply::bash(format!("setsid sleep {marker} > /dev/null 2>&1 &")), Reply::Stall(Duration::from_secs(60)), Reply::text("late")]);
+        let out = agent_loop(&env, agent, &bin, model)
+            .args(["--max-iterations", "1", "--timeout", "5s"])
+            .stdout_with(4);
+        assert!(out.contains("timed out after 5s"), "{agent}: {out}");
+        assert!(
+            eventually(Duration::from_secs(10), || processes_with(&format!("sleep {marker}")).is_empty()),
+            "{agent}: the session's leftover was not ended"
+        );
+        let name = bin.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(processes_with(&env.project.display().to_string()).iter().all(|_| true));
+        assert!(
+            eventually(Duration::from_secs(10), || crate::support::processes_with(&format!("{name} ")).iter().all(|p| !is_in(&env, *p))),
+            "{agent}: its client was left running"
+        );
+    }
+}
+
+/// Was process `pid` started for this test (its environment names the test's HOME)?
+fn is_in(env: &TestEnv, pid: u32) -> bool {
+    fs::read(format!("/proc/{pid}/environ"))
+        .map(|e| String::from_utf8_lossy(&e).contains(&env.home.display().to_string()))
+        .unwrap_or(false)
+}
+
+#[test]
+fn what_only_claude_can_do_is_refused_for_the_other_agents_before_anything_runs() {
+    let env = project();
+    let gemini = gemini_bin();
+    env.ralph()
+        .args(["loop", "--agent", "gemini", "--gemini"])
+        .arg(&gemini)
+        .arg("--confined")
+        .prints(
+            2,
+            "",
+            "ralph loop: --agent gemini: --confined cannot confine Gemini CLI here (its sandbox needs a docker or podman daemon, which ralph does not drive); use --agent claude or codex for a confined run\n",
+        );
+    env.ralph()
+        .args(["loop", "--agent", "codex", "--codex"])
+        .arg(codex_bin())
+        .args(["--max-cost", "2"])
+        .prints(
+            2,
+            "",
+            "ralph loop: --agent codex: --max-cost 2 needs the cost of each session, and codex reports tokens only: give --model with a price ralph knows (README, Agents) or one in [prices] of .ralph/config.toml\n",
+        );
+    assert!(!env.project.join(".ralph/runs").exists());
+}
