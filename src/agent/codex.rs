@@ -1,30 +1,35 @@
 //! Codex CLI 0.169: `codex exec --json`, the prompt on stdin; confined in
-//! its own sandbox (`workspace-write`, approvals never).
+//! its own sandbox (`workspace-write`, approvals never). Its sandbox keeps
+//! `.git` read-only, which would stop every commit a step makes: the
+//! project's `.git` is named writable, as it is for Claude Code's sandbox.
+//! `/tmp` is not writable (the session gets a TMPDIR of its own), nor is the
+//! network.
+
+use std::path::Path;
 
 use crate::run::confine::Confinement;
 
 /// `codex exec` arguments before the user's own: the JSON stream, the
 /// prompt from stdin (`-`, last), and either its sandbox (confined: writes
-/// in the project, `allow_write` and the temp folder; no network) or none.
-pub fn arguments(model: Option<&str>, confined: Option<&Confinement>) -> Vec<String> {
+/// in the project, its `.git`, `allow_write` and the session's TMPDIR; no
+/// network) or none.
+pub fn arguments(model: Option<&str>, confined: Option<&Confinement>, root: &Path) -> Vec<String> {
     let mut a: Vec<String> = ["exec", "--json", "--skip-git-repo-check"]
         .map(String::from)
         .into();
     match confined {
         Some(c) => {
+            let mut roots = vec![root.join(".git").display().to_string()];
+            roots.extend(c.allow_write.iter().cloned());
+            let roots = serde_json::to_string(&roots).expect("strings serialise");
             a.extend(["--sandbox", "workspace-write"].map(String::from));
-            a.extend([
-                "-c".into(),
-                "approval_policy=\"never\"".into(),
-                "-c".into(),
+            for setting in [
+                "approval_policy=\"never\"".to_string(),
                 "sandbox_workspace_write.network_access=false".into(),
-            ]);
-            if !c.allow_write.is_empty() {
-                let roots = serde_json::to_string(&c.allow_write).expect("strings serialise");
-                a.extend([
-                    "-c".into(),
-                    format!("sandbox_workspace_write.writable_roots={roots}"),
-                ]);
+                "sandbox_workspace_write.exclude_slash_tmp=true".into(),
+                format!("sandbox_workspace_write.writable_roots={roots}"),
+            ] {
+                a.extend(["-c".into(), setting]);
             }
         }
         None => a.push("--dangerously-bypass-approvals-and-sandbox".into()),
@@ -42,7 +47,7 @@ mod tests {
     #[test]
     fn confined_or_not_and_the_model() {
         assert_eq!(
-            arguments(Some("gpt-5.4"), None),
+            arguments(Some("gpt-5.4"), None, Path::new("/p")),
             [
                 "exec",
                 "--json",
@@ -56,10 +61,13 @@ mod tests {
             allow_write: vec!["/data/x".into()],
             allow_domains: vec![],
         };
-        let a = arguments(None, Some(&c));
+        let a = arguments(None, Some(&c), Path::new("/p"));
         assert!(!a.iter().any(|x| x.contains("dangerously")), "{a:?}");
         assert!(a.windows(2).any(|w| w == ["--sandbox", "workspace-write"]));
-        assert!(a.contains(&"sandbox_workspace_write.writable_roots=[\"/data/x\"]".to_string()));
+        assert!(a.contains(
+            &"sandbox_workspace_write.writable_roots=[\"/p/.git\",\"/data/x\"]".to_string()
+        ));
+        assert!(a.contains(&"sandbox_workspace_write.exclude_slash_tmp=true".to_string()));
         assert!(a.contains(&"sandbox_workspace_write.network_access=false".to_string()));
     }
 }

@@ -254,6 +254,7 @@ fn prepare_confined(
             .push(main.join(".beads").display().to_string());
     }
     if settings.confined.is_some()
+        && settings.agent == crate::agent::Agent::Claude
         && let Some(path) = crate::run::confine::prepare(&project.root)?
     {
         ui.note(&format!(

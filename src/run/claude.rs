@@ -80,7 +80,11 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
     let mut args = match s.agent {
         Agent::Claude => arguments(project, s, who),
         Agent::Codex => {
-            let mut a = crate::agent::codex::arguments(s.model.as_deref(), s.confined.as_ref());
+            let mut a = crate::agent::codex::arguments(
+                s.model.as_deref(),
+                s.confined.as_ref(),
+                &project.root,
+            );
             a.extend(s.claude_args.iter().cloned());
             // The prompt comes on stdin.
             a.push("-".into());
@@ -96,6 +100,19 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
     if s.agent == Agent::Gemini {
         env.extend(crate::agent::gemini::ENV.map(|(k, v)| (k.to_string(), v.to_string())));
     }
+    // Confined Codex makes its sandbox helper in TMPDIR, and silently runs
+    // no command at all when its home is under that folder (~/.codex is,
+    // when /tmp holds the home): its own TMPDIR in ralph's state folder.
+    let scratch = if s.agent == Agent::Codex && s.confined.is_some() {
+        let dir = crate::trust::store::scratch_dir();
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let t = tempfile::Builder::new().prefix("codex-").tempdir_in(&dir)?;
+        env.push(("TMPDIR".into(), t.path().display().to_string()));
+        Some(t)
+    } else {
+        None
+    };
     let print = if s.interactive {
         let prompt = crate::fsutil::read_optional(&s.prompt)?
             .with_context(|| format!("{} is gone", s.prompt.display()))?;
@@ -116,5 +133,6 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
         print,
         timeout: s.timeout,
         token: handoff::session_token(who.secret, who.session),
+        scratch,
     })
 }

@@ -353,7 +353,10 @@ pub fn settings(
     let mut s = r.settings;
     s.prompt = prompt_file(project, &r.prompt)?;
     s.program = program_file(s.agent, r.program)?;
+    // Claude Code's sandbox needs bubblewrap and socat here; Codex brings
+    // its own.
     if s.confined.is_some()
+        && s.agent == Agent::Claude
         && let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok())
     {
         return Err(format!("--confined cannot be had here: {why}"));

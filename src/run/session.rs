@@ -117,6 +117,8 @@ pub struct Launch {
     pub print: Option<PrintIo>,
     pub timeout: Duration,
     pub token: String,
+    /// A folder the session uses as its TMPDIR, removed once it has ended.
+    pub scratch: Option<tempfile::TempDir>,
 }
 
 pub struct PrintIo {
@@ -145,6 +147,7 @@ pub struct Running {
     group: bool,
     token: String,
     reader: Option<std::thread::JoinHandle<stream::Session>>,
+    _scratch: Option<tempfile::TempDir>,
 }
 
 pub fn spawn(spec: Launch) -> Result<Running> {
@@ -197,6 +200,7 @@ pub fn spawn(spec: Launch) -> Result<Running> {
         group: print.is_some(),
         token: spec.token,
         reader,
+        _scratch: spec.scratch,
     })
 }
 

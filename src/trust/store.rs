@@ -62,6 +62,16 @@ pub fn approval_file(root: &Path) -> Result<PathBuf> {
 }
 
 /// The loop lock of `root` (one loop per project at a time).
+/// Where sessions that need a temp folder outside the system's get one
+/// (Codex will not make its sandbox helper under the temp folder that holds
+/// its home): ralph's state folder.
+pub fn scratch_dir() -> PathBuf {
+    lock_file(Path::new("/"))
+        .parent()
+        .and_then(Path::parent)
+        .map_or_else(std::env::temp_dir, |d| d.join("tmp"))
+}
+
 pub fn lock_file(root: &Path) -> PathBuf {
     let base = dirs().map(|d| {
         d.state_dir()

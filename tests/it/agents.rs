@@ -14,8 +14,18 @@ use crate::support::*;
 /// 1,000 input tokens of which 200 cached, and 50 output).
 fn agents() -> [(&'static str, PathBuf, &'static str, f64); 2] {
     [
-        ("codex", codex_bin(), "gpt-5.4", (1600.0 * 2.50 + 400.0 * 0.25 + 100.0 * 15.0) / 1e6),
-        ("gemini", gemini_bin(), "gemini-2.5-pro", (1600.0 * 1.25 + 400.0 * 0.125 + 100.0 * 10.0) / 1e6),
+        (
+            "codex",
+            codex_bin(),
+            "gpt-5.4",
+            (1600.0 * 2.50 + 400.0 * 0.25 + 100.0 * 15.0) / 1e6,
+        ),
+        (
+            "gemini",
+            gemini_bin(),
+            "gemini-2.5-pro",
+            (1600.0 * 1.25 + 400.0 * 0.125 + 100.0 * 10.0) / 1e6,
+        ),
     ]
 }
 
@@ -45,17 +55,45 @@ fn each_agent_completes_a_three_step_spec_with_real_tool_calls() {
         let recs = records(&env);
         assert_eq!(recs.len(), 3, "{agent}");
         for r in &recs {
-            assert_eq!((r["agent"].as_str(), r["model"].as_str(), r["outcome"].as_str()), (Some(agent), Some(model), Some("ok")), "{r}");
+            assert_eq!(
+                (
+                    r["agent"].as_str(),
+                    r["model"].as_str(),
+                    r["outcome"].as_str()
+                ),
+                (Some(agent), Some(model), Some("ok")),
+                "{r}"
+            );
             let cost = r["cost_usd"].as_f64().unwrap();
-            assert!((cost - per_session).abs() < 1e-9, "{agent}: {cost} vs {per_session}");
-            assert_eq!((r["tokens"]["input"].as_u64(), r["tokens"]["cache_read"].as_u64(), r["tokens"]["output"].as_u64()), (Some(1600), Some(400), Some(100)), "{r}");
+            assert!(
+                (cost - per_session).abs() < 1e-9,
+                "{agent}: {cost} vs {per_session}"
+            );
+            assert_eq!(
+                (
+                    r["tokens"]["input"].as_u64(),
+                    r["tokens"]["cache_read"].as_u64(),
+                    r["tokens"]["output"].as_u64()
+                ),
+                (Some(1600), Some(400), Some(100)),
+                "{r}"
+            );
             assert_ne!(r["head_before"], r["head_after"], "each session committed");
         }
         let s = summary(&env);
-        assert_eq!((s["outcome"].as_str(), s["agent"].as_str()), (Some("complete"), Some(agent)));
-        assert!((s["cost_usd"].as_f64().unwrap() - 3.0 * per_session).abs() < 1e-9, "{s}");
+        assert_eq!(
+            (s["outcome"].as_str(), s["agent"].as_str()),
+            (Some("complete"), Some(agent))
+        );
+        assert!(
+            (s["cost_usd"].as_f64().unwrap() - 3.0 * per_session).abs() < 1e-9,
+            "{s}"
+        );
         let status = env.ralph().arg("status").stdout_with(0);
-        assert!(status.contains(&format!(", {agent}\n")) || status.contains(&format!(", {agent},")), "{status}");
+        assert!(
+            status.contains(&format!(", {agent}\n")) || status.contains(&format!(", {agent},")),
+            "{status}"
+        );
     }
 }
 
@@ -67,12 +105,23 @@ fn each_agent_waits_out_a_usage_limit_and_refuses_a_false_complete() {
         // quota), then a session that claims COMPLETE with steps open, then
         // the work.
         let limit = if agent == "codex" {
-            Reply::Error { status: 429, kind: "usage_limit_reached".into(), message: "scripted usage limit".into() }
+            Reply::Error {
+                status: 429,
+                kind: "usage_limit_reached".into(),
+                message: "scripted usage limit".into(),
+            }
         } else {
-            Reply::Error { status: 429, kind: "RESOURCE_EXHAUSTED".into(), message: "Quota exceeded for quota metric generate_content requests per day".into() }
+            Reply::Error {
+                status: 429,
+                kind: "RESOURCE_EXHAUSTED".into(),
+                message: "Quota exceeded for quota metric generate_content requests per day".into(),
+            }
         };
         env.api.session([limit]);
-        env.api.session([Reply::bash("printf 'done, trust me\\n' > .ralph/COMPLETE"), Reply::text("All done.")]);
+        env.api.session([
+            Reply::bash("printf 'done, trust me\\n' > .ralph/COMPLETE"),
+            Reply::text("All done."),
+        ]);
         for i in 1..=3 {
             env.api.session(step_session(i == 3));
         }
@@ -80,11 +129,17 @@ fn each_agent_waits_out_a_usage_limit_and_refuses_a_false_complete() {
             .args(["--max-iterations", "10", "--limit-backoff", "1s"])
             .stdout_with(0);
         assert!(
-            out.contains("usage limit reached") && out.contains("COMPLETE rejected") && out.contains("complete: all 3 steps done"),
+            out.contains("usage limit reached")
+                && out.contains("COMPLETE rejected")
+                && out.contains("complete: all 3 steps done"),
             "{agent}: {out}"
         );
         let recs = records(&env);
-        assert_eq!(recs[0]["outcome"], "limited: usage limit reached", "{agent}: {}", recs[0]);
+        assert_eq!(
+            recs[0]["outcome"], "limited: usage limit reached",
+            "{agent}: {}",
+            recs[0]
+        );
         assert_eq!(recs[0]["counted"], false);
         assert_eq!(recs.len(), 5, "{agent}");
     }
@@ -95,20 +150,71 @@ fn an_agent_session_past_its_timeout_is_ended_with_what_it_started() {
     for (agent, bin, model, _) in agents() {
         let env = project();
         let marker = if agent == "codex" { 7781 } else { 7782 };
-        env.api.session([Reply::bash(format!("setsid sleep {marker} > /dev/null 2>&1 &")), Reply::Stall(Duration::from_secs(60)), Reply::text("late")]);
+        env.api.session([
+            Reply::bash(format!("setsid sleep {marker} > /dev/null 2>&1 &")),
+            Reply::Stall(Duration::from_secs(60)),
+            Reply::text("late"),
+        ]);
         let out = agent_loop(&env, agent, &bin, model)
             .args(["--max-iterations", "1", "--timeout", "5s"])
             .stdout_with(4);
         assert!(out.contains("timed out after 5s"), "{agent}: {out}");
         assert!(
-            eventually(Duration::from_secs(10), || processes_with(&format!("sleep {marker}")).is_empty()),
+            eventually(Duration::from_secs(10), || processes_with(&format!(
+                "sleep {marker}"
+            ))
+            .is_empty()),
             "{agent}: the session's leftover was not ended"
         );
         let name = bin.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(processes_with(&env.project.display().to_string()).iter().all(|_| true));
         assert!(
-            eventually(Duration::from_secs(10), || crate::support::processes_with(&format!("{name} ")).iter().all(|p| !is_in(&env, *p))),
+            eventually(Duration::from_secs(10), || crate::support::processes_with(
+                &format!("{name} ")
+            )
+            .iter()
+            .all(|p| !is_in(&env, *p))),
             "{agent}: its client was left running"
+        );
+
+        // Ctrl+C (SIGINT to the loop): the session and what it started end,
+        // and the loop stops with 130.
+        let marker = marker + 10;
+        env.api.session([
+            Reply::bash(format!("setsid sleep {marker} > /dev/null 2>&1 &")),
+            Reply::Stall(Duration::from_secs(60)),
+            Reply::text("late"),
+        ]);
+        let turns = env.api.requests().len();
+        let child = agent_loop(&env, agent, &bin, model)
+            .args(["--max-iterations", "1"])
+            .spawn();
+        assert!(
+            eventually(Duration::from_secs(30), || !processes_with(&format!(
+                "sleep {marker}"
+            ))
+            .is_empty()
+                && env.api.requests().len() > turns + 1),
+            "{agent}: the session never started its command"
+        );
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        )
+        .unwrap();
+        let out = wait_output(child, Duration::from_secs(60));
+        assert_eq!(out.status.code(), Some(130), "{agent}: {out:?}");
+        assert!(
+            eventually(Duration::from_secs(10), || processes_with(&format!(
+                "sleep {marker}"
+            ))
+            .is_empty()),
+            "{agent}: Ctrl+C left the session's leftover running"
+        );
+        assert!(
+            crate::support::processes_with(&format!("{name} "))
+                .iter()
+                .all(|p| !is_in(&env, *p)),
+            "{agent}: Ctrl+C left its client running"
         );
     }
 }
@@ -143,4 +249,47 @@ fn what_only_claude_can_do_is_refused_for_the_other_agents_before_anything_runs(
             "ralph loop: --agent codex: --max-cost 2 needs the cost of each session, and codex reports tokens only: give --model with a price ralph knows (README, Agents) or one in [prices] of .ralph/config.toml\n",
         );
     assert!(!env.project.join(".ralph/runs").exists());
+}
+
+#[test]
+fn a_confined_codex_session_writes_in_the_project_and_nowhere_else() {
+    let env = project();
+    let outside = env.tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    env.api.session([
+        Reply::bash(format!(
+            "echo escaped > $HOME/escaped.txt; echo escaped > {}/escaped.txt; echo in > inside.txt; {DO_STEP}",
+            outside.display()
+        )),
+        Reply::text("Step done."),
+    ]);
+    let out = env
+        .ralph()
+        .args(["loop", "--agent", "codex", "--codex"])
+        .arg(codex_bin())
+        .args(["--confined", "--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        env.project.join("inside.txt").exists(),
+        "the session could not write in the project: {out}"
+    );
+    assert!(!env.home.join("escaped.txt").exists(), "{out}");
+    assert!(!outside.join("escaped.txt").exists(), "{out}");
+    let r = &records(&env)[0];
+    assert_eq!(r["confined"], true);
+    assert_ne!(r["head_before"], r["head_after"], "the session could not commit: {out}");
+    assert!(out.contains("→ Bash: echo escaped > $HOME/escaped.txt"), "{out}");
+    let command: Vec<&str> = r["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        command
+            .windows(2)
+            .any(|w| w == ["--sandbox", "workspace-write"])
+            && !command.iter().any(|a| a.contains("dangerously")),
+        "{command:?}"
+    );
 }

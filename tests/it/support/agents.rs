@@ -41,9 +41,13 @@ fn npm_tool(name: &str, package: &str, version: &str, bin: &str) -> PathBuf {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        eprintln!("provisioned {name} {version} in {:.1}s", t0.elapsed().as_secs_f64());
+        eprintln!(
+            "provisioned {name} {version} in {:.1}s",
+            t0.elapsed().as_secs_f64()
+        );
     });
-    let v = version_of(&bin).unwrap_or_else(|| panic!("{} does not run after npm install", bin.display()));
+    let v = version_of(&bin)
+        .unwrap_or_else(|| panic!("{} does not run after npm install", bin.display()));
     assert!(v.contains(version), "expected {name} {version}, got {v}");
     bin
 }

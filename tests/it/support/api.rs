@@ -181,7 +181,10 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>) {
     let _ = req.as_reader().read_to_string(&mut raw);
     let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
     // Codex (the Responses API) and Gemini (GenAI REST) sessions.
-    if path.starts_with("/v1/responses") || path.starts_with("/v1beta/") || path.starts_with("/v1/models") {
+    if path.starts_with("/v1/responses")
+        || path.starts_with("/v1beta/")
+        || path.starts_with("/v1/models")
+    {
         return super::wire::handle(req, path, body, st);
     }
     if path.contains("count_tokens") {

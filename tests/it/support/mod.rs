@@ -265,7 +265,11 @@ impl TestEnv {
             api: Api::start(),
         };
         env.trust(&env.project.clone());
-        fs::write(env.home.join(".codex/config.toml"), codex_config(&env.api.url)).unwrap();
+        fs::write(
+            env.home.join(".codex/config.toml"),
+            codex_config(&env.api.url),
+        )
+        .unwrap();
         // Codex runs each command in a login shell, whose /etc/profile sets
         // PATH anew; a user's ~/.profile puts their tools back, as this one
         // does for ralph and br.
@@ -274,7 +278,9 @@ impl TestEnv {
             format!(
                 "PATH=\"{}:{}:$PATH\"\n",
                 ralph_bin().parent().unwrap().display(),
-                machine_cache().join(format!("br-{BR_VERSION}/bin")).display()
+                machine_cache()
+                    .join(format!("br-{BR_VERSION}/bin"))
+                    .display()
             ),
         )
         .unwrap();

@@ -23,12 +23,26 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
     let codex = path.starts_with("/v1/responses");
     if !codex && !path.contains(":streamGenerateContent") {
         // Gemini's helper calls (next speaker, routing) want JSON.
-        return respond_json(req, 200, &gemini_response(&[json!({"text": helper_json(&body)})]));
+        return respond_json(
+            req,
+            200,
+            &gemini_response(&[json!({"text": helper_json(&body)})]),
+        );
     }
     let (key, results, shell) = if codex {
         let items = body["input"].as_array().cloned().unwrap_or_default();
-        let results = items.iter().filter(|i| i["type"].as_str().is_some_and(|t| t.ends_with("_call_output"))).count();
-        let key = body["prompt_cache_key"].as_str().unwrap_or("codex").to_string();
+        let results = items
+            .iter()
+            .filter(|i| {
+                i["type"]
+                    .as_str()
+                    .is_some_and(|t| t.ends_with("_call_output"))
+            })
+            .count();
+        let key = body["prompt_cache_key"]
+            .as_str()
+            .unwrap_or("codex")
+            .to_string();
         (key, results, codex_shell_tool(&body))
     } else {
         let contents = body["contents"].as_array().cloned().unwrap_or_default();
@@ -38,7 +52,11 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
             .filter(|p| p.get("functionResponse").is_some())
             .count();
         let offers = body["tools"].to_string().contains("run_shell_command");
-        ("gemini".to_string(), results, offers.then(|| "run_shell_command".to_string()))
+        (
+            "gemini".to_string(),
+            results,
+            offers.then(|| "run_shell_command".to_string()),
+        )
     };
     let main_loop = shell.is_some();
     let replies = next_replies(st, &path, &body, &key, results, main_loop);
@@ -51,11 +69,29 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
     }
     let shell = shell.unwrap_or_default();
     match (codex, reply) {
-        (true, Reply::Error { status, kind, message }) => {
+        (
+            true,
+            Reply::Error {
+                status,
+                kind,
+                message,
+            },
+        ) => {
             let resets = super::now_epoch() + 3600;
-            respond_json(req, status, &json!({"error": {"type": kind, "message": message, "plan_type": "pro", "resets_at": resets}}))
+            respond_json(
+                req,
+                status,
+                &json!({"error": {"type": kind, "message": message, "plan_type": "pro", "resets_at": resets}}),
+            )
         }
-        (false, Reply::Error { status, kind, message }) => respond_json(
+        (
+            false,
+            Reply::Error {
+                status,
+                kind,
+                message,
+            },
+        ) => respond_json(
             req,
             status,
             &json!({"error": {"code": status, "status": kind, "message": message,
@@ -63,13 +99,22 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
                              "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}),
         ),
         (true, Reply::Bash(cmd)) => {
-            let args = if shell == "shell" { json!({"command": ["bash", "-lc", cmd]}) } else if shell == "exec_command" { json!({"cmd": cmd}) } else { json!({"command": cmd}) };
+            let args = if shell == "shell" {
+                json!({"command": ["bash", "-lc", cmd]})
+            } else if shell == "exec_command" {
+                json!({"cmd": cmd})
+            } else {
+                json!({"command": cmd})
+            };
             let item = json!({"type": "function_call", "id": "fc_1", "call_id": format!("call_{results}"),
                 "name": shell, "arguments": args.to_string(), "status": "completed"});
             respond_sse(req, &codex_events(vec![item]))
         }
         (true, r) => {
-            let text = match r { Reply::Text(t) => t, _ => "Done.".into() };
+            let text = match r {
+                Reply::Text(t) => t,
+                _ => "Done.".into(),
+            };
             let item = json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}]});
             respond_sse(req, &codex_events(vec![item]))
@@ -79,8 +124,17 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
             respond_sse(req, &format!("data: {}\r\n\r\n", gemini_response(&[part])))
         }
         (false, r) => {
-            let text = match r { Reply::Text(t) => t, _ => "Done.".into() };
-            respond_sse(req, &format!("data: {}\r\n\r\n", gemini_response(&[json!({"text": text})])))
+            let text = match r {
+                Reply::Text(t) => t,
+                _ => "Done.".into(),
+            };
+            respond_sse(
+                req,
+                &format!(
+                    "data: {}\r\n\r\n",
+                    gemini_response(&[json!({"text": text})])
+                ),
+            )
         }
     }
 }
@@ -88,7 +142,14 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
 /// The replies for this request: a new session's script is taken on its
 /// first main-loop request; stalls go with the reply that follows them; an
 /// error stays, as a real limit does for the client's own retries.
-fn next_replies(st: &Mutex<State>, path: &str, body: &Value, key: &str, results: usize, main_loop: bool) -> Vec<Reply> {
+fn next_replies(
+    st: &Mutex<State>,
+    path: &str,
+    body: &Value,
+    key: &str,
+    results: usize,
+    main_loop: bool,
+) -> Vec<Reply> {
     let mut s = st.lock().unwrap();
     s.requests.push(Request {
         path: path.to_string(),
@@ -128,7 +189,12 @@ fn codex_shell_tool(body: &Value) -> Option<String> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|t| t["name"].as_str().or(t["function"]["name"].as_str()).map(String::from))
+        .filter_map(|t| {
+            t["name"]
+                .as_str()
+                .or(t["function"]["name"].as_str())
+                .map(String::from)
+        })
         .collect();
     ["exec_command", "shell_command", "shell"]
         .into_iter()
@@ -139,12 +205,16 @@ fn codex_shell_tool(body: &Value) -> Option<String> {
 fn codex_events(items: Vec<Value>) -> String {
     let usage = json!({"input_tokens": 1000, "input_tokens_details": {"cached_tokens": 200},
         "output_tokens": 50, "output_tokens_details": {"reasoning_tokens": 10}, "total_tokens": 1050});
-    let mut ev = vec![json!({"type": "response.created", "response": {"id": "resp_1", "object": "response", "status": "in_progress"}})];
+    let mut ev = vec![
+        json!({"type": "response.created", "response": {"id": "resp_1", "object": "response", "status": "in_progress"}}),
+    ];
     for (i, item) in items.into_iter().enumerate() {
         ev.push(json!({"type": "response.output_item.added", "output_index": i, "item": item}));
         if item["type"] == "message" {
-            ev.push(json!({"type": "response.output_text.delta", "output_index": i, "content_index": 0,
-                "item_id": item["id"], "delta": item["content"][0]["text"]}));
+            ev.push(
+                json!({"type": "response.output_text.delta", "output_index": i, "content_index": 0,
+                "item_id": item["id"], "delta": item["content"][0]["text"]}),
+            );
         }
         ev.push(json!({"type": "response.output_item.done", "output_index": i, "item": item}));
     }
