@@ -53,6 +53,17 @@ pub struct Options {
     #[arg(long, value_enum)]
     pub agent: Option<crate::agent::Agent>,
 
+    /// An agent to run the next sessions on while the one in use is at its
+    /// usage limit (repeatable, in order); the loop returns to its own agent
+    /// once the limit has reset
+    #[arg(long = "fallback", value_enum, value_name = "AGENT")]
+    pub fallback: Option<Vec<crate::agent::Agent>>,
+
+    /// Fall back only for a usage limit that resets later than this;
+    /// shorter ones are waited out [default: 10m]
+    #[arg(long, value_name = "DURATION")]
+    pub fallback_after: Option<String>,
+
     /// The claude executable [default: `claude` on PATH]
     #[arg(long, value_name = "PATH")]
     pub claude: Option<PathBuf>,
@@ -192,6 +203,8 @@ layered!(Options {
     max_failures,
     interactive,
     agent,
+    fallback,
+    fallback_after,
     claude,
     codex,
     gemini,

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 
 use crate::agent::Agent;
 use crate::handoff::{self, env};
-use crate::run::options::Settings;
+use crate::run::options::{Seat, Settings};
 use crate::run::records::RunDir;
 use crate::run::session::{Launch, PrintIo};
 use crate::run::ui::Ui;
@@ -25,7 +25,7 @@ pub struct Who<'a> {
 /// claude's arguments before the prompt: print mode's stream, the
 /// permissions (confined, bypassed, or the mode given), the model, then the
 /// user's own.
-fn arguments(project: &Project, s: &Settings, who: &Who) -> Vec<String> {
+fn arguments(project: &Project, s: &Settings, seat: Seat, who: &Who) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     if !s.interactive {
         args.extend(["-p", "--output-format", "stream-json", "--verbose"].map(String::from));
@@ -53,16 +53,16 @@ fn arguments(project: &Project, s: &Settings, who: &Who) -> Vec<String> {
         }
         None => args.extend(["--permission-mode".to_string(), s.permission_mode.clone()]),
     }
-    if let Some(m) = &s.model {
-        args.extend(["--model".to_string(), m.clone()]);
+    if let Some(m) = seat.model {
+        args.extend(["--model".to_string(), m.to_string()]);
     }
-    args.extend(s.claude_args.iter().cloned());
+    args.extend(seat.extra.iter().cloned());
     args
 }
 
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
 /// on stdin. Interactive: the prompt as the argument, the terminal claude's.
-pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Launch> {
+pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -> Result<Launch> {
     let env = vec![
         (env::LOOP.to_string(), "1".to_string()),
         (env::LOOP_PID.to_string(), std::process::id().to_string()),
@@ -77,33 +77,30 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
             crate::work::gate::Gate::handed(s.gate.as_ref()),
         ),
     ];
-    let mut args = match s.agent {
-        Agent::Claude => arguments(project, s, who),
+    let mut args = match seat.agent {
+        Agent::Claude => arguments(project, s, seat, who),
         Agent::Codex => {
-            let mut a = crate::agent::codex::arguments(
-                s.model.as_deref(),
-                s.confined.as_ref(),
-                &project.root,
-            );
-            a.extend(s.claude_args.iter().cloned());
+            let mut a =
+                crate::agent::codex::arguments(seat.model, s.confined.as_ref(), &project.root);
+            a.extend(seat.extra.iter().cloned());
             // The prompt comes on stdin.
             a.push("-".into());
             a
         }
         Agent::Gemini => {
-            let mut a = crate::agent::gemini::arguments(s.model.as_deref());
-            a.extend(s.claude_args.iter().cloned());
+            let mut a = crate::agent::gemini::arguments(seat.model);
+            a.extend(seat.extra.iter().cloned());
             a
         }
     };
     let mut env = env;
-    if s.agent == Agent::Gemini {
+    if seat.agent == Agent::Gemini {
         env.extend(crate::agent::gemini::ENV.map(|(k, v)| (k.to_string(), v.to_string())));
     }
     // Confined Codex makes its sandbox helper in TMPDIR, and silently runs
     // no command at all when its home is under that folder (~/.codex is,
     // when /tmp holds the home): its own TMPDIR in ralph's state folder.
-    let scratch = if s.agent == Agent::Codex && s.confined.is_some() {
+    let scratch = if seat.agent == Agent::Codex && s.confined.is_some() {
         let dir = crate::trust::store::scratch_dir();
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -126,7 +123,7 @@ pub fn session(project: &Project, s: &Settings, who: &Who, ui: Ui) -> Result<Lau
         })
     };
     Ok(Launch {
-        program: s.program.clone(),
+        program: seat.program.to_path_buf(),
         args,
         env,
         cwd: project.root.clone(),

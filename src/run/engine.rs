@@ -38,6 +38,21 @@ pub struct Limits {
     /// Completion-gate failures in a row before the loop gives up.
     #[serde(default = "three")]
     pub max_gate_failures: u32,
+    /// Agents in turn: the run's own first, then its fallbacks.
+    #[serde(default = "one")]
+    pub agents: usize,
+    /// A usage limit that resets later than this moves the next session to
+    /// the next agent that is not limited, instead of waiting.
+    #[serde(with = "secs", default = "ten_minutes")]
+    pub fallback_after: Duration,
+}
+
+fn one() -> usize {
+    1
+}
+
+fn ten_minutes() -> Duration {
+    Duration::from_secs(600)
 }
 
 fn three() -> u32 {
@@ -68,6 +83,10 @@ pub struct State {
     pub rejected: u32,
     /// COMPLETEs in a row that the project's own checks failed.
     pub gate_failures: u32,
+    /// The agent of the next session (0: the run's own; then fallbacks).
+    pub agent: usize,
+    /// Per agent: until when (seconds since the epoch) its usage limit holds.
+    pub limited_until: Vec<u64>,
 }
 
 /// How a session went, as its record says.
@@ -340,10 +359,19 @@ pub enum Action {
     Prepare {
         iteration: u32,
     },
-    /// Start session number `session`, counted as `iteration`.
+    /// Start session number `session`, counted as `iteration`, on agent
+    /// `agent` (0: the run's own; then its fallbacks).
     Spawn {
         iteration: u32,
         session: u32,
+        agent: usize,
+    },
+    /// The agent in use is limited for longer than `--fallback-after`: say
+    /// why, then report `Waited` (no wait) and go on with agent `to`.
+    Fallback {
+        from: usize,
+        to: usize,
+        why: String,
     },
     /// Wait this long (a usage limit), then report `Waited`.
     Wait {
@@ -401,6 +429,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             Action::Spawn {
                 iteration: s.iteration,
                 session: s.sessions,
+                agent: s.agent,
             }
         }
         Event::Waited { stop: Some(sig) } => stop(
@@ -414,6 +443,10 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
 
 fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
     s.cost_usd += r.cost_usd;
+    // Back to the run's own agent once its limit has reset.
+    if s.agent != 0 && s.limited_until.first().is_none_or(|&t| t <= r.now_epoch) {
+        s.agent = 0;
+    }
     if let SessionOutcome::Interrupted(sig) = &r.outcome {
         return stop(Outcome::Interrupted, format!("{sig} received"));
     }
@@ -453,7 +486,34 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
 /// retry, unless the waits in a row would pass `--max-limit-wait`.
 fn after_limit(s: &mut State, limits: &Limits, l: &Limit, now_epoch: u64) -> Action {
     s.iteration = s.iteration.saturating_sub(1);
-    let wait = limit_wait(l, limits.limit_backoff, s.limit_waits, now_epoch);
+    let mut wait = limit_wait(l, limits.limit_backoff, s.limit_waits, now_epoch);
+    if limits.agents > 1 && wait > limits.fallback_after {
+        s.limited_until.resize(limits.agents, 0);
+        s.limited_until[s.agent] = now_epoch.saturating_add(wait.as_secs());
+        let free = (0..limits.agents).find(|&i| s.limited_until[i] <= now_epoch);
+        if let Some(to) = free {
+            let from = std::mem::replace(&mut s.agent, to);
+            return Action::Fallback {
+                from,
+                to,
+                why: format!(
+                    "{} for {}",
+                    l.describe(),
+                    crate::timefmt::human_duration(wait)
+                ),
+            };
+        }
+        // Every agent is limited: wait for the first to reset, on it.
+        let (first, until) = s
+            .limited_until
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, t)| **t)
+            .map(|(i, t)| (i, *t))
+            .expect("at least two agents");
+        s.agent = first;
+        wait = Duration::from_secs(until.saturating_sub(now_epoch).saturating_add(1));
+    }
     let total = s.limit_waited_s.saturating_add(wait.as_secs());
     if total > limits.max_limit_wait.as_secs() {
         return stop(
@@ -583,6 +643,8 @@ mod tests {
             limit_backoff: Duration::from_secs(60),
             max_limit_wait: Duration::from_secs(3600),
             max_gate_failures: 3,
+            agents: 1,
+            fallback_after: Duration::from_secs(600),
         }
     }
 
@@ -627,7 +689,7 @@ mod tests {
             match step(&mut s, limits, ev) {
                 Action::Prepare { .. } => ev = Event::BeforeSpawn { stop: None },
                 Action::Spawn { session, .. } => ev = ended(make(session)),
-                Action::Wait { .. } => ev = Event::Waited { stop: None },
+                Action::Wait { .. } | Action::Fallback { .. } => ev = Event::Waited { stop: None },
                 Action::Next => ev = between(),
                 a @ Action::Stop { .. } => return (a, s),
             }
@@ -647,7 +709,8 @@ mod tests {
             step(&mut s, &limits(), Event::BeforeSpawn { stop: None }),
             Action::Spawn {
                 iteration: 1,
-                session: 1
+                session: 1,
+                agent: 0
             }
         );
     }
@@ -889,7 +952,8 @@ mod tests {
             step(&mut s, &l, Event::BeforeSpawn { stop: None }),
             Action::Spawn {
                 iteration: 1,
-                session: 2
+                session: 2,
+                agent: 0
             },
             "the retry is a new session with its own number"
         );
@@ -1151,6 +1215,92 @@ mod tests {
     }
 
     #[test]
+    fn a_long_usage_limit_moves_the_run_to_its_next_agent_and_back() {
+        let l = Limits {
+            agents: 2,
+            max_limit_wait: Duration::from_secs(8 * 3600),
+            ..limits()
+        };
+        let limited = |reset: u64, now: u64| Report {
+            now_epoch: now,
+            ..report(SessionOutcome::Limited(Limit::Usage {
+                reset_at: Some(reset),
+            }))
+        };
+        let now = 1_000_000;
+        let mut s = State {
+            iteration: 1,
+            sessions: 1,
+            ..State::default()
+        };
+        // Resets in 5 minutes: under --fallback-after, waited out.
+        assert!(matches!(
+            step(&mut s.clone(), &l, ended(limited(now + 300, now))),
+            Action::Wait { .. }
+        ));
+        // In 2 hours: the next session runs on the fallback, at once.
+        assert_eq!(
+            step(&mut s, &l, ended(limited(now + 7200, now))),
+            Action::Fallback {
+                from: 0,
+                to: 1,
+                why: "usage limit reached for 2h 1s".into()
+            }
+        );
+        assert_eq!(
+            (s.agent, s.iteration, s.limited_until.clone()),
+            (1, 0, vec![now + 7201, 0])
+        );
+        step(&mut s, &l, between());
+        assert_eq!(
+            step(&mut s, &l, Event::BeforeSpawn { stop: None }),
+            Action::Spawn {
+                iteration: 1,
+                session: 2,
+                agent: 1
+            }
+        );
+        // The fallback is limited too: wait for the first reset, on that agent.
+        let a = step(&mut s, &l, ended(limited(now + 9000, now + 60)));
+        assert_eq!(
+            a,
+            Action::Wait {
+                wait: Duration::from_secs(7201 - 60 + 1),
+                why: "usage limit reached".into()
+            }
+        );
+        assert_eq!(s.agent, 0);
+        // Back on the fallback: a session ending after the first agent's
+        // reset sends the run back to it.
+        s.agent = 1;
+        s.limited_until = vec![now + 7201, 0];
+        step(&mut s, &l, between());
+        step(&mut s, &l, Event::BeforeSpawn { stop: None });
+        step(
+            &mut s,
+            &l,
+            ended(Report {
+                now_epoch: now + 7202,
+                ..report(SessionOutcome::Ok)
+            }),
+        );
+        assert_eq!(s.agent, 0);
+        // One agent: a long limit is waited out, as always.
+        let mut one = State::default();
+        assert!(matches!(
+            step(
+                &mut one,
+                &Limits {
+                    agents: 1,
+                    ..l.clone()
+                },
+                ended(limited(now + 7200, now))
+            ),
+            Action::Wait { .. }
+        ));
+    }
+
+    #[test]
     fn state_and_limits_round_trip_through_json() {
         let s = State {
             iteration: 3,
@@ -1162,6 +1312,8 @@ mod tests {
             limit_waited_s: 0,
             rejected: 1,
             gate_failures: 0,
+            agent: 1,
+            limited_until: vec![1_795_400_000, 0],
         };
         let back: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);

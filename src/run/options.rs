@@ -40,6 +40,36 @@ pub struct LoopArgs {
     pub spec: Option<PathBuf>,
 }
 
+/// One agent of a run as a session runs it: the run's own (with the model
+/// and extra arguments given) or a fallback (its own defaults).
+#[derive(Debug, Clone, Copy)]
+pub struct Seat<'a> {
+    pub agent: crate::agent::Agent,
+    pub program: &'a std::path::Path,
+    pub model: Option<&'a str>,
+    pub extra: &'a [String],
+}
+
+impl Settings {
+    /// Agent `i` of the run: 0 its own, then its fallbacks.
+    pub fn seat(&self, i: usize) -> Seat<'_> {
+        match i.checked_sub(1).and_then(|f| self.fallbacks.get(f)) {
+            Some((agent, program)) => Seat {
+                agent: *agent,
+                program,
+                model: None,
+                extra: &[],
+            },
+            None => Seat {
+                agent: self.agent,
+                program: &self.program,
+                model: self.model.as_deref(),
+                extra: &self.claude_args,
+            },
+        }
+    }
+}
+
 /// The settings in force.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -50,6 +80,9 @@ pub struct Settings {
     /// The agent and the program that runs it.
     pub agent: crate::agent::Agent,
     pub program: PathBuf,
+    /// The agents to fall back on, in order, and their programs (their own
+    /// default models).
+    pub fallbacks: Vec<(crate::agent::Agent, PathBuf)>,
     /// Token prices by model (the config's over ralph's table).
     pub prices: std::collections::BTreeMap<String, crate::agent::prices::Price>,
     pub model: Option<String>,
@@ -118,10 +151,11 @@ fn inside(project: &Project, p: &std::path::Path) -> Result<PathBuf, String> {
 }
 
 /// Bounds of each duration option: (name, default, least, most).
-const DURATIONS: [(&str, &str, u64, u64); 3] = [
+const DURATIONS: [(&str, &str, u64, u64); 4] = [
     ("timeout", "30m", 1, 7 * DAY),
     ("limit-backoff", "60s", 1, DAY),
     ("max-limit-wait", "8h", 60, 30 * DAY),
+    ("fallback-after", "10m", 1, 30 * DAY),
 ];
 
 fn duration(name: &str, given: Option<&str>) -> Result<Duration, String> {
@@ -167,6 +201,8 @@ pub struct Resolved {
     pub prompt: PromptFrom,
     /// The agent's program as named, if it was (else its name on PATH).
     pub program: Option<PathBuf>,
+    /// Each agent's program as named (`--claude`, `--codex`, `--gemini`).
+    pub named: [Option<PathBuf>; 3],
     pub settings: Settings,
 }
 
@@ -199,6 +235,22 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         .over(cfg.clone());
     let agent = o.agent.unwrap_or_default();
     agent_fits(agent, &o)?;
+    let mut fallbacks: Vec<Agent> = Vec::new();
+    for &f in o.fallback.iter().flatten() {
+        if f == agent || fallbacks.contains(&f) {
+            return Err(format!("--fallback {f}: it is already in the run's agents"));
+        }
+        // A fallback runs with its own default model, uncapped by a price.
+        agent_fits(
+            f,
+            &Options {
+                model: None,
+                max_cost: None,
+                ..o.clone()
+            },
+        )?;
+        fallbacks.push(f);
+    }
     let permission_mode = o
         .permission_mode
         .clone()
@@ -229,14 +281,17 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         limit_backoff: duration("limit-backoff", o.limit_backoff.as_deref())?,
         max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_deref())?,
         max_gate_failures: gate.as_ref().map_or(3, |g| g.max_failures),
+        agents: 1 + fallbacks.len(),
+        fallback_after: duration("fallback-after", o.fallback_after.as_deref())?,
     };
     Ok(Resolved {
         prompt,
         program: match agent {
-            Agent::Claude => o.claude,
-            Agent::Codex => o.codex,
-            Agent::Gemini => o.gemini,
+            Agent::Claude => o.claude.clone(),
+            Agent::Codex => o.codex.clone(),
+            Agent::Gemini => o.gemini.clone(),
         },
+        named: [o.claude, o.codex, o.gemini],
         settings: Settings {
             prompt: PathBuf::new(),
             limits,
@@ -244,6 +299,7 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             interactive: o.interactive,
             agent,
             program: PathBuf::new(),
+            fallbacks: fallbacks.iter().map(|&f| (f, PathBuf::new())).collect(),
             prices: o.prices.clone().unwrap_or_default(),
             model: o.model,
             permission_mode,
@@ -350,9 +406,18 @@ pub fn settings(
         ));
     }
     let r = resolve(cli, &cfg, saved)?;
+    let named = r.named.clone();
+    let program = r.program.clone();
     let mut s = r.settings;
     s.prompt = prompt_file(project, &r.prompt)?;
-    s.program = program_file(s.agent, r.program)?;
+    s.program = program_file(s.agent, program)?;
+    for (agent, program) in &mut s.fallbacks {
+        let i = Agent::ALL
+            .iter()
+            .position(|a| a == agent)
+            .expect("every agent");
+        *program = program_file(*agent, named[i].clone())?;
+    }
     // Claude Code's sandbox needs bubblewrap and socat here; Codex brings
     // its own.
     if s.confined.is_some()
@@ -510,6 +575,8 @@ mod tests {
             limit_backoff: Duration::from_secs(30),
             max_limit_wait: Duration::from_secs(3600),
             max_gate_failures: 3,
+            agents: 1,
+            fallback_after: Duration::from_secs(600),
         };
         let s = settings(&args(), &p, Some(&saved)).unwrap();
         assert_eq!(s.limits, saved);

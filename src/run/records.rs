@@ -492,6 +492,8 @@ mod tests {
                 limit_backoff: std::time::Duration::from_secs(60),
                 max_limit_wait: std::time::Duration::from_secs(3600),
                 max_gate_failures: 3,
+                agents: 1,
+                fallback_after: std::time::Duration::from_secs(600),
             },
             state: State {
                 iteration: 2,

@@ -35,6 +35,7 @@ pub fn spec_text(s: &Checkpoint) -> String {
 struct Ran<'a> {
     iteration: u32,
     number: u32,
+    seat: crate::run::options::Seat<'a>,
     start: String,
     command: Vec<String>,
     ended: &'a session::Finished,
@@ -295,10 +296,24 @@ impl Shell<'_> {
                     stop: session::stop_requested(),
                 }
             }
-            Action::Spawn { iteration, session } => {
+            Action::Spawn {
+                iteration,
+                session,
+                agent,
+            } => {
                 lock.set_iteration(iteration)?;
-                let report = self.session(lock, saved, before, iteration, session)?;
+                let report = self.session(lock, saved, before, (iteration, session), agent)?;
                 Event::SessionEnded(Box::new(report))
+            }
+            Action::Fallback { from, to, why } => {
+                ui.note(&format!(
+                    "{}: {why}; the next sessions run on {} until it resets",
+                    s.seat(from).agent,
+                    s.seat(to).agent
+                ));
+                Event::Waited {
+                    stop: session::stop_requested(),
+                }
             }
             Action::Wait { wait, why } => {
                 let it = saved.state.iteration.to_string();
@@ -323,8 +338,8 @@ impl Shell<'_> {
     fn launch(
         &self,
         lock: &mut LoopLock,
-        iteration: u32,
-        number: u32,
+        (iteration, number): (u32, u32),
+        agent: usize,
     ) -> Result<(session::Finished, Vec<String>)> {
         let who = claude::Who {
             run: self.run,
@@ -333,7 +348,7 @@ impl Shell<'_> {
             loop_start: lock.info.start_time,
             secret: &self.secret,
         };
-        let spec = claude::session(self.project, self.s, &who, self.ui)?;
+        let spec = claude::session(self.project, self.s, self.s.seat(agent), &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];
         let shown = spec.args.len() - usize::from(self.s.interactive);
         command.extend(spec.args.iter().take(shown).cloned());
@@ -350,12 +365,13 @@ impl Shell<'_> {
         lock: &mut LoopLock,
         saved: &mut Saved,
         before: &mut Checkpoint,
-        iteration: u32,
-        number: u32,
+        (iteration, number): (u32, u32),
+        agent: usize,
     ) -> Result<Report> {
         let (s, project) = (self.s, self.project);
         let start = timefmt::now();
-        let (ended, command) = self.launch(lock, iteration, number)?;
+        let (ended, command) = self.launch(lock, (iteration, number), agent)?;
+        let seat = s.seat(agent);
         let after = progress::take(&project.root, &project.spec());
         let st = &ended.stream;
         let outcome = engine::classify(
@@ -374,6 +390,7 @@ impl Shell<'_> {
         let session = Ran {
             iteration,
             number,
+            seat,
             start,
             command,
             ended: &ended,
@@ -392,12 +409,13 @@ impl Shell<'_> {
         );
         let error = self.error_of(&ended);
         self.say_after(&session, progress, &error, saved.state.failures + 1);
-        saved.cost_unknown |= self.cost_of(st).is_none();
+        let cost = self.cost_of(st, seat);
+        saved.cost_unknown |= cost.is_none();
         let report = Report {
             quit_by_user: self.quit_by_user(&ended),
             outcome,
             error,
-            cost_usd: self.cost_of(st).unwrap_or(0.0),
+            cost_usd: cost.unwrap_or(0.0),
             progress,
             gate,
             waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
@@ -410,9 +428,13 @@ impl Shell<'_> {
     /// What a session cost: as the agent said (Claude Code), else its tokens
     /// at the model's price (by model, where the stream breaks them down);
     /// `None` when a model that did work has no price.
-    fn cost_of(&self, st: &crate::run::stream::Session) -> Option<f64> {
+    fn cost_of(
+        &self,
+        st: &crate::run::stream::Session,
+        seat: crate::run::options::Seat,
+    ) -> Option<f64> {
         use crate::agent::prices::{cost, price};
-        if self.s.agent.reports_cost() {
+        if seat.agent.reports_cost() {
             return Some(st.cost_usd);
         }
         let worked: Vec<_> = st
@@ -426,7 +448,7 @@ impl Shell<'_> {
                 .map(|(m, u)| price(m, &self.s.prices).map(|p| cost(u, p)))
                 .sum();
         }
-        let model = self.s.model.as_deref().or(st.model.as_deref())?;
+        let model = seat.model.or(st.model.as_deref())?;
         Some(cost(&st.usage, price(model, &self.s.prices)?))
     }
 
@@ -445,7 +467,7 @@ impl Shell<'_> {
             exit_code: ended.status.and_then(|x| x.code()),
             outcome: r.outcome.clone(),
             is_error: st.any_error,
-            cost_usd: self.cost_of(st).unwrap_or(0.0),
+            cost_usd: self.cost_of(st, r.seat).unwrap_or(0.0),
             tokens: Tokens::from(&st.usage),
             num_turns: st.num_turns,
             results: st.results,
@@ -462,9 +484,9 @@ impl Shell<'_> {
             gate,
             confined: self.s.confined.is_some(),
             command: r.command.clone(),
-            agent: self.s.agent,
-            model: self.s.model.clone().or_else(|| st.model.clone()),
-            cost_unknown: self.cost_of(st).is_none(),
+            agent: r.seat.agent,
+            model: r.seat.model.map(String::from).or_else(|| st.model.clone()),
+            cost_unknown: self.cost_of(st, r.seat).is_none(),
         }
     }
 

@@ -277,8 +277,14 @@ fn a_confined_codex_session_writes_in_the_project_and_nowhere_else() {
     assert!(!outside.join("escaped.txt").exists(), "{out}");
     let r = &records(&env)[0];
     assert_eq!(r["confined"], true);
-    assert_ne!(r["head_before"], r["head_after"], "the session could not commit: {out}");
-    assert!(out.contains("→ Bash: echo escaped > $HOME/escaped.txt"), "{out}");
+    assert_ne!(
+        r["head_before"], r["head_after"],
+        "the session could not commit: {out}"
+    );
+    assert!(
+        out.contains("→ Bash: echo escaped > $HOME/escaped.txt"),
+        "{out}"
+    );
     let command: Vec<&str> = r["command"]
         .as_array()
         .unwrap()
@@ -291,5 +297,49 @@ fn a_confined_codex_session_writes_in_the_project_and_nowhere_else() {
             .any(|w| w == ["--sandbox", "workspace-write"])
             && !command.iter().any(|a| a.contains("dangerously")),
         "{command:?}"
+    );
+}
+
+#[test]
+fn a_run_falls_back_to_codex_while_claude_is_at_its_usage_limit() {
+    let env = project();
+    let reset = now_epoch() + 7200;
+    env.api.session([Reply::usage_limit(format!(
+        "Claude AI usage limit reached|{reset}"
+    ))]);
+    for i in 1..=3 {
+        env.api.session(step_session(i == 3));
+    }
+    let out = ralph_loop(&env)
+        .args(["--fallback", "codex", "--codex"])
+        .arg(codex_bin())
+        .args(["--max-iterations", "10"])
+        .stdout_with(0);
+    assert!(
+        out.contains("claude: usage limit reached for 2h")
+            && out.contains("the next sessions run on codex until it resets")
+            && out.contains("complete: all 3 steps done · 3 iteration(s)"),
+        "{out}"
+    );
+    let agents: Vec<(String, String)> = records(&env)
+        .iter()
+        .map(|r| {
+            (
+                r["agent"].as_str().unwrap().to_string(),
+                r["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        agents,
+        [
+            (
+                "claude".to_string(),
+                "limited: usage limit reached".to_string()
+            ),
+            ("codex".into(), "ok".into()),
+            ("codex".into(), "ok".into()),
+            ("codex".into(), "ok".into()),
+        ]
     );
 }
