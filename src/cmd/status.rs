@@ -306,6 +306,38 @@ struct LoopView<'a> {
     session: Option<(u32, u64)>,
     /// What this run has spent so far, from its saved state.
     cost_usd: f64,
+    /// Its agents, where it has more than one: which is in use, and which
+    /// are at a usage limit until when.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    agents: Vec<AgentView>,
+}
+
+#[derive(Debug, Serialize)]
+struct AgentView {
+    agent: crate::agent::Agent,
+    in_use: bool,
+    limited_until: Option<String>,
+}
+
+fn agent_views(saved: &crate::run::records::Saved) -> Vec<AgentView> {
+    if saved.agents.len() < 2 {
+        return Vec::new();
+    }
+    let now = std::time::SystemTime::now();
+    saved
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(i, &agent)| {
+            let until = saved.state.limited_until.get(i).copied().unwrap_or(0);
+            let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(until);
+            AgentView {
+                agent,
+                in_use: saved.state.agent == i,
+                limited_until: (at > now).then(|| crate::timefmt::rfc3339(at)),
+            }
+        })
+        .collect()
 }
 
 impl<'a> LoopView<'a> {
@@ -314,6 +346,7 @@ impl<'a> LoopView<'a> {
             .then(|| RunDir::open(&project.runs(), &l.run_id).state())
             .flatten();
         LoopView {
+            agents: saved.as_ref().map(agent_views).unwrap_or_default(),
             cost_usd: saved.map_or(0.0, |s| s.state.cost_usd),
             pid: l.pid,
             start_time: l.start_time,
@@ -387,6 +420,20 @@ impl Report<'_> {
                 crate::output::usd(l.cost_usd)
             ),
             None => show!("loop:    not running"),
+        }
+        if let Some(l) = &self.running
+            && !l.agents.is_empty()
+        {
+            let each: Vec<String> = l
+                .agents
+                .iter()
+                .map(|a| match (&a.limited_until, a.in_use) {
+                    (Some(t), _) => format!("{} limited until {t}", a.agent),
+                    (None, true) => format!("{} in use", a.agent),
+                    (None, false) => format!("{} ready", a.agent),
+                })
+                .collect();
+            show!("agents:  {}", each.join(", "));
         }
         show!("config:  {}", self.config);
         match &self.gate {

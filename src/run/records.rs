@@ -258,6 +258,10 @@ pub struct Saved {
     /// Some session's cost was not known.
     #[serde(default)]
     pub cost_unknown: bool,
+    /// The run's agents: its own, then its fallbacks (`state.agent` and
+    /// `state.limited_until` index them).
+    #[serde(default)]
+    pub agents: Vec<crate::agent::Agent>,
 }
 
 /// A git object id (SHA-1 or SHA-256, hex): what a saved head must be, so
@@ -507,6 +511,7 @@ mod tests {
             gate_runs: 0,
             last_gate: None,
             cost_unknown: false,
+            agents: Vec::new(),
         }
     }
 

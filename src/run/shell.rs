@@ -218,6 +218,7 @@ impl Shell<'_> {
                 gate_runs: 0,
                 last_gate: None,
                 cost_unknown: false,
+                agents: Vec::new(),
             },
         })
     }
@@ -227,6 +228,9 @@ impl Shell<'_> {
         let mut before = progress::take(&self.project.root, &self.project.spec());
         let mut saved = self.open(resumed, &before)?;
         let elapsed_before = saved.elapsed_s;
+        saved.agents = (0..=self.s.fallbacks.len())
+            .map(|i| self.s.seat(i).agent)
+            .collect();
         self.run.save_state(&saved)?;
         lock.set_iteration(saved.state.iteration)?;
         lifecycle::run(

@@ -307,14 +307,29 @@ fn a_run_falls_back_to_codex_while_claude_is_at_its_usage_limit() {
     env.api.session([Reply::usage_limit(format!(
         "Claude AI usage limit reached|{reset}"
     ))]);
-    for i in 1..=3 {
+    // The first Codex session takes a moment, for status to be seen.
+    let mut first = vec![Reply::Stall(Duration::from_secs(4))];
+    first.extend(step_session(false));
+    env.api.session(first);
+    for i in 2..=3 {
         env.api.session(step_session(i == 3));
     }
-    let out = ralph_loop(&env)
+    let child = ralph_loop(&env)
         .args(["--fallback", "codex", "--codex"])
         .arg(codex_bin())
         .args(["--max-iterations", "10"])
-        .stdout_with(0);
+        .spawn();
+    let mut seen = String::new();
+    assert!(
+        eventually(Duration::from_secs(30), || {
+            seen = env.ralph().arg("status").stdout_with(0);
+            seen.contains("agents:  claude limited until ") && seen.contains(", codex in use\n")
+        }),
+        "status never showed the agents' limits: {seen}"
+    );
+    let out = wait_output(child, Duration::from_secs(120));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.contains("claude: usage limit reached for 2h")
             && out.contains("the next sessions run on codex until it resets")
