@@ -1,7 +1,10 @@
+use std::path::PathBuf;
+
 use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
+use crate::agent::Agent;
 use crate::exit::ExitStatus;
 use crate::settings::target::user_settings_path;
 use crate::{fsutil, outln};
@@ -10,15 +13,23 @@ use crate::{fsutil, outln};
 /// installed from any folder.
 pub const RALPH_SETUP: &str = include_str!("../../commands/ralph-setup.md");
 
-/// Install the /ralph-setup slash command for Claude Code.
+/// Install the /ralph-setup slash command for Claude Code (or Codex, Gemini).
 ///
 /// Writes ~/.claude/commands/ralph-setup.md (under $CLAUDE_CONFIG_DIR when
 /// set): in Claude Code, `/ralph-setup <what you want built>` then interviews
-/// you and writes .ralph/spec.md, readme.md and prompt.md. The command is
+/// you and writes .ralph/spec.md, readme.md and prompt.md. With --agent
+/// codex: a custom prompt, $CODEX_HOME/prompts/ralph-setup.md (default
+/// ~/.codex), run as `/prompts:ralph-setup ...`; with --agent gemini: a
+/// custom command, ~/.gemini/commands/ralph-setup.toml (under
+/// $GEMINI_CLI_HOME when set), run as `/ralph-setup ...`. The command is
 /// built into this binary, so this works from any folder. A file there with
 /// other content (your own edits) is kept unless --force.
 #[derive(Debug, Args)]
 pub struct InstallCommand {
+    /// The agent to install it for
+    #[arg(long, value_enum, default_value_t = Agent::Claude)]
+    agent: Agent,
+
     /// Replace (or with --remove, delete) a file with other content.
     #[arg(long)]
     force: bool,
@@ -30,25 +41,21 @@ pub struct InstallCommand {
 
 impl Run for InstallCommand {
     fn run(&self) -> Result<ExitStatus> {
-        let settings = user_settings_path()?;
-        let dir = settings
-            .parent()
-            .context("Claude Code's folder")?
-            .join("commands");
-        let path = dir.join("ralph-setup.md");
+        let (path, text, how) = target(self.agent)?;
+        let dir = path.parent().context("the command's folder")?.to_path_buf();
         let shown = path.display();
         let current = fsutil::read_optional(&path)?;
-        let ours = current.as_deref() == Some(RALPH_SETUP);
+        let ours = current.as_deref() == Some(text.as_str());
         if self.remove {
             return Ok(match current {
                 None => {
-                    outln!("/ralph-setup is not installed ({shown}); nothing to do.");
+                    outln!("ralph-setup is not installed ({shown}); nothing to do.");
                     ExitStatus::Success
                 }
                 Some(_) if ours || self.force => {
                     std::fs::remove_file(&path)
                         .with_context(|| format!("cannot remove {shown}"))?;
-                    outln!("Removed /ralph-setup ({shown}).");
+                    outln!("Removed ralph-setup ({shown}).");
                     ExitStatus::Success
                 }
                 Some(_) => {
@@ -62,7 +69,7 @@ impl Run for InstallCommand {
             });
         }
         if ours {
-            outln!("/ralph-setup is already installed ({shown}).");
+            outln!("ralph-setup is already installed ({shown}).");
             return Ok(ExitStatus::Success);
         }
         if current.is_some() && !self.force {
@@ -75,14 +82,80 @@ impl Run for InstallCommand {
         }
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
-        fsutil::atomic_write(&path, RALPH_SETUP.as_bytes(), 0o644)?;
+        fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
         let verb = if current.is_some() {
             "Replaced"
         } else {
             "Installed"
         };
         outln!("{verb} /ralph-setup in {shown}.");
-        outln!("In Claude Code, in your project: /ralph-setup <what you want built>");
+        outln!("{how}");
         Ok(ExitStatus::Success)
     }
+}
+
+/// Where the command goes for `agent`, its text there, and how it is run.
+fn target(agent: Agent) -> Result<(PathBuf, String, &'static str)> {
+    let home = || dirs_home().context("no home folder");
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    Ok(match agent {
+        Agent::Claude => {
+            let settings = user_settings_path()?;
+            let dir = settings.parent().context("Claude Code's folder")?;
+            (
+                dir.join("commands/ralph-setup.md"),
+                RALPH_SETUP.to_string(),
+                "In Claude Code, in your project: /ralph-setup <what you want built>",
+            )
+        }
+        Agent::Codex => {
+            let codex = var("CODEX_HOME").map_or_else(|| home().map(|h| h.join(".codex")), Ok)?;
+            let text = format!(
+                "---\ndescription: {}\nargument-hint: \"[what you want built]\"\n---\n{}",
+                DESCRIPTION,
+                body()
+            );
+            (
+                codex.join("prompts/ralph-setup.md"),
+                text,
+                "In Codex, in your project: /prompts:ralph-setup <what you want built>",
+            )
+        }
+        Agent::Gemini => {
+            let base = var("GEMINI_CLI_HOME").map_or_else(home, Ok)?;
+            // A JSON string is a TOML basic string too (the same escapes).
+            let quoted = |t: &str| serde_json::to_string(t).expect("a string serialises");
+            let prompt = body().replace("$ARGUMENTS", "{{args}}");
+            let text = format!(
+                "description = {}\nprompt = {}\n",
+                quoted(DESCRIPTION),
+                quoted(&prompt)
+            );
+            (
+                base.join(".gemini/commands/ralph-setup.toml"),
+                text,
+                "In Gemini CLI, in your project: /ralph-setup <what you want built>",
+            )
+        }
+    })
+}
+
+const DESCRIPTION: &str = "Set up a Ralph loop for this project - interview, then write .ralph/spec.md, readme.md and prompt.md (and beads tasks)";
+
+/// The command's text without Claude Code's front matter.
+fn body() -> &'static str {
+    RALPH_SETUP
+        .strip_prefix("---\n")
+        .and_then(|r| r.split_once("\n---\n"))
+        .map_or(RALPH_SETUP, |(_, body)| body)
+}
+
+fn dirs_home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
 }

@@ -358,3 +358,64 @@ fn a_run_falls_back_to_codex_while_claude_is_at_its_usage_limit() {
         ]
     );
 }
+
+#[test]
+fn ralph_setup_is_installed_for_codex_and_gemini_and_gemini_expands_it() {
+    let env = TestEnv::new();
+    env.ralph()
+        .args(["install-command", "--agent", "codex"])
+        .prints(
+            0,
+            &format!(
+                "Installed /ralph-setup in {}.\nIn Codex, in your project: /prompts:ralph-setup <what you want built>\n",
+                env.home.join(".codex/prompts/ralph-setup.md").display()
+            ),
+            "",
+        );
+    let prompt = fs::read_to_string(env.home.join(".codex/prompts/ralph-setup.md")).unwrap();
+    assert!(
+        prompt.starts_with("---\ndescription: Set up a Ralph loop")
+            && prompt.contains("The user wants this built: $ARGUMENTS")
+            && !prompt.contains("allowed-tools"),
+        "{prompt}"
+    );
+    env.ralph()
+        .args(["install-command", "--agent", "gemini"])
+        .assert()
+        .success();
+    // The real Gemini CLI reads the command and sends its text, the
+    // argument in place, to the model.
+    env.api
+        .session([Reply::text("Let us start with the interview.")]);
+    let out = env
+        .command(gemini_bin())
+        .args([
+            "-p",
+            "/ralph-setup a CLI that converts CSV to JSON",
+            "-m",
+            "gemini-2.5-pro",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let sent: String = env
+        .api
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        sent.contains("# Set up a Ralph loop")
+            && sent.contains("The user wants this built: a CLI that converts CSV to JSON"),
+        "{sent}"
+    );
+    // Installed again: the same, so nothing to do.
+    env.ralph()
+        .args(["install-command", "--agent", "gemini"])
+        .assert()
+        .success()
+        .stdout(predicates::str::contains("already installed"));
+}
