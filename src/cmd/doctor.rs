@@ -89,8 +89,9 @@ type Make = fn(&Here) -> Verdict;
 
 /// Every check, in the order shown. A new check is a row here and a
 /// function below. Doctor is read-only: nothing a repository chose is run.
-const CHECKS: [(&str, Make); 11] = [
+const CHECKS: [(&str, Make); 12] = [
     ("claude", claude),
+    ("agents", agents),
     ("hook", hook),
     ("slash-command", slash_command),
     ("tracker", tracker),
@@ -153,6 +154,65 @@ fn claude(h: &Here) -> Verdict {
             INSTALL,
         ),
     }
+}
+
+/// The other agents the config names (`agent`, `fallback`): each one's
+/// program there and answering `--version` (a configured path run only once
+/// approved), and `--confined` possible with it.
+fn agents(h: &Here) -> Verdict {
+    use crate::agent::Agent;
+    let Ok(cfg) = h.cfg.as_ref() else {
+        return pass("(the config does not read; see the config check)");
+    };
+    let named: Vec<Agent> = cfg
+        .agent
+        .into_iter()
+        .chain(cfg.fallback.iter().flatten().copied())
+        .filter(|&a| a != Agent::Claude)
+        .collect();
+    if named.is_empty() {
+        return pass("no other agent configured (`--agent codex|gemini`, `fallback = [...]`)");
+    }
+    let approved = h.standing == Some(Standing::Approved);
+    let mut said = Vec::new();
+    for agent in named {
+        let configured = match agent {
+            Agent::Codex => cfg.codex.clone(),
+            Agent::Gemini => cfg.gemini.clone(),
+            Agent::Claude => None,
+        };
+        let program = match &configured {
+            Some(p) if p.components().count() > 1 => Some(h.project.root.join(p)),
+            Some(p) => which::which(p).ok(),
+            None => which::which(agent.name()).ok(),
+        };
+        let Some(p) = program else {
+            return fail(format!("{agent} is not on PATH"), agent.install());
+        };
+        if configured.is_some() && !approved {
+            return fail(
+                format!(
+                    "{} (named by .ralph/config.toml, not approved: not run)",
+                    p.display()
+                ),
+                "read .ralph/config.toml, then `ralph trust`",
+            );
+        }
+        let Some(v) = claude_version(&p) else {
+            return fail(
+                format!("{} does not answer --version", p.display()),
+                agent.install(),
+            );
+        };
+        if agent == Agent::Gemini && cfg.confined {
+            return fail(
+                "gemini cannot run confined here (its sandbox needs a docker or podman daemon)",
+                "drop confined = true, or use agent = \"codex\" or \"claude\"",
+            );
+        }
+        said.push(format!("{agent}: {v} at {}", p.display()));
+    }
+    pass(said.join("; "))
 }
 
 fn hook(h: &Here) -> Verdict {

@@ -419,3 +419,71 @@ fn ralph_setup_is_installed_for_codex_and_gemini_and_gemini_expands_it() {
         .success()
         .stdout(predicates::str::contains("already installed"));
 }
+
+#[test]
+fn doctor_checks_the_agents_the_config_names() {
+    let env = project();
+    let check = |env: &TestEnv| -> serde_json::Value {
+        let out = env
+            .ralph()
+            .args(["doctor", "--json"])
+            .assert()
+            .get_output()
+            .stdout
+            .clone();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "agents")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(check(&env)["ok"], true);
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "agent = \"codex\"\ncodex = {:?}\nfallback = [\"gemini\"]\n",
+            codex_bin().display().to_string()
+        ),
+    )
+    .unwrap();
+    // Named by the project's config: not run before the user approves it.
+    let c = check(&env);
+    assert_eq!(c["ok"], false, "{c}");
+    assert!(
+        c["detail"]
+            .as_str()
+            .unwrap()
+            .contains("not approved: not run"),
+        "{c}"
+    );
+    env.approve_config();
+    // Approved: codex answers; gemini is not on this PATH.
+    let c = check(&env);
+    assert_eq!(
+        (c["ok"].as_bool(), c["detail"].as_str()),
+        (Some(false), Some("gemini is not on PATH")),
+        "{c}"
+    );
+    assert_eq!(c["fix"], "npm install -g @google/gemini-cli");
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "agent = \"codex\"\ncodex = {:?}\nfallback = [\"gemini\"]\ngemini = {:?}\n",
+            codex_bin().display().to_string(),
+            gemini_bin().display().to_string()
+        ),
+    )
+    .unwrap();
+    env.approve_config();
+    let c = check(&env);
+    let detail = c["detail"].as_str().unwrap();
+    assert!(
+        c["ok"] == true
+            && detail.contains(&format!("codex: codex-cli {CODEX_VERSION}"))
+            && detail.contains(&format!("gemini: {GEMINI_VERSION}")),
+        "{c}"
+    );
+}
