@@ -3,7 +3,9 @@
 #   1. overhead per iteration: N sessions of a stand-in that does one small
 #      change and prints a result line, minus N times the stand-in alone,
 #      and the part of it that is the loop's own git call (`git status`,
-#      once per session; target <= 5 ms per iteration beyond it). With
+#      once per session; target <= 5 ms per iteration beyond it); the same
+#      for stand-ins that print Codex's and Gemini's streams (--agent codex,
+#      --agent gemini: the same overhead for every agent). With
 #      OLD=<another ralph binary>, that one is measured in the same run;
 #   2. peak memory of the loop while one session streams 1 GiB of
 #      stream-json (target <= 30 MB).
@@ -37,11 +39,36 @@ standin=$(hyperfine -N -w 5 -r 200 --export-json s.json "sh -c './instant < .ral
 gitcall=$(hyperfine -N -w 5 -r 200 --export-json g.json \
   "git status --porcelain=v2 --branch -z --untracked-files=all -- . :(exclude).ralph/runs :(exclude).ralph/loop.lock" >/dev/null \
   && python3 -c 'import json; print(json.load(open("g.json"))["results"][0]["median"])')
+# The same session as Codex and Gemini print it.
+cat > instant-codex <<'EOF2'
+#!/bin/sh
+cat > /dev/null
+echo x >> work.txt
+echo '{"type":"thread.started","thread_id":"t1"}'
+echo '{"type":"item.started","item":{"id":"i1","type":"command_execution","command":"/bin/bash -lc true","exit_code":null}}'
+echo '{"type":"item.completed","item":{"id":"i2","type":"agent_message","text":"ok"}}'
+echo '{"type":"turn.completed","usage":{"input_tokens":2,"cached_input_tokens":0,"output_tokens":1}}'
+EOF2
+cat > instant-gemini <<'EOF2'
+#!/bin/sh
+cat > /dev/null
+echo x >> work.txt
+echo '{"type":"init","session_id":"s1","model":"gemini-2.5-pro"}'
+echo '{"type":"tool_use","tool_name":"run_shell_command","tool_id":"r1","parameters":{"command":"true"}}'
+echo '{"type":"message","role":"assistant","content":"ok","delta":true}'
+echo '{"type":"result","status":"success","stats":{"input_tokens":2,"output_tokens":1,"cached":0,"models":{"gemini-2.5-pro":{"input_tokens":2,"output_tokens":1,"cached":0}}}}'
+EOF2
+chmod +x instant-codex instant-gemini
 loops=("$RALPH")
-[ -n "${OLD:-}" ] && loops+=("$OLD")
+names=("this ralph")
+[ -n "${OLD:-}" ] && loops+=("$OLD") && names+=("OLD ($OLD)")
 cmds=()
 for bin in "${loops[@]}"; do
   cmds+=("$bin loop --claude ./instant --max-iterations $N >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
+done
+for agent in codex gemini; do
+  cmds+=("$RALPH loop --agent $agent --$agent ./instant-$agent --max-iterations $N >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
+  names+=("this ralph, --agent $agent")
 done
 hyperfine -w 1 -r "${RUNS:-5}" --export-json l.json "${cmds[@]}" >/dev/null
 loop=$(python3 -c 'import json; print(" ".join(str(r["median"]) for r in json.load(open("l.json"))["results"]))')
@@ -60,11 +87,11 @@ chmod +x firehose
 /usr/bin/time -f '%M' -o mem.txt "$RALPH" loop --claude ./firehose --max-iterations 1 >/dev/null 2>&1 || true
 streamed=$(stat -c %s .ralph/runs/*/session-001.jsonl)
 
-python3 - "$standin" "$loop" "$N" "$(tail -1 mem.txt)" "$streamed" "$gitcall" "${OLD:-}" <<'PY'
+python3 - "$standin" "$loop" "$N" "$(tail -1 mem.txt)" "$streamed" "$gitcall" "$(printf '%s\n' "${names[@]}")" <<'PY'
 import sys
 standin, n, mem_kb, streamed, git = float(sys.argv[1]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6])
 loops = [float(x) for x in sys.argv[2].split()]
-names = ["this ralph", f"OLD ({sys.argv[7]})"]
+names = sys.argv[7].splitlines()
 print(f"stand-in alone {standin*1000:.2f} ms; the loop's git call {git*1000:.2f} ms")
 for name, loop in zip(names, loops):
     per = (loop - n * standin) / n * 1000
