@@ -37,12 +37,13 @@ Settings also come from .ralph/config.toml (same names, snake_case, e.g.
 max_iterations = 20, timeout = \"45m\", and [hooks] on_complete = \"...\");
 the command line overrides it.";
 
-/// Run fresh Claude Code sessions on the prompt until the work is done.
+/// Run fresh agent sessions on the prompt until the work is done.
 ///
 /// Before each session: stop if .ralph/COMPLETE exists (done) or
 /// .ralph/WAITING exists (a human is needed). Each session is a fresh
-/// `claude` (never resumed) started with RALPH_LOOP=1, the prompt on stdin
-/// (print mode) or as its argument (--interactive). Sessions stream to the
+/// `claude` (or `codex exec`, `gemini -p` with --agent; never resumed)
+/// started with RALPH_LOOP=1, the prompt on stdin (print mode) or as its
+/// argument (--interactive, Claude Code only). Sessions stream to the
 /// terminal; the raw stream and a record of each session are kept under
 /// .ralph/runs/<run-id>/. A COMPLETE written by a session is checked (all
 /// steps checked, tracker in sync) and set aside if it does not hold.
