@@ -2,11 +2,24 @@
 //! first, then every value that came from a user, a file or git itself after
 //! `--end-of-options`, so that no such value is ever read as an option
 //! (`--base=--orphan`, a saved head of `--output=/path`).
+//!
+//! A session can write the project's `.git/config` and `.git/hooks`, and
+//! git runs programs named there: `core.fsmonitor` on every `git status`
+//! (which the loop runs after each session), hooks on checkouts and merges.
+//! ralph's own git runs neither: it acts for the user, not for the session.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
+
+/// What no repository's config may make ralph's own git run.
+const HARDENED: [&str; 4] = [
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+];
 
 /// git in `dir`.
 #[derive(Debug, Clone, Copy)]
@@ -21,6 +34,7 @@ pub fn at(dir: &Path) -> Git<'_> {
 impl Git<'_> {
     fn command(&self, words: &[&str], values: &[&str]) -> Command {
         let mut c = Command::new("git");
+        c.args(HARDENED);
         c.args(words);
         // After a `--`, values are paths already, never options.
         if !values.is_empty() && words.last() != Some(&"--") {
@@ -150,6 +164,50 @@ mod tests {
             .attempt(&["rm", "--cached", "--quiet", "--"], &["--nothing"])
             .unwrap();
         assert!(!ok && said.contains("--nothing"), "{said}");
+    }
+
+    #[test]
+    fn a_repositorys_config_runs_nothing_through_ralphs_git() {
+        let d = tempfile::tempdir().unwrap();
+        let g = at(d.path());
+        g.run(&["init", "-q"], &[]).unwrap();
+        let marker = d.path().join("pwned");
+        let evil = format!("touch {}; false", marker.display());
+        // (`git config` takes no `--end-of-options`: the value as a word.)
+        g.run(&["config", "core.fsmonitor", &evil], &[]).unwrap();
+        std::fs::create_dir_all(d.path().join(".git/hooks")).unwrap();
+        let hook = d.path().join(".git/hooks/post-checkout");
+        std::fs::write(&hook, format!("#!/bin/sh\n{evil}\n")).unwrap();
+        std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        g.run(
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "x",
+            ],
+            &[],
+        )
+        .unwrap();
+        g.bytes(&["status", "--porcelain=v2", "-z"]).unwrap();
+        g.run(&["checkout", "-q", "-b", "other"], &[]).unwrap();
+        assert!(
+            !marker.exists(),
+            "ralph's git ran what the repository's config names"
+        );
+        // (The same config does run it for a plain git: the test tests something.)
+        std::process::Command::new("git")
+            .arg("status")
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        assert!(marker.exists(), "a plain `git status` runs core.fsmonitor");
     }
 
     #[test]

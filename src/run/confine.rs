@@ -212,8 +212,16 @@ fn expand_home(p: &str) -> String {
     }
 }
 
-/// ralph's control files in a project, kept from confined sessions' writes.
-pub const CONTROL: [&str; 2] = [".ralph/config.toml", ".ralph/runs"];
+/// What a confined session may not write in its project: ralph's control
+/// files, and git's config and hooks, which name programs that git runs
+/// later outside any sandbox (`core.fsmonitor` on every `git status`, a
+/// hook on the user's next commit).
+pub const CONTROL: [&str; 4] = [
+    ".ralph/config.toml",
+    ".ralph/runs",
+    ".git/config",
+    ".git/hooks",
+];
 
 /// The programs the sandbox needs here, and why confinement cannot be had
 /// when one is missing (with the fix).

@@ -795,3 +795,60 @@ fn a_worktree_loop_carries_the_checkouts_approval_over_and_no_further() {
             "has changed since you approved it",
         ));
 }
+
+#[test]
+fn a_session_cannot_make_git_run_its_programs_through_ralph_or_the_user() {
+    // Unconfined (it may write .git/config): ralph's own `git status` after
+    // the session does not run the fsmonitor it names.
+    let env = one_step();
+    let pwned = env.home.join("pwned-by-fsmonitor");
+    let claude = stand_in(
+        &env,
+        "configuring-claude",
+        &format!(
+            "{CHECK_THE_BOX}\ngit config core.fsmonitor 'touch {}; false'\necho '{RESULT}'",
+            pwned.display()
+        ),
+    );
+    env.ralph()
+        .args(["loop", "--max-iterations", "1", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(4);
+    assert!(!env.git(&["config", "--get", "core.fsmonitor"]).is_empty());
+    assert!(
+        !pwned.exists(),
+        "ralph's git ran the session's core.fsmonitor"
+    );
+
+    // Confined: git's config and hooks are not the session's to write; its
+    // commit still goes through.
+    sandbox_tools();
+    let env = one_step();
+    env.api.session([
+        Reply::bash(format!(
+            "sh -c \"git config core.fsmonitor 'touch {p}'\"; sh -c 'echo touch {p} > .git/hooks/pre-commit'; {CHECK_THE_BOX} && ralph complete -m done",
+            p = pwned.display()
+        )),
+        Reply::text("Done."),
+    ]);
+    env.ralph()
+        .args(["loop", "--confined", "--max-iterations", "1", "--claude"])
+        .arg(claude_bin())
+        .assert()
+        .code(0);
+    let config = fs::read_to_string(env.project.join(".git/config")).unwrap();
+    assert!(
+        !config.contains("fsmonitor"),
+        "the session wrote .git/config: {config}"
+    );
+    assert!(
+        !env.project.join(".git/hooks/pre-commit").exists(),
+        "the session wrote a git hook"
+    );
+    let session = fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap();
+    assert!(
+        session.contains("Read-only file system") || session.contains("Permission denied"),
+        "{session}"
+    );
+}
