@@ -147,6 +147,10 @@ pub fn list(main: &Path) -> Result<Vec<Worktree>> {
 pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, bool)> {
     let path = path_for(main, name);
     let branch = branch(name);
+    // Two `git worktree add` at once race: one reads the other's half-made
+    // `.git/worktrees/<name>` and fails ("failed to read .../commondir",
+    // seen with two loops started together). ralph's own are one at a time.
+    let _one_at_a_time = crate::fsutil::lock_dir(&main.join(".git"))?;
     let existing = list(main)?;
     if let Some(w) = existing.iter().find(|w| w.path == path) {
         if w.branch.as_deref() != Some(&format!("refs/heads/{branch}")) {

@@ -552,3 +552,31 @@ fn a_worktree_loop_whose_steps_are_all_checked_starts_no_session() {
         "{out}"
     );
 }
+
+#[test]
+fn worktrees_are_made_one_at_a_time() {
+    // Two `git worktree add` at once can fail ("failed to read
+    // .git/worktrees/a/commondir"), as two loops started together did: ralph
+    // makes a worktree only while it holds a lock on the repository's .git.
+    let env = crate::support::project();
+    let git_dir = std::fs::File::open(env.project.join(".git")).unwrap();
+    let held = nix::fcntl::Flock::lock(git_dir, nix::fcntl::FlockArg::LockExclusive).unwrap();
+    let loop_ = env
+        .ralph()
+        .args([
+            "loop",
+            "--worktree",
+            "one",
+            "--max-iterations",
+            "1",
+            "--claude",
+            "/bin/false",
+        ])
+        .spawn();
+    std::thread::sleep(Duration::from_millis(1500));
+    let wt = crate::support::wt_dir(&env.project, "one");
+    assert!(!wt.exists(), "the worktree was made while .git was locked");
+    drop(held);
+    let out = wait_output(loop_, Duration::from_secs(60));
+    assert!(wt.is_dir(), "{out:?}");
+}
