@@ -39,6 +39,11 @@ pub struct Options {
     #[arg(long, value_name = "N")]
     pub no_progress_limit: Option<u32>,
 
+    /// Stop (writing WAITING) after this many sessions in a row that began
+    /// and ended with the same step open [default: 5]
+    #[arg(long, value_name = "N")]
+    pub max_sessions_per_step: Option<u32>,
+
     /// Stop after this many failing sessions in a row [default: 3]
     #[arg(long, value_name = "N")]
     pub max_failures: Option<u32>,
@@ -200,6 +205,7 @@ layered!(Options {
     timeout,
     max_cost,
     no_progress_limit,
+    max_sessions_per_step,
     max_failures,
     interactive,
     agent,

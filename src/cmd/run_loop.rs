@@ -99,6 +99,16 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
                 run.path.join("state.json").display()
             ))
         })?;
+    let mut saved = saved;
+    // A human has looked at the step the run was stuck on: its count starts
+    // again (the step itself stays known, so the next stall counts anew).
+    if run
+        .summary()
+        .is_some_and(|s| s.outcome == crate::run::engine::Outcome::Stuck)
+    {
+        saved.state.step_sessions = 0;
+        saved.state.step_outcomes.clear();
+    }
     Ok((run, saved))
 }
 

@@ -310,6 +310,10 @@ struct LoopView<'a> {
     /// are at a usage limit until when.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     agents: Vec<AgentView>,
+    /// The step the last sessions ended with still open, and how many did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    step: Option<String>,
+    step_sessions: u32,
 }
 
 #[derive(Debug, Serialize)]
@@ -347,6 +351,8 @@ impl<'a> LoopView<'a> {
             .flatten();
         LoopView {
             agents: saved.as_ref().map(agent_views).unwrap_or_default(),
+            step: saved.as_ref().and_then(|s| s.state.step.clone()),
+            step_sessions: saved.as_ref().map_or(0, |s| s.state.step_sessions),
             cost_usd: saved.map_or(0.0, |s| s.state.cost_usd),
             pid: l.pid,
             start_time: l.start_time,
@@ -420,6 +426,14 @@ impl Report<'_> {
                 crate::output::usd(l.cost_usd)
             ),
             None => show!("loop:    not running"),
+        }
+        if let Some(l) = &self.running
+            && let Some(step) = &l.step
+        {
+            show!(
+                "step:    {step}: {} session(s) in a row ended with it still open",
+                l.step_sessions
+            );
         }
         if let Some(l) = &self.running
             && !l.agents.is_empty()

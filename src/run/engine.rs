@@ -45,6 +45,14 @@ pub struct Limits {
     /// the next agent that is not limited, instead of waiting.
     #[serde(with = "secs", default = "ten_minutes")]
     pub fallback_after: Duration,
+    /// Sessions in a row that end with the same step open that they began
+    /// with, before the loop stops for a human.
+    #[serde(default = "five")]
+    pub max_sessions_per_step: u32,
+}
+
+fn five() -> u32 {
+    5
 }
 
 fn one() -> usize {
@@ -87,6 +95,11 @@ pub struct State {
     pub agent: usize,
     /// Per agent: until when (seconds since the epoch) its usage limit holds.
     pub limited_until: Vec<u64>,
+    /// The step that sessions in a row began and ended with open
+    /// (`Step::key`), how many, and how each ended.
+    pub step: Option<String>,
+    pub step_sessions: u32,
+    pub step_outcomes: Vec<String>,
 }
 
 /// How a session went, as its record says.
@@ -203,6 +216,10 @@ pub struct Report {
     pub quit_by_user: bool,
     /// Seconds since the epoch, for usage limits that say when they reset.
     pub now_epoch: u64,
+    /// The first open step (`Step::key`) when the session began, and when it
+    /// ended.
+    pub step_before: Option<String>,
+    pub step_after: Option<String>,
 }
 
 /// How a run ended: the loop's exit status.
@@ -217,6 +234,9 @@ pub enum Outcome {
     /// Usage limits kept the loop waiting longer than --max-limit-wait.
     LimitWait,
     NoProgress,
+    /// One step stayed open over `--max-sessions-per-step` sessions in a
+    /// row: WAITING is written, naming it.
+    Stuck,
     Interrupted,
     /// The loop was killed (SIGKILL, OOM) and left no summary; written by the
     /// loop that took over its lock.
@@ -228,7 +248,7 @@ impl Outcome {
         match self {
             Outcome::Complete => 0,
             Outcome::Failed | Outcome::EndedAbnormally => 1,
-            Outcome::Waiting => 3,
+            Outcome::Waiting | Outcome::Stuck => 3,
             Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => 4,
             Outcome::NoProgress => 5,
             Outcome::Interrupted => 130,
@@ -244,6 +264,7 @@ impl Outcome {
             Outcome::CostLimit => "cost limit reached",
             Outcome::LimitWait => "usage limit wait too long",
             Outcome::NoProgress => "no progress",
+            Outcome::Stuck => "stuck on a step",
             Outcome::Interrupted => "interrupted",
             Outcome::EndedAbnormally => "ended abnormally",
         }
@@ -254,7 +275,7 @@ impl Outcome {
     pub fn hook(self) -> Option<EndHook> {
         match self {
             Outcome::Complete => Some(EndHook::Complete),
-            Outcome::Waiting | Outcome::NoProgress => Some(EndHook::Waiting),
+            Outcome::Waiting | Outcome::NoProgress | Outcome::Stuck => Some(EndHook::Waiting),
             Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => {
                 Some(EndHook::Limit)
             }
@@ -265,7 +286,7 @@ impl Outcome {
     /// Does the run end by asking for a human? No progress does: the loop
     /// writes WAITING with the reason, as a session would.
     pub fn writes_waiting(self) -> bool {
-        self == Outcome::NoProgress
+        matches!(self, Outcome::NoProgress | Outcome::Stuck)
     }
 
     /// May `ralph loop --resume` go on from a run that ended so? Only from
@@ -278,6 +299,7 @@ impl Outcome {
                 | Outcome::EndedAbnormally
                 | Outcome::Waiting
                 | Outcome::NoProgress
+                | Outcome::Stuck
         )
     }
 }
@@ -470,6 +492,7 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
     s.limit_waited_s = 0;
     count_failures(s, limits, &r.outcome, &r.error)
         .or_else(|| count_stalls(s, limits, r.progress))
+        .or_else(|| count_stuck(s, limits, &r.outcome, (&r.step_before, &r.step_after)))
         .or_else(|| {
             let max = limits.max_cost?;
             (s.cost_usd >= max).then(|| {
@@ -552,6 +575,43 @@ fn count_failures(
             format!(
                 "{} failing sessions in a row; last error: {error}",
                 s.failures
+            ),
+        )
+    })
+}
+
+/// Sessions in a row that began and ended with the same step open, and
+/// the stop at `--max-sessions-per-step`.
+fn count_stuck(
+    s: &mut State,
+    limits: &Limits,
+    outcome: &SessionOutcome,
+    steps: (&Option<String>, &Option<String>),
+) -> Option<Action> {
+    match steps {
+        (Some(before), Some(after)) if before == after => {
+            if s.step.as_ref() != Some(before) {
+                s.step = Some(before.clone());
+                s.step_sessions = 0;
+                s.step_outcomes.clear();
+            }
+            s.step_sessions += 1;
+            s.step_outcomes.push(outcome.as_text());
+        }
+        _ => {
+            s.step = None;
+            s.step_sessions = 0;
+            s.step_outcomes.clear();
+        }
+    }
+    let step = s.step.as_ref()?;
+    (s.step_sessions >= limits.max_sessions_per_step).then(|| {
+        stop(
+            Outcome::Stuck,
+            format!(
+                "step {step}: {} sessions in a row did not finish it ({}); split it, or say more in the spec",
+                s.step_sessions,
+                s.step_outcomes.join(", ")
             ),
         )
     })
@@ -645,6 +705,7 @@ mod tests {
             max_gate_failures: 3,
             agents: 1,
             fallback_after: Duration::from_secs(600),
+            max_sessions_per_step: 5,
         }
     }
 
@@ -666,6 +727,8 @@ mod tests {
             waiting: None,
             quit_by_user: false,
             now_epoch: 1_000_000,
+            step_before: None,
+            step_after: None,
         }
     }
 
@@ -1065,18 +1128,20 @@ mod tests {
             (CostLimit, false),
             (LimitWait, false),
             (NoProgress, true),
+            (Stuck, true),
             (Interrupted, true),
             (EndedAbnormally, true),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
                 Complete => Some(EndHook::Complete),
-                Waiting | NoProgress => Some(EndHook::Waiting),
+                Waiting | NoProgress | Stuck => Some(EndHook::Waiting),
                 IterationLimit | CostLimit | LimitWait => Some(EndHook::Limit),
                 Failed | Interrupted | EndedAbnormally => None,
             };
             assert_eq!(o.hook(), hook, "{o:?}");
-            assert_eq!(o.writes_waiting(), o == NoProgress, "{o:?}");
+            assert_eq!(o.writes_waiting(), matches!(o, NoProgress | Stuck), "{o:?}");
+            assert_eq!(o.code() == 3, matches!(o, Waiting | Stuck), "{o:?}");
             assert!(!o.text().is_empty());
         }
         assert_eq!(EndedAbnormally.text(), "ended abnormally");
@@ -1301,6 +1366,69 @@ mod tests {
     }
 
     #[test]
+    fn a_step_left_open_by_too_many_sessions_in_a_row_stops_for_a_human() {
+        let l = Limits {
+            max_sessions_per_step: 3,
+            no_progress_limit: 100,
+            ..limits()
+        };
+        let on = |before: Option<&str>, after: Option<&str>, o: SessionOutcome| Report {
+            step_before: before.map(String::from),
+            step_after: after.map(String::from),
+            ..report(o)
+        };
+        let mut s = State::default();
+        let mut session = |s: &mut State, r: Report| {
+            step(s, &l, between());
+            step(s, &l, Event::BeforeSpawn { stop: None });
+            step(s, &l, ended(r))
+        };
+        // Two sessions on br-1 (one failing), then one that finishes it.
+        assert_eq!(
+            session(&mut s, on(Some("br-1"), Some("br-1"), SessionOutcome::Ok)),
+            Action::Next
+        );
+        assert_eq!(
+            session(
+                &mut s,
+                on(Some("br-1"), Some("br-1"), SessionOutcome::Failed)
+            ),
+            Action::Next
+        );
+        assert_eq!((s.step.as_deref(), s.step_sessions), (Some("br-1"), 2));
+        assert_eq!(
+            session(&mut s, on(Some("br-1"), Some("br-2"), SessionOutcome::Ok)),
+            Action::Next
+        );
+        assert_eq!((s.step.clone(), s.step_sessions), (None, 0));
+        // Three on br-2 in a row: stopped, naming it and how each went.
+        session(&mut s, on(Some("br-2"), Some("br-2"), SessionOutcome::Ok));
+        session(
+            &mut s,
+            on(Some("br-2"), Some("br-2"), SessionOutcome::TimedOut),
+        );
+        assert_eq!(
+            session(&mut s, on(Some("br-2"), Some("br-2"), SessionOutcome::Ok)),
+            stop(
+                Outcome::Stuck,
+                "step br-2: 3 sessions in a row did not finish it (ok, timeout, ok); split it, or say more in the spec"
+            )
+        );
+        // A limited session is no attempt.
+        let mut s = State::default();
+        session(&mut s, on(Some("x"), Some("x"), SessionOutcome::Ok));
+        session(
+            &mut s,
+            on(
+                Some("x"),
+                Some("x"),
+                SessionOutcome::Limited(Limit::RateLimit),
+            ),
+        );
+        assert_eq!(s.step_sessions, 1);
+    }
+
+    #[test]
     fn state_and_limits_round_trip_through_json() {
         let s = State {
             iteration: 3,
@@ -1314,6 +1442,9 @@ mod tests {
             gate_failures: 0,
             agent: 1,
             limited_until: vec![1_795_400_000, 0],
+            step: Some("br-1".into()),
+            step_sessions: 2,
+            step_outcomes: vec!["ok".into(), "failed".into()],
         };
         let back: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);

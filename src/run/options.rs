@@ -215,6 +215,7 @@ fn saved_options(l: &Limits) -> Options {
         max_cost: l.max_cost,
         no_progress_limit: Some(l.no_progress_limit),
         max_failures: Some(l.max_failures),
+        max_sessions_per_step: Some(l.max_sessions_per_step),
         limit_backoff: secs(l.limit_backoff),
         max_limit_wait: secs(l.max_limit_wait),
         ..Options::default()
@@ -282,6 +283,11 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_deref())?,
         max_gate_failures: gate.as_ref().map_or(3, |g| g.max_failures),
         agents: 1 + fallbacks.len(),
+        max_sessions_per_step: count(
+            "max-sessions-per-step",
+            o.max_sessions_per_step.unwrap_or(5),
+            1_000,
+        )?,
         fallback_after: duration("fallback-after", o.fallback_after.as_deref())?,
     };
     Ok(Resolved {
@@ -577,6 +583,7 @@ mod tests {
             max_gate_failures: 3,
             agents: 1,
             fallback_after: Duration::from_secs(600),
+            max_sessions_per_step: 5,
         };
         let s = settings(&args(), &p, Some(&saved)).unwrap();
         assert_eq!(s.limits, saved);

@@ -14,6 +14,8 @@ pub struct Checkpoint {
     pub boxes: Vec<bool>,
     pub done: usize,
     pub total: usize,
+    /// The first open step (`Step::key`), if any.
+    pub next: Option<String>,
 }
 
 /// What a session did, from the snapshots before and after it. A snapshot
@@ -80,6 +82,7 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
         boxes: spec.steps.iter().map(|s| s.checked).collect(),
         done: spec.done(),
         total: spec.total(),
+        next: spec.next_open().map(|s| s.key()),
     }
 }
 

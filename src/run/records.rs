@@ -498,6 +498,7 @@ mod tests {
                 max_gate_failures: 3,
                 agents: 1,
                 fallback_after: std::time::Duration::from_secs(600),
+                max_sessions_per_step: 5,
             },
             state: State {
                 iteration: 2,

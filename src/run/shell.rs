@@ -424,6 +424,8 @@ impl Shell<'_> {
             gate,
             waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
             now_epoch: now_epoch(),
+            step_before: before.next.clone(),
+            step_after: after.next.clone(),
         };
         *before = after;
         Ok(report)
@@ -612,8 +614,12 @@ impl Shell<'_> {
             _ => Some(0),
         };
         if outcome.writes_waiting() {
-            sentinel::Waiting::new(format!("no progress: {reason}; see {}", run.path.display()))
-                .write(&project.waiting())?;
+            sentinel::Waiting::new(format!(
+                "{}: {reason}; see {}",
+                outcome.text(),
+                run.path.display()
+            ))
+            .write(&project.waiting())?;
         }
         let summary = Summary {
             run_id: run.id.clone(),
@@ -696,7 +702,7 @@ impl Shell<'_> {
             ));
         }
         match outcome {
-            Outcome::Waiting | Outcome::NoProgress => {
+            Outcome::Waiting | Outcome::NoProgress | Outcome::Stuck => {
                 ui.line("Run `ralph resume` once a human has acted, then `ralph loop --resume` to go on with this run.")
             }
             Outcome::Interrupted => ui.line("`ralph loop --resume` goes on with this run."),

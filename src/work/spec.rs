@@ -31,6 +31,19 @@ pub struct Step {
 }
 
 impl Step {
+    /// Who the step is across edits of the spec: its task id, else its
+    /// label, else its text (never its line number).
+    pub fn key(&self) -> String {
+        let label = self
+            .label
+            .as_ref()
+            .map(|l| format!("**{l}** {}", self.title));
+        self.task
+            .clone()
+            .or(label)
+            .unwrap_or_else(|| self.title.clone())
+    }
+
     /// How the step reads in messages: `line 12: **1.2** Add validation [br-x]`.
     pub fn describe(&self) -> String {
         let mut s = format!("line {}: ", self.line);

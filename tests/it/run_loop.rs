@@ -646,3 +646,47 @@ fn a_failing_tool_call_shows_the_line_that_says_why() {
         "{out}"
     );
 }
+
+#[test]
+fn a_step_that_sessions_keep_leaving_open_stops_the_loop_for_a_human() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1.1** The hard step\n",
+    )
+    .unwrap();
+    env.commit_all("one hard step");
+    // Each session works (a commit, so no "no progress") but never finishes.
+    for n in 1..=2 {
+        env.api.session([
+            Reply::bash(format!(
+                "echo try {n} >> notes.txt && git add -A && git commit -qm 'try {n}'"
+            )),
+            Reply::text("Not there yet."),
+        ]);
+    }
+    let out = ralph_loop(&env)
+        .args(["--max-sessions-per-step", "2"])
+        .stdout_with(3);
+    assert!(
+        out.contains("stuck on a step: step **1.1** The hard step: 2 sessions in a row did not finish it (ok, ok); split it, or say more in the spec"),
+        "{out}"
+    );
+    assert_eq!(records(&env).len(), 2);
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    assert!(
+        waiting.contains("stuck on a step: step **1.1** The hard step: 2 sessions"),
+        "{waiting}"
+    );
+    // The human splits the step, says go on: the count starts again.
+    env.ralph().arg("resume").assert().success();
+    env.api.session([
+        Reply::bash(format!("{DO_STEP} && ralph complete -m done")),
+        Reply::text("Done."),
+    ]);
+    ralph_loop(&env)
+        .args(["--resume", "--max-sessions-per-step", "2"])
+        .assert()
+        .code(0);
+    assert_eq!(summary(&env)["outcome"], "complete");
+}
