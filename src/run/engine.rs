@@ -1378,7 +1378,7 @@ mod tests {
             ..report(o)
         };
         let mut s = State::default();
-        let mut session = |s: &mut State, r: Report| {
+        let session = |s: &mut State, r: Report| {
             step(s, &l, between());
             step(s, &l, Event::BeforeSpawn { stop: None });
             step(s, &l, ended(r))
