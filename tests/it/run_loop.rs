@@ -622,8 +622,16 @@ fn editing_the_same_uncommitted_file_counts_as_progress() {
         "note-taker",
         &format!("echo more >> notes.txt\necho '{RESULT}'"),
     );
+    // (Five sessions on one step would be a stuck step: not this test's.)
     env.ralph()
-        .args(["loop", "--max-iterations", "5", "--claude"])
+        .args([
+            "loop",
+            "--max-iterations",
+            "5",
+            "--max-sessions-per-step",
+            "10",
+            "--claude",
+        ])
         .arg(&claude)
         .assert()
         .code(4);
