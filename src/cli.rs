@@ -47,6 +47,7 @@ pub enum Cmd {
     Worktree(cmd::worktree::Worktree),
     Logs(cmd::logs::Logs),
     Trust(cmd::trust::Trust),
+    Add(cmd::add::Add),
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! One file per subcommand, each implementing `Run`.
 
+pub mod add;
 pub mod budget;
 pub mod complete;
 pub mod completions;
@@ -52,5 +53,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Worktree(c) => c.run(),
         Cmd::Logs(c) => c.run(),
         Cmd::Trust(c) => c.run(),
+        Cmd::Add(c) => c.run(),
     }
 }

@@ -1,6 +1,7 @@
 //! The work a loop does and how it is judged: the project's `.ralph/` files,
 //! the spec, the sentinels, the tracker, their sync, the completion check.
 
+pub mod add;
 pub mod budget;
 pub mod completion;
 pub mod gate;

@@ -223,6 +223,36 @@ impl Beads {
         }
     }
 
+    /// A new task (under `parent`, with `description`); its id.
+    pub fn create(
+        &self,
+        title: &str,
+        parent: Option<&str>,
+        description: Option<&str>,
+    ) -> Result<String, TrackerError> {
+        let mut args: Vec<&str> = vec!["create", "--type", "task", "--silent"];
+        if let Some(p) = parent {
+            args.extend(["--parent", p]);
+        }
+        if let Some(d) = description {
+            args.extend(["--description", d]);
+        }
+        // The title after `--`: never read as an option.
+        args.extend(["--", title]);
+        let out = spawn(&self.bin, &self.project, &args)?
+            .wait_with_output()
+            .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || id.is_empty() || id.contains(char::is_whitespace) {
+            return Err(TrackerError::Failed(format!(
+                "`{} create` failed: {}",
+                self.name(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(id)
+    }
+
     pub fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
         // br builds and prints every field of every issue unless told which:
         // asking for the three we read makes the call about a fifth cheaper

@@ -378,3 +378,74 @@ fn a_fenced_block_holding_a_comment_opener_hides_no_steps() {
         .success()
         .stdout(predicate::str::contains("spec:    1/3 steps done"));
 }
+
+#[test]
+fn add_makes_the_task_in_real_br_and_the_step_where_asked() {
+    let env = TestEnv::new();
+    let (epic, t) = workspace(&env);
+    let path = env.path_with_br();
+    write_spec(&env, &spec(&epic, &t, [' ', ' ', ' ']));
+    fs::write(env.project.join(".ralph/COMPLETE"), "done by hand\n").unwrap();
+    let add = |args: &[&str]| env.ralph().env("PATH", &path).arg("add").args(args);
+    let tasks_before = env.br(&["list", "--all", "--json"]);
+    // A place that does not exist: refused before any task is made.
+    add(&["x", "--after", "9.9"]).prints(2, "", "ralph add: --after 9.9: no step has that label\n");
+    assert_eq!(env.br(&["list", "--all", "--json"]), tasks_before);
+
+    let out = add(&[
+        "Add a --verbose flag\nthat says [more]",
+        "--criteria",
+        "each step prints one line",
+    ])
+    .stdout_with(0);
+    let text = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    let added = ralph::work::spec::parse(&text)
+        .steps
+        .into_iter()
+        .find(|s| s.label.as_deref() == Some("1.3"))
+        .unwrap();
+    let id = added.task.clone().unwrap();
+    assert_eq!(added.title, "Add a --verbose flag that says (more)");
+    assert!(
+        text.contains(&format!(
+            "- [ ] **1.3** Add a --verbose flag that says (more) [{id}]\n- [ ] **1.R** Review"
+        )),
+        "{text}"
+    );
+    assert_eq!(
+        out,
+        format!(
+            "Added step 1.3 Add a --verbose flag that says (more) [{id}] to {}/.ralph/spec.md (task {id} made with br).\n\
+             Removed {}/.ralph/COMPLETE: with this open step the work is not done.\n",
+            env.project.display(),
+            env.project.display()
+        )
+    );
+    // The task is the epic's, with the criteria; the spec and br agree.
+    let shown: serde_json::Value = serde_json::from_str(&env.br(&["show", &id, "--json"])).unwrap();
+    let shown = if shown.is_array() {
+        shown[0].clone()
+    } else {
+        shown
+    };
+    assert_eq!(shown["title"], "Add a --verbose flag that says (more)");
+    assert_eq!(shown["description"], "each step prints one line");
+    env.ralph()
+        .env("PATH", &path)
+        .arg("verify-sync")
+        .assert()
+        .code(0);
+
+    // A spec without tasks: the step alone, and said.
+    write_spec(&env, "- [ ] **1** one\n");
+    add(&["two", "--phase", "1"]).prints(
+        2,
+        "",
+        "ralph add: --phase 1: no step is labelled 1.something\n",
+    );
+    add(&["two"]).prints(
+        0,
+        "Added step 2 two to {project}/.ralph/spec.md (the spec names no tracker tasks: no task made).\n",
+        "",
+    );
+}

@@ -1,0 +1,109 @@
+use anyhow::{Context, Result};
+use clap::Args;
+
+use super::Run;
+use crate::exit::{ExitStatus, Stop};
+use crate::outln;
+use crate::output::visible;
+use crate::work::add::{self, Place};
+use crate::work::project::Project;
+use crate::work::{spec, tracker};
+
+/// Add a step to the spec, and its task to the tracker.
+///
+/// The step gets the next free label where it goes: before the last
+/// phase's review step (`N.R`) by default, in phase N with --phase, or
+/// right after the step labelled LABEL with --after. Where the spec names
+/// tracker tasks, the task is created first (under the spec's epic, with
+/// --criteria as its description) and its id ends the step's line; without
+/// a tracker the step is added alone, and ralph says so. A COMPLETE that no
+/// longer holds (there is an open step again) is removed. Works while a loop
+/// runs: its next session sees the step.
+#[derive(Debug, Args)]
+pub struct Add {
+    /// What the step is (one line; brackets become parentheses)
+    title: String,
+
+    /// Put it right after the step with this label
+    #[arg(long, value_name = "LABEL", conflicts_with = "phase")]
+    after: Option<String>,
+
+    /// Put it in phase N (before its review step)
+    #[arg(long, value_name = "N")]
+    phase: Option<String>,
+
+    /// The acceptance criteria: the task's description
+    #[arg(long, value_name = "TEXT")]
+    criteria: Option<String>,
+
+    /// Which tracker to use [default: br if installed, else bd]
+    #[arg(long, value_enum)]
+    tracker: Option<tracker::Kind>,
+}
+
+impl Run for Add {
+    fn run(&self) -> Result<ExitStatus> {
+        let usage = |m: String| Stop::with(ExitStatus::Usage, m);
+        let project = Project::find()?;
+        let path = project.spec();
+        let text = crate::fsutil::read_optional(&path)?.ok_or_else(|| {
+            usage(format!(
+                "no spec at {} (`ralph init` writes one)",
+                path.display()
+            ))
+        })?;
+        let title = add::clean_title(&self.title);
+        if title.is_empty() {
+            return Err(usage("the step's title is empty".into()));
+        }
+        let place = match (&self.after, &self.phase) {
+            (Some(l), _) => Place::After(l.clone()),
+            (None, Some(p)) => Place::Phase(p.clone()),
+            (None, None) => Place::Default,
+        };
+        // The place is checked before a task is made for it.
+        add::insert(&text, &title, None, &place).map_err(usage)?;
+        let parsed = spec::parse(&text);
+        let task = if parsed.references_tasks() {
+            let beads = tracker::detect(self.tracker, &project.root)
+                .map_err(|e| Stop::with(ExitStatus::Failure, format!("{e}")))?;
+            let epic = parsed.epic.as_ref().map(|(_, e)| e.as_str());
+            let id = beads
+                .create(&title, epic, self.criteria.as_deref())
+                .map_err(|e| Stop::with(ExitStatus::Failure, format!("{e}")))?;
+            Some((beads.name(), id))
+        } else {
+            None
+        };
+        let (new, label) = add::insert(
+            &text,
+            &title,
+            task.as_ref().map(|(_, id)| id.as_str()),
+            &place,
+        )
+        .map_err(usage)?;
+        crate::fsutil::atomic_write(&path, new.as_bytes(), 0o644)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        match &task {
+            Some((name, id)) => outln!(
+                "Added step {label} {} [{id}] to {} (task {id} made with {name}).",
+                visible(&title),
+                path.display()
+            ),
+            None => outln!(
+                "Added step {label} {} to {} (the spec names no tracker tasks: no task made).",
+                visible(&title),
+                path.display()
+            ),
+        }
+        if project.complete().exists() {
+            std::fs::remove_file(project.complete())
+                .with_context(|| format!("cannot remove {}", project.complete().display()))?;
+            outln!(
+                "Removed {}: with this open step the work is not done.",
+                project.complete().display()
+            );
+        }
+        Ok(ExitStatus::Success)
+    }
+}

@@ -1,0 +1,211 @@
+//! `ralph add`: a new step in the spec, where the user asked, with the next
+//! free label and its task's id. Pure: the spec's text in, the new text out.
+
+use crate::work::spec::{self, Step};
+
+/// Where the new step goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// Right after the step with this label.
+    After(String),
+    /// In phase N: before its review step (`N.R`), else after its last step.
+    Phase(String),
+    /// Before the review step of the last phase, else after the last step.
+    Default,
+}
+
+/// The title as one well-formed step's text: one line, no control
+/// characters, and no brackets (a `[...]` at its end would read as a task
+/// id, or hide the real one).
+pub fn clean_title(title: &str) -> String {
+    let one_line: String = title
+        .chars()
+        .map(|c| match c {
+            '[' => '(',
+            ']' => ')',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect();
+    one_line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `text` with the step added: its label and the new text. An error says
+/// what is wrong with the place asked.
+pub fn insert(
+    text: &str,
+    title: &str,
+    task: Option<&str>,
+    place: &Place,
+) -> Result<(String, String), String> {
+    let spec = spec::parse(text);
+    let steps = &spec.steps;
+    let phase_of = |s: &Step| {
+        s.label
+            .as_deref()
+            .and_then(|l| l.split_once('.'))
+            .map(|(p, _)| p.to_string())
+    };
+    let is_review = |s: &Step| {
+        s.label
+            .as_deref()
+            .is_some_and(|l| l.ends_with(".R") || l.ends_with(".r"))
+    };
+    // The step the new one goes after (`None`: before `before`), and its phase.
+    let (anchor, before, phase): (Option<&Step>, Option<&Step>, Option<String>) = match place {
+        Place::After(label) => {
+            let s = steps
+                .iter()
+                .find(|s| s.label.as_deref() == Some(label.as_str()))
+                .ok_or_else(|| format!("--after {label}: no step has that label"))?;
+            (Some(s), None, phase_of(s))
+        }
+        Place::Phase(n) => {
+            let in_phase: Vec<&Step> = steps
+                .iter()
+                .filter(|s| phase_of(s).as_deref() == Some(n.as_str()))
+                .collect();
+            if in_phase.is_empty() {
+                return Err(format!("--phase {n}: no step is labelled {n}.something"));
+            }
+            match in_phase.iter().find(|s| is_review(s)) {
+                Some(r) => (None, Some(*r), Some(n.clone())),
+                None => (in_phase.last().copied(), None, Some(n.clone())),
+            }
+        }
+        Place::Default => match steps.iter().rev().find(|s| is_review(s)) {
+            Some(r) if steps.last().is_some_and(|l| l.line == r.line) => {
+                (None, Some(r), phase_of(r))
+            }
+            _ => (steps.last(), None, steps.last().and_then(phase_of)),
+        },
+    };
+    let label = next_label(steps, phase.as_deref());
+    let mut line = format!("- [ ] **{label}** {}", clean_title(title));
+    if let Some(id) = task {
+        line.push_str(&format!(" [{id}]"));
+    }
+    let mut lines: Vec<&str> = text.lines().collect();
+    let at = match (anchor, before) {
+        (Some(a), _) => a.line,
+        (None, Some(b)) => b.line - 1,
+        (None, None) => lines.len(),
+    };
+    // A spec without steps: after its text, with a blank line before.
+    let blank = steps.is_empty() && lines.last().is_some_and(|l| !l.trim().is_empty());
+    let mut new: Vec<String> = lines.drain(..at).map(String::from).collect();
+    if blank {
+        new.push(String::new());
+    }
+    new.push(line);
+    new.extend(lines.into_iter().map(String::from));
+    Ok((new.join("\n") + "\n", label))
+}
+
+/// The next free label: `N.k+1` in phase N, else the next plain number.
+fn next_label(steps: &[Step], phase: Option<&str>) -> String {
+    let labels = steps.iter().filter_map(|s| s.label.as_deref());
+    match phase {
+        Some(p) => {
+            let k = labels
+                .filter_map(|l| l.strip_prefix(p)?.strip_prefix('.')?.parse::<u32>().ok())
+                .max()
+                .unwrap_or(0);
+            format!("{p}.{}", k + 1)
+        }
+        None => {
+            let n = labels
+                .filter_map(|l| l.parse::<u32>().ok())
+                .max()
+                .unwrap_or(0);
+            (n + 1).to_string()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC: &str = "# Spec\n\n## Phase 1\n\n- [x] **1.1** Parse [a-1]\n- [ ] **1.2** Print [a-2]\n- [ ] **1.R** Review phase 1\n\n## Phase 2\n\n- [ ] **2.1** Serve [a-3]\n- [ ] **2.R** Review phase 2\n";
+
+    #[test]
+    fn steps_go_where_asked_with_the_next_free_label() {
+        let (text, label) = insert(SPEC, "Add a flag", Some("a-9"), &Place::Default).unwrap();
+        assert_eq!(label, "2.2");
+        assert!(text.contains("- [ ] **2.1** Serve [a-3]\n- [ ] **2.2** Add a flag [a-9]\n- [ ] **2.R** Review phase 2\n"), "{text}");
+        let (text, label) = insert(SPEC, "Colours", None, &Place::Phase("1".into())).unwrap();
+        assert_eq!(label, "1.3");
+        assert!(
+            text.contains("**1.2** Print [a-2]\n- [ ] **1.3** Colours\n- [ ] **1.R** Review"),
+            "{text}"
+        );
+        let (text, label) = insert(
+            SPEC,
+            "Right after",
+            Some("a-8"),
+            &Place::After("1.1".into()),
+        )
+        .unwrap();
+        assert_eq!(label, "1.3");
+        assert!(
+            text.contains("**1.1** Parse [a-1]\n- [ ] **1.3** Right after [a-8]\n- [ ] **1.2**"),
+            "{text}"
+        );
+        assert_eq!(spec::parse(&text).steps.len(), 6);
+        assert_eq!(
+            insert(SPEC, "x", None, &Place::After("9.9".into())).unwrap_err(),
+            "--after 9.9: no step has that label"
+        );
+        assert!(
+            insert(SPEC, "x", None, &Place::Phase("7".into()))
+                .unwrap_err()
+                .starts_with("--phase 7")
+        );
+        // Plain numbers, no review step: at the end.
+        let (text, label) = insert(
+            "- [ ] **1** one\n- [ ] **2** two\n",
+            "three",
+            None,
+            &Place::Default,
+        )
+        .unwrap();
+        assert_eq!(
+            (label.as_str(), text.as_str()),
+            ("3", "- [ ] **1** one\n- [ ] **2** two\n- [ ] **3** three\n")
+        );
+        // No steps yet.
+        let (text, _) = insert("# Spec\nWhat to build.", "first", None, &Place::Default).unwrap();
+        assert_eq!(text, "# Spec\nWhat to build.\n\n- [ ] **1** first\n");
+    }
+
+    #[test]
+    fn any_title_makes_one_well_formed_step() {
+        for title in [
+            "two\nlines",
+            "ends like an id [zz-9]",
+            "[x] looks checked",
+            "tab\there \u{1b}[2J",
+            "  spaced  out  ",
+        ] {
+            let (text, _) = insert(SPEC, title, Some("a-7"), &Place::Default).unwrap();
+            let spec = spec::parse(&text);
+            assert!(spec.problems.is_empty(), "{title:?}: {:?}", spec.problems);
+            assert_eq!(spec.steps.len(), 6, "{title:?}");
+            let added = spec
+                .steps
+                .iter()
+                .find(|s| s.label.as_deref() == Some("2.2"))
+                .unwrap();
+            assert_eq!(added.task.as_deref(), Some("a-7"), "{title:?}");
+            assert!(
+                !added.title.contains('\n') && !added.title.contains('\u{1b}'),
+                "{title:?}"
+            );
+        }
+        assert_eq!(
+            clean_title("ends like an id [zz-9]"),
+            "ends like an id (zz-9)"
+        );
+    }
+}
