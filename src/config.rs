@@ -44,6 +44,12 @@ pub struct Options {
     #[arg(long, value_name = "N")]
     pub max_sessions_per_step: Option<u32>,
 
+    /// Start at most this many sessions in any 60 minutes, counted over every
+    /// run of the project; the loop waits (with a countdown) for the next
+    /// [default: no limit]
+    #[arg(long, value_name = "N")]
+    pub max_sessions_per_hour: Option<u32>,
+
     /// Stop after this many failing sessions in a row [default: 3]
     #[arg(long, value_name = "N")]
     pub max_failures: Option<u32>,
@@ -206,6 +212,7 @@ layered!(Options {
     max_cost,
     no_progress_limit,
     max_sessions_per_step,
+    max_sessions_per_hour,
     max_failures,
     interactive,
     agent,

@@ -49,6 +49,10 @@ pub struct Limits {
     /// with, before the loop stops for a human.
     #[serde(default = "five")]
     pub max_sessions_per_step: u32,
+    /// At most this many sessions started in any 60 minutes (every run of
+    /// the project counted).
+    #[serde(default)]
+    pub max_sessions_per_hour: Option<u32>,
 }
 
 fn five() -> u32 {
@@ -190,6 +194,10 @@ pub enum Event {
         stop: Option<String>,
         gate: Completion,
         waiting: Option<String>,
+        /// When sessions of the project started in the last hour (seconds
+        /// since the epoch), for pacing; and the time now.
+        recent_starts: Vec<u64>,
+        now_epoch: u64,
     },
     /// The `on_session_start` hook has run (or there is none).
     BeforeSpawn {
@@ -400,6 +408,12 @@ pub enum Action {
         wait: Duration,
         why: String,
     },
+    /// Wait this long for the pace (`--max-sessions-per-hour`), then report
+    /// `Waited`. Not a usage limit: no hook, not counted as one.
+    Pause {
+        wait: Duration,
+        why: String,
+    },
     /// Look at the sentinels again and report `Between`.
     Next,
     Stop {
@@ -415,13 +429,33 @@ fn stop(outcome: Outcome, reason: impl Into<String>) -> Action {
     }
 }
 
+/// How long until one more session keeps within `per_hour` sessions in
+/// any 60 minutes; `None` when it does now.
+fn pace(per_hour: Option<u32>, mut starts: Vec<u64>, now: u64) -> Option<Duration> {
+    let n = per_hour? as usize;
+    starts.retain(|&t| t + 3600 > now);
+    if starts.len() < n {
+        return None;
+    }
+    starts.sort_unstable();
+    // The session that must leave the window for one more to fit.
+    let t = starts[starts.len() - n];
+    Some(Duration::from_secs((t + 3600).saturating_sub(now).max(1)))
+}
+
 /// The one decision function: state plus what just happened → what next.
 pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
     match event {
         Event::Between {
             stop: Some(sig), ..
         } => stop(Outcome::Interrupted, format!("{sig} received")),
-        Event::Between { gate, waiting, .. } => {
+        Event::Between {
+            gate,
+            waiting,
+            recent_starts,
+            now_epoch,
+            ..
+        } => {
             if let Completion::Accepted { steps } = gate {
                 return stop(Outcome::Complete, format!("all {steps} steps done"));
             }
@@ -436,6 +470,15 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
                     Outcome::IterationLimit,
                     format!("{} sessions run (--max-iterations)", limits.max_iterations),
                 );
+            }
+            if let Some(wait) = pace(limits.max_sessions_per_hour, recent_starts, now_epoch) {
+                return Action::Pause {
+                    wait,
+                    why: format!(
+                        "{} sessions started in the last hour (--max-sessions-per-hour)",
+                        limits.max_sessions_per_hour.unwrap_or(0)
+                    ),
+                };
             }
             Action::Prepare {
                 iteration: s.iteration + 1,
@@ -706,6 +749,7 @@ mod tests {
             agents: 1,
             fallback_after: Duration::from_secs(600),
             max_sessions_per_step: 5,
+            max_sessions_per_hour: None,
         }
     }
 
@@ -714,6 +758,8 @@ mod tests {
             stop: None,
             gate: Completion::Absent,
             waiting: None,
+            recent_starts: Vec::new(),
+            now_epoch: 1_000_000,
         }
     }
 
@@ -752,7 +798,9 @@ mod tests {
             match step(&mut s, limits, ev) {
                 Action::Prepare { .. } => ev = Event::BeforeSpawn { stop: None },
                 Action::Spawn { session, .. } => ev = ended(make(session)),
-                Action::Wait { .. } | Action::Fallback { .. } => ev = Event::Waited { stop: None },
+                Action::Wait { .. } | Action::Fallback { .. } | Action::Pause { .. } => {
+                    ev = Event::Waited { stop: None }
+                }
                 Action::Next => ev = between(),
                 a @ Action::Stop { .. } => return (a, s),
             }
@@ -950,6 +998,8 @@ mod tests {
                 stop: sig(),
                 gate: Completion::Absent,
                 waiting: None,
+                recent_starts: Vec::new(),
+                now_epoch: 1_000_000,
             },
         );
         assert_eq!(stopped(&a), Some(Outcome::Interrupted), "between sessions");
@@ -1426,6 +1476,52 @@ mod tests {
             ),
         );
         assert_eq!(s.step_sessions, 1);
+    }
+
+    #[test]
+    fn pacing_waits_for_the_oldest_session_of_the_hour_to_leave_it() {
+        let l = Limits {
+            max_sessions_per_hour: Some(2),
+            ..limits()
+        };
+        let now = 1_000_000;
+        let at = |starts: Vec<u64>| Event::Between {
+            stop: None,
+            gate: Completion::Absent,
+            waiting: None,
+            recent_starts: starts,
+            now_epoch: now,
+        };
+        let mut s = State::default();
+        // One in the hour: room for another.
+        assert!(matches!(
+            step(&mut s, &l, at(vec![now - 100])),
+            Action::Prepare { .. }
+        ));
+        // Two (and one older than an hour): wait until the older of the two
+        // is an hour old.
+        assert_eq!(
+            step(&mut s, &l, at(vec![now - 4000, now - 600, now - 100])),
+            Action::Pause {
+                wait: Duration::from_secs(3000),
+                why: "2 sessions started in the last hour (--max-sessions-per-hour)".into()
+            }
+        );
+        assert_eq!(s, State::default(), "a pause counts nothing");
+        // Without the option, never.
+        assert!(matches!(
+            step(&mut s, &limits(), at(vec![now; 50])),
+            Action::Prepare { .. }
+        ));
+        assert_eq!(
+            pace(Some(1), vec![now - 3600], now),
+            None,
+            "an hour old is out of it"
+        );
+        assert_eq!(
+            pace(Some(1), vec![now - 3599], now),
+            Some(Duration::from_secs(1))
+        );
     }
 
     #[test]

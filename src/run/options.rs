@@ -216,6 +216,7 @@ fn saved_options(l: &Limits) -> Options {
         no_progress_limit: Some(l.no_progress_limit),
         max_failures: Some(l.max_failures),
         max_sessions_per_step: Some(l.max_sessions_per_step),
+        max_sessions_per_hour: l.max_sessions_per_hour,
         limit_backoff: secs(l.limit_backoff),
         max_limit_wait: secs(l.max_limit_wait),
         ..Options::default()
@@ -288,6 +289,10 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             o.max_sessions_per_step.unwrap_or(5),
             1_000,
         )?,
+        max_sessions_per_hour: o
+            .max_sessions_per_hour
+            .map(|n| count("max-sessions-per-hour", n, 10_000))
+            .transpose()?,
         fallback_after: duration("fallback-after", o.fallback_after.as_deref())?,
     };
     Ok(Resolved {
@@ -584,6 +589,7 @@ mod tests {
             agents: 1,
             fallback_after: Duration::from_secs(600),
             max_sessions_per_step: 5,
+            max_sessions_per_hour: None,
         };
         let s = settings(&args(), &p, Some(&saved)).unwrap();
         assert_eq!(s.limits, saved);

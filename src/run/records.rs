@@ -499,6 +499,7 @@ mod tests {
                 agents: 1,
                 fallback_after: std::time::Duration::from_secs(600),
                 max_sessions_per_step: 5,
+                max_sessions_per_hour: None,
             },
             state: State {
                 iteration: 2,

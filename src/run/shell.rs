@@ -185,7 +185,26 @@ impl Shell<'_> {
             stop: session::stop_requested(),
             gate: self.gate(saved)?,
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
+            recent_starts: self.recent_starts(),
+            now_epoch: now_epoch(),
         })
+    }
+
+    /// When the project's sessions of the last hour started, from every
+    /// run's records (so restarts and `--resume` count): only when pacing.
+    fn recent_starts(&self) -> Vec<u64> {
+        if self.s.limits.max_sessions_per_hour.is_none() {
+            return Vec::new();
+        }
+        let since = now_epoch().saturating_sub(3600);
+        RunDir::all(&self.project.runs())
+            .iter()
+            .rev()
+            .flat_map(|run| run.records())
+            .filter_map(|r| humantime::parse_rfc3339(&r.start).ok())
+            .filter_map(|t| t.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs()))
+            .filter(|&t| t >= since)
+            .collect()
     }
 
     /// The run's saved state: the one resumed (with today's limits), or a
@@ -308,6 +327,12 @@ impl Shell<'_> {
                 lock.set_iteration(iteration)?;
                 let report = self.session(lock, saved, before, (iteration, session), agent)?;
                 Event::SessionEnded(Box::new(report))
+            }
+            Action::Pause { wait, why } => {
+                countdown::wait(ui, &why, wait);
+                Event::Waited {
+                    stop: session::stop_requested(),
+                }
             }
             Action::Fallback { from, to, why } => {
                 ui.note(&format!(

@@ -698,3 +698,79 @@ fn a_step_that_sessions_keep_leaving_open_stops_the_loop_for_a_human() {
         .code(0);
     assert_eq!(summary(&env)["outcome"], "complete");
 }
+
+#[test]
+fn pacing_waits_for_the_hour_counted_over_earlier_runs_and_a_stop_ends_the_wait() {
+    let env = project();
+    let claude = stand_in(
+        &env,
+        "pacing-claude",
+        &format!("{DO_STEP} >/dev/null 2>&1\necho '{RESULT}'"),
+    );
+    env.ralph()
+        .args(["loop", "--max-iterations", "1", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(4);
+    // That earlier run's session started nearly an hour ago.
+    let records = run_dir(&env).join("records.jsonl");
+    let back = |secs: u64| {
+        let text = fs::read_to_string(&records).unwrap();
+        let mut r: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let t = std::time::UNIX_EPOCH + Duration::from_secs(crate::support::now_epoch() - secs);
+        r["start"] = serde_json::Value::from(humantime::format_rfc3339_seconds(t).to_string());
+        fs::write(&records, format!("{r}\n")).unwrap();
+    };
+    back(3597);
+    let t0 = std::time::Instant::now();
+    let out = env
+        .ralph()
+        .args([
+            "loop",
+            "--max-iterations",
+            "1",
+            "--max-sessions-per-hour",
+            "1",
+            "--claude",
+        ])
+        .arg(&claude)
+        .stdout_with(4);
+    assert!(
+        out.contains(
+            "ralph: 1 sessions started in the last hour (--max-sessions-per-hour); waiting "
+        ) && out.contains("iteration 1/1"),
+        "{out}"
+    );
+    assert!(t0.elapsed() >= Duration::from_secs(2), "it did not wait");
+    // Far from the hour: a stop request ends the wait at once.
+    back(600);
+    let runs = fs::read_dir(env.project.join(".ralph/runs"))
+        .unwrap()
+        .count();
+    let child = env
+        .ralph()
+        .args([
+            "loop",
+            "--max-iterations",
+            "1",
+            "--max-sessions-per-hour",
+            "1",
+            "--claude",
+        ])
+        .arg(&claude)
+        .spawn();
+    assert!(eventually(Duration::from_secs(20), || {
+        fs::read_dir(env.project.join(".ralph/runs"))
+            .unwrap()
+            .count()
+            > runs
+    }));
+    std::thread::sleep(Duration::from_millis(500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let out = crate::support::wait_output(child, Duration::from_secs(10));
+    assert_eq!(out.status.code(), Some(130), "{out:?}");
+}
