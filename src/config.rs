@@ -50,6 +50,11 @@ pub struct Options {
     #[arg(long, value_name = "N")]
     pub max_sessions_per_hour: Option<u32>,
 
+    /// After a session that left changes uncommitted: `auto` commits them
+    /// (with the project's own git hooks), `off` only says so [default: off]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub commit: Option<CommitMode>,
+
     /// Stop after this many failing sessions in a row [default: 3]
     #[arg(long, value_name = "N")]
     pub max_failures: Option<u32>,
@@ -143,6 +148,14 @@ pub struct Options {
     pub claude_args: Option<Vec<String>>,
 }
 
+/// What the loop does with a session's uncommitted changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CommitMode {
+    Off,
+    Auto,
+}
+
 /// `[gate]`: the project's own checks, which decide whether COMPLETE holds.
 #[derive(Debug, Default, Clone, Args, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,6 +226,7 @@ layered!(Options {
     no_progress_limit,
     max_sessions_per_step,
     max_sessions_per_hour,
+    commit,
     max_failures,
     interactive,
     agent,

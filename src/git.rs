@@ -25,16 +25,31 @@ const HARDENED: [&str; 4] = [
 #[derive(Debug, Clone, Copy)]
 pub struct Git<'a> {
     dir: &'a Path,
+    /// Run the repository's hooks (for a commit made for the user, where
+    /// skipping them would be a silent `--no-verify`).
+    hooks: bool,
 }
 
 pub fn at(dir: &Path) -> Git<'_> {
-    Git { dir }
+    Git { dir, hooks: false }
 }
 
 impl Git<'_> {
+    /// The same git, with the repository's hooks run (still no fsmonitor).
+    pub fn with_hooks(self) -> Self {
+        Git {
+            hooks: true,
+            ..self
+        }
+    }
+
     fn command(&self, words: &[&str], values: &[&str]) -> Command {
         let mut c = Command::new("git");
-        c.args(HARDENED);
+        c.args(if self.hooks {
+            &HARDENED[..2]
+        } else {
+            &HARDENED[..]
+        });
         c.args(words);
         // After a `--`, values are paths already, never options.
         if !values.is_empty() && words.last() != Some(&"--") {

@@ -379,6 +379,8 @@ struct Report<'a> {
     gate: Option<Verdict>,
     /// Whether what the project's files would run is approved.
     config: String,
+    /// The last session left changes uncommitted (and nothing committed them).
+    left_uncommitted: bool,
 }
 
 impl Report<'_> {
@@ -463,6 +465,11 @@ impl Report<'_> {
         if let Some(r) = &self.last_run {
             show!("{}", r.line());
         }
+        if self.left_uncommitted {
+            show!(
+                "changes: the last session left changes uncommitted (see `git status`; `--commit auto` commits them)"
+            );
+        }
     }
 }
 
@@ -508,6 +515,9 @@ impl Run for Status {
             last_run: running.is_none().then(|| last_run(&project)).flatten(),
             gate: gate_result(&project, &running),
             config,
+            left_uncommitted: RunDir::latest(&project.runs())
+                .and_then(|r| r.records().pop())
+                .is_some_and(|r| r.left_uncommitted && r.auto_commit.is_none()),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

@@ -83,6 +83,8 @@ pub struct Settings {
     /// The agents to fall back on, in order, and their programs (their own
     /// default models).
     pub fallbacks: Vec<(crate::agent::Agent, PathBuf)>,
+    /// Commit what a session left uncommitted (`--commit auto`).
+    pub commit_auto: bool,
     /// Token prices by model (the config's over ralph's table).
     pub prices: std::collections::BTreeMap<String, crate::agent::prices::Price>,
     pub model: Option<String>,
@@ -271,6 +273,12 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
     let gate = crate::work::gate::Gate::from_config(&o.gate)?;
     let claude_args = o.claude_args.clone().unwrap_or_default();
     let confined = confinement(cli, &o, &claude_args)?;
+    if o.commit == Some(crate::config::CommitMode::Auto)
+        && confined.is_some()
+        && (agent == Agent::Codex || fallbacks.contains(&Agent::Codex))
+    {
+        return Err("--commit auto runs the project's git hooks, which a confined Codex session can write (its sandbox leaves .git writable): drop one of them".into());
+    }
     let limits = Limits {
         max_iterations: count("max-iterations", o.max_iterations.unwrap_or(50), 1_000_000)?,
         max_cost: o.max_cost,
@@ -312,6 +320,7 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             program: PathBuf::new(),
             fallbacks: fallbacks.iter().map(|&f| (f, PathBuf::new())).collect(),
             prices: o.prices.clone().unwrap_or_default(),
+            commit_auto: o.commit == Some(crate::config::CommitMode::Auto),
             model: o.model,
             permission_mode,
             claude_args,

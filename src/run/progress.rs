@@ -16,6 +16,8 @@ pub struct Checkpoint {
     pub total: usize,
     /// The first open step (`Step::key`), if any.
     pub next: Option<String>,
+    /// Changes not committed (ralph's own files aside).
+    pub dirty: bool,
 }
 
 /// What a session did, from the snapshots before and after it. A snapshot
@@ -64,9 +66,13 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
         ":(exclude).ralph/runs",
         ":(exclude).ralph/loop.lock",
     ]);
+    let mut dirty = false;
     let (head, tree) = match out {
         Some(o) => {
             let text = String::from_utf8_lossy(&o).into_owned();
+            dirty = text
+                .split('\0')
+                .any(|l| !l.is_empty() && !l.starts_with('#'));
             let head = text
                 .split('\0')
                 .find_map(|l| l.strip_prefix("# branch.oid "))
@@ -83,6 +89,28 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
         done: spec.done(),
         total: spec.total(),
         next: spec.next_open().map(|s| s.key()),
+        dirty,
+    }
+}
+
+/// Commit what a session left uncommitted (ralph's own run files aside),
+/// with the project's own hooks: `Err` with what git (or a hook) said when
+/// it did not commit, the changes left as they were.
+pub fn commit_leftovers(root: &Path, message: &str) -> Result<String, String> {
+    let g = crate::git::at(root).with_hooks();
+    // ralph's own files are in `.ralph/.gitignore`, which the loop keeps.
+    let add = g.attempt(&["add", "--all", "--", "."], &[]);
+    match add {
+        Ok((true, _, _)) => {}
+        Ok((false, _, e)) => return Err(e),
+        Err(e) => return Err(format!("{e:#}")),
+    }
+    match g.attempt(&["commit", "--quiet", "-m", message], &[]) {
+        Ok((true, _, _)) => Ok(crate::git::at(root)
+            .run(&["rev-parse", "--short", "HEAD"], &[])
+            .unwrap_or_default()),
+        Ok((false, out, e)) => Err(format!("{}{e}", out.trim())),
+        Err(e) => Err(format!("{e:#}")),
     }
 }
 

@@ -395,6 +395,12 @@ pub struct Record {
     /// session's cost is not known (`cost_usd` is then 0).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cost_unknown: bool,
+    /// The session left changes uncommitted (ralph's own files aside).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub left_uncommitted: bool,
+    /// The commit `--commit auto` made of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_commit: Option<String>,
 }
 
 fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {

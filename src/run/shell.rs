@@ -36,6 +36,8 @@ struct Ran<'a> {
     iteration: u32,
     number: u32,
     seat: crate::run::options::Seat<'a>,
+    left_uncommitted: bool,
+    auto_commit: Option<String>,
     start: String,
     command: Vec<String>,
     ended: &'a session::Finished,
@@ -401,7 +403,9 @@ impl Shell<'_> {
         let start = timefmt::now();
         let (ended, command) = self.launch(lock, (iteration, number), agent)?;
         let seat = s.seat(agent);
-        let after = progress::take(&project.root, &project.spec());
+        let mut after = progress::take(&project.root, &project.spec());
+        let left_uncommitted = after.dirty;
+        let auto_commit = self.commit_leftovers(&ended, number, before, &mut after);
         let st = &ended.stream;
         let outcome = engine::classify(
             &engine::SessionEnd {
@@ -420,6 +424,8 @@ impl Shell<'_> {
             iteration,
             number,
             seat,
+            left_uncommitted,
+            auto_commit,
             start,
             command,
             ended: &ended,
@@ -454,6 +460,44 @@ impl Shell<'_> {
         };
         *before = after;
         Ok(report)
+    }
+
+    /// With `--commit auto`: commit what the session left uncommitted (not
+    /// after a stop request), said either way; `after` then shows the
+    /// commit. Without it, a session that left changes is said.
+    fn commit_leftovers(
+        &self,
+        ended: &session::Finished,
+        number: u32,
+        before: &Checkpoint,
+        after: &mut Checkpoint,
+    ) -> Option<String> {
+        if !after.dirty {
+            return None;
+        }
+        if !self.s.commit_auto || ended.ending == engine::Ending::Stopped {
+            self.ui
+                .note(&format!("session {number} left changes uncommitted"));
+            return None;
+        }
+        let step = before.next.as_deref().unwrap_or("no open step");
+        let message = format!("ralph: uncommitted work of session {number} (step {step})");
+        match progress::commit_leftovers(&self.project.root, &message) {
+            Ok(id) => {
+                self.ui.note(&format!(
+                    "committed what session {number} left uncommitted: {id}"
+                ));
+                *after = progress::take(&self.project.root, &self.project.spec());
+                Some(id)
+            }
+            Err(why) => {
+                self.ui.note(&format!(
+                    "session {number}'s uncommitted changes were not committed (they stay as they are): {}",
+                    why.lines().rev().take(3).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(" / ")
+                ));
+                None
+            }
+        }
     }
 
     /// What a session cost: as the agent said (Claude Code), else its tokens
@@ -518,6 +562,8 @@ impl Shell<'_> {
             agent: r.seat.agent,
             model: r.seat.model.map(String::from).or_else(|| st.model.clone()),
             cost_unknown: self.cost_of(st, r.seat).is_none(),
+            left_uncommitted: r.left_uncommitted,
+            auto_commit: r.auto_commit.clone(),
         }
     }
 

@@ -774,3 +774,71 @@ fn pacing_waits_for_the_hour_counted_over_earlier_runs_and_a_stop_ends_the_wait(
     let out = crate::support::wait_output(child, Duration::from_secs(10));
     assert_eq!(out.status.code(), Some(130), "{out:?}");
 }
+
+#[test]
+fn a_sessions_uncommitted_work_is_committed_with_the_projects_hooks_or_said() {
+    let env = project();
+    let leave = |n: u32| {
+        vec![
+            Reply::bash(format!("echo work {n} > work-{n}.txt")),
+            Reply::text("Left it there."),
+        ]
+    };
+    // Off (the default): said, and in the record.
+    env.api.session(leave(1));
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.contains("ralph: session 1 left changes uncommitted\n"),
+        "{out}"
+    );
+    let r = &records(&env)[0];
+    assert_eq!(
+        (r["left_uncommitted"].as_bool(), r["auto_commit"].as_str()),
+        (Some(true), None),
+        "{r}"
+    );
+    assert!(
+        env.ralph().arg("status").stdout_with(0).contains(
+            "changes: the last session left changes uncommitted (see `git status`; `--commit auto` commits them)\n"
+        )
+    );
+    env.commit_all("by hand");
+
+    // Auto: committed, with the project's own pre-commit hook run.
+    let hook = env.project.join(".git/hooks/pre-commit");
+    fs::write(&hook, "#!/bin/sh\ntouch hook-ran\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.api.session(leave(2));
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1", "--commit", "auto"])
+        .stdout_with(4);
+    assert!(
+        out.contains("ralph: committed what session 1 left uncommitted: "),
+        "{out}"
+    );
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s"]).trim(),
+        "ralph: uncommitted work of session 1 (step **1** First step)"
+    );
+    assert!(
+        env.project.join("hook-ran").exists(),
+        "the pre-commit hook was skipped"
+    );
+    assert!(records(&env)[0]["auto_commit"].is_string());
+
+    // A hook that refuses: said, and the changes stay.
+    fs::write(&hook, "#!/bin/sh\necho 'lint: 3 problems' >&2\nexit 1\n").unwrap();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "--no-verify", "-m", "hook that refuses"]);
+    env.api.session(leave(3));
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1", "--commit", "auto"])
+        .stdout_with(4);
+    assert!(
+        out.contains("ralph: session 1's uncommitted changes were not committed (they stay as they are): lint: 3 problems"),
+        "{out}"
+    );
+    assert!(env.git(&["status", "--porcelain"]).contains("work-3.txt"));
+}
