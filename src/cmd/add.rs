@@ -41,6 +41,29 @@ pub struct Add {
     tracker: Option<tracker::Kind>,
 }
 
+impl Add {
+    /// The step's task, where the spec names tasks: made in the tracker
+    /// (under the spec's epic), with its id and the tracker's name.
+    fn make_task(
+        &self,
+        project: &Project,
+        spec_text: &str,
+        title: &str,
+    ) -> Result<Option<(&'static str, String)>> {
+        let parsed = spec::parse(spec_text);
+        if !parsed.references_tasks() {
+            return Ok(None);
+        }
+        let failed = |e: tracker::TrackerError| Stop::with(ExitStatus::Failure, format!("{e}"));
+        let beads = tracker::detect(self.tracker, &project.root).map_err(failed)?;
+        let epic = parsed.epic.as_ref().map(|(_, e)| e.as_str());
+        let id = beads
+            .create(title, epic, self.criteria.as_deref())
+            .map_err(failed)?;
+        Ok(Some((beads.name(), id)))
+    }
+}
+
 impl Run for Add {
     fn run(&self) -> Result<ExitStatus> {
         let usage = |m: String| Stop::with(ExitStatus::Usage, m);
@@ -63,18 +86,7 @@ impl Run for Add {
         };
         // The place is checked before a task is made for it.
         add::insert(&text, &title, None, &place).map_err(usage)?;
-        let parsed = spec::parse(&text);
-        let task = if parsed.references_tasks() {
-            let beads = tracker::detect(self.tracker, &project.root)
-                .map_err(|e| Stop::with(ExitStatus::Failure, format!("{e}")))?;
-            let epic = parsed.epic.as_ref().map(|(_, e)| e.as_str());
-            let id = beads
-                .create(&title, epic, self.criteria.as_deref())
-                .map_err(|e| Stop::with(ExitStatus::Failure, format!("{e}")))?;
-            Some((beads.name(), id))
-        } else {
-            None
-        };
+        let task = self.make_task(&project, &text, &title)?;
         let (new, label) = add::insert(
             &text,
             &title,

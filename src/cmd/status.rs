@@ -344,6 +344,39 @@ fn agent_views(saved: &crate::run::records::Saved) -> Vec<AgentView> {
         .collect()
 }
 
+impl LoopView<'_> {
+    /// The running loop's lines: the loop, its stuck step, its agents.
+    fn render(&self) {
+        show!(
+            "loop:    running, pid {}, started {}, iteration {}/{} (run {}), {} spent so far",
+            self.pid,
+            self.started_at,
+            self.iteration,
+            self.max_iterations,
+            self.run_id,
+            crate::output::usd(self.cost_usd)
+        );
+        if let Some(step) = &self.step {
+            show!(
+                "step:    {step}: {} session(s) in a row ended with it still open",
+                self.step_sessions
+            );
+        }
+        if !self.agents.is_empty() {
+            let each: Vec<String> = self
+                .agents
+                .iter()
+                .map(|a| match (&a.limited_until, a.in_use) {
+                    (Some(t), _) => format!("{} limited until {t}", a.agent),
+                    (None, true) => format!("{} in use", a.agent),
+                    (None, false) => format!("{} ready", a.agent),
+                })
+                .collect();
+            show!("agents:  {}", each.join(", "));
+        }
+    }
+}
+
 impl<'a> LoopView<'a> {
     fn of(l: &'a runlock::LockInfo, project: &Project) -> Self {
         let saved = RunDir::valid_id(&l.run_id)
@@ -418,38 +451,8 @@ impl Report<'_> {
             None => show!("WAITING: no"),
         }
         match &self.running {
-            Some(l) => show!(
-                "loop:    running, pid {}, started {}, iteration {}/{} (run {}), {} spent so far",
-                l.pid,
-                l.started_at,
-                l.iteration,
-                l.max_iterations,
-                l.run_id,
-                crate::output::usd(l.cost_usd)
-            ),
+            Some(l) => l.render(),
             None => show!("loop:    not running"),
-        }
-        if let Some(l) = &self.running
-            && let Some(step) = &l.step
-        {
-            show!(
-                "step:    {step}: {} session(s) in a row ended with it still open",
-                l.step_sessions
-            );
-        }
-        if let Some(l) = &self.running
-            && !l.agents.is_empty()
-        {
-            let each: Vec<String> = l
-                .agents
-                .iter()
-                .map(|a| match (&a.limited_until, a.in_use) {
-                    (Some(t), _) => format!("{} limited until {t}", a.agent),
-                    (None, true) => format!("{} in use", a.agent),
-                    (None, false) => format!("{} ready", a.agent),
-                })
-                .collect();
-            show!("agents:  {}", each.join(", "));
         }
         show!("config:  {}", self.config);
         match &self.gate {

@@ -22,6 +22,24 @@ pub struct Who<'a> {
     pub secret: &'a str,
 }
 
+/// Confined Codex makes its sandbox helper in TMPDIR, and silently runs no
+/// command at all when its home is under that folder (~/.codex is, when
+/// /tmp holds the home): its own TMPDIR in ralph's state folder.
+fn codex_scratch(
+    s: &Settings,
+    seat: Seat,
+    env: &mut Vec<(String, String)>,
+) -> Result<Option<tempfile::TempDir>> {
+    if seat.agent != Agent::Codex || s.confined.is_none() {
+        return Ok(None);
+    }
+    let dir = crate::trust::store::scratch_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let t = tempfile::Builder::new().prefix("codex-").tempdir_in(&dir)?;
+    env.push(("TMPDIR".into(), t.path().display().to_string()));
+    Ok(Some(t))
+}
+
 /// claude's arguments before the prompt: print mode's stream, the
 /// permissions (confined, bypassed, or the mode given), the model, then the
 /// user's own.
@@ -97,19 +115,7 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
     if seat.agent == Agent::Gemini {
         env.extend(crate::agent::gemini::ENV.map(|(k, v)| (k.to_string(), v.to_string())));
     }
-    // Confined Codex makes its sandbox helper in TMPDIR, and silently runs
-    // no command at all when its home is under that folder (~/.codex is,
-    // when /tmp holds the home): its own TMPDIR in ralph's state folder.
-    let scratch = if seat.agent == Agent::Codex && s.confined.is_some() {
-        let dir = crate::trust::store::scratch_dir();
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let t = tempfile::Builder::new().prefix("codex-").tempdir_in(&dir)?;
-        env.push(("TMPDIR".into(), t.path().display().to_string()));
-        Some(t)
-    } else {
-        None
-    };
+    let scratch = codex_scratch(s, seat, &mut env)?;
     let print = if s.interactive {
         let prompt = crate::fsutil::read_optional(&s.prompt)?
             .with_context(|| format!("{} is gone", s.prompt.display()))?;

@@ -443,6 +443,44 @@ fn pace(per_hour: Option<u32>, mut starts: Vec<u64>, now: u64) -> Option<Duratio
     Some(Duration::from_secs((t + 3600).saturating_sub(now).max(1)))
 }
 
+/// Between sessions: done, a gate failure, WAITING, the iteration limit,
+/// the pace, or the next session.
+fn between(
+    s: &mut State,
+    limits: &Limits,
+    gate: Completion,
+    waiting: Option<String>,
+    (recent_starts, now_epoch): (Vec<u64>, u64),
+) -> Action {
+    if let Completion::Accepted { steps } = gate {
+        return stop(Outcome::Complete, format!("all {steps} steps done"));
+    }
+    if let Some(a) = judge_gate(s, limits, gate) {
+        return a;
+    }
+    if let Some(w) = waiting {
+        return stop(Outcome::Waiting, w);
+    }
+    if s.iteration >= limits.max_iterations {
+        return stop(
+            Outcome::IterationLimit,
+            format!("{} sessions run (--max-iterations)", limits.max_iterations),
+        );
+    }
+    if let Some(wait) = pace(limits.max_sessions_per_hour, recent_starts, now_epoch) {
+        return Action::Pause {
+            wait,
+            why: format!(
+                "{} sessions started in the last hour (--max-sessions-per-hour)",
+                limits.max_sessions_per_hour.unwrap_or(0)
+            ),
+        };
+    }
+    Action::Prepare {
+        iteration: s.iteration + 1,
+    }
+}
+
 /// The one decision function: state plus what just happened → what next.
 pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
     match event {
@@ -455,35 +493,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             recent_starts,
             now_epoch,
             ..
-        } => {
-            if let Completion::Accepted { steps } = gate {
-                return stop(Outcome::Complete, format!("all {steps} steps done"));
-            }
-            if let Some(a) = judge_gate(s, limits, gate) {
-                return a;
-            }
-            if let Some(w) = waiting {
-                return stop(Outcome::Waiting, w);
-            }
-            if s.iteration >= limits.max_iterations {
-                return stop(
-                    Outcome::IterationLimit,
-                    format!("{} sessions run (--max-iterations)", limits.max_iterations),
-                );
-            }
-            if let Some(wait) = pace(limits.max_sessions_per_hour, recent_starts, now_epoch) {
-                return Action::Pause {
-                    wait,
-                    why: format!(
-                        "{} sessions started in the last hour (--max-sessions-per-hour)",
-                        limits.max_sessions_per_hour.unwrap_or(0)
-                    ),
-                };
-            }
-            Action::Prepare {
-                iteration: s.iteration + 1,
-            }
-        }
+        } => between(s, limits, gate, waiting, (recent_starts, now_epoch)),
         Event::BeforeSpawn { stop: Some(sig) } => stop(
             Outcome::Interrupted,
             format!("{sig} received before the session started"),

@@ -238,33 +238,8 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         .over(saved.map(saved_options).unwrap_or_default())
         .over(cfg.clone());
     let agent = o.agent.unwrap_or_default();
-    agent_fits(agent, &o)?;
-    let mut fallbacks: Vec<Agent> = Vec::new();
-    for &f in o.fallback.iter().flatten() {
-        if f == agent || fallbacks.contains(&f) {
-            return Err(format!("--fallback {f}: it is already in the run's agents"));
-        }
-        // A fallback runs with its own default model, uncapped by a price.
-        agent_fits(
-            f,
-            &Options {
-                model: None,
-                max_cost: None,
-                ..o.clone()
-            },
-        )?;
-        fallbacks.push(f);
-    }
-    let permission_mode = o
-        .permission_mode
-        .clone()
-        .unwrap_or_else(|| "bypassPermissions".into());
-    if !PERMISSION_MODES.contains(&permission_mode.as_str()) {
-        return Err(format!(
-            "--permission-mode: {permission_mode:?} is not one of Claude Code's modes: {}",
-            PERMISSION_MODES.join(", ")
-        ));
-    }
+    let fallbacks = agents_of(agent, &o)?;
+    let permission_mode = permission_mode_of(&o)?;
     if o.max_cost
         .is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6)
     {
@@ -277,32 +252,9 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         && confined.is_some()
         && (agent == Agent::Codex || fallbacks.contains(&Agent::Codex))
     {
-        return Err("--commit auto runs the project's git hooks, which a confined Codex session can write (its sandbox leaves .git writable): drop one of them".into());
+        return Err(COMMIT_WITH_CODEX.into());
     }
-    let limits = Limits {
-        max_iterations: count("max-iterations", o.max_iterations.unwrap_or(50), 1_000_000)?,
-        max_cost: o.max_cost,
-        no_progress_limit: count(
-            "no-progress-limit",
-            o.no_progress_limit.unwrap_or(3),
-            10_000,
-        )?,
-        max_failures: count("max-failures", o.max_failures.unwrap_or(3), 10_000)?,
-        limit_backoff: duration("limit-backoff", o.limit_backoff.as_deref())?,
-        max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_deref())?,
-        max_gate_failures: gate.as_ref().map_or(3, |g| g.max_failures),
-        agents: 1 + fallbacks.len(),
-        max_sessions_per_step: count(
-            "max-sessions-per-step",
-            o.max_sessions_per_step.unwrap_or(5),
-            1_000,
-        )?,
-        max_sessions_per_hour: o
-            .max_sessions_per_hour
-            .map(|n| count("max-sessions-per-hour", n, 10_000))
-            .transpose()?,
-        fallback_after: duration("fallback-after", o.fallback_after.as_deref())?,
-    };
+    let limits = limits_of(&o, gate.as_ref(), 1 + fallbacks.len())?;
     Ok(Resolved {
         prompt,
         program: match agent {
@@ -329,6 +281,76 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             gate,
             confined,
         },
+    })
+}
+
+/// `--commit auto` runs the project's hooks, which confined Codex can write.
+const COMMIT_WITH_CODEX: &str = "--commit auto runs the project's git hooks, which a confined Codex session can write (its sandbox leaves .git writable): drop one of them";
+
+/// Claude Code's permission mode, one of its own.
+fn permission_mode_of(o: &Options) -> Result<String, String> {
+    let mode = o
+        .permission_mode
+        .clone()
+        .unwrap_or_else(|| "bypassPermissions".into());
+    if !PERMISSION_MODES.contains(&mode.as_str()) {
+        return Err(format!(
+            "--permission-mode: {mode:?} is not one of Claude Code's modes: {}",
+            PERMISSION_MODES.join(", ")
+        ));
+    }
+    Ok(mode)
+}
+
+/// The run's fallback agents, each checked as the run's own agent is (with
+/// its own default model: a price cap is the run's agent's).
+fn agents_of(agent: Agent, o: &Options) -> Result<Vec<Agent>, String> {
+    agent_fits(agent, o)?;
+    let mut fallbacks: Vec<Agent> = Vec::new();
+    for &f in o.fallback.iter().flatten() {
+        if f == agent || fallbacks.contains(&f) {
+            return Err(format!("--fallback {f}: it is already in the run's agents"));
+        }
+        let own = Options {
+            model: None,
+            max_cost: None,
+            ..o.clone()
+        };
+        agent_fits(f, &own)?;
+        fallbacks.push(f);
+    }
+    Ok(fallbacks)
+}
+
+/// The run's limits, each within its bounds.
+fn limits_of(
+    o: &Options,
+    gate: Option<&crate::work::gate::Gate>,
+    agents: usize,
+) -> Result<Limits, String> {
+    Ok(Limits {
+        max_iterations: count("max-iterations", o.max_iterations.unwrap_or(50), 1_000_000)?,
+        max_cost: o.max_cost,
+        no_progress_limit: count(
+            "no-progress-limit",
+            o.no_progress_limit.unwrap_or(3),
+            10_000,
+        )?,
+        max_failures: count("max-failures", o.max_failures.unwrap_or(3), 10_000)?,
+        limit_backoff: duration("limit-backoff", o.limit_backoff.as_deref())?,
+        max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_deref())?,
+        max_gate_failures: gate.map_or(3, |g| g.max_failures),
+        agents,
+        max_sessions_per_step: count(
+            "max-sessions-per-step",
+            o.max_sessions_per_step.unwrap_or(5),
+            1_000,
+        )?,
+        max_sessions_per_hour: o
+            .max_sessions_per_hour
+            .map(|n| count("max-sessions-per-hour", n, 10_000))
+            .transpose()?,
+        fallback_after: duration("fallback-after", o.fallback_after.as_deref())?,
     })
 }
 

@@ -298,29 +298,7 @@ impl Shell<'_> {
         Ok(match action {
             Action::Stop { .. } => unreachable!("the loop stops before acting"),
             Action::Next => self.between(saved)?,
-            Action::Prepare { iteration } => {
-                let cost = if saved.state.cost_usd > 0.0 || saved.cost_unknown {
-                    format!(
-                        " · {}",
-                        crate::output::spent(saved.state.cost_usd, saved.cost_unknown)
-                    )
-                } else {
-                    String::new()
-                };
-                ui.status(&format!(
-                    "iteration {iteration}/{} · spec {} · {} elapsed{cost}",
-                    s.limits.max_iterations,
-                    spec_text(before),
-                    timefmt::human_duration(std::time::Duration::from_secs_f64(saved.elapsed_s))
-                ));
-                lifecycle::run(
-                    &s.hooks.on_session_start,
-                    &self.facts("session_start", iteration, &[]),
-                );
-                Event::BeforeSpawn {
-                    stop: session::stop_requested(),
-                }
-            }
+            Action::Prepare { iteration } => self.prepare(iteration, saved, before),
             Action::Spawn {
                 iteration,
                 session,
@@ -348,13 +326,10 @@ impl Shell<'_> {
             }
             Action::Wait { wait, why } => {
                 let it = saved.state.iteration.to_string();
+                let facts = [(env::REASON, why.as_str()), (env::ITERATION, it.as_str())];
                 lifecycle::run(
                     &s.hooks.on_limit,
-                    &self.facts(
-                        "limit",
-                        saved.state.iteration,
-                        &[(env::REASON, &why), (env::ITERATION, &it)],
-                    ),
+                    &self.facts("limit", saved.state.iteration, &facts),
                 );
                 countdown::wait(ui, &why, wait);
                 Event::Waited {
@@ -362,6 +337,29 @@ impl Shell<'_> {
                 }
             }
         })
+    }
+
+    /// Before a session: its status line and the `on_session_start` hook.
+    fn prepare(&self, iteration: u32, saved: &Saved, before: &Checkpoint) -> Event {
+        let cost = if saved.state.cost_usd > 0.0 || saved.cost_unknown {
+            let spent = crate::output::spent(saved.state.cost_usd, saved.cost_unknown);
+            format!(" · {spent}")
+        } else {
+            String::new()
+        };
+        self.ui.status(&format!(
+            "iteration {iteration}/{} · spec {} · {} elapsed{cost}",
+            self.s.limits.max_iterations,
+            spec_text(before),
+            timefmt::human_duration(std::time::Duration::from_secs_f64(saved.elapsed_s))
+        ));
+        lifecycle::run(
+            &self.s.hooks.on_session_start,
+            &self.facts("session_start", iteration, &[]),
+        );
+        Event::BeforeSpawn {
+            stop: session::stop_requested(),
+        }
     }
 
     /// Start one session and wait for its end; what ran, for the record
@@ -407,16 +405,7 @@ impl Shell<'_> {
         let left_uncommitted = after.dirty;
         let auto_commit = self.commit_leftovers(&ended, number, before, &mut after);
         let st = &ended.stream;
-        let outcome = engine::classify(
-            &engine::SessionEnd {
-                ending: ended.ending,
-                interactive: s.interactive,
-                exit_ok: ended.status.is_some_and(|x| x.success()),
-                result_ok: st.result_ok(),
-                limit: st.limit.clone(),
-            },
-            Some(session::last_signal_name()),
-        );
+        let outcome = self.outcome_of(&ended);
         saved.tokens.add(&st.usage);
         let progress = progress::compare(before, &after);
         let (gate, verdict) = self.judge_after_session(saved, &outcome, progress)?;
@@ -434,13 +423,11 @@ impl Shell<'_> {
             after: &after,
         };
         self.run.append_record(&self.record(&session, verdict))?;
+        let text = outcome.as_text();
+        let facts = [(env::SESSION_OUTCOME, text.as_str())];
         lifecycle::run(
             &s.hooks.on_session_end,
-            &self.facts(
-                "session_end",
-                iteration,
-                &[(env::SESSION_OUTCOME, &outcome.as_text())],
-            ),
+            &self.facts("session_end", iteration, &facts),
         );
         let error = self.error_of(&ended);
         self.say_after(&session, progress, &error, saved.state.failures + 1);
@@ -460,6 +447,18 @@ impl Shell<'_> {
         };
         *before = after;
         Ok(report)
+    }
+
+    /// How the session ended, as the engine reads it.
+    fn outcome_of(&self, ended: &session::Finished) -> SessionOutcome {
+        let end = engine::SessionEnd {
+            ending: ended.ending,
+            interactive: self.s.interactive,
+            exit_ok: ended.status.is_some_and(|x| x.success()),
+            result_ok: ended.stream.result_ok(),
+            limit: ended.stream.limit.clone(),
+        };
+        engine::classify(&end, Some(session::last_signal_name()))
     }
 
     /// With `--commit auto`: commit what the session left uncommitted (not

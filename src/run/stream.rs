@@ -223,12 +223,43 @@ impl Session {
 
     /// Codex's `exec --json` events.
     fn codex(&mut self, t: &str, v: &Value) -> Vec<Shown> {
-        let item = &v["item"];
-        match (t, item["type"].as_str()) {
-            ("thread.started", _) => {
-                self.session_id = v["thread_id"].as_str().map(String::from);
-                Vec::new()
+        match t {
+            "thread.started" => self.session_id = v["thread_id"].as_str().map(String::from),
+            "item.started" | "item.completed" => return self.codex_item(t, &v["item"]),
+            "turn.completed" => {
+                let u = &v["usage"];
+                let n = |k: &str| u[k].as_u64().unwrap_or(0);
+                let usage = Usage {
+                    input_tokens: n("input_tokens").saturating_sub(n("cached_input_tokens")),
+                    output_tokens: n("output_tokens"),
+                    cache_read_input_tokens: n("cached_input_tokens"),
+                    cache_creation_input_tokens: n("cache_write_input_tokens"),
+                };
+                self.end(false, String::new(), usage);
             }
+            "turn.failed" => {
+                let text = v["error"]["message"]
+                    .as_str()
+                    .map(String::from)
+                    .or_else(|| self.last_error.clone())
+                    .unwrap_or_else(|| "the turn failed".into());
+                self.end(true, text, Usage::default());
+            }
+            "error" => {
+                let text = v["message"].as_str().unwrap_or("").to_string();
+                self.api_error(&text);
+                return vec![Shown::Note(first_line(&text, 200))];
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// One of Codex's items: a command (started, or failed), the agent's
+    /// words, a file change. Its own notices ("Model metadata not found")
+    /// are items too, and pass unshown.
+    fn codex_item(&mut self, t: &str, item: &Value) -> Vec<Shown> {
+        match (t, item["type"].as_str()) {
             ("item.started", Some("command_execution")) => {
                 self.tool_calls += 1;
                 vec![Shown::Tool(format!("Bash: {}", codex_command(item)))]
@@ -237,18 +268,14 @@ impl Session {
                 Some(0) | None => Vec::new(),
                 Some(code) => {
                     let out = item["aggregated_output"].as_str().unwrap_or("");
-                    vec![Shown::ToolError(error_line(
-                        &format!("Exit code {code}\n{out}"),
-                        160,
-                    ))]
+                    let said = format!("Exit code {code}\n{out}");
+                    vec![Shown::ToolError(error_line(&said, 160))]
                 }
             },
             ("item.completed", Some("agent_message")) => {
                 let text = item["text"].as_str().unwrap_or("").to_string();
-                (!text.trim().is_empty())
-                    .then_some(Shown::Text(text))
-                    .into_iter()
-                    .collect()
+                let shown = (!text.trim().is_empty()).then_some(Shown::Text(text));
+                shown.into_iter().collect()
             }
             ("item.completed", Some("file_change")) => {
                 self.tool_calls += 1;
@@ -262,37 +289,6 @@ impl Session {
                     "Edit: {}",
                     first_line(&paths.join(", "), 120)
                 ))]
-            }
-            // Its own notices ("Model metadata not found") are items too.
-            ("turn.completed", _) => {
-                let u = &v["usage"];
-                let n = |k: &str| u[k].as_u64().unwrap_or(0);
-                let cached = n("cached_input_tokens");
-                self.end(
-                    false,
-                    String::new(),
-                    Usage {
-                        input_tokens: n("input_tokens").saturating_sub(cached),
-                        output_tokens: n("output_tokens"),
-                        cache_read_input_tokens: cached,
-                        cache_creation_input_tokens: n("cache_write_input_tokens"),
-                    },
-                );
-                Vec::new()
-            }
-            ("turn.failed", _) => {
-                let text = v["error"]["message"]
-                    .as_str()
-                    .map(String::from)
-                    .or_else(|| self.last_error.clone())
-                    .unwrap_or_else(|| "the turn failed".into());
-                self.end(true, text, Usage::default());
-                Vec::new()
-            }
-            ("error", _) => {
-                let text = v["message"].as_str().unwrap_or("").to_string();
-                self.api_error(&text);
-                vec![Shown::Note(first_line(&text, 200))]
             }
             _ => Vec::new(),
         }
@@ -316,16 +312,7 @@ impl Session {
             }
             "tool_use" => {
                 self.tool_calls += 1;
-                let name = v["tool_name"].as_str().unwrap_or("?");
-                let p = &v["parameters"];
-                out.push(Shown::Tool(match name {
-                    "run_shell_command" => describe_tool("Bash", p),
-                    "write_file" | "replace" | "read_file" => match p["file_path"].as_str() {
-                        Some(f) => format!("{name}: {}", first_line(f, 120)),
-                        None => name.to_string(),
-                    },
-                    _ => name.to_string(),
-                }));
+                out.push(Shown::Tool(gemini_tool(v)));
             }
             "tool_result" if v["status"] != "success" => {
                 let text = v["output"]
@@ -338,40 +325,25 @@ impl Session {
                 let text = v["message"].as_str().unwrap_or("").to_string();
                 out.push(Shown::Note(first_line(&text, 200)));
             }
-            "result" => {
-                let st = &v["stats"];
-                let n = |k: &str| st[k].as_u64().unwrap_or(0);
-                let error = v["status"] != "success";
-                let text = v["error"]["message"].as_str().unwrap_or("").to_string();
-                if error {
-                    self.api_error(&text);
-                }
-                for (m, u) in st["models"].as_object().into_iter().flatten() {
-                    let n = |k: &str| u[k].as_u64().unwrap_or(0);
-                    self.by_model.push((
-                        m.clone(),
-                        Usage {
-                            input_tokens: n("input_tokens").saturating_sub(n("cached")),
-                            output_tokens: n("output_tokens"),
-                            cache_read_input_tokens: n("cached"),
-                            cache_creation_input_tokens: 0,
-                        },
-                    ));
-                }
-                self.end(
-                    error,
-                    text,
-                    Usage {
-                        input_tokens: n("input_tokens").saturating_sub(n("cached")),
-                        output_tokens: n("output_tokens"),
-                        cache_read_input_tokens: n("cached"),
-                        cache_creation_input_tokens: 0,
-                    },
-                );
-            }
+            "result" => self.gemini_result(v),
             _ => {}
         }
         out
+    }
+
+    /// Gemini's result: how the turn ended, its tokens, and their split by
+    /// model (its router and the model that worked).
+    fn gemini_result(&mut self, v: &Value) {
+        let error = v["status"] != "success";
+        let text = v["error"]["message"].as_str().unwrap_or("").to_string();
+        if error {
+            self.api_error(&text);
+        }
+        let st = &v["stats"];
+        for (m, u) in st["models"].as_object().into_iter().flatten() {
+            self.by_model.push((m.clone(), gemini_usage(u)));
+        }
+        self.end(error, text, gemini_usage(st));
     }
 
     fn flush_text(&mut self) -> Option<Shown> {
@@ -503,6 +475,31 @@ fn first_line(s: &str, max: usize) -> String {
         format!("{}…", line.chars().take(max).collect::<String>())
     } else {
         line.to_string()
+    }
+}
+
+/// Gemini's tokens (`input_tokens` counts the cached ones too).
+fn gemini_usage(u: &Value) -> Usage {
+    let n = |k: &str| u[k].as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: n("input_tokens").saturating_sub(n("cached")),
+        output_tokens: n("output_tokens"),
+        cache_read_input_tokens: n("cached"),
+        cache_creation_input_tokens: 0,
+    }
+}
+
+/// One line for a Gemini tool call: its shell command, or the file a file
+/// tool acts on.
+fn gemini_tool(v: &Value) -> String {
+    let name = v["tool_name"].as_str().unwrap_or("?");
+    let p = &v["parameters"];
+    match (name, p["file_path"].as_str()) {
+        ("run_shell_command", _) => describe_tool("Bash", p),
+        ("write_file" | "replace" | "read_file", Some(f)) => {
+            format!("{name}: {}", first_line(f, 120))
+        }
+        _ => name.to_string(),
     }
 }
 

@@ -40,46 +40,7 @@ pub fn insert(
 ) -> Result<(String, String), String> {
     let spec = spec::parse(text);
     let steps = &spec.steps;
-    let phase_of = |s: &Step| {
-        s.label
-            .as_deref()
-            .and_then(|l| l.split_once('.'))
-            .map(|(p, _)| p.to_string())
-    };
-    let is_review = |s: &Step| {
-        s.label
-            .as_deref()
-            .is_some_and(|l| l.ends_with(".R") || l.ends_with(".r"))
-    };
-    // The step the new one goes after (`None`: before `before`), and its phase.
-    let (anchor, before, phase): (Option<&Step>, Option<&Step>, Option<String>) = match place {
-        Place::After(label) => {
-            let s = steps
-                .iter()
-                .find(|s| s.label.as_deref() == Some(label.as_str()))
-                .ok_or_else(|| format!("--after {label}: no step has that label"))?;
-            (Some(s), None, phase_of(s))
-        }
-        Place::Phase(n) => {
-            let in_phase: Vec<&Step> = steps
-                .iter()
-                .filter(|s| phase_of(s).as_deref() == Some(n.as_str()))
-                .collect();
-            if in_phase.is_empty() {
-                return Err(format!("--phase {n}: no step is labelled {n}.something"));
-            }
-            match in_phase.iter().find(|s| is_review(s)) {
-                Some(r) => (None, Some(*r), Some(n.clone())),
-                None => (in_phase.last().copied(), None, Some(n.clone())),
-            }
-        }
-        Place::Default => match steps.iter().rev().find(|s| is_review(s)) {
-            Some(r) if steps.last().is_some_and(|l| l.line == r.line) => {
-                (None, Some(r), phase_of(r))
-            }
-            _ => (steps.last(), None, steps.last().and_then(phase_of)),
-        },
-    };
+    let (anchor, before, phase) = place_of(steps, place)?;
     let label = next_label(steps, phase.as_deref());
     let mut line = format!("- [ ] **{label}** {}", clean_title(title));
     if let Some(id) = task {
@@ -100,6 +61,48 @@ pub fn insert(
     new.push(line);
     new.extend(lines.into_iter().map(String::from));
     Ok((new.join("\n") + "\n", label))
+}
+
+/// The step the new one goes after (or before, when it goes before a
+/// review step), and the phase it joins.
+type Spot<'a> = (Option<&'a Step>, Option<&'a Step>, Option<String>);
+
+fn place_of<'a>(steps: &'a [Step], place: &Place) -> Result<Spot<'a>, String> {
+    let phase_of = |s: &Step| {
+        let (p, _) = s.label.as_deref()?.split_once('.')?;
+        Some(p.to_string())
+    };
+    let is_review = |s: &Step| {
+        s.label
+            .as_deref()
+            .is_some_and(|l| l.ends_with(".R") || l.ends_with(".r"))
+    };
+    Ok(match place {
+        Place::After(label) => {
+            let s = steps
+                .iter()
+                .find(|s| s.label.as_deref() == Some(label.as_str()))
+                .ok_or_else(|| format!("--after {label}: no step has that label"))?;
+            (Some(s), None, phase_of(s))
+        }
+        Place::Phase(n) => {
+            let in_phase: Vec<&Step> = steps
+                .iter()
+                .filter(|s| phase_of(s).as_deref() == Some(n.as_str()))
+                .collect();
+            if in_phase.is_empty() {
+                return Err(format!("--phase {n}: no step is labelled {n}.something"));
+            }
+            match in_phase.iter().find(|s| is_review(s)) {
+                Some(r) => (None, Some(*r), Some(n.clone())),
+                None => (in_phase.last().copied(), None, Some(n.clone())),
+            }
+        }
+        Place::Default => match steps.last() {
+            Some(last) if is_review(last) => (None, Some(last), phase_of(last)),
+            last => (last, None, last.and_then(phase_of)),
+        },
+    })
 }
 
 /// The next free label: `N.k+1` in phase N, else the next plain number.
