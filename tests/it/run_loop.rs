@@ -702,11 +702,7 @@ fn a_step_that_sessions_keep_leaving_open_stops_the_loop_for_a_human() {
 #[test]
 fn pacing_waits_for_the_hour_counted_over_earlier_runs_and_a_stop_ends_the_wait() {
     let env = project();
-    let claude = stand_in(
-        &env,
-        "pacing-claude",
-        &format!("{DO_STEP} >/dev/null 2>&1\necho '{RESULT}'"),
-    );
+    let claude = stepping_stand_in(&env, "pacing-claude");
     env.ralph()
         .args(["loop", "--max-iterations", "1", "--claude"])
         .arg(&claude)

@@ -32,6 +32,15 @@ pub fn project() -> TestEnv {
 /// open box and commit.
 pub const DO_STEP: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
 
+/// A stand-in claude that does one step and reports success.
+pub fn stepping_stand_in(env: &TestEnv, name: &str) -> PathBuf {
+    stand_in(
+        env,
+        name,
+        &format!("{DO_STEP} >/dev/null 2>&1\necho '{RESULT}'"),
+    )
+}
+
 pub fn step_session(last: bool) -> Vec<Reply> {
     let cmd = if last {
         format!("{DO_STEP} && ralph complete -m 'all three steps'")
