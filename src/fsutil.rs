@@ -434,6 +434,35 @@ pub fn real_dir(dir: &Path) -> Result<()> {
 }
 
 /// Append one write to a file, creating it, never through a symlink.
+/// Append to a regular file (made if missing): never through a link, never
+/// waiting on a FIFO planted there, never into a device.
+pub fn append_regular(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o644)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    if !f.metadata()?.is_file() {
+        anyhow::bail!("{} is not a regular file", path.display());
+    }
+    f.write_all(bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The last `max` bytes of a regular file (lossy text), whatever its size;
+/// `None` when it is missing, or not a regular file.
+pub fn read_tail(path: &Path, max: u64) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = open_regular(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(max))).ok()?;
+    let mut buf = Vec::new();
+    f.take(max).read_to_end(&mut buf).ok()?;
+    Some(String::from_utf8_lossy(&buf).into_owned())
+}
+
 pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = OpenOptions::new()
         .create(true)

@@ -6,10 +6,11 @@ use crate::exit::ExitStatus;
 use crate::outln;
 use crate::work::project::Project;
 
-const TEMPLATES: [(&str, &str); 3] = [
+const TEMPLATES: [(&str, &str); 4] = [
     ("spec.md", include_str!("../templates/spec.md")),
     ("readme.md", include_str!("../templates/readme.md")),
     ("prompt.md", include_str!("../templates/prompt.md")),
+    ("learnings.md", include_str!("../templates/learnings.md")),
 ];
 
 const CONFIG: &str = include_str!("../templates/config.toml");
@@ -17,6 +18,8 @@ const CONFIG: &str = include_str!("../templates/config.toml");
 /// Write the project's ralph files from built-in templates.
 ///
 /// Writes .ralph/spec.md, .ralph/readme.md, .ralph/prompt.md,
+/// .ralph/learnings.md (what sessions learn, kept short; the loop itself
+/// keeps .ralph/progress.md, each session's entry),
 /// .ralph/.gitignore and (if there is none) .ralph/config.toml, whose [gate]
 /// example names the project's own checks that must pass for COMPLETE.
 /// The non-interactive way to what /ralph-setup writes. Existing files are

@@ -414,6 +414,9 @@ struct Report<'a> {
     config: String,
     /// The last session left changes uncommitted (and nothing committed them).
     left_uncommitted: bool,
+    /// The last session checked a box but wrote no evidence: its number.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_evidence: Option<u32>,
 }
 
 impl Report<'_> {
@@ -455,6 +458,11 @@ impl Report<'_> {
             None => show!("loop:    not running"),
         }
         show!("config:  {}", self.config);
+        self.render_after();
+    }
+
+    /// The gate, the last run, and what the last session left undone.
+    fn render_after(&self) {
         match &self.gate {
             Some(g) if g.passed => show!("gate:    passed at {}", g.time),
             Some(Verdict {
@@ -467,6 +475,11 @@ impl Report<'_> {
         }
         if let Some(r) = &self.last_run {
             show!("{}", r.line());
+        }
+        if let Some(n) = self.no_evidence {
+            show!(
+                "evidence: session {n} checked a box but wrote no evidence in .ralph/progress.md"
+            );
         }
         if self.left_uncommitted {
             show!(
@@ -493,6 +506,7 @@ impl Run for Status {
                 .to_string(),
             Err(e) => format!("invalid: {e:#}"),
         };
+        let last = RunDir::latest(&project.runs()).and_then(|r| r.records().pop());
         let report = Report {
             project: &project.root,
             spec: spec.as_ref().map(|s| SpecView {
@@ -518,9 +532,10 @@ impl Run for Status {
             last_run: running.is_none().then(|| last_run(&project)).flatten(),
             gate: gate_result(&project, &running),
             config,
-            left_uncommitted: RunDir::latest(&project.runs())
-                .and_then(|r| r.records().pop())
+            left_uncommitted: last
+                .as_ref()
                 .is_some_and(|r| r.left_uncommitted && r.auto_commit.is_none()),
+            no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

@@ -65,6 +65,9 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
         ".",
         ":(exclude).ralph/runs",
         ":(exclude).ralph/loop.lock",
+        // The loop writes its lines there between sessions: notes are no
+        // progress.
+        ":(exclude).ralph/progress.md",
     ]);
     let mut dirty = false;
     let (head, tree) = match out {

@@ -401,6 +401,9 @@ pub struct Record {
     /// The commit `--commit auto` made of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub auto_commit: Option<String>,
+    /// It checked a box but wrote no evidence in `.ralph/progress.md`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_evidence: bool,
 }
 
 fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {

@@ -20,6 +20,12 @@ use crate::timefmt;
 use crate::work::project::Project;
 use crate::work::{completion, gate, sentinel};
 
+/// The end of the progress log: enough for the last entries, whatever its
+/// size.
+fn fsutil_tail(path: &std::path::Path) -> Option<String> {
+    crate::fsutil::read_tail(path, 256 * 1024)
+}
+
 fn now_epoch() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -38,6 +44,7 @@ struct Ran<'a> {
     seat: crate::run::options::Seat<'a>,
     left_uncommitted: bool,
     auto_commit: Option<String>,
+    no_evidence: bool,
     start: String,
     command: Vec<String>,
     ended: &'a session::Finished,
@@ -399,10 +406,12 @@ impl Shell<'_> {
     ) -> Result<Report> {
         let (s, project) = (self.s, self.project);
         let start = timefmt::now();
-        let (ended, command) = self.launch(lock, (iteration, number), agent)?;
         let seat = s.seat(agent);
+        self.log_heading(number, &start, seat, before);
+        let (ended, command) = self.launch(lock, (iteration, number), agent)?;
         let mut after = progress::take(&project.root, &project.spec());
-        let left_uncommitted = after.dirty;
+        let (left_uncommitted, no_evidence) =
+            (after.dirty, self.no_evidence(number, before, &after));
         let auto_commit = self.commit_leftovers(&ended, number, before, &mut after);
         let st = &ended.stream;
         let outcome = self.outcome_of(&ended);
@@ -415,6 +424,7 @@ impl Shell<'_> {
             seat,
             left_uncommitted,
             auto_commit,
+            no_evidence,
             start,
             command,
             ended: &ended,
@@ -422,17 +432,9 @@ impl Shell<'_> {
             before,
             after: &after,
         };
+        let this_gate = verdict.clone();
         self.run.append_record(&self.record(&session, verdict))?;
-        let text = outcome.as_text();
-        let facts = [(env::SESSION_OUTCOME, text.as_str())];
-        lifecycle::run(
-            &s.hooks.on_session_end,
-            &self.facts("session_end", iteration, &facts),
-        );
-        let error = self.error_of(&ended);
-        self.say_after(&session, progress, &error, saved.state.failures + 1);
-        let cost = self.cost_of(st, seat);
-        saved.cost_unknown |= cost.is_none();
+        let (error, cost) = self.tell(&session, progress, this_gate.as_ref(), saved);
         let report = Report {
             quit_by_user: self.quit_by_user(&ended),
             outcome,
@@ -447,6 +449,102 @@ impl Shell<'_> {
         };
         *before = after;
         Ok(report)
+    }
+
+    /// After a session's record: its `on_session_end` hook, what the user
+    /// should know, its line in the progress log. The error and the cost.
+    fn tell(
+        &self,
+        r: &Ran<'_>,
+        progress: engine::Progress,
+        gate: Option<&gate::Verdict>,
+        saved: &mut Saved,
+    ) -> (String, Option<f64>) {
+        let text = r.outcome.as_text();
+        let facts = [(env::SESSION_OUTCOME, text.as_str())];
+        lifecycle::run(
+            &self.s.hooks.on_session_end,
+            &self.facts("session_end", r.iteration, &facts),
+        );
+        let error = self.error_of(r.ended);
+        self.say_after(r, progress, &error, saved.state.failures + 1);
+        let cost = self.cost_of(&r.ended.stream, r.seat);
+        self.log_footer(r, gate, cost);
+        saved.cost_unknown |= cost.is_none();
+        (error, cost)
+    }
+
+    /// Did the session check a box and write no evidence under its heading?
+    /// Said when so.
+    fn no_evidence(&self, number: u32, before: &Checkpoint, after: &Checkpoint) -> bool {
+        let log = fsutil_tail(&self.project.progress_log());
+        let none = after.done > before.done
+            && !log.is_some_and(|t| crate::work::progress_log::has_evidence(&t, number));
+        if none {
+            self.ui.note(&format!(
+                "session {number} checked a box but wrote no evidence in .ralph/progress.md"
+            ));
+        }
+        none
+    }
+
+    /// Before a session: its heading in `.ralph/progress.md`. The log is the
+    /// sessions' notes: a failure to write it is said, never fatal.
+    fn log_heading(
+        &self,
+        number: u32,
+        time: &str,
+        seat: crate::run::options::Seat,
+        before: &Checkpoint,
+    ) {
+        let learnings = crate::fsutil::read_optional(&self.project.learnings())
+            .ok()
+            .flatten()
+            .map_or(0, |t| crate::work::budget::estimate(&t));
+        let agent = match seat.model {
+            Some(m) => format!("{} ({m})", seat.agent),
+            None => seat.agent.to_string(),
+        };
+        let heading = crate::work::progress_log::heading(
+            number,
+            time,
+            &agent,
+            before.next.as_deref(),
+            learnings,
+        );
+        self.log_append(&heading);
+    }
+
+    /// After a session: how it went, under its entry.
+    fn log_footer(&self, r: &Ran<'_>, gate: Option<&gate::Verdict>, cost: Option<f64>) {
+        let commits = match (&r.before.head, &r.after.head) {
+            (a, Some(b)) => progress::commits_between(&self.project.root, a.as_deref(), b),
+            _ => Some(0),
+        };
+        let gate = gate.map(|g| {
+            if g.passed {
+                "passed".into()
+            } else {
+                g.summary()
+            }
+        });
+        let cost = crate::output::spent(cost.unwrap_or(0.0), cost.is_none());
+        let line = crate::work::progress_log::footer(
+            &r.outcome.as_text(),
+            commits,
+            gate.as_deref(),
+            &cost,
+        );
+        self.log_append(&line);
+    }
+
+    fn log_append(&self, text: &str) {
+        if let Err(e) = crate::fsutil::append_regular(&self.project.progress_log(), text.as_bytes())
+        {
+            self.ui.note(&format!(
+                "{e:#}; the session goes on without its progress entry"
+            ));
+        }
     }
 
     /// How the session ended, as the engine reads it.
@@ -563,6 +661,7 @@ impl Shell<'_> {
             cost_unknown: self.cost_of(st, r.seat).is_none(),
             left_uncommitted: r.left_uncommitted,
             auto_commit: r.auto_commit.clone(),
+            no_evidence: r.no_evidence,
         }
     }
 

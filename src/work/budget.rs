@@ -5,7 +5,13 @@ use serde::Serialize;
 
 /// (file, budget in tokens)
 pub const BUDGETS: [(&str, usize); 3] = [("prompt.md", 450), ("readme.md", 550), ("spec.md", 4000)];
-pub const TOTAL_BUDGET: usize = 5000;
+/// What sessions also read, where it exists: the learnings, and the tail
+/// of the progress log (its last entries only, whatever its size).
+pub const ALSO_READ: [(&str, usize); 2] = [
+    ("learnings.md", crate::work::progress_log::LEARNINGS_BUDGET),
+    ("progress.md", crate::work::progress_log::TAIL_BUDGET),
+];
+pub const TOTAL_BUDGET: usize = 7300;
 
 /// How the estimate is made, for the user.
 pub const METHOD: &str = "estimated per script, rounded up: ASCII (English, code) 4 characters a \
@@ -39,6 +45,9 @@ pub struct Line {
     pub file: String,
     pub tokens: Option<usize>,
     pub budget: usize,
+    /// Read where it exists: none is fine.
+    #[serde(skip)]
+    pub optional: bool,
 }
 
 impl Line {

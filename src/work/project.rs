@@ -48,6 +48,14 @@ impl Project {
     pub fn runs(&self) -> PathBuf {
         self.ralph_dir().join("runs")
     }
+    /// What each session leaves the next: `.ralph/progress.md`.
+    pub fn progress_log(&self) -> PathBuf {
+        self.ralph_dir().join("progress.md")
+    }
+    /// What the next session must know: `.ralph/learnings.md`.
+    pub fn learnings(&self) -> PathBuf {
+        self.ralph_dir().join("learnings.md")
+    }
     pub fn config(&self) -> PathBuf {
         self.ralph_dir().join("config.toml")
     }

@@ -101,14 +101,15 @@ fn three_sessions_complete_the_spec() {
     // Ralph's own files stay out of the user's git status: the run's
     // records and its COMPLETE too (a commit would carry it into every
     // later worktree); the ignore file itself is the project's.
+    // (The progress log is the project's, for git, like the spec.)
     assert_eq!(
         env.git(&["status", "--porcelain", "--untracked-files=all"]),
-        "?? .ralph/.gitignore\n"
+        "?? .ralph/.gitignore\n?? .ralph/progress.md\n"
     );
     env.git(&["add", "-A"]);
     assert_eq!(
         env.git(&["diff", "--cached", "--name-only"]),
-        ".ralph/.gitignore\n"
+        ".ralph/.gitignore\n.ralph/progress.md\n"
     );
 }
 
@@ -837,4 +838,110 @@ fn a_sessions_uncommitted_work_is_committed_with_the_projects_hooks_or_said() {
         "{out}"
     );
     assert!(env.git(&["status", "--porcelain"]).contains("work-3.txt"));
+}
+
+#[test]
+fn each_session_gets_a_progress_entry_and_one_without_evidence_is_named() {
+    let env = project();
+    // Learnings grown past their budget: the next heading says to condense.
+    fs::write(
+        env.project.join(".ralph/learnings.md"),
+        "- a long lesson\n".repeat(250),
+    )
+    .unwrap();
+    env.api.session([
+        Reply::bash(format!(
+            "echo '- verified: `true` exits 0' >> .ralph/progress.md && {DO_STEP}"
+        )),
+        Reply::text("Step done."),
+    ]);
+    env.api
+        .session([Reply::bash(DO_STEP), Reply::text("Step done.")]);
+    ralph_loop(&env)
+        .args(["--max-iterations", "2"])
+        .stdout_with(4);
+    let log = fs::read_to_string(env.project.join(".ralph/progress.md")).unwrap();
+    let one = log.find("## Session 1 · ").unwrap();
+    let two = log.find("## Session 2 · ").unwrap();
+    let first = &log[one..two];
+    assert!(
+        first.contains(" · claude · step **1** First step\n")
+            && first.contains("> ralph: .ralph/learnings.md is over its budget (~1000/800 tokens): condense it first")
+            && first.contains("- verified: `true` exits 0\n")
+            && first.contains("_ralph: session ok · 1 commit(s) · $"),
+        "{log}"
+    );
+    assert!(log[two..].contains(" · step **2** Second step\n"), "{log}");
+    let recs = records(&env);
+    assert_eq!(
+        (
+            recs[0]["no_evidence"].as_bool(),
+            recs[1]["no_evidence"].as_bool()
+        ),
+        (None, Some(true))
+    );
+    let status = env.ralph().arg("status").stdout_with(0);
+    assert!(
+        status.contains(
+            "evidence: session 2 checked a box but wrote no evidence in .ralph/progress.md\n"
+        ),
+        "{status}"
+    );
+    // What a session reads of it is its tail: counted so by `ralph budget`.
+    // (The learnings are over their budget: exit 1.)
+    let budget = env.ralph().arg("budget").stdout_with(1);
+    assert!(
+        budget.contains(".ralph/progress.md (tail)      ~"),
+        "{budget}"
+    );
+}
+
+#[test]
+fn a_progress_log_or_learnings_that_is_a_fifo_or_a_link_never_stalls_or_misleads_the_loop() {
+    let env = project();
+    let outside = env.tmp.path().join("outside.md");
+    fs::write(&outside, "not the project's\n").unwrap();
+    std::os::unix::fs::symlink(&outside, env.project.join(".ralph/progress.md")).unwrap();
+    let fifo = env.project.join(".ralph/learnings.md");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let claude = stepping_stand_in(&env, "plain-claude");
+    let out = env
+        .ralph()
+        .args(["loop", "--max-iterations", "1", "--claude"])
+        .arg(&claude)
+        .stdout_with(4);
+    assert!(
+        out.contains("progress.md")
+            && out.contains("the session goes on without its progress entry"),
+        "{out}"
+    );
+    assert_eq!(fs::read_to_string(&outside).unwrap(), "not the project's\n");
+    // `ralph budget` says what is wrong with the FIFO, at once.
+    env.ralph()
+        .arg("budget")
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            ".ralph/learnings.md is a FIFO (named pipe), not a regular file",
+        ));
+    // A progress log of 100 MB: the loop and `ralph budget` read its end only.
+    fs::remove_file(env.project.join(".ralph/progress.md")).unwrap();
+    fs::remove_file(&fifo).unwrap();
+    let big = "- a line of old notes, again and again\n".repeat(100 << 20 >> 5);
+    fs::write(env.project.join(".ralph/progress.md"), &big).unwrap();
+    let t0 = std::time::Instant::now();
+    env.ralph()
+        .args(["loop", "--max-iterations", "1", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(4);
+    let budget = env.ralph().arg("budget").stdout_with(0);
+    assert!(budget.contains(".ralph/progress.md (tail)"), "{budget}");
+    assert!(t0.elapsed() < Duration::from_secs(60));
 }

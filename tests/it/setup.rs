@@ -118,8 +118,13 @@ fn budget_fails_when_over() {
         .arg("budget")
         .assert()
         .code(1)
-        .stdout(predicate::str::contains(
-            ".ralph/prompt.md       ~451 /   450 tokens  OVER BUDGET",
+        .stdout(predicate::str::starts_with(
+            ".ralph/prompt.md               ~451 /   450 tokens  OVER BUDGET\n\
+             .ralph/readme.md               ~119 /   550 tokens\n\
+             .ralph/spec.md                 ~119 /  4000 tokens\n\
+             .ralph/learnings.md             ~51 /   800 tokens\n\
+             .ralph/progress.md (tail)  none yet /  1500 tokens\n\
+             total                          ~740 /  7300 tokens\n",
         ));
     let v: Value = serde_json::from_slice(
         &env.ralph()
