@@ -703,10 +703,9 @@ fn a_step_that_sessions_keep_leaving_open_stops_the_loop_for_a_human() {
 #[test]
 fn pacing_waits_for_the_hour_counted_over_earlier_runs_and_a_stop_ends_the_wait() {
     let env = project();
-    let claude = stepping_stand_in(&env, "pacing-claude");
-    env.ralph()
-        .args(["loop", "--max-iterations", "1", "--claude"])
-        .arg(&claude)
+    env.api.session(step_session(false));
+    ralph_loop(&env)
+        .args(["--max-iterations", "1"])
         .assert()
         .code(4);
     // That earlier run's session started nearly an hour ago.
@@ -720,17 +719,9 @@ fn pacing_waits_for_the_hour_counted_over_earlier_runs_and_a_stop_ends_the_wait(
     };
     back(3597);
     let t0 = std::time::Instant::now();
-    let out = env
-        .ralph()
-        .args([
-            "loop",
-            "--max-iterations",
-            "1",
-            "--max-sessions-per-hour",
-            "1",
-            "--claude",
-        ])
-        .arg(&claude)
+    env.api.session(step_session(false));
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1", "--max-sessions-per-hour", "1"])
         .stdout_with(4);
     assert!(
         out.contains(
@@ -744,17 +735,8 @@ fn pacing_waits_for_the_hour_counted_over_earlier_runs_and_a_stop_ends_the_wait(
     let runs = fs::read_dir(env.project.join(".ralph/runs"))
         .unwrap()
         .count();
-    let child = env
-        .ralph()
-        .args([
-            "loop",
-            "--max-iterations",
-            "1",
-            "--max-sessions-per-hour",
-            "1",
-            "--claude",
-        ])
-        .arg(&claude)
+    let child = ralph_loop(&env)
+        .args(["--max-iterations", "1", "--max-sessions-per-hour", "1"])
         .spawn();
     assert!(eventually(Duration::from_secs(20), || {
         fs::read_dir(env.project.join(".ralph/runs"))
@@ -843,15 +825,23 @@ fn a_sessions_uncommitted_work_is_committed_with_the_projects_hooks_or_said() {
 #[test]
 fn each_session_gets_a_progress_entry_and_one_without_evidence_is_named() {
     let env = project();
+    // The standing prompt ralph init writes, which asks for both.
+    fs::write(
+        env.project.join(".ralph/prompt.md"),
+        include_str!("../../src/templates/prompt.md"),
+    )
+    .unwrap();
     // Learnings grown past their budget: the next heading says to condense.
     fs::write(
         env.project.join(".ralph/learnings.md"),
         "- a long lesson\n".repeat(250),
     )
     .unwrap();
+    // Session 1 does as told: evidence under its heading, the learnings
+    // condensed; session 2 checks its box and writes nothing.
     env.api.session([
         Reply::bash(format!(
-            "echo '- verified: `true` exits 0' >> .ralph/progress.md && {DO_STEP}"
+            "echo '- verified: `true` exits 0' >> .ralph/progress.md && printf '# Learnings\\n- tests: true\\n' > .ralph/learnings.md && {DO_STEP}"
         )),
         Reply::text("Step done."),
     ]);
@@ -872,6 +862,14 @@ fn each_session_gets_a_progress_entry_and_one_without_evidence_is_named() {
         "{log}"
     );
     assert!(log[two..].contains(" · step **2** Second step\n"), "{log}");
+    assert!(!log[two..].contains("over its budget"), "condensed: {log}");
+    let asked = env.api.turns()[0].user_text();
+    assert!(
+        asked.contains(
+            "Under your heading at the end of `.ralph/progress.md`, append what you verified"
+        ) && asked.contains("add it to `.ralph/learnings.md`: merge and shorten"),
+        "{asked}"
+    );
     let recs = records(&env);
     assert_eq!(
         (
@@ -888,8 +886,7 @@ fn each_session_gets_a_progress_entry_and_one_without_evidence_is_named() {
         "{status}"
     );
     // What a session reads of it is its tail: counted so by `ralph budget`.
-    // (The learnings are over their budget: exit 1.)
-    let budget = env.ralph().arg("budget").stdout_with(1);
+    let budget = env.ralph().arg("budget").stdout_with(0);
     assert!(
         budget.contains(".ralph/progress.md (tail)      ~"),
         "{budget}"
