@@ -28,7 +28,7 @@ const CONFIG: &str = include_str!("../templates/config.toml");
 /// installed and the project has none (asked at a terminal only).
 #[derive(Debug, Args)]
 pub struct Init {
-    /// Overwrite existing spec, readme and prompt.
+    /// Overwrite existing spec, readme and prompt (never the learnings).
     #[arg(long)]
     force: bool,
 }
@@ -80,6 +80,14 @@ impl Run for Init {
         let mut kept = Vec::new();
         for (name, text) in TEMPLATES {
             let path = dir.join(name);
+            // The learnings are the sessions' own: never replaced.
+            if path.exists() && self.force && name == "learnings.md" {
+                outln!(
+                    "kept {} (the sessions' own: --force does not replace it)",
+                    path.display()
+                );
+                continue;
+            }
             if path.exists() && !self.force {
                 kept.push(name);
                 continue;

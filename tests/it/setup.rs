@@ -93,14 +93,24 @@ fn init_writes_files_that_pass_budget_and_the_parser_and_never_overwrites() {
         fs::read_to_string(dir.join("spec.md")).unwrap(),
         "- [ ] my own step\n"
     );
+    fs::write(dir.join("learnings.md"), "- the sessions' own lesson\n").unwrap();
     env.ralph()
         .args(["init", "--force"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("overwrote"));
+        .stdout(
+            predicate::str::contains("overwrote").and(predicate::str::contains(
+                "/.ralph/learnings.md (the sessions' own: --force does not replace it)",
+            )),
+        );
     assert_ne!(
         fs::read_to_string(dir.join("spec.md")).unwrap(),
         "- [ ] my own step\n"
+    );
+    // What sessions learned is theirs: --force does not replace it.
+    assert_eq!(
+        fs::read_to_string(dir.join("learnings.md")).unwrap(),
+        "- the sessions' own lesson\n"
     );
     assert_eq!(
         fs::read_to_string(dir.join(".gitignore")).unwrap(),
