@@ -174,6 +174,10 @@ pub struct GateConfig {
     /// Gate failures in a row before the loop gives up (exit 1) [default: 3].
     #[arg(skip)]
     pub max_failures: Option<u32>,
+    /// A box checked by a session that changed nothing besides `.ralph/`
+    /// does not count: ralph unchecks it and tells the next session.
+    #[arg(skip)]
+    pub require_change: Option<bool>,
 }
 
 /// Shell commands run at points of the loop's life, with the facts in
@@ -252,7 +256,8 @@ layered!(GateConfig {
     commands,
     timeout,
     when,
-    max_failures
+    max_failures,
+    require_change
 });
 layered!(Hooks {
     on_loop_start,

@@ -417,6 +417,9 @@ struct Report<'a> {
     /// The last session checked a box but wrote no evidence: its number.
     #[serde(skip_serializing_if = "Option::is_none")]
     no_evidence: Option<u32>,
+    /// The last session checked a box but changed nothing besides `.ralph/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    no_change: Option<u32>,
 }
 
 impl Report<'_> {
@@ -475,6 +478,9 @@ impl Report<'_> {
         }
         if let Some(r) = &self.last_run {
             show!("{}", r.line());
+        }
+        if let Some(n) = self.no_change {
+            show!("change:  session {n} checked a box but changed nothing besides .ralph/");
         }
         if let Some(n) = self.no_evidence {
             show!(
@@ -536,6 +542,7 @@ impl Run for Status {
                 .as_ref()
                 .is_some_and(|r| r.left_uncommitted && r.auto_commit.is_none()),
             no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
+            no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

@@ -85,6 +85,8 @@ pub struct Settings {
     pub fallbacks: Vec<(crate::agent::Agent, PathBuf)>,
     /// Commit what a session left uncommitted (`--commit auto`).
     pub commit_auto: bool,
+    /// `[gate] require_change`: a box checked with no change does not count.
+    pub require_change: bool,
     /// Token prices by model (the config's over ralph's table).
     pub prices: std::collections::BTreeMap<String, crate::agent::prices::Price>,
     pub model: Option<String>,
@@ -273,6 +275,7 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             fallbacks: fallbacks.iter().map(|&f| (f, PathBuf::new())).collect(),
             prices: o.prices.clone().unwrap_or_default(),
             commit_auto: o.commit == Some(crate::config::CommitMode::Auto),
+            require_change: o.gate.require_change.unwrap_or(false),
             model: o.model,
             permission_mode,
             claude_args,

@@ -96,6 +96,43 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
     }
 }
 
+/// Did anything besides `.ralph/` change from `before` (a head) to now,
+/// committed or not? `None` when git cannot tell.
+pub fn work_changed(root: &Path, before: Option<&str>) -> Option<bool> {
+    let g = crate::git::at(root);
+    let committed = match before {
+        Some(b) => g
+            .run(
+                &[
+                    "diff",
+                    "--name-only",
+                    b,
+                    "HEAD",
+                    "--",
+                    ".",
+                    ":(exclude).ralph",
+                ],
+                &[],
+            )
+            .ok()?,
+        None => return None,
+    };
+    let open = g
+        .run(
+            &[
+                "status",
+                "--porcelain",
+                "--untracked-files=all",
+                "--",
+                ".",
+                ":(exclude).ralph",
+            ],
+            &[],
+        )
+        .ok()?;
+    Some(!committed.trim().is_empty() || !open.trim().is_empty())
+}
+
 /// Commit what a session left uncommitted (ralph's own run files aside),
 /// with the project's own hooks: `Err` with what git (or a hook) said when
 /// it did not commit, the changes left as they were.

@@ -404,6 +404,9 @@ pub struct Record {
     /// It checked a box but wrote no evidence in `.ralph/progress.md`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_evidence: bool,
+    /// It checked a box but changed nothing besides `.ralph/`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_change: bool,
 }
 
 fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {

@@ -45,6 +45,7 @@ struct Ran<'a> {
     left_uncommitted: bool,
     auto_commit: Option<String>,
     no_evidence: bool,
+    no_change: bool,
     start: String,
     command: Vec<String>,
     ended: &'a session::Finished,
@@ -412,6 +413,7 @@ impl Shell<'_> {
         let mut after = progress::take(&project.root, &project.spec());
         let (left_uncommitted, no_evidence) =
             (after.dirty, self.no_evidence(number, before, &after));
+        let no_change = self.no_change(number, before, &mut after)?;
         let auto_commit = self.commit_leftovers(&ended, number, before, &mut after);
         let st = &ended.stream;
         let outcome = self.outcome_of(&ended);
@@ -425,6 +427,7 @@ impl Shell<'_> {
             left_uncommitted,
             auto_commit,
             no_evidence,
+            no_change,
             start,
             command,
             ended: &ended,
@@ -472,6 +475,42 @@ impl Shell<'_> {
         self.log_footer(r, gate, cost);
         saved.cost_unknown |= cost.is_none();
         (error, cost)
+    }
+
+    /// Did the session check a box and change nothing besides `.ralph/`?
+    /// Said; with `[gate] require_change` the boxes it checked are
+    /// unchecked again, and the next session is told why (as a gate failure
+    /// is: `.ralph/gate-failed.md`, which the prompt reads first).
+    fn no_change(&self, number: u32, before: &Checkpoint, after: &mut Checkpoint) -> Result<bool> {
+        let root = &self.project.root;
+        if after.done <= before.done
+            || progress::work_changed(root, before.head.as_deref()) != Some(false)
+        {
+            return Ok(false);
+        }
+        self.ui.note(&format!(
+            "session {number} checked a box but changed nothing besides .ralph/"
+        ));
+        if !self.s.require_change {
+            return Ok(true);
+        }
+        let spec = self.project.spec();
+        let text = crate::fsutil::read_optional(&spec)?.unwrap_or_default();
+        let (undone, steps) = crate::work::add::uncheck_new(&text, &before.boxes);
+        crate::fsutil::atomic_write(&spec, undone.as_bytes(), 0o644)?;
+        let why = format!(
+            "# A step was checked without a change\n\nSession {number} checked {}, but changed nothing besides `.ralph/`. \
+             With `[gate] require_change` a box counts only with the step's work: ralph unchecked it. \
+             Do the step's work, verify it, commit it, then check the box.\n",
+            steps.join(", ")
+        );
+        crate::fsutil::atomic_write(&gate::feedback_path(self.project), why.as_bytes(), 0o644)?;
+        self.ui.note(&format!(
+            "[gate] require_change: unchecked {} again; the next session finds why in .ralph/gate-failed.md",
+            steps.join(", ")
+        ));
+        *after = progress::take(root, &spec);
+        Ok(true)
     }
 
     /// Did the session check a box and write no evidence under its heading?
@@ -662,6 +701,7 @@ impl Shell<'_> {
             left_uncommitted: r.left_uncommitted,
             auto_commit: r.auto_commit.clone(),
             no_evidence: r.no_evidence,
+            no_change: r.no_change,
         }
     }
 

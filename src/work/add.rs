@@ -105,6 +105,37 @@ fn place_of<'a>(steps: &'a [Step], place: &Place) -> Result<Spot<'a>, String> {
     })
 }
 
+/// `text` with the boxes checked since `before` (the boxes then, in order)
+/// unchecked again, and those steps as they read.
+pub fn uncheck_new(text: &str, before: &[bool]) -> (String, Vec<String>) {
+    let spec = spec::parse(text);
+    let lines: Vec<usize> = spec
+        .steps
+        .iter()
+        .enumerate()
+        .filter(|(i, s)| s.checked && !before.get(*i).copied().unwrap_or(false))
+        .map(|(_, s)| s.line)
+        .collect();
+    let steps = spec
+        .steps
+        .iter()
+        .filter(|s| lines.contains(&s.line))
+        .map(|s| s.describe())
+        .collect();
+    let out: Vec<String> = text
+        .split_inclusive('\n')
+        .enumerate()
+        .map(|(i, l)| {
+            if lines.contains(&(i + 1)) {
+                l.replacen("[x]", "[ ]", 1).replacen("[X]", "[ ]", 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    (out.concat(), steps)
+}
+
 /// The next free label: `N.k+1` in phase N, else the next plain number.
 fn next_label(steps: &[Step], phase: Option<&str>) -> String {
     let labels = steps.iter().filter_map(|s| s.label.as_deref());
@@ -180,6 +211,18 @@ mod tests {
         // No steps yet.
         let (text, _) = insert("# Spec\nWhat to build.", "first", None, &Place::Default).unwrap();
         assert_eq!(text, "# Spec\nWhat to build.\n\n- [ ] **1** first\n");
+    }
+
+    #[test]
+    fn boxes_checked_since_are_unchecked_and_no_others() {
+        let text = "- [x] **1** one\n- [x] **2** two\n- [ ] **3** three\n";
+        let (back, steps) = uncheck_new(text, &[true, false, false]);
+        assert_eq!(
+            back,
+            "- [x] **1** one\n- [ ] **2** two\n- [ ] **3** three\n"
+        );
+        assert_eq!(steps, ["line 2: 2 two"]);
+        assert_eq!(uncheck_new(text, &[true, true, false]).1.len(), 0);
     }
 
     #[test]

@@ -942,3 +942,50 @@ fn a_progress_log_or_learnings_that_is_a_fifo_or_a_link_never_stalls_or_misleads
     assert!(budget.contains(".ralph/progress.md (tail)"), "{budget}");
     assert!(t0.elapsed() < Duration::from_secs(60));
 }
+
+#[test]
+fn a_box_checked_with_no_change_is_named_and_with_require_change_does_not_count() {
+    let env = project();
+    // DO_STEP checks the box and commits the spec: nothing else changes.
+    env.api.session(step_session(false));
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.contains("ralph: session 1 checked a box but changed nothing besides .ralph/\n"),
+        "{out}"
+    );
+    assert_eq!(records(&env)[0]["no_change"], true);
+    assert!(
+        env.ralph()
+            .arg("status")
+            .stdout_with(0)
+            .contains("change:  session 1 checked a box but changed nothing besides .ralph/\n")
+    );
+
+    // With [gate] require_change the box is unchecked, and the next session told.
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\nrequire_change = true\n",
+    )
+    .unwrap();
+    env.api.session(step_session(false));
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.contains("ralph: [gate] require_change: unchecked line 4: 2 Second step again; the next session finds why in .ralph/gate-failed.md\n"),
+        "{out}"
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(
+        spec.contains("- [x] **1** First step\n- [ ] **2** Second step\n"),
+        "{spec}"
+    );
+    let told = fs::read_to_string(env.project.join(".ralph/gate-failed.md")).unwrap();
+    assert!(
+        told.starts_with("# A step was checked without a change"),
+        "{told}"
+    );
+    assert_eq!(summary(&env)["outcome"], "iteration-limit");
+}
