@@ -178,6 +178,11 @@ pub struct GateConfig {
     /// does not count: ralph unchecks it and tells the next session.
     #[arg(skip)]
     pub require_change: Option<bool>,
+    /// Files the run's sessions may not change (a glob, repeatable; replaces
+    /// `[gate] protect`): any change to them since the run began refuses
+    /// COMPLETE and stops the run for a human
+    #[arg(long = "protect", value_name = "GLOB")]
+    pub protect: Option<Vec<String>>,
 }
 
 /// Shell commands run at points of the loop's life, with the facts in
@@ -257,7 +262,8 @@ layered!(GateConfig {
     timeout,
     when,
     max_failures,
-    require_change
+    require_change,
+    protect
 });
 layered!(Hooks {
     on_loop_start,

@@ -22,6 +22,10 @@ pub mod env {
     /// that a session's `ralph complete` runs the same checks as the loop,
     /// wherever they were set (`--gate` or `[gate]`).
     pub const GATE: &str = "RALPH_GATE";
+    /// The run's protected files and where it began, as JSON
+    /// (`{"base": "<commit>", "globs": [...]}`), so that a session's `ralph
+    /// complete` can say up front what it changed of them.
+    pub const PROTECT: &str = "RALPH_PROTECT";
     /// The print-mode watcher's grace period, in milliseconds.
     pub const GRACE_MS: &str = "RALPH_HOOK_GRACE_MS";
     // For lifecycle hooks.

@@ -43,6 +43,17 @@ impl Run for Complete {
         let check = completion::check(&project.spec(), &project.root, self.tracker)?;
         let (summary, tracker) = describe(&check);
         let (gate, approved) = gate_of(&project)?;
+        // The run's protected files, as the loop handed them: said up front,
+        // while the session can still revert them (the loop refuses anyway).
+        let protected = protected_changes(&project);
+        if !protected.is_empty() && !self.force {
+            let mut msg = String::from("refused: protected files changed since the run began:\n");
+            for p in &protected {
+                msg.push_str(&format!("  {p}\n"));
+            }
+            msg.push_str("Revert them (`git checkout <the run's first commit> -- <file>`); a human decides about them, not a session.");
+            return Err(crate::exit::Stop::with(ExitStatus::Failure, msg));
+        }
         let rule = completion::rule(&check, gate.is_some());
         let mut blockers = match &rule {
             completion::Rule::Blocked(why) => why.clone(),
@@ -105,6 +116,33 @@ fn describe(check: &Result<completion::Judgement, completion::CannotCheck>) -> (
         ),
         Err(_) => ("unknown".to_string(), "not checked".to_string()),
     }
+}
+
+/// What the session changed of the run's protected files (`RALPH_PROTECT`,
+/// handed over by the loop), one line each.
+fn protected_changes(project: &Project) -> Vec<String> {
+    let Ok(handed) = std::env::var(crate::handoff::env::PROTECT) else {
+        return Vec::new();
+    };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&handed) else {
+        return Vec::new();
+    };
+    let base = v["base"].as_str().unwrap_or_default();
+    let globs: Vec<String> = v["globs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|g| g.as_str().map(String::from))
+        .collect();
+    if !crate::run::records::is_object_id(base) || globs.is_empty() {
+        return Vec::new();
+    }
+    crate::run::progress::protected_changes(&project.root, base, &globs)
+        .map(|(files, commits)| {
+            let c = commits.into_iter().map(|c| format!("in commit {c}"));
+            files.into_iter().chain(c).collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The gate: the one the loop handed to this session (`RALPH_GATE`, set

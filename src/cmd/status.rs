@@ -231,6 +231,25 @@ impl LastRun {
     }
 }
 
+/// What the latest run's sessions changed of the protected files.
+fn protected_touched(project: &Project) -> Vec<String> {
+    let globs = crate::config::load(&project.config())
+        .ok()
+        .and_then(|c| c.gate.protect)
+        .unwrap_or_default();
+    let base = RunDir::latest(&project.runs())
+        .and_then(|r| r.state())
+        .and_then(|s| s.first_head);
+    match base {
+        Some(b) if !globs.is_empty() => {
+            crate::run::progress::protected_changes(&project.root, &b, &globs)
+                .map(|(f, _)| f)
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
+    }
+}
+
 fn last_run(project: &Project) -> Option<LastRun> {
     let running = runlock::running(&project.lock()).map(|l| l.run_id);
     RunDir::all(&project.runs()).into_iter().rev().find_map(|run| {
@@ -420,6 +439,9 @@ struct Report<'a> {
     /// The last session checked a box but changed nothing besides `.ralph/`.
     #[serde(skip_serializing_if = "Option::is_none")]
     no_change: Option<u32>,
+    /// Changes to `[gate] protect` files since the latest run began.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    protected: Vec<String>,
 }
 
 impl Report<'_> {
@@ -478,6 +500,9 @@ impl Report<'_> {
         }
         if let Some(r) = &self.last_run {
             show!("{}", r.line());
+        }
+        for p in &self.protected {
+            show!("protected: {p} (since the run began)");
         }
         if let Some(n) = self.no_change {
             show!("change:  session {n} checked a box but changed nothing besides .ralph/");
@@ -543,6 +568,7 @@ impl Run for Status {
                 .is_some_and(|r| r.left_uncommitted && r.auto_commit.is_none()),
             no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
             no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
+            protected: protected_touched(&project),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

@@ -20,6 +20,33 @@ pub struct Who<'a> {
     pub loop_start: u64,
     /// The run's secret (see `handoff::session_token`).
     pub secret: &'a str,
+    /// The commit the run began at (for what it protects).
+    pub base: Option<String>,
+}
+
+/// What every session's environment carries: the loop's identity for the
+/// hook, the run folder, and what `ralph complete` in the session checks
+/// (the gate, the protected files).
+fn environment(s: &Settings, who: &Who) -> Vec<(String, String)> {
+    let mut env = vec![
+        (env::LOOP.to_string(), "1".to_string()),
+        (env::LOOP_PID.to_string(), std::process::id().to_string()),
+        (env::LOOP_START.to_string(), who.loop_start.to_string()),
+        (
+            env::RUN_DIR.to_string(),
+            who.run.real_path.display().to_string(),
+        ),
+        (env::ITERATION.to_string(), who.iteration.to_string()),
+        (
+            env::GATE.to_string(),
+            crate::work::gate::Gate::handed(s.gate.as_ref()),
+        ),
+    ];
+    if let (false, Some(base)) = (s.protect.is_empty(), who.base.as_deref()) {
+        let handed = serde_json::json!({"base": base, "globs": s.protect});
+        env.push((env::PROTECT.to_string(), handed.to_string()));
+    }
+    env
 }
 
 /// Confined Codex makes its sandbox helper in TMPDIR, and silently runs no
@@ -81,20 +108,7 @@ fn arguments(project: &Project, s: &Settings, seat: Seat, who: &Who) -> Vec<Stri
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
 /// on stdin. Interactive: the prompt as the argument, the terminal claude's.
 pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -> Result<Launch> {
-    let env = vec![
-        (env::LOOP.to_string(), "1".to_string()),
-        (env::LOOP_PID.to_string(), std::process::id().to_string()),
-        (env::LOOP_START.to_string(), who.loop_start.to_string()),
-        (
-            env::RUN_DIR.to_string(),
-            who.run.real_path.display().to_string(),
-        ),
-        (env::ITERATION.to_string(), who.iteration.to_string()),
-        (
-            env::GATE.to_string(),
-            crate::work::gate::Gate::handed(s.gate.as_ref()),
-        ),
-    ];
+    let env = environment(s, who);
     let mut args = match seat.agent {
         Agent::Claude => arguments(project, s, seat, who),
         Agent::Codex => {

@@ -87,6 +87,8 @@ pub struct Settings {
     pub commit_auto: bool,
     /// `[gate] require_change`: a box checked with no change does not count.
     pub require_change: bool,
+    /// `[gate] protect` / `--protect`: globs of files sessions may not change.
+    pub protect: Vec<String>,
     /// Token prices by model (the config's over ralph's table).
     pub prices: std::collections::BTreeMap<String, crate::agent::prices::Price>,
     pub model: Option<String>,
@@ -276,6 +278,7 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             prices: o.prices.clone().unwrap_or_default(),
             commit_auto: o.commit == Some(crate::config::CommitMode::Auto),
             require_change: o.gate.require_change.unwrap_or(false),
+            protect: o.gate.protect.clone().unwrap_or_default(),
             model: o.model,
             permission_mode,
             claude_args,

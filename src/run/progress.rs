@@ -133,6 +133,43 @@ pub fn work_changed(root: &Path, before: Option<&str>) -> Option<bool> {
     Some(!committed.trim().is_empty() || !open.trim().is_empty())
 }
 
+/// Changes to the files `globs` name since `base` (an object id), committed
+/// or not, untracked ones too: `M tests/a.rs`, `D tests/b.rs`, `R100
+/// tests/c.rs tests/d.rs`, `?? tests/new.rs`; and the commits since `base`
+/// that touched them (`abc1234 subject`). `None` when git cannot tell.
+pub fn protected_changes(
+    root: &Path,
+    base: &str,
+    globs: &[String],
+) -> Option<(Vec<String>, Vec<String>)> {
+    let g = crate::git::at(root);
+    let specs: Vec<String> = globs.iter().map(|p| format!(":(glob){p}")).collect();
+    let specs: Vec<&str> = specs.iter().map(String::as_str).collect();
+    let lines = |t: String| -> Vec<String> {
+        t.lines()
+            .map(|l| l.replace('\t', " "))
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let mut changed = lines(
+        g.run(&["diff", "--name-status", "-M", base, "--"], &specs)
+            .ok()?,
+    );
+    let untracked = g
+        .run(
+            &["ls-files", "--others", "--exclude-standard", "--"],
+            &specs,
+        )
+        .ok()?;
+    changed.extend(untracked.lines().map(|l| format!("?? {l}")));
+    let range = format!("{base}..HEAD");
+    let commits = lines(
+        g.run(&["log", "--format=%h %s", &range, "--"], &specs)
+            .ok()?,
+    );
+    Some((changed, commits))
+}
+
 /// Commit what a session left uncommitted (ralph's own run files aside),
 /// with the project's own hooks: `Err` with what git (or a hook) said when
 /// it did not commit, the changes left as they were.

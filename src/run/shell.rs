@@ -87,6 +87,17 @@ impl Shell<'_> {
         if !self.project.complete().exists() {
             return Ok(Completion::Absent);
         }
+        if let Some(why) = self.protected_touched(saved) {
+            let problems = why.len();
+            self.set_aside(saved, &why, problems, 10)?;
+            let base = saved.first_head.as_deref().unwrap_or("?");
+            sentinel::Waiting::new(format!(
+                "protected files changed since the run began ({}): revert them (`git checkout {base} -- <file>`), or accept them by starting a new run (`ralph loop`); then `ralph resume`",
+                why.join("; ")
+            ))
+            .write(&self.project.waiting())?;
+            return Ok(Completion::Rejected { problems });
+        }
         let checked = completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?;
         let why = match completion::rule(&checked, self.s.gate.is_some()) {
             completion::Rule::Holds { steps } => return Ok(Completion::Accepted { steps }),
@@ -116,6 +127,26 @@ impl Shell<'_> {
         let problems = why.len();
         self.set_aside(saved, &why, problems, 10)?;
         Ok(Completion::Rejected { problems })
+    }
+
+    /// What changed of the protected files since the run began, one line
+    /// each (files, then the commits that touched them); `None` for nothing.
+    fn protected_touched(&self, saved: &Saved) -> Option<Vec<String>> {
+        let base = saved.first_head.as_deref()?;
+        if self.s.protect.is_empty() {
+            return None;
+        }
+        let (files, commits) =
+            progress::protected_changes(&self.project.root, base, &self.s.protect)?;
+        if files.is_empty() && commits.is_empty() {
+            return None;
+        }
+        let mut why: Vec<String> = files
+            .into_iter()
+            .map(|f| format!("protected: {f}"))
+            .collect();
+        why.extend(commits.into_iter().map(|c| format!("in commit {c}")));
+        Some(why)
     }
 
     /// Run the gate, keep its output in the run folder, hand a failure to
@@ -376,7 +407,7 @@ impl Shell<'_> {
         &self,
         lock: &mut LoopLock,
         (iteration, number): (u32, u32),
-        agent: usize,
+        (agent, base): (usize, Option<String>),
     ) -> Result<(session::Finished, Vec<String>)> {
         let who = claude::Who {
             run: self.run,
@@ -384,6 +415,7 @@ impl Shell<'_> {
             session: number,
             loop_start: lock.info.start_time,
             secret: &self.secret,
+            base,
         };
         let spec = claude::session(self.project, self.s, self.s.seat(agent), &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];
@@ -409,7 +441,8 @@ impl Shell<'_> {
         let start = timefmt::now();
         let seat = s.seat(agent);
         self.log_heading(number, &start, seat, before);
-        let (ended, command) = self.launch(lock, (iteration, number), agent)?;
+        let base = saved.first_head.clone();
+        let (ended, command) = self.launch(lock, (iteration, number), (agent, base))?;
         let mut after = progress::take(&project.root, &project.spec());
         let (left_uncommitted, no_evidence) =
             (after.dirty, self.no_evidence(number, before, &after));

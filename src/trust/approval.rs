@@ -28,7 +28,7 @@ pub type Part = (String, Value);
 /// something belongs here.
 pub fn parts(cfg: &Options) -> Vec<Part> {
     let h = &cfg.hooks;
-    let candidates: [(&'static str, Option<Value>); 14] = [
+    let candidates: [(&'static str, Option<Value>); 15] = [
         ("agent", cfg.agent.map(|a| json!(a))),
         ("claude", cfg.claude.as_ref().map(|p| json!(p))),
         ("codex", cfg.codex.as_ref().map(|p| json!(p))),
@@ -42,6 +42,12 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
         (
             "[gate] commands",
             cfg.gate.commands.as_ref().map(|v| json!(v)),
+        ),
+        // Not a program, but what keeps sessions from weakening the gate:
+        // a session that drops it from the file must not get its way.
+        (
+            "[gate] protect",
+            cfg.gate.protect.as_ref().map(|v| json!(v)),
         ),
         (
             "[hooks] on_loop_start",

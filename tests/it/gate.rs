@@ -225,3 +225,53 @@ fn read_only_commands_never_run_gate_commands() {
     env.ralph().arg("complete").assert().code(1);
     assert!(!marker.exists());
 }
+
+#[test]
+fn a_session_that_deletes_a_protected_test_cannot_complete() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    fs::create_dir_all(env.project.join("tests")).unwrap();
+    fs::write(env.project.join("tests/check.sh"), "exit 1\n").unwrap();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"sh tests/check.sh\"]\nprotect = [\"tests/**\"]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("protected tests");
+    // The failing test deleted: `ralph complete` says so at once; COMPLETE
+    // written by hand instead is refused by the loop, which stops for a human.
+    env.api.session([
+        Reply::bash(format!(
+            "git rm -q tests/check.sh && {CHECK_THE_BOX} && ralph complete -m done; echo \"complete exited $?\""
+        )),
+        Reply::bash("printf 'done\\n' > .ralph/COMPLETE"),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env).args(["--max-iterations", "3"]).stdout_with(3);
+    let stream = fs::read_to_string(records(&env)[0]["stream_file"].as_str().unwrap()).unwrap();
+    assert!(
+        stream.contains("refused: protected files changed since the run began:")
+            && stream.contains("D tests/check.sh")
+            && stream.contains("complete exited 1"),
+        "{stream}"
+    );
+    assert!(out.contains("COMPLETE rejected"), "{out}");
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    assert!(
+        waiting.contains("protected files changed since the run began (protected: D tests/check.sh; in commit ")
+            && waiting.contains("revert them"),
+        "{waiting}"
+    );
+    assert!(
+        env.ralph()
+            .arg("status")
+            .stdout_with(0)
+            .contains("protected: D tests/check.sh (since the run began)\n")
+    );
+    assert_eq!(records(&env).len(), 1, "no session after it");
+}
