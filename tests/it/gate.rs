@@ -252,7 +252,9 @@ fn a_session_that_deletes_a_protected_test_cannot_complete() {
         Reply::bash("printf 'done\\n' > .ralph/COMPLETE"),
         Reply::text("Done."),
     ]);
-    let out = ralph_loop(&env).args(["--max-iterations", "3"]).stdout_with(3);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "3"])
+        .stdout_with(3);
     let stream = fs::read_to_string(records(&env)[0]["stream_file"].as_str().unwrap()).unwrap();
     assert!(
         stream.contains("refused: protected files changed since the run began:")
@@ -263,8 +265,9 @@ fn a_session_that_deletes_a_protected_test_cannot_complete() {
     assert!(out.contains("COMPLETE rejected"), "{out}");
     let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
     assert!(
-        waiting.contains("protected files changed since the run began (protected: D tests/check.sh; in commit ")
-            && waiting.contains("revert them"),
+        waiting.contains(
+            "protected files changed since the run began (protected: D tests/check.sh; in commit "
+        ) && waiting.contains("revert them"),
         "{waiting}"
     );
     assert!(
