@@ -116,6 +116,37 @@ pub(super) struct State {
     pub(super) tool_ids: u64,
 }
 
+impl State {
+    /// The replies for a main-loop request of session `key`: a session new
+    /// to the API (or `new_session`) takes the next queued script. Stalls
+    /// are not a turn of their own: what follows them goes too. An error
+    /// persists, as a real outage or usage limit does: the client's own
+    /// retries get it too.
+    pub(super) fn take(&mut self, key: &str, new_session: bool) -> Vec<Reply> {
+        if new_session || !self.sessions.contains_key(key) {
+            let script = self.pending.pop_front().unwrap_or_default();
+            self.sessions.insert(key.to_string(), script);
+        }
+        let q = self.sessions.get_mut(key).expect("inserted above");
+        let mut replies = Vec::new();
+        while let Some(r) = q.pop_front() {
+            match r {
+                Reply::Stall(_) => replies.push(r),
+                Reply::Error { .. } => {
+                    q.push_front(r.clone());
+                    replies.push(r);
+                    break;
+                }
+                r => {
+                    replies.push(r);
+                    break;
+                }
+            }
+        }
+        replies
+    }
+}
+
 pub struct Api {
     pub url: String,
     state: Arc<Mutex<State>>,
@@ -217,29 +248,7 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>) {
         });
         s.tool_ids += 1;
         if main_loop {
-            let key = session_id.unwrap_or_default();
-            if !s.sessions.contains_key(&key) {
-                let script = s.pending.pop_front().unwrap_or_default();
-                s.sessions.insert(key.clone(), script);
-            }
-            let q = s.sessions.get_mut(&key).expect("inserted above");
-            // Stalls are not a turn of their own: take what follows them too.
-            while let Some(r) = q.pop_front() {
-                match r {
-                    Reply::Stall(_) => replies.push(r),
-                    // An error persists, as a real outage or usage limit
-                    // does: Claude Code's own retries get it too.
-                    Reply::Error { .. } => {
-                        q.push_front(r.clone());
-                        replies.push(r);
-                        break;
-                    }
-                    r => {
-                        replies.push(r);
-                        break;
-                    }
-                }
-            }
+            replies = s.take(&session_id.unwrap_or_default(), false);
         }
         format!("toolu_{:04}", s.tool_ids)
     };
@@ -313,6 +322,11 @@ fn respond_sse(req: tiny_http::Request, model: &str, blocks: &[Value], stop_reas
             e["type"].as_str().unwrap()
         ));
     }
+    send_sse(req, &body);
+}
+
+/// An SSE body, as every scripted wire format answers a model call.
+pub(super) fn send_sse(req: tiny_http::Request, body: &str) {
     let header = tiny_http::Header::from_bytes("Content-Type", "text/event-stream").unwrap();
     let _ = req.respond(tiny_http::Response::from_string(body).with_header(header));
 }

@@ -5,13 +5,12 @@
 //! tool result yet) takes the next queued script; each later one the
 //! script's next reply.
 
-use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::thread;
 
 use serde_json::{Value, json};
 
-use super::api::{Reply, Request, State, respond_json};
+use super::api::{Reply, Request, State, respond_json, send_sse};
 
 pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mutex<State>) {
     if path.starts_with("/v1/models") {
@@ -108,7 +107,7 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
             };
             let item = json!({"type": "function_call", "id": "fc_1", "call_id": format!("call_{results}"),
                 "name": shell, "arguments": args.to_string(), "status": "completed"});
-            respond_sse(req, &codex_events(vec![item]))
+            send_sse(req, &codex_events(vec![item]))
         }
         (true, r) => {
             let text = match r {
@@ -117,18 +116,18 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
             };
             let item = json!({"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
                 "content": [{"type": "output_text", "text": text, "annotations": []}]});
-            respond_sse(req, &codex_events(vec![item]))
+            send_sse(req, &codex_events(vec![item]))
         }
         (false, Reply::Bash(cmd)) => {
             let part = json!({"functionCall": {"name": "run_shell_command", "args": {"command": cmd, "description": "scripted command"}}});
-            respond_sse(req, &format!("data: {}\r\n\r\n", gemini_response(&[part])))
+            send_sse(req, &format!("data: {}\r\n\r\n", gemini_response(&[part])))
         }
         (false, r) => {
             let text = match r {
                 Reply::Text(t) => t,
                 _ => "Done.".into(),
             };
-            respond_sse(
+            send_sse(
                 req,
                 &format!(
                     "data: {}\r\n\r\n",
@@ -139,9 +138,8 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
     }
 }
 
-/// The replies for this request: a new session's script is taken on its
-/// first main-loop request; stalls go with the reply that follows them; an
-/// error stays, as a real limit does for the client's own retries.
+/// The replies for this request (`State::take`): a session's first
+/// main-loop request carries no tool result yet, and takes a new script.
 fn next_replies(
     st: &Mutex<State>,
     path: &str,
@@ -160,27 +158,7 @@ fn next_replies(
     if !main_loop {
         return Vec::new();
     }
-    if results == 0 || !s.sessions.contains_key(key) {
-        let script = s.pending.pop_front().unwrap_or_default();
-        s.sessions.insert(key.to_string(), script);
-    }
-    let q: &mut VecDeque<Reply> = s.sessions.get_mut(key).expect("inserted above");
-    let mut replies = Vec::new();
-    while let Some(r) = q.pop_front() {
-        match r {
-            Reply::Stall(_) => replies.push(r),
-            Reply::Error { .. } => {
-                q.push_front(r.clone());
-                replies.push(r);
-                break;
-            }
-            r => {
-                replies.push(r);
-                break;
-            }
-        }
-    }
-    replies
+    s.take(key, results == 0)
 }
 
 /// Whichever shell tool this Codex build offers.
@@ -243,9 +221,4 @@ fn helper_json(body: &Value) -> String {
     } else {
         "{}".into()
     }
-}
-
-fn respond_sse(req: tiny_http::Request, body: &str) {
-    let header = tiny_http::Header::from_bytes("Content-Type", "text/event-stream").unwrap();
-    let _ = req.respond(tiny_http::Response::from_string(body).with_header(header));
 }
