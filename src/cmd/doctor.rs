@@ -7,6 +7,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Run;
+use crate::agent::Agent;
 use crate::config::Options;
 use crate::exit::ExitStatus;
 use crate::outln;
@@ -124,43 +125,52 @@ fn claude_version(bin: &Path) -> Option<String> {
     None
 }
 
-/// The claude the loop would run: the config's (named, and run for its
-/// version only once approved), else the one on PATH.
-fn claude(h: &Here) -> Verdict {
-    const INSTALL: &str = "npm install -g @anthropic-ai/claude-code";
-    let approved = h.standing == Some(Standing::Approved);
-    let configured = h.cfg.as_ref().ok().and_then(|c| c.claude.clone());
-    let claude = match &configured {
+/// An agent's program as the loop would run it: the config's (named, and
+/// run for its version only once approved), else the one on PATH. Its
+/// version and where it is, or the failed verdict.
+fn agent_version(h: &Here, agent: Agent) -> Result<(String, PathBuf), Verdict> {
+    let configured = h.cfg.as_ref().ok().and_then(|c| match agent {
+        Agent::Claude => c.claude.clone(),
+        Agent::Codex => c.codex.clone(),
+        Agent::Gemini => c.gemini.clone(),
+    });
+    let program = match &configured {
         Some(p) if p.components().count() > 1 => Some(h.project.root.join(p)),
         Some(p) => which::which(p).ok(),
-        None => which::which("claude").ok(),
+        None => which::which(agent.name()).ok(),
     };
-    let Some(p) = claude else {
-        return fail("claude is not on PATH", INSTALL);
+    let Some(p) = program else {
+        return Err(fail(format!("{agent} is not on PATH"), agent.install()));
     };
-    if configured.is_some() && !approved {
-        return fail(
+    if configured.is_some() && h.standing != Some(Standing::Approved) {
+        return Err(fail(
             format!(
                 "{} (named by .ralph/config.toml, not approved: not run)",
                 p.display()
             ),
             "read .ralph/config.toml, then `ralph trust`",
-        );
+        ));
     }
     match claude_version(&p) {
-        Some(v) => pass(format!("{v} at {}", p.display())),
-        None => fail(
+        Some(v) => Ok((v, p)),
+        None => Err(fail(
             format!("{} does not answer --version", p.display()),
-            INSTALL,
-        ),
+            agent.install(),
+        )),
+    }
+}
+
+/// The claude the loop would run.
+fn claude(h: &Here) -> Verdict {
+    match agent_version(h, Agent::Claude) {
+        Ok((v, p)) => pass(format!("{v} at {}", p.display())),
+        Err(failed) => failed,
     }
 }
 
 /// The other agents the config names (`agent`, `fallback`): each one's
-/// program there and answering `--version` (a configured path run only once
-/// approved), and `--confined` possible with it.
+/// program, as `claude` checks claude's; gemini not asked to run confined.
 fn agents(h: &Here) -> Verdict {
-    use crate::agent::Agent;
     let Ok(cfg) = h.cfg.as_ref() else {
         return pass("(the config does not read; see the config check)");
     };
@@ -173,36 +183,11 @@ fn agents(h: &Here) -> Verdict {
     if named.is_empty() {
         return pass("no other agent configured (`--agent codex|gemini`, `fallback = [...]`)");
     }
-    let approved = h.standing == Some(Standing::Approved);
     let mut said = Vec::new();
     for agent in named {
-        let configured = match agent {
-            Agent::Codex => cfg.codex.clone(),
-            Agent::Gemini => cfg.gemini.clone(),
-            Agent::Claude => None,
-        };
-        let program = match &configured {
-            Some(p) if p.components().count() > 1 => Some(h.project.root.join(p)),
-            Some(p) => which::which(p).ok(),
-            None => which::which(agent.name()).ok(),
-        };
-        let Some(p) = program else {
-            return fail(format!("{agent} is not on PATH"), agent.install());
-        };
-        if configured.is_some() && !approved {
-            return fail(
-                format!(
-                    "{} (named by .ralph/config.toml, not approved: not run)",
-                    p.display()
-                ),
-                "read .ralph/config.toml, then `ralph trust`",
-            );
-        }
-        let Some(v) = claude_version(&p) else {
-            return fail(
-                format!("{} does not answer --version", p.display()),
-                agent.install(),
-            );
+        let (v, p) = match agent_version(h, agent) {
+            Ok(found) => found,
+            Err(failed) => return failed,
         };
         if agent == Agent::Gemini && cfg.confined {
             return fail(

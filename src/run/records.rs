@@ -264,6 +264,31 @@ pub struct Saved {
     pub agents: Vec<crate::agent::Agent>,
 }
 
+impl Saved {
+    /// A new run's state: nothing counted yet.
+    pub fn new(
+        run_id: String,
+        started: String,
+        limits: Limits,
+        first_head: Option<String>,
+    ) -> Saved {
+        Saved {
+            run_id,
+            started,
+            limits,
+            state: State::default(),
+            first_head,
+            elapsed_s: 0.0,
+            tokens: Tokens::default(),
+            resumed: 0,
+            gate_runs: 0,
+            last_gate: None,
+            cost_unknown: false,
+            agents: Vec::new(),
+        }
+    }
+}
+
 /// A git object id (SHA-1 or SHA-256, hex): what a saved head must be, so
 /// that it can never reach git as an option.
 pub fn is_object_id(s: &str) -> bool {
@@ -497,36 +522,29 @@ mod tests {
     }
 
     fn saved() -> Saved {
-        Saved {
-            run_id: "2026-01-01T00-00-00Z-1".into(),
-            started: "2026-01-01T00:00:00Z".into(),
-            limits: Limits {
-                max_iterations: 10,
-                max_cost: Some(5.0),
-                no_progress_limit: 3,
-                max_failures: 3,
-                limit_backoff: std::time::Duration::from_secs(60),
-                max_limit_wait: std::time::Duration::from_secs(3600),
-                max_gate_failures: 3,
-                agents: 1,
-                fallback_after: std::time::Duration::from_secs(600),
-                max_sessions_per_step: 5,
-                max_sessions_per_hour: None,
-            },
-            state: State {
-                iteration: 2,
-                cost_usd: 1.5,
-                ..Default::default()
-            },
-            first_head: Some("a".repeat(40)),
-            elapsed_s: 30.0,
-            tokens: Tokens::default(),
-            resumed: 0,
-            gate_runs: 0,
-            last_gate: None,
-            cost_unknown: false,
-            agents: Vec::new(),
-        }
+        let limits = Limits {
+            max_iterations: 10,
+            max_cost: Some(5.0),
+            no_progress_limit: 3,
+            max_failures: 3,
+            limit_backoff: std::time::Duration::from_secs(60),
+            max_limit_wait: std::time::Duration::from_secs(3600),
+            max_gate_failures: 3,
+            agents: 1,
+            fallback_after: std::time::Duration::from_secs(600),
+            max_sessions_per_step: 5,
+            max_sessions_per_hour: None,
+        };
+        let mut s = Saved::new(
+            "2026-01-01T00-00-00Z-1".into(),
+            "2026-01-01T00:00:00Z".into(),
+            limits,
+            Some("a".repeat(40)),
+        );
+        s.state.iteration = 2;
+        s.state.cost_usd = 1.5;
+        s.elapsed_s = 30.0;
+        s
     }
 
     #[test]

@@ -46,6 +46,8 @@ struct Ran<'a> {
     auto_commit: Option<String>,
     no_evidence: bool,
     no_change: bool,
+    /// What it cost (`None`: not known).
+    cost: Option<f64>,
     start: String,
     command: Vec<String>,
     ended: &'a session::Finished,
@@ -266,20 +268,12 @@ impl Shell<'_> {
                 ));
                 saved
             }
-            None => Saved {
-                run_id: run.id.clone(),
-                started: timefmt::now(),
-                limits: s.limits.clone(),
-                state: engine::State::default(),
-                first_head: before.head.clone(),
-                elapsed_s: 0.0,
-                tokens: Tokens::default(),
-                resumed: 0,
-                gate_runs: 0,
-                last_gate: None,
-                cost_unknown: false,
-                agents: Vec::new(),
-            },
+            None => Saved::new(
+                run.id.clone(),
+                timefmt::now(),
+                s.limits.clone(),
+                before.head.clone(),
+            ),
         })
     }
 
@@ -461,6 +455,7 @@ impl Shell<'_> {
             auto_commit,
             no_evidence,
             no_change,
+            cost: self.cost_of(st, seat),
             start,
             command,
             ended: &ended,
@@ -504,7 +499,7 @@ impl Shell<'_> {
         );
         let error = self.error_of(r.ended);
         self.say_after(r, progress, &error, saved.state.failures + 1);
-        let cost = self.cost_of(&r.ended.stream, r.seat);
+        let cost = r.cost;
         self.log_footer(r, gate, cost);
         saved.cost_unknown |= cost.is_none();
         (error, cost)
@@ -711,7 +706,7 @@ impl Shell<'_> {
             exit_code: ended.status.and_then(|x| x.code()),
             outcome: r.outcome.clone(),
             is_error: st.any_error,
-            cost_usd: self.cost_of(st, r.seat).unwrap_or(0.0),
+            cost_usd: r.cost.unwrap_or(0.0),
             tokens: Tokens::from(&st.usage),
             num_turns: st.num_turns,
             results: st.results,
@@ -730,7 +725,7 @@ impl Shell<'_> {
             command: r.command.clone(),
             agent: r.seat.agent,
             model: r.seat.model.map(String::from).or_else(|| st.model.clone()),
-            cost_unknown: self.cost_of(st, r.seat).is_none(),
+            cost_unknown: r.cost.is_none(),
             left_uncommitted: r.left_uncommitted,
             auto_commit: r.auto_commit.clone(),
             no_evidence: r.no_evidence,
