@@ -490,3 +490,37 @@ fn doctor_checks_the_agents_the_config_names() {
         "{c}"
     );
 }
+
+#[test]
+fn a_process_that_keeps_an_agents_output_open_is_ended_with_its_session() {
+    for (agent, bin, model, _) in agents() {
+        let env = project();
+        let marker = if agent == "codex" { 7797 } else { 7798 };
+        // Started in a session of its own, holding the command's output.
+        // (Codex returns from the command; Gemini CLI waits on the pipe
+        // until the session's timeout ends it.)
+        env.api.session([
+            Reply::bash(format!("setsid sleep {marker} &")),
+            Reply::text("Left it running."),
+        ]);
+        let t0 = std::time::Instant::now();
+        let out = agent_loop(&env, agent, &bin, model)
+            .args(["--max-iterations", "1", "--timeout", "30s"])
+            .assert()
+            .get_output()
+            .clone();
+        assert!(matches!(out.status.code(), Some(4)), "{agent}: {out:?}");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "{agent}: {:?}",
+            t0.elapsed()
+        );
+        assert!(
+            eventually(Duration::from_secs(10), || processes_with(&format!(
+                "sleep {marker}"
+            ))
+            .is_empty()),
+            "{agent}: the process holding the output was left running"
+        );
+    }
+}
