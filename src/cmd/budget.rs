@@ -37,7 +37,7 @@ fn read_lines(project: &Project) -> Result<Vec<Line>> {
         let path = project.ralph_dir().join(name);
         let text = if name == "progress.md" {
             // A session reads its last entries only.
-            fsutil::read_tail(&path, 256 * 1024).map(|t| {
+            fsutil::read_tail(&path, crate::work::progress_log::TAIL_BYTES).map(|t| {
                 crate::work::progress_log::tail(&t, crate::work::progress_log::TAIL_LINES)
                     .to_string()
             })

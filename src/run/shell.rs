@@ -20,12 +20,6 @@ use crate::timefmt;
 use crate::work::project::Project;
 use crate::work::{completion, gate, sentinel};
 
-/// The end of the progress log: enough for the last entries, whatever its
-/// size.
-fn fsutil_tail(path: &std::path::Path) -> Option<String> {
-    crate::fsutil::read_tail(path, 256 * 1024)
-}
-
 fn now_epoch() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -544,7 +538,10 @@ impl Shell<'_> {
     /// Did the session check a box and write no evidence under its heading?
     /// Said when so.
     fn no_evidence(&self, number: u32, before: &Checkpoint, after: &Checkpoint) -> bool {
-        let log = fsutil_tail(&self.project.progress_log());
+        let log = crate::fsutil::read_tail(
+            &self.project.progress_log(),
+            crate::work::progress_log::TAIL_BYTES,
+        );
         let none = after.done > before.done
             && !log.is_some_and(|t| crate::work::progress_log::has_evidence(&t, number));
         if none {

@@ -10,6 +10,9 @@
 pub const TAIL_LINES: usize = 60;
 /// What the tail may cost a session, and what `.ralph/learnings.md` may.
 pub const TAIL_BUDGET: usize = 1500;
+/// How much of the log's end is read (for a session's entry, or its tail):
+/// bounded, whatever the log has grown to.
+pub const TAIL_BYTES: u64 = 256 * 1024;
 pub const LEARNINGS_BUDGET: usize = 800;
 
 /// The loop's heading for session `n`, with a word on the learnings when
