@@ -1,10 +1,10 @@
 //! The loop: its decisions (`engine`, pure) and the `shell` that carries them
 //! out, with one module per thing it touches (session, stream, lock, records).
 
-pub mod claude;
 pub mod confine;
 pub mod countdown;
 pub mod engine;
+pub mod launch;
 pub mod lifecycle;
 pub mod lock;
 pub mod merge;

@@ -15,7 +15,7 @@ use crate::run::progress::{self, Checkpoint};
 use crate::run::records::{Record, RunDir, Saved, Summary, Tokens};
 use crate::run::session;
 use crate::run::ui::Ui;
-use crate::run::{claude, countdown};
+use crate::run::{countdown, launch};
 use crate::timefmt;
 use crate::work::project::Project;
 use crate::work::{completion, gate, sentinel};
@@ -397,7 +397,7 @@ impl Shell<'_> {
         (iteration, number): (u32, u32),
         (agent, base): (usize, Option<String>),
     ) -> Result<(session::Finished, Vec<String>)> {
-        let who = claude::Who {
+        let who = launch::Who {
             run: self.run,
             iteration,
             session: number,
@@ -405,7 +405,7 @@ impl Shell<'_> {
             secret: &self.secret,
             base,
         };
-        let spec = claude::session(self.project, self.s, self.s.seat(agent), &who, self.ui)?;
+        let spec = launch::session(self.project, self.s, self.s.seat(agent), &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];
         let shown = spec.args.len() - usize::from(self.s.interactive);
         command.extend(spec.args.iter().take(shown).cloned());
