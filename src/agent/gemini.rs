@@ -24,3 +24,27 @@ pub fn arguments(model: Option<&str>) -> Vec<String> {
 /// What the session's environment adds: no relaunch of itself as a child
 /// node process (one process to supervise and signal).
 pub const ENV: [(&str, &str); 1] = [("GEMINI_CLI_NO_RELAUNCH", "true")];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn print_mode_with_its_tools_and_the_model_given() {
+        assert_eq!(
+            arguments(Some("gemini-2.5-pro")),
+            [
+                "-p",
+                "",
+                "--output-format",
+                "stream-json",
+                "--approval-mode",
+                "yolo",
+                "-m",
+                "gemini-2.5-pro"
+            ]
+        );
+        assert_eq!(arguments(None).len(), 6);
+        assert_eq!(ENV, [("GEMINI_CLI_NO_RELAUNCH", "true")]);
+    }
+}
