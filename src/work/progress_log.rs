@@ -111,5 +111,7 @@ mod tests {
             !has_evidence(&over, 5),
             "the loop's own lines are no evidence"
         );
+        let at = heading(6, "t", "codex", None, LEARNINGS_BUDGET);
+        assert!(!at.contains("> ralph:"), "at the budget is within it");
     }
 }

@@ -238,6 +238,24 @@ mod tests {
             );
             assert!(!h[0].fix().is_empty());
         }
+        for (h, fix_says) in [
+            (Hindrance::NoSpec(String::new()), "`ralph init`"),
+            (
+                Hindrance::NoTracker(String::new()),
+                "cargo install beads_rust",
+            ),
+            (
+                Hindrance::TrackerFails(String::new()),
+                "`br init` in the project",
+            ),
+            (Hindrance::Template, "write your own steps"),
+            (Hindrance::NoSteps, "add steps as"),
+            (Hindrance::UnknownTasks(vec![]), "create them"),
+            (Hindrance::GateMissing(vec![]), "install them"),
+            (Hindrance::Warning(String::new()), "ralph verify-sync"),
+        ] {
+            assert!(h.fix().contains(fix_says), "{h:?}: {}", h.fix());
+        }
         // Work in progress is no hindrance: open steps, a task not yet closed.
         let open = Problem::CheckedButOpen {
             step: "line 1: x".into(),
