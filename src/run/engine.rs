@@ -1363,6 +1363,12 @@ mod tests {
             step(&mut s.clone(), &l, ended(limited(now + 300, now))),
             Action::Wait { .. }
         ));
+        // Exactly --fallback-after (600 s: the reset, plus the second the
+        // wait adds): still waited out.
+        assert!(matches!(
+            step(&mut s.clone(), &l, ended(limited(now + 599, now))),
+            Action::Wait { wait, .. } if wait == l.fallback_after
+        ));
         // In 2 hours: the next session runs on the fallback, at once.
         assert_eq!(
             step(&mut s, &l, ended(limited(now + 7200, now))),
