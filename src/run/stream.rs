@@ -580,11 +580,44 @@ mod tests {
         s.feed(r#"{"type":"turn.failed","error":{"message":"You've hit your usage limit."}}"#);
         assert!(!s.result_ok());
         assert_eq!(s.limit, Some(Limit::Usage { reset_at: None }));
+        let o = s.outcome.as_ref().unwrap();
+        assert_eq!(
+            (s.results, o.is_error, o.text.as_str()),
+            (1, true, "You've hit your usage limit.")
+        );
         let mut s = Session::default();
         s.feed(
             r#"{"type":"error","message":"Quota exceeded. Check your plan and billing details."}"#,
         );
         assert!(matches!(s.limit, Some(Limit::Usage { .. })));
+        // A file change is a tool call of its own.
+        let mut s = Session::default();
+        let shown = s.feed(
+            r#"{"type":"item.completed","item":{"id":"i","type":"file_change","changes":[{"path":"a.rs","kind":"update"},{"path":"b.rs","kind":"add"}],"status":"completed"}}"#,
+        );
+        assert_eq!(shown, [Shown::Tool("Edit: a.rs, b.rs".into())]);
+        assert_eq!(s.tool_calls, 1);
+    }
+
+    #[test]
+    fn gemini_text_is_shown_in_the_pieces_its_turns_make() {
+        let mut s = Session::default();
+        let lines = [
+            r#"{"type":"message","role":"assistant","content":"First ","delta":true}"#,
+            r#"{"type":"message","role":"assistant","content":"part.","delta":true}"#,
+            r#"{"type":"message","role":"user","content":"more"}"#,
+            r#"{"type":"message","role":"assistant","content":"Second.","delta":true}"#,
+            r#"{"type":"error","severity":"warning","message":"Loop detected, stopping"}"#,
+        ];
+        let shown: Vec<Shown> = lines.iter().flat_map(|l| s.feed(l)).collect();
+        assert_eq!(
+            shown,
+            [
+                Shown::Text("First part.".into()),
+                Shown::Text("Second.".into()),
+                Shown::Note("Loop detected, stopping".into()),
+            ]
+        );
     }
 
     #[test]
