@@ -59,6 +59,26 @@ fn five() -> u32 {
     5
 }
 
+/// One set of limits for unit tests, so a new field is filled in one place.
+#[cfg(test)]
+impl Limits {
+    pub(crate) fn sample() -> Limits {
+        Limits {
+            max_iterations: 5,
+            max_cost: Some(2.0),
+            no_progress_limit: 3,
+            max_failures: 3,
+            limit_backoff: Duration::from_secs(60),
+            max_limit_wait: Duration::from_secs(3600),
+            max_gate_failures: 3,
+            agents: 1,
+            fallback_after: Duration::from_secs(600),
+            max_sessions_per_step: 5,
+            max_sessions_per_hour: None,
+        }
+    }
+}
+
 fn one() -> usize {
     1
 }
@@ -748,19 +768,7 @@ mod tests {
     use super::*;
 
     fn limits() -> Limits {
-        Limits {
-            max_iterations: 5,
-            max_cost: Some(2.0),
-            no_progress_limit: 3,
-            max_failures: 3,
-            limit_backoff: Duration::from_secs(60),
-            max_limit_wait: Duration::from_secs(3600),
-            max_gate_failures: 3,
-            agents: 1,
-            fallback_after: Duration::from_secs(600),
-            max_sessions_per_step: 5,
-            max_sessions_per_hour: None,
-        }
+        Limits::sample()
     }
 
     fn between() -> Event {

@@ -621,12 +621,7 @@ mod tests {
             no_progress_limit: 4,
             max_failures: 2,
             limit_backoff: Duration::from_secs(30),
-            max_limit_wait: Duration::from_secs(3600),
-            max_gate_failures: 3,
-            agents: 1,
-            fallback_after: Duration::from_secs(600),
-            max_sessions_per_step: 5,
-            max_sessions_per_hour: None,
+            ..Limits::sample()
         };
         let s = settings(&args(), &p, Some(&saved)).unwrap();
         assert_eq!(s.limits, saved);

@@ -525,15 +525,7 @@ mod tests {
         let limits = Limits {
             max_iterations: 10,
             max_cost: Some(5.0),
-            no_progress_limit: 3,
-            max_failures: 3,
-            limit_backoff: std::time::Duration::from_secs(60),
-            max_limit_wait: std::time::Duration::from_secs(3600),
-            max_gate_failures: 3,
-            agents: 1,
-            fallback_after: std::time::Duration::from_secs(600),
-            max_sessions_per_step: 5,
-            max_sessions_per_hour: None,
+            ..Limits::sample()
         };
         let mut s = Saved::new(
             "2026-01-01T00-00-00Z-1".into(),
