@@ -652,6 +652,7 @@ mod tests {
             (2400, 600)
         );
         assert_eq!(s.by_model.len(), 2);
+        assert_eq!(s.tool_calls, 1);
         let mut s = Session::default();
         s.feed(r#"{"type":"result","timestamp":"t","status":"error","error":{"type":"unknown","message":"[API Error: You have exhausted your daily quota on this model.]\nPlease wait"},"stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":0,"tool_calls":0,"models":{}}}"#);
         assert!(!s.result_ok());
