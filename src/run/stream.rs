@@ -621,6 +621,21 @@ mod tests {
     }
 
     #[test]
+    fn tool_lines_name_the_file_or_the_unwrapped_command() {
+        let g = |t: &str, f: &str| {
+            gemini_tool(&serde_json::json!({"tool_name": t, "parameters": {"file_path": f}}))
+        };
+        assert_eq!(g("write_file", "src/a.rs"), "write_file: src/a.rs");
+        assert_eq!(g("read_file", "b.md"), "read_file: b.md");
+        assert_eq!(g("glob", "c"), "glob");
+        let c = |cmd: &str| codex_command(&serde_json::json!({ "command": cmd }));
+        assert_eq!(c("/bin/bash -lc 'cargo test'"), "cargo test");
+        assert_eq!(c("/bin/zsh -lc 'cargo test'"), "/bin/zsh -lc 'cargo test'");
+        assert_eq!(c("/bin/bash -c 'cargo test'"), "/bin/bash -c 'cargo test'");
+        assert_eq!(c("ls -la"), "ls -la");
+    }
+
+    #[test]
     fn gemini_stream_json_is_read_as_a_session() {
         let mut s = Session::default();
         let lines = [
@@ -652,7 +667,7 @@ mod tests {
             (2400, 600)
         );
         assert_eq!(s.by_model.len(), 2);
-        assert_eq!(s.tool_calls, 1);
+        assert_eq!((s.tool_calls, s.num_turns), (1, 1));
         let mut s = Session::default();
         s.feed(r#"{"type":"result","timestamp":"t","status":"error","error":{"type":"unknown","message":"[API Error: You have exhausted your daily quota on this model.]\nPlease wait"},"stats":{"total_tokens":0,"input_tokens":0,"output_tokens":0,"cached":0,"input":0,"duration_ms":0,"tool_calls":0,"models":{}}}"#);
         assert!(!s.result_ok());
