@@ -48,6 +48,7 @@ pub enum Cmd {
     Logs(cmd::logs::Logs),
     Trust(cmd::trust::Trust),
     Add(cmd::add::Add),
+    Review(cmd::review::Review),
 }
 
 #[cfg(test)]

@@ -134,6 +134,10 @@ pub struct Options {
     #[serde(default)]
     pub gate: GateConfig,
 
+    #[command(flatten)]
+    #[serde(default)]
+    pub review: ReviewConfig,
+
     #[arg(skip)]
     #[serde(default)]
     pub hooks: Hooks,
@@ -183,6 +187,44 @@ pub struct GateConfig {
     /// COMPLETE and stops the run for a human
     #[arg(long = "protect", value_name = "GLOB")]
     pub protect: Option<Vec<String>>,
+}
+
+/// `[review]`: an independent review session before COMPLETE (or a checked
+/// step) counts. On when the table is there, or with `--review`.
+#[derive(Debug, Default, Clone, Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewConfig {
+    /// Have a fresh reviewer session judge the work before it counts:
+    /// `complete` (once the gate passes) or `step` (after each checked step)
+    #[arg(long = "review", id = "review_when", value_name = "WHEN")]
+    pub when: Option<String>,
+    /// The reviewer's agent [default: the run's agent]
+    #[arg(
+        long = "review-agent",
+        id = "review_agent",
+        value_name = "AGENT",
+        value_enum
+    )]
+    pub agent: Option<crate::agent::Agent>,
+    /// The reviewer's model [default: its agent's own]
+    #[arg(long = "review-model", id = "review_model", value_name = "MODEL")]
+    pub model: Option<String>,
+    /// The reviewer's standing instructions, a file inside the project
+    /// [default: ralph's own].
+    #[arg(skip)]
+    pub prompt: Option<PathBuf>,
+    /// Rejections in a row before the loop stops for a human [default: 3].
+    #[arg(skip)]
+    pub max_rounds: Option<u32>,
+    /// `false` turns a `[review]` table off; the table alone turns it on.
+    #[arg(skip)]
+    #[serde(default = "present")]
+    pub enabled: Option<bool>,
+}
+
+/// A `[review]` table that is there asks for a review.
+fn present() -> Option<bool> {
+    Some(true)
 }
 
 /// Shell commands run at points of the loop's life, with the facts in
@@ -253,9 +295,18 @@ layered!(Options {
     allow_write,
     allow_domains,
     gate,
+    review,
     hooks,
     prices,
     claude_args,
+});
+layered!(ReviewConfig {
+    when,
+    agent,
+    model,
+    prompt,
+    max_rounds,
+    enabled
 });
 layered!(GateConfig {
     commands,

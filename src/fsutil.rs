@@ -348,6 +348,20 @@ fn open_file(path: &Path, flags: i32) -> Result<Option<(File, fs::Metadata)>> {
     Ok(Some((f, m)))
 }
 
+/// At most `cap` bytes of a regular file, never through a link at its
+/// last component (a file a session writes for the loop to read).
+pub fn read_regular_capped(path: &Path, cap: u64) -> Result<Option<String>> {
+    use std::io::Read;
+    let Some((f, _)) = open_file(path, nix::libc::O_NOFOLLOW)? else {
+        return Ok(None);
+    };
+    let mut text = String::new();
+    f.take(cap)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read {} as UTF-8 text", path.display()))?;
+    Ok(Some(text))
+}
+
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
     read_optional_capped(path, READ_CAP)
 }

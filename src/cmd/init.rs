@@ -37,11 +37,13 @@ pub struct Init {
 /// the sentinels, the gate's hand-over), which a commit would carry into
 /// every later checkout and worktree. The spec, prompt, readme and config
 /// are the project's and belong in git.
-pub const IGNORED: [&str; 5] = [
+pub const IGNORED: [&str; 7] = [
     "runs/",
     "COMPLETE",
     "WAITING",
     "gate-failed.md",
+    "review-failed.md",
+    "review-verdict.json",
     "loop.lock",
 ];
 

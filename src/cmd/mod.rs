@@ -12,6 +12,7 @@ pub mod install_hook;
 pub mod logs;
 pub mod reset;
 pub mod resume;
+pub mod review;
 pub mod run_loop;
 pub mod status;
 pub mod trust;
@@ -54,5 +55,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Logs(c) => c.run(),
         Cmd::Trust(c) => c.run(),
         Cmd::Add(c) => c.run(),
+        Cmd::Review(c) => c.run(),
     }
 }

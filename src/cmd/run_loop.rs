@@ -102,12 +102,14 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
     let mut saved = saved;
     // A human has looked at the step the run was stuck on: its count starts
     // again (the step itself stays known, so the next stall counts anew).
-    if run
-        .summary()
-        .is_some_and(|s| s.outcome == crate::run::engine::Outcome::Stuck)
-    {
-        saved.state.step_sessions = 0;
-        saved.state.step_outcomes.clear();
+    match run.summary().map(|s| s.outcome) {
+        Some(crate::run::engine::Outcome::Stuck) => {
+            saved.state.step_sessions = 0;
+            saved.state.step_outcomes.clear();
+        }
+        // Likewise the reviewer's rejections in a row.
+        Some(crate::run::engine::Outcome::ReviewRejected) => saved.state.review_rejections = 0,
+        _ => {}
     }
     Ok((run, saved))
 }
@@ -361,9 +363,15 @@ fn first_move(
     // What the sentinels there say decides how the run starts.
     let complete = sentinel::Complete::read(&project.complete())?;
     let waiting = sentinel::Waiting::read(&project.waiting())?;
+    // A reviewer of the run judges a COMPLETE found there, as the gate does.
+    let judged = settings.gate.is_some()
+        || settings
+            .review
+            .as_ref()
+            .is_some_and(|r| r.when == crate::work::review::When::Complete);
     let holds = complete.as_ref().map(|_| {
         matches!(
-            completion::rule(checked, settings.gate.is_some()),
+            completion::rule(checked, judged),
             completion::Rule::Holds { .. }
         )
     });

@@ -53,6 +53,13 @@ pub struct Limits {
     /// the project counted).
     #[serde(default)]
     pub max_sessions_per_hour: Option<u32>,
+    /// `[review] when = "step"`: each session that checked a box is
+    /// reviewed.
+    #[serde(default)]
+    pub review_each_step: bool,
+    /// Review rejections in a row before the loop stops for a human.
+    #[serde(default = "three")]
+    pub max_review_rounds: u32,
 }
 
 fn five() -> u32 {
@@ -75,6 +82,8 @@ impl Limits {
             fallback_after: Duration::from_secs(600),
             max_sessions_per_step: 5,
             max_sessions_per_hour: None,
+            review_each_step: false,
+            max_review_rounds: 3,
         }
     }
 }
@@ -124,6 +133,9 @@ pub struct State {
     pub step: Option<String>,
     pub step_sessions: u32,
     pub step_outcomes: Vec<String>,
+    /// Review sessions run, and rejections (or no verdict) in a row.
+    pub reviews: u32,
+    pub review_rejections: u32,
 }
 
 /// How a session went, as its record says.
@@ -204,6 +216,16 @@ pub enum Completion {
     /// Spec and tracker agree, but a command of the project's own gate
     /// failed (`what`: the command and how); the shell has set it aside.
     GateFailed { what: String },
+    /// Spec, tracker and gate agree, but the reviewer did not approve; the
+    /// shell has set it aside and handed the findings over.
+    ReviewRejected,
+}
+
+/// A review session's verdict and cost, as the shell reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reviewed {
+    pub verdict: crate::work::review::Verdict,
+    pub cost_usd: f64,
 }
 
 /// A facts report from the shell at one point of the loop.
@@ -218,6 +240,8 @@ pub enum Event {
         /// since the epoch), for pacing; and the time now.
         recent_starts: Vec<u64>,
         now_epoch: u64,
+        /// The review COMPLETE got, if one ran.
+        review: Option<Reviewed>,
     },
     /// The `on_session_start` hook has run (or there is none).
     BeforeSpawn {
@@ -248,6 +272,8 @@ pub struct Report {
     /// ended.
     pub step_before: Option<String>,
     pub step_after: Option<String>,
+    /// The review after the session (its steps, or COMPLETE), if one ran.
+    pub review: Option<Reviewed>,
 }
 
 /// How a run ended: the loop's exit status.
@@ -265,6 +291,9 @@ pub enum Outcome {
     /// One step stayed open over `--max-sessions-per-step` sessions in a
     /// row: WAITING is written, naming it.
     Stuck,
+    /// The reviewer rejected the work `max_rounds` times in a row: WAITING
+    /// is written with its findings.
+    ReviewRejected,
     Interrupted,
     /// The loop was killed (SIGKILL, OOM) and left no summary; written by the
     /// loop that took over its lock.
@@ -276,7 +305,7 @@ impl Outcome {
         match self {
             Outcome::Complete => 0,
             Outcome::Failed | Outcome::EndedAbnormally => 1,
-            Outcome::Waiting | Outcome::Stuck => 3,
+            Outcome::Waiting | Outcome::Stuck | Outcome::ReviewRejected => 3,
             Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => 4,
             Outcome::NoProgress => 5,
             Outcome::Interrupted => 130,
@@ -293,6 +322,7 @@ impl Outcome {
             Outcome::LimitWait => "usage limit wait too long",
             Outcome::NoProgress => "no progress",
             Outcome::Stuck => "stuck on a step",
+            Outcome::ReviewRejected => "rejected by the reviewer",
             Outcome::Interrupted => "interrupted",
             Outcome::EndedAbnormally => "ended abnormally",
         }
@@ -303,7 +333,9 @@ impl Outcome {
     pub fn hook(self) -> Option<EndHook> {
         match self {
             Outcome::Complete => Some(EndHook::Complete),
-            Outcome::Waiting | Outcome::NoProgress | Outcome::Stuck => Some(EndHook::Waiting),
+            Outcome::Waiting | Outcome::NoProgress | Outcome::Stuck | Outcome::ReviewRejected => {
+                Some(EndHook::Waiting)
+            }
             Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => {
                 Some(EndHook::Limit)
             }
@@ -314,7 +346,10 @@ impl Outcome {
     /// Does the run end by asking for a human? No progress does: the loop
     /// writes WAITING with the reason, as a session would.
     pub fn writes_waiting(self) -> bool {
-        matches!(self, Outcome::NoProgress | Outcome::Stuck)
+        matches!(
+            self,
+            Outcome::NoProgress | Outcome::Stuck | Outcome::ReviewRejected
+        )
     }
 
     /// May `ralph loop --resume` go on from a run that ended so? Only from
@@ -328,6 +363,7 @@ impl Outcome {
                 | Outcome::Waiting
                 | Outcome::NoProgress
                 | Outcome::Stuck
+                | Outcome::ReviewRejected
         )
     }
 }
@@ -375,6 +411,18 @@ pub fn gate_each(
         && *completion == Completion::Absent
         && progress == Progress::Changed
         && judge_after(outcome)
+}
+
+/// After a session: are the steps it checked reviewed now (`[review] when =
+/// "step"`)? Only when it checked one, and not after a stop request or a
+/// usage limit (its work is judged with the next session's).
+pub fn review_steps(each_step: bool, checked: bool, outcome: &SessionOutcome) -> bool {
+    each_step
+        && checked
+        && !matches!(
+            outcome,
+            SessionOutcome::Interrupted(_) | SessionOutcome::Limited(_)
+        )
 }
 
 /// Did the user quit an interactive session (which stops the loop)? It
@@ -471,15 +519,24 @@ fn between(
     gate: Completion,
     waiting: Option<String>,
     (recent_starts, now_epoch): (Vec<u64>, u64),
+    review: Option<Reviewed>,
 ) -> Action {
+    // Counted first (its cost), said after what became of COMPLETE.
+    let review_stop = review.as_ref().and_then(|r| count_review(s, limits, r));
     if let Completion::Accepted { steps } = gate {
         return stop(Outcome::Complete, format!("all {steps} steps done"));
     }
-    if let Some(a) = judge_gate(s, limits, gate) {
+    if let Some(a) = judge_gate(s, limits, gate).or(review_stop) {
         return a;
     }
     if let Some(w) = waiting {
         return stop(Outcome::Waiting, w);
+    }
+    // A review costs too: it may be what reaches the cap.
+    if review.is_some()
+        && let Some(a) = over_cost(s, limits)
+    {
+        return a;
     }
     if s.iteration >= limits.max_iterations {
         return stop(
@@ -512,8 +569,9 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             waiting,
             recent_starts,
             now_epoch,
+            review,
             ..
-        } => between(s, limits, gate, waiting, (recent_starts, now_epoch)),
+        } => between(s, limits, gate, waiting, (recent_starts, now_epoch), review),
         Event::BeforeSpawn { stop: Some(sig) } => stop(
             Outcome::Interrupted,
             format!("{sig} received before the session started"),
@@ -551,8 +609,9 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
             "claude was quit before the Stop hook ended the session",
         );
     }
+    let review_stop = r.review.as_ref().and_then(|rv| count_review(s, limits, rv));
     // The last word on completion is the gate's, whatever else went wrong.
-    if let Some(a) = judge_gate(s, limits, r.gate) {
+    if let Some(a) = judge_gate(s, limits, r.gate).or(review_stop) {
         return a;
     }
     if let Some(w) = r.waiting {
@@ -566,16 +625,42 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
     count_failures(s, limits, &r.outcome, &r.error)
         .or_else(|| count_stalls(s, limits, r.progress))
         .or_else(|| count_stuck(s, limits, &r.outcome, (&r.step_before, &r.step_after)))
-        .or_else(|| {
-            let max = limits.max_cost?;
-            (s.cost_usd >= max).then(|| {
-                stop(
-                    Outcome::CostLimit,
-                    format!("${:.2} spent of --max-cost ${max:.2}", s.cost_usd),
-                )
-            })
-        })
+        .or_else(|| over_cost(s, limits))
         .unwrap_or(Action::Next)
+}
+
+/// The stop at `--max-cost`, once what was spent reaches it.
+fn over_cost(s: &State, limits: &Limits) -> Option<Action> {
+    let max = limits.max_cost?;
+    (s.cost_usd >= max).then(|| {
+        stop(
+            Outcome::CostLimit,
+            format!("${:.2} spent of --max-cost ${max:.2}", s.cost_usd),
+        )
+    })
+}
+
+/// A review: its cost counted, and the stop for a human once
+/// `max_review_rounds` reviews in a row did not approve (no verdict counts
+/// as a rejection).
+fn count_review(s: &mut State, limits: &Limits, r: &Reviewed) -> Option<Action> {
+    s.cost_usd += r.cost_usd;
+    s.reviews += 1;
+    if r.verdict.approved() {
+        s.review_rejections = 0;
+        return None;
+    }
+    s.review_rejections += 1;
+    (s.review_rejections >= limits.max_review_rounds).then(|| {
+        stop(
+            Outcome::ReviewRejected,
+            format!(
+                "{} review(s) in a row did not approve; the last findings: {}",
+                s.review_rejections,
+                r.verdict.findings().join("; ")
+            ),
+        )
+    })
 }
 
 /// A usage limit: not the session's fault and not an iteration. Wait, then
@@ -721,6 +806,11 @@ fn judge_gate(s: &mut State, limits: &Limits, gate: Completion) -> Option<Action
             s.rejected += 1;
             None
         }
+        Completion::ReviewRejected => {
+            s.rejected += 1;
+            s.gate_failures = 0;
+            None
+        }
         Completion::GateFailed { what } => {
             s.rejected += 1;
             s.gate_failures += 1;
@@ -778,6 +868,7 @@ mod tests {
             waiting: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
+            review: None,
         }
     }
 
@@ -793,6 +884,7 @@ mod tests {
             now_epoch: 1_000_000,
             step_before: None,
             step_after: None,
+            review: None,
         }
     }
 
@@ -1018,6 +1110,7 @@ mod tests {
                 waiting: None,
                 recent_starts: Vec::new(),
                 now_epoch: 1_000_000,
+                review: None,
             },
         );
         assert_eq!(stopped(&a), Some(Outcome::Interrupted), "between sessions");
@@ -1197,19 +1290,28 @@ mod tests {
             (LimitWait, false),
             (NoProgress, true),
             (Stuck, true),
+            (ReviewRejected, true),
             (Interrupted, true),
             (EndedAbnormally, true),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
                 Complete => Some(EndHook::Complete),
-                Waiting | NoProgress | Stuck => Some(EndHook::Waiting),
+                Waiting | NoProgress | Stuck | ReviewRejected => Some(EndHook::Waiting),
                 IterationLimit | CostLimit | LimitWait => Some(EndHook::Limit),
                 Failed | Interrupted | EndedAbnormally => None,
             };
             assert_eq!(o.hook(), hook, "{o:?}");
-            assert_eq!(o.writes_waiting(), matches!(o, NoProgress | Stuck), "{o:?}");
-            assert_eq!(o.code() == 3, matches!(o, Waiting | Stuck), "{o:?}");
+            assert_eq!(
+                o.writes_waiting(),
+                matches!(o, NoProgress | Stuck | ReviewRejected),
+                "{o:?}"
+            );
+            assert_eq!(
+                o.code() == 3,
+                matches!(o, Waiting | Stuck | ReviewRejected),
+                "{o:?}"
+            );
             assert!(!o.text().is_empty());
         }
         assert_eq!(EndedAbnormally.text(), "ended abnormally");
@@ -1515,6 +1617,7 @@ mod tests {
             waiting: None,
             recent_starts: starts,
             now_epoch: now,
+            review: None,
         };
         let mut s = State::default();
         // One in the hour: room for another.
@@ -1565,11 +1668,179 @@ mod tests {
             step: Some("br-1".into()),
             step_sessions: 2,
             step_outcomes: vec!["ok".into(), "failed".into()],
+            reviews: 2,
+            review_rejections: 1,
         };
         let back: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
         let l = limits();
         let back: Limits = serde_json::from_str(&serde_json::to_string(&l).unwrap()).unwrap();
         assert_eq!(back, l);
+    }
+
+    fn reviewed(approved: bool, cost_usd: f64) -> Option<Reviewed> {
+        use crate::work::review::Verdict;
+        Some(Reviewed {
+            verdict: if approved {
+                Verdict::Approved
+            } else {
+                Verdict::Rejected(vec!["the parser drops the last line".into()])
+            },
+            cost_usd,
+        })
+    }
+
+    #[test]
+    fn a_review_that_approves_lets_complete_count_and_resets_the_rounds() {
+        let l = limits();
+        let mut s = State {
+            review_rejections: 2,
+            ..State::default()
+        };
+        let a = step(
+            &mut s,
+            &l,
+            ended(Report {
+                gate: Completion::Accepted { steps: 2 },
+                review: reviewed(true, 0.25),
+                ..report(SessionOutcome::Ok)
+            }),
+        );
+        assert_eq!(stopped(&a), Some(Outcome::Complete));
+        assert_eq!((s.reviews, s.review_rejections), (1, 0));
+        assert!(
+            (s.cost_usd - 0.35).abs() < 1e-9,
+            "session and review: {}",
+            s.cost_usd
+        );
+    }
+
+    #[test]
+    fn rejections_in_a_row_stop_for_a_human_with_the_findings() {
+        let l = limits();
+        // The reviewer of every COMPLETE rejects: the third stops the loop.
+        let (a, s) = run(&l, |_| Report {
+            gate: Completion::ReviewRejected,
+            review: reviewed(false, 0.1),
+            ..report(SessionOutcome::Ok)
+        });
+        match a {
+            Action::Stop { outcome, reason } => {
+                assert_eq!(outcome, Outcome::ReviewRejected);
+                assert!(
+                    reason.starts_with("3 review(s) in a row did not approve")
+                        && reason.contains("the parser drops the last line"),
+                    "{reason}"
+                );
+            }
+            a => panic!("{a:?}"),
+        }
+        assert_eq!(
+            (s.iteration, s.reviews, s.rejected, s.gate_failures),
+            (3, 3, 3, 0)
+        );
+        // An approval in between starts the count again; no verdict counts
+        // as a rejection.
+        let mut s = State::default();
+        for (approved, rounds) in [(false, 1), (true, 0), (false, 1), (false, 2)] {
+            step(
+                &mut s,
+                &l,
+                ended(Report {
+                    review: reviewed(approved, 0.0),
+                    ..report(SessionOutcome::Ok)
+                }),
+            );
+            assert_eq!(s.review_rejections, rounds);
+        }
+        let none = Reviewed {
+            verdict: crate::work::review::Verdict::NoVerdict("no file".into()),
+            cost_usd: 0.0,
+        };
+        let a = step(
+            &mut s,
+            &l,
+            ended(Report {
+                review: Some(none),
+                ..report(SessionOutcome::Ok)
+            }),
+        );
+        assert_eq!(stopped(&a), Some(Outcome::ReviewRejected), "{a:?}");
+        assert!(format!("{a:?}").contains("the reviewer gave no verdict: no file"));
+    }
+
+    #[test]
+    fn a_review_between_sessions_counts_its_cost_toward_the_cap() {
+        let l = Limits {
+            max_cost: Some(1.0),
+            ..limits()
+        };
+        let mut s = State {
+            cost_usd: 0.9,
+            ..State::default()
+        };
+        let with = |review| Event::Between {
+            stop: None,
+            gate: Completion::ReviewRejected,
+            waiting: None,
+            recent_starts: Vec::new(),
+            now_epoch: 1_000_000,
+            review,
+        };
+        assert_eq!(
+            stopped(&step(&mut s, &l, with(reviewed(false, 0.2)))),
+            Some(Outcome::CostLimit)
+        );
+        // Under the cap, and without a review, the loop goes on.
+        let mut s = State::default();
+        assert!(matches!(
+            step(&mut s, &l, with(reviewed(false, 0.2))),
+            Action::Prepare { .. }
+        ));
+        let mut s = State {
+            cost_usd: 5.0,
+            ..State::default()
+        };
+        assert!(matches!(
+            step(&mut s, &l, with(None)),
+            Action::Prepare { .. }
+        ));
+        // An approved review of a COMPLETE that holds: complete, even at the cap.
+        let mut s = State {
+            cost_usd: 0.9,
+            ..State::default()
+        };
+        let a = step(
+            &mut s,
+            &l,
+            Event::Between {
+                stop: None,
+                gate: Completion::Accepted { steps: 1 },
+                waiting: None,
+                recent_starts: Vec::new(),
+                now_epoch: 1_000_000,
+                review: reviewed(true, 0.2),
+            },
+        );
+        assert_eq!(stopped(&a), Some(Outcome::Complete));
+    }
+
+    #[test]
+    fn steps_are_reviewed_after_a_session_that_checked_one() {
+        let ok = SessionOutcome::Ok;
+        assert!(review_steps(true, true, &ok));
+        assert!(review_steps(true, true, &SessionOutcome::Failed));
+        assert!(!review_steps(false, true, &ok));
+        assert!(!review_steps(true, false, &ok));
+        assert!(!review_steps(
+            true,
+            true,
+            &SessionOutcome::Interrupted("SIGINT".into())
+        ));
+        assert!(!review_steps(
+            true,
+            true,
+            &SessionOutcome::Limited(Limit::RateLimit)
+        ));
     }
 }

@@ -11,6 +11,7 @@ pub mod merge;
 pub mod options;
 pub mod progress;
 pub mod records;
+pub mod review;
 pub mod session;
 pub mod shell;
 pub mod stream;

@@ -98,6 +98,8 @@ pub struct Settings {
     pub tracker: Option<Kind>,
     /// The project's own checks, if it has any.
     pub gate: Option<crate::work::gate::Gate>,
+    /// The independent reviewer, if the run has one (`[review]`, `--review`).
+    pub review: Option<crate::work::review::Reviewer>,
     /// Sessions confined by Claude Code's sandbox, and what they may reach.
     pub confined: Option<crate::run::confine::Confinement>,
 }
@@ -258,7 +260,12 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
     {
         return Err(COMMIT_WITH_CODEX.into());
     }
-    let limits = limits_of(&o, gate.as_ref(), 1 + fallbacks.len())?;
+    let review = reviewer_of(cli, &o, agent)?;
+    let mut limits = limits_of(&o, gate.as_ref(), 1 + fallbacks.len())?;
+    if let Some(r) = &review {
+        limits.review_each_step = r.when == crate::work::review::When::Step;
+        limits.max_review_rounds = r.max_rounds;
+    }
     Ok(Resolved {
         prompt,
         program: match agent {
@@ -285,9 +292,46 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             hooks: o.hooks,
             tracker: o.tracker,
             gate,
+            review,
             confined,
         },
     })
+}
+
+/// The reviewer, if the run has one: on with `--review`, a `[review]` table
+/// (unless `enabled = false`), or a reviewer's agent or model given. Its
+/// agent is checked as a fallback's is, in print mode.
+fn reviewer_of(
+    cli: &Options,
+    o: &Options,
+    agent: Agent,
+) -> Result<Option<crate::work::review::Reviewer>, String> {
+    use crate::work::review::{Reviewer, When};
+    let r = &o.review;
+    let on = cli.review.when.is_some()
+        || r.enabled
+            .unwrap_or(r.when.is_some() || r.agent.is_some() || r.model.is_some());
+    if !on {
+        return Ok(None);
+    }
+    let when = When::parse(r.when.as_deref().unwrap_or("complete"))
+        .map_err(|e| format!("--review / [review] when: {e}"))?;
+    let reviewer = r.agent.unwrap_or(agent);
+    let own = Options {
+        model: r.model.clone(),
+        interactive: false,
+        permission_mode: None,
+        ..o.clone()
+    };
+    agent_fits(reviewer, &own).map_err(|e| format!("the reviewer: {e}"))?;
+    Ok(Some(Reviewer {
+        agent: reviewer,
+        program: PathBuf::new(),
+        model: r.model.clone(),
+        when,
+        prompt: r.prompt.clone(),
+        max_rounds: count("review max_rounds", r.max_rounds.unwrap_or(3), 100)?,
+    }))
 }
 
 /// `--commit auto` runs the project's hooks, which confined Codex can write.
@@ -357,6 +401,8 @@ fn limits_of(
             .map(|n| count("max-sessions-per-hour", n, 10_000))
             .transpose()?,
         fallback_after: duration("fallback-after", o.fallback_after.as_deref())?,
+        review_each_step: false,
+        max_review_rounds: 3,
     })
 }
 
@@ -466,10 +512,24 @@ pub fn settings(
             .expect("every agent");
         *program = program_file(*agent, named[i].clone())?;
     }
+    if let Some(r) = &mut s.review {
+        let i = Agent::ALL
+            .iter()
+            .position(|a| *a == r.agent)
+            .expect("every agent");
+        r.program =
+            program_file(r.agent, named[i].clone()).map_err(|e| format!("the reviewer: {e}"))?;
+        if let Some(p) = &r.prompt {
+            let p = inside(project, p).map_err(|e| e.replace("prompt =", "[review] prompt ="))?;
+            review_prompt_file(&p)?;
+            r.prompt = Some(p);
+        }
+    }
     // Claude Code's sandbox needs bubblewrap and socat here; Codex brings
     // its own.
+    let reviewer_claude = s.review.as_ref().is_some_and(|r| r.agent == Agent::Claude);
     if s.confined.is_some()
-        && s.agent == Agent::Claude
+        && (s.agent == Agent::Claude || reviewer_claude)
         && let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok())
     {
         return Err(format!("--confined cannot be had here: {why}"));
@@ -499,6 +559,16 @@ fn prompt_file(project: &Project, from: &PromptFrom) -> Result<PathBuf, String> 
         )),
         Ok(Some(_)) => Ok(prompt),
         Err(e) => Err(format!("the prompt: {e:#}")),
+    }
+}
+
+/// `[review] prompt`: there and not empty.
+fn review_prompt_file(p: &std::path::Path) -> Result<(), String> {
+    match crate::fsutil::read_optional(p) {
+        Ok(Some(t)) if !t.trim().is_empty() => Ok(()),
+        Ok(Some(_)) => Err(format!("[review] prompt {} is empty", p.display())),
+        Ok(None) => Err(format!("[review] prompt: no file at {}", p.display())),
+        Err(e) => Err(format!("[review] prompt: {e:#}")),
     }
 }
 

@@ -262,6 +262,9 @@ pub struct Saved {
     /// `state.limited_until` index them).
     #[serde(default)]
     pub agents: Vec<crate::agent::Agent>,
+    /// The last review of the run, if one ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_review: Option<ReviewRecord>,
 }
 
 impl Saved {
@@ -285,6 +288,7 @@ impl Saved {
             last_gate: None,
             cost_unknown: false,
             agents: Vec::new(),
+            last_review: None,
         }
     }
 }
@@ -432,6 +436,58 @@ pub struct Record {
     /// It checked a box but changed nothing besides `.ralph/`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_change: bool,
+    /// A review session (not a work session): what it judged and its verdict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewRecord>,
+}
+
+/// What a review session judged and came to, as records, the state, the
+/// summary and `status` keep it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewRecord {
+    /// Its session number in the run.
+    pub session: u32,
+    /// `the whole run`, or the steps a session checked.
+    pub of: String,
+    /// `approved`, `rejected`, `no verdict`.
+    pub verdict: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub findings: Vec<String>,
+    pub time: String,
+    pub cost_usd: f64,
+}
+
+impl ReviewRecord {
+    pub fn new(
+        session: u32,
+        of: &str,
+        v: &crate::work::review::Verdict,
+        cost_usd: f64,
+    ) -> ReviewRecord {
+        use crate::work::review::Verdict;
+        ReviewRecord {
+            session,
+            of: of.to_string(),
+            verdict: match v {
+                Verdict::Approved => "approved",
+                Verdict::Rejected(_) => "rejected",
+                Verdict::NoVerdict(_) => "no verdict",
+            }
+            .to_string(),
+            findings: v.findings(),
+            time: crate::timefmt::now(),
+            cost_usd,
+        }
+    }
+
+    /// `approved`, `rejected: <first finding> (+1 more)`.
+    pub fn line(&self) -> String {
+        match self.findings.split_first() {
+            None => self.verdict.clone(),
+            Some((first, [])) => format!("{}: {first}", self.verdict),
+            Some((first, rest)) => format!("{}: {first} (+{} more)", self.verdict, rest.len()),
+        }
+    }
 }
 
 fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {
@@ -486,6 +542,15 @@ pub struct Summary {
     /// Some session's cost is not known: `cost_usd` counts the others.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cost_unknown: bool,
+    /// Review sessions run, and the last one's verdict.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reviews: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewRecord>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -31,23 +31,39 @@ pub fn spec_text(s: &Checkpoint) -> String {
     format!("{}/{}", s.done, s.total)
 }
 
+/// What became of COMPLETE, and the review it got (with the review
+/// session's record, appended after the session it followed).
+struct Judged {
+    completion: Completion,
+    review: Option<(engine::Reviewed, Record)>,
+}
+
+impl Judged {
+    fn plain(completion: Completion) -> Judged {
+        Judged {
+            completion,
+            review: None,
+        }
+    }
+}
+
 /// One session, as it ran, for its record.
-struct Ran<'a> {
-    iteration: u32,
-    number: u32,
-    seat: crate::run::options::Seat<'a>,
-    left_uncommitted: bool,
-    auto_commit: Option<String>,
-    no_evidence: bool,
-    no_change: bool,
+pub(crate) struct Ran<'a> {
+    pub(crate) iteration: u32,
+    pub(crate) number: u32,
+    pub(crate) seat: crate::run::options::Seat<'a>,
+    pub(crate) left_uncommitted: bool,
+    pub(crate) auto_commit: Option<String>,
+    pub(crate) no_evidence: bool,
+    pub(crate) no_change: bool,
     /// What it cost (`None`: not known).
-    cost: Option<f64>,
-    start: String,
-    command: Vec<String>,
-    ended: &'a session::Finished,
-    outcome: &'a SessionOutcome,
-    before: &'a Checkpoint,
-    after: &'a Checkpoint,
+    pub(crate) cost: Option<f64>,
+    pub(crate) start: String,
+    pub(crate) command: Vec<String>,
+    pub(crate) ended: &'a session::Finished,
+    pub(crate) outcome: &'a SessionOutcome,
+    pub(crate) before: &'a Checkpoint,
+    pub(crate) after: &'a Checkpoint,
 }
 
 pub struct Shell<'a> {
@@ -79,9 +95,9 @@ impl Shell<'_> {
     /// The completion gate, if COMPLETE is there: spec and tracker must
     /// agree, then the project's own checks must pass; else COMPLETE is set
     /// aside in the run folder with the reasons.
-    fn gate(&self, saved: &mut Saved) -> Result<Completion> {
+    fn gate(&self, lock: &mut LoopLock, saved: &mut Saved) -> Result<Judged> {
         if !self.project.complete().exists() {
-            return Ok(Completion::Absent);
+            return Ok(Judged::plain(Completion::Absent));
         }
         if let Some(why) = self.protected_touched(saved) {
             let problems = why.len();
@@ -92,11 +108,11 @@ impl Shell<'_> {
                 why.join("; ")
             ))
             .write(&self.project.waiting())?;
-            return Ok(Completion::Rejected { problems });
+            return Ok(Judged::plain(Completion::Rejected { problems }));
         }
         let checked = completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?;
         let why = match completion::rule(&checked, self.s.gate.is_some()) {
-            completion::Rule::Holds { steps } => return Ok(Completion::Accepted { steps }),
+            completion::Rule::Holds { steps } => return self.accept(lock, saved, steps),
             completion::Rule::RunGate { steps } => {
                 let gate = self.s.gate.as_ref().expect("the rule saw a gate");
                 self.ui.note(
@@ -105,24 +121,59 @@ impl Shell<'_> {
                 let v = self.run_gate(gate, saved)?;
                 if v.interrupted {
                     // Neither accepted nor refused: the loop is stopping.
-                    return Ok(Completion::Absent);
+                    return Ok(Judged::plain(Completion::Absent));
                 }
                 if v.passed {
                     self.ui.note("the gate passed");
-                    return Ok(Completion::Accepted { steps });
+                    return self.accept(lock, saved, steps);
                 }
                 let what = v.summary();
                 let mut why = vec![format!("the completion gate: {what}")];
                 why.extend(v.tail.iter().rev().take(15).rev().map(|l| format!("| {l}")));
                 // Its output was shown as the gate failed: once is enough.
                 self.set_aside(saved, &why, 1, 1)?;
-                return Ok(Completion::GateFailed { what });
+                return Ok(Judged::plain(Completion::GateFailed { what }));
             }
             completion::Rule::Blocked(why) => why,
         };
         let problems = why.len();
         self.set_aside(saved, &why, problems, 10)?;
-        Ok(Completion::Rejected { problems })
+        Ok(Judged::plain(Completion::Rejected { problems }))
+    }
+
+    /// COMPLETE holds and the gate passed: accepted, unless the run's
+    /// reviewer (`when = "complete"`) does not approve, which sets it aside
+    /// with the findings.
+    fn accept(&self, lock: &mut LoopLock, saved: &mut Saved, steps: usize) -> Result<Judged> {
+        let accepted = Judged::plain(Completion::Accepted { steps });
+        if self
+            .s
+            .review
+            .as_ref()
+            .is_none_or(|r| r.when != crate::work::review::When::Complete)
+        {
+            return Ok(accepted);
+        }
+        self.ui
+            .note("COMPLETE holds; an independent review session judges the run before it counts");
+        let (reviewed, record) = self.review(lock, saved, crate::run::review::Of::Run)?;
+        if reviewed.verdict.approved() {
+            return Ok(Judged {
+                review: Some((reviewed, record)),
+                ..accepted
+            });
+        }
+        let why: Vec<String> = reviewed
+            .verdict
+            .findings()
+            .into_iter()
+            .map(|f| format!("the reviewer: {f}"))
+            .collect();
+        self.set_aside(saved, &why, why.len(), 0)?;
+        Ok(Judged {
+            completion: Completion::ReviewRejected,
+            review: Some((reviewed, record)),
+        })
     }
 
     /// What changed of the protected files since the run began, one line
@@ -217,10 +268,19 @@ impl Shell<'_> {
         Ok(())
     }
 
-    fn between(&self, saved: &mut Saved) -> Result<Event> {
+    fn between(&self, lock: &mut LoopLock, saved: &mut Saved) -> Result<Event> {
+        let judged = self.gate(lock, saved)?;
+        let review = match judged.review {
+            Some((reviewed, record)) => {
+                self.run.append_record(&record)?;
+                Some(reviewed)
+            }
+            None => None,
+        };
         Ok(Event::Between {
             stop: session::stop_requested(),
-            gate: self.gate(saved)?,
+            gate: judged.completion,
+            review,
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
             recent_starts: self.recent_starts(),
             now_epoch: now_epoch(),
@@ -291,7 +351,7 @@ impl Shell<'_> {
             self.run.path.display()
         ));
 
-        let mut ev = self.between(&mut saved)?;
+        let mut ev = self.between(lock, &mut saved)?;
         let mut last_saved = saved.state.clone();
         let (outcome, reason) = loop {
             let action = engine::step(&mut saved.state, &self.s.limits, ev);
@@ -324,7 +384,7 @@ impl Shell<'_> {
         let (s, ui) = (self.s, &self.ui);
         Ok(match action {
             Action::Stop { .. } => unreachable!("the loop stops before acting"),
-            Action::Next => self.between(saved)?,
+            Action::Next => self.between(lock, saved)?,
             Action::Prepare { iteration } => self.prepare(iteration, saved, before),
             Action::Spawn {
                 iteration,
@@ -404,6 +464,7 @@ impl Shell<'_> {
             loop_start: lock.info.start_time,
             secret: &self.secret,
             base,
+            review: None,
         };
         let spec = launch::session(self.project, self.s, self.s.seat(agent), &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];
@@ -440,7 +501,10 @@ impl Shell<'_> {
         let outcome = self.outcome_of(&ended);
         saved.tokens.add(&st.usage);
         let progress = progress::compare(before, &after);
-        let (gate, verdict) = self.judge_after_session(saved, &outcome, progress)?;
+        let step_review = self.review_steps(lock, saved, number, &outcome, before, &mut after)?;
+        let (judged, verdict) = self.judge_after_session(lock, saved, &outcome, progress)?;
+        let reviews: Vec<(engine::Reviewed, Record)> =
+            step_review.into_iter().chain(judged.review).collect();
         let session = Ran {
             iteration,
             number,
@@ -460,17 +524,21 @@ impl Shell<'_> {
         let this_gate = verdict.clone();
         self.run.append_record(&self.record(&session, verdict))?;
         let (error, cost) = self.tell(&session, progress, this_gate.as_ref(), saved);
+        for (_, record) in &reviews {
+            self.run.append_record(record)?;
+        }
         let report = Report {
             quit_by_user: self.quit_by_user(&ended),
             outcome,
             error,
             cost_usd: cost.unwrap_or(0.0),
             progress,
-            gate,
+            gate: judged.completion,
             waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
             now_epoch: now_epoch(),
             step_before: before.next.clone(),
             step_after: after.next.clone(),
+            review: reviews.into_iter().next().map(|(r, _)| r),
         };
         *before = after;
         Ok(report)
@@ -664,7 +732,7 @@ impl Shell<'_> {
     /// What a session cost: as the agent said (Claude Code), else its tokens
     /// at the model's price (by model, where the stream breaks them down);
     /// `None` when a model that did work has no price.
-    fn cost_of(
+    pub(crate) fn cost_of(
         &self,
         st: &crate::run::stream::Session,
         seat: crate::run::options::Seat,
@@ -689,7 +757,7 @@ impl Shell<'_> {
     }
 
     /// The session's record, as `records.jsonl` keeps it.
-    fn record(&self, r: &Ran<'_>, gate: Option<gate::Verdict>) -> Record {
+    pub(crate) fn record(&self, r: &Ran<'_>, gate: Option<gate::Verdict>) -> Record {
         let (ended, st) = (r.ended, &r.ended.stream);
         Record {
             iteration: r.iteration,
@@ -727,6 +795,7 @@ impl Shell<'_> {
             auto_commit: r.auto_commit.clone(),
             no_evidence: r.no_evidence,
             no_change: r.no_change,
+            review: None,
         }
     }
 
@@ -791,20 +860,22 @@ impl Shell<'_> {
     /// so. What became of COMPLETE, and the gate's verdict for the record.
     fn judge_after_session(
         &self,
+        lock: &mut LoopLock,
         saved: &mut Saved,
         outcome: &SessionOutcome,
         progress: engine::Progress,
-    ) -> Result<(Completion, Option<gate::Verdict>)> {
-        let gate = if engine::judge_after(outcome) {
-            self.gate(saved)?
+    ) -> Result<(Judged, Option<gate::Verdict>)> {
+        let judged = if engine::judge_after(outcome) {
+            self.gate(lock, saved)?
         } else {
-            Completion::Absent
+            Judged::plain(Completion::Absent)
         };
-        let mut verdict = (gate != Completion::Absent)
+        let gate = &judged.completion;
+        let mut verdict = (*gate != Completion::Absent)
             .then(|| saved.last_gate.clone())
             .flatten();
         if let Some(g) = &self.s.gate
-            && engine::gate_each(g.when == gate::When::Each, &gate, progress, outcome)
+            && engine::gate_each(g.when == gate::When::Each, gate, progress, outcome)
         {
             self.ui
                 .note("running the project's checks after this session (gate: when = \"each\")");
@@ -814,7 +885,44 @@ impl Shell<'_> {
             }
             verdict = Some(v);
         }
-        Ok((gate, verdict))
+        Ok((judged, verdict))
+    }
+
+    /// `[review] when = "step"`: the steps the session checked are reviewed
+    /// (when the engine says so); rejected, they are unchecked again and the
+    /// findings handed to the next session.
+    fn review_steps(
+        &self,
+        lock: &mut LoopLock,
+        saved: &mut Saved,
+        number: u32,
+        outcome: &SessionOutcome,
+        before: &Checkpoint,
+        after: &mut Checkpoint,
+    ) -> Result<Option<(engine::Reviewed, Record)>> {
+        let spec = self.project.spec();
+        let text = crate::fsutil::read_optional(&spec)?.unwrap_or_default();
+        let (_, steps) = crate::work::add::uncheck_new(&text, &before.boxes);
+        if !engine::review_steps(self.s.limits.review_each_step, !steps.is_empty(), outcome) {
+            return Ok(None);
+        }
+        let of = crate::run::review::Of::Steps {
+            session: number,
+            steps: steps.clone(),
+            base: before.head.clone(),
+        };
+        let (reviewed, record) = self.review(lock, saved, of)?;
+        if !reviewed.verdict.approved() {
+            let text = crate::fsutil::read_optional(&spec)?.unwrap_or_default();
+            let (undone, steps) = crate::work::add::uncheck_new(&text, &before.boxes);
+            crate::fsutil::atomic_write(&spec, undone.as_bytes(), 0o644)?;
+            self.ui.note(&format!(
+                "unchecked {} again until a review approves",
+                steps.join(", ")
+            ));
+            *after = progress::take(&self.project.root, &spec);
+        }
+        Ok(Some((reviewed, record)))
     }
 
     /// What went wrong in a session, in a line: its own error, else how it
@@ -876,6 +984,8 @@ impl Shell<'_> {
             confined: self.s.confined.is_some(),
             agent: self.s.agent,
             cost_unknown: saved.cost_unknown,
+            reviews: saved.state.reviews,
+            review: saved.last_review.clone(),
         };
         run.write_summary(&summary)?;
         self.end_hook(&summary);

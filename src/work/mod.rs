@@ -8,6 +8,7 @@ pub mod gate;
 pub mod progress_log;
 pub mod project;
 pub mod readiness;
+pub mod review;
 pub mod sentinel;
 pub mod spec;
 pub mod sync;

@@ -1,0 +1,279 @@
+//! The reviewer's session, run by the shell: what it is given (criteria,
+//! changes, the gate's verdict), its launch like any print-mode session's,
+//! and its verdict, read back from the file its `ralph review` wrote.
+
+use anyhow::{Context, Result};
+
+use crate::run::engine::{Reviewed, SessionOutcome};
+use crate::run::lock::LoopLock;
+use crate::run::progress;
+use crate::run::records::{Record, ReviewRecord, Saved};
+use crate::run::shell::Shell;
+use crate::run::{launch, session};
+use crate::timefmt;
+use crate::work::review::{self, Verdict};
+
+/// What a review judges.
+pub enum Of {
+    /// COMPLETE: the whole run, since it began.
+    Run,
+    /// The steps session `session` checked (as they read), since `base`.
+    Steps {
+        session: u32,
+        steps: Vec<String>,
+        base: Option<String>,
+    },
+}
+
+/// The diff given inline; the reviewer runs git for the rest.
+const DIFF_BYTES: usize = 48 * 1024;
+/// The spec given as the run's criteria, at most.
+const SPEC_BYTES: u64 = 32 * 1024;
+/// git's empty tree: the base of a repository that had no commit.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// `.ralph/review-verdict.json`, where `ralph review` writes.
+pub fn verdict_path(project: &crate::work::project::Project) -> std::path::PathBuf {
+    project.ralph_dir().join("review-verdict.json")
+}
+
+/// `.ralph/review-failed.md`, what the next work session reads first.
+pub fn feedback_path(project: &crate::work::project::Project) -> std::path::PathBuf {
+    project.ralph_dir().join("review-failed.md")
+}
+
+fn remove_if_there(path: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Shell<'_> {
+    /// Run one review session and say what it came to; the findings are
+    /// handed to the next work session (`.ralph/review-failed.md`). Its
+    /// record, for the caller to append after the session it reviewed.
+    pub(crate) fn review(
+        &self,
+        lock: &mut LoopLock,
+        saved: &mut Saved,
+        of: Of,
+    ) -> Result<(Reviewed, Record)> {
+        let (project, r) = (self.project, self.s.review.as_ref().expect("a reviewer"));
+        saved.state.sessions += 1;
+        let number = saved.state.sessions;
+        let (what, criteria, base) = match &of {
+            Of::Run => {
+                let spec = crate::fsutil::read_optional_capped(&project.spec(), SPEC_BYTES)
+                    .ok()
+                    .flatten()
+                    .unwrap_or_default();
+                (
+                    "the whole run: every step of the spec is checked, and COMPLETE was written"
+                        .to_string(),
+                    format!(
+                        "The spec (`.ralph/spec.md`):\n\n```markdown\n{}\n```",
+                        spec.trim_end()
+                    ),
+                    saved.first_head.clone(),
+                )
+            }
+            Of::Steps {
+                session,
+                steps,
+                base,
+            } => (
+                format!("the step(s) session {session} checked"),
+                format!(
+                    "The step(s), from `.ralph/spec.md` (the whole spec is there for context):\n\n{}",
+                    steps
+                        .iter()
+                        .map(|s| format!("- {s}"))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
+                base.clone(),
+            ),
+        };
+        let (stat, diff) = self.changes_since(base.as_deref());
+        let (diff, diff_cut) = review::cut_diff(&diff, DIFF_BYTES);
+        let gate_line = saved.last_gate.as_ref().map(|g| {
+            if g.passed {
+                format!("The completion gate passed at {}.", g.time)
+            } else {
+                format!("The completion gate: {}.", g.summary())
+            }
+        });
+        let tail: Vec<String> = saved.last_gate.as_ref().map_or_else(Vec::new, |g| {
+            g.tail.iter().rev().take(15).rev().cloned().collect()
+        });
+        let standing = match &r.prompt {
+            Some(p) => crate::fsutil::read_optional(p)?
+                .with_context(|| format!("[review] prompt {} is gone", p.display()))?,
+            None => review::DEFAULT_PROMPT.to_string(),
+        };
+        let text = review::prompt(
+            &standing,
+            &review::Input {
+                what: &what,
+                criteria: &criteria,
+                base: base.as_deref(),
+                stat: &stat,
+                diff,
+                diff_cut,
+                gate: match (&of, &gate_line) {
+                    (Of::Run, Some(l)) => Some((l.as_str(), &tail[..])),
+                    _ => None,
+                },
+                round: saved.state.review_rejections + 1,
+                max_rounds: r.max_rounds,
+            },
+        );
+        let name = format!("review-{number:03}.md");
+        let prompt = self.run.new_file(&name)?;
+        crate::fsutil::create_new(&prompt)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+            .with_context(|| format!("cannot write {}", self.run.path.join(&name).display()))?;
+
+        let token = crate::trust::store::random_token();
+        let verdict_file = verdict_path(project);
+        remove_if_there(&verdict_file)?;
+        let before = progress::take(&project.root, &project.spec());
+        let seat = crate::run::options::Seat {
+            agent: r.agent,
+            program: &r.program,
+            model: r.model.as_deref(),
+            extra: if r.agent == crate::agent::Agent::Claude {
+                // A reviewer judges; Bash stays, for git and the tests.
+                &NO_EDITS[..]
+            } else {
+                &[]
+            },
+        };
+        self.ui
+            .status(&format!("review session {number}: {what} · {}", seat.agent));
+        let start = timefmt::now();
+        let mut settings = self.s.clone();
+        settings.interactive = false;
+        settings.prompt = prompt;
+        let who = launch::Who {
+            run: self.run,
+            iteration: saved.state.iteration,
+            session: number,
+            loop_start: lock.info.start_time,
+            secret: &self.secret,
+            base: saved.first_head.clone(),
+            review: Some(token.clone()),
+        };
+        let spec = launch::session(project, &settings, seat, &who, self.ui)?;
+        let mut command = vec![spec.program.display().to_string()];
+        command.extend(spec.args.iter().cloned());
+        let running = session::spawn(spec)?;
+        lock.set_session(Some((running.pid, running.start_time)))?;
+        let ended = running.wait()?;
+        lock.set_session(None)?;
+
+        let written = crate::fsutil::read_regular_capped(&verdict_file, review::VERDICT_CAP);
+        remove_if_there(&verdict_file)?;
+        let after = progress::take(&project.root, &project.spec());
+        let verdict = match written {
+            Err(e) => Verdict::NoVerdict(format!("{e:#}")),
+            Ok(_) if before.head != after.head || before.tree != after.tree => Verdict::NoVerdict(
+                "it changed the work (a commit or the working tree): a reviewer only judges; its changes are left for the next session to see"
+                    .into(),
+            ),
+            Ok(text) => review::read_verdict(text.as_deref(), &token),
+        };
+        let outcome = self.outcome_of_review(&ended);
+        let cost = self.cost_of(&ended.stream, seat);
+        saved.tokens.add(&ended.stream.usage);
+        saved.cost_unknown |= cost.is_none();
+        let rec = ReviewRecord::new(number, &what, &verdict, cost.unwrap_or(0.0));
+        self.hand_review_over(&verdict, &what, saved)?;
+        saved.last_review = Some(rec.clone());
+        let mut record = self.record(
+            &crate::run::shell::Ran {
+                iteration: saved.state.iteration,
+                number,
+                seat,
+                left_uncommitted: false,
+                auto_commit: None,
+                no_evidence: false,
+                no_change: false,
+                cost,
+                start,
+                command,
+                ended: &ended,
+                outcome: &outcome,
+                before: &before,
+                after: &after,
+            },
+            None,
+        );
+        record.counted = false;
+        record.review = Some(rec);
+        Ok((
+            Reviewed {
+                verdict,
+                cost_usd: cost.unwrap_or(0.0),
+            },
+            record,
+        ))
+    }
+
+    fn outcome_of_review(&self, ended: &session::Finished) -> SessionOutcome {
+        let end = crate::run::engine::SessionEnd {
+            ending: ended.ending,
+            interactive: false,
+            exit_ok: ended.status.is_some_and(|x| x.success()),
+            result_ok: ended.stream.result_ok(),
+            limit: ended.stream.limit.clone(),
+        };
+        crate::run::engine::classify(&end, Some(session::last_signal_name()))
+    }
+
+    /// Say the verdict; write or remove `.ralph/review-failed.md`.
+    fn hand_review_over(&self, verdict: &Verdict, what: &str, saved: &Saved) -> Result<()> {
+        let path = feedback_path(self.project);
+        if verdict.approved() {
+            self.ui.note("the reviewer approved");
+            return remove_if_there(&path);
+        }
+        let findings = verdict.findings();
+        let max = self.s.review.as_ref().map_or(3, |r| r.max_rounds);
+        let rounds = (saved.state.review_rejections + 1, max);
+        let text = review::feedback(&findings, what, &timefmt::now(), rounds);
+        crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
+        self.ui.note(&format!(
+            "the reviewer did not approve ({}); the next session finds why in .ralph/review-failed.md:",
+            verdict.text()
+        ));
+        for f in findings.iter().take(10) {
+            self.ui.line(&format!("    - {f}"));
+        }
+        Ok(())
+    }
+
+    /// `git diff --stat` and the diff since `base`, `.ralph/` aside.
+    fn changes_since(&self, base: Option<&str>) -> (String, String) {
+        let g = crate::git::at(&self.project.root);
+        let base = base.unwrap_or(EMPTY_TREE);
+        let paths = [base, "--", ".", ":(exclude).ralph"];
+        let stat = g
+            .run(&["diff", "--stat"], &paths)
+            .unwrap_or_else(|e| format!("(git could not say: {e:#})"));
+        let diff = g.run(&["diff"], &paths).unwrap_or_default();
+        let stat = if stat.trim().is_empty() {
+            "(no changes)".to_string()
+        } else {
+            stat
+        };
+        (stat, diff)
+    }
+}
+
+/// Claude's tools a reviewer does without.
+static NO_EDITS: std::sync::LazyLock<[String; 1]> =
+    std::sync::LazyLock::new(|| ["--disallowedTools=Edit,Write,NotebookEdit".to_string()]);

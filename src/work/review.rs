@@ -1,0 +1,372 @@
+//! The reviewer: a fresh session that did none of the work judges it before
+//! COMPLETE (or a checked step) counts. Pure: its prompt, its verdict file
+//! (written by `ralph review` in that session, read back by the loop) and
+//! what the next work session is told of a rejection.
+
+use serde::{Deserialize, Serialize};
+
+/// When the reviewer runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum When {
+    /// Once COMPLETE holds and the gate passed: the whole run.
+    Complete,
+    /// After each session that checked a box: the steps it checked.
+    Step,
+}
+
+impl When {
+    pub fn parse(s: &str) -> Result<When, String> {
+        match s {
+            "complete" => Ok(When::Complete),
+            "step" => Ok(When::Step),
+            _ => Err(format!("review: when = {s:?} is not `complete` or `step`")),
+        }
+    }
+}
+
+/// The reviewer of a run, as its settings say.
+#[derive(Debug, Clone)]
+pub struct Reviewer {
+    pub agent: crate::agent::Agent,
+    /// Its program (checked like the run's own).
+    pub program: std::path::PathBuf,
+    pub model: Option<String>,
+    pub when: When,
+    /// `[review] prompt`: the standing instructions (else ralph's own).
+    pub prompt: Option<std::path::PathBuf>,
+    pub max_rounds: u32,
+}
+
+/// What a review session came to. Only a verdict file written by `ralph
+/// review` in that very session counts; anything else is no verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "verdict", content = "findings")]
+pub enum Verdict {
+    Approved,
+    Rejected(Vec<String>),
+    /// Why there is none (no file, a file from elsewhere, a session that
+    /// changed the work).
+    NoVerdict(String),
+}
+
+impl Verdict {
+    pub fn approved(&self) -> bool {
+        *self == Verdict::Approved
+    }
+
+    /// What the next session (and the human) is told: the findings, or why
+    /// there was no verdict.
+    pub fn findings(&self) -> Vec<String> {
+        match self {
+            Verdict::Approved => Vec::new(),
+            Verdict::Rejected(f) => f.clone(),
+            Verdict::NoVerdict(why) => vec![format!("the reviewer gave no verdict: {why}")],
+        }
+    }
+
+    /// One line: `approved`, `rejected (2 findings)`, `no verdict`.
+    pub fn text(&self) -> String {
+        match self {
+            Verdict::Approved => "approved".into(),
+            Verdict::Rejected(f) => format!("rejected ({} finding(s))", f.len()),
+            Verdict::NoVerdict(_) => "no verdict".into(),
+        }
+    }
+}
+
+/// `.ralph/review-verdict.json`, as `ralph review` writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerdictFile {
+    /// The review session's own token (`RALPH_REVIEW`): a file planted
+    /// earlier, or written by another session, does not carry it.
+    pub token: String,
+    pub approved: bool,
+    #[serde(default)]
+    pub findings: Vec<String>,
+}
+
+pub const MAX_FINDINGS: usize = 20;
+pub const MAX_FINDING_CHARS: usize = 2000;
+/// The verdict file is read no further than this.
+pub const VERDICT_CAP: u64 = 64 * 1024;
+
+/// The findings given to `ralph review reject`, each trimmed: at least one,
+/// none empty, within bounds.
+pub fn check_findings(findings: &[String]) -> Result<Vec<String>, String> {
+    let f: Vec<String> = findings.iter().map(|f| f.trim().to_string()).collect();
+    if f.is_empty() || f.iter().any(|f| f.is_empty()) {
+        return Err(
+            "a rejection needs --finding \"<what is wrong, where, what would fix it>\" (one per problem, none empty)"
+                .into(),
+        );
+    }
+    if f.len() > MAX_FINDINGS {
+        return Err(format!(
+            "{} findings: at most {MAX_FINDINGS}; merge the small ones",
+            f.len()
+        ));
+    }
+    if let Some(long) = f.iter().find(|f| f.chars().count() > MAX_FINDING_CHARS) {
+        return Err(format!(
+            "a finding of {} characters: at most {MAX_FINDING_CHARS} each ({}...)",
+            long.chars().count(),
+            long.chars().take(40).collect::<String>()
+        ));
+    }
+    Ok(f)
+}
+
+/// The verdict in the file a review session left, if it is that session's.
+pub fn read_verdict(text: Option<&str>, token: &str) -> Verdict {
+    let Some(text) = text else {
+        return Verdict::NoVerdict(
+            "it ended without running `ralph review approve` or `ralph review reject`".into(),
+        );
+    };
+    let file: VerdictFile = match serde_json::from_str(text) {
+        Ok(f) => f,
+        Err(e) => return Verdict::NoVerdict(format!("its verdict file is not valid: {e}")),
+    };
+    if file.token != token {
+        return Verdict::NoVerdict("the verdict file is not this review session's".into());
+    }
+    if file.approved {
+        return Verdict::Approved;
+    }
+    match check_findings(&file.findings) {
+        Ok(f) => Verdict::Rejected(f),
+        Err(e) => Verdict::NoVerdict(format!("its rejection is not valid: {e}")),
+    }
+}
+
+/// The reviewer's built-in standing instructions (`[review] prompt`
+/// replaces them).
+pub const DEFAULT_PROMPT: &str = include_str!("../templates/review.md");
+
+/// What one review looks at.
+#[derive(Debug, Clone)]
+pub struct Input<'a> {
+    /// `the whole run` or `session 4's step(s)`.
+    pub what: &'a str,
+    /// The criteria: the spec, or the steps' lines.
+    pub criteria: &'a str,
+    /// The commit the changes are measured from.
+    pub base: Option<&'a str>,
+    /// `git diff --stat` and the diff itself (cut to a size).
+    pub stat: &'a str,
+    pub diff: &'a str,
+    pub diff_cut: bool,
+    /// The gate's last verdict, in a line, and its last lines.
+    pub gate: Option<(&'a str, &'a [String])>,
+    /// This is review round `round` of at most `max_rounds` in a row.
+    pub round: u32,
+    pub max_rounds: u32,
+}
+
+/// The review session's prompt: the standing instructions, then what to
+/// review.
+pub fn prompt(standing: &str, i: &Input) -> String {
+    let mut p = standing.trim_end().to_string();
+    p.push_str(&format!(
+        "\n\n# This review\n\nYou review {} (round {} of at most {} in a row before a human is called).\n\n## The criteria\n\n{}\n",
+        i.what,
+        i.round,
+        i.max_rounds,
+        i.criteria.trim_end()
+    ));
+    let base = i.base.unwrap_or("(no commit: the repository had none)");
+    p.push_str(&format!(
+        "\n## The changes\n\nSince commit {base}, ralph's own `.ralph/` files aside (`git diff {base} -- . ':(exclude).ralph'` shows them all; `git log {base}..HEAD` the commits):\n\n```text\n{}\n```\n",
+        i.stat.trim_end()
+    ));
+    if !i.diff.trim().is_empty() {
+        let cut = if i.diff_cut {
+            " (cut: run the command above for the rest)"
+        } else {
+            ""
+        };
+        p.push_str(&format!(
+            "\nThe diff{cut}:\n\n```diff\n{}\n```\n",
+            i.diff.trim_end()
+        ));
+    }
+    if let Some((line, tail)) = i.gate {
+        p.push_str(&format!("\n## The project's checks\n\n{line}\n"));
+        if !tail.is_empty() {
+            p.push_str(&format!(
+                "\nTheir last lines:\n\n```text\n{}\n```\n",
+                tail.join("\n")
+            ));
+        }
+    }
+    p
+}
+
+/// `.ralph/review-failed.md`: what the next work session reads first.
+pub fn feedback(findings: &[String], what: &str, time: &str, rounds: (u32, u32)) -> String {
+    let mut s = String::from("# The reviewer rejected the work\n\n");
+    s.push_str(&format!(
+        "At {time}, an independent review session judged {what} and rejected it \
+         (rejection {} in a row; at {} ralph stops for a human). Until a review \
+         approves, the work does not count.\n\n\
+         Fix each finding (this comes first, before the next step), verify the fix, \
+         commit, and check the step's box again (or run `ralph complete` again if every \
+         step is done). ralph removes this file once a review approves.\n\n## Findings\n\n",
+        rounds.0, rounds.1
+    ));
+    for f in findings {
+        s.push_str(&format!("- {}\n", f.replace('\n', "\n  ")));
+    }
+    s
+}
+
+/// The diff as given to the reviewer: at most `max` bytes, cut at a line.
+pub fn cut_diff(diff: &str, max: usize) -> (&str, bool) {
+    if diff.len() <= max {
+        return (diff, false);
+    }
+    let mut end = max;
+    while !diff.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = diff[..end].rfind('\n').map_or(end, |i| i + 1);
+    (&diff[..end], true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(token: &str, approved: bool, findings: &[&str]) -> String {
+        serde_json::to_string(&VerdictFile {
+            token: token.into(),
+            approved,
+            findings: findings.iter().map(|f| f.to_string()).collect(),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn only_this_sessions_verdict_counts() {
+        assert_eq!(
+            read_verdict(Some(&file("t1", true, &[])), "t1"),
+            Verdict::Approved
+        );
+        assert_eq!(
+            read_verdict(Some(&file("t1", false, &["x is wrong"])), "t1"),
+            Verdict::Rejected(vec!["x is wrong".into()])
+        );
+        for (text, why) in [
+            (None, "ended without running"),
+            (Some(file("t0", true, &[])), "not this review session's"),
+            (Some("approve".to_string()), "not valid"),
+            (Some(file("t1", false, &[])), "rejection is not valid"),
+            (
+                Some(r#"{"token":"t1","approved":true,"extra":1}"#.to_string()),
+                "not valid",
+            ),
+        ] {
+            let v = read_verdict(text.as_deref(), "t1");
+            assert!(
+                matches!(&v, Verdict::NoVerdict(w) if w.contains(why)),
+                "{text:?}: {v:?}"
+            );
+            assert!(!v.approved());
+        }
+    }
+
+    #[test]
+    fn findings_are_bounded_and_trimmed() {
+        assert_eq!(
+            check_findings(&[" a \n".into()]).unwrap(),
+            vec!["a".to_string()]
+        );
+        assert!(check_findings(&[]).unwrap_err().contains("--finding"));
+        assert!(check_findings(&["a".into(), "  ".into()]).is_err());
+        let many: Vec<String> = (0..=MAX_FINDINGS).map(|i| i.to_string()).collect();
+        assert!(check_findings(&many).unwrap_err().contains("at most 20"));
+        assert!(check_findings(&many[..MAX_FINDINGS]).is_ok());
+        let long = "é".repeat(MAX_FINDING_CHARS + 1);
+        assert!(check_findings(&[long]).unwrap_err().contains("2001"));
+        assert!(check_findings(&["é".repeat(MAX_FINDING_CHARS)]).is_ok());
+    }
+
+    #[test]
+    fn the_prompt_holds_the_criteria_changes_and_checks() {
+        let tail = vec!["ok 3 tests".to_string()];
+        let p = prompt(
+            "STANDING",
+            &Input {
+                what: "the whole run",
+                criteria: "- [x] **1** Add parse() [br-1]",
+                base: Some("abc123"),
+                stat: " src/a.rs | 3 ++-",
+                diff: "+fn parse() {}\n",
+                diff_cut: true,
+                gate: Some(("`make test` passed", &tail)),
+                round: 2,
+                max_rounds: 3,
+            },
+        );
+        for part in [
+            "STANDING\n\n# This review",
+            "the whole run (round 2 of at most 3",
+            "**1** Add parse() [br-1]",
+            "git diff abc123 -- .",
+            "src/a.rs | 3 ++-",
+            "The diff (cut: run the command above for the rest)",
+            "+fn parse() {}",
+            "`make test` passed",
+            "ok 3 tests",
+        ] {
+            assert!(p.contains(part), "{part}: {p}");
+        }
+        let p = prompt(
+            "S",
+            &Input {
+                diff: " ",
+                diff_cut: false,
+                gate: None,
+                base: None,
+                ..Input {
+                    what: "w",
+                    criteria: "c",
+                    base: None,
+                    stat: "",
+                    diff: "",
+                    diff_cut: false,
+                    gate: None,
+                    round: 1,
+                    max_rounds: 3,
+                }
+            },
+        );
+        assert!(!p.contains("The diff") && !p.contains("checks"), "{p}");
+        assert!(p.contains("no commit"), "{p}");
+    }
+
+    #[test]
+    fn the_feedback_lists_each_finding() {
+        let f = feedback(&["a\nb".into(), "c".into()], "step 1", "T", (1, 3));
+        assert!(f.contains("- a\n  b\n- c\n"), "{f}");
+        assert!(f.contains("rejection 1 in a row; at 3"), "{f}");
+        assert!(f.contains("judged step 1"), "{f}");
+    }
+
+    #[test]
+    fn a_diff_is_cut_at_a_line() {
+        assert_eq!(cut_diff("ab\ncd\n", 10), ("ab\ncd\n", false));
+        assert_eq!(cut_diff("ab\ncd\n", 4), ("ab\n", true));
+        assert_eq!(cut_diff("ééé", 3), ("é", true));
+        assert_eq!(
+            Verdict::NoVerdict("x".into()).findings(),
+            vec!["the reviewer gave no verdict: x".to_string()]
+        );
+        assert_eq!(
+            Verdict::Rejected(vec!["a".into()]).text(),
+            "rejected (1 finding(s))"
+        );
+    }
+}
