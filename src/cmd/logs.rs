@@ -167,8 +167,16 @@ impl Run for Logs {
                 no_such_session(&run, self.session, &all),
             ));
         }
+        let records = run.records();
         for (n, path) in chosen {
-            ui.status(&format!("run {} · session {n}", run.id));
+            // A review session says so, with its verdict.
+            let review = records
+                .iter()
+                .find(|r| r.session == *n)
+                .and_then(|r| r.review.as_ref())
+                .map(|r| format!(" (review: {})", r.verdict))
+                .unwrap_or_default();
+            ui.status(&format!("run {} · session {n}{review}", run.id));
             render(path, ui)?;
         }
         Ok(ExitStatus::Success)

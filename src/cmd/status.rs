@@ -8,7 +8,7 @@ use crate::fsutil;
 use crate::outln;
 use crate::run::engine::Outcome;
 use crate::run::lock as runlock;
-use crate::run::records::{RunDir, Summary};
+use crate::run::records::{ReviewRecord, RunDir, Summary};
 use crate::work::gate::Verdict;
 use crate::work::project::Project;
 use crate::work::{sentinel, spec};
@@ -274,15 +274,19 @@ fn last_run(project: &Project) -> Option<LastRun> {
     })
 }
 
-/// The last verdict of the completion gate: of the running loop, else of the
-/// last run.
-fn gate_result(project: &Project, running: &Option<runlock::LockInfo>) -> Option<Verdict> {
+/// The last verdicts of the completion gate and of the reviewer: of the
+/// running loop, else of the last run.
+fn verdicts(
+    project: &Project,
+    running: &Option<runlock::LockInfo>,
+) -> (Option<Verdict>, Option<ReviewRecord>) {
     let runs = project.runs();
     let run = match running {
-        Some(l) => RunDir::open(&runs, &l.run_id),
-        None => RunDir::latest(&runs)?,
+        Some(l) => Some(RunDir::open(&runs, &l.run_id)),
+        None => RunDir::latest(&runs),
     };
-    run.state()?.last_gate
+    run.and_then(|r| r.state())
+        .map_or((None, None), |s| (s.last_gate, s.last_review))
 }
 
 #[derive(Debug, Serialize)]
@@ -429,6 +433,9 @@ struct Report<'a> {
     running: Option<LoopView<'a>>,
     last_run: Option<LastRun>,
     gate: Option<Verdict>,
+    /// The reviewer's last verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    review: Option<ReviewRecord>,
     /// Whether what the project's files would run is approved.
     config: String,
     /// The last session left changes uncommitted (and nothing committed them).
@@ -498,6 +505,19 @@ impl Report<'_> {
             }) => show!("gate:    `{c}` failed ({w}) at {time}; see .ralph/gate-failed.md"),
             _ => {}
         }
+        if let Some(r) = &self.review {
+            let more = if r.verdict == "approved" {
+                String::new()
+            } else {
+                "; see .ralph/review-failed.md".into()
+            };
+            show!(
+                "review:  {} (session {}, {}){more}",
+                r.line(),
+                r.session,
+                r.time
+            );
+        }
         if let Some(r) = &self.last_run {
             show!("{}", r.line());
         }
@@ -537,7 +557,10 @@ impl Run for Status {
                 .to_string(),
             Err(e) => format!("invalid: {e:#}"),
         };
-        let last = RunDir::latest(&project.runs()).and_then(|r| r.records().pop());
+        // The last work session (review sessions change nothing).
+        let last = RunDir::latest(&project.runs())
+            .and_then(|r| r.records().into_iter().rev().find(|r| r.review.is_none()));
+        let (gate, review) = verdicts(&project, &running);
         let report = Report {
             project: &project.root,
             spec: spec.as_ref().map(|s| SpecView {
@@ -561,7 +584,8 @@ impl Run for Status {
             running: running.as_ref().map(|l| LoopView::of(l, &project)),
             // While a loop runs, its run is the one that matters.
             last_run: running.is_none().then(|| last_run(&project)).flatten(),
-            gate: gate_result(&project, &running),
+            gate,
+            review,
             config,
             left_uncommitted: last
                 .as_ref()

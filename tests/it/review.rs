@@ -1,0 +1,295 @@
+//! The independent reviewer: a fresh session that judges the work before
+//! COMPLETE (or a checked step) counts, and gives its verdict with `ralph
+//! review`. The real client plays both the work sessions and the reviewer.
+
+use std::fs;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// A project with one open step, a gate that always passes, and a reviewer
+/// (`[review]` with `review`'s lines).
+fn reviewed(review: &str) -> TestEnv {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** Write parse.txt saying v2\n",
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!("[gate]\ncommands = [\"true\"]\n\n[review]\n{review}"),
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("one step, reviewed");
+    env
+}
+
+/// The text of every main-loop request of the `n`th claude session (1-based).
+fn session_text(env: &TestEnv, n: usize) -> String {
+    let turns = env.api.turns();
+    let mut ids: Vec<String> = Vec::new();
+    for t in &turns {
+        if let Some(id) = &t.session_id
+            && !ids.contains(id)
+        {
+            ids.push(id.clone());
+        }
+    }
+    let id = ids.get(n - 1).unwrap_or_else(|| panic!("no session {n}"));
+    turns
+        .iter()
+        .filter(|t| t.session_id.as_ref() == Some(id))
+        .map(|t| t.user_text())
+        .collect()
+}
+
+const DO_V1: &str = "echo v1 > parse.txt && git add parse.txt && sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && git commit -qam 'step 1' && ralph complete -m done";
+
+#[test]
+fn a_rejection_reaches_the_next_session_which_fixes_it_and_the_second_review_approves() {
+    let env = reviewed("max_rounds = 3\n");
+    // 1: the work, wrong. 2: the reviewer rejects it. 3: the next work
+    // session reads why and fixes it. 4: the reviewer approves.
+    env.api.session([Reply::bash(DO_V1), Reply::text("Done.")]);
+    env.api.session([
+        Reply::bash("cat parse.txt; ralph review reject --finding 'parse.txt says v1; the step asks for v2'"),
+        Reply::text("Rejected."),
+    ]);
+    env.api.session([
+        Reply::bash("cat .ralph/review-failed.md"),
+        Reply::bash("echo v2 > parse.txt && git commit -qam 'fix: v2' && ralph complete -m fixed"),
+        Reply::text("Fixed."),
+    ]);
+    env.api.session([
+        Reply::bash("cat parse.txt && ralph review approve"),
+        Reply::text("Approved."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .stdout_with(0);
+    assert!(
+        out.contains("review session 2: the whole run")
+            && out.contains("the reviewer did not approve (rejected (1 finding(s)))")
+            && out.contains("    - parse.txt says v1; the step asks for v2")
+            && out.contains("the reviewer approved")
+            && out.contains("complete: all 1 steps done · 2 iteration(s)"),
+        "{out}"
+    );
+    // What the reviewer was given: the criteria, the diff, the gate.
+    let review = session_text(&env, 2);
+    for part in [
+        "You are the reviewer of a Ralph loop",
+        "round 1 of at most 3",
+        "**1** Write parse.txt saying v2",
+        "parse.txt | 1 +",
+        "+v1",
+        "The completion gate passed",
+    ] {
+        assert!(review.contains(part), "{part}: {review}");
+    }
+    // The next work session read the finding.
+    let fix = session_text(&env, 3);
+    assert!(
+        fix.contains("The reviewer rejected the work")
+            && fix.contains("- parse.txt says v1; the step asks for v2"),
+        "{fix}"
+    );
+    assert!(
+        !env.project.join(".ralph/review-failed.md").exists()
+            && !env.project.join(".ralph/review-verdict.json").exists(),
+        "handed over, then removed once approved"
+    );
+    // Records: two work sessions, two review sessions (not counted), in order.
+    let recs = records(&env);
+    let kinds: Vec<(u64, bool, Value)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["session"].as_u64().unwrap(),
+                r["counted"].as_bool().unwrap(),
+                r["review"]["verdict"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (1, true, Value::Null),
+            (2, false, "rejected".into()),
+            (3, true, Value::Null),
+            (4, false, "approved".into()),
+        ]
+    );
+    assert_eq!(
+        recs[1]["review"]["findings"][0],
+        "parse.txt says v1; the step asks for v2"
+    );
+    let command = recs[1]["command"].to_string();
+    assert!(
+        command.contains("--disallowedTools=Edit,Write,NotebookEdit"),
+        "{command}"
+    );
+    let s = summary(&env);
+    assert_eq!(
+        (s["reviews"].as_u64(), &s["review"]["verdict"]),
+        (Some(2), &"approved".into())
+    );
+    // Each review's cost counts in the run's.
+    let spent: f64 = recs.iter().map(|r| r["cost_usd"].as_f64().unwrap()).sum();
+    assert!(
+        (s["cost_usd"].as_f64().unwrap() - spent).abs() < 1e-9,
+        "{s}"
+    );
+    // `status` and `logs` show it as a review.
+    let status: Value = env.ralph().args(["status", "--json"]).json_with(0);
+    assert_eq!(status["review"]["verdict"], "approved", "{status}");
+    let text = env.ralph().arg("status").stdout_with(0);
+    assert!(text.contains("review:  approved (session 4"), "{text}");
+    let logs = env.ralph().args(["logs", "--session", "2"]).stdout_with(0);
+    assert!(logs.contains("session 2 (review: rejected)"), "{logs}");
+}
+
+#[test]
+fn a_reviewer_that_rejects_every_time_stops_the_loop_for_a_human() {
+    let env = reviewed("max_rounds = 2\n");
+    env.api.session([Reply::bash(DO_V1), Reply::text("Done.")]);
+    env.api.session([
+        Reply::bash("ralph review reject --finding 'not v2' --finding 'no test'"),
+        Reply::text("No."),
+    ]);
+    env.api.session([
+        Reply::bash("ralph complete -m 'done, really'"),
+        Reply::text("Done."),
+    ]);
+    env.api.session([
+        Reply::bash("ralph review reject --finding 'still not v2'"),
+        Reply::text("No."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "9"])
+        .stdout_with(3);
+    assert!(
+        out.contains("rejected by the reviewer: 2 review(s) in a row did not approve; the last findings: still not v2"),
+        "{out}"
+    );
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    assert!(waiting.contains("still not v2"), "{waiting}");
+    assert!(!env.project.join(".ralph/COMPLETE").exists());
+    assert_eq!(
+        records(&env).len(),
+        4,
+        "no session after the second rejection"
+    );
+    // A human fixes it and resumes: every step is checked, so the run's
+    // first move is a review, which approves; the count started again.
+    fs::write(env.project.join("parse.txt"), "v2\n").unwrap();
+    env.git(&["commit", "-qam", "v2, by hand"]);
+    env.ralph().arg("resume").assert().success();
+    env.api.session([
+        Reply::bash("cat parse.txt && ralph review approve"),
+        Reply::text("Yes."),
+    ]);
+    let out = ralph_loop(&env).args(["--resume"]).stdout_with(0);
+    assert!(
+        out.contains("review session 5: the whole run")
+            && out.contains("the reviewer approved")
+            && out.contains("complete: all 1 steps done · 2 iteration(s)"),
+        "{out}"
+    );
+    assert!(session_text(&env, 5).contains("round 1 of at most 2"));
+}
+
+#[test]
+fn a_review_without_a_verdict_is_not_an_approval() {
+    let env = reviewed("max_rounds = 1\n");
+    env.api.session([Reply::bash(DO_V1), Reply::text("Done.")]);
+    // The reviewer says it approves, in prose, and plants a verdict file
+    // without its token: neither counts.
+    env.api.session([
+        Reply::bash(
+            "printf '{\"token\":\"guess\",\"approved\":true}' > .ralph/review-verdict.json",
+        ),
+        Reply::text("Looks good to me, approved!"),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .stdout_with(3);
+    assert!(
+        out.contains("the reviewer did not approve (no verdict)")
+            && out.contains("the verdict file is not this review session's"),
+        "{out}"
+    );
+    assert_eq!(records(&env)[1]["review"]["verdict"], "no verdict");
+    assert!(!env.project.join(".ralph/COMPLETE").exists());
+    // `ralph review` outside a review session refuses.
+    env.ralph()
+        .args(["review", "approve"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("for the review session"));
+}
+
+#[test]
+fn with_when_step_a_rejected_step_is_unchecked_again() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[review]\nwhen = \"step\"\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("reviewed steps");
+    // Step 1 passes review; step 2 is rejected and unchecked; done again,
+    // it passes; step 3 and COMPLETE.
+    env.api.session(step_session(false));
+    env.api
+        .session([Reply::bash("ralph review approve"), Reply::text("ok")]);
+    env.api.session(step_session(false));
+    env.api.session([
+        Reply::bash("ralph review reject --finding 'step 2 did nothing of what it asks'"),
+        Reply::text("no"),
+    ]);
+    env.api.session([
+        Reply::bash(format!(
+            "cat .ralph/review-failed.md; echo two > two.txt && git add two.txt && {DO_STEP}"
+        )),
+        Reply::text("ok"),
+    ]);
+    env.api
+        .session([Reply::bash("ralph review approve"), Reply::text("ok")]);
+    env.api.session(step_session(true));
+    env.api
+        .session([Reply::bash("ralph review approve"), Reply::text("ok")]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "9"])
+        .stdout_with(0);
+    assert!(
+        out.contains("review session 4: the step(s) session 3 checked")
+            && out.contains("unchecked line 4: 2 Second step again until a review approves"),
+        "{out}"
+    );
+    let recs = records(&env);
+    let verdicts: Vec<Value> = recs
+        .iter()
+        .map(|r| r["review"]["verdict"].clone())
+        .collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            Value::Null,
+            "approved".into(),
+            Value::Null,
+            "rejected".into(),
+            Value::Null,
+            "approved".into(),
+            Value::Null,
+            "approved".into()
+        ]
+    );
+    assert_eq!(recs[2]["spec_after"], "1/3", "{}", recs[2]);
+    assert!(session_text(&env, 5).contains("step 2 did nothing of what it asks"));
+    assert!(session_text(&env, 4).contains("line 4: 2 Second step"));
+}
