@@ -222,6 +222,15 @@ pub struct ReviewConfig {
     pub enabled: Option<bool>,
 }
 
+impl ReviewConfig {
+    /// Is a reviewer asked for? The table (unless `enabled = false`), or a
+    /// reviewer's `when`, agent or model given.
+    pub fn on(&self) -> bool {
+        self.enabled
+            .unwrap_or(self.when.is_some() || self.agent.is_some() || self.model.is_some())
+    }
+}
+
 /// A `[review]` table that is there asks for a review.
 fn present() -> Option<bool> {
     Some(true)

@@ -90,9 +90,10 @@ type Make = fn(&Here) -> Verdict;
 
 /// Every check, in the order shown. A new check is a row here and a
 /// function below. Doctor is read-only: nothing a repository chose is run.
-const CHECKS: [(&str, Make); 12] = [
+const CHECKS: [(&str, Make); 13] = [
     ("claude", claude),
     ("agents", agents),
+    ("review", review),
     ("hook", hook),
     ("slash-command", slash_command),
     ("tracker", tracker),
@@ -198,6 +199,59 @@ fn agents(h: &Here) -> Verdict {
         said.push(format!("{agent}: {v} at {}", p.display()));
     }
     pass(said.join("; "))
+}
+
+/// The reviewer `[review]` asks for: its `when`, its prompt file, and its
+/// agent's program, as `claude` checks claude's.
+fn review(h: &Here) -> Verdict {
+    use crate::work::review::When;
+    let Ok(cfg) = h.cfg.as_ref() else {
+        return pass("(the config does not read; see the config check)");
+    };
+    let r = &cfg.review;
+    if !r.on() {
+        return pass("no reviewer configured (`[review]` in .ralph/config.toml, or --review)");
+    }
+    let when = match When::parse(r.when.as_deref().unwrap_or("complete")) {
+        Ok(w) => w,
+        Err(e) => return fail(e, "in [review]: when = \"complete\" or \"step\""),
+    };
+    let agent = r.agent.or(cfg.agent).unwrap_or_default();
+    if agent == Agent::Gemini && cfg.confined {
+        return fail(
+            "the reviewer gemini cannot run confined here (its sandbox needs a docker or podman daemon)",
+            "in [review]: agent = \"claude\" or \"codex\"",
+        );
+    }
+    if let Some(p) = &r.prompt {
+        let inside = p.is_relative()
+            && !p
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir));
+        let text = crate::fsutil::read_optional(&h.project.root.join(p))
+            .ok()
+            .flatten();
+        if !inside || text.is_none_or(|t| t.trim().is_empty()) {
+            return fail(
+                format!(
+                    "[review] prompt = {:?}: not a file with text inside the project",
+                    p.display()
+                ),
+                "write it, or drop `prompt` for ralph's own reviewer instructions",
+            );
+        }
+    }
+    match agent_version(h, agent) {
+        Ok((v, p)) => pass(format!(
+            "{agent} reviews {}: {v} at {}",
+            match when {
+                When::Complete => "each COMPLETE",
+                When::Step => "each checked step",
+            },
+            p.display()
+        )),
+        Err(failed) => failed,
+    }
 }
 
 fn hook(h: &Here) -> Verdict {

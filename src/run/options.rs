@@ -308,10 +308,7 @@ fn reviewer_of(
 ) -> Result<Option<crate::work::review::Reviewer>, String> {
     use crate::work::review::{Reviewer, When};
     let r = &o.review;
-    let on = cli.review.when.is_some()
-        || r.enabled
-            .unwrap_or(r.when.is_some() || r.agent.is_some() || r.model.is_some());
-    if !on {
+    if !(cli.review.when.is_some() || r.on()) {
         return Ok(None);
     }
     let when = When::parse(r.when.as_deref().unwrap_or("complete"))
@@ -330,7 +327,8 @@ fn reviewer_of(
         model: r.model.clone(),
         when,
         prompt: r.prompt.clone(),
-        max_rounds: count("review max_rounds", r.max_rounds.unwrap_or(3), 100)?,
+        max_rounds: count("review max_rounds", r.max_rounds.unwrap_or(3), 100)
+            .map_err(|e| e.replace("--review max_rounds", "[review] max_rounds"))?,
     }))
 }
 

@@ -263,3 +263,40 @@ fn ralph_waiting_works_from_inside_a_confined_session() {
             "waiting for a human: the staging password is needed",
         ));
 }
+
+#[test]
+fn the_reviewer_of_a_confined_run_is_confined_too() {
+    let (env, _t) = project();
+    fs::write(env.project.join(".ralph/config.toml"), "[review]\n").unwrap();
+    env.approve_config();
+    env.commit_all("reviewed");
+    for _ in 0..3 {
+        env.api.session(step());
+    }
+    // The reviewer tries to write outside the project, then approves.
+    let escape = env.home.join("escaped-by-the-reviewer");
+    env.api.session([
+        Reply::bash(format!(
+            "echo x > {}; ralph review approve",
+            escape.display()
+        )),
+        Reply::text("Approved."),
+    ]);
+    let stdout = completes(&env);
+    assert!(
+        stdout.contains("the reviewer approved") && stdout.contains("complete: all 3 steps done"),
+        "{stdout}"
+    );
+    assert!(!escape.exists(), "the reviewer wrote outside the project");
+    let recs = records(&env);
+    let review = recs.last().unwrap();
+    assert_eq!(
+        (&review["review"]["verdict"], &review["confined"]),
+        (&"approved".into(), &true.into())
+    );
+    let command = review["command"].to_string();
+    assert!(
+        command.contains("--setting-sources") && command.contains("\\\"sandbox\\\""),
+        "{command}"
+    );
+}

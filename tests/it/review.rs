@@ -293,3 +293,156 @@ fn with_when_step_a_rejected_step_is_unchecked_again() {
     assert!(session_text(&env, 5).contains("step 2 did nothing of what it asks"));
     assert!(session_text(&env, 4).contains("line 4: 2 Second step"));
 }
+
+#[test]
+fn a_codex_reviewer_judges_claudes_work() {
+    let env = reviewed("agent = \"codex\"\nmodel = \"gpt-5.4\"\n");
+    env.api.session([Reply::bash(DO_V1), Reply::text("Done.")]);
+    env.api.session([
+        Reply::bash("ralph review reject --finding 'parse.txt says v1, not v2'"),
+        Reply::text("Rejected."),
+    ]);
+    env.api.session([
+        Reply::bash("echo v2 > parse.txt && git commit -qam v2 && ralph complete -m fixed"),
+        Reply::text("Fixed."),
+    ]);
+    env.api.session([
+        Reply::bash("ralph review approve"),
+        Reply::text("Approved."),
+    ]);
+    let out = ralph_loop(&env)
+        .arg("--codex")
+        .arg(codex_bin())
+        .args(["--max-iterations", "5"])
+        .stdout_with(0);
+    assert!(
+        out.contains("review session 2: the whole run")
+            && out.contains("· codex ──")
+            && out.contains("    - parse.txt says v1, not v2")
+            && out.contains("the reviewer approved"),
+        "{out}"
+    );
+    let recs = records(&env);
+    let agents: Vec<(&str, Value)> = recs
+        .iter()
+        .map(|r| (r["agent"].as_str().unwrap(), r["review"]["verdict"].clone()))
+        .collect();
+    assert_eq!(
+        agents,
+        vec![
+            ("claude", Value::Null),
+            ("codex", "rejected".into()),
+            ("claude", Value::Null),
+            ("codex", "approved".into()),
+        ]
+    );
+    // Priced by its model: the review's cost is in the run's.
+    assert!(recs[1]["cost_usd"].as_f64().unwrap() > 0.0, "{}", recs[1]);
+    assert_eq!(recs[1]["model"], "gpt-5.4");
+}
+
+#[test]
+fn doctor_checks_the_reviewer_and_bad_review_settings_are_refused_by_name() {
+    let env = project();
+    let check = |env: &TestEnv| -> Value {
+        let out = env
+            .ralph()
+            .args(["doctor", "--json"])
+            .assert()
+            .get_output()
+            .stdout
+            .clone();
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == "review")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(check(&env)["ok"], true);
+    assert!(
+        check(&env)["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no reviewer configured")
+    );
+    let config = |text: &str| fs::write(env.project.join(".ralph/config.toml"), text).unwrap();
+    config(&format!(
+        "codex = {:?}\n[review]\nagent = \"codex\"\nwhen = \"step\"\n",
+        codex_bin().display().to_string()
+    ));
+    env.approve_config();
+    let c = check(&env);
+    assert!(
+        c["ok"] == true
+            && c["detail"].as_str().unwrap().starts_with(&format!(
+                "codex reviews each checked step: codex-cli {CODEX_VERSION}"
+            )),
+        "{c}"
+    );
+    // The loop refuses what doctor fails, before anything runs.
+    for (text, says) in [
+        (
+            "[review]\nwhen = \"always\"\n",
+            "review: when = \"always\" is not `complete` or `step`",
+        ),
+        (
+            "[review]\nprompt = \"../review.md\"\n",
+            "[review] prompt = \"../review.md\" must name a file inside the project",
+        ),
+        (
+            "[review]\nprompt = \"missing.md\"\n",
+            "[review] prompt: no file at",
+        ),
+        (
+            "[review]\nmax_rounds = 0\n",
+            "[review] max_rounds must be from 1 to 100, not 0",
+        ),
+        (
+            "[review]\nagent = \"gemini\"\n",
+            "the reviewer: `gemini` not found on PATH",
+        ),
+        ("[review]\nwhne = \"step\"\n", "unknown field `whne`"),
+    ] {
+        config(text);
+        if !text.contains("whne") {
+            env.approve_config();
+        }
+        let out = ralph_loop(&env)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8_lossy(&out);
+        assert!(err.contains(says), "{text}: {err}");
+        assert!(!run_dir_exists(&env), "{text}: a run began");
+    }
+    config("[review]\nwhen = \"always\"\n");
+    let c = check(&env);
+    assert_eq!(c["ok"], false, "{c}");
+    // `enabled = false` turns a table off; --review on the command line
+    // turns it on again.
+    config("[review]\nenabled = false\nwhen = \"always\"\n");
+    env.approve_config();
+    assert!(
+        check(&env)["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no reviewer configured")
+    );
+    let out = ralph_loop(&env)
+        .args(["--review", "sometimes"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8_lossy(&out).contains("\"sometimes\" is not `complete` or `step`"));
+}
+
+fn run_dir_exists(env: &TestEnv) -> bool {
+    fs::read_dir(env.project.join(".ralph/runs")).is_ok_and(|mut d| d.next().is_some())
+}
