@@ -28,7 +28,8 @@ pub type Part = (String, Value);
 /// something belongs here.
 pub fn parts(cfg: &Options) -> Vec<Part> {
     let h = &cfg.hooks;
-    let candidates: [(&'static str, Option<Value>); 15] = [
+    let r = &cfg.review;
+    let candidates: [(&'static str, Option<Value>); 16] = [
         ("agent", cfg.agent.map(|a| json!(a))),
         ("claude", cfg.claude.as_ref().map(|p| json!(p))),
         ("codex", cfg.codex.as_ref().map(|p| json!(p))),
@@ -70,6 +71,15 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
             h.on_waiting.as_ref().map(|v| json!(v)),
         ),
         ("[hooks] on_limit", h.on_limit.as_ref().map(|v| json!(v))),
+        // Runs an agent, and keeps "done" honest: a session that drops or
+        // softens it must not get its way.
+        (
+            "[review]",
+            r.on().then(|| {
+                json!({"when": r.when, "agent": r.agent, "model": r.model,
+                       "prompt": r.prompt, "max_rounds": r.max_rounds})
+            }),
+        ),
     ];
     candidates
         .into_iter()
@@ -352,6 +362,8 @@ mod tests {
             "[gate]\ncommands = [\"sh check.sh\"]\n",
             "[hooks]\non_loop_start = \"touch ~/x\"\n",
             "[hooks]\non_limit = \"x\"\n",
+            "[review]\n",
+            "[review]\nagent = \"codex\"\n",
         ] {
             let c = parts(&cfg(text));
             assert_eq!(
@@ -375,6 +387,17 @@ mod tests {
         let c = cfg("[gate]\ncommands = [\"make \"]\n");
         assert_eq!(digest(&parts(&a)), digest(&parts(&b)));
         assert_ne!(digest(&parts(&a)), digest(&parts(&c)));
+        // A reviewer dropped, turned off or softened is a change too.
+        let reviewed = |r: &str| digest(&parts(&cfg(&format!("[review]\n{r}"))));
+        let on = reviewed("max_rounds = 3\n");
+        for other in [
+            "max_rounds = 9\n",
+            "enabled = false\nmax_rounds = 3\n",
+            "when = \"step\"\n",
+        ] {
+            assert_ne!(on, reviewed(other), "{other}");
+        }
+        assert_ne!(on, digest(&parts(&cfg(""))));
     }
 
     #[test]
