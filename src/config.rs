@@ -138,6 +138,10 @@ pub struct Options {
     #[serde(default)]
     pub review: ReviewConfig,
 
+    #[command(flatten)]
+    #[serde(default)]
+    pub notify: NotifyConfig,
+
     #[arg(skip)]
     #[serde(default)]
     pub hooks: Hooks,
@@ -236,6 +240,40 @@ fn present() -> Option<bool> {
     Some(true)
 }
 
+/// `[notify]`: who is told when the loop needs them, and of what.
+#[derive(Debug, Default, Clone, Args, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyConfig {
+    /// Tell someone when the loop completes, waits for a human, fails,
+    /// stops at a limit, waits long for a usage limit, or its work is sent
+    /// back: desktop, ntfy=URL, slack=URL, discord=URL or command=CMD
+    /// (repeatable; replaces [notify]'s channels)
+    #[arg(long = "notify", id = "notify_to", value_name = "TARGET")]
+    #[serde(skip)]
+    pub to: Option<Vec<String>>,
+    /// The desktop's notifier (notify-send, osascript).
+    #[arg(skip)]
+    pub desktop: Option<bool>,
+    /// An ntfy topic URL.
+    #[arg(skip)]
+    pub ntfy: Option<String>,
+    /// A Slack-compatible incoming webhook URL.
+    #[arg(skip)]
+    pub slack: Option<String>,
+    /// A Discord webhook URL.
+    #[arg(skip)]
+    pub discord: Option<String>,
+    /// A shell command (`RALPH_EVENT`, `RALPH_MESSAGE`).
+    #[arg(skip)]
+    pub command: Option<String>,
+    /// Which events [default: all].
+    #[arg(skip)]
+    pub events: Option<Vec<String>>,
+    /// A usage-limit wait longer than this is told [default: 30m].
+    #[arg(skip)]
+    pub limit_wait_over: Option<String>,
+}
+
 /// Shell commands run at points of the loop's life, with the facts in
 /// `RALPH_*` environment variables. A failing one is reported, never fatal.
 /// From the config only: a hook is a program to approve (`ralph trust`).
@@ -305,9 +343,20 @@ layered!(Options {
     allow_domains,
     gate,
     review,
+    notify,
     hooks,
     prices,
     claude_args,
+});
+layered!(NotifyConfig {
+    to,
+    desktop,
+    ntfy,
+    slack,
+    discord,
+    command,
+    events,
+    limit_wait_over
 });
 layered!(ReviewConfig {
     when,

@@ -9,6 +9,7 @@ pub mod fsutil;
 pub mod git;
 pub mod handoff;
 pub mod hook;
+pub mod notify;
 pub mod output;
 pub mod procs;
 pub mod run;

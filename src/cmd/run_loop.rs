@@ -202,12 +202,19 @@ impl Loop {
         super::init::ensure_gitignore(&project)?;
         session::become_subreaper();
         session::install_signal_handlers()?;
+        let outbox = crate::notify::send::Outbox::new(
+            settings.notify.clone(),
+            loop_name(&project.root),
+            project.root.clone(),
+            run.new_file("notifications.jsonl").ok(),
+        );
         let result = Shell {
             project: &project,
             s: &settings,
             run: &run,
             ui,
             secret: lock.info.token.clone(),
+            outbox,
         }
         .run(&mut lock, saved);
         lock.release();
@@ -319,6 +326,18 @@ fn refuse_what_cannot_finish(
     }
     msg.push_str("\n`ralph doctor` checks all of this.");
     Err(usage(msg))
+}
+
+/// The loop's name in notices: its folder, and its branch.
+fn loop_name(root: &std::path::Path) -> String {
+    let dir = root.file_name().map_or_else(
+        || root.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    match crate::run::progress::branch(root) {
+        Some(b) => format!("{dir} ({b})"),
+        None => dir,
+    }
 }
 
 type Checked = std::result::Result<completion::Judgement, completion::CannotCheck>;

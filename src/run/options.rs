@@ -100,6 +100,8 @@ pub struct Settings {
     pub gate: Option<crate::work::gate::Gate>,
     /// The independent reviewer, if the run has one (`[review]`, `--review`).
     pub review: Option<crate::work::review::Reviewer>,
+    /// Who is told when the loop needs them (`[notify]`, `--notify`).
+    pub notify: Option<crate::notify::Notifier>,
     /// Sessions confined by Claude Code's sandbox, and what they may reach.
     pub confined: Option<crate::run::confine::Confinement>,
 }
@@ -159,11 +161,12 @@ fn inside(project: &Project, p: &std::path::Path) -> Result<PathBuf, String> {
 }
 
 /// Bounds of each duration option: (name, default, least, most).
-const DURATIONS: [(&str, &str, u64, u64); 4] = [
+const DURATIONS: [(&str, &str, u64, u64); 5] = [
     ("timeout", "30m", 1, 7 * DAY),
     ("limit-backoff", "60s", 1, DAY),
     ("max-limit-wait", "8h", 60, 30 * DAY),
     ("fallback-after", "10m", 1, 30 * DAY),
+    ("limit-wait-over", "30m", 60, 7 * DAY),
 ];
 
 fn duration(name: &str, given: Option<&str>) -> Result<Duration, String> {
@@ -261,6 +264,7 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         return Err(COMMIT_WITH_CODEX.into());
     }
     let review = reviewer_of(cli, &o, agent)?;
+    let notify = notifier_of(&o.notify)?;
     let mut limits = limits_of(&o, gate.as_ref(), 1 + fallbacks.len())?;
     if let Some(r) = &review {
         limits.review_each_step = r.when == crate::work::review::When::Step;
@@ -293,9 +297,55 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             tracker: o.tracker,
             gate,
             review,
+            notify,
             confined,
         },
     })
+}
+
+/// The run's notifications: `--notify` targets, else `[notify]`'s channels;
+/// `None` when there are none.
+fn notifier_of(n: &config::NotifyConfig) -> Result<Option<crate::notify::Notifier>, String> {
+    use crate::notify::{Channel, Event, Notifier};
+    let channels: Vec<Channel> = match &n.to {
+        Some(to) => to
+            .iter()
+            .map(|t| Channel::parse(t))
+            .collect::<Result<_, _>>()?,
+        None => {
+            let given = [
+                n.desktop.unwrap_or(false).then(|| "desktop".to_string()),
+                n.ntfy.as_ref().map(|u| format!("ntfy={u}")),
+                n.slack.as_ref().map(|u| format!("slack={u}")),
+                n.discord.as_ref().map(|u| format!("discord={u}")),
+                n.command.as_ref().map(|c| format!("command={c}")),
+            ];
+            given
+                .into_iter()
+                .flatten()
+                .map(|t| {
+                    Channel::parse(&t)
+                        .map_err(|e| format!("[notify] {}", e.trim_start_matches("--notify ")))
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    if channels.is_empty() {
+        return Ok(None);
+    }
+    let events = match &n.events {
+        Some(e) => e
+            .iter()
+            .map(|e| Event::parse(e))
+            .collect::<Result<_, _>>()?,
+        None => Event::ALL.to_vec(),
+    };
+    Ok(Some(Notifier {
+        channels,
+        events,
+        limit_wait_over: duration("limit-wait-over", n.limit_wait_over.as_deref())
+            .map_err(|e| e.replace("--limit-wait-over", "[notify] limit_wait_over"))?,
+    }))
 }
 
 /// The reviewer, if the run has one: on with `--review`, a `[review]` table

@@ -244,6 +244,14 @@ impl Shell<'_> {
         let findings = verdict.findings();
         let max = self.s.review.as_ref().map_or(3, |r| r.max_rounds);
         let rounds = (saved.state.review_rejections + 1, max);
+        self.outbox.tell(
+            crate::notify::Event::Rejected,
+            &format!(
+                "the reviewer sent the work back ({} of {max} in a row)",
+                rounds.0
+            ),
+            "the next session fixes its findings; see .ralph/review-failed.md",
+        );
         let text = review::feedback(&findings, what, &timefmt::now(), rounds);
         crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
         self.ui.note(&format!(

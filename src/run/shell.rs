@@ -73,6 +73,8 @@ pub struct Shell<'a> {
     pub ui: Ui,
     /// The run's secret token (from the lock): marks its processes.
     pub secret: String,
+    /// Notices to send (`[notify]`), in the background.
+    pub outbox: crate::notify::send::Outbox,
 }
 
 impl Shell<'_> {
@@ -128,6 +130,11 @@ impl Shell<'_> {
                     return self.accept(lock, saved, steps);
                 }
                 let what = v.summary();
+                self.outbox.tell(
+                    crate::notify::Event::Rejected,
+                    "COMPLETE was sent back: the project's checks failed",
+                    "the next session fixes them; see .ralph/gate-failed.md",
+                );
                 let mut why = vec![format!("the completion gate: {what}")];
                 why.extend(v.tail.iter().rev().take(15).rev().map(|l| format!("| {l}")));
                 // Its output was shown as the gate failed: once is enough.
@@ -412,6 +419,16 @@ impl Shell<'_> {
                 }
             }
             Action::Wait { wait, why } => {
+                if self.outbox.tells_wait(wait) {
+                    self.outbox.tell(
+                        crate::notify::Event::Limit,
+                        &format!(
+                            "waiting {} for a usage limit to reset",
+                            timefmt::human_duration(wait)
+                        ),
+                        "nothing to do: it goes on by itself (a --fallback agent would not wait)",
+                    );
+                }
                 let it = saved.state.iteration.to_string();
                 let facts = [(env::REASON, why.as_str()), (env::ITERATION, it.as_str())];
                 lifecycle::run(
@@ -990,6 +1007,20 @@ impl Shell<'_> {
         run.write_summary(&summary)?;
         self.end_hook(&summary);
         self.say_end(&summary);
+        if let Some((event, todo)) = crate::notify::of_outcome(outcome) {
+            // Only ralph's own words: a complete run's reason is its count.
+            let what = match outcome {
+                Outcome::Complete => format!("complete, {reason}"),
+                o => o.text().to_string(),
+            };
+            self.outbox.tell(event, &what, todo);
+        }
+        for failed in self.outbox.finish(crate::notify::send::FINISH_WITHIN) {
+            self.ui.note(&format!(
+                "{failed} (see {})",
+                run.path.join("notifications.jsonl").display()
+            ));
+        }
         Ok(outcome.code())
     }
 

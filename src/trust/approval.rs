@@ -29,7 +29,7 @@ pub type Part = (String, Value);
 pub fn parts(cfg: &Options) -> Vec<Part> {
     let h = &cfg.hooks;
     let r = &cfg.review;
-    let candidates: [(&'static str, Option<Value>); 16] = [
+    let candidates: [(&'static str, Option<Value>); 17] = [
         ("agent", cfg.agent.map(|a| json!(a))),
         ("claude", cfg.claude.as_ref().map(|p| json!(p))),
         ("codex", cfg.codex.as_ref().map(|p| json!(p))),
@@ -80,6 +80,10 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
                        "prompt": r.prompt, "max_rounds": r.max_rounds})
             }),
         ),
+        // Runs a command, and sends the loop's news to a server: a clone
+        // must not choose either. URLs are secrets: shown by host, approved
+        // by their digest.
+        ("[notify]", notify_part(&cfg.notify)),
     ];
     candidates
         .into_iter()
@@ -282,6 +286,28 @@ pub fn project_parts(root: &Path, cfg: &Options) -> Vec<Part> {
     p
 }
 
+/// `[notify]`'s channels as shown and approved (`None`: none).
+fn notify_part(n: &crate::config::NotifyConfig) -> Option<Value> {
+    let secret = |u: &Option<String>| {
+        u.as_ref().map(|u| {
+            let d = super::store::sha256_hex(u.as_bytes());
+            format!("{} (sha256 {})", crate::notify::redact(u), &d[..16])
+        })
+    };
+    let v = json!({
+        "desktop": n.desktop,
+        "ntfy": secret(&n.ntfy),
+        "slack": secret(&n.slack),
+        "discord": secret(&n.discord),
+        "command": n.command,
+    });
+    let any = n.desktop == Some(true)
+        || [&n.ntfy, &n.slack, &n.discord, &n.command]
+            .iter()
+            .any(|x| x.is_some());
+    any.then_some(v)
+}
+
 /// Where `root`'s files stand.
 pub fn standing(root: &Path, cfg: &Options) -> Standing {
     standing_of(root, &project_parts(root, cfg))
@@ -364,6 +390,8 @@ mod tests {
             "[hooks]\non_limit = \"x\"\n",
             "[review]\n",
             "[review]\nagent = \"codex\"\n",
+            "[notify]\ncommand = \"curl evil\"\n",
+            "[notify]\nslack = \"https://evil.example/collect\"\n",
         ] {
             let c = parts(&cfg(text));
             assert_eq!(
@@ -398,6 +426,18 @@ mod tests {
             assert_ne!(on, reviewed(other), "{other}");
         }
         assert_ne!(on, digest(&parts(&cfg(""))));
+        // A webhook is approved by its digest, and never shown whole.
+        let hook = |u: &str| parts(&cfg(&format!("[notify]\nslack = \"{u}\"\n")));
+        let a = hook("https://hooks.slack.com/services/T/B/s3cr3t");
+        assert_ne!(
+            digest(&a),
+            digest(&hook("https://hooks.slack.com/services/T/B/other"))
+        );
+        assert!(!format!("{a:?}").contains("s3cr3t"), "{a:?}");
+        assert!(
+            format!("{a:?}").contains("https://hooks.slack.com/… (sha256 "),
+            "{a:?}"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod harness;
 mod hostile;
 mod install_hook;
 mod loop_edges;
+mod notify;
 mod review;
 mod run_loop;
 mod sentinels;

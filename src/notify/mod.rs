@@ -1,0 +1,353 @@
+//! Telling people when a loop needs them: the channels (`[notify]`,
+//! `--notify`), the one-line notice and what each channel is sent. Pure;
+//! `send` does the I/O, off the loop's thread.
+
+pub mod send;
+
+use serde::{Deserialize, Serialize};
+
+/// Where a notice goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Channel {
+    /// `notify-send` (Linux) or `osascript` (macOS), where present.
+    Desktop,
+    /// An ntfy topic URL: the line is POSTed as the body.
+    Ntfy(String),
+    /// A Slack-compatible incoming webhook: `{"text": ...}`.
+    Slack(String),
+    /// A Discord webhook: `{"content": ...}`.
+    Discord(String),
+    /// A shell command, with the notice in `RALPH_EVENT` and `RALPH_MESSAGE`.
+    Command(String),
+}
+
+impl Channel {
+    /// `desktop`, `ntfy=URL`, `slack=URL`, `discord=URL`, `command=CMD`.
+    pub fn parse(s: &str) -> Result<Channel, String> {
+        if s == "desktop" {
+            return Ok(Channel::Desktop);
+        }
+        let bad = || {
+            format!(
+                "--notify {:?}: expected desktop, ntfy=URL, slack=URL, discord=URL or command=CMD",
+                redact_text(s)
+            )
+        };
+        let (kind, value) = s.split_once('=').ok_or_else(bad)?;
+        let value = value.trim();
+        match kind {
+            "command" if !value.is_empty() => Ok(Channel::Command(value.to_string())),
+            "ntfy" => Ok(Channel::Ntfy(url(kind, value)?)),
+            "slack" => Ok(Channel::Slack(url(kind, value)?)),
+            "discord" => Ok(Channel::Discord(url(kind, value)?)),
+            _ => Err(bad()),
+        }
+    }
+
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Channel::Desktop => "desktop",
+            Channel::Ntfy(_) => "ntfy",
+            Channel::Slack(_) => "slack",
+            Channel::Discord(_) => "discord",
+            Channel::Command(_) => "command",
+        }
+    }
+
+    /// How it is shown and recorded: a URL is a secret (a webhook's path is
+    /// its key), so only its scheme and host; a command as it is (the user's).
+    pub fn shown(&self) -> String {
+        match self {
+            Channel::Ntfy(u) | Channel::Slack(u) | Channel::Discord(u) => {
+                format!("{} {}", self.kind(), redact(u))
+            }
+            Channel::Command(c) => format!("command `{c}`"),
+            Channel::Desktop => "desktop".into(),
+        }
+    }
+}
+
+/// An http(s) URL with a host, for a channel.
+fn url(kind: &str, value: &str) -> Result<String, String> {
+    let rest = value
+        .strip_prefix("https://")
+        .or_else(|| value.strip_prefix("http://"));
+    match rest {
+        Some(r) if !r.is_empty() && !r.starts_with('/') && !value.contains(char::is_whitespace) => {
+            Ok(value.to_string())
+        }
+        _ => Err(format!(
+            "{kind}: {} is not an http(s) URL with a host",
+            redact(value)
+        )),
+    }
+}
+
+/// `https://hooks.slack.com/…`: scheme and host, never the path or query.
+pub fn redact(u: &str) -> String {
+    let (scheme, rest) = u.split_once("://").unwrap_or(("", u));
+    let host: String = rest
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("")
+        // A user:password@ before the host is a secret too.
+        .rsplit('@')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'))
+        .collect();
+    if scheme.is_empty() {
+        return "…".into();
+    }
+    format!("{scheme}://{host}/…")
+}
+
+/// A `--notify` value as it may be shown in an error: any URL in it redacted.
+fn redact_text(s: &str) -> String {
+    match s.split_once('=') {
+        Some((k, v)) if v.contains("://") => format!("{k}={}", redact(v)),
+        _ => s.chars().take(40).collect(),
+    }
+}
+
+/// What a notice is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Event {
+    /// The run is complete.
+    Complete,
+    /// It stopped for a human (WAITING, stuck, no progress, rejected by the
+    /// reviewer too often).
+    Waiting,
+    /// It failed.
+    Failed,
+    /// It reached a limit of its own (iterations, cost, limit waits).
+    Stopped,
+    /// It waits for a usage limit longer than `limit_wait_over`.
+    Limit,
+    /// The gate or the reviewer sent the work back.
+    Rejected,
+}
+
+impl Event {
+    pub const ALL: [Event; 6] = [
+        Event::Complete,
+        Event::Waiting,
+        Event::Failed,
+        Event::Stopped,
+        Event::Limit,
+        Event::Rejected,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Complete => "complete",
+            Event::Waiting => "waiting",
+            Event::Failed => "failed",
+            Event::Stopped => "stopped",
+            Event::Limit => "limit",
+            Event::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<Event, String> {
+        Event::ALL
+            .into_iter()
+            .find(|e| e.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "[notify] events: {s:?} is not one of {}",
+                    Event::ALL.map(Event::name).join(", ")
+                )
+            })
+    }
+}
+
+/// What the run's notifications are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notifier {
+    pub channels: Vec<Channel>,
+    pub events: Vec<Event>,
+    /// A usage-limit wait longer than this is told (`limit` events).
+    pub limit_wait_over: std::time::Duration,
+}
+
+/// One notice: which loop, what happened, what to do. Only ralph's own
+/// words: never a session's text (a WAITING reason, an error, a finding).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub event: Event,
+    pub title: String,
+    pub line: String,
+}
+
+impl Notice {
+    /// `what` and `todo` are ralph's own phrases; `name` is the loop's (the
+    /// project folder, and the branch of a worktree loop).
+    pub fn new(event: Event, name: &str, what: &str, todo: &str) -> Notice {
+        let name = crate::output::visible_line(name);
+        Notice {
+            event,
+            title: format!("ralph: {name}"),
+            line: format!("ralph · {name}: {what}. {todo}"),
+        }
+    }
+}
+
+/// An HTTP channel's request: where, its content type and body, and extra
+/// headers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Post {
+    pub url: String,
+    pub content_type: &'static str,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: String,
+}
+
+/// What an HTTP channel is sent; `None` for the others.
+pub fn post(ch: &Channel, n: &Notice) -> Option<Post> {
+    let json = |key: &str| serde_json::json!({ key: n.line }).to_string();
+    Some(match ch {
+        Channel::Ntfy(u) => Post {
+            url: u.clone(),
+            content_type: "text/plain; charset=utf-8",
+            headers: vec![
+                // Header values must be ASCII: the title's other characters go.
+                ("Title", n.title.chars().filter(char::is_ascii).collect()),
+                ("Tags", format!("ralph,{}", n.event.name())),
+            ],
+            body: n.line.clone(),
+        },
+        Channel::Slack(u) => Post {
+            url: u.clone(),
+            content_type: "application/json",
+            headers: Vec::new(),
+            body: json("text"),
+        },
+        Channel::Discord(u) => Post {
+            url: u.clone(),
+            content_type: "application/json",
+            headers: Vec::new(),
+            body: json("content"),
+        },
+        Channel::Desktop | Channel::Command(_) => return None,
+    })
+}
+
+/// How the run's end is told: its event, what happened, what to do. `None`
+/// for a run the user stopped.
+pub fn of_outcome(o: crate::run::engine::Outcome) -> Option<(Event, &'static str)> {
+    use crate::run::engine::Outcome as O;
+    Some(match o {
+        O::Complete => (
+            Event::Complete,
+            "review the work (`ralph status`); merge a worktree's branch with `ralph worktree merge`",
+        ),
+        O::Waiting | O::Stuck | O::NoProgress | O::ReviewRejected => (
+            Event::Waiting,
+            "see why with `ralph status`, act, then `ralph resume` and `ralph loop --resume`",
+        ),
+        O::Failed | O::EndedAbnormally => (
+            Event::Failed,
+            "see what failed with `ralph status` and `ralph logs`",
+        ),
+        O::IterationLimit | O::CostLimit | O::LimitWait => (
+            Event::Stopped,
+            "see `ralph status`; start a new run with higher limits to go on",
+        ),
+        O::Interrupted => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channels_parse_and_urls_are_never_shown_whole() {
+        let slack = "slack=https://hooks.slack.com/services/T0/B0/s3cr3t";
+        let c = Channel::parse(slack).unwrap();
+        assert_eq!(
+            c,
+            Channel::Slack("https://hooks.slack.com/services/T0/B0/s3cr3t".into())
+        );
+        assert_eq!(c.shown(), "slack https://hooks.slack.com/…");
+        assert_eq!(Channel::parse("desktop").unwrap(), Channel::Desktop);
+        assert_eq!(
+            Channel::parse("command=notify.sh --loud").unwrap().shown(),
+            "command `notify.sh --loud`"
+        );
+        assert_eq!(
+            redact("https://user:pw@ntfy.example.org:8080/topic?x=1"),
+            "https://ntfy.example.org:8080/…"
+        );
+        assert_eq!(redact("no-scheme/secret"), "…");
+        for bad in [
+            "pager=https://x.org/a",
+            "slack",
+            "slack=hooks.slack.com/s3cr3t",
+            "ntfy=https:///s3cr3t",
+            "discord=https://x.org/a b",
+            "command=  ",
+        ] {
+            let e = Channel::parse(bad).unwrap_err();
+            assert!(!e.contains("s3cr3t"), "{bad}: {e}");
+        }
+        let e = Channel::parse("pagr=https://x.org/s3cr3t").unwrap_err();
+        assert!(
+            e.contains("pagr=https://x.org/…") && !e.contains("s3cr3t"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn each_http_channel_gets_its_own_payload() {
+        let n = Notice::new(
+            Event::Waiting,
+            "app (ralph/x)",
+            "waiting for a human",
+            "act.",
+        );
+        assert_eq!(n.line, "ralph · app (ralph/x): waiting for a human. act.");
+        let slack = post(&Channel::Slack("https://s.example/h".into()), &n).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&slack.body).unwrap();
+        assert_eq!(v, serde_json::json!({"text": n.line}));
+        let discord = post(&Channel::Discord("https://d.example/h".into()), &n).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&discord.body).unwrap();
+        assert_eq!(v, serde_json::json!({"content": n.line}));
+        let ntfy = post(&Channel::Ntfy("https://ntfy.sh/t".into()), &n).unwrap();
+        assert_eq!(
+            (
+                ntfy.body.as_str(),
+                ntfy.headers[0].1.as_str(),
+                ntfy.headers[1].1.as_str()
+            ),
+            (n.line.as_str(), "ralph: app (ralph/x)", "ralph,waiting")
+        );
+        assert_eq!(post(&Channel::Desktop, &n), None);
+        // A loop's name never carries an escape sequence.
+        let n = Notice::new(Event::Failed, "a\u{1b}]52;c;x\u{7}b", "failed", "see.");
+        assert!(
+            !n.line.contains('\u{1b}') && !n.title.contains('\u{7}'),
+            "{n:?}"
+        );
+    }
+
+    #[test]
+    fn every_end_but_a_stop_request_is_told() {
+        use crate::run::engine::Outcome as O;
+        assert_eq!(of_outcome(O::Complete).unwrap().0, Event::Complete);
+        assert_eq!(of_outcome(O::ReviewRejected).unwrap().0, Event::Waiting);
+        assert_eq!(of_outcome(O::Stuck).unwrap().0, Event::Waiting);
+        assert_eq!(of_outcome(O::EndedAbnormally).unwrap().0, Event::Failed);
+        assert_eq!(of_outcome(O::CostLimit).unwrap().0, Event::Stopped);
+        assert_eq!(of_outcome(O::Interrupted), None);
+        assert_eq!(Event::parse("limit").unwrap(), Event::Limit);
+        assert!(
+            Event::parse("done")
+                .unwrap_err()
+                .contains("complete, waiting")
+        );
+    }
+}

@@ -1,0 +1,265 @@
+//! Sending notices: each channel on a thread of its own, with a short
+//! timeout and one retry, so the loop never waits on a slow server; what
+//! came of each is appended to the run's `notifications.jsonl` (a URL only
+//! as its scheme and host). At its end the loop waits for them, bounded.
+
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::{Channel, Event, Notice, Notifier, Post, post};
+
+/// One attempt's longest time, and the pause before the one retry.
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+pub const RETRY_AFTER: Duration = Duration::from_secs(1);
+/// How long the loop's end waits for notices still being sent.
+pub const FINISH_WITHIN: Duration = Duration::from_secs(12);
+
+/// One line of `notifications.jsonl`.
+#[derive(Debug, Serialize)]
+struct Line {
+    time: String,
+    event: Event,
+    channel: String,
+    ok: bool,
+    attempts: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// The run's notices: sent in the background, waited for at the end.
+pub struct Outbox {
+    notifier: Option<Notifier>,
+    /// The loop's name in notices.
+    name: String,
+    project: PathBuf,
+    /// `notifications.jsonl` in the run folder (through its held handle).
+    log: Option<PathBuf>,
+    sending: Mutex<Vec<JoinHandle<Option<String>>>>,
+}
+
+impl Outbox {
+    pub fn new(
+        notifier: Option<Notifier>,
+        name: String,
+        project: PathBuf,
+        log: Option<PathBuf>,
+    ) -> Outbox {
+        Outbox {
+            notifier,
+            name,
+            project,
+            log,
+            sending: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Is a limit wait this long told?
+    pub fn tells_wait(&self, wait: Duration) -> bool {
+        self.notifier
+            .as_ref()
+            .is_some_and(|n| wait > n.limit_wait_over)
+    }
+
+    /// Send `what` happened and what to do, to every channel that takes
+    /// `event`. Returns at once.
+    pub fn tell(&self, event: Event, what: &str, todo: &str) {
+        let Some(n) = &self.notifier else { return };
+        if !n.events.contains(&event) {
+            return;
+        }
+        let notice = Notice::new(event, &self.name, what, todo);
+        let mut sending = self.sending.lock().unwrap_or_else(|e| e.into_inner());
+        for ch in &n.channels {
+            let (ch, notice, project, log) = (
+                ch.clone(),
+                notice.clone(),
+                self.project.clone(),
+                self.log.clone(),
+            );
+            sending.push(std::thread::spawn(move || {
+                let (attempts, result) = attempt_twice(|| deliver(&ch, &notice, &project));
+                record(log.as_deref(), &ch, &notice, attempts, &result);
+                result
+                    .err()
+                    .map(|e| format!("a notice to {} failed: {e}", ch.shown()))
+            }));
+        }
+    }
+
+    /// Wait for the notices still being sent, at most `within`; what
+    /// failed (or is still going), one line each.
+    pub fn finish(&self, within: Duration) -> Vec<String> {
+        let handles: Vec<_> =
+            std::mem::take(&mut *self.sending.lock().unwrap_or_else(|e| e.into_inner()));
+        let t0 = Instant::now();
+        let mut said = Vec::new();
+        for h in handles {
+            while !h.is_finished() && t0.elapsed() < within {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            if !h.is_finished() {
+                said.push("a notice was still being sent when the loop ended".to_string());
+                continue;
+            }
+            if let Ok(Some(failed)) = h.join() {
+                said.push(failed);
+            }
+        }
+        said
+    }
+}
+
+/// One try, and one more after a pause if it failed.
+fn attempt_twice(mut f: impl FnMut() -> Result<(), String>) -> (u32, Result<(), String>) {
+    match f() {
+        Ok(()) => (1, Ok(())),
+        Err(_) => {
+            std::thread::sleep(RETRY_AFTER);
+            (2, f())
+        }
+    }
+}
+
+fn record(
+    log: Option<&std::path::Path>,
+    ch: &Channel,
+    n: &Notice,
+    attempts: u32,
+    r: &Result<(), String>,
+) {
+    let Some(log) = log else { return };
+    let line = Line {
+        time: crate::timefmt::now(),
+        event: n.event,
+        channel: ch.shown(),
+        ok: r.is_ok(),
+        attempts,
+        error: r.as_ref().err().cloned(),
+    };
+    if let Ok(mut text) = serde_json::to_string(&line) {
+        text.push('\n');
+        let _ = crate::fsutil::append(log, text.as_bytes());
+    }
+}
+
+/// One attempt on one channel.
+fn deliver(ch: &Channel, n: &Notice, project: &std::path::Path) -> Result<(), String> {
+    if let Some(p) = post(ch, n) {
+        return http(&p);
+    }
+    match ch {
+        Channel::Desktop => desktop(n),
+        Channel::Command(cmd) => {
+            let mut c = Command::new("/bin/sh");
+            c.args(["-c", cmd])
+                .current_dir(project)
+                .env(crate::handoff::env::EVENT, n.event.name())
+                .env("RALPH_MESSAGE", &n.line)
+                .env(crate::handoff::env::PROJECT, project);
+            run(c)
+        }
+        _ => unreachable!("the HTTP channels are posted"),
+    }
+}
+
+fn http(p: &Post) -> Result<(), String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(TIMEOUT))
+        .http_status_as_error(true)
+        .user_agent(concat!("ralph/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into();
+    let mut req = agent.post(&p.url).header("Content-Type", p.content_type);
+    for (k, v) in &p.headers {
+        req = req.header(*k, v);
+    }
+    req.send(p.body.as_str()).map(|_| ()).map_err(|e| {
+        // Never the URL: it is the secret.
+        e.to_string().replace(&p.url, &super::redact(&p.url))
+    })
+}
+
+/// The desktop's own notifier, where there is one.
+fn desktop(n: &Notice) -> Result<(), String> {
+    if let Ok(bin) = which::which("notify-send") {
+        let mut c = Command::new(bin);
+        c.args(["--app-name=ralph", &n.title, &n.line]);
+        return run(c);
+    }
+    if let Ok(bin) = which::which("osascript") {
+        let quote = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
+        let script = format!(
+            "display notification \"{}\" with title \"{}\"",
+            quote(&n.line),
+            quote(&n.title)
+        );
+        let mut c = Command::new(bin);
+        c.args(["-e", &script]);
+        return run(c);
+    }
+    Err("no desktop notifier here (notify-send on Linux, osascript on macOS)".into())
+}
+
+/// Run a notifier program in a group of its own, ended after `TIMEOUT`.
+fn run(mut c: Command) -> Result<(), String> {
+    c.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    let mut child = c.spawn().map_err(|e| format!("cannot run it: {e}"))?;
+    let t0 = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(st)) if st.success() => return Ok(()),
+            Ok(Some(st)) => return Err(format!("it exited with {st}")),
+            Ok(None) if t0.elapsed() >= TIMEOUT => {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(child.id() as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                let _ = child.wait();
+                return Err(format!(
+                    "it ran longer than {}s; ended it",
+                    TIMEOUT.as_secs()
+                ));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failure_is_retried_once() {
+        let mut n = 0;
+        let (attempts, r) = attempt_twice(|| {
+            n += 1;
+            if n == 1 { Err("no".into()) } else { Ok(()) }
+        });
+        assert_eq!((attempts, r), (2, Ok(())));
+        let (attempts, r) = attempt_twice(|| Err("down".into()));
+        assert_eq!((attempts, r), (2, Err("down".to_string())));
+        let (attempts, r) = attempt_twice(|| Ok(()));
+        assert_eq!((attempts, r), (1, Ok(())));
+    }
+
+    #[test]
+    fn a_command_that_hangs_is_ended_and_one_that_fails_is_said() {
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", "exit 3"]);
+        assert!(run(c).unwrap_err().contains("exit status: 3"));
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", "true"]);
+        assert_eq!(run(c), Ok(()));
+    }
+}

@@ -1,0 +1,348 @@
+//! Notifications: what the loop sends to ntfy, Slack- and Discord-style
+//! webhooks, a command and the desktop, checked at a local HTTP server and a
+//! stand-in `notify-send`; the retry, the timeout, and the secret URL kept
+//! out of everything ralph writes or prints.
+
+use std::fs;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// What the server received: path, headers, body.
+type Got = Arc<Mutex<Vec<(String, Vec<(String, String)>, String)>>>;
+
+/// A local server: `/stall…` never answers in time, the first request to
+/// `/flaky…` gets a 500, everything else a 200.
+fn server() -> (String, Got) {
+    let srv = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
+    let port = srv.server_addr().to_ip().unwrap().port();
+    let got: Got = Arc::default();
+    let g = got.clone();
+    std::thread::spawn(move || {
+        for mut req in srv.incoming_requests() {
+            let g = g.clone();
+            std::thread::spawn(move || {
+                let mut body = String::new();
+                let _ = req.as_reader().read_to_string(&mut body);
+                let path = req.url().to_string();
+                let headers = req
+                    .headers()
+                    .iter()
+                    .map(|h| (h.field.to_string(), h.value.to_string()))
+                    .collect();
+                let seen = {
+                    let mut g = g.lock().unwrap();
+                    g.push((path.clone(), headers, body));
+                    g.iter().filter(|(p, _, _)| *p == path).count()
+                };
+                if path.starts_with("/stall") {
+                    std::thread::sleep(Duration::from_secs(30));
+                }
+                let code = if path.starts_with("/flaky") && seen == 1 {
+                    500
+                } else {
+                    200
+                };
+                let _ = req.respond(tiny_http::Response::from_string("ok").with_status_code(code));
+            });
+        }
+    });
+    (format!("http://127.0.0.1:{port}"), got)
+}
+
+/// A one-step project whose session does the step and completes.
+fn one_step(config: &str) -> TestEnv {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    fs::write(env.project.join(".ralph/config.toml"), config).unwrap();
+    env.approve_config();
+    env.commit_all("one step");
+    env
+}
+
+fn notifications(env: &TestEnv) -> Vec<Value> {
+    fs::read_to_string(run_dir(env).join("notifications.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every file ralph wrote in the run folder and `.ralph/` (the user's own
+/// config aside), as text.
+fn everything_written(env: &TestEnv) -> String {
+    let mut out = String::new();
+    for dir in [env.project.join(".ralph"), run_dir(env)] {
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_file() && !p.ends_with("config.toml") {
+                out.push_str(&String::from_utf8_lossy(&fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn each_channel_is_told_once_in_its_own_form_and_the_secret_stays_out() {
+    let (url, got) = server();
+    let env = one_step(&format!(
+        "[gate]\ncommands = [\"test -f fixed.txt\"]\n\n[notify]\ndesktop = true\nntfy = \"{url}/topic-s3cr3t\"\nslack = \"{url}/services/T0/s3cr3t\"\ndiscord = \"{url}/api/webhooks/1/s3cr3t\"\ncommand = \"printf '%s|%s\\\\n' \\\"$RALPH_EVENT\\\" \\\"$RALPH_MESSAGE\\\" >> told.txt\"\n"
+    ));
+    // A stand-in desktop notifier on PATH.
+    let bin = env.home.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    let told = env.home.join("desktop.txt");
+    let notify_send = bin.join("notify-send");
+    fs::write(
+        &notify_send,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$@\" >> {}\n", told.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&notify_send, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = env
+        .vars()
+        .into_iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| format!("{}:{v}", bin.display()))
+        .unwrap();
+    // Session 1 completes without the fix: the gate sends it back (a
+    // `rejected` notice); session 2 fixes it: `complete`.
+    env.api.session([
+        Reply::bash(format!(
+            "{CHECK_THE_BOX} && printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    env.api.session([
+        Reply::bash(
+            "touch fixed.txt && git add fixed.txt && git commit -qm fix && ralph complete -m fixed",
+        ),
+        Reply::text("Fixed."),
+    ]);
+    let out = ralph_loop(&env)
+        .env("PATH", &path)
+        .args(["--max-iterations", "4"])
+        .stdout_with(0);
+    assert!(
+        !out.contains("s3cr3t") && !out.contains("a notice to"),
+        "{out}"
+    );
+    let got = got.lock().unwrap().clone();
+    let to = |p: &str| -> Vec<(Vec<(String, String)>, String)> {
+        got.iter()
+            .filter(|(path, _, _)| path == p)
+            .map(|(_, h, b)| (h.clone(), b.clone()))
+            .collect()
+    };
+    let ntfy = to("/topic-s3cr3t");
+    assert_eq!(ntfy.len(), 2, "rejected, then complete: {got:?}");
+    let (headers, body) = &ntfy[1];
+    assert!(
+        body.starts_with("ralph · project (")
+            && body.contains("): complete, all 1 steps done. review the work"),
+        "{body}"
+    );
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        header("Title").starts_with("ralph: project ("),
+        "{headers:?}"
+    );
+    assert_eq!(header("Tags"), "ralph,complete");
+    assert!(
+        ntfy[0]
+            .1
+            .contains("COMPLETE was sent back: the project's checks failed"),
+        "{:?}",
+        ntfy[0]
+    );
+    let slack: Value = serde_json::from_str(&to("/services/T0/s3cr3t")[1].1).unwrap();
+    assert_eq!(slack["text"].as_str(), Some(body.as_str()));
+    let discord: Value = serde_json::from_str(&to("/api/webhooks/1/s3cr3t")[1].1).unwrap();
+    assert_eq!(discord["content"].as_str(), Some(body.as_str()));
+    let told_cmd = fs::read_to_string(env.project.join("told.txt")).unwrap();
+    assert!(
+        told_cmd.starts_with("rejected|ralph · project")
+            && told_cmd.contains(&format!("\ncomplete|{body}\n")),
+        "{told_cmd}"
+    );
+    let desktop = fs::read_to_string(&told).unwrap();
+    assert!(
+        desktop.contains("--app-name=ralph\nralph: project (") && desktop.contains(body.as_str()),
+        "{desktop}"
+    );
+    // What the run kept: each channel's outcome, URLs by host only.
+    let n = notifications(&env);
+    assert_eq!(n.len(), 10, "{n:?}");
+    assert!(
+        n.iter().all(|l| l["ok"] == true && l["attempts"] == 1),
+        "{n:?}"
+    );
+    let channels: Vec<&str> = n.iter().map(|l| l["channel"].as_str().unwrap()).collect();
+    let host = url.trim_start_matches("http://");
+    for want in [
+        "desktop".to_string(),
+        format!("ntfy http://{host}/…"),
+        format!("slack http://{host}/…"),
+        format!("discord http://{host}/…"),
+    ] {
+        assert!(channels.contains(&want.as_str()), "{want}: {channels:?}");
+    }
+    assert!(
+        channels.iter().any(|c| c.starts_with("command `printf")),
+        "{channels:?}"
+    );
+    assert!(!everything_written(&env).contains("s3cr3t"));
+    let status = env.ralph().args(["status", "--json"]).stdout_with(0);
+    assert!(!status.contains("s3cr3t"), "{status}");
+    // `ralph trust` shows the webhooks by host and digest, never whole.
+    let trust = env.ralph().arg("trust").stdout_with(0);
+    assert!(
+        !trust.contains("s3cr3t") && trust.contains("(sha256 "),
+        "{trust}"
+    );
+}
+
+#[test]
+fn a_failing_server_is_retried_once_and_a_stalled_one_never_holds_the_loop() {
+    let (url, got) = server();
+    let env = one_step("[notify]\nslack = \"https://example.invalid/never-used\"\n");
+    env.api.session([
+        Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Done."),
+    ]);
+    // --notify replaces the config's channels.
+    let started = std::time::Instant::now();
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "2"])
+        .args(["--notify", &format!("ntfy={url}/flaky-s3cr3t")])
+        .args(["--notify", &format!("ntfy={url}/stall-s3cr3t")])
+        .stdout_with(0);
+    let took = started.elapsed();
+    let got = got.lock().unwrap().clone();
+    let paths: Vec<&str> = got.iter().map(|(p, _, _)| p.as_str()).collect();
+    assert_eq!(
+        (
+            paths.iter().filter(|p| **p == "/flaky-s3cr3t").count(),
+            paths.iter().filter(|p| **p == "/stall-s3cr3t").count()
+        ),
+        (2, 2),
+        "one retry each: {paths:?}"
+    );
+    let n = notifications(&env);
+    let by = |suffix: &str| {
+        n.iter()
+            .find(|l| l["ok"].as_bool() == Some(suffix == "ok"))
+            .cloned()
+            .unwrap()
+    };
+    assert_eq!(
+        (by("ok")["attempts"].clone(), by("ok")["event"].clone()),
+        (2.into(), "complete".into())
+    );
+    let failed = by("failed");
+    assert_eq!(failed["attempts"], 2);
+    assert!(
+        failed["error"].as_str().unwrap().contains("timeout")
+            && !failed.to_string().contains("s3cr3t"),
+        "{failed}"
+    );
+    // The run is complete all the same; the failure is said once, by host.
+    assert!(
+        out.contains("complete: all 1 steps done")
+            && out.contains(&format!("a notice to ntfy {url}/… failed: "))
+            && !out.contains("s3cr3t"),
+        "{out}"
+    );
+    // Bounded: two attempts of 5 s and the pause, not the server's 30 s.
+    assert!(took < Duration::from_secs(25), "the loop waited {took:?}");
+    assert!(!everything_written(&env).contains("s3cr3t"));
+}
+
+#[test]
+fn bad_notify_settings_are_refused_by_name_without_the_secret() {
+    let env = one_step("");
+    for (args, says) in [
+        (
+            vec!["--notify", "pager=https://x.example/s3cr3t"],
+            "--notify \"pager=https://x.example/…\": expected desktop",
+        ),
+        (
+            vec!["--notify", "slack=hooks.example/s3cr3t"],
+            "slack: … is not an http(s) URL with a host",
+        ),
+    ] {
+        let out = ralph_loop(&env)
+            .args(&args)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8_lossy(&out);
+        assert!(
+            err.contains(says) && !err.contains("s3cr3t"),
+            "{args:?}: {err}"
+        );
+    }
+    for (config, says) in [
+        (
+            "[notify]\ndesktop = true\nevents = [\"done\"]\n",
+            "[notify] events: \"done\" is not one of complete, waiting",
+        ),
+        (
+            "[notify]\ndesktop = true\nlimit_wait_over = \"5s\"\n",
+            "[notify] limit_wait_over: \"5s\" is out of range",
+        ),
+        (
+            "[notify]\ndiscord = \"ftp://x.example/s3cr3t\"\n",
+            "[notify] discord: ftp://x.example/… is not an http(s) URL",
+        ),
+    ] {
+        fs::write(env.project.join(".ralph/config.toml"), config).unwrap();
+        env.approve_config();
+        let out = ralph_loop(&env)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8_lossy(&out);
+        assert!(
+            err.contains(says) && !err.contains("s3cr3t"),
+            "{config}: {err}"
+        );
+    }
+    // A clone's [notify] runs and sends nothing until approved.
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[notify]\ncommand = \"touch notified\"\n",
+    )
+    .unwrap();
+    let out = ralph_loop(&env)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&out).contains("[notify]"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    assert!(!env.project.join("notified").exists());
+}
