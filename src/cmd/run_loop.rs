@@ -451,6 +451,7 @@ fn take_lock(
         max_iterations: settings.limits.max_iterations,
         session: None,
         token: crate::trust::store::random_token(),
+        waiting_until: None,
     };
     let acquired = lock::acquire(&project.lock(), info);
     if acquired.is_err() && saved.is_none() {
@@ -460,6 +461,16 @@ fn take_lock(
         Acquired::Lock(lock, stale) => {
             if let Some(s) = stale.filter(|s| s.pid != 0) {
                 crate::run::takeover::take_over(ui, &runs, &s);
+            }
+            // How it was started, for `ralph watch` to resume it so; a
+            // failure to keep it only costs that.
+            let inv = crate::run::invocation::Invocation {
+                run_id: run.id.clone(),
+                args: std::env::args().skip(1).collect(),
+                cwd: std::env::current_dir().unwrap_or_default(),
+            };
+            if let Err(e) = crate::run::invocation::save(&project.root, &inv) {
+                ui.note(&format!("{e:#}; `ralph watch` cannot resume this run"));
             }
             lock
         }

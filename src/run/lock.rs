@@ -33,6 +33,10 @@ pub struct LockInfo {
     /// `RALPH_SESSION_TOKEN=<token>-...`, and only those are ended after it.
     #[serde(default)]
     pub token: String,
+    /// Until when (seconds since the epoch) the loop waits before its next
+    /// session (a usage limit, the pace), and why: for `ralph watch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_until: Option<(u64, String)>,
 }
 
 pub struct LoopLock {
@@ -126,6 +130,12 @@ impl LoopLock {
         self.save()
     }
 
+    /// Waiting until `until` (seconds since the epoch) for `why`, or not.
+    pub fn set_waiting(&mut self, waiting: Option<(u64, String)>) -> Result<()> {
+        self.info.waiting_until = waiting.map(|(t, why)| (t, why.chars().take(200).collect()));
+        self.save()
+    }
+
     pub fn set_session(&mut self, session: Option<(u32, u64)>) -> Result<()> {
         self.info.session = session;
         self.save()
@@ -189,6 +199,7 @@ mod tests {
             max_iterations: 5,
             session: None,
             token: "t".into(),
+            waiting_until: None,
         }
     }
 

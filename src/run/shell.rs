@@ -403,7 +403,7 @@ impl Shell<'_> {
                 Event::SessionEnded(Box::new(report))
             }
             Action::Pause { wait, why } => {
-                countdown::wait(ui, &why, wait);
+                self.wait_out(lock, &why, wait)?;
                 Event::Waited {
                     stop: session::stop_requested(),
                 }
@@ -435,12 +435,19 @@ impl Shell<'_> {
                     &s.hooks.on_limit,
                     &self.facts("limit", saved.state.iteration, &facts),
                 );
-                countdown::wait(ui, &why, wait);
+                self.wait_out(lock, &why, wait)?;
                 Event::Waited {
                     stop: session::stop_requested(),
                 }
             }
         })
+    }
+
+    /// Wait before the next session, with the lock saying until when.
+    fn wait_out(&self, lock: &mut LoopLock, why: &str, wait: std::time::Duration) -> Result<()> {
+        lock.set_waiting(Some((now_epoch() + wait.as_secs(), why.to_string())))?;
+        countdown::wait(&self.ui, why, wait);
+        lock.set_waiting(None)
     }
 
     /// Before a session: its status line and the `on_session_start` hook.

@@ -1,0 +1,110 @@
+//! How a loop was started: its command line and folder, kept in ralph's
+//! private state folder (beside its lock, out of the project's reach), so
+//! that `ralph watch` can resume a run with exactly the options it had.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Invocation {
+    pub run_id: String,
+    /// `ralph`'s arguments, the program aside.
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+}
+
+/// Beside the lock of `root`.
+fn path(root: &Path) -> PathBuf {
+    crate::trust::store::lock_file(root).with_extension("invocation.json")
+}
+
+pub fn save(root: &Path, inv: &Invocation) -> Result<()> {
+    let p = path(root);
+    if let Some(dir) = p.parent() {
+        crate::trust::store::private_dir(dir)?;
+    }
+    crate::fsutil::atomic_write(&p, serde_json::to_string(inv)?.as_bytes(), 0o600)
+}
+
+pub fn load(root: &Path) -> Option<Invocation> {
+    let text = crate::fsutil::read_regular_capped(&path(root), 256 * 1024).ok()??;
+    serde_json::from_str(&text).ok()
+}
+
+/// Options that only make a worktree (or are the resume itself): dropped
+/// when the same command line resumes the run.
+const MAKE_ONLY: [&str; 3] = ["--base", "--spec", "--resume"];
+
+/// The command line that resumes the run `args` started: the same, without
+/// what only made its worktree, with `--resume`. `None` for an interactive
+/// loop, which needs a terminal of its own.
+pub fn resume_args(args: &[String]) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut it = args.iter();
+    let mut after_dashes = false;
+    while let Some(a) = it.next() {
+        if after_dashes {
+            out.push(a.clone());
+            continue;
+        }
+        if a == "--" {
+            after_dashes = true;
+            out.push(a.clone());
+            continue;
+        }
+        if a == "--interactive" {
+            return None;
+        }
+        let name = a.split('=').next().unwrap_or(a);
+        // `-C DIR` took effect before the folder was kept.
+        if a == "-C" {
+            it.next();
+            continue;
+        }
+        if a.starts_with("-C") {
+            continue;
+        }
+        if MAKE_ONLY.contains(&name) {
+            if !a.contains('=') && name != "--resume" {
+                it.next();
+            }
+            continue;
+        }
+        out.push(a.clone());
+    }
+    let at = out.iter().position(|a| a == "--").unwrap_or(out.len());
+    out.insert(at, "--resume".into());
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn the_same_command_line_resumes_without_what_made_the_worktree() {
+        assert_eq!(
+            resume_args(&v(
+                "loop --worktree a --base main --spec=s.md --gate make --max-iterations 9"
+            )),
+            Some(v(
+                "loop --worktree a --gate make --max-iterations 9 --resume"
+            ))
+        );
+        assert_eq!(
+            resume_args(&v("-C x loop --resume -- --model opus --spec y")),
+            Some(v("loop --resume -- --model opus --spec y"))
+        );
+        assert_eq!(resume_args(&v("loop --interactive")), None);
+        assert_eq!(
+            resume_args(&v("loop -- --interactive")),
+            Some(v("loop --resume -- --interactive"))
+        );
+    }
+}
