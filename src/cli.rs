@@ -49,6 +49,7 @@ pub enum Cmd {
     Trust(cmd::trust::Trust),
     Add(cmd::add::Add),
     Review(cmd::review::Review),
+    Watch(cmd::watch::Watch),
 }
 
 #[cfg(test)]

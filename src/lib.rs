@@ -16,4 +16,5 @@ pub mod run;
 pub mod settings;
 pub mod timefmt;
 pub mod trust;
+pub mod watch;
 pub mod work;

@@ -10,7 +10,7 @@ use super::Run;
 use crate::exit::ExitStatus;
 use crate::outln;
 use crate::run::records::RunDir;
-use crate::run::stream::Session;
+use crate::run::stream::LineFeed;
 use crate::run::ui::Ui;
 use crate::work::project::Project;
 
@@ -45,47 +45,8 @@ pub struct Logs {
     worktree: Option<String>,
 }
 
-/// The longest line rendered; longer ones (a huge tool result) are skipped.
-const MAX_LINE: usize = 8 << 20;
-
-/// Feeds complete lines to a session as bytes arrive.
-struct Lines {
-    partial: Vec<u8>,
-    skipping: bool,
-    session: Session,
-}
-
-impl Lines {
-    fn new() -> Lines {
-        Lines {
-            partial: Vec::new(),
-            skipping: false,
-            session: Session::default(),
-        }
-    }
-
-    fn feed(&mut self, mut bytes: &[u8], ui: Ui) {
-        while let Some(i) = bytes.iter().position(|&b| b == b'\n') {
-            if !self.skipping && self.partial.len() + i <= MAX_LINE {
-                self.partial.extend_from_slice(&bytes[..i]);
-                for s in self.session.feed(&String::from_utf8_lossy(&self.partial)) {
-                    ui.show(s);
-                }
-            }
-            self.partial.clear();
-            self.skipping = false;
-            bytes = &bytes[i + 1..];
-        }
-        if self.skipping || self.partial.len() + bytes.len() > MAX_LINE {
-            self.partial.clear();
-            self.skipping = true;
-        } else {
-            self.partial.extend_from_slice(bytes);
-        }
-    }
-}
-
-fn sessions(run: &RunDir) -> Vec<(u32, PathBuf)> {
+/// The session stream files of a run, by number.
+pub fn sessions(run: &RunDir) -> Vec<(u32, PathBuf)> {
     let mut v: Vec<(u32, PathBuf)> = std::fs::read_dir(&run.path)
         .into_iter()
         .flatten()
@@ -108,16 +69,16 @@ fn sessions(run: &RunDir) -> Vec<(u32, PathBuf)> {
 fn render(path: &Path, ui: Ui) -> Result<()> {
     let mut f = crate::fsutil::open_regular(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
-    let mut lines = Lines::new();
+    let mut lines = LineFeed::new();
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = f.read(&mut buf)?;
         if n == 0 {
             break;
         }
-        lines.feed(&buf[..n], ui);
+        lines.feed(&buf[..n], &mut |x| ui.show(x));
     }
-    lines.feed(b"\n", ui);
+    lines.feed(b"\n", &mut |x| ui.show(x));
     Ok(())
 }
 
@@ -230,7 +191,7 @@ fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
         crate::output::visible(&run.id),
         lock.pid
     );
-    let mut current: Option<(u32, File, Lines)> = None;
+    let mut current: Option<(u32, File, LineFeed)> = None;
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let running =
@@ -242,7 +203,7 @@ fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
                 if n == 0 {
                     break;
                 }
-                lines.feed(&buf[..n], ui);
+                lines.feed(&buf[..n], &mut |x| ui.show(x));
             }
         }
         // A newer session started: switch to it.
@@ -252,7 +213,7 @@ fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
             let f = crate::fsutil::open_regular(&path)
                 .with_context(|| format!("cannot open {}", path.display()))?;
             ui.status(&format!("session {n}"));
-            current = Some((n, f, Lines::new()));
+            current = Some((n, f, LineFeed::new()));
             continue;
         }
         if !running {

@@ -19,6 +19,7 @@ pub mod trust;
 pub mod uninstall_hook;
 pub mod verify_sync;
 pub mod waiting;
+pub mod watch;
 pub mod worktree;
 
 use anyhow::{Context, Result};
@@ -56,5 +57,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Trust(c) => c.run(),
         Cmd::Add(c) => c.run(),
         Cmd::Review(c) => c.run(),
+        Cmd::Watch(c) => c.run(),
     }
 }

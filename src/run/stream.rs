@@ -535,6 +535,54 @@ pub fn describe_tool(name: &str, input: &Value) -> String {
     }
 }
 
+/// The longest stream line rendered; longer ones (a huge tool result) are
+/// skipped.
+const MAX_LINE: usize = 8 << 20;
+
+/// Feeds a saved stream's complete lines to a session as bytes arrive, and
+/// what each says to `sink` (`ralph logs`, `ralph watch`).
+pub struct LineFeed {
+    partial: Vec<u8>,
+    skipping: bool,
+    session: Session,
+}
+
+impl Default for LineFeed {
+    fn default() -> Self {
+        LineFeed::new()
+    }
+}
+
+impl LineFeed {
+    pub fn new() -> LineFeed {
+        LineFeed {
+            partial: Vec::new(),
+            skipping: false,
+            session: Session::default(),
+        }
+    }
+
+    pub fn feed(&mut self, mut bytes: &[u8], sink: &mut dyn FnMut(Shown)) {
+        while let Some(i) = bytes.iter().position(|&b| b == b'\n') {
+            if !self.skipping && self.partial.len() + i <= MAX_LINE {
+                self.partial.extend_from_slice(&bytes[..i]);
+                for s in self.session.feed(&String::from_utf8_lossy(&self.partial)) {
+                    sink(s);
+                }
+            }
+            self.partial.clear();
+            self.skipping = false;
+            bytes = &bytes[i + 1..];
+        }
+        if self.skipping || self.partial.len() + bytes.len() > MAX_LINE {
+            self.partial.clear();
+            self.skipping = true;
+        } else {
+            self.partial.extend_from_slice(bytes);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

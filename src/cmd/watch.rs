@@ -1,0 +1,263 @@
+use std::io::IsTerminal;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
+
+use super::Run;
+use crate::exit::{ExitStatus, Stop};
+use crate::outln;
+use crate::run::lock as runlock;
+use crate::run::records::RunDir;
+use crate::run::session::{install_signal_handlers, signals_received};
+use crate::watch::app::{App, Effect, Key};
+use crate::watch::model::{Row, gather, now_epoch};
+use crate::watch::tail::Tail;
+use crate::watch::view::{self, Log};
+use crate::work::project::Project;
+
+/// Every loop of this repository, live: a dashboard in the terminal.
+///
+/// One row per loop (the checkout and each worktree): its agent, state
+/// (running, paused for a usage limit with the time left, WAITING, complete,
+/// failed, killed), iteration, spec progress, elapsed time, cost, the gate's
+/// and the reviewer's last verdicts, and its next step; below, the selected
+/// loop's running session as `ralph logs -f` shows it. Keys stop a loop (as
+/// Ctrl+C in its terminal would), show why one waits and resume it, open a
+/// finished session's log; `?` lists them. It reads only what the loops
+/// write, and leaves nothing behind.
+#[derive(Debug, Args)]
+pub struct Watch {
+    /// Print one frame (the loops' table) as plain text and exit
+    #[arg(long)]
+    once: bool,
+}
+
+/// How often the loops' files are read again.
+const LOOK_EVERY: Duration = Duration::from_millis(1000);
+/// How long a wait for a key lasts: the longest a change takes to show.
+const KEY_WAIT: Duration = Duration::from_millis(250);
+
+impl Run for Watch {
+    fn run(&self) -> Result<ExitStatus> {
+        let here = std::env::current_dir().context("cannot read the current folder")?;
+        let main = crate::run::worktree::main_root(&here)
+            .map_err(|e| Stop::with(ExitStatus::Usage, format!("ralph watch: {e:#}")))?;
+        if self.once {
+            return once(&main);
+        }
+        if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+            return Err(Stop::with(
+                ExitStatus::Usage,
+                "ralph watch needs a terminal; `ralph watch --once` prints one frame, `ralph status --all --json` the same as JSON",
+            ));
+        }
+        install_signal_handlers()?;
+        let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+        // Raw mode and the alternate screen; its panic hook puts the
+        // terminal back before the panic is printed.
+        let mut terminal = ratatui::init();
+        let result = live(&mut terminal, &main, color);
+        ratatui::restore();
+        result
+    }
+}
+
+/// One frame, the loops' table only, as plain text.
+fn once(main: &Path) -> Result<ExitStatus> {
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    let rows = gather(main);
+    let width = ratatui::crossterm::terminal::size()
+        .ok()
+        .filter(|_| std::io::stdout().is_terminal())
+        .map_or(120, |(w, _)| w.max(40));
+    let mut t = Terminal::new(TestBackend::new(width, rows.len() as u16 + 3))?;
+    t.draw(|f| view::table_only(f, &rows, now_epoch()))?;
+    outln!("{}", view::to_text(t.backend().buffer()).trim_end());
+    Ok(ExitStatus::Success)
+}
+
+fn key_of(k: event::KeyEvent) -> Option<Key> {
+    Some(match k.code {
+        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Key::CtrlC,
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        _ => return None,
+    })
+}
+
+/// The session the log pane shows: the one picked, else the newest.
+fn shown_session(row: &Row, picked: Option<u32>) -> Option<(u32, std::path::PathBuf)> {
+    match (picked, &row.run_id) {
+        (Some(n), Some(id)) => {
+            let dir = Project::at(&row.root).runs().join(id);
+            Some((n, dir.join(RunDir::stream_name(n))))
+        }
+        _ => row.stream.clone(),
+    }
+}
+
+fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Result<ExitStatus> {
+    let mut app = App::default();
+    let mut tail = Tail::default();
+    let mut rows = gather(main);
+    let mut looked = Instant::now();
+    let mut second = now_epoch();
+    let mut dirty = true;
+    loop {
+        if signals_received() > 0 {
+            return Ok(ExitStatus::from(130));
+        }
+        if looked.elapsed() >= LOOK_EVERY {
+            looked = Instant::now();
+            let now = gather(main);
+            if now != rows {
+                rows = now;
+                dirty = true;
+            }
+        }
+        app.selected = app.selected.min(rows.len().saturating_sub(1));
+        let row = rows.get(app.selected);
+        let shown = row.and_then(|r| shown_session(r, app.session));
+        tail.show(shown.as_ref().map(|(_, p)| p.as_path()));
+        dirty |= tail.poll();
+        // The time columns count on while a loop runs or waits.
+        let now = now_epoch();
+        if now != second {
+            second = now;
+            dirty |= rows.iter().any(|r| r.pid.is_some());
+        }
+        if dirty {
+            let log = Log {
+                title: match (row, &shown) {
+                    (Some(r), Some((n, _))) => format!(
+                        "{} · session {n}{}",
+                        r.name,
+                        if app.session.is_none() && r.pid.is_some() {
+                            " (following)"
+                        } else {
+                            ""
+                        }
+                    ),
+                    (Some(r), None) => format!("{} · no session yet", r.name),
+                    (None, _) => "no loop in this repository yet: `ralph loop` starts one".into(),
+                },
+                lines: tail.lines(),
+            };
+            terminal.draw(|f| view::draw(f, &rows, &app, &log, now, color))?;
+            dirty = false;
+        }
+        if !event::poll(KEY_WAIT)? {
+            continue;
+        }
+        match event::read()? {
+            Event::Key(k) if k.kind == KeyEventKind::Press => {
+                let Some(key) = key_of(k) else { continue };
+                dirty = true;
+                match app.key(key, &rows) {
+                    Effect::None => {}
+                    Effect::Quit => return Ok(ExitStatus::Success),
+                    Effect::Stop(i) => app.message = Some(stop(&rows[i])),
+                    Effect::Resume(i) => {
+                        app.message = Some(resume(&rows[i]));
+                        looked = Instant::now() - LOOK_EVERY;
+                    }
+                }
+            }
+            Event::Resize(..) => dirty = true,
+            _ => {}
+        }
+    }
+}
+
+/// Ask a loop to stop, as Ctrl+C in its terminal does: SIGINT to the loop
+/// that holds the lock now (not a pid from an older look).
+fn stop(row: &Row) -> String {
+    let running = runlock::running(&Project::at(&row.root).lock());
+    match running {
+        Some(l) if Some(l.pid) == row.pid => {
+            let pid = nix::unistd::Pid::from_raw(l.pid as i32);
+            match nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT) {
+                Ok(()) => format!(
+                    "asked {} (pid {}) to stop: it ends its session cleanly",
+                    row.name, l.pid
+                ),
+                Err(e) => format!("cannot stop {} (pid {}): {e}", row.name, l.pid),
+            }
+        }
+        _ => format!("{} is no longer running", row.name),
+    }
+}
+
+/// Resume a loop as it was started: remove its WAITING, and run the same
+/// `ralph loop` command line with `--resume`, in the same folder, in the
+/// background (its output in ralph's state folder).
+fn resume(row: &Row) -> String {
+    match try_resume(row) {
+        Ok(said) => said,
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+fn try_resume(row: &Row) -> Result<String> {
+    use crate::run::invocation;
+    let project = Project::at(&row.root);
+    let manual = format!("run `ralph loop --resume` in {}", row.root.display());
+    let inv = invocation::load(&row.root)
+        .filter(|i| Some(&i.run_id) == row.run_id.as_ref())
+        .with_context(|| format!("no record of how {}'s run was started: {manual}", row.name))?;
+    let args = invocation::resume_args(&inv.args).with_context(|| {
+        format!(
+            "{} runs claude's TUI (--interactive), which needs a terminal of its own: {manual}",
+            row.name
+        )
+    })?;
+    if project.waiting().exists() {
+        crate::work::sentinel::remove(&project.waiting())?;
+    }
+    let out = crate::trust::store::lock_file(&row.root).with_extension("resumed.log");
+    if let Some(dir) = out.parent() {
+        crate::trust::store::private_dir(dir)?;
+    }
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&out)
+        .with_context(|| format!("cannot open {}", out.display()))?;
+    let exe = std::env::current_exe().context("cannot find ralph's own program")?;
+    let mut c = Command::new(exe);
+    c.args(&args)
+        .current_dir(&inv.cwd)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log);
+    // Its own session: it outlives the dashboard, and no key here reaches it.
+    // SAFETY: setsid is async-signal-safe.
+    unsafe {
+        c.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+        });
+    }
+    let child = c.spawn().context("cannot start ralph loop")?;
+    Ok(format!(
+        "resumed {} (pid {}): `ralph {}`; its output: {}",
+        row.name,
+        child.id(),
+        args.join(" "),
+        out.display()
+    ))
+}

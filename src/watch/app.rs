@@ -1,0 +1,334 @@
+//! The dashboard's state and what each key does to it: pure, so that every
+//! key is a row in a test. Acting on a loop (stopping, resuming it) is an
+//! `Effect` the terminal side carries out.
+
+use super::model::{Row, State};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    Enter,
+    Esc,
+    CtrlC,
+    Char(char),
+}
+
+/// What is over the table, if anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    Normal,
+    Help,
+    /// Asks before stopping the loop of this row.
+    ConfirmStop(usize),
+    /// Shows why this row's loop is waiting; `r` resumes it.
+    Reason(usize),
+}
+
+/// What the terminal side does after a key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    Quit,
+    /// Stop the loop of this row, as Ctrl+C in its terminal would.
+    Stop(usize),
+    /// Remove its WAITING and start its run again (`ralph loop --resume`).
+    Resume(usize),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct App {
+    pub selected: usize,
+    pub mode: Mode,
+    /// Lines scrolled up from the end of the log pane (0: following).
+    pub scroll: usize,
+    /// The session shown in the log pane, when not the newest one.
+    pub session: Option<u32>,
+    /// A line of news at the bottom (what the last action did).
+    pub message: Option<String>,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        App {
+            selected: 0,
+            mode: Mode::Normal,
+            scroll: 0,
+            session: None,
+            message: None,
+        }
+    }
+}
+
+/// Lines a page key scrolls.
+const PAGE: usize = 10;
+
+impl App {
+    /// One key; `rows` as shown now.
+    pub fn key(&mut self, k: Key, rows: &[Row]) -> Effect {
+        if k == Key::CtrlC {
+            return Effect::Quit;
+        }
+        match self.mode.clone() {
+            Mode::Help => {
+                self.mode = Mode::Normal;
+                Effect::None
+            }
+            Mode::ConfirmStop(i) => {
+                self.mode = Mode::Normal;
+                match k {
+                    Key::Char('y') | Key::Enter => Effect::Stop(i),
+                    _ => {
+                        self.message = Some("not stopped".into());
+                        Effect::None
+                    }
+                }
+            }
+            Mode::Reason(i) => {
+                self.mode = Mode::Normal;
+                match k {
+                    Key::Char('r') => self.resume(i, rows),
+                    _ => Effect::None,
+                }
+            }
+            Mode::Normal => self.normal(k, rows),
+        }
+    }
+
+    fn normal(&mut self, k: Key, rows: &[Row]) -> Effect {
+        let row = rows.get(self.selected);
+        match k {
+            Key::Char('q') | Key::Esc => return Effect::Quit,
+            Key::Char('?') | Key::Char('h') => self.mode = Mode::Help,
+            Key::Up | Key::Char('k') => self.select(self.selected.saturating_sub(1)),
+            Key::Down | Key::Char('j') => {
+                self.select((self.selected + 1).min(rows.len().saturating_sub(1)))
+            }
+            Key::PageUp => self.scroll = self.scroll.saturating_add(PAGE),
+            Key::PageDown => self.scroll = self.scroll.saturating_sub(PAGE),
+            Key::Home => self.scroll = usize::MAX / 2,
+            Key::End => self.scroll = 0,
+            Key::Char('s') => match row {
+                Some(r) if r.pid.is_some() => self.mode = Mode::ConfirmStop(self.selected),
+                Some(r) => self.message = Some(format!("{} is not running", r.name)),
+                None => {}
+            },
+            Key::Char('w') | Key::Enter => match row {
+                Some(r) if r.waiting.is_some() => self.mode = Mode::Reason(self.selected),
+                Some(r) => self.message = Some(format!("{} is not waiting for a human", r.name)),
+                None => {}
+            },
+            Key::Char('r') => return self.resume(self.selected, rows),
+            Key::Char('o') => self.open(row, -1),
+            Key::Char('n') => self.open(row, 1),
+            Key::Char('f') => {
+                self.session = None;
+                self.scroll = 0;
+            }
+            _ => {}
+        }
+        Effect::None
+    }
+
+    fn select(&mut self, i: usize) {
+        if i != self.selected {
+            self.selected = i;
+            self.session = None;
+            self.scroll = 0;
+        }
+    }
+
+    /// Resume a loop that stopped for a human, or was stopped: not one
+    /// that runs, or ended by itself.
+    fn resume(&mut self, i: usize, rows: &[Row]) -> Effect {
+        let Some(r) = rows.get(i) else {
+            return Effect::None;
+        };
+        let resumable = match &r.state {
+            State::Waiting | State::Killed => true,
+            State::Ended(o) => o.resumable(),
+            _ => false,
+        };
+        if r.pid.is_some() || !resumable {
+            self.message = Some(format!(
+                "{} cannot be resumed: it is {}",
+                r.name,
+                super::model::state_text(&r.state, 0)
+            ));
+            return Effect::None;
+        }
+        Effect::Resume(i)
+    }
+
+    /// An older (`-1`) or newer (`1`) session of the row's run in the log
+    /// pane; past the newest, the newest again, followed.
+    fn open(&mut self, row: Option<&Row>, step: i64) {
+        let Some((newest, _)) = row.and_then(|r| r.stream.as_ref()) else {
+            self.message = Some("no session to show".into());
+            return;
+        };
+        let shown = self.session.unwrap_or(*newest) as i64;
+        let next = (shown + step).max(1);
+        self.scroll = 0;
+        self.session = (next < *newest as i64).then_some(next as u32);
+    }
+}
+
+/// The keys, for `?`.
+pub const KEYS: [(&str, &str); 11] = [
+    ("↑ ↓  j k", "select a loop"),
+    (
+        "s",
+        "stop the selected loop (asks first; as Ctrl+C in its terminal)",
+    ),
+    ("w  Enter", "why the selected loop waits for a human"),
+    (
+        "r",
+        "resume it: remove WAITING, `ralph loop --resume` as it was started",
+    ),
+    ("o", "show its previous session's log"),
+    ("n", "show its next session's log"),
+    ("f", "follow its running session again"),
+    ("PgUp PgDn", "scroll the log"),
+    ("Home End", "the log's start, its end"),
+    ("?", "these keys"),
+    ("q  Esc  Ctrl+C", "quit (the loops go on)"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::engine::Outcome;
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn row(name: &str, state: State, pid: Option<u32>, waiting: Option<&str>) -> Row {
+        Row {
+            name: name.into(),
+            branch: None,
+            root: PathBuf::from("/p"),
+            agent: "claude".into(),
+            state,
+            iteration: 1,
+            max_iterations: 5,
+            spec: None,
+            step: None,
+            elapsed: Duration::ZERO,
+            cost_usd: 0.0,
+            gate: None,
+            review: None,
+            run_id: None,
+            pid,
+            waiting: waiting.map(String::from),
+            stream: Some((4, PathBuf::from("/s"))),
+        }
+    }
+
+    fn rows() -> Vec<Row> {
+        vec![
+            row("main", State::Running, Some(10), None),
+            row("a", State::Waiting, None, Some("need a key")),
+            row("b", State::Ended(Outcome::Complete), None, None),
+        ]
+    }
+
+    #[test]
+    fn stopping_asks_first_and_only_a_running_loop() {
+        let (mut a, r) = (App::default(), rows());
+        assert_eq!(a.key(Key::Char('s'), &r), Effect::None);
+        assert_eq!(a.mode, Mode::ConfirmStop(0));
+        assert_eq!(a.key(Key::Char('y'), &r), Effect::Stop(0));
+        assert_eq!(a.mode, Mode::Normal);
+        a.key(Key::Char('s'), &r);
+        assert_eq!(
+            a.key(Key::Char('x'), &r),
+            Effect::None,
+            "anything else cancels"
+        );
+        assert_eq!(a.message.as_deref(), Some("not stopped"));
+        a.key(Key::Down, &r);
+        assert_eq!(a.key(Key::Char('s'), &r), Effect::None);
+        assert_eq!(a.message.as_deref(), Some("a is not running"));
+        assert_eq!(a.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn a_waiting_loop_shows_why_and_resumes() {
+        let (mut a, r) = (App::default(), rows());
+        a.key(Key::Enter, &r);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("main is not waiting for a human")
+        );
+        a.key(Key::Down, &r);
+        a.key(Key::Char('w'), &r);
+        assert_eq!(a.mode, Mode::Reason(1));
+        assert_eq!(a.key(Key::Char('r'), &r), Effect::Resume(1));
+        a.key(Key::Down, &r);
+        assert_eq!(a.key(Key::Char('r'), &r), Effect::None);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("b cannot be resumed: it is complete")
+        );
+        a.key(Key::Up, &r);
+        a.key(Key::Up, &r);
+        assert_eq!(a.key(Key::Char('r'), &r), Effect::None, "running");
+    }
+
+    #[test]
+    fn selection_stays_in_bounds_and_resets_the_log() {
+        let (mut a, r) = (App::default(), rows());
+        a.key(Key::Up, &r);
+        assert_eq!(a.selected, 0);
+        for _ in 0..5 {
+            a.key(Key::Char('j'), &r);
+        }
+        assert_eq!(a.selected, 2);
+        a.key(Key::Char('o'), &r);
+        a.key(Key::PageUp, &r);
+        assert_eq!((a.session, a.scroll), (Some(3), 10));
+        a.key(Key::Char('k'), &r);
+        assert_eq!((a.selected, a.session, a.scroll), (1, None, 0));
+        assert_eq!(App::default().key(Key::Down, &[]), Effect::None);
+    }
+
+    #[test]
+    fn sessions_step_back_and_forth_and_follow_again() {
+        let (mut a, r) = (App::default(), rows());
+        for _ in 0..6 {
+            a.key(Key::Char('o'), &r);
+        }
+        assert_eq!(a.session, Some(1), "not before the first");
+        a.key(Key::Char('n'), &r);
+        assert_eq!(a.session, Some(2));
+        for _ in 0..3 {
+            a.key(Key::Char('n'), &r);
+        }
+        assert_eq!(a.session, None, "the newest again: followed");
+        a.key(Key::Char('o'), &r);
+        a.key(Key::PageUp, &r);
+        a.key(Key::PageDown, &r);
+        a.key(Key::PageDown, &r);
+        assert_eq!(a.scroll, 0);
+        a.key(Key::Home, &r);
+        assert!(a.scroll > 1000);
+        a.key(Key::Char('f'), &r);
+        assert_eq!((a.session, a.scroll), (None, 0));
+    }
+
+    #[test]
+    fn help_and_quitting() {
+        let (mut a, r) = (App::default(), rows());
+        a.key(Key::Char('?'), &r);
+        assert_eq!(a.mode, Mode::Help);
+        assert_eq!(a.key(Key::Char('q'), &r), Effect::None, "closes the help");
+        assert_eq!(a.key(Key::Char('q'), &r), Effect::Quit);
+        assert_eq!(a.key(Key::Esc, &r), Effect::Quit);
+        a.key(Key::Char('s'), &r);
+        assert_eq!(a.key(Key::CtrlC, &r), Effect::Quit, "Ctrl+C always quits");
+    }
+}

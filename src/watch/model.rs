@@ -1,0 +1,333 @@
+//! What the dashboard shows of each loop, read only from what ralph already
+//! writes (the lock, the run's state, summary and records, the sentinels,
+//! the spec), and how each part reads. `gather` does the reading; the rest
+//! is pure.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::run::engine::Outcome;
+use crate::run::lock as runlock;
+use crate::run::records::RunDir;
+use crate::work::project::Project;
+use crate::work::{sentinel, spec};
+
+/// Where one loop is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    Running,
+    /// Waiting before its next session until then (seconds since the
+    /// epoch), for a usage limit or the pace.
+    Paused {
+        until: u64,
+    },
+    /// `.ralph/WAITING` is there.
+    Waiting,
+    /// The last run ended so.
+    Ended(Outcome),
+    /// A run whose loop was killed, not yet taken over.
+    Killed,
+    /// No run yet.
+    Idle,
+}
+
+/// One row of the dashboard.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub name: String,
+    pub branch: Option<String>,
+    pub root: PathBuf,
+    pub agent: String,
+    pub state: State,
+    pub iteration: u32,
+    pub max_iterations: u32,
+    pub spec: Option<(usize, usize)>,
+    /// The next open step, as the spec says it.
+    pub step: Option<String>,
+    pub elapsed: Duration,
+    pub cost_usd: f64,
+    pub gate: Option<bool>,
+    /// The reviewer's last verdict.
+    pub review: Option<String>,
+    pub run_id: Option<String>,
+    /// The running loop's pid.
+    pub pid: Option<u32>,
+    pub waiting: Option<String>,
+    /// The newest session's stream file of its run, and its number.
+    pub stream: Option<(u32, PathBuf)>,
+}
+
+pub fn now_epoch() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs()
+}
+
+/// Every loop of the repository that has `.ralph/`: the checkout first,
+/// then its worktrees.
+pub fn gather(main: &std::path::Path) -> Vec<Row> {
+    let worktrees = crate::run::worktree::list(main).unwrap_or_default();
+    worktrees
+        .into_iter()
+        .filter(|w| w.path.join(".ralph").is_dir())
+        .map(|w| {
+            let branch = w
+                .branch
+                .as_deref()
+                .map(|b| b.trim_start_matches("refs/heads/").to_string());
+            row(w.name(), branch, w.path)
+        })
+        .collect()
+}
+
+fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
+    let project = Project::at(&root);
+    let running = runlock::running(&project.lock());
+    let runs = project.runs();
+    let run = match &running {
+        Some(l) => Some(RunDir::open(&runs, &l.run_id)),
+        None => RunDir::latest(&runs),
+    };
+    let saved = run.as_ref().and_then(RunDir::state);
+    let summary = run.as_ref().and_then(RunDir::summary);
+    let spec = crate::fsutil::read_optional(&project.spec())
+        .ok()
+        .flatten()
+        .map(|t| spec::parse(&t));
+    let waiting = sentinel::Waiting::read(&project.waiting())
+        .ok()
+        .flatten()
+        .map(|w| w.reason);
+    let now = now_epoch();
+    let state = match (&running, &waiting, &summary, &saved) {
+        (Some(l), _, _, _) => match &l.waiting_until {
+            Some((t, _)) if *t > now => State::Paused { until: *t },
+            _ => State::Running,
+        },
+        (None, Some(_), _, _) => State::Waiting,
+        (None, None, Some(s), _) => State::Ended(s.outcome),
+        (None, None, None, Some(_)) => State::Killed,
+        (None, None, None, None) => State::Idle,
+    };
+    let agent = saved.as_ref().map_or_else(
+        || "-".to_string(),
+        |s| {
+            s.agents
+                .get(s.state.agent)
+                .map_or("claude".into(), |a| a.to_string())
+        },
+    );
+    let elapsed = match (&running, &summary, &saved) {
+        (Some(l), _, _) => {
+            humantime::parse_rfc3339(&l.started_at)
+                .ok()
+                .and_then(|t| SystemTime::now().duration_since(t).ok())
+                .unwrap_or_default()
+                + Duration::from_secs_f64(
+                    saved
+                        .as_ref()
+                        .filter(|s| s.resumed > 0)
+                        .map_or(0.0, |s| s.elapsed_s),
+                )
+        }
+        (None, Some(s), _) => Duration::from_secs_f64(s.duration_s.max(0.0)),
+        (None, None, Some(s)) => Duration::from_secs_f64(s.elapsed_s),
+        _ => Duration::ZERO,
+    };
+    Row {
+        name,
+        branch,
+        agent,
+        state,
+        iteration: running
+            .as_ref()
+            .map(|l| l.iteration)
+            .or(saved.as_ref().map(|s| s.state.iteration))
+            .unwrap_or(0),
+        max_iterations: running
+            .as_ref()
+            .map(|l| l.max_iterations)
+            .or(saved.as_ref().map(|s| s.limits.max_iterations))
+            .unwrap_or(0),
+        spec: spec.as_ref().map(|s| (s.done(), s.total())),
+        step: spec
+            .as_ref()
+            .and_then(|s| s.next_open())
+            .map(|s| match &s.label {
+                Some(l) => format!("{l} {}", s.title),
+                None => s.title.clone(),
+            }),
+        elapsed,
+        cost_usd: saved.as_ref().map_or(0.0, |s| s.state.cost_usd),
+        gate: saved
+            .as_ref()
+            .and_then(|s| s.last_gate.as_ref())
+            .map(|g| g.passed),
+        review: saved
+            .as_ref()
+            .and_then(|s| s.last_review.as_ref())
+            .map(|r| r.verdict.clone()),
+        run_id: run.as_ref().map(|r| r.id.clone()),
+        pid: running.as_ref().map(|l| l.pid),
+        waiting,
+        stream: run
+            .as_ref()
+            .and_then(|r| crate::cmd::logs::sessions(r).pop()),
+        root,
+    }
+}
+
+/// How a state reads in its column.
+pub fn state_text(s: &State, now: u64) -> String {
+    match s {
+        State::Running => "running".into(),
+        State::Paused { until } => format!(
+            "paused {}",
+            crate::timefmt::human_duration(Duration::from_secs(until.saturating_sub(now)))
+        ),
+        State::Waiting => "WAITING".into(),
+        State::Ended(Outcome::Complete) => "complete".into(),
+        State::Ended(Outcome::Failed) => "failed".into(),
+        State::Ended(Outcome::Interrupted) => "stopped".into(),
+        State::Ended(Outcome::EndedAbnormally) | State::Killed => "killed".into(),
+        State::Ended(o) => o.text().into(),
+        State::Idle => "no run yet".into(),
+    }
+}
+
+/// The row's cells, in the table's column order (`COLUMNS`).
+pub fn cells(r: &Row, now: u64) -> [String; 9] {
+    let name = match &r.branch {
+        Some(b) if b != &format!("ralph/{}", r.name) && r.name != "main" => {
+            format!("{} ({b})", r.name)
+        }
+        _ => r.name.clone(),
+    };
+    [
+        name,
+        r.agent.clone(),
+        state_text(&r.state, now),
+        if r.max_iterations == 0 {
+            "-".into()
+        } else {
+            format!("{}/{}", r.iteration, r.max_iterations)
+        },
+        r.spec.map_or("-".into(), |(d, t)| format!("{d}/{t}")),
+        crate::timefmt::human_duration(Duration::from_secs(r.elapsed.as_secs())),
+        crate::output::usd(r.cost_usd),
+        match (r.gate, &r.review) {
+            (None, None) => "-".into(),
+            (g, rv) => {
+                let g = g.map(|p| if p { "gate ok" } else { "gate failed" });
+                [
+                    g.map(String::from),
+                    rv.as_ref().map(|v| format!("review {v}")),
+                ]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(", ")
+            }
+        },
+        r.step.clone().unwrap_or_else(|| "-".into()),
+    ]
+}
+
+pub const COLUMNS: [&str; 9] = [
+    "loop", "agent", "state", "iter", "spec", "elapsed", "cost", "verdicts", "step",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Row {
+        Row {
+            name: "a".into(),
+            branch: Some("ralph/a".into()),
+            root: PathBuf::from("/p"),
+            agent: "claude".into(),
+            state: State::Running,
+            iteration: 2,
+            max_iterations: 50,
+            spec: Some((1, 3)),
+            step: Some("2 Second step".into()),
+            elapsed: Duration::from_secs(125),
+            cost_usd: 0.5,
+            gate: Some(false),
+            review: Some("rejected".into()),
+            run_id: None,
+            pid: Some(1),
+            waiting: None,
+            stream: None,
+        }
+    }
+
+    #[test]
+    fn a_row_reads_as_its_columns() {
+        let c = cells(&sample(), 0);
+        assert_eq!(
+            c,
+            [
+                "a",
+                "claude",
+                "running",
+                "2/50",
+                "1/3",
+                "2m 5s",
+                "$0.50",
+                "gate failed, review rejected",
+                "2 Second step"
+            ]
+            .map(String::from)
+        );
+        let other = Row {
+            name: "main".into(),
+            branch: Some("main".into()),
+            max_iterations: 0,
+            spec: None,
+            gate: None,
+            review: None,
+            step: None,
+            state: State::Paused { until: 1_090 },
+            ..sample()
+        };
+        let c = cells(&other, 1_000);
+        assert_eq!(
+            (
+                c[0].as_str(),
+                c[2].as_str(),
+                c[3].as_str(),
+                c[4].as_str(),
+                c[7].as_str(),
+                c[8].as_str()
+            ),
+            ("main", "paused 1m 30s", "-", "-", "-", "-")
+        );
+        let c = cells(
+            &Row {
+                name: "b".into(),
+                branch: Some("feature".into()),
+                ..sample()
+            },
+            0,
+        );
+        assert_eq!(c[0], "b (feature)");
+    }
+
+    #[test]
+    fn each_state_reads_as_a_user_would_say_it() {
+        for (s, t) in [
+            (State::Waiting, "WAITING"),
+            (State::Ended(Outcome::Complete), "complete"),
+            (State::Ended(Outcome::Interrupted), "stopped"),
+            (State::Killed, "killed"),
+            (State::Ended(Outcome::CostLimit), "cost limit reached"),
+            (State::Idle, "no run yet"),
+            (State::Paused { until: 5 }, "paused 0s"),
+        ] {
+            assert_eq!(state_text(&s, 10), t);
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! The log pane's source: a session's saved stream, read as it grows and
+//! rendered as `ralph logs` renders it (sanitised), its last lines kept.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use crate::output::visible_line;
+use crate::run::stream::{LineFeed, Shown};
+
+/// Lines kept for scrolling back.
+const KEEP: usize = 5000;
+/// At most this much is read per look, so a huge stream cannot stall a frame.
+const READ: usize = 1 << 20;
+
+#[derive(Default)]
+pub struct Tail {
+    path: Option<PathBuf>,
+    file: Option<File>,
+    feed: LineFeed,
+    lines: VecDeque<String>,
+}
+
+/// One event of a stream as the pane shows it: text as lines, a tool call,
+/// an error, a note.
+pub fn lines_of(s: Shown) -> Vec<String> {
+    match s {
+        Shown::Text(t) => t.lines().map(visible_line).collect(),
+        Shown::Tool(t) => vec![format!("  → {}", visible_line(&t))],
+        Shown::ToolError(t) => vec![format!("  ✗ {}", visible_line(&t))],
+        Shown::Note(t) => vec![format!("  ! {}", visible_line(&t))],
+    }
+}
+
+impl Tail {
+    /// Show `path` (from its start, if it is another file than now).
+    pub fn show(&mut self, path: Option<&Path>) {
+        if self.path.as_deref() == path {
+            return;
+        }
+        *self = Tail {
+            path: path.map(Path::to_path_buf),
+            file: path.and_then(|p| crate::fsutil::open_regular(p).ok()),
+            ..Tail::default()
+        };
+    }
+
+    /// Read what was added; whether any line was.
+    pub fn poll(&mut self) -> bool {
+        if self.file.is_none() {
+            // Not there yet (a session just starting): try again.
+            self.file = self
+                .path
+                .as_deref()
+                .and_then(|p| crate::fsutil::open_regular(p).ok());
+        }
+        let Some(f) = self.file.as_mut() else {
+            return false;
+        };
+        let mut buf = vec![0u8; READ];
+        let n = f.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            return false;
+        }
+        let before = self.lines.len();
+        let lines = &mut self.lines;
+        self.feed.feed(&buf[..n], &mut |s| {
+            for l in lines_of(s) {
+                if lines.len() == KEEP {
+                    lines.pop_front();
+                }
+                lines.push_back(l);
+            }
+        });
+        self.lines.len() != before || n > 0
+    }
+
+    pub fn lines(&self) -> Vec<String> {
+        self.lines.iter().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_read_as_sanitised_lines() {
+        assert_eq!(
+            lines_of(Shown::Text("a\nb\u{1b}[2J".into())),
+            vec!["a".to_string(), "b^[[2J".to_string()]
+        );
+        assert_eq!(
+            lines_of(Shown::Tool("Bash: ls".into())),
+            vec!["  → Bash: ls"]
+        );
+        assert_eq!(lines_of(Shown::ToolError("x".into())), vec!["  ✗ x"]);
+        assert_eq!(lines_of(Shown::Note("n".into())), vec!["  ! n"]);
+    }
+
+    #[test]
+    fn a_growing_stream_is_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("session-001.jsonl");
+        let mut t = Tail::default();
+        t.show(Some(&p));
+        assert!(!t.poll(), "not there yet");
+        let text = |s: &str| {
+            format!(
+                "{}\n",
+                serde_json::json!({"type":"assistant","message":{"content":[{"type":"text","text":s}]}})
+            )
+        };
+        std::fs::write(&p, text("first")).unwrap();
+        assert!(t.poll());
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        f.write_all(text("second").as_bytes()).unwrap();
+        assert!(t.poll());
+        assert!(!t.poll());
+        assert_eq!(t.lines(), vec!["first", "second"]);
+        t.show(Some(&p));
+        assert_eq!(t.lines().len(), 2, "the same file is not read again");
+        t.show(None);
+        assert!(t.lines().is_empty() && !t.poll());
+    }
+}
