@@ -17,4 +17,5 @@ mod run_loop;
 mod sentinels;
 mod setup;
 mod stop_hook;
+mod watch;
 mod worktrees;

@@ -33,6 +33,7 @@
 pub mod agents;
 pub mod api;
 pub mod loops;
+pub mod tmux;
 mod wire;
 
 pub use agents::*;
@@ -175,45 +176,63 @@ pub fn br_bin() -> PathBuf {
     .clone()
 }
 
-/// What Claude Code's sandbox needs on Linux (bubblewrap, socat), from the
-/// system's packages when missing: once per machine, under a lock. No apt
-/// (or no root) means a failing test that says what to install.
+/// What Claude Code's sandbox needs on Linux (bubblewrap, socat).
 pub fn sandbox_tools() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
-        let have = || which::which("bwrap").is_ok() && which::which("socat").is_ok();
+        system_packages(
+            "confined sessions",
+            &[("bwrap", "bubblewrap"), ("socat", "socat")],
+        )
+    });
+}
+
+/// tmux, for the tests that drive a real terminal (`ralph watch`).
+pub fn tmux_tool() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| system_packages("the terminal tests", &[("tmux", "tmux")]));
+}
+
+/// Programs from the system's packages, installed when missing: once per
+/// machine, under a lock. No apt (or no root) means a failing test that
+/// says what to install.
+fn system_packages(who: &str, need: &[(&str, &str)]) {
+    let have = || need.iter().all(|(bin, _)| which::which(bin).is_ok());
+    if have() {
+        return;
+    }
+    let packages: Vec<&str> = need.iter().map(|(_, p)| *p).collect();
+    let list = packages.join(" ");
+    with_file_lock(&machine_cache().join("apt.lock"), || {
         if have() {
             return;
         }
-        with_file_lock(&machine_cache().join("apt.lock"), || {
-            if have() {
-                return;
-            }
-            let apt = which::which("apt-get").unwrap_or_else(|_| {
-                panic!(
-                    "confined sessions need bubblewrap and socat, which are not installed, and there is no apt-get here: \
-                     install them with your system's package manager (Fedora: dnf install bubblewrap socat)"
-                )
-            });
-            let run = |args: &[&str]| {
-                let out = Command::new(&apt)
-                    .args(args)
-                    .env("DEBIAN_FRONTEND", "noninteractive")
-                    .output()
-                    .expect("run apt-get");
-                assert!(
-                    out.status.success(),
-                    "apt-get {args:?} failed ({}): {}\nInstall bubblewrap and socat (apt-get install bubblewrap socat) and run the tests again.",
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            };
-            eprintln!("installing bubblewrap and socat from the system's packages (once per machine)");
-            run(&["update", "-qq"]);
-            run(&["install", "-y", "-qq", "bubblewrap", "socat"]);
+        let apt = which::which("apt-get").unwrap_or_else(|_| {
+            panic!(
+                "{who} need {list}, which are not installed, and there is no apt-get here: \
+                 install them with your system's package manager (Fedora: dnf install {list})"
+            )
         });
-        assert!(have(), "bubblewrap and socat still missing after apt-get install");
+        let run = |args: &[&str]| {
+            let out = Command::new(&apt)
+                .args(args)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .output()
+                .expect("run apt-get");
+            assert!(
+                out.status.success(),
+                "apt-get {args:?} failed ({}): {}\nInstall {list} (apt-get install {list}) and run the tests again.",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        };
+        eprintln!("installing {list} from the system's packages (once per machine)");
+        run(&["update", "-qq"]);
+        let mut args = vec!["install", "-y", "-qq"];
+        args.extend(&packages);
+        run(&args);
     });
+    assert!(have(), "{list} still missing after apt-get install");
 }
 
 pub(crate) fn version_of(bin: &Path) -> Option<String> {

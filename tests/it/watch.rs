@@ -1,0 +1,272 @@
+//! `ralph watch` in a real terminal (tmux): three loops at once (the
+//! checkout and two worktrees), rows that follow their sessions, a loop
+//! stopped and one resumed from the dashboard, and the terminal given back
+//! whole however it ends. The sessions are stand-ins that wait for the test
+//! to release each step, so what the screen shows is known.
+
+use std::fs;
+use std::path::Path;
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use crate::support::tmux::Tmux;
+use crate::support::*;
+
+/// A stand-in session: says where it works, waits until the test releases
+/// it (`release-<folder>`, used up), then does the first open step (and
+/// `ralph complete` after the last one).
+fn held_stand_in(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.tmp.path().display().to_string();
+    stand_in(
+        env,
+        "held-claude",
+        &format!(
+            r#"echo '{{"type":"system","subtype":"init","session_id":"s","model":"m"}}'
+name=$(basename "$PWD")
+echo '{{"type":"assistant","message":{{"content":[{{"type":"text","text":"working in '"$name"'"}}]}}}}'
+while ! rm "{dir}/release-$name" 2>/dev/null; do sleep 0.1; done
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md && git commit -qam step
+grep -q -e '- \[ \]' .ralph/spec.md || ralph complete -m done >/dev/null 2>&1
+echo '{RESULT}'"#
+        ),
+    )
+}
+
+fn release(env: &TestEnv, name: &str) {
+    fs::write(env.tmp.path().join(format!("release-{name}")), "").unwrap();
+}
+
+fn start_loop(env: &TestEnv, claude: &Path, worktree: Option<&str>, extra: &[&str]) -> Child {
+    let mut r = env
+        .ralph()
+        .arg("loop")
+        .arg("--claude")
+        .arg(claude)
+        .args(extra);
+    if let Some(w) = worktree {
+        r = r.args(["--worktree", w]);
+    }
+    r.spawn()
+}
+
+/// Wait for a loop's exit code (at most 60 s).
+fn exit_code(child: &mut Child) -> i32 {
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st.code().unwrap_or(-1);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the loop did not end"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Release a loop's steps one by one until it ends; its exit code.
+fn finish(env: &TestEnv, child: &mut Child, name: &str) -> i32 {
+    let t0 = Instant::now();
+    loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st.code().unwrap_or(-1);
+        }
+        if !env.tmp.path().join(format!("release-{name}")).exists() {
+            release(env, name);
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "{name} did not end");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Processes working in `dir` (their current folder inside it).
+fn working_in(dir: &Path) -> Vec<String> {
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter(|e| fs::read_link(e.path().join("cwd")).is_ok_and(|c| c.starts_with(dir)))
+        .map(|e| {
+            fs::read_to_string(e.path().join("cmdline"))
+                .unwrap_or_default()
+                .replace('\0', " ")
+        })
+        .collect()
+}
+
+/// The screen line of loop `name`.
+fn row<'a>(screen: &'a str, name: &str) -> &'a str {
+    screen
+        .lines()
+        .find(|l| {
+            let l = l.trim_start_matches(['│', '▶', ' ']);
+            l.starts_with(&format!("{name} ")) || l.starts_with(&format!("{name}\u{a0}"))
+        })
+        .unwrap_or("")
+}
+
+#[test]
+fn three_loops_at_a_glance_rows_follow_them_and_one_is_stopped_from_the_dashboard() {
+    let env = project();
+    let claude = held_stand_in(&env);
+    let mut main = start_loop(&env, &claude, None, &[]);
+    let mut a = start_loop(&env, &claude, Some("a"), &[]);
+    let mut b = start_loop(&env, &claude, Some("b"), &[]);
+    let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);
+    let s = tmux.wait_for("three running loops", |s| {
+        ["main", "a", "b"]
+            .iter()
+            .all(|n| row(s, n).contains("running"))
+    });
+    assert!(s.contains("ralph watch · 3 loop(s)"), "{s}");
+    assert!(
+        row(&s, "main").contains("0/3") && row(&s, "main").contains("1 First step"),
+        "{s}"
+    );
+    // The selected loop's session, live.
+    tmux.wait_for("main's session", |s| s.contains("working in project"));
+    // A step of `a` done: its row follows.
+    release(&env, "a");
+    let s = tmux.wait_for("a at 1/3", |s| {
+        row(s, "a").contains("1/3") && row(s, "a").contains("2 Second step")
+    });
+    assert!(row(&s, "main").contains("0/3"), "{s}");
+    // Select `a`, follow it, stop it: asked first, then the clean stop.
+    tmux.keys(&["Down"]);
+    tmux.wait_for("a's session", |s| s.contains("a · session 2 (following)"));
+    tmux.keys(&["s"]);
+    tmux.wait_for("the question", |s| s.contains("Stop the loop a (pid"));
+    tmux.keys(&["y"]);
+    assert_eq!(exit_code(&mut a), 130, "stopped as Ctrl+C would");
+    let s = tmux.wait_for("a stopped", |s| row(s, "a").contains("stopped"));
+    assert!(s.contains("asked a (pid"), "{s}");
+    assert_eq!(
+        working_in(&wt_dir(&env.project, "a")),
+        Vec::<String>::new(),
+        "left running"
+    );
+    assert!(
+        row(&s, "main").contains("running") && row(&s, "b").contains("running"),
+        "{s}"
+    );
+    // An older session of the checkout's loop, then quit; the loops go on.
+    tmux.keys(&["Up", "o"]);
+    tmux.keys(&["q"]);
+    tmux.wait_for("watch to end", |s| s.contains("EXITED 0"));
+    assert!(!tmux.alternate_on());
+    assert!(main.try_wait().unwrap().is_none() && b.try_wait().unwrap().is_none());
+    for (child, name) in [(&mut main, "project"), (&mut b, "b")] {
+        assert_eq!(finish(&env, child, name), 0, "{name}");
+    }
+}
+
+#[test]
+fn a_waiting_loop_shows_why_and_resumes_from_the_dashboard_as_it_was_started() {
+    let env = project();
+    // The first session asks for a human; the next ones work.
+    let claude = stand_in(
+        &env,
+        "asks-first",
+        &format!(
+            r#"if [ ! -e "{0}/asked" ]; then touch "{0}/asked"; ralph waiting --reason "need the staging key" >/dev/null; echo '{RESULT}'; exit 0; fi
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md && git commit -qam step
+grep -q -e '- \[ \]' .ralph/spec.md || ralph complete -m done >/dev/null 2>&1
+echo '{RESULT}'"#,
+            env.tmp.path().display()
+        ),
+    );
+    let mut b = start_loop(&env, &claude, Some("b"), &["--max-iterations", "7"]);
+    assert_eq!(exit_code(&mut b), 3, "waiting for a human");
+    let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);
+    let s = tmux.wait_for("b waiting", |s| row(s, "b").contains("WAITING"));
+    assert!(row(&s, "b").contains("1/7"), "{s}");
+    tmux.keys(&["Down", "w"]);
+    tmux.wait_for("the reason", |s| {
+        s.contains("b waits: need the staging key")
+    });
+    tmux.keys(&["r"]);
+    let s = tmux.wait_for("b resumed", |s| s.contains("resumed b (pid"));
+    assert!(
+        s.contains("--worktree b") && s.contains("--max-iterations 7"),
+        "{s}"
+    );
+    // It goes on, with the limits it had, to the end.
+    tmux.wait_for("b complete", |s| {
+        row(s, "b").contains("complete") && row(s, "b").contains("3/3")
+    });
+    assert!(!wt_dir(&env.project, "b").join(".ralph/WAITING").exists());
+    let s = tmux.screen();
+    assert!(row(&s, "b").contains("/7"), "{s}");
+    tmux.keys(&["q"]);
+    tmux.wait_for("watch to end", |s| s.contains("EXITED 0"));
+}
+
+#[test]
+fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn() {
+    let env = project();
+    // No loop yet: the table says so.
+    let out = env.ralph().args(["watch", "--once"]).stdout_with(0);
+    assert!(
+        out.contains("ralph watch · 1 loop(s)") && out.contains("no run yet"),
+        "{out}"
+    );
+    let pidfile = env.tmp.path().join("watch.pid");
+    let dir = env.tmp.path().display().to_string();
+    // The inner shell becomes ralph watch (its pid, for SIGTERM); the
+    // terminal's modes are kept before and after.
+    let cmd = format!(
+        "stty -a > {dir}/before; sh -c 'echo $$ > {}; exec ralph watch'; code=$?; stty -a > {dir}/after; exit $code",
+        pidfile.display()
+    );
+    for how in ["q", "C-c", "SIGTERM"] {
+        let _ = fs::remove_file(&pidfile);
+        let tmux = Tmux::start(&env, &env.project, &cmd, 100, 24);
+        tmux.wait_for("the dashboard", |s| s.contains("ralph watch · 1 loop(s)"));
+        assert!(tmux.alternate_on(), "{how}");
+        if how == "q" {
+            // At 40×10 it still draws, and answers keys.
+            tmux.resize(40, 10);
+            tmux.wait_for("a small frame", |s| {
+                s.lines().count() <= 10 && s.contains("ralph")
+            });
+            tmux.keys(&["?"]);
+            tmux.wait_for("the keys", |s| s.contains("keys"));
+            tmux.keys(&["x"]);
+            tmux.resize(100, 24);
+        }
+        match how {
+            "SIGTERM" => {
+                let pid: i32 = fs::read_to_string(&pidfile)
+                    .unwrap()
+                    .trim()
+                    .parse()
+                    .unwrap();
+                nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGTERM,
+                )
+                .unwrap();
+            }
+            key => tmux.keys(&[key]),
+        }
+        let s = tmux.wait_for("watch to end", |s| s.contains("EXITED"));
+        let code = if how == "q" || how == "C-c" {
+            "EXITED 0"
+        } else {
+            "EXITED 130"
+        };
+        assert!(s.contains(code), "{how}: {s}");
+        assert!(
+            !tmux.alternate_on(),
+            "{how}: the alternate screen is still on"
+        );
+        let t0 = Instant::now();
+        while !env.tmp.path().join("after").exists() && t0.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let before = fs::read_to_string(env.tmp.path().join("before")).unwrap();
+        let after = fs::read_to_string(env.tmp.path().join("after")).unwrap();
+        assert_eq!(before, after, "{how}: the terminal's modes differ after");
+        fs::remove_file(env.tmp.path().join("after")).unwrap();
+    }
+}
