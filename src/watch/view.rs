@@ -23,13 +23,13 @@ pub struct Log {
 }
 
 const WIDTHS: [Constraint; 9] = [
-    Constraint::Length(18),
-    Constraint::Length(7),
     Constraint::Length(14),
     Constraint::Length(7),
+    Constraint::Length(13),
+    Constraint::Length(7),
     Constraint::Length(5),
-    Constraint::Length(9),
     Constraint::Length(8),
+    Constraint::Length(7),
     Constraint::Length(14),
     Constraint::Fill(1),
 ];
