@@ -253,6 +253,79 @@ mod tests {
         assert_eq!((attempts, r), (1, Ok(())));
     }
 
+    fn outbox(dir: &std::path::Path, cmd: &str, events: Vec<Event>) -> Outbox {
+        Outbox::new(
+            Some(Notifier {
+                channels: vec![Channel::Command(cmd.into())],
+                events,
+                limit_wait_over: Duration::from_secs(600),
+            }),
+            "app (main)".into(),
+            dir.to_path_buf(),
+            Some(dir.join("notifications.jsonl")),
+        )
+    }
+
+    #[test]
+    fn only_the_events_asked_for_are_sent_and_each_is_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = outbox(
+            dir.path(),
+            "printf '%s %s\\n' \"$RALPH_EVENT\" \"$RALPH_MESSAGE\" >> told",
+            vec![Event::Complete],
+        );
+        o.tell(Event::Limit, "waiting", "nothing");
+        o.tell(Event::Complete, "complete, all 2 steps done", "review it");
+        assert_eq!(o.finish(Duration::from_secs(10)), Vec::<String>::new());
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("told")).unwrap(),
+            "complete ralph · app (main): complete, all 2 steps done. review it\n"
+        );
+        let log = std::fs::read_to_string(dir.path().join("notifications.jsonl")).unwrap();
+        let line: serde_json::Value = serde_json::from_str(log.trim()).unwrap();
+        assert_eq!(
+            (&line["event"], &line["ok"], &line["attempts"]),
+            (&"complete".into(), &true.into(), &1.into())
+        );
+        assert!(o.tells_wait(Duration::from_secs(601)) && !o.tells_wait(Duration::from_secs(600)));
+        let none = Outbox::new(None, String::new(), dir.path().into(), None);
+        none.tell(Event::Complete, "x", "y");
+        assert!(!none.tells_wait(Duration::MAX) && none.finish(Duration::ZERO).is_empty());
+    }
+
+    #[test]
+    fn a_failing_channel_is_tried_twice_and_said_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = outbox(dir.path(), "echo x >> tries; exit 4", Event::ALL.to_vec());
+        o.tell(Event::Failed, "failed", "see");
+        let said = o.finish(Duration::from_secs(10));
+        assert_eq!(said.len(), 1);
+        assert!(
+            said[0].starts_with("a notice to command `echo x"),
+            "{said:?}"
+        );
+        assert!(
+            said[0].ends_with("failed: it exited with exit status: 4"),
+            "{said:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("tries")).unwrap(),
+            "x\nx\n"
+        );
+        let log = std::fs::read_to_string(dir.path().join("notifications.jsonl")).unwrap();
+        assert!(
+            log.contains("\"ok\":false") && log.contains("\"attempts\":2"),
+            "{log}"
+        );
+        // What is still being sent when the loop ends is said, not waited on.
+        let slow = outbox(dir.path(), "sleep 3", Event::ALL.to_vec());
+        slow.tell(Event::Failed, "failed", "see");
+        assert_eq!(
+            slow.finish(Duration::from_millis(100)),
+            vec!["a notice was still being sent when the loop ended".to_string()]
+        );
+    }
+
     #[test]
     fn a_command_that_hangs_is_ended_and_one_that_fails_is_said() {
         let mut c = Command::new("/bin/sh");
@@ -261,5 +334,8 @@ mod tests {
         let mut c = Command::new("/bin/sh");
         c.args(["-c", "true"]);
         assert_eq!(run(c), Ok(()));
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", "sleep 30"]);
+        assert_eq!(run(c), Err("it ran longer than 5s; ended it".into()));
     }
 }

@@ -278,6 +278,17 @@ mod tests {
     }
 
     #[test]
+    fn when_is_complete_or_step() {
+        assert_eq!(When::parse("complete"), Ok(When::Complete));
+        assert_eq!(When::parse("step"), Ok(When::Step));
+        assert!(
+            When::parse("each")
+                .unwrap_err()
+                .contains("`complete` or `step`")
+        );
+    }
+
+    #[test]
     fn findings_are_bounded_and_trimmed() {
         assert_eq!(
             check_findings(&[" a \n".into()]).unwrap(),
