@@ -61,6 +61,7 @@ impl Run for Watch {
         // Raw mode and the alternate screen; its panic hook puts the
         // terminal back before the panic is printed.
         let mut terminal = ratatui::init();
+        exit_when_the_terminal_hangs_up();
         let result = live(&mut terminal, &main, color);
         ratatui::restore();
         result
@@ -116,6 +117,7 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
     let mut looked = Instant::now();
     let mut second = now_epoch();
     let mut dirty = true;
+    let mut last_size = None;
     loop {
         if signals_received() > 0 {
             return Ok(ExitStatus::from(130));
@@ -133,6 +135,13 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
         let shown = row.and_then(|r| shown_session(r, app.session));
         tail.show(shown.as_ref().map(|(_, p)| p.as_path()));
         dirty |= tail.poll();
+        // A resized window: crossterm says so only among the key events,
+        // which are read once the terminal has input.
+        let size = ratatui::crossterm::terminal::size().ok();
+        if size != last_size {
+            last_size = size;
+            dirty = true;
+        }
         // The time columns count on while a loop runs or waits.
         let now = now_epoch();
         if now != second {
@@ -180,6 +189,33 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
             _ => {}
         }
     }
+}
+
+/// End the process once its terminal hangs up (its window closed). Watched
+/// from a thread of its own because crossterm, waiting for a key, reads a
+/// hung-up terminal's end of input again and again without returning: a
+/// closed window once left `ralph watch` spinning a core, deaf to SIGTERM.
+/// There is no terminal left to restore.
+fn exit_when_the_terminal_hangs_up() {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    std::thread::spawn(|| {
+        let stdin = std::io::stdin();
+        loop {
+            // Asking for no event still reports a hang-up, and reads nothing.
+            let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::empty())];
+            match poll(&mut fds, PollTimeout::from(500u16)) {
+                Ok(n) if n > 0 => {
+                    let r = fds[0].revents().unwrap_or(PollFlags::empty());
+                    if r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR | PollFlags::POLLNVAL) {
+                        std::process::exit(129);
+                    }
+                }
+                Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+                Err(_) => std::process::exit(129),
+            }
+        }
+    });
 }
 
 /// Ask a loop to stop, as Ctrl+C in its terminal does: SIGINT to the loop

@@ -113,9 +113,26 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
     let agent = saved.as_ref().map_or_else(
         || "-".to_string(),
         |s| {
-            s.agents
+            let agent = s
+                .agents
                 .get(s.state.agent)
-                .map_or("claude".into(), |a| a.to_string())
+                .map_or("claude".into(), |a| a.to_string());
+            // The model, from the newest work session's record (its end
+            // only is read: records grow with the run).
+            let model = run
+                .as_ref()
+                .and_then(|r| crate::fsutil::read_tail(&r.file("records.jsonl"), 16 * 1024))
+                .and_then(|t| {
+                    t.lines()
+                        .rev()
+                        .filter_map(|l| serde_json::from_str::<crate::run::records::Record>(l).ok())
+                        .find(|r| r.review.is_none())
+                })
+                .and_then(|r| r.model);
+            match model {
+                Some(m) => format!("{agent}/{m}"),
+                None => agent,
+            }
         },
     );
     let elapsed = match (&running, &summary, &saved) {

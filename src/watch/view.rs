@@ -24,7 +24,7 @@ pub struct Log {
 
 const WIDTHS: [Constraint; 9] = [
     Constraint::Length(14),
-    Constraint::Length(7),
+    Constraint::Length(16),
     Constraint::Length(13),
     Constraint::Length(7),
     Constraint::Length(5),

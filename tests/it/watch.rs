@@ -249,7 +249,9 @@ fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn
             }
             key => tmux.keys(&[key]),
         }
-        let s = tmux.wait_for("watch to end", |s| s.contains("EXITED"));
+        let s = tmux.wait_for(&format!("watch to end after {how}"), |s| {
+            s.contains("EXITED")
+        });
         let code = if how == "q" || how == "C-c" {
             "EXITED 0"
         } else {
@@ -268,5 +270,24 @@ fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn
         let after = fs::read_to_string(env.tmp.path().join("after")).unwrap();
         assert_eq!(before, after, "{how}: the terminal's modes differ after");
         fs::remove_file(env.tmp.path().join("after")).unwrap();
+    }
+    // Its window closed under it: it ends (it once spun a core on the
+    // closed terminal's end of input, unkillable but by SIGKILL).
+    let _ = fs::remove_file(&pidfile);
+    let tmux = Tmux::start(&env, &env.project, &cmd, 100, 24);
+    tmux.wait_for("the dashboard", |s| s.contains("ralph watch · 1 loop(s)"));
+    let pid: u32 = fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    drop(tmux);
+    let t0 = Instant::now();
+    while ralph::procs::tree::ProcReader::new().is_running(pid) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "ralph watch (pid {pid}) still runs after its terminal closed"
+        );
+        std::thread::sleep(Duration::from_millis(100));
     }
 }
