@@ -45,26 +45,6 @@ pub struct Logs {
     worktree: Option<String>,
 }
 
-/// The session stream files of a run, by number.
-pub fn sessions(run: &RunDir) -> Vec<(u32, PathBuf)> {
-    let mut v: Vec<(u32, PathBuf)> = std::fs::read_dir(&run.path)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let n = name
-                .strip_prefix("session-")?
-                .strip_suffix(".jsonl")?
-                .parse()
-                .ok()?;
-            Some((n, e.path()))
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 /// Render one whole stream file, reading it a piece at a time.
 fn render(path: &Path, ui: Ui) -> Result<()> {
     let mut f = crate::fsutil::open_regular(path)
@@ -116,7 +96,7 @@ impl Run for Logs {
                 }
             },
         };
-        let all = sessions(&run);
+        let all = run.sessions();
         let chosen: Vec<&(u32, PathBuf)> = match self.session {
             _ if self.all => all.iter().collect(),
             Some(n) => all.iter().filter(|(m, _)| *m == n).collect(),
@@ -207,7 +187,7 @@ fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
             }
         }
         // A newer session started: switch to it.
-        if let Some((n, path)) = sessions(&run).pop()
+        if let Some((n, path)) = run.sessions().pop()
             && current.as_ref().is_none_or(|(m, _, _)| *m < n)
         {
             let f = crate::fsutil::open_regular(&path)

@@ -235,31 +235,6 @@ pub fn post(ch: &Channel, n: &Notice) -> Option<Post> {
     })
 }
 
-/// How the run's end is told: its event, what happened, what to do. `None`
-/// for a run the user stopped.
-pub fn of_outcome(o: crate::run::engine::Outcome) -> Option<(Event, &'static str)> {
-    use crate::run::engine::Outcome as O;
-    Some(match o {
-        O::Complete => (
-            Event::Complete,
-            "review the work (`ralph status`); merge a worktree's branch with `ralph worktree merge`",
-        ),
-        O::Waiting | O::Stuck | O::NoProgress | O::ReviewRejected => (
-            Event::Waiting,
-            "see why with `ralph status`, act, then `ralph resume` and `ralph loop --resume`",
-        ),
-        O::Failed | O::EndedAbnormally => (
-            Event::Failed,
-            "see what failed with `ralph status` and `ralph logs`",
-        ),
-        O::IterationLimit | O::CostLimit | O::LimitWait => (
-            Event::Stopped,
-            "see `ralph status`; start a new run with higher limits to go on",
-        ),
-        O::Interrupted => return None,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,14 +310,7 @@ mod tests {
     }
 
     #[test]
-    fn every_end_but_a_stop_request_is_told() {
-        use crate::run::engine::Outcome as O;
-        assert_eq!(of_outcome(O::Complete).unwrap().0, Event::Complete);
-        assert_eq!(of_outcome(O::ReviewRejected).unwrap().0, Event::Waiting);
-        assert_eq!(of_outcome(O::Stuck).unwrap().0, Event::Waiting);
-        assert_eq!(of_outcome(O::EndedAbnormally).unwrap().0, Event::Failed);
-        assert_eq!(of_outcome(O::CostLimit).unwrap().0, Event::Stopped);
-        assert_eq!(of_outcome(O::Interrupted), None);
+    fn events_have_names() {
         assert_eq!(Event::parse("limit").unwrap(), Event::Limit);
         assert!(
             Event::parse("done")

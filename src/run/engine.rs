@@ -343,6 +343,31 @@ impl Outcome {
         }
     }
 
+    /// How the run's end is told (`[notify]`): its event and what to do.
+    /// `None` for a run the user stopped.
+    pub fn notice(self) -> Option<(crate::notify::Event, &'static str)> {
+        use crate::notify::Event;
+        Some(match self {
+            Outcome::Complete => (
+                Event::Complete,
+                "review the work (`ralph status`); merge a worktree's branch with `ralph worktree merge`",
+            ),
+            Outcome::Waiting | Outcome::Stuck | Outcome::NoProgress | Outcome::ReviewRejected => (
+                Event::Waiting,
+                "see why with `ralph status`, act, then `ralph resume` and `ralph loop --resume`",
+            ),
+            Outcome::Failed | Outcome::EndedAbnormally => (
+                Event::Failed,
+                "see what failed with `ralph status` and `ralph logs`",
+            ),
+            Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => (
+                Event::Stopped,
+                "see `ralph status`; start a new run with higher limits to go on",
+            ),
+            Outcome::Interrupted => return None,
+        })
+    }
+
     /// Does the run end by asking for a human? No progress does: the loop
     /// writes WAITING with the reason, as a session would.
     pub fn writes_waiting(self) -> bool {
@@ -1302,6 +1327,16 @@ mod tests {
                 Failed | Interrupted | EndedAbnormally => None,
             };
             assert_eq!(o.hook(), hook, "{o:?}");
+            // Told to whoever `[notify]` names, but for a stop you asked for.
+            use crate::notify::Event as E;
+            let want = match o {
+                Complete => Some(E::Complete),
+                Waiting | NoProgress | Stuck | ReviewRejected => Some(E::Waiting),
+                Failed | EndedAbnormally => Some(E::Failed),
+                IterationLimit | CostLimit | LimitWait => Some(E::Stopped),
+                Interrupted => None,
+            };
+            assert_eq!(o.notice().map(|(e, _)| e), want, "{o:?}");
             assert_eq!(
                 o.writes_waiting(),
                 matches!(o, NoProgress | Stuck | ReviewRejected),

@@ -146,6 +146,26 @@ impl RunDir {
         format!("session-{session:03}.jsonl")
     }
 
+    /// The session stream files there are, by number, in order.
+    pub fn sessions(&self) -> Vec<(u32, PathBuf)> {
+        let mut v: Vec<(u32, PathBuf)> = fs::read_dir(&self.path)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let n = name
+                    .strip_prefix("session-")?
+                    .strip_suffix(".jsonl")?
+                    .parse()
+                    .ok()?;
+                Some((n, e.path()))
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
     /// Session `session`'s stream file, to create.
     pub fn stream_file(&self, session: u32) -> Result<PathBuf> {
         self.writable(&Self::stream_name(session))

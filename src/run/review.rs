@@ -8,22 +8,10 @@ use crate::run::engine::{Reviewed, SessionOutcome};
 use crate::run::lock::LoopLock;
 use crate::run::progress;
 use crate::run::records::{Record, ReviewRecord, Saved};
-use crate::run::shell::Shell;
+use crate::run::shell::{ReviewOf as Of, Shell};
 use crate::run::{launch, session};
 use crate::timefmt;
 use crate::work::review::{self, Verdict};
-
-/// What a review judges.
-pub enum Of {
-    /// COMPLETE: the whole run, since it began.
-    Run,
-    /// The steps session `session` checked (as they read), since `base`.
-    Steps {
-        session: u32,
-        steps: Vec<String>,
-        base: Option<String>,
-    },
-}
 
 /// The diff given inline; the reviewer runs git for the rest.
 const DIFF_BYTES: usize = 48 * 1024;

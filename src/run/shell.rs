@@ -31,6 +31,18 @@ pub fn spec_text(s: &Checkpoint) -> String {
     format!("{}/{}", s.done, s.total)
 }
 
+/// What a review judges.
+pub enum ReviewOf {
+    /// COMPLETE: the whole run, since it began.
+    Run,
+    /// The steps session `session` checked (as they read), since `base`.
+    Steps {
+        session: u32,
+        steps: Vec<String>,
+        base: Option<String>,
+    },
+}
+
 /// What became of COMPLETE, and the review it got (with the review
 /// session's record, appended after the session it followed).
 struct Judged {
@@ -163,7 +175,7 @@ impl Shell<'_> {
         }
         self.ui
             .note("COMPLETE holds; an independent review session judges the run before it counts");
-        let (reviewed, record) = self.review(lock, saved, crate::run::review::Of::Run)?;
+        let (reviewed, record) = self.review(lock, saved, ReviewOf::Run)?;
         if reviewed.verdict.approved() {
             return Ok(Judged {
                 review: Some((reviewed, record)),
@@ -930,7 +942,7 @@ impl Shell<'_> {
         if !engine::review_steps(self.s.limits.review_each_step, !steps.is_empty(), outcome) {
             return Ok(None);
         }
-        let of = crate::run::review::Of::Steps {
+        let of = ReviewOf::Steps {
             session: number,
             steps: steps.clone(),
             base: before.head.clone(),
@@ -1014,7 +1026,7 @@ impl Shell<'_> {
         run.write_summary(&summary)?;
         self.end_hook(&summary);
         self.say_end(&summary);
-        if let Some((event, todo)) = crate::notify::of_outcome(outcome) {
+        if let Some((event, todo)) = outcome.notice() {
             // Only ralph's own words: a complete run's reason is its count.
             let what = match outcome {
                 Outcome::Complete => format!("complete, {reason}"),

@@ -188,9 +188,7 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         run_id: run.as_ref().map(|r| r.id.clone()),
         pid: running.as_ref().map(|l| l.pid),
         waiting,
-        stream: run
-            .as_ref()
-            .and_then(|r| crate::cmd::logs::sessions(r).pop()),
+        stream: run.as_ref().and_then(|r| r.sessions().pop()),
         root,
     }
 }
