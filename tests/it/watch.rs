@@ -125,6 +125,23 @@ fn three_loops_at_a_glance_rows_follow_them_and_one_is_stopped_from_the_dashboar
     );
     // The selected loop's session, live.
     tmux.wait_for("main's session", |s| s.contains("working in project"));
+    // States in colour; with NO_COLOR, none (reverse video for the selected
+    // row is no colour).
+    let coloured = |s: &str| {
+        ["\x1b[31m", "\x1b[32m", "\x1b[33m", "\x1b[36m", "38;"]
+            .iter()
+            .any(|c| s.contains(c))
+    };
+    assert!(
+        coloured(&tmux.screen_escapes()),
+        "{:?}",
+        tmux.screen_escapes()
+    );
+    let plain = Tmux::start(&env, &env.project, "NO_COLOR=1 ralph watch", 130, 30);
+    plain.wait_for("the rows", |s| row(s, "b").contains("running"));
+    let e = plain.screen_escapes();
+    assert!(!coloured(&e) && e.contains("\x1b[7m"), "{e:?}");
+    drop(plain);
     // A step of `a` done: its row follows.
     release(&env, "a");
     let s = tmux.wait_for("a at 1/3", |s| {

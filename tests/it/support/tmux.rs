@@ -86,6 +86,16 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// The screen with its colours and attributes, as escape sequences.
+    pub fn screen_escapes(&self) -> String {
+        let out = self
+            .tmux()
+            .args(["capture-pane", "-p", "-e", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     /// The screen once `ok` holds (within 60 s), else a failure that shows it.
     pub fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
         let t0 = Instant::now();
