@@ -250,6 +250,14 @@ mod tests {
         assert_eq!(c.shown(), "slack https://hooks.slack.com/…");
         assert_eq!(Channel::parse("desktop").unwrap(), Channel::Desktop);
         assert_eq!(
+            Channel::parse("ntfy=https://ntfy.sh/t").unwrap(),
+            Channel::Ntfy("https://ntfy.sh/t".into())
+        );
+        assert_eq!(
+            Channel::parse("discord=http://d.example/h").unwrap(),
+            Channel::Discord("http://d.example/h".into())
+        );
+        assert_eq!(
             Channel::parse("command=notify.sh --loud").unwrap().shown(),
             "command `notify.sh --loud`"
         );
@@ -269,6 +277,12 @@ mod tests {
             let e = Channel::parse(bad).unwrap_err();
             assert!(!e.contains("s3cr3t"), "{bad}: {e}");
         }
+        // What is no URL is shown as given, to be corrected.
+        assert!(
+            Channel::parse("pagr=plain")
+                .unwrap_err()
+                .contains("\"pagr=plain\"")
+        );
         let e = Channel::parse("pagr=https://x.org/s3cr3t").unwrap_err();
         assert!(
             e.contains("pagr=https://x.org/…") && !e.contains("s3cr3t"),

@@ -277,6 +277,15 @@ mod tests {
         a.key(Key::Up, &r);
         a.key(Key::Up, &r);
         assert_eq!(a.key(Key::Char('r'), &r), Effect::None, "running");
+        // A run you stopped (or that was killed) goes on too.
+        let stopped = vec![
+            row("c", State::Ended(Outcome::Interrupted), None, None),
+            row("d", State::Killed, None, None),
+        ];
+        let mut a = App::default();
+        assert_eq!(a.key(Key::Char('r'), &stopped), Effect::Resume(0));
+        a.key(Key::Down, &stopped);
+        assert_eq!(a.key(Key::Char('r'), &stopped), Effect::Resume(1));
     }
 
     #[test]
@@ -305,9 +314,9 @@ mod tests {
         assert_eq!(a.session, Some(1), "not before the first");
         a.key(Key::Char('n'), &r);
         assert_eq!(a.session, Some(2));
-        for _ in 0..3 {
-            a.key(Key::Char('n'), &r);
-        }
+        a.key(Key::Char('n'), &r);
+        assert_eq!(a.session, Some(3));
+        a.key(Key::Char('n'), &r);
         assert_eq!(a.session, None, "the newest again: followed");
         a.key(Key::Char('o'), &r);
         a.key(Key::PageUp, &r);
@@ -316,6 +325,9 @@ mod tests {
         assert_eq!(a.scroll, 0);
         a.key(Key::Home, &r);
         assert!(a.scroll > 1000);
+        a.key(Key::End, &r);
+        assert_eq!(a.scroll, 0);
+        a.key(Key::Home, &r);
         a.key(Key::Char('f'), &r);
         assert_eq!((a.session, a.scroll), (None, 0));
     }

@@ -99,17 +99,15 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         .ok()
         .flatten()
         .map(|w| w.reason);
-    let now = now_epoch();
-    let state = match (&running, &waiting, &summary, &saved) {
-        (Some(l), _, _, _) => match &l.waiting_until {
-            Some((t, _)) if *t > now => State::Paused { until: *t },
-            _ => State::Running,
-        },
-        (None, Some(_), _, _) => State::Waiting,
-        (None, None, Some(s), _) => State::Ended(s.outcome),
-        (None, None, None, Some(_)) => State::Killed,
-        (None, None, None, None) => State::Idle,
-    };
+    let state = state_of(
+        running
+            .as_ref()
+            .map(|l| l.waiting_until.as_ref().map(|(t, _)| *t)),
+        waiting.is_some(),
+        summary.as_ref().map(|s| s.outcome),
+        saved.is_some(),
+        now_epoch(),
+    );
     let agent = saved.as_ref().map_or_else(
         || "-".to_string(),
         |s| {
@@ -135,23 +133,16 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
             }
         },
     );
-    let elapsed = match (&running, &summary, &saved) {
-        (Some(l), _, _) => {
+    let elapsed = elapsed_of(
+        running.as_ref().map(|l| {
             humantime::parse_rfc3339(&l.started_at)
                 .ok()
                 .and_then(|t| SystemTime::now().duration_since(t).ok())
                 .unwrap_or_default()
-                + Duration::from_secs_f64(
-                    saved
-                        .as_ref()
-                        .filter(|s| s.resumed > 0)
-                        .map_or(0.0, |s| s.elapsed_s),
-                )
-        }
-        (None, Some(s), _) => Duration::from_secs_f64(s.duration_s.max(0.0)),
-        (None, None, Some(s)) => Duration::from_secs_f64(s.elapsed_s),
-        _ => Duration::ZERO,
-    };
+        }),
+        saved.as_ref().map(|s| (s.resumed, s.elapsed_s)),
+        summary.as_ref().map(|s| s.duration_s),
+    );
     Row {
         name,
         branch,
@@ -190,6 +181,43 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         waiting,
         stream: run.as_ref().and_then(|r| r.sessions().pop()),
         root,
+    }
+}
+
+/// A loop's state from what its files say: running (and until when it
+/// waits, if it does), WAITING there, how its last run ended, whether it
+/// has a run at all.
+fn state_of(
+    running: Option<Option<u64>>,
+    waiting: bool,
+    ended: Option<Outcome>,
+    has_run: bool,
+    now: u64,
+) -> State {
+    match (running, waiting, ended) {
+        (Some(Some(t)), _, _) if t > now => State::Paused { until: t },
+        (Some(_), _, _) => State::Running,
+        (None, true, _) => State::Waiting,
+        (None, false, Some(o)) => State::Ended(o),
+        (None, false, None) if has_run => State::Killed,
+        (None, false, None) => State::Idle,
+    }
+}
+
+/// How long a loop has run: a running one since it started, plus what its
+/// run had run before a resume; else what its run recorded.
+fn elapsed_of(
+    running_for: Option<Duration>,
+    saved: Option<(u32, f64)>,
+    summary_s: Option<f64>,
+) -> Duration {
+    let secs = |s: f64| Duration::from_secs_f64(s.max(0.0));
+    match (running_for, saved, summary_s) {
+        (Some(d), Some((resumed, before)), _) if resumed > 0 => d + secs(before),
+        (Some(d), _, _) => d,
+        (None, _, Some(s)) => secs(s),
+        (None, Some((_, s)), None) => secs(s),
+        (None, None, None) => Duration::ZERO,
     }
 }
 
@@ -329,6 +357,45 @@ mod tests {
             0,
         );
         assert_eq!(c[0], "b (feature)");
+    }
+
+    #[test]
+    fn the_state_is_the_lock_then_waiting_then_the_last_runs_end() {
+        use Outcome::*;
+        assert_eq!(
+            state_of(Some(None), true, Some(Failed), true, 10),
+            State::Running
+        );
+        assert_eq!(
+            state_of(Some(Some(11)), false, None, true, 10),
+            State::Paused { until: 11 }
+        );
+        assert_eq!(
+            state_of(Some(Some(10)), false, None, true, 10),
+            State::Running,
+            "over"
+        );
+        assert_eq!(
+            state_of(None, true, Some(Complete), true, 10),
+            State::Waiting
+        );
+        assert_eq!(
+            state_of(None, false, Some(Complete), true, 10),
+            State::Ended(Complete)
+        );
+        assert_eq!(state_of(None, false, None, true, 10), State::Killed);
+        assert_eq!(state_of(None, false, None, false, 10), State::Idle);
+    }
+
+    #[test]
+    fn elapsed_counts_a_resumed_runs_earlier_time() {
+        let s = Duration::from_secs;
+        assert_eq!(elapsed_of(Some(s(5)), Some((1, 60.0)), None), s(65));
+        assert_eq!(elapsed_of(Some(s(5)), Some((0, 60.0)), None), s(5));
+        assert_eq!(elapsed_of(None, Some((2, 60.0)), Some(90.0)), s(90));
+        assert_eq!(elapsed_of(None, Some((0, 42.0)), None), s(42));
+        assert_eq!(elapsed_of(None, None, Some(-3.0)), s(0));
+        assert_eq!(elapsed_of(None, None, None), s(0));
     }
 
     #[test]
