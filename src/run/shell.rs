@@ -369,6 +369,25 @@ impl Shell<'_> {
             self.run.id,
             self.run.path.display()
         ));
+        if let Some(r) = &self.s.review {
+            let model = r
+                .model
+                .as_deref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
+            let when = match r.when {
+                crate::work::review::When::Complete => "each COMPLETE",
+                crate::work::review::When::Step => "each checked step",
+            };
+            self.ui.note(&format!(
+                "a {}{model} review session judges {when}; {} rejection(s) in a row stop the loop for a human",
+                r.agent, r.max_rounds
+            ));
+        }
+        if let Some(n) = &self.s.notify {
+            let to: Vec<String> = n.channels.iter().map(|c| c.shown()).collect();
+            self.ui.note(&format!("notices go to {}", to.join(", ")));
+        }
 
         let mut ev = self.between(lock, &mut saved)?;
         let mut last_saved = saved.state.clone();

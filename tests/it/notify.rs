@@ -136,6 +136,13 @@ fn each_channel_is_told_once_in_its_own_form_and_the_secret_stays_out() {
         !out.contains("s3cr3t") && !out.contains("a notice to"),
         "{out}"
     );
+    let host = url.trim_start_matches("http://");
+    assert!(
+        out.contains(&format!(
+            "notices go to desktop, ntfy http://{host}/…, slack http://{host}/…, discord http://{host}/…, command `printf"
+        )),
+        "{out}"
+    );
     let got = got.lock().unwrap().clone();
     let to = |p: &str| -> Vec<(Vec<(String, String)>, String)> {
         got.iter()
@@ -193,7 +200,6 @@ fn each_channel_is_told_once_in_its_own_form_and_the_secret_stays_out() {
         "{n:?}"
     );
     let channels: Vec<&str> = n.iter().map(|l| l["channel"].as_str().unwrap()).collect();
-    let host = url.trim_start_matches("http://");
     for want in [
         "desktop".to_string(),
         format!("ntfy http://{host}/…"),

@@ -71,7 +71,8 @@ fn a_rejection_reaches_the_next_session_which_fixes_it_and_the_second_review_app
         .args(["--max-iterations", "5"])
         .stdout_with(0);
     assert!(
-        out.contains("review session 2: the whole run")
+        out.contains("a claude review session judges each COMPLETE; 3 rejection(s) in a row stop the loop for a human")
+            && out.contains("review session 2: the whole run")
             && out.contains("the reviewer did not approve (rejected (1 finding(s)))")
             && out.contains("    - parse.txt says v1; the step asks for v2")
             && out.contains("the reviewer approved")
