@@ -302,6 +302,39 @@ mod tests {
     }
 
     #[test]
+    fn states_are_coloured_only_when_colour_is_wanted() {
+        use crate::run::engine::Outcome;
+        let fg = |s: State| state_style(&s, true).fg;
+        assert_eq!(fg(State::Running), Some(Color::Green));
+        assert_eq!(fg(State::Paused { until: 0 }), Some(Color::Cyan));
+        assert_eq!(fg(State::Waiting), Some(Color::Yellow));
+        assert_eq!(fg(State::Ended(Outcome::Complete)), Some(Color::Green));
+        assert_eq!(fg(State::Killed), Some(Color::Red));
+        assert_eq!(fg(State::Ended(Outcome::Failed)), Some(Color::Red));
+        assert_eq!(fg(State::Ended(Outcome::EndedAbnormally)), Some(Color::Red));
+        assert_eq!(fg(State::Idle), None);
+        assert_eq!(state_style(&State::Waiting, false), Style::default());
+    }
+
+    #[test]
+    fn the_table_takes_at_most_half_a_short_screen_and_once_is_the_table_alone() {
+        let log = Log {
+            title: "the log".into(),
+            lines: Vec::new(),
+        };
+        let text = frame(100, 8, &App::default(), &log);
+        let at = text.lines().position(|l| l.contains("the log")).unwrap();
+        assert_eq!(at, 4, "{text}");
+        let mut t = Terminal::new(TestBackend::new(100, 5)).unwrap();
+        t.draw(|f| table_only(f, &[row("a"), row("b")], 0)).unwrap();
+        let once = to_text(t.backend().buffer());
+        assert!(
+            once.contains("2 loop(s)") && once.contains("│b ") && !once.contains('▶'),
+            "{once}"
+        );
+    }
+
+    #[test]
     fn the_log_scrolls_within_its_lines() {
         let lines: Vec<String> = (0..10).map(|i| i.to_string()).collect();
         assert_eq!(visible(&lines, 3, 0), &lines[7..]);
