@@ -269,6 +269,22 @@ mod tests {
         }
         assert!(!text.contains('\u{1b}'));
         assert!(!text.contains("line 1\n"), "only what fits: {text}");
+        assert!(!text.contains("scrolled"), "{text}");
+        let up = frame(
+            120,
+            20,
+            &App {
+                scroll: 3,
+                ..App::default()
+            },
+            &log,
+        );
+        assert!(
+            up.contains("(following) · scrolled (End: follow)")
+                && up.contains("line 27")
+                && !up.contains("line 30"),
+            "{up}"
+        );
     }
 
     #[test]
