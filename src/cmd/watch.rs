@@ -46,7 +46,15 @@ impl Run for Watch {
     fn run(&self) -> Result<ExitStatus> {
         let here = std::env::current_dir().context("cannot read the current folder")?;
         let main = crate::run::worktree::main_root(&here)
-            .map_err(|e| Stop::with(ExitStatus::Usage, format!("ralph watch: {e:#}")))?;
+            .map_err(|_| {
+                Stop::with(
+                    ExitStatus::Usage,
+                    format!(
+                        "{} is not in a git repository: ralph watch shows the loops of one (its checkout and worktrees)",
+                        here.display()
+                    ),
+                )
+            })?;
         if self.once {
             return once(&main);
         }

@@ -221,6 +221,24 @@ echo '{RESULT}'"#,
 #[test]
 fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn() {
     let env = project();
+    // Outside a repository, and without a terminal: said, exit 2.
+    let outside = env.tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    env.ralph()
+        .args(["watch", "--once"])
+        .current_dir(&outside)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "is not in a git repository: ralph watch shows the loops of one",
+        ));
+    env.ralph()
+        .arg("watch")
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "ralph watch needs a terminal; `ralph watch --once` prints one frame",
+        ));
     // No loop yet: the table says so.
     let out = env.ralph().args(["watch", "--once"]).stdout_with(0);
     assert!(
