@@ -169,7 +169,7 @@ impl Shell<'_> {
         let verdict = match written {
             Err(e) => Verdict::NoVerdict(format!("{e:#}")),
             Ok(_) if before.head != after.head || before.tree != after.tree => Verdict::NoVerdict(
-                "it changed the work (a commit or the working tree): a reviewer only judges; its changes are left for the next session to see"
+                "it changed the work (a commit, or a file `git status` shows: build output its checks made counts too, so keep that in .gitignore): a reviewer only judges; its changes are left for the next session to see"
                     .into(),
             ),
             Ok(text) => review::read_verdict(text.as_deref(), &token),
