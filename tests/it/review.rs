@@ -447,3 +447,28 @@ fn doctor_checks_the_reviewer_and_bad_review_settings_are_refused_by_name() {
 fn run_dir_exists(env: &TestEnv) -> bool {
     fs::read_dir(env.project.join(".ralph/runs")).is_ok_and(|mut d| d.next().is_some())
 }
+
+#[test]
+fn a_reviewer_that_changes_the_work_gives_no_verdict() {
+    let env = reviewed("max_rounds = 1\n");
+    env.api.session([Reply::bash(DO_V1), Reply::text("Done.")]);
+    // It "fixes" the work itself, then approves what it made.
+    env.api.session([
+        Reply::bash("echo v2 > parse.txt && ralph review approve"),
+        Reply::text("Fixed and approved."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .stdout_with(3);
+    assert!(
+        out.contains("the reviewer did not approve (no verdict)")
+            && out.contains("it changed the work (a commit, or a file `git status` shows"),
+        "{out}"
+    );
+    assert_eq!(records(&env)[1]["review"]["verdict"], "no verdict");
+    // Its change is left for the next session (and the human) to see.
+    assert_eq!(
+        fs::read_to_string(env.project.join("parse.txt")).unwrap(),
+        "v2\n"
+    );
+}
