@@ -1092,8 +1092,12 @@ impl Shell<'_> {
             .commits
             .map(|c| format!(", {c} commit(s)"))
             .unwrap_or_default();
+        let reviews = match summary.reviews {
+            0 => String::new(),
+            n => format!(" · {n} review(s)"),
+        };
         ui.status(&format!(
-            "{}: {} · {} iteration(s) in {} · {} · {} tokens{commits} · spec {}",
+            "{}: {} · {} iteration(s) in {}{reviews} · {} · {} tokens{commits} · spec {}",
             outcome.text(),
             summary.reason,
             summary.iterations,

@@ -76,7 +76,8 @@ fn a_rejection_reaches_the_next_session_which_fixes_it_and_the_second_review_app
             && out.contains("the reviewer did not approve (rejected (1 finding(s)))")
             && out.contains("    - parse.txt says v1; the step asks for v2")
             && out.contains("the reviewer approved")
-            && out.contains("complete: all 1 steps done · 2 iteration(s)"),
+            && out.contains("complete: all 1 steps done · 2 iteration(s)")
+            && out.contains(" · 2 review(s) · $"),
         "{out}"
     );
     // What the reviewer was given: the criteria, the diff, the gate.
