@@ -362,6 +362,16 @@ pub fn read_regular_capped(path: &Path, cap: u64) -> Result<Option<String>> {
     Ok(Some(text))
 }
 
+/// Remove a file if it is there (a missing one is no error).
+pub fn remove_optional(path: &Path) -> Result<()> {
+    match fs::remove_file(path) {
+        Err(e) if e.kind() != ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot remove {}", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
 pub fn read_optional(path: &Path) -> Result<Option<String>> {
     read_optional_capped(path, READ_CAP)
 }

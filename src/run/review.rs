@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 
-use crate::run::engine::{Reviewed, SessionOutcome};
+use crate::run::engine::Reviewed;
 use crate::run::lock::LoopLock;
 use crate::run::progress;
 use crate::run::records::{Record, ReviewRecord, Saved};
@@ -28,15 +28,6 @@ pub fn verdict_path(project: &crate::work::project::Project) -> std::path::PathB
 /// `.ralph/review-failed.md`, what the next work session reads first.
 pub fn feedback_path(project: &crate::work::project::Project) -> std::path::PathBuf {
     project.ralph_dir().join("review-failed.md")
-}
-
-fn remove_if_there(path: &std::path::Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("cannot remove {}", path.display()))
-        }
-        _ => Ok(()),
-    }
 }
 
 impl Shell<'_> {
@@ -127,7 +118,7 @@ impl Shell<'_> {
 
         let token = crate::trust::store::random_token();
         let verdict_file = verdict_path(project);
-        remove_if_there(&verdict_file)?;
+        crate::fsutil::remove_optional(&verdict_file)?;
         let before = progress::take(&project.root, &project.spec());
         let seat = crate::run::options::Seat {
             agent: r.agent,
@@ -164,7 +155,7 @@ impl Shell<'_> {
         lock.set_session(None)?;
 
         let written = crate::fsutil::read_regular_capped(&verdict_file, review::VERDICT_CAP);
-        remove_if_there(&verdict_file)?;
+        crate::fsutil::remove_optional(&verdict_file)?;
         let after = progress::take(&project.root, &project.spec());
         let verdict = match written {
             Err(e) => Verdict::NoVerdict(format!("{e:#}")),
@@ -174,7 +165,7 @@ impl Shell<'_> {
             ),
             Ok(text) => review::read_verdict(text.as_deref(), &token),
         };
-        let outcome = self.outcome_of_review(&ended);
+        let outcome = self.outcome_of(&ended, false);
         let cost = self.cost_of(&ended.stream, seat);
         saved.tokens.add(&ended.stream.usage);
         saved.cost_unknown |= cost.is_none();
@@ -211,23 +202,12 @@ impl Shell<'_> {
         ))
     }
 
-    fn outcome_of_review(&self, ended: &session::Finished) -> SessionOutcome {
-        let end = crate::run::engine::SessionEnd {
-            ending: ended.ending,
-            interactive: false,
-            exit_ok: ended.status.is_some_and(|x| x.success()),
-            result_ok: ended.stream.result_ok(),
-            limit: ended.stream.limit.clone(),
-        };
-        crate::run::engine::classify(&end, Some(session::last_signal_name()))
-    }
-
     /// Say the verdict; write or remove `.ralph/review-failed.md`.
     fn hand_review_over(&self, verdict: &Verdict, what: &str, saved: &Saved) -> Result<()> {
         let path = feedback_path(self.project);
         if verdict.approved() {
             self.ui.note("the reviewer approved");
-            return remove_if_there(&path);
+            return crate::fsutil::remove_optional(&path);
         }
         let findings = verdict.findings();
         let max = self.s.review.as_ref().map_or(3, |r| r.max_rounds);

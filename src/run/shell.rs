@@ -553,7 +553,7 @@ impl Shell<'_> {
         let no_change = self.no_change(number, before, &mut after)?;
         let auto_commit = self.commit_leftovers(&ended, number, before, &mut after);
         let st = &ended.stream;
-        let outcome = self.outcome_of(&ended);
+        let outcome = self.outcome_of(&ended, self.s.interactive);
         saved.tokens.add(&st.usage);
         let progress = progress::compare(before, &after);
         let step_review = self.review_steps(lock, saved, number, &outcome, before, &mut after)?;
@@ -734,11 +734,16 @@ impl Shell<'_> {
         }
     }
 
-    /// How the session ended, as the engine reads it.
-    fn outcome_of(&self, ended: &session::Finished) -> SessionOutcome {
+    /// How a session ended, as the engine reads it (a review session runs
+    /// in print mode whatever the run's mode).
+    pub(crate) fn outcome_of(
+        &self,
+        ended: &session::Finished,
+        interactive: bool,
+    ) -> SessionOutcome {
         let end = engine::SessionEnd {
             ending: ended.ending,
-            interactive: self.s.interactive,
+            interactive,
             exit_ok: ended.status.is_some_and(|x| x.success()),
             result_ok: ended.stream.result_ok(),
             limit: ended.stream.limit.clone(),

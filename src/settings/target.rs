@@ -229,11 +229,5 @@ pub fn recall_created(settings: &Path) -> Result<Created> {
 
 pub fn forget_created(settings: &Path) -> Result<()> {
     let real = fsutil::resolve_symlinks(settings)?;
-    let path = record_path(&real)?;
-    match fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("cannot remove {}", path.display()))
-        }
-        _ => Ok(()),
-    }
+    fsutil::remove_optional(&record_path(&real)?)
 }

@@ -377,12 +377,7 @@ pub fn feedback(v: &Verdict) -> String {
 pub fn hand_over(project: &Project, v: &Verdict) -> Result<()> {
     let path = feedback_path(project);
     if v.passed {
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                Err(e).with_context(|| format!("cannot remove {}", path.display()))
-            }
-            _ => Ok(()),
-        }
+        crate::fsutil::remove_optional(&path)
     } else if v.interrupted {
         Ok(())
     } else {
