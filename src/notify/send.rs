@@ -206,32 +206,24 @@ fn desktop(n: &Notice) -> Result<(), String> {
     Err("no desktop notifier here (notify-send on Linux, osascript on macOS)".into())
 }
 
-/// Run a notifier program in a group of its own, ended after `TIMEOUT`.
+/// Run a notifier program in a group of its own, ended through the one
+/// signal ladder after `TIMEOUT`.
 fn run(mut c: Command) -> Result<(), String> {
+    use crate::procs::ladder::{Ending, Target, supervise};
     c.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
     let mut child = c.spawn().map_err(|e| format!("cannot run it: {e}"))?;
-    let t0 = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(st)) if st.success() => return Ok(()),
-            Ok(Some(st)) => return Err(format!("it exited with {st}")),
-            Ok(None) if t0.elapsed() >= TIMEOUT => {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(child.id() as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
-                let _ = child.wait();
-                return Err(format!(
-                    "it ran longer than {}s; ended it",
-                    TIMEOUT.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(e.to_string()),
-        }
+    let group = Target::Group(child.id());
+    match supervise(&mut child, group, Some(Instant::now() + TIMEOUT), &|| 0) {
+        Ok((_, Ending::TimedOut)) => Err(format!(
+            "it ran longer than {}s; ended it",
+            TIMEOUT.as_secs()
+        )),
+        Ok((st, _)) if st.success() => Ok(()),
+        Ok((st, _)) => Err(format!("it exited with {st}")),
+        Err(e) => Err(e.to_string()),
     }
 }
 
