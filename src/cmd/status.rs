@@ -151,16 +151,9 @@ fn wire(o: Outcome) -> String {
 fn all_loops(json_out: bool) -> Result<ExitStatus> {
     let here = std::env::current_dir()?;
     let main = crate::run::worktree::main_root(&here)?;
-    let lines: Vec<LoopLine> = crate::run::worktree::list(&main)?
+    let lines: Vec<LoopLine> = crate::run::worktree::loops(&main)?
         .into_iter()
-        .filter(|w| w.path.join(".ralph").is_dir())
-        .map(|w| {
-            let branch = w
-                .branch
-                .as_deref()
-                .map(|b| b.trim_start_matches("refs/heads/").to_string());
-            LoopLine::of(w.name(), &w.path, branch)
-        })
+        .map(|w| LoopLine::of(w.name(), &w.path, w.branch_name()))
         .collect();
     if json_out {
         outln!("{}", serde_json::to_string_pretty(&lines)?);

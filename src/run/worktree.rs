@@ -92,6 +92,13 @@ pub struct Worktree {
 }
 
 impl Worktree {
+    /// Its branch's short name (`ralph/auth`), if it is on one.
+    pub fn branch_name(&self) -> Option<String> {
+        self.branch
+            .as_deref()
+            .map(|b| b.trim_start_matches("refs/heads/").to_string())
+    }
+
     /// `main`, or NAME for a worktree on `ralph/NAME`.
     pub fn name(&self) -> String {
         if self.main {
@@ -133,6 +140,15 @@ pub fn parse_list(text: &str) -> Vec<Worktree> {
         }
     }
     out
+}
+
+/// The checkout and the worktrees that have a `.ralph/`: every loop the
+/// repository can have (`status --all`, `watch`).
+pub fn loops(main: &Path) -> Result<Vec<Worktree>> {
+    Ok(list(main)?
+        .into_iter()
+        .filter(|w| w.path.join(".ralph").is_dir())
+        .collect())
 }
 
 pub fn list(main: &Path) -> Result<Vec<Worktree>> {

@@ -67,17 +67,10 @@ pub fn now_epoch() -> u64 {
 /// Every loop of the repository that has `.ralph/`: the checkout first,
 /// then its worktrees.
 pub fn gather(main: &std::path::Path) -> Vec<Row> {
-    let worktrees = crate::run::worktree::list(main).unwrap_or_default();
-    worktrees
+    crate::run::worktree::loops(main)
+        .unwrap_or_default()
         .into_iter()
-        .filter(|w| w.path.join(".ralph").is_dir())
-        .map(|w| {
-            let branch = w
-                .branch
-                .as_deref()
-                .map(|b| b.trim_start_matches("refs/heads/").to_string());
-            row(w.name(), branch, w.path)
-        })
+        .map(|w| row(w.name(), w.branch_name(), w.path))
         .collect()
 }
 
