@@ -426,23 +426,7 @@ fn ralph_setup_is_installed_for_codex_and_gemini_and_gemini_expands_it() {
 #[test]
 fn doctor_checks_the_agents_the_config_names() {
     let env = project();
-    let check = |env: &TestEnv| -> serde_json::Value {
-        let out = env
-            .ralph()
-            .args(["doctor", "--json"])
-            .assert()
-            .get_output()
-            .stdout
-            .clone();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        v["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "agents")
-            .unwrap()
-            .clone()
-    };
+    let check = |env: &TestEnv| env.doctor_check("agents");
     assert_eq!(check(&env)["ok"], true);
     fs::write(
         env.project.join(".ralph/config.toml"),

@@ -292,14 +292,7 @@ fn bad_notify_settings_are_refused_by_name_without_the_secret() {
             "slack: … is not an http(s) URL with a host",
         ),
     ] {
-        let out = ralph_loop(&env)
-            .args(&args)
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        let err = String::from_utf8_lossy(&out);
+        let err = ralph_loop(&env).args(&args).stderr_with(2);
         assert!(
             err.contains(says) && !err.contains("s3cr3t"),
             "{args:?}: {err}"
@@ -321,13 +314,7 @@ fn bad_notify_settings_are_refused_by_name_without_the_secret() {
     ] {
         fs::write(env.project.join(".ralph/config.toml"), config).unwrap();
         env.approve_config();
-        let out = ralph_loop(&env)
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        let err = String::from_utf8_lossy(&out);
+        let err = ralph_loop(&env).stderr_with(2);
         assert!(
             err.contains(says) && !err.contains("s3cr3t"),
             "{config}: {err}"
@@ -339,17 +326,8 @@ fn bad_notify_settings_are_refused_by_name_without_the_secret() {
         "[notify]\ncommand = \"touch notified\"\n",
     )
     .unwrap();
-    let out = ralph_loop(&env)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(
-        String::from_utf8_lossy(&out).contains("[notify]"),
-        "{}",
-        String::from_utf8_lossy(&out)
-    );
+    let out = ralph_loop(&env).stderr_with(2);
+    assert!(out.contains("[notify]"), "{}", out);
     assert!(!env.project.join("notified").exists());
 }
 

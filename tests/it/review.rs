@@ -346,23 +346,7 @@ fn a_codex_reviewer_judges_claudes_work() {
 #[test]
 fn doctor_checks_the_reviewer_and_bad_review_settings_are_refused_by_name() {
     let env = project();
-    let check = |env: &TestEnv| -> Value {
-        let out = env
-            .ralph()
-            .args(["doctor", "--json"])
-            .assert()
-            .get_output()
-            .stdout
-            .clone();
-        let v: Value = serde_json::from_slice(&out).unwrap();
-        v["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == "review")
-            .unwrap()
-            .clone()
-    };
+    let check = |env: &TestEnv| env.doctor_check("review");
     assert_eq!(check(&env)["ok"], true);
     assert!(
         check(&env)["detail"]
@@ -412,13 +396,7 @@ fn doctor_checks_the_reviewer_and_bad_review_settings_are_refused_by_name() {
         if !text.contains("whne") {
             env.approve_config();
         }
-        let out = ralph_loop(&env)
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        let err = String::from_utf8_lossy(&out);
+        let err = ralph_loop(&env).stderr_with(2);
         assert!(err.contains(says), "{text}: {err}");
         assert!(!run_dir_exists(&env), "{text}: a run began");
     }
@@ -437,12 +415,8 @@ fn doctor_checks_the_reviewer_and_bad_review_settings_are_refused_by_name() {
     );
     let out = ralph_loop(&env)
         .args(["--review", "sometimes"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(String::from_utf8_lossy(&out).contains("\"sometimes\" is not `complete` or `step`"));
+        .stderr_with(2);
+    assert!(out.contains("\"sometimes\" is not `complete` or `step`"));
 }
 
 fn run_dir_exists(env: &TestEnv) -> bool {

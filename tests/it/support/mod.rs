@@ -543,6 +543,25 @@ impl TestEnv {
     }
 
     /// The built ralph binary with this test's environment.
+    /// `ralph doctor --json`'s check `name`, whatever doctor's exit.
+    pub fn doctor_check(&self, name: &str) -> serde_json::Value {
+        let out = self
+            .ralph()
+            .args(["doctor", "--json"])
+            .assert()
+            .get_output()
+            .stdout
+            .clone();
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no doctor check {name}: {v}"))
+            .clone()
+    }
+
     pub fn ralph(&self) -> Ralph {
         Ralph {
             cmd: self.command(ralph_bin()),
@@ -701,6 +720,12 @@ impl Ralph {
     /// Run it, expect exit status `code`, and give back its stdout.
     pub fn stdout_with(self, code: i32) -> String {
         let out = self.assert().code(code).get_output().stdout.clone();
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// Run it, expect exit status `code`, and return its stderr.
+    pub fn stderr_with(self, code: i32) -> String {
+        let out = self.assert().code(code).get_output().stderr.clone();
         String::from_utf8_lossy(&out).into_owned()
     }
 
