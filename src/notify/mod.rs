@@ -34,14 +34,20 @@ impl Channel {
             )
         };
         let (kind, value) = s.split_once('=').ok_or_else(bad)?;
+        Channel::of(kind, value)?.ok_or_else(bad)
+    }
+
+    /// A channel by its kind and value (a `[notify]` key or `--notify`'s
+    /// parts): `None` for a kind there is not, or a command that is empty.
+    pub fn of(kind: &str, value: &str) -> Result<Option<Channel>, String> {
         let value = value.trim();
-        match kind {
-            "command" if !value.is_empty() => Ok(Channel::Command(value.to_string())),
-            "ntfy" => Ok(Channel::Ntfy(url(kind, value)?)),
-            "slack" => Ok(Channel::Slack(url(kind, value)?)),
-            "discord" => Ok(Channel::Discord(url(kind, value)?)),
-            _ => Err(bad()),
-        }
+        Ok(Some(match kind {
+            "command" if !value.is_empty() => Channel::Command(value.to_string()),
+            "ntfy" => Channel::Ntfy(url(kind, value)?),
+            "slack" => Channel::Slack(url(kind, value)?),
+            "discord" => Channel::Discord(url(kind, value)?),
+            _ => return Ok(None),
+        }))
     }
 
     pub fn kind(&self) -> &'static str {

@@ -313,21 +313,24 @@ fn notifier_of(n: &config::NotifyConfig) -> Result<Option<crate::notify::Notifie
             .map(|t| Channel::parse(t))
             .collect::<Result<_, _>>()?,
         None => {
-            let given = [
-                n.desktop.unwrap_or(false).then(|| "desktop".to_string()),
-                n.ntfy.as_ref().map(|u| format!("ntfy={u}")),
-                n.slack.as_ref().map(|u| format!("slack={u}")),
-                n.discord.as_ref().map(|u| format!("discord={u}")),
-                n.command.as_ref().map(|c| format!("command={c}")),
+            let keys = [
+                ("ntfy", &n.ntfy),
+                ("slack", &n.slack),
+                ("discord", &n.discord),
+                ("command", &n.command),
             ];
-            given
-                .into_iter()
-                .flatten()
-                .map(|t| {
-                    Channel::parse(&t)
-                        .map_err(|e| format!("[notify] {}", e.trim_start_matches("--notify ")))
-                })
-                .collect::<Result<_, _>>()?
+            let mut channels: Vec<Channel> = Vec::new();
+            if n.desktop == Some(true) {
+                channels.push(Channel::Desktop);
+            }
+            for (kind, value) in keys {
+                let Some(value) = value else { continue };
+                match Channel::of(kind, value).map_err(|e| format!("[notify] {e}"))? {
+                    Some(c) => channels.push(c),
+                    None => return Err(format!("[notify] {kind} is empty")),
+                }
+            }
+            channels
         }
     };
     if channels.is_empty() {
