@@ -49,21 +49,6 @@ fn start_loop(env: &TestEnv, claude: &Path, worktree: Option<&str>, extra: &[&st
     r.spawn()
 }
 
-/// Wait for a loop's exit code (at most 60 s).
-fn exit_code(child: &mut Child) -> i32 {
-    let t0 = Instant::now();
-    loop {
-        if let Some(st) = child.try_wait().unwrap() {
-            return st.code().unwrap_or(-1);
-        }
-        assert!(
-            t0.elapsed() < Duration::from_secs(60),
-            "the loop did not end"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// Release a loop's steps one by one until it ends; its exit code.
 fn finish(env: &TestEnv, child: &mut Child, name: &str) -> i32 {
     let t0 = Instant::now();
@@ -110,7 +95,7 @@ fn three_loops_at_a_glance_rows_follow_them_and_one_is_stopped_from_the_dashboar
     let env = project();
     let claude = held_stand_in(&env);
     let mut main = start_loop(&env, &claude, None, &[]);
-    let mut a = start_loop(&env, &claude, Some("a"), &[]);
+    let a = start_loop(&env, &claude, Some("a"), &[]);
     let mut b = start_loop(&env, &claude, Some("b"), &[]);
     let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);
     let s = tmux.wait_for("three running loops", |s| {
@@ -154,7 +139,8 @@ fn three_loops_at_a_glance_rows_follow_them_and_one_is_stopped_from_the_dashboar
     tmux.keys(&["s"]);
     tmux.wait_for("the question", |s| s.contains("Stop the loop a (pid"));
     tmux.keys(&["y"]);
-    assert_eq!(exit_code(&mut a), 130, "stopped as Ctrl+C would");
+    let a = wait_output(a, Duration::from_secs(60));
+    assert_eq!(a.status.code(), Some(130), "stopped as Ctrl+C would");
     let s = tmux.wait_for("a stopped", |s| row(s, "a").contains("stopped"));
     assert!(s.contains("asked a (pid"), "{s}");
     assert_eq!(
@@ -192,8 +178,9 @@ echo '{RESULT}'"#,
             env.tmp.path().display()
         ),
     );
-    let mut b = start_loop(&env, &claude, Some("b"), &["--max-iterations", "7"]);
-    assert_eq!(exit_code(&mut b), 3, "waiting for a human");
+    let b = start_loop(&env, &claude, Some("b"), &["--max-iterations", "7"]);
+    let b = wait_output(b, Duration::from_secs(60));
+    assert_eq!(b.status.code(), Some(3), "waiting for a human");
     let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);
     let s = tmux.wait_for("b waiting", |s| row(s, "b").contains("WAITING"));
     assert!(row(&s, "b").contains("1/7"), "{s}");
