@@ -15,7 +15,7 @@ use crate::work::tracker::Kind;
 /// One loop setting per field. Its doc comment is its `--help`; its name is
 /// its key in `config.toml` and, in kebab case, its flag. A field that only
 /// one side may set says so (`arg(skip)`, `serde(skip)`).
-#[derive(Debug, Default, Clone, Args, Deserialize)]
+#[derive(Debug, Default, Clone, Args, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Options {
     /// The prompt given to every session [default: .ralph/prompt.md, else prompt.md]
@@ -157,7 +157,7 @@ pub struct Options {
 }
 
 /// What the loop does with a session's uncommitted changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CommitMode {
     Off,
@@ -165,7 +165,7 @@ pub enum CommitMode {
 }
 
 /// `[gate]`: the project's own checks, which decide whether COMPLETE holds.
-#[derive(Debug, Default, Clone, Args, Deserialize)]
+#[derive(Debug, Default, Clone, Args, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct GateConfig {
     /// A command of the completion gate (repeatable; replaces `[gate]
@@ -195,7 +195,7 @@ pub struct GateConfig {
 
 /// `[review]`: an independent review session before COMPLETE (or a checked
 /// step) counts. On when the table is there, or with `--review`.
-#[derive(Debug, Default, Clone, Args, Deserialize)]
+#[derive(Debug, Default, Clone, Args, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReviewConfig {
     /// Have a fresh reviewer session judge the work before it counts:
@@ -241,7 +241,7 @@ fn present() -> Option<bool> {
 }
 
 /// `[notify]`: who is told when the loop needs them, and of what.
-#[derive(Debug, Default, Clone, Args, Deserialize)]
+#[derive(Debug, Default, Clone, Args, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct NotifyConfig {
     /// Tell someone when the loop completes, waits for a human, fails,
@@ -277,7 +277,7 @@ pub struct NotifyConfig {
 /// Shell commands run at points of the loop's life, with the facts in
 /// `RALPH_*` environment variables. A failing one is reported, never fatal.
 /// From the config only: a hook is a program to approve (`ralph trust`).
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Hooks {
     pub on_loop_start: Option<String>,

@@ -26,9 +26,6 @@ pub mod env {
     /// (`{"base": "<commit>", "globs": [...]}`), so that a session's `ralph
     /// complete` can say up front what it changed of them.
     pub const PROTECT: &str = "RALPH_PROTECT";
-    /// A review session's own token: `ralph review` writes it into the
-    /// verdict, and the loop takes only a verdict that carries it.
-    pub const REVIEW: &str = "RALPH_REVIEW";
     /// The print-mode watcher's grace period, in milliseconds.
     pub const GRACE_MS: &str = "RALPH_HOOK_GRACE_MS";
     // For lifecycle hooks.

@@ -8,6 +8,8 @@ use clap::Args;
 use super::Run;
 use crate::exit::{ExitStatus, Stop};
 use crate::output::visible;
+use crate::config::{Layer, Options};
+use crate::run::invocation::Invocation;
 use crate::run::lock::{self, Acquired, LockInfo};
 use crate::run::options::{self, LoopArgs};
 use crate::run::progress;
@@ -114,6 +116,61 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
     Ok((run, saved))
 }
 
+/// A resumed run's options: its command line as it was started (and each
+/// resume's since), kept in ralph's private state out of the sessions'
+/// reach, under what this command line gives, which is said.
+fn resumed_options(
+    project: &Project,
+    run: &RunDir,
+    given: &Options,
+    ui: &Ui,
+) -> Result<(Options, Option<Invocation>)> {
+    let Some(inv) = crate::run::invocation::load(&project.root).filter(|i| i.run_id == run.id)
+    else {
+        ui.note(&format!(
+            "ralph has no record of the command line run {} was started with (an older ralph started it, or its record is gone): it goes on with .ralph/config.toml and this command line only",
+            run.id
+        ));
+        return Ok((given.clone(), None));
+    };
+    let mut saved = Options::default();
+    for (i, args) in std::iter::once(&inv.args).chain(&inv.resumed).enumerate() {
+        let o = loop_options(args).map_err(|e| {
+            usage(format!(
+                "run {}'s saved command line `ralph {}` does not parse ({e}); start a new run with `ralph loop`",
+                run.id,
+                args.join(" ")
+            ))
+        })?;
+        // Paths were given relative to where the run was started.
+        let o = if i == 0 { options::anchored(o, &inv.cwd) } else { o };
+        saved = o.over(saved);
+    }
+    let changed = options::overridden(given, &saved);
+    ui.note(&format!(
+        "resuming run {} with the options it was started with: `ralph {}`",
+        run.id,
+        visible(&inv.args.join(" "))
+    ));
+    if !changed.is_empty() {
+        ui.note(&format!(
+            "this command line changes: {}",
+            visible(&changed.join("; "))
+        ));
+    }
+    Ok((given.clone().over(saved), Some(inv)))
+}
+
+/// The loop options of a saved `ralph` command line.
+pub fn loop_options(args: &[String]) -> Result<Options, String> {
+    use clap::Parser;
+    let words = std::iter::once("ralph".to_string()).chain(args.iter().cloned());
+    match crate::cli::Cli::try_parse_from(words).map_err(|e| e.kind().to_string())?.cmd {
+        crate::cli::Cmd::Loop(l) => Ok(l.args.options),
+        _ => Err("not a `ralph loop` command line".into()),
+    }
+}
+
 impl Run for Loop {
     fn run(&self) -> Result<ExitStatus> {
         self.start()
@@ -172,19 +229,20 @@ impl Loop {
             None => None,
         };
         let project = Project::find()?;
+        let ui = Ui::for_stdout();
         let resume = if self.args.resume {
             Some(resumable(&project)?)
         } else {
             None
         };
-        let settings = options::settings(
-            &self.args.options,
-            &project,
-            resume.as_ref().map(|(_, s)| &s.limits),
-        )
-        .map_err(usage)?;
+        let (cli, record) = match &resume {
+            Some((run, _)) => resumed_options(&project, run, &self.args.options, &ui)?,
+            None => (self.args.options.clone(), None),
+        };
+        let settings =
+            options::settings(&cli, &project, resume.as_ref().map(|(_, s)| &s.limits))
+                .map_err(usage)?;
         refuse_what_cannot_run(&settings, &project)?;
-        let ui = Ui::for_stdout();
         let mut settings = settings;
         prepare_confined(&mut settings, &project, worktree.is_some(), &ui)?;
         let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
@@ -193,7 +251,7 @@ impl Loop {
             return Ok(done);
         }
 
-        let (run, saved, mut lock) = take_lock(&project, &settings, resume, &ui)?;
+        let (run, saved, mut lock) = take_lock(&project, &settings, resume, record, &ui)?;
         // Written only with the lock held: no other loop is judging here.
         if !project.complete().exists() && !project.waiting().exists() {
             complete_if_done(&settings, &project, &checked, &ui)?;
@@ -430,6 +488,7 @@ fn take_lock(
     project: &Project,
     settings: &options::Settings,
     resume: Option<(RunDir, Saved)>,
+    record: Option<Invocation>,
     ui: &Ui,
 ) -> Result<(RunDir, Option<Saved>, lock::LoopLock)> {
     let me = std::process::id();
@@ -462,15 +521,25 @@ fn take_lock(
             if let Some(s) = stale.filter(|s| s.pid != 0) {
                 crate::run::takeover::take_over(ui, &runs, &s);
             }
-            // How it was started, for `ralph watch` to resume it so; a
-            // failure to keep it only costs that.
-            let inv = crate::run::invocation::Invocation {
-                run_id: run.id.clone(),
-                args: std::env::args().skip(1).collect(),
-                cwd: std::env::current_dir().unwrap_or_default(),
+            // How it was started (and resumed), for `--resume` and `ralph
+            // watch` to go on with the same options.
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let inv = match record {
+                Some(mut inv) => {
+                    inv.resumed.push(args);
+                    inv
+                }
+                None => Invocation {
+                    run_id: run.id.clone(),
+                    args,
+                    cwd: std::env::current_dir().unwrap_or_default(),
+                    resumed: Vec::new(),
+                },
             };
             if let Err(e) = crate::run::invocation::save(&project.root, &inv) {
-                ui.note(&format!("{e:#}; `ralph watch` cannot resume this run"));
+                ui.note(&format!(
+                    "{e:#}; a `--resume` of this run will not know its command line"
+                ));
             }
             lock
         }

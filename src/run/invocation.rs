@@ -1,6 +1,7 @@
 //! How a loop was started: its command line and folder, kept in ralph's
 //! private state folder (beside its lock, out of the project's reach), so
-//! that `ralph watch` can resume a run with exactly the options it had.
+//! that `ralph loop --resume` and `ralph watch` resume a run with exactly
+//! the options it had.
 
 use std::path::{Path, PathBuf};
 
@@ -13,6 +14,10 @@ pub struct Invocation {
     /// `ralph`'s arguments, the program aside.
     pub args: Vec<String>,
     pub cwd: PathBuf,
+    /// The command line of each `--resume` since, in order: what it gave
+    /// overrides what came before it.
+    #[serde(default)]
+    pub resumed: Vec<Vec<String>>,
 }
 
 /// Beside the lock of `root`.

@@ -22,8 +22,6 @@ pub struct Who<'a> {
     pub secret: &'a str,
     /// The commit the run began at (for what it protects).
     pub base: Option<String>,
-    /// A review session's token (`RALPH_REVIEW`), for its `ralph review`.
-    pub review: Option<String>,
 }
 
 /// What every session's environment carries: the loop's identity for the
@@ -47,9 +45,6 @@ fn environment(s: &Settings, who: &Who) -> Vec<(String, String)> {
     if let (false, Some(base)) = (s.protect.is_empty(), who.base.as_deref()) {
         let handed = serde_json::json!({"base": base, "globs": s.protect});
         env.push((env::PROTECT.to_string(), handed.to_string()));
-    }
-    if let Some(token) = &who.review {
-        env.push((env::REVIEW.to_string(), token.clone()));
     }
     env
 }

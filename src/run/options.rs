@@ -217,6 +217,61 @@ pub struct Resolved {
     pub settings: Settings,
 }
 
+/// Options from a command line given in `cwd`, with their paths made
+/// absolute (a resume may run elsewhere).
+pub fn anchored(mut o: Options, cwd: &std::path::Path) -> Options {
+    for p in [&mut o.prompt, &mut o.claude, &mut o.codex, &mut o.gemini]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.is_relative())
+    {
+        *p = cwd.join(&*p);
+    }
+    o
+}
+
+/// What `given` sets differently from `saved`, one `key = value (was
+/// value)` each (nested keys as `gate.commands`): what a resume's command
+/// line changes.
+pub fn overridden(given: &Options, saved: &Options) -> Vec<String> {
+    use serde_json::Value;
+    fn walk(prefix: &str, g: &Value, s: &Value, out: &mut Vec<String>) {
+        let Value::Object(g) = g else { return };
+        for (k, v) in g {
+            let was = s.get(k).unwrap_or(&Value::Null);
+            let key = format!("{prefix}{k}");
+            match v {
+                Value::Null | Value::Bool(false) => {}
+                Value::Object(_) => walk(&format!("{key}."), v, was, out),
+                _ if v == was => {}
+                Value::Array(a) if a.is_empty() && was.is_null() => {}
+                _ => out.push(format!(
+                    "{key} = {v} (was {})",
+                    if was.is_null() {
+                        "not given".to_string()
+                    } else {
+                        was.to_string()
+                    }
+                )),
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let (g, s) = (
+        serde_json::to_value(given).unwrap_or_default(),
+        serde_json::to_value(saved).unwrap_or_default(),
+    );
+    walk("", &g, &s, &mut out);
+    if given.notify.to.is_some() && given.notify.to != saved.notify.to {
+        out.push(format!(
+            "notify = {:?} (was {:?})",
+            given.notify.to.clone().unwrap_or_default(),
+            saved.notify.to.clone().unwrap_or_default()
+        ));
+    }
+    out
+}
+
 /// A resumed run's limits as options, to layer between the command line
 /// and the config.
 fn saved_options(l: &Limits) -> Options {
@@ -254,6 +309,7 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
     {
         return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
     }
+    check_prices(o.prices.as_ref())?;
     let gate = crate::work::gate::Gate::from_config(&o.gate)?;
     let claude_args = o.claude_args.clone().unwrap_or_default();
     let confined = confinement(cli, &o, &claude_args)?;
@@ -301,6 +357,30 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             confined,
         },
     })
+}
+
+/// The most a price may say, USD per million tokens.
+const MAX_PRICE: f64 = 100_000.0;
+
+/// `[prices]`: each a finite amount, not negative (a NaN or negative price
+/// would switch `--max-cost` off).
+fn check_prices(
+    prices: Option<&std::collections::BTreeMap<String, crate::agent::prices::Price>>,
+) -> Result<(), String> {
+    for (model, p) in prices.into_iter().flatten() {
+        for (key, v) in [
+            ("input", p.input),
+            ("cached_input", p.cached_input),
+            ("output", p.output),
+        ] {
+            if !v.is_finite() || !(0.0..=MAX_PRICE).contains(&v) {
+                return Err(format!(
+                    "[prices.{model:?}] {key} = {v}: a price is USD per million tokens, from 0 to {MAX_PRICE}"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The run's notifications: `--notify` targets, else `[notify]`'s channels;
@@ -730,6 +810,62 @@ mod tests {
             settings(&args(), &p, None)
                 .unwrap_err()
                 .contains("too long")
+        );
+    }
+
+    #[test]
+    fn prices_are_finite_and_not_negative() {
+        let cfg = |t: &str| -> Options { toml::from_str(t).unwrap() };
+        for (text, says) in [
+            ("[prices.m]\ninput = -1.0\ncached_input = 0.0\noutput = 1.0", "[prices.\"m\"] input = -1"),
+            ("[prices.m]\ninput = 1.0\ncached_input = nan\noutput = 1.0", "cached_input = NaN"),
+            ("[prices.m]\ninput = 1.0\ncached_input = 0.0\noutput = inf", "output = inf"),
+            ("[prices.m]\ninput = 1.0\ncached_input = 0.0\noutput = 1e9", "from 0 to 100000"),
+        ] {
+            let e = resolve(&Options::default(), &cfg(text), None).unwrap_err();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+        let ok = cfg("[prices.m]\ninput = 0.0\ncached_input = 0.0\noutput = 2.5");
+        assert!(resolve(&Options::default(), &ok, None).is_ok());
+    }
+
+    #[test]
+    fn a_resumes_changes_are_named_and_the_rest_is_kept() {
+        let saved = Options {
+            confined: true,
+            max_iterations: Some(50),
+            gate: crate::config::GateConfig {
+                commands: Some(vec!["false".into()]),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let given = Options {
+            max_iterations: Some(9),
+            gate: crate::config::GateConfig {
+                commands: Some(vec!["false".into()]),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        assert_eq!(
+            overridden(&given, &saved),
+            vec!["max_iterations = 9 (was 50)".to_string()]
+        );
+        assert!(overridden(&Options::default(), &saved).is_empty());
+        let merged = given.over(saved);
+        assert!(merged.confined && merged.max_iterations == Some(9));
+        let rel = anchored(
+            Options {
+                prompt: Some("p.md".into()),
+                claude: Some("/bin/claude".into()),
+                ..Default::default()
+            },
+            std::path::Path::new("/w"),
+        );
+        assert_eq!(
+            (rel.prompt, rel.claude),
+            (Some("/w/p.md".into()), Some("/bin/claude".into()))
         );
     }
 

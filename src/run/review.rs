@@ -1,6 +1,6 @@
 //! The reviewer's session, run by the shell: what it is given (criteria,
 //! changes, the gate's verdict), its launch like any print-mode session's,
-//! and its verdict, read back from the file its `ralph review` wrote.
+//! and its verdict, read from its own final message.
 
 use anyhow::{Context, Result};
 
@@ -19,11 +19,6 @@ const DIFF_BYTES: usize = 48 * 1024;
 const SPEC_BYTES: u64 = 32 * 1024;
 /// git's empty tree: the base of a repository that had no commit.
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
-
-/// `.ralph/review-verdict.json`, where `ralph review` writes.
-pub fn verdict_path(project: &crate::work::project::Project) -> std::path::PathBuf {
-    project.ralph_dir().join("review-verdict.json")
-}
 
 /// `.ralph/review-failed.md`, what the next work session reads first.
 pub fn feedback_path(project: &crate::work::project::Project) -> std::path::PathBuf {
@@ -116,9 +111,6 @@ impl Shell<'_> {
             .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
             .with_context(|| format!("cannot write {}", self.run.path.join(&name).display()))?;
 
-        let token = crate::trust::store::random_token();
-        let verdict_file = verdict_path(project);
-        crate::fsutil::remove_optional(&verdict_file)?;
         let before = progress::take(&project.root, &project.spec());
         let seat = crate::run::options::Seat {
             agent: r.agent,
@@ -144,7 +136,6 @@ impl Shell<'_> {
             loop_start: lock.info.start_time,
             secret: &self.secret,
             base: saved.first_head.clone(),
-            review: Some(token.clone()),
         };
         let spec = launch::session(project, &settings, seat, &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];
@@ -154,16 +145,18 @@ impl Shell<'_> {
         let ended = running.wait()?;
         lock.set_session(None)?;
 
-        let written = crate::fsutil::read_regular_capped(&verdict_file, review::VERDICT_CAP);
-        crate::fsutil::remove_optional(&verdict_file)?;
         let after = progress::take(&project.root, &project.spec());
-        let verdict = match written {
-            Err(e) => Verdict::NoVerdict(format!("{e:#}")),
-            Ok(_) if before.head != after.head || before.tree != after.tree => Verdict::NoVerdict(
+        let verdict = if before.head != after.head || before.tree != after.tree {
+            Verdict::NoVerdict(
                 "it changed the work (a commit, or a file `git status` shows: build output its checks made counts too, so keep that in .gitignore): a reviewer only judges; its changes are left for the next session to see"
                     .into(),
-            ),
-            Ok(text) => review::read_verdict(text.as_deref(), &token),
+            )
+        } else {
+            review::read_verdict(review::Ending {
+                text: ended.stream.final_message.as_deref(),
+                results: ended.stream.results,
+                ok: ended.status.is_some_and(|x| x.success()) && ended.stream.result_ok(),
+            })
         };
         let outcome = self.outcome_of(&ended, false);
         let cost = self.cost_of(&ended.stream, seat);

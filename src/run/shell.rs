@@ -519,7 +519,6 @@ impl Shell<'_> {
             loop_start: lock.info.start_time,
             secret: &self.secret,
             base,
-            review: None,
         };
         let spec = launch::session(self.project, self.s, self.s.seat(agent), &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];

@@ -97,8 +97,13 @@ pub struct Session {
     /// Tokens by model, where the stream breaks them down (Gemini's result:
     /// its router and the model that worked).
     pub by_model: Vec<(String, Usage)>,
+    /// The agent's own final message, as its last result gives it (Claude's
+    /// `result`; Codex's and Gemini's last words before their turn's end).
+    pub final_message: Option<String>,
     /// Gemini's assistant text arrives in pieces: shown once whole.
     pending_text: String,
+    /// The agent's last words so far (Codex, Gemini).
+    last_said: String,
 }
 
 #[derive(Deserialize)]
@@ -218,6 +223,7 @@ impl Session {
         self.usage.add(&o.usage);
         self.num_turns += o.num_turns;
         self.any_error |= o.is_error || o.subtype.starts_with("error");
+        self.final_message = Some(o.text.clone());
         self.outcome = Some(o);
     }
 
@@ -274,6 +280,7 @@ impl Session {
             },
             ("item.completed", Some("agent_message")) => {
                 let text = item["text"].as_str().unwrap_or("").to_string();
+                self.last_said.clone_from(&text);
                 let shown = (!text.trim().is_empty()).then_some(Shown::Text(text));
                 shown.into_iter().collect()
             }
@@ -348,6 +355,9 @@ impl Session {
 
     fn flush_text(&mut self) -> Option<Shown> {
         let text = std::mem::take(&mut self.pending_text);
+        if !text.trim().is_empty() {
+            self.last_said.clone_from(&text);
+        }
         (!text.trim().is_empty()).then_some(Shown::Text(text))
     }
 
@@ -363,6 +373,7 @@ impl Session {
     /// The end of a turn, as a result.
     fn end(&mut self, is_error: bool, text: String, usage: Usage) {
         self.results += 1;
+        self.final_message = Some(std::mem::take(&mut self.last_said));
         self.any_error |= is_error;
         self.usage.add(&usage);
         self.num_turns += 1;

@@ -29,8 +29,19 @@ pub type Part = (String, Value);
 pub fn parts(cfg: &Options) -> Vec<Part> {
     let h = &cfg.hooks;
     let r = &cfg.review;
-    let candidates: [(&'static str, Option<Value>); 17] = [
+    let candidates: [(&'static str, Option<Value>); 20] = [
         ("agent", cfg.agent.map(|a| json!(a))),
+        // Moves the run to another agent, which may not be confined as the
+        // run's own is.
+        ("fallback", cfg.fallback.as_ref().map(|v| json!(v))),
+        // Runs the project's own git hooks, outside any sandbox.
+        (
+            "commit",
+            (cfg.commit == Some(crate::config::CommitMode::Auto)).then(|| json!("auto")),
+        ),
+        // What a session costs: a clone's lower prices would loosen the cap
+        // you set with --max-cost.
+        ("[prices]", cfg.prices.as_ref().map(|v| json!(v))),
         ("claude", cfg.claude.as_ref().map(|p| json!(p))),
         ("codex", cfg.codex.as_ref().map(|p| json!(p))),
         ("gemini", cfg.gemini.as_ref().map(|p| json!(p))),

@@ -1,7 +1,7 @@
 //! The reviewer: a fresh session that did none of the work judges it before
-//! COMPLETE (or a checked step) counts. Pure: its prompt, its verdict file
-//! (written by `ralph review` in that session, read back by the loop) and
-//! what the next work session is told of a rejection.
+//! COMPLETE (or a checked step) counts. Pure: its prompt, its verdict (read
+//! from its own final message) and what the next work session is told of a
+//! rejection.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,15 +38,15 @@ pub struct Reviewer {
     pub max_rounds: u32,
 }
 
-/// What a review session came to. Only a verdict file written by `ralph
-/// review` in that very session counts; anything else is no verdict.
+/// What a review session came to. Only the reviewer's own final message
+/// gives a verdict (its last `VERDICT:` line); anything else is no verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "verdict", content = "findings")]
 pub enum Verdict {
     Approved,
     Rejected(Vec<String>),
-    /// Why there is none (no file, a file from elsewhere, a session that
-    /// changed the work).
+    /// Why there is none (no verdict line, a stream something else wrote
+    /// to, a session that changed the work).
     NoVerdict(String),
 }
 
@@ -75,30 +75,19 @@ impl Verdict {
     }
 }
 
-/// `.ralph/review-verdict.json`, as `ralph review` writes it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct VerdictFile {
-    /// The review session's own token (`RALPH_REVIEW`): a file planted
-    /// earlier, or written by another session, does not carry it.
-    pub token: String,
-    pub approved: bool,
-    #[serde(default)]
-    pub findings: Vec<String>,
-}
-
 pub const MAX_FINDINGS: usize = 20;
 pub const MAX_FINDING_CHARS: usize = 2000;
-/// The verdict file is read no further than this.
-pub const VERDICT_CAP: u64 = 64 * 1024;
+/// A final message is read no further than this (its end, where the
+/// verdict is).
+pub const FINAL_CAP: usize = 64 * 1024;
 
-/// The findings given to `ralph review reject`, each trimmed: at least one,
-/// none empty, within bounds.
+/// The findings of a rejection, each trimmed: at least one, none empty,
+/// within bounds.
 pub fn check_findings(findings: &[String]) -> Result<Vec<String>, String> {
     let f: Vec<String> = findings.iter().map(|f| f.trim().to_string()).collect();
     if f.is_empty() || f.iter().any(|f| f.is_empty()) {
         return Err(
-            "a rejection needs --finding \"<what is wrong, where, what would fix it>\" (one per problem, none empty)"
+            "a rejection needs its findings, one `- ` line per problem after `VERDICT: reject`"
                 .into(),
         );
     }
@@ -118,27 +107,83 @@ pub fn check_findings(findings: &[String]) -> Result<Vec<String>, String> {
     Ok(f)
 }
 
-/// The verdict in the file a review session left, if it is that session's.
-pub fn read_verdict(text: Option<&str>, token: &str) -> Verdict {
-    let Some(text) = text else {
-        return Verdict::NoVerdict(
-            "it ended without running `ralph review approve` or `ralph review reject`".into(),
-        );
+/// What the session's stream says of its end, as far as a verdict goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ending<'a> {
+    /// The final message's text, if the session gave one.
+    pub text: Option<&'a str>,
+    /// How many final results the stream held: exactly one is the agent's;
+    /// more means something besides the agent wrote to its output.
+    pub results: u32,
+    /// The session ended well (exit 0, no error result).
+    pub ok: bool,
+}
+
+/// The verdict in the reviewer's own final message: its last line that
+/// starts `VERDICT:`, `approve` or `reject`, a rejection's findings as the
+/// `- ` lines after it (an indented line goes on the finding above).
+/// Nothing a tool of the reviewer's runs can write the final message, so
+/// the verdict is the reviewer's alone.
+pub fn read_verdict(end: Ending) -> Verdict {
+    let none = |why: &str| Verdict::NoVerdict(why.to_string());
+    if end.results > 1 {
+        return Verdict::NoVerdict(format!(
+            "its output held {} final results where an agent writes one: something besides the reviewer wrote to it",
+            end.results
+        ));
+    }
+    if !end.ok {
+        return none("it did not end well (an error, a signal or a time-out)");
+    }
+    let Some(text) = end.text.filter(|t| !t.trim().is_empty()) else {
+        return none("it ended without a final message");
     };
-    let file: VerdictFile = match serde_json::from_str(text) {
-        Ok(f) => f,
-        Err(e) => return Verdict::NoVerdict(format!("its verdict file is not valid: {e}")),
+    let mut cut = text.len().saturating_sub(FINAL_CAP);
+    while !text.is_char_boundary(cut) {
+        cut += 1;
+    }
+    let lines: Vec<&str> = text[cut..].lines().collect();
+    let plain = |l: &str| l.trim().trim_matches(|c| c == '*' || c == '`').trim().to_string();
+    let Some(at) = lines.iter().rposition(|l| plain(l).starts_with("VERDICT:")) else {
+        return none("its final message has no `VERDICT: approve` or `VERDICT: reject` line");
     };
-    if file.token != token {
-        return Verdict::NoVerdict("the verdict file is not this review session's".into());
+    let word = plain(lines[at])["VERDICT:".len()..].trim().to_lowercase();
+    let rest = &lines[at + 1..];
+    match word.as_str() {
+        "approve" | "approved" if rest.iter().all(|l| l.trim().is_empty()) => Verdict::Approved,
+        "approve" | "approved" => none("text follows its `VERDICT: approve` line"),
+        "reject" | "rejected" => match findings_of(rest) {
+            Ok(f) => Verdict::Rejected(f),
+            Err(e) => Verdict::NoVerdict(format!("its rejection is not valid: {e}")),
+        },
+        other => Verdict::NoVerdict(format!(
+            "`VERDICT: {}` is not `approve` or `reject`",
+            other.chars().take(40).collect::<String>()
+        )),
     }
-    if file.approved {
-        return Verdict::Approved;
+}
+
+/// The `- ` lines after `VERDICT: reject`, continuation lines joined.
+fn findings_of(lines: &[&str]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for l in lines {
+        let t = l.trim();
+        if t.is_empty() {
+            continue;
+        }
+        if let Some(f) = t.strip_prefix("- ").or_else(|| t.strip_prefix("* ")) {
+            out.push(f.to_string());
+        } else if let (Some(last), true) = (out.last_mut(), l.starts_with([' ', '\t'])) {
+            last.push('\n');
+            last.push_str(t);
+        } else {
+            return Err(format!(
+                "the line {:?} after it is not a `- ` finding",
+                t.chars().take(60).collect::<String>()
+            ));
+        }
     }
-    match check_findings(&file.findings) {
-        Ok(f) => Verdict::Rejected(f),
-        Err(e) => Verdict::NoVerdict(format!("its rejection is not valid: {e}")),
-    }
+    check_findings(&out)
 }
 
 /// The reviewer's built-in standing instructions (`[review] prompt`
@@ -239,42 +284,53 @@ pub fn cut_diff(diff: &str, max: usize) -> (&str, bool) {
 mod tests {
     use super::*;
 
-    fn file(token: &str, approved: bool, findings: &[&str]) -> String {
-        serde_json::to_string(&VerdictFile {
-            token: token.into(),
-            approved,
-            findings: findings.iter().map(|f| f.to_string()).collect(),
+    fn said(text: &str) -> Verdict {
+        read_verdict(Ending {
+            text: Some(text),
+            results: 1,
+            ok: true,
         })
-        .unwrap()
     }
 
     #[test]
-    fn only_this_sessions_verdict_counts() {
+    fn the_verdict_is_the_last_verdict_line_of_the_final_message() {
+        assert_eq!(said("All good.\n\nVERDICT: approve\n"), Verdict::Approved);
+        assert_eq!(said("**VERDICT: approve**"), Verdict::Approved);
         assert_eq!(
-            read_verdict(Some(&file("t1", true, &[])), "t1"),
-            Verdict::Approved
-        );
-        assert_eq!(
-            read_verdict(Some(&file("t1", false, &["x is wrong"])), "t1"),
-            Verdict::Rejected(vec!["x is wrong".into()])
+            said("VERDICT: approve\nOn second thought:\nVERDICT: reject\n- x is wrong\n  in a.rs\n- no test\n"),
+            Verdict::Rejected(vec!["x is wrong\nin a.rs".into(), "no test".into()])
         );
         for (text, why) in [
-            (None, "ended without running"),
-            (Some(file("t0", true, &[])), "not this review session's"),
-            (Some("approve".to_string()), "not valid"),
-            (Some(file("t1", false, &[])), "rejection is not valid"),
-            (
-                Some(r#"{"token":"t1","approved":true,"extra":1}"#.to_string()),
-                "not valid",
-            ),
+            ("Looks good to me, approved!", "no `VERDICT: approve`"),
+            ("VERDICT: approve\nbut y", "text follows"),
+            ("VERDICT: reject\n", "rejection is not valid"),
+            ("VERDICT: reject\nx is wrong", "is not a `- ` finding"),
+            ("VERDICT: maybe", "is not `approve` or `reject`"),
+            ("  ", "without a final message"),
         ] {
-            let v = read_verdict(text.as_deref(), "t1");
+            let v = said(text);
             assert!(
                 matches!(&v, Verdict::NoVerdict(w) if w.contains(why)),
                 "{text:?}: {v:?}"
             );
-            assert!(!v.approved());
         }
+        // Two final results: something else wrote to the stream.
+        let forged = read_verdict(Ending {
+            text: Some("VERDICT: approve"),
+            results: 2,
+            ok: true,
+        });
+        assert!(matches!(&forged, Verdict::NoVerdict(w) if w.contains("2 final results")), "{forged:?}");
+        let failed = read_verdict(Ending {
+            text: Some("VERDICT: approve"),
+            results: 1,
+            ok: false,
+        });
+        assert!(!failed.approved());
+        assert!(!read_verdict(Ending { text: None, results: 0, ok: true }).approved());
+        // Only the end of a long message is read.
+        let long = format!("{}\nVERDICT: approve", "x".repeat(FINAL_CAP * 2));
+        assert_eq!(said(&long), Verdict::Approved);
     }
 
     #[test]
@@ -294,7 +350,7 @@ mod tests {
             check_findings(&[" a \n".into()]).unwrap(),
             vec!["a".to_string()]
         );
-        assert!(check_findings(&[]).unwrap_err().contains("--finding"));
+        assert!(check_findings(&[]).unwrap_err().contains("`- ` line"));
         assert!(check_findings(&["a".into(), "  ".into()]).is_err());
         let many: Vec<String> = (0..=MAX_FINDINGS).map(|i| i.to_string()).collect();
         assert!(check_findings(&many).unwrap_err().contains("at most 20"));

@@ -49,7 +49,7 @@ impl fmt::Display for TrackerError {
 
 impl std::error::Error for TrackerError {}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// beads_rust

@@ -277,10 +277,10 @@ fn the_reviewer_of_a_confined_run_is_confined_too() {
     let escape = env.home.join("escaped-by-the-reviewer");
     env.api.session([
         Reply::bash(format!(
-            "echo x > {}; ralph review approve",
+            "echo x > {}",
             escape.display()
         )),
-        Reply::text("Approved."),
+        Reply::text("Checked.\n\nVERDICT: approve"),
     ]);
     let stdout = completes(&env);
     assert!(
