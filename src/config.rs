@@ -246,8 +246,11 @@ fn present() -> Option<bool> {
 pub struct NotifyConfig {
     /// Tell someone when the loop completes, waits for a human, fails,
     /// stops at a limit, waits long for a usage limit, or its work is sent
-    /// back: desktop, ntfy=URL, slack=URL, discord=URL or command=CMD
-    /// (repeatable; replaces [notify]'s channels)
+    /// back: desktop, ntfy, slack, discord or command=CMD (repeatable;
+    /// replaces [notify]'s channels). A URL is a secret and never given
+    /// here: ntfy, slack and discord take theirs from RALPH_NOTIFY_NTFY,
+    /// RALPH_NOTIFY_SLACK, RALPH_NOTIFY_DISCORD, else from [notify] in the
+    /// config; KIND=env:VAR takes it from the variable VAR
     #[arg(long = "notify", id = "notify_to", value_name = "TARGET")]
     #[serde(skip)]
     pub to: Option<Vec<String>>,

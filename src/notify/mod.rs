@@ -22,19 +22,51 @@ pub enum Channel {
 }
 
 impl Channel {
-    /// `desktop`, `ntfy=URL`, `slack=URL`, `discord=URL`, `command=CMD`.
-    pub fn parse(s: &str) -> Result<Channel, String> {
+    /// A `--notify` target: `desktop`, `command=CMD`, or an HTTP channel
+    /// (`ntfy`, `slack`, `discord`) whose URL, a secret, never comes from
+    /// the command line (every user of the machine sees a process's
+    /// arguments): `KIND` takes it from `RALPH_NOTIFY_<KIND>`, else from the
+    /// config's `[notify] KIND`; `KIND=env:VAR` from the variable `VAR`.
+    /// `env` reads the environment; `config` is the config's value of a kind.
+    pub fn parse(
+        s: &str,
+        env: &dyn Fn(&str) -> Option<String>,
+        config: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Channel, String> {
         if s == "desktop" {
             return Ok(Channel::Desktop);
         }
         let bad = || {
             format!(
-                "--notify {:?}: expected desktop, ntfy=URL, slack=URL, discord=URL or command=CMD",
+                "--notify {:?}: expected desktop, ntfy, slack, discord (their URL from RALPH_NOTIFY_NTFY, ... or [notify]), KIND=env:VAR or command=CMD",
                 redact_text(s)
             )
         };
-        let (kind, value) = s.split_once('=').ok_or_else(bad)?;
-        Channel::of(kind, value)?.ok_or_else(bad)
+        let (kind, value) = match s.split_once('=') {
+            Some(("command", cmd)) => return Channel::of("command", cmd)?.ok_or_else(bad),
+            Some((kind, value)) => (kind, Some(value)),
+            None => (s, None),
+        };
+        if !HTTP_KINDS.contains(&kind) {
+            return Err(bad());
+        }
+        let var = format!("RALPH_NOTIFY_{}", kind.to_uppercase());
+        let url = match value {
+            None => env(&var).or_else(|| config(kind)).ok_or_else(|| {
+                format!("--notify {kind}: no URL: set {var}, or [notify] {kind} in .ralph/config.toml")
+            })?,
+            Some(v) => match v.strip_prefix("env:") {
+                Some(name) => env(name).ok_or_else(|| {
+                    format!("--notify {kind}=env:{name}: the environment has no {name}")
+                })?,
+                None => {
+                    return Err(format!(
+                        "--notify {kind}=…: a webhook URL is a secret, and a command line is seen by every user of the machine: put it in {var} (or another variable, with --notify {kind}=env:VAR) or [notify] {kind}, and give --notify {kind}"
+                    ));
+                }
+            },
+        };
+        Channel::of(kind, &url)?.ok_or_else(bad)
     }
 
     /// A channel by its kind and value (a `[notify]` key or `--notify`'s
@@ -72,6 +104,9 @@ impl Channel {
         }
     }
 }
+
+/// The channels whose target is a URL, a secret.
+const HTTP_KINDS: [&str; 3] = ["ntfy", "slack", "discord"];
 
 /// An http(s) URL with a host, for a channel.
 fn url(kind: &str, value: &str) -> Result<String, String> {
@@ -181,11 +216,15 @@ pub struct Notifier {
 
 /// One notice: which loop, what happened, what to do. Only ralph's own
 /// words: never a session's text (a WAITING reason, an error, a finding).
+/// The loop's name is a clone's (its folder, its branch): each channel gets
+/// it escaped its own way, so that it mentions nobody and links nowhere.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Notice {
     pub event: Event,
     pub title: String,
     pub line: String,
+    name: String,
+    said: String,
 }
 
 impl Notice {
@@ -197,8 +236,31 @@ impl Notice {
             event,
             title: format!("ralph: {name}"),
             line: format!("ralph · {name}: {what}. {todo}"),
+            said: format!("{what}. {todo}"),
+            name,
         }
     }
+
+    /// The line with the name as code (no link, no mention is made inside
+    /// it; a backtick in it would end it, so none is left) and each part
+    /// escaped by `esc`.
+    fn marked(&self, esc: impl Fn(&str) -> String) -> String {
+        let name = self.name.replace('`', "'");
+        format!("ralph · `{}`: {}", esc(&name), esc(&self.said))
+    }
+}
+
+/// Slack's own escaping: `&`, `<` and `>` (what `<!channel>`, `<@U1>` and
+/// `<url|text>` are made of).
+fn slack_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// Markup for desktop notifiers that read the body as markup.
+pub fn markup_escape(s: &str) -> String {
+    slack_escape(s)
 }
 
 /// An HTTP channel's request: where, its content type and body, and extra
@@ -213,7 +275,6 @@ pub struct Post {
 
 /// What an HTTP channel is sent; `None` for the others.
 pub fn post(ch: &Channel, n: &Notice) -> Option<Post> {
-    let json = |key: &str| serde_json::json!({ key: n.line }).to_string();
     Some(match ch {
         Channel::Ntfy(u) => Post {
             url: u.clone(),
@@ -229,13 +290,19 @@ pub fn post(ch: &Channel, n: &Notice) -> Option<Post> {
             url: u.clone(),
             content_type: "application/json",
             headers: Vec::new(),
-            body: json("text"),
+            body: serde_json::json!({ "text": n.marked(slack_escape) }).to_string(),
         },
         Channel::Discord(u) => Post {
             url: u.clone(),
             content_type: "application/json",
             headers: Vec::new(),
-            body: json("content"),
+            // No one mentioned, whatever the text holds; no link previews.
+            body: serde_json::json!({
+                "content": n.marked(str::to_string),
+                "allowed_mentions": { "parse": [] },
+                "flags": 4
+            })
+            .to_string(),
         },
         Channel::Desktop | Channel::Command(_) => return None,
     })
@@ -245,26 +312,35 @@ pub fn post(ch: &Channel, n: &Notice) -> Option<Post> {
 mod tests {
     use super::*;
 
+    fn parse(s: &str) -> Result<Channel, String> {
+        let env = |k: &str| match k {
+            "RALPH_NOTIFY_SLACK" => Some("https://hooks.slack.com/services/T0/B0/s3cr3t".into()),
+            "MY_NTFY" => Some("https://ntfy.sh/t".into()),
+            _ => None,
+        };
+        let config = |k: &str| (k == "discord").then(|| "http://d.example/h".to_string());
+        Channel::parse(s, &env, &config)
+    }
+
     #[test]
     fn channels_parse_and_urls_are_never_shown_whole() {
-        let slack = "slack=https://hooks.slack.com/services/T0/B0/s3cr3t";
-        let c = Channel::parse(slack).unwrap();
+        let c = parse("slack").unwrap();
         assert_eq!(
             c,
             Channel::Slack("https://hooks.slack.com/services/T0/B0/s3cr3t".into())
         );
         assert_eq!(c.shown(), "slack https://hooks.slack.com/…");
-        assert_eq!(Channel::parse("desktop").unwrap(), Channel::Desktop);
+        assert_eq!(parse("desktop").unwrap(), Channel::Desktop);
         assert_eq!(
-            Channel::parse("ntfy=https://ntfy.sh/t").unwrap(),
+            parse("ntfy=env:MY_NTFY").unwrap(),
             Channel::Ntfy("https://ntfy.sh/t".into())
         );
         assert_eq!(
-            Channel::parse("discord=http://d.example/h").unwrap(),
+            parse("discord").unwrap(),
             Channel::Discord("http://d.example/h".into())
         );
         assert_eq!(
-            Channel::parse("command=notify.sh --loud").unwrap().shown(),
+            parse("command=notify.sh --loud").unwrap().shown(),
             "command `notify.sh --loud`"
         );
         assert_eq!(
@@ -272,28 +348,52 @@ mod tests {
             "https://ntfy.example.org:8080/…"
         );
         assert_eq!(redact("no-scheme/secret"), "…");
-        for bad in [
-            "pager=https://x.org/a",
-            "slack",
-            "slack=hooks.slack.com/s3cr3t",
-            "ntfy=https:///s3cr3t",
-            "discord=https://x.org/a b",
-            "command=  ",
+        for (bad, says) in [
+            ("pager=https://x.org/s3cr3t", "expected desktop"),
+            ("slack=https://hooks.slack.com/s3cr3t", "put it in RALPH_NOTIFY_SLACK"),
+            ("slack=hooks.slack.com/s3cr3t", "put it in RALPH_NOTIFY_SLACK"),
+            ("ntfy", "no URL: set RALPH_NOTIFY_NTFY"),
+            ("ntfy=env:NOPE", "the environment has no NOPE"),
+            ("command=  ", "expected desktop"),
         ] {
-            let e = Channel::parse(bad).unwrap_err();
-            assert!(!e.contains("s3cr3t"), "{bad}: {e}");
+            let e = parse(bad).unwrap_err();
+            assert!(e.contains(says) && !e.contains("s3cr3t"), "{bad}: {e}");
         }
+        // A URL from the environment is checked like one from the config.
+        let env = |_: &str| Some("https:///s3cr3t".to_string());
+        let e = Channel::parse("ntfy", &env, &|_| None).unwrap_err();
+        assert!(e.contains("not an http(s) URL") && !e.contains("s3cr3t"), "{e}");
         // What is no URL is shown as given, to be corrected.
-        assert!(
-            Channel::parse("pagr=plain")
-                .unwrap_err()
-                .contains("\"pagr=plain\"")
+        assert!(parse("pagr=plain").unwrap_err().contains("\"pagr=plain\""));
+    }
+
+    #[test]
+    fn a_clones_name_mentions_nobody_and_links_nowhere() {
+        let n = Notice::new(
+            Event::Waiting,
+            "app (<!channel>-@everyone `x` <https://evil.example|click>)",
+            "waiting for a human",
+            "act.",
         );
-        let e = Channel::parse("pagr=https://x.org/s3cr3t").unwrap_err();
+        let slack = post(&Channel::Slack("https://s.example/h".into()), &n).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&slack.body).unwrap();
+        let text = v["text"].as_str().unwrap();
         assert!(
-            e.contains("pagr=https://x.org/…") && !e.contains("s3cr3t"),
-            "{e}"
+            !text.contains('<') && !text.contains('>') && text.contains("&lt;!channel&gt;"),
+            "{text}"
         );
+        assert_eq!(text.matches('`').count(), 2, "the name stays one code span: {text}");
+        let discord = post(&Channel::Discord("https://d.example/h".into()), &n).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&discord.body).unwrap();
+        assert_eq!(v["allowed_mentions"], serde_json::json!({"parse": []}));
+        assert_eq!(v["flags"], 4);
+        let content = v["content"].as_str().unwrap();
+        assert!(
+            content.starts_with("ralph · `app (<!channel>-@everyone 'x'")
+                && content.matches('`').count() == 2,
+            "{content}"
+        );
+        assert_eq!(markup_escape("<a href='x'>&"), "&lt;a href='x'&gt;&amp;");
     }
 
     #[test]
@@ -307,10 +407,11 @@ mod tests {
         assert_eq!(n.line, "ralph · app (ralph/x): waiting for a human. act.");
         let slack = post(&Channel::Slack("https://s.example/h".into()), &n).unwrap();
         let v: serde_json::Value = serde_json::from_str(&slack.body).unwrap();
-        assert_eq!(v, serde_json::json!({"text": n.line}));
+        let marked = "ralph · `app (ralph/x)`: waiting for a human. act.";
+        assert_eq!(v, serde_json::json!({"text": marked}));
         let discord = post(&Channel::Discord("https://d.example/h".into()), &n).unwrap();
         let v: serde_json::Value = serde_json::from_str(&discord.body).unwrap();
-        assert_eq!(v, serde_json::json!({"content": n.line}));
+        assert_eq!(v["content"], marked);
         let ntfy = post(&Channel::Ntfy("https://ntfy.sh/t".into()), &n).unwrap();
         assert_eq!(
             (

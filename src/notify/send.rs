@@ -189,7 +189,8 @@ fn http(p: &Post) -> Result<(), String> {
 fn desktop(n: &Notice) -> Result<(), String> {
     if let Ok(bin) = which::which("notify-send") {
         let mut c = Command::new(bin);
-        c.args(["--app-name=ralph", &n.title, &n.line]);
+        // Its body is markup to many notification daemons.
+        c.args(["--app-name=ralph", &n.title, &super::markup_escape(&n.line)]);
         return run(c);
     }
     if let Ok(bin) = which::which("osascript") {

@@ -390,7 +390,16 @@ fn notifier_of(n: &config::NotifyConfig) -> Result<Option<crate::notify::Notifie
     let channels: Vec<Channel> = match &n.to {
         Some(to) => to
             .iter()
-            .map(|t| Channel::parse(t))
+            .map(|t| {
+                let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+                let config = |kind: &str| match kind {
+                    "ntfy" => n.ntfy.clone(),
+                    "slack" => n.slack.clone(),
+                    "discord" => n.discord.clone(),
+                    _ => None,
+                };
+                Channel::parse(t, &env, &config)
+            })
             .collect::<Result<_, _>>()?,
         None => {
             let keys = [

@@ -177,10 +177,14 @@ fn each_channel_is_told_once_in_its_own_form_and_the_secret_stays_out() {
         "{:?}",
         ntfy[0]
     );
+    // Slack and Discord get the loop's name as code.
+    let marked = body
+        .replacen("ralph · ", "ralph · `", 1)
+        .replacen("): ", ")`: ", 1);
     let slack: Value = serde_json::from_str(&to("/services/T0/s3cr3t")[1].1).unwrap();
-    assert_eq!(slack["text"].as_str(), Some(body.as_str()));
+    assert_eq!(slack["text"].as_str(), Some(marked.as_str()));
     let discord: Value = serde_json::from_str(&to("/api/webhooks/1/s3cr3t")[1].1).unwrap();
-    assert_eq!(discord["content"].as_str(), Some(body.as_str()));
+    assert_eq!(discord["content"].as_str(), Some(marked.as_str()));
     let told_cmd = fs::read_to_string(env.project.join("told.txt")).unwrap();
     assert!(
         told_cmd.starts_with("rejected|ralph · project")
@@ -231,12 +235,14 @@ fn a_failing_server_is_retried_once_and_a_stalled_one_never_holds_the_loop() {
         Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
         Reply::text("Done."),
     ]);
-    // --notify replaces the config's channels.
+    // --notify replaces the config's channels; the URLs, secrets, come
+    // from the environment, never the command line.
     let started = std::time::Instant::now();
     let out = ralph_loop(&env)
+        .env("FLAKY_URL", format!("{url}/flaky-s3cr3t"))
+        .env("RALPH_NOTIFY_NTFY", format!("{url}/stall-s3cr3t"))
         .args(["--max-iterations", "2"])
-        .args(["--notify", &format!("ntfy={url}/flaky-s3cr3t")])
-        .args(["--notify", &format!("ntfy={url}/stall-s3cr3t")])
+        .args(["--notify", "ntfy=env:FLAKY_URL", "--notify", "ntfy"])
         .stdout_with(0);
     let took = started.elapsed();
     let got = got.lock().unwrap().clone();
@@ -288,8 +294,12 @@ fn bad_notify_settings_are_refused_by_name_without_the_secret() {
             "--notify \"pager=https://x.example/…\": expected desktop",
         ),
         (
-            vec!["--notify", "slack=hooks.example/s3cr3t"],
-            "slack: … is not an http(s) URL with a host",
+            vec!["--notify", "slack=https://hooks.example/s3cr3t"],
+            "--notify slack=…: a webhook URL is a secret, and a command line is seen by every user of the machine: put it in RALPH_NOTIFY_SLACK",
+        ),
+        (
+            vec!["--notify", "discord"],
+            "--notify discord: no URL: set RALPH_NOTIFY_DISCORD, or [notify] discord",
         ),
     ] {
         let err = ralph_loop(&env).args(&args).stderr_with(2);
@@ -390,5 +400,40 @@ fn a_waiting_notice_says_what_to_do_never_what_the_session_wrote() {
             && !text.contains("evil")
             && !text.contains("PASTE"),
         "{text}"
+    );
+}
+
+#[test]
+fn a_clones_branch_mentions_nobody_and_links_nowhere() {
+    let (url, got) = server();
+    let env = one_step(&format!(
+        "[notify]\nslack = \"{url}/slack\"\ndiscord = \"{url}/discord\"\n"
+    ));
+    env.git(&["checkout", "-q", "-b", "<!channel>-@everyone-<evil.example|x>"]);
+    env.api.session([
+        Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Done."),
+    ]);
+    ralph_loop(&env).assert().code(0);
+    let got = got.lock().unwrap().clone();
+    let body = |p: &str| -> Value {
+        let (_, _, b) = got.iter().find(|(path, _, _)| path == p).expect(p);
+        serde_json::from_str(b).unwrap()
+    };
+    let slack = body("/slack");
+    let text = slack["text"].as_str().unwrap();
+    assert!(
+        text.contains("`project (&lt;!channel&gt;-@everyone-&lt;evil.example|x&gt;)`")
+            && !text.contains('<')
+            && !text.contains('>'),
+        "{text}"
+    );
+    let discord = body("/discord");
+    assert_eq!(discord["allowed_mentions"], serde_json::json!({"parse": []}), "{discord}");
+    assert_eq!(discord["flags"], 4, "no link previews: {discord}");
+    let content = discord["content"].as_str().unwrap();
+    assert!(
+        content.starts_with("ralph · `project (<!channel>-@everyone-<evil.example|x>)`: complete"),
+        "{content}"
     );
 }
