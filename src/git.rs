@@ -3,23 +3,217 @@
 //! `--end-of-options`, so that no such value is ever read as an option
 //! (`--base=--orphan`, a saved head of `--output=/path`).
 //!
-//! A session can write the project's `.git/config` and `.git/hooks`, and
-//! git runs programs named there: `core.fsmonitor` on every `git status`
-//! (which the loop runs after each session), hooks on checkouts and merges.
-//! ralph's own git runs neither: it acts for the user, not for the session.
+//! A session can write the project's `.git/config` and `.git/hooks` (a
+//! confined Codex's sandbox leaves `.git` writable), and git runs programs
+//! named there. ralph's own git acts for the user, not for the session, so
+//! it runs none of them: see `overrides` for each key and why the list is
+//! whole. ralph's git never fetches or pushes (remote.*.uploadpack and
+//! receivepack, which `-c` cannot override, would need `--upload-pack` and
+//! `--receive-pack` there).
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-/// What no repository's config may make ralph's own git run.
-const HARDENED: [&str; 4] = [
+/// What no repository's config may make ralph's own git run, whatever it
+/// says: its fsmonitor, its hooks (unless asked for), the `ext::`
+/// transport, signature checks while reading the log, automatic gc (whose
+/// `gc.recentObjectsHook` is a program). `--no-pager`: output is a pipe,
+/// but `pager.<cmd>` is a program too.
+const HARDENED: [&str; 13] = [
+    "--no-pager",
     "-c",
     "core.fsmonitor=false",
     "-c",
+    "protocol.ext.allow=never",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+    "-c",
     "core.hooksPath=/dev/null",
 ];
+
+/// The environment of ralph's git: no editor, no prompt (its stdin is
+/// nothing), no lazy fetch of a partial clone's objects (which would run
+/// the promisor remote's programs).
+const ENV: [(&str, &str); 4] = [
+    ("GIT_EDITOR", "true"),
+    ("GIT_SEQUENCE_EDITOR", "true"),
+    ("GIT_TERMINAL_PROMPT", "0"),
+    ("GIT_NO_LAZY_FETCH", "1"),
+];
+
+/// Which keys, when the repository's own config (`local` or `worktree`
+/// scope, includes too) sets them, name a program git runs, and what ralph
+/// sets instead when your own config (system, global, command line) has no
+/// value for them: `(section, subsection?, variable, neutral)`, `*` for any
+/// subsection or variable. Taken from git 2.47's `Documentation/config/`
+/// and `gitattributes`, each key checked against what ralph's git runs
+/// (status, diff, log, add, commit, merge, checkout, worktree add):
+/// - filters (clean on add, diff, merge; smudge on checkout, merge,
+///   worktree add): emptied, and not `required`, so nothing runs;
+/// - merge drivers: `false`, a conflict ralph's merge stops on and says;
+/// - signing (on with `commit.gpgSign`), its programs, and the commands git runs for ssh, proxies,
+///   credentials, passwords, alternates, pagers and editors: git's own
+///   defaults or nothing;
+/// - `submodule.recurse`: git in a submodule would read the submodule's
+///   own config.
+///
+/// `diff.external` and `diff.<driver>.command`/`textconv` are off by the
+/// flags every diff, log and show gets (`--no-ext-diff --no-textconv`);
+/// `core.fsmonitor` and hooks by `HARDENED`; `credential.*helper` is reset
+/// and your own helpers given again. Left out, as ralph runs none of the
+/// commands that read them: difftool, mergetool, web--browse, help,
+/// send-email, imap-send, archive, interpret-trailers, rebase, submodule
+/// update, fetch and push.
+const PROGRAM_KEYS: [(&str, Option<&str>, &str, &str); 19] = [
+    ("filter", Some("*"), "clean", ""),
+    ("filter", Some("*"), "smudge", ""),
+    ("filter", Some("*"), "process", ""),
+    ("merge", Some("*"), "driver", "false"),
+    // Signing runs the signing program with your key: your choice only.
+    ("commit", None, "gpgsign", "false"),
+    ("tag", None, "gpgsign", "false"),
+    ("gpg", None, "program", "gpg"),
+    ("gpg", Some("openpgp"), "program", "gpg"),
+    ("gpg", Some("x509"), "program", "gpgsm"),
+    ("gpg", Some("ssh"), "program", "ssh-keygen"),
+    ("gpg", Some("ssh"), "defaultkeycommand", ""),
+    ("core", None, "sshcommand", "ssh"),
+    ("core", None, "gitproxy", ""),
+    ("core", None, "askpass", ""),
+    ("core", None, "alternaterefscommand", ""),
+    ("core", None, "pager", "cat"),
+    ("core", None, "editor", "true"),
+    ("pager", None, "*", "false"),
+    ("submodule", None, "recurse", "false"),
+];
+
+/// One entry of `git config --list --show-scope --includes -z`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    scope: String,
+    key: String,
+    value: String,
+}
+
+/// `scope\0key\nvalue\0` records (a key without a value has no `\n`).
+fn entries(listing: &[u8]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut it = listing.split(|b| *b == 0);
+    while let (Some(scope), Some(kv)) = (it.next(), it.next()) {
+        let text = String::from_utf8_lossy(kv);
+        let (key, value) = text.split_once('\n').unwrap_or((&text, ""));
+        out.push(Entry {
+            scope: String::from_utf8_lossy(scope).into_owned(),
+            key: key.to_string(),
+            value: value.to_string(),
+        });
+    }
+    out
+}
+
+/// A key's section, subsection and variable (section and variable in
+/// lower case, as git lists them; the subsection as it is).
+fn parts(key: &str) -> (String, Option<&str>, String) {
+    let (section, rest) = key.split_once('.').unwrap_or((key, ""));
+    match rest.rsplit_once('.') {
+        Some((sub, var)) => (section.to_lowercase(), Some(sub), var.to_lowercase()),
+        None => (section.to_lowercase(), None, rest.to_lowercase()),
+    }
+}
+
+fn is_repositorys(scope: &str) -> bool {
+    matches!(scope, "local" | "worktree")
+}
+
+/// The neutral value of `key` if it names a program.
+fn program_key(key: &str) -> Option<&'static str> {
+    let (section, sub, var) = parts(key);
+    PROGRAM_KEYS.iter().find_map(|&(s, want_sub, v, neutral)| {
+        let sub_fits = match (want_sub, sub) {
+            (None, None) => true,
+            (Some("*"), Some(_)) => true,
+            (Some(w), Some(have)) => w == have.to_lowercase(),
+            _ => false,
+        };
+        (s == section && sub_fits && (v == "*" || v == var)).then_some(neutral)
+    })
+}
+
+fn is_credential_helper(key: &str) -> bool {
+    let (section, _, var) = parts(key);
+    section == "credential" && var == "helper"
+}
+
+/// Where git's own options end and the subcommand's begin: just past the
+/// first word that is neither an option nor the value of `-c`/`-C`.
+fn subcommand_end(words: &[&str]) -> usize {
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        match *w {
+            "-c" | "-C" => i += 2,
+            w if w.starts_with('-') => i += 1,
+            _ => return i + 1,
+        }
+    }
+    0
+}
+
+/// What ralph's git sets over the repository's config, as `(key, value)`
+/// pairs (given through `GIT_CONFIG_KEY_n`, where a key may hold any
+/// character): each program key the repository sets gets your own value,
+/// else a neutral one. Pure: `listing` is `git config --list --show-scope
+/// --includes -z`. `Err` when the repository moves the work tree elsewhere
+/// (`core.worktree`, which no override undoes).
+fn overrides(listing: &[u8]) -> Result<Vec<(String, String)>, String> {
+    let all = entries(listing);
+    let (repo, yours): (Vec<&Entry>, Vec<&Entry>) =
+        all.iter().partition(|e| is_repositorys(&e.scope));
+    if let Some(e) = repo.iter().find(|e| e.key.eq_ignore_ascii_case("core.worktree")) {
+        return Err(format!(
+            "the repository's config sets core.worktree = {:?}: ralph runs no git on a work tree moved elsewhere (`git config --unset core.worktree` if you did not mean it)",
+            crate::output::visible_line(&e.value)
+        ));
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for e in &repo {
+        if done.contains(&e.key.as_str()) {
+            continue;
+        }
+        done.push(&e.key);
+        if is_credential_helper(&e.key) {
+            if !out.iter().any(|(k, _)| k == "credential.helper") {
+                // An empty helper resets the list; then yours, in order.
+                out.push(("credential.helper".into(), String::new()));
+                out.extend(
+                    yours
+                        .iter()
+                        .filter(|y| is_credential_helper(&y.key))
+                        .map(|y| (y.key.clone(), y.value.clone())),
+                );
+            }
+            continue;
+        }
+        let Some(neutral) = program_key(&e.key) else {
+            continue;
+        };
+        let own = yours.iter().rev().find(|y| y.key == e.key);
+        let value = own.map_or(neutral, |y| y.value.as_str());
+        out.push((e.key.clone(), value.to_string()));
+        let (section, sub, _) = parts(&e.key);
+        if section == "filter" && own.is_none() {
+            let sub = sub.unwrap_or_default();
+            out.push((format!("filter.{sub}.required"), "false".into()));
+        }
+    }
+    Ok(out)
+}
 
 /// git in `dir`.
 #[derive(Debug, Clone, Copy)]
@@ -43,20 +237,57 @@ impl Git<'_> {
         }
     }
 
-    fn command(&self, words: &[&str], values: &[&str]) -> Command {
-        let mut c = Command::new("git");
-        c.args(if self.hooks {
-            &HARDENED[..2]
-        } else {
-            &HARDENED[..]
-        });
-        c.args(words);
+    /// git with the hardening and the repository's program keys
+    /// overridden (`Err` for a repository ralph runs no git in).
+    fn command(&self, words: &[&str], values: &[&str]) -> Result<Command> {
+        let mut c = self.base();
+        let listing = self
+            .base()
+            .args(["config", "--list", "--show-scope", "--includes", "-z"])
+            .stderr(Stdio::null())
+            .output()
+            .context("cannot run git")?;
+        // An unreadable config fails the command itself, said by git.
+        let set = overrides(&listing.stdout).map_err(|e| anyhow::anyhow!(e))?;
+        let first = std::env::var("GIT_CONFIG_COUNT")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .unwrap_or(0);
+        for (i, (k, v)) in set.iter().enumerate() {
+            c.env(format!("GIT_CONFIG_KEY_{}", first + i), k)
+                .env(format!("GIT_CONFIG_VALUE_{}", first + i), v);
+        }
+        if !set.is_empty() {
+            c.env("GIT_CONFIG_COUNT", (first + set.len()).to_string());
+        }
+        let (sub, rest) = words.split_at(subcommand_end(words));
+        c.args(sub);
+        // No external diff and no textconv: programs a driver names.
+        if sub
+            .last()
+            .is_some_and(|w| matches!(*w, "diff" | "log" | "show"))
+        {
+            c.args(["--no-ext-diff", "--no-textconv"]);
+        }
+        c.args(rest);
         // After a `--`, values are paths already, never options.
         if !values.is_empty() && words.last() != Some(&"--") {
             c.arg("--end-of-options");
         }
         c.args(values);
-        c.current_dir(self.dir).stdin(Stdio::null());
+        Ok(c)
+    }
+
+    /// git in the folder, hardened, before any word of the command.
+    fn base(&self) -> Command {
+        let mut c = Command::new("git");
+        let n = HARDENED.len();
+        c.args(if self.hooks {
+            &HARDENED[..n - 2]
+        } else {
+            &HARDENED[..]
+        });
+        c.envs(ENV).current_dir(self.dir).stdin(Stdio::null());
         c
     }
 
@@ -64,7 +295,7 @@ impl Git<'_> {
     /// message when it fails.
     pub fn run(&self, words: &[&str], values: &[&str]) -> Result<String> {
         let out = self
-            .command(words, values)
+            .command(words, values)?
             .output()
             .context("cannot run git")?;
         if !out.status.success() {
@@ -87,7 +318,7 @@ impl Git<'_> {
     /// commands whose failure is an answer (a merge that stops on conflicts).
     pub fn attempt(&self, words: &[&str], values: &[&str]) -> Result<(bool, String, String)> {
         let out = self
-            .command(words, values)
+            .command(words, values)?
             .output()
             .context("cannot run git")?;
         let [o, e] = [out.stdout, out.stderr].map(|b| String::from_utf8_lossy(&b).into_owned());
@@ -98,7 +329,7 @@ impl Git<'_> {
     pub fn run_with_input(&self, words: &[&str], input: &[u8]) -> Result<String> {
         use std::io::Write;
         let mut child = self
-            .command(words, &[])
+            .command(words, &[])?
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -133,6 +364,7 @@ impl Git<'_> {
     pub fn bytes(&self, words: &[&str]) -> Option<Vec<u8>> {
         let out = self
             .command(words, &[])
+            .ok()?
             .stderr(Stdio::null())
             .output()
             .ok()?;
@@ -141,11 +373,12 @@ impl Git<'_> {
 
     /// Did it succeed?
     pub fn ok(&self, words: &[&str], values: &[&str]) -> bool {
-        self.command(words, values)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        self.command(words, values).is_ok_and(|mut c| {
+            c.stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
     }
 }
 
@@ -223,6 +456,148 @@ mod tests {
             .output()
             .unwrap();
         assert!(marker.exists(), "a plain `git status` runs core.fsmonitor");
+    }
+
+    fn listing(entries: &[(&str, &str, &str)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (scope, key, value) in entries {
+            out.extend_from_slice(format!("{scope}\0{key}\n{value}\0").as_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn the_repositorys_program_keys_get_yours_or_nothing() {
+        let l = listing(&[
+            ("global", "filter.lfs.clean", "git-lfs clean -- %f"),
+            ("global", "credential.helper", "store"),
+            ("global", "credential.https://a.example.helper", "cache"),
+            ("local", "filter.lfs.clean", "evil"),
+            ("local", "filter.My=Drv.smudge", "evil"),
+            ("local", "merge.npm.driver", "evil %A"),
+            ("local", "gpg.x509.program", "evil"),
+            ("worktree", "core.sshCommand", "evil"),
+            ("local", "credential.helper", "!evil"),
+            ("local", "credential.https://b.example.helper", "!evil"),
+            ("local", "pager.status", "evil"),
+            ("local", "user.name", "someone"),
+            ("local", "diff.x.textconv", "evil"),
+            ("command", "core.editor", "vim"),
+            ("local", "core.editor", "evil"),
+        ]);
+        let got = overrides(&l).unwrap();
+        let want: Vec<(String, String)> = [
+            ("filter.lfs.clean", "git-lfs clean -- %f"),
+            ("filter.My=Drv.smudge", ""),
+            ("filter.My=Drv.required", "false"),
+            ("merge.npm.driver", "false"),
+            ("gpg.x509.program", "gpgsm"),
+            ("core.sshCommand", "ssh"),
+            ("credential.helper", ""),
+            ("credential.helper", "store"),
+            ("credential.https://a.example.helper", "cache"),
+            ("pager.status", "false"),
+            ("core.editor", "vim"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(got, want);
+        // Your own config alone overrides nothing.
+        assert!(
+            overrides(&listing(&[("global", "core.sshCommand", "ssh -i k")]))
+                .unwrap()
+                .is_empty()
+        );
+        let e = overrides(&listing(&[("local", "core.worktree", "/home/u")])).unwrap_err();
+        assert!(e.contains("core.worktree = \"/home/u\""), "{e}");
+        assert_eq!(subcommand_end(&["-c", "a=b", "--literal-pathspecs", "diff", "-x"]), 4);
+        assert_eq!(subcommand_end(&["--version"]), 0);
+    }
+
+    /// Each program key a session could set, with `.gitattributes` naming
+    /// the drivers: none runs through any git ralph runs for a loop.
+    #[test]
+    fn no_program_the_repository_names_runs_through_ralphs_git() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        let g = at(&root);
+        g.run(&["init", "-q", "-b", "main"], &[]).unwrap();
+        let marks = d.path().join("marks");
+        std::fs::create_dir_all(&marks).unwrap();
+        let evil = |name: &str| format!("touch {}/{name}; cat", marks.display());
+        let id = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        std::fs::write(root.join("a.txt"), "one\n").unwrap();
+        std::fs::write(root.join(".gitattributes"), "*.txt diff=drv filter=flt merge=mrg\n").unwrap();
+        g.run(&[&id[..], &["add", "--all"]].concat(), &[]).unwrap();
+        g.run(&[&id[..], &["commit", "-qm", "one"]].concat(), &[]).unwrap();
+        g.run(&["branch", "side"], &[]).unwrap();
+        for (key, value) in [
+            ("diff.external", evil("diff-external")),
+            ("diff.drv.command", evil("diff-command")),
+            ("diff.drv.textconv", evil("textconv")),
+            ("filter.flt.clean", evil("clean")),
+            ("filter.flt.smudge", evil("smudge")),
+            ("filter.flt.required", "true".into()),
+            ("merge.mrg.driver", evil("merge-driver")),
+            ("commit.gpgSign", "true".into()),
+            ("gpg.program", format!("{}/gpg", marks.display())),
+            ("log.showSignature", "true".into()),
+            ("core.fsmonitor", evil("fsmonitor")),
+            ("core.pager", evil("pager")),
+            ("pager.log", evil("pager-log")),
+            ("core.editor", evil("editor")),
+            ("gc.auto", "1".into()),
+        ] {
+            // (`git config` takes no `--end-of-options`: the value as a word.)
+            g.run(&["config", key, &value], &[]).unwrap();
+        }
+        let gpg = marks.join("gpg");
+        std::fs::write(&gpg, format!("#!/bin/sh\ntouch {}/gpg-ran\n", marks.display())).unwrap();
+        std::fs::set_permissions(&gpg, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let hook = root.join(".git/hooks/pre-commit");
+        std::fs::write(&hook, format!("#!/bin/sh\n{}\n", evil("hook"))).unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // What the loop, the reviewer and `worktree merge` run.
+        std::fs::write(root.join("a.txt"), "two\n").unwrap();
+        g.bytes(&["status", "--porcelain=v2", "-z"]).unwrap();
+        g.run(&["diff", "HEAD"], &[]).unwrap();
+        g.run(&["diff", "--stat", "HEAD"], &[]).unwrap();
+        g.run(&[&id[..], &["add", "--all", "--", "."]].concat(), &[]).unwrap();
+        g.run(&[&id[..], &["commit", "--quiet", "-m", "two"]].concat(), &[]).unwrap();
+        g.run(&["log", "-p", "--format=%h %s"], &[]).unwrap();
+        g.run(&["checkout", "-q", "side"], &[]).unwrap();
+        std::fs::write(root.join("a.txt"), "three\n").unwrap();
+        g.run(&[&id[..], &["commit", "-qam", "three"]].concat(), &[]).unwrap();
+        let (merged, _, said) = g
+            .attempt(&[&id[..], &["merge", "--no-ff", "--no-commit", "--quiet"]].concat(), &["main"])
+            .unwrap();
+        assert!(!merged, "a merge driver replaced by a conflict: {said}");
+        g.run(&["merge", "--abort"], &[]).unwrap();
+        g.run(&["checkout", "HEAD", "--"], &["a.txt"]).unwrap();
+        let wt = d.path().join("wt");
+        g.run(&["worktree", "add", "--quiet"], &[wt.to_str().unwrap(), "main"]).unwrap();
+        // And with the project's hooks, as `--commit auto` runs them: the
+        // hook runs (you approved that), no program of the config does.
+        std::fs::write(root.join("b.txt"), "b\n").unwrap();
+        let h = g.with_hooks();
+        h.run(&[&id[..], &["add", "--all", "--", "."]].concat(), &[]).unwrap();
+        h.run(&[&id[..], &["commit", "--quiet", "-m", "b"]].concat(), &[]).unwrap();
+        let ran: Vec<String> = std::fs::read_dir(&marks)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "gpg")
+            .collect();
+        assert_eq!(ran, ["hook"], "ran through ralph's git");
+        // The same config does run them for a plain git: the test tests something.
+        let plain = std::process::Command::new("git")
+            .args(["diff", "main~1", "main"])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(marks.join("diff-command").exists(), "{plain:?}");
     }
 
     #[test]
