@@ -4,6 +4,7 @@
 pub mod confine;
 pub mod countdown;
 pub mod engine;
+pub mod gitguard;
 pub mod invocation;
 pub mod launch;
 pub mod lifecycle;

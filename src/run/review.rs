@@ -9,7 +9,7 @@ use crate::run::lock::LoopLock;
 use crate::run::progress;
 use crate::run::records::{Record, ReviewRecord, Saved};
 use crate::run::shell::{ReviewOf as Of, Shell};
-use crate::run::{launch, session};
+use crate::run::launch;
 use crate::timefmt;
 use crate::work::review::{self, Verdict};
 
@@ -140,10 +140,7 @@ impl Shell<'_> {
         let spec = launch::session(project, &settings, seat, &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];
         command.extend(spec.args.iter().cloned());
-        let running = session::spawn(spec)?;
-        lock.set_session(Some((running.pid, running.start_time)))?;
-        let ended = running.wait()?;
-        lock.set_session(None)?;
+        let ended = self.run_to_end(lock, spec, number)?;
 
         let after = progress::take(&project.root, &project.spec());
         let verdict = if before.head != after.head || before.tree != after.tree {

@@ -524,11 +524,38 @@ impl Shell<'_> {
         let mut command = vec![spec.program.display().to_string()];
         let shown = spec.args.len() - usize::from(self.s.interactive);
         command.extend(spec.args.iter().take(shown).cloned());
+        let ended = self.run_to_end(lock, spec, number)?;
+        Ok((ended, command))
+    }
+
+    /// Run a session (work or review) to its end, the lock naming it. A
+    /// confined session's changes to the repository's git config and hooks
+    /// are put back, and said.
+    pub(crate) fn run_to_end(
+        &self,
+        lock: &mut LoopLock,
+        spec: session::Launch,
+        number: u32,
+    ) -> Result<session::Finished> {
+        let kept = self
+            .s
+            .confined
+            .as_ref()
+            .and_then(|_| crate::run::gitguard::keep(&self.project.root));
         let running = session::spawn(spec)?;
         lock.set_session(Some((running.pid, running.start_time)))?;
-        let ended = running.wait()?;
+        let ended = running.wait();
         lock.set_session(None)?;
-        Ok((ended, command))
+        if let Some(k) = kept {
+            let said = k.restore();
+            if !said.is_empty() {
+                self.ui.note(&format!(
+                    "session {number} changed the repository's git setup, which a confined session may not (git would run what it names): {}",
+                    said.join("; ")
+                ));
+            }
+        }
+        ended
     }
 
     /// Run one session and report what it did.

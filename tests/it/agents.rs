@@ -508,3 +508,105 @@ fn a_process_that_keeps_an_agents_output_open_is_ended_with_its_session() {
         );
     }
 }
+
+/// The git keys that name a program, as a confined Codex session (its
+/// sandbox leaves `.git` writable) sets them, each touching a file outside
+/// the sandbox; `.gitattributes` names the drivers.
+fn git_programs(marks: &std::path::Path) -> String {
+    let m = |name: &str| {
+        format!(
+            "ps -o args= -p $PPID > {}/{name}; ps -o args= -p $(ps -o ppid= -p $PPID) >> {}/{name}; cat",
+            marks.display(),
+            marks.display()
+        )
+    };
+    let mut script = String::from("printf '* diff=drv filter=flt merge=mrg\\n' > .gitattributes && git add .gitattributes");
+    for (key, value) in [
+        ("diff.external", m("diff-external")),
+        ("diff.drv.command", m("diff-command")),
+        ("diff.drv.textconv", m("textconv")),
+        ("filter.flt.clean", m("clean")),
+        ("filter.flt.smudge", m("smudge")),
+        ("filter.flt.process", m("process")),
+        ("filter.flt.required", "true".into()),
+        ("merge.mrg.driver", m("merge-driver")),
+        ("core.fsmonitor", m("fsmonitor")),
+        ("core.hooksPath", ".githooks".into()),
+        ("core.pager", m("pager")),
+        ("pager.status", m("pager-status")),
+        ("core.editor", m("editor")),
+        ("core.sshCommand", m("ssh")),
+        ("core.askPass", m("askpass")),
+        ("credential.helper", format!("!{}", m("credential"))),
+        ("core.alternateRefsCommand", m("alternates")),
+        ("commit.gpgSign", "true".into()),
+        ("gpg.program", format!("{}/gpg", marks.display())),
+        ("log.showSignature", "true".into()),
+        ("gc.auto", "1".into()),
+    ] {
+        script.push_str(&format!(" && git config {key} '{value}'"));
+    }
+    script.push_str(&format!(
+        " && mkdir -p .githooks && printf '#!/bin/sh\\ntouch {}/hook\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit && git config --list --show-scope | grep -c '^local' > configured.txt",
+        marks.display()
+    ));
+    script
+}
+
+#[test]
+fn a_confined_codex_session_cannot_make_ralphs_git_run_its_programs() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    env.commit_all("one step");
+    let marks = env.home.join("marks");
+    fs::create_dir_all(&marks).unwrap();
+    // The session sets every key, leaves a change uncommitted, and
+    // completes; the loop's git, the gate, the protected paths and the
+    // reviewer's diff all run after it.
+    env.api.session([
+        Reply::bash(format!(
+            "echo change > work.txt && git add work.txt && {CHECK_THE_BOX} && echo more >> work.txt"
+        )),
+        Reply::bash(git_programs(&marks)),
+        Reply::bash("ralph complete -m done"),
+        Reply::text("Step done."),
+    ]);
+    env.api.session([
+        Reply::bash("git log --oneline"),
+        Reply::text("VERDICT: approve"),
+    ]);
+    let out = env
+        .ralph()
+        .args(["loop", "--agent", "codex", "--codex"])
+        .arg(codex_bin())
+        .args(["--confined", "--max-iterations", "3"])
+        .args(["--gate", "true", "--protect", "tests/**", "--review", "complete"])
+        .stdout_with(0);
+    let configured = fs::read_to_string(env.project.join("configured.txt")).unwrap_or_default();
+    assert!(
+        configured.trim().parse::<u32>().unwrap_or(0) > 15,
+        "the session could not write .git/config: {configured:?} {out}"
+    );
+    assert!(
+        out.contains("the reviewer approved")
+            && out.contains("session 1 changed the repository's git setup, which a confined session may not (git would run what it names): put back .git/config"),
+        "{out}"
+    );
+    // The next session's client (Codex runs git itself as it starts,
+    // outside its sandbox) found the config as it was.
+    let config = fs::read_to_string(env.project.join(".git/config")).unwrap();
+    assert!(!config.contains("marks"), "{config}");
+    let ran: Vec<String> = fs::read_dir(&marks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let said: Vec<String> = ran
+        .iter()
+        .map(|n| format!("{n}: {}", fs::read_to_string(marks.join(n)).unwrap_or_default()))
+        .collect();
+    assert!(ran.is_empty(), "ralph's git ran: {said:?}\n{out}");
+}

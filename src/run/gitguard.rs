@@ -1,0 +1,195 @@
+//! What a confined session may not change of the repository's git setup:
+//! its config and hooks. Codex's sandbox leaves `.git` writable (ralph names
+//! it so, for the session's commits), and git runs what they name: Codex's
+//! own git at the next session's start, outside its sandbox, and yours
+//! later. Claude Code's sandbox keeps them read-only; for the others, ralph
+//! keeps a copy before the session and puts back what it changed.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// The most ralph keeps of one file (a config or a hook is far smaller).
+const CAP: u64 = 1 << 20;
+
+/// One file as it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Missing,
+    File(Vec<u8>, u32),
+    /// A link, a folder, something else or too big: not ralph's to copy;
+    /// anything else there after the session is said, not put back.
+    Other,
+}
+
+fn state(path: &Path) -> State {
+    match fs::symlink_metadata(path) {
+        Err(_) => State::Missing,
+        Ok(m) if m.is_file() && m.len() <= CAP => match crate::fsutil::read_bytes_capped(path, CAP) {
+            Ok(Some(b)) => State::File(b, m.permissions().mode() & 0o7777),
+            Ok(None) => State::Missing,
+            Err(_) => State::Other,
+        },
+        Ok(_) => State::Other,
+    }
+}
+
+/// The repository's config, worktree config, attributes and hooks, as they
+/// were.
+#[derive(Debug)]
+pub struct Kept {
+    files: Vec<(PathBuf, State)>,
+    hooks: PathBuf,
+    shown: PathBuf,
+}
+
+/// What `dir` holds that is a file, by name.
+fn hook_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    out
+}
+
+/// Keep a copy of `root`'s git setup; `None` outside a repository.
+pub fn keep(root: &Path) -> Option<Kept> {
+    let g = crate::git::at(root);
+    let path = |word: &str| -> Option<PathBuf> {
+        let p = g.run(&["rev-parse", word], &[]).ok()?;
+        Some(root.join(p))
+    };
+    let (common, own) = (path("--git-common-dir")?, path("--git-dir")?);
+    let hooks = common.join("hooks");
+    let mut names = vec![
+        common.join("config"),
+        own.join("config.worktree"),
+        common.join("info/attributes"),
+    ];
+    names.extend(hook_files(&hooks));
+    Some(Kept {
+        files: names.into_iter().map(|p| (p.clone(), state(&p))).collect(),
+        hooks,
+        shown: root.to_path_buf(),
+    })
+}
+
+impl Kept {
+    /// Put back what the session changed; what was put back (or could not
+    /// be), each as a phrase.
+    pub fn restore(self) -> Vec<String> {
+        let show = |p: &Path| {
+            p.strip_prefix(&self.shown)
+                .unwrap_or(p)
+                .display()
+                .to_string()
+        };
+        let mut said = Vec::new();
+        // A hooks folder swapped for a link (or a file) goes; a new one is
+        // made when a hook is put back.
+        if fs::symlink_metadata(&self.hooks).is_ok_and(|m| !m.is_dir()) {
+            let _ = fs::remove_file(&self.hooks);
+            said.push(format!("removed {}", show(&self.hooks)));
+        }
+        let new_hooks: Vec<PathBuf> = hook_files(&self.hooks)
+            .into_iter()
+            .filter(|h| !self.files.iter().any(|(p, _)| p == h))
+            .collect();
+        for h in new_hooks {
+            let gone = if fs::symlink_metadata(&h).is_ok_and(|m| m.is_dir()) {
+                fs::remove_dir_all(&h)
+            } else {
+                fs::remove_file(&h)
+            };
+            said.push(match gone {
+                Ok(()) => format!("removed {}", show(&h)),
+                Err(e) => format!("could not remove {}: {e}", show(&h)),
+            });
+        }
+        for (p, was) in &self.files {
+            let now = state(p);
+            if now == *was {
+                continue;
+            }
+            let done = match was {
+                State::File(bytes, mode) => {
+                    if fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+                        let _ = fs::remove_dir_all(p);
+                    }
+                    if let Some(dir) = p.parent() {
+                        let _ = fs::create_dir_all(dir);
+                    }
+                    crate::fsutil::atomic_write(p, bytes, *mode)
+                        .map(|()| format!("put back {}", show(p)))
+                }
+                State::Missing => {
+                    let gone = if fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+                        fs::remove_dir_all(p)
+                    } else {
+                        fs::remove_file(p)
+                    };
+                    gone.map(|()| format!("removed {}", show(p)))
+                        .map_err(anyhow::Error::from)
+                }
+                State::Other => Ok(format!("{} changed and was not ralph's to put back", show(p))),
+            };
+            said.push(done.unwrap_or_else(|e| format!("could not put back {}: {e:#}", show(p))));
+        }
+        said
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sessions_changes_to_config_and_hooks_are_put_back() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("r");
+        fs::create_dir_all(&root).unwrap();
+        let g = crate::git::at(&root);
+        g.run(&["init", "-q"], &[]).unwrap();
+        let git = root.join(".git");
+        fs::create_dir_all(git.join("hooks")).unwrap();
+        fs::write(git.join("hooks/pre-commit"), "#!/bin/sh\nmake lint\n").unwrap();
+        fs::set_permissions(git.join("hooks/pre-commit"), fs::Permissions::from_mode(0o755)).unwrap();
+        let config = fs::read(git.join("config")).unwrap();
+        let kept = keep(&root).unwrap();
+        // The session: a program in the config, a new hook, a changed one,
+        // attributes, and the config swapped for a link.
+        g.run(&["config", "filter.x.clean", "touch pwned"], &[]).unwrap();
+        fs::write(git.join("hooks/post-checkout"), "evil").unwrap();
+        fs::write(git.join("hooks/pre-commit"), "evil").unwrap();
+        fs::create_dir_all(git.join("info")).unwrap();
+        fs::write(git.join("info/attributes"), "* filter=x\n").unwrap();
+        let elsewhere = d.path().join("elsewhere");
+        fs::write(&elsewhere, "mine").unwrap();
+        fs::rename(git.join("config"), d.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, git.join("config")).unwrap();
+        let mut said = kept.restore();
+        said.sort();
+        assert_eq!(
+            said,
+            [
+                "put back .git/config",
+                "put back .git/hooks/pre-commit",
+                "removed .git/hooks/post-checkout",
+                "removed .git/info/attributes",
+            ]
+        );
+        assert_eq!(fs::read(git.join("config")).unwrap(), config);
+        assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "mine", "written through the link");
+        assert_eq!(
+            fs::read_to_string(git.join("hooks/pre-commit")).unwrap(),
+            "#!/bin/sh\nmake lint\n"
+        );
+        let mode = fs::metadata(git.join("hooks/pre-commit")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o755);
+        // Nothing changed: nothing said.
+        assert!(keep(&root).unwrap().restore().is_empty());
+    }
+}
