@@ -153,16 +153,124 @@ pub const READ_ONLY: [&str; 4] = [
     ".ralph/runs",
 ];
 
+/// What of the host a confined command must not reach, read off the
+/// machine just before it starts: the Unix sockets listening there (its
+/// network namespace stops TCP and abstract sockets, not a socket file it
+/// can see), and the variables that lead to a server of the host.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Host {
+    pub sockets: Vec<PathBuf>,
+    pub unset: Vec<String>,
+}
+
+/// Variables that name a server of your desktop or session: ssh and gpg
+/// agents, the session bus, the display, terminal multiplexers and editors
+/// that take commands over a socket, the container engine.
+pub const HOST_VARS: [&str; 27] = [
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "GPG_AGENT_INFO",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "DBUS_SYSTEM_BUS_ADDRESS",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+    "XDG_RUNTIME_DIR",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "ZELLIJ",
+    "ZELLIJ_SESSION_NAME",
+    "KITTY_LISTEN_ON",
+    "WEZTERM_UNIX_SOCKET",
+    "NVIM",
+    "NVIM_LISTEN_ADDRESS",
+    "VSCODE_IPC_HOOK_CLI",
+    "GNOME_KEYRING_CONTROL",
+    "SWAYSOCK",
+    "I3SOCK",
+    "HYPRLAND_INSTANCE_SIGNATURE",
+    "PULSE_SERVER",
+    "DOCKER_HOST",
+    "CONTAINER_HOST",
+    "KRB5CCNAME",
+];
+
+/// The paths of listening Unix sockets in `/proc/net/unix` (abstract ones,
+/// `@...`, aside: a network namespace of its own has none of them).
+pub fn listening_sockets(proc_net_unix: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = proc_net_unix
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            // Num RefCount Protocol Flags Type St Inode Path
+            (f.len() >= 8 && f[7].starts_with('/')).then(|| PathBuf::from(f[7..].join(" ")))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The variables to drop: `HOST_VARS`, and any whose value names a socket
+/// file (`unix:path=/run/...`, `/tmp/tmux-0/default,12,0`).
+pub fn host_vars<'a>(
+    vars: impl IntoIterator<Item = (&'a str, &'a str)>,
+    is_socket: impl Fn(&Path) -> bool,
+) -> Vec<String> {
+    let names_socket = |v: &str| {
+        v.match_indices('/').any(|(i, _)| {
+            let end = v[i..]
+                .find([',', ';', ' ', ':', '='])
+                .map_or(v.len(), |e| i + e);
+            (i == 0 || !v[..i].ends_with('/')) && is_socket(Path::new(&v[i..end]))
+        })
+    };
+    let mut out: Vec<String> = vars
+        .into_iter()
+        .filter(|(k, v)| HOST_VARS.contains(k) || names_socket(v))
+        .map(|(k, _)| k.to_string())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+impl Host {
+    /// This machine, now.
+    pub fn read() -> Host {
+        use std::os::unix::fs::FileTypeExt;
+        let is_socket =
+            |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket());
+        let listing = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+        let vars: Vec<(String, String)> = std::env::vars().collect();
+        Host {
+            sockets: listening_sockets(&listing)
+                .into_iter()
+                .filter(|p| is_socket(p))
+                .collect(),
+            unset: host_vars(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())), is_socket),
+        }
+    }
+}
+
+/// Where the host keeps its sockets: empty in the sandbox (a gate's
+/// TMPDIR, and the project when it lies under one, are bound again after).
+const FRESH: [&str; 3] = ["/tmp", "/run", "/var/tmp"];
+
 /// The command line that runs a gate command under `--confined` with
 /// bubblewrap: the same bounds as the sessions' sandbox (writes only in the
 /// project and `allow_write`), no network at all (Claude Code's sandbox
 /// filters the sessions' network through its own proxy, which ralph does
 /// not have: the gate gets none, which keeps inside "only allowed domains"),
-/// its own pid namespace (when the command ends, everything it started ends
-/// with it), a new session (it cannot type into the terminal), and it dies
-/// with the loop. Reads are not confined, as in the sessions' sandbox; `tmp`
+/// no socket of the host (`/tmp`, `/run` empty, every other listening
+/// socket file covered, the variables that name one dropped), its own pid
+/// namespace (when the command ends, everything it started ends with it), a
+/// new session (it cannot type into the terminal), and it dies with the
+/// loop. Other reads are not confined, as in the sessions' sandbox; `tmp`
 /// is its writable `TMPDIR`.
-pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str) -> Vec<String> {
+pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Host) -> Vec<String> {
     let root = root.display().to_string();
     let mut a: Vec<String> = [
         "bwrap",
@@ -178,12 +286,21 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str) -> Vec<Str
         "/dev",
         "--proc",
         "/proc",
-        "--bind",
-        &root,
-        &root,
     ]
     .map(String::from)
     .to_vec();
+    for d in FRESH {
+        if Path::new(d).is_dir() {
+            a.extend(["--tmpfs".into(), d.into()]);
+        }
+    }
+    for s in &host.sockets {
+        if !FRESH.iter().any(|d| s.starts_with(d)) {
+            let s = s.display().to_string();
+            a.extend(["--ro-bind-try".into(), "/dev/null".into(), s]);
+        }
+    }
+    a.extend(["--bind".into(), root.clone(), root.clone()]);
     for w in &c.allow_write {
         let w = expand_home(w);
         a.extend(["--bind-try".into(), w.clone(), w]);
@@ -191,6 +308,17 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str) -> Vec<Str
     for p in READ_ONLY {
         let p = format!("{root}/{p}");
         a.extend(["--ro-bind-try".into(), p.clone(), p]);
+    }
+    // A host socket inside the project or a folder it may write: covered
+    // again over those binds.
+    for s in &host.sockets {
+        if s.starts_with(&root) || c.allow_write.iter().any(|w| s.starts_with(expand_home(w))) {
+            let s = s.display().to_string();
+            a.extend(["--ro-bind-try".into(), "/dev/null".into(), s]);
+        }
+    }
+    for v in &host.unset {
+        a.extend(["--unsetenv".into(), v.clone()]);
     }
     let tmp = tmp.display().to_string();
     a.extend(["--bind".into(), tmp.clone(), tmp.clone()]);
@@ -329,6 +457,47 @@ pub fn prepare(root: &Path) -> Result<Option<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hosts_sockets_and_the_variables_that_name_them() {
+        let listing = "Num       RefCount Protocol Flags    Type St Inode Path\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 20 /run/user/0/bus\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 21 @/tmp/.X11-unix/X0\n\
+            0000000000000000: 00000003 00000000 00000000 0001 03 22\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 23 /home/u/my sock\n\
+            0000000000000000: 00000002 00000000 00010000 0001 01 24 /run/user/0/bus\n";
+        assert_eq!(
+            listening_sockets(listing),
+            [PathBuf::from("/home/u/my sock"), PathBuf::from("/run/user/0/bus")]
+        );
+        let is_socket = |p: &Path| p == Path::new("/srv/s") || p == Path::new("/var/run/docker.sock");
+        let vars = [
+            ("TMUX", "/tmp/tmux-0/default,1,0"),
+            ("MY_BUS", "unix:path=/srv/s,guid=1"),
+            ("ENGINE", "unix:///var/run/docker.sock"),
+            ("PATH", "/usr/bin:/bin"),
+            ("HOME", "/root"),
+        ];
+        assert_eq!(host_vars(vars, is_socket), ["ENGINE", "MY_BUS", "TMUX"]);
+        let host = Host {
+            sockets: vec!["/home/u/a.sock".into(), "/tmp/b.sock".into(), "/p/dev.sock".into()],
+            unset: vec!["TMUX".into()],
+        };
+        let a = gate_argv(&Confinement::default(), Path::new("/p"), Path::new("/tmp/g"), "make", &host);
+        let joined = a.join(" ");
+        for part in [
+            "--tmpfs /tmp",
+            "--ro-bind-try /dev/null /home/u/a.sock",
+            "--unsetenv TMUX",
+        ] {
+            assert!(joined.contains(part), "{part}: {joined}");
+        }
+        assert!(!joined.contains("/tmp/b.sock"), "under a fresh /tmp: {joined}");
+        // A host socket in the project is covered after the project's bind.
+        let project = joined.find("--bind /p /p").unwrap();
+        let covered = joined.rfind("--ro-bind-try /dev/null /p/dev.sock").unwrap();
+        assert!(covered > project, "{joined}");
+    }
 
     #[test]
     fn the_settings_close_every_way_out() {

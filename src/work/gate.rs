@@ -272,7 +272,10 @@ fn run_one(
     // A confined command's own TMPDIR (private, gone when it is).
     let tmp = runner.confined.as_ref().map(|_| gate_tmp()).transpose()?;
     let argv = match (&runner.confined, &tmp) {
-        (Some(c), Some(t)) => crate::run::confine::gate_argv(c, cwd, t.path(), cmd),
+        (Some(c), Some(t)) => {
+            let host = crate::run::confine::Host::read();
+            crate::run::confine::gate_argv(c, cwd, t.path(), cmd, &host)
+        }
         _ => vec!["/bin/sh".into(), "-c".into(), cmd.into()],
     };
     let mut child = Command::new(&argv[0])

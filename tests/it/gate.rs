@@ -278,3 +278,108 @@ fn a_session_that_deletes_a_protected_test_cannot_complete() {
     );
     assert_eq!(records(&env).len(), 1, "no session after it");
 }
+
+/// A listening Unix socket at `path` that touches `mark` when anything
+/// connects to it (a stand-in for an agent, a bus or a daemon of the host).
+fn listener(path: &std::path::Path, mark: &std::path::Path) -> std::process::Child {
+    let child = std::process::Command::new("socat")
+        .arg(format!("UNIX-LISTEN:{},fork", path.display()))
+        .arg(format!("SYSTEM:touch {}", mark.display()))
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .expect("socat (apt-get install socat)");
+    assert!(
+        eventually(std::time::Duration::from_secs(10), || path.exists()),
+        "socat never listened at {}",
+        path.display()
+    );
+    child
+}
+
+fn connect(path: &std::path::Path) -> bool {
+    std::process::Command::new("socat")
+        .args(["-u", "OPEN:/dev/null"])
+        .arg(format!("UNIX-CONNECT:{}", path.display()))
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn a_confined_gate_reaches_no_socket_of_the_host() {
+    sandbox_tools();
+    tmux_tool();
+    let env = one_step_with_gate("sh check.sh");
+    let marks = env.tmp.path().join("marks");
+    fs::create_dir_all(&marks).unwrap();
+    // A socket in /tmp, one in your real home (outside /tmp and /run), and a
+    // real tmux server, which runs whatever a client asks.
+    let in_tmp = env.tmp.path().join("agent.sock");
+    let home_dir = std::path::PathBuf::from(std::env::var("HOME").unwrap())
+        .join(format!(".cache/ralph-test/gate-sock-{}", std::process::id()));
+    fs::create_dir_all(&home_dir).unwrap();
+    let in_home = home_dir.join("agent.sock");
+    let _ = fs::remove_file(&in_home);
+    let mut listeners = [
+        listener(&in_tmp, &marks.join("tmp")),
+        listener(&in_home, &marks.join("home")),
+    ];
+    let tmux_sock = env.tmp.path().join("tmux-sock");
+    let tmux = |args: &[&str]| {
+        std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&tmux_sock)
+            .args(args)
+            .env_remove("TMUX")
+            .status()
+            .unwrap()
+    };
+    assert!(tmux(&["new-session", "-d", "-s", "t", "sleep 600"]).success());
+    let check = format!(
+        "tmux -S \"${{TMUX%%,*}}\" run-shell 'touch {m}/tmux'\n\
+         socat -u OPEN:/dev/null UNIX-CONNECT:\"$SSH_AUTH_SOCK\"\n\
+         socat -u OPEN:/dev/null UNIX-CONNECT:{tmp}\n\
+         socat -u OPEN:/dev/null UNIX-CONNECT:{home}\n\
+         env > gate-env.txt\n\
+         exit 0\n",
+        m = marks.display(),
+        tmp = in_tmp.display(),
+        home = in_home.display(),
+    );
+    env.api.session([
+        Reply::bash(format!(
+            "printf '%s' {} > check.sh && git add check.sh && {CHECK_THE_BOX} && ralph complete -m done",
+            shell_words::quote(&check)
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .env("TMUX", format!("{},1,0", tmux_sock.display()))
+        .env("SSH_AUTH_SOCK", &in_home)
+        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", in_tmp.display()))
+        .args(["--confined", "--max-iterations", "2"])
+        .stdout_with(0);
+    let seen = fs::read_to_string(env.project.join("gate-env.txt")).unwrap_or_default();
+    let ran: Vec<String> = fs::read_dir(&marks)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    // The same sockets do answer outside: the test tests something.
+    let reachable = [connect(&in_tmp), connect(&in_home)];
+    let tmux_runs = tmux(&["run-shell", &format!("touch {}/outside", marks.display())]).success();
+    let _ = tmux(&["kill-server"]);
+    for l in &mut listeners {
+        let _ = l.kill();
+        let _ = l.wait();
+    }
+    let _ = fs::remove_dir_all(&home_dir);
+    assert!(ran.is_empty(), "the gate reached the host through {ran:?}\n{out}");
+    assert!(
+        out.contains("gate: sh check.sh") && out.contains("the gate passed") && !seen.is_empty(),
+        "{out}"
+    );
+    for var in ["TMUX=", "SSH_AUTH_SOCK=", "DBUS_SESSION_BUS_ADDRESS="] {
+        assert!(!seen.lines().any(|l| l.starts_with(var)), "{var} in {seen}");
+    }
+    assert_eq!(reachable, [true, true]);
+    assert!(tmux_runs && marks.join("outside").exists());
+}
