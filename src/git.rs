@@ -174,7 +174,10 @@ fn overrides(listing: &[u8]) -> Result<Vec<(String, String)>, String> {
     let all = entries(listing);
     let (repo, yours): (Vec<&Entry>, Vec<&Entry>) =
         all.iter().partition(|e| is_repositorys(&e.scope));
-    if let Some(e) = repo.iter().find(|e| e.key.eq_ignore_ascii_case("core.worktree")) {
+    if let Some(e) = repo
+        .iter()
+        .find(|e| e.key.eq_ignore_ascii_case("core.worktree"))
+    {
         return Err(format!(
             "the repository's config sets core.worktree = {:?}: ralph runs no git on a work tree moved elsewhere (`git config --unset core.worktree` if you did not mean it)",
             crate::output::visible_line(&e.value)
@@ -511,7 +514,10 @@ mod tests {
         );
         let e = overrides(&listing(&[("local", "core.worktree", "/home/u")])).unwrap_err();
         assert!(e.contains("core.worktree = \"/home/u\""), "{e}");
-        assert_eq!(subcommand_end(&["-c", "a=b", "--literal-pathspecs", "diff", "-x"]), 4);
+        assert_eq!(
+            subcommand_end(&["-c", "a=b", "--literal-pathspecs", "diff", "-x"]),
+            4
+        );
         assert_eq!(subcommand_end(&["--version"]), 0);
     }
 
@@ -530,9 +536,14 @@ mod tests {
         let evil = |name: &str| format!("touch {}/{name}; cat", marks.display());
         let id = ["-c", "user.name=t", "-c", "user.email=t@t"];
         std::fs::write(root.join("a.txt"), "one\n").unwrap();
-        std::fs::write(root.join(".gitattributes"), "*.txt diff=drv filter=flt merge=mrg\n").unwrap();
+        std::fs::write(
+            root.join(".gitattributes"),
+            "*.txt diff=drv filter=flt merge=mrg\n",
+        )
+        .unwrap();
         g.run(&[&id[..], &["add", "--all"]].concat(), &[]).unwrap();
-        g.run(&[&id[..], &["commit", "-qm", "one"]].concat(), &[]).unwrap();
+        g.run(&[&id[..], &["commit", "-qm", "one"]].concat(), &[])
+            .unwrap();
         g.run(&["branch", "side"], &[]).unwrap();
         for (key, value) in [
             ("diff.external", evil("diff-external")),
@@ -555,7 +566,11 @@ mod tests {
             g.run(&["config", key, &value], &[]).unwrap();
         }
         let gpg = marks.join("gpg");
-        std::fs::write(&gpg, format!("#!/bin/sh\ntouch {}/gpg-ran\n", marks.display())).unwrap();
+        std::fs::write(
+            &gpg,
+            format!("#!/bin/sh\ntouch {}/gpg-ran\n", marks.display()),
+        )
+        .unwrap();
         std::fs::set_permissions(&gpg, std::fs::Permissions::from_mode(0o755)).unwrap();
         let hook = root.join(".git/hooks/pre-commit");
         std::fs::write(&hook, format!("#!/bin/sh\n{}\n", evil("hook"))).unwrap();
@@ -565,26 +580,41 @@ mod tests {
         g.bytes(&["status", "--porcelain=v2", "-z"]).unwrap();
         g.run(&["diff", "HEAD"], &[]).unwrap();
         g.run(&["diff", "--stat", "HEAD"], &[]).unwrap();
-        g.run(&[&id[..], &["add", "--all", "--", "."]].concat(), &[]).unwrap();
-        g.run(&[&id[..], &["commit", "--quiet", "-m", "two"]].concat(), &[]).unwrap();
+        g.run(&[&id[..], &["add", "--all", "--", "."]].concat(), &[])
+            .unwrap();
+        g.run(
+            &[&id[..], &["commit", "--quiet", "-m", "two"]].concat(),
+            &[],
+        )
+        .unwrap();
         g.run(&["log", "-p", "--format=%h %s"], &[]).unwrap();
         g.run(&["checkout", "-q", "side"], &[]).unwrap();
         std::fs::write(root.join("a.txt"), "three\n").unwrap();
-        g.run(&[&id[..], &["commit", "-qam", "three"]].concat(), &[]).unwrap();
+        g.run(&[&id[..], &["commit", "-qam", "three"]].concat(), &[])
+            .unwrap();
         let (merged, _, said) = g
-            .attempt(&[&id[..], &["merge", "--no-ff", "--no-commit", "--quiet"]].concat(), &["main"])
+            .attempt(
+                &[&id[..], &["merge", "--no-ff", "--no-commit", "--quiet"]].concat(),
+                &["main"],
+            )
             .unwrap();
         assert!(!merged, "a merge driver replaced by a conflict: {said}");
         g.run(&["merge", "--abort"], &[]).unwrap();
         g.run(&["checkout", "HEAD", "--"], &["a.txt"]).unwrap();
         let wt = d.path().join("wt");
-        g.run(&["worktree", "add", "--quiet"], &[wt.to_str().unwrap(), "main"]).unwrap();
+        g.run(
+            &["worktree", "add", "--quiet"],
+            &[wt.to_str().unwrap(), "main"],
+        )
+        .unwrap();
         // And with the project's hooks, as `--commit auto` runs them: the
         // hook runs (you approved that), no program of the config does.
         std::fs::write(root.join("b.txt"), "b\n").unwrap();
         let h = g.with_hooks();
-        h.run(&[&id[..], &["add", "--all", "--", "."]].concat(), &[]).unwrap();
-        h.run(&[&id[..], &["commit", "--quiet", "-m", "b"]].concat(), &[]).unwrap();
+        h.run(&[&id[..], &["add", "--all", "--", "."]].concat(), &[])
+            .unwrap();
+        h.run(&[&id[..], &["commit", "--quiet", "-m", "b"]].concat(), &[])
+            .unwrap();
         let ran: Vec<String> = std::fs::read_dir(&marks)
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -6,9 +6,9 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
+use crate::config::{Layer, Options};
 use crate::exit::{ExitStatus, Stop};
 use crate::output::visible;
-use crate::config::{Layer, Options};
 use crate::run::invocation::Invocation;
 use crate::run::lock::{self, Acquired, LockInfo};
 use crate::run::options::{self, LoopArgs};
@@ -143,7 +143,11 @@ fn resumed_options(
             ))
         })?;
         // Paths were given relative to where the run was started.
-        let o = if i == 0 { options::anchored(o, &inv.cwd) } else { o };
+        let o = if i == 0 {
+            options::anchored(o, &inv.cwd)
+        } else {
+            o
+        };
         saved = o.over(saved);
     }
     let changed = options::overridden(given, &saved);
@@ -165,7 +169,10 @@ fn resumed_options(
 pub fn loop_options(args: &[String]) -> Result<Options, String> {
     use clap::Parser;
     let words = std::iter::once("ralph".to_string()).chain(args.iter().cloned());
-    match crate::cli::Cli::try_parse_from(words).map_err(|e| e.kind().to_string())?.cmd {
+    match crate::cli::Cli::try_parse_from(words)
+        .map_err(|e| e.kind().to_string())?
+        .cmd
+    {
         crate::cli::Cmd::Loop(l) => Ok(l.args.options),
         _ => Err("not a `ralph loop` command line".into()),
     }
@@ -239,9 +246,8 @@ impl Loop {
             Some((run, _)) => resumed_options(&project, run, &self.args.options, &ui)?,
             None => (self.args.options.clone(), None),
         };
-        let settings =
-            options::settings(&cli, &project, resume.as_ref().map(|(_, s)| &s.limits))
-                .map_err(usage)?;
+        let settings = options::settings(&cli, &project, resume.as_ref().map(|(_, s)| &s.limits))
+            .map_err(usage)?;
         refuse_what_cannot_run(&settings, &project)?;
         let mut settings = settings;
         prepare_confined(&mut settings, &project, worktree.is_some(), &ui)?;

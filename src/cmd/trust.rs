@@ -17,7 +17,10 @@ use crate::work::project::Project;
 /// commands`, `[hooks]`), and what the project's Claude Code files would
 /// have a `claude -p` run without asking (hooks other than ralph's own, env,
 /// helpers, plugins, MCP servers in .claude/settings.json,
-/// .claude/settings.local.json and .mcp.json) take effect only once you have
+/// .claude/settings.local.json and .mcp.json), and what Gemini CLI would
+/// run or allow in a trusted folder (.gemini/settings.json, its command
+/// files, the variables of .gemini/.env and those of .env it reads, shown by
+/// name) take effect only once you have
 /// approved that exact content: a session can write these files, and a
 /// cloned repository can ship them. `ralph trust` shows them and asks; the
 /// approval is kept in ralph's data folder (not in the project), for this
@@ -51,7 +54,7 @@ impl Run for Trust {
         let standing = approval::standing_of(&project.root, &parts);
         if standing == Standing::NothingToApprove {
             outln!(
-                "Nothing in {} or the project's Claude Code files runs programs or allows more; nothing to approve.",
+                "Nothing in {} or the project's Claude Code and Gemini CLI files runs programs or allows more; nothing to approve.",
                 path.display()
             );
             return Ok(ExitStatus::Success);

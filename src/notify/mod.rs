@@ -53,7 +53,9 @@ impl Channel {
         let var = format!("RALPH_NOTIFY_{}", kind.to_uppercase());
         let url = match value {
             None => env(&var).or_else(|| config(kind)).ok_or_else(|| {
-                format!("--notify {kind}: no URL: set {var}, or [notify] {kind} in .ralph/config.toml")
+                format!(
+                    "--notify {kind}: no URL: set {var}, or [notify] {kind} in .ralph/config.toml"
+                )
             })?,
             Some(v) => match v.strip_prefix("env:") {
                 Some(name) => env(name).ok_or_else(|| {
@@ -350,8 +352,14 @@ mod tests {
         assert_eq!(redact("no-scheme/secret"), "…");
         for (bad, says) in [
             ("pager=https://x.org/s3cr3t", "expected desktop"),
-            ("slack=https://hooks.slack.com/s3cr3t", "put it in RALPH_NOTIFY_SLACK"),
-            ("slack=hooks.slack.com/s3cr3t", "put it in RALPH_NOTIFY_SLACK"),
+            (
+                "slack=https://hooks.slack.com/s3cr3t",
+                "put it in RALPH_NOTIFY_SLACK",
+            ),
+            (
+                "slack=hooks.slack.com/s3cr3t",
+                "put it in RALPH_NOTIFY_SLACK",
+            ),
             ("ntfy", "no URL: set RALPH_NOTIFY_NTFY"),
             ("ntfy=env:NOPE", "the environment has no NOPE"),
             ("command=  ", "expected desktop"),
@@ -362,7 +370,10 @@ mod tests {
         // A URL from the environment is checked like one from the config.
         let env = |_: &str| Some("https:///s3cr3t".to_string());
         let e = Channel::parse("ntfy", &env, &|_| None).unwrap_err();
-        assert!(e.contains("not an http(s) URL") && !e.contains("s3cr3t"), "{e}");
+        assert!(
+            e.contains("not an http(s) URL") && !e.contains("s3cr3t"),
+            "{e}"
+        );
         // What is no URL is shown as given, to be corrected.
         assert!(parse("pagr=plain").unwrap_err().contains("\"pagr=plain\""));
     }
@@ -382,7 +393,11 @@ mod tests {
             !text.contains('<') && !text.contains('>') && text.contains("&lt;!channel&gt;"),
             "{text}"
         );
-        assert_eq!(text.matches('`').count(), 2, "the name stays one code span: {text}");
+        assert_eq!(
+            text.matches('`').count(),
+            2,
+            "the name stays one code span: {text}"
+        );
         let discord = post(&Channel::Discord("https://d.example/h".into()), &n).unwrap();
         let v: serde_json::Value = serde_json::from_str(&discord.body).unwrap();
         assert_eq!(v["allowed_mentions"], serde_json::json!({"parse": []}));

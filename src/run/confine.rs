@@ -250,7 +250,10 @@ impl Host {
                 .into_iter()
                 .filter(|p| is_socket(p))
                 .collect(),
-            unset: host_vars(vars.iter().map(|(k, v)| (k.as_str(), v.as_str())), is_socket),
+            unset: host_vars(
+                vars.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+                is_socket,
+            ),
         }
     }
 }
@@ -468,9 +471,13 @@ mod tests {
             0000000000000000: 00000002 00000000 00010000 0001 01 24 /run/user/0/bus\n";
         assert_eq!(
             listening_sockets(listing),
-            [PathBuf::from("/home/u/my sock"), PathBuf::from("/run/user/0/bus")]
+            [
+                PathBuf::from("/home/u/my sock"),
+                PathBuf::from("/run/user/0/bus")
+            ]
         );
-        let is_socket = |p: &Path| p == Path::new("/srv/s") || p == Path::new("/var/run/docker.sock");
+        let is_socket =
+            |p: &Path| p == Path::new("/srv/s") || p == Path::new("/var/run/docker.sock");
         let vars = [
             ("TMUX", "/tmp/tmux-0/default,1,0"),
             ("MY_BUS", "unix:path=/srv/s,guid=1"),
@@ -480,10 +487,20 @@ mod tests {
         ];
         assert_eq!(host_vars(vars, is_socket), ["ENGINE", "MY_BUS", "TMUX"]);
         let host = Host {
-            sockets: vec!["/home/u/a.sock".into(), "/tmp/b.sock".into(), "/p/dev.sock".into()],
+            sockets: vec![
+                "/home/u/a.sock".into(),
+                "/tmp/b.sock".into(),
+                "/p/dev.sock".into(),
+            ],
             unset: vec!["TMUX".into()],
         };
-        let a = gate_argv(&Confinement::default(), Path::new("/p"), Path::new("/tmp/g"), "make", &host);
+        let a = gate_argv(
+            &Confinement::default(),
+            Path::new("/p"),
+            Path::new("/tmp/g"),
+            "make",
+            &host,
+        );
         let joined = a.join(" ");
         for part in [
             "--tmpfs /tmp",
@@ -492,7 +509,10 @@ mod tests {
         ] {
             assert!(joined.contains(part), "{part}: {joined}");
         }
-        assert!(!joined.contains("/tmp/b.sock"), "under a fresh /tmp: {joined}");
+        assert!(
+            !joined.contains("/tmp/b.sock"),
+            "under a fresh /tmp: {joined}"
+        );
         // A host socket in the project is covered after the project's bind.
         let project = joined.find("--bind /p /p").unwrap();
         let covered = joined.rfind("--ro-bind-try /dev/null /p/dev.sock").unwrap();

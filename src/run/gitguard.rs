@@ -25,7 +25,8 @@ enum State {
 fn state(path: &Path) -> State {
     match fs::symlink_metadata(path) {
         Err(_) => State::Missing,
-        Ok(m) if m.is_file() && m.len() <= CAP => match crate::fsutil::read_bytes_capped(path, CAP) {
+        Ok(m) if m.is_file() && m.len() <= CAP => match crate::fsutil::read_bytes_capped(path, CAP)
+        {
             Ok(Some(b)) => State::File(b, m.permissions().mode() & 0o7777),
             Ok(None) => State::Missing,
             Err(_) => State::Other,
@@ -134,7 +135,10 @@ impl Kept {
                     gone.map(|()| format!("removed {}", show(p)))
                         .map_err(anyhow::Error::from)
                 }
-                State::Other => Ok(format!("{} changed and was not ralph's to put back", show(p))),
+                State::Other => Ok(format!(
+                    "{} changed and was not ralph's to put back",
+                    show(p)
+                )),
             };
             said.push(done.unwrap_or_else(|e| format!("could not put back {}: {e:#}", show(p))));
         }
@@ -156,12 +160,17 @@ mod tests {
         let git = root.join(".git");
         fs::create_dir_all(git.join("hooks")).unwrap();
         fs::write(git.join("hooks/pre-commit"), "#!/bin/sh\nmake lint\n").unwrap();
-        fs::set_permissions(git.join("hooks/pre-commit"), fs::Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(
+            git.join("hooks/pre-commit"),
+            fs::Permissions::from_mode(0o755),
+        )
+        .unwrap();
         let config = fs::read(git.join("config")).unwrap();
         let kept = keep(&root).unwrap();
         // The session: a program in the config, a new hook, a changed one,
         // attributes, and the config swapped for a link.
-        g.run(&["config", "filter.x.clean", "touch pwned"], &[]).unwrap();
+        g.run(&["config", "filter.x.clean", "touch pwned"], &[])
+            .unwrap();
         fs::write(git.join("hooks/post-checkout"), "evil").unwrap();
         fs::write(git.join("hooks/pre-commit"), "evil").unwrap();
         fs::create_dir_all(git.join("info")).unwrap();
@@ -182,12 +191,19 @@ mod tests {
             ]
         );
         assert_eq!(fs::read(git.join("config")).unwrap(), config);
-        assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "mine", "written through the link");
+        assert_eq!(
+            fs::read_to_string(&elsewhere).unwrap(),
+            "mine",
+            "written through the link"
+        );
         assert_eq!(
             fs::read_to_string(git.join("hooks/pre-commit")).unwrap(),
             "#!/bin/sh\nmake lint\n"
         );
-        let mode = fs::metadata(git.join("hooks/pre-commit")).unwrap().permissions().mode();
+        let mode = fs::metadata(git.join("hooks/pre-commit"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o755);
         // Nothing changed: nothing said.
         assert!(keep(&root).unwrap().restore().is_empty());

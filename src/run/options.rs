@@ -826,10 +826,22 @@ mod tests {
     fn prices_are_finite_and_not_negative() {
         let cfg = |t: &str| -> Options { toml::from_str(t).unwrap() };
         for (text, says) in [
-            ("[prices.m]\ninput = -1.0\ncached_input = 0.0\noutput = 1.0", "[prices.\"m\"] input = -1"),
-            ("[prices.m]\ninput = 1.0\ncached_input = nan\noutput = 1.0", "cached_input = NaN"),
-            ("[prices.m]\ninput = 1.0\ncached_input = 0.0\noutput = inf", "output = inf"),
-            ("[prices.m]\ninput = 1.0\ncached_input = 0.0\noutput = 1e9", "from 0 to 100000"),
+            (
+                "[prices.m]\ninput = -1.0\ncached_input = 0.0\noutput = 1.0",
+                "[prices.\"m\"] input = -1",
+            ),
+            (
+                "[prices.m]\ninput = 1.0\ncached_input = nan\noutput = 1.0",
+                "cached_input = NaN",
+            ),
+            (
+                "[prices.m]\ninput = 1.0\ncached_input = 0.0\noutput = inf",
+                "output = inf",
+            ),
+            (
+                "[prices.m]\ninput = 1.0\ncached_input = 0.0\noutput = 1e9",
+                "from 0 to 100000",
+            ),
         ] {
             let e = resolve(&Options::default(), &cfg(text), None).unwrap_err();
             assert!(e.contains(says), "{text}: {e}");

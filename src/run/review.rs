@@ -5,11 +5,11 @@
 use anyhow::{Context, Result};
 
 use crate::run::engine::Reviewed;
+use crate::run::launch;
 use crate::run::lock::LoopLock;
 use crate::run::progress;
 use crate::run::records::{Record, ReviewRecord, Saved};
 use crate::run::shell::{ReviewOf as Of, Shell};
-use crate::run::launch;
 use crate::timefmt;
 use crate::work::review::{self, Verdict};
 

@@ -294,6 +294,125 @@ pub fn project_parts(root: &Path, cfg: &Options) -> Vec<Part> {
             p.extend(claude_parts(name, &t, is_own));
         }
     }
+    p.extend(gemini_parts(root));
+    p
+}
+
+/// The project's Gemini CLI files that run or allow something once its
+/// folder is trusted (Gemini CLI 0.61 reads them from the folder it runs
+/// in): `.gemini/settings.json` whole (MCP servers, hooks, tool discovery
+/// and call commands, policies, extra folders, the sandbox: nearly every
+/// key runs or allows something), each command file under
+/// `.gemini/commands` (its `!{...}` runs when a prompt names it), and the
+/// variables a `.gemini/.env` sets, or a `.env` sets for Gemini
+/// (`GEMINI_CLI_HOME` moves the extensions it starts, `GEMINI_SYSTEM_MD`
+/// its instructions, `GOOGLE_GEMINI_BASE_URL` its server), shown by name
+/// and approved by their values' digest. Its project extensions and
+/// policy files are not read by 0.61.
+pub const GEMINI_FILES: [&str; 3] = [".gemini/settings.json", ".gemini/.env", ".env"];
+
+/// Command files read at most (a clone may ship many).
+const MAX_COMMAND_FILES: usize = 200;
+/// One Gemini file is read no further than this.
+const GEMINI_CAP: u64 = 256 * 1024;
+
+/// Whether Gemini CLI acts on a variable a `.env` sets: its own, Google's
+/// (its server, its credentials), Node's, the proxies, and what changes the
+/// programs its shell runs.
+fn gemini_reads(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    [
+        "GEMINI_",
+        "GOOGLE_",
+        "CLOUDSDK_",
+        "NODE_",
+        "NPM_CONFIG_",
+        "LD_",
+    ]
+    .iter()
+    .any(|p| n.starts_with(p))
+        || [
+            "HTTP_PROXY",
+            "HTTPS_PROXY",
+            "ALL_PROXY",
+            "NO_PROXY",
+            "PATH",
+            "BASH_ENV",
+            "ENV",
+            "SHELL",
+            "HOME",
+        ]
+        .contains(&n.as_str())
+}
+
+/// The variables of a `.env` text (`KEY=value`, `export KEY=value`), each
+/// with its value's digest, those `keep` picks; `None` when none.
+fn env_part(text: &str, keep: impl Fn(&str) -> bool) -> Option<Value> {
+    let mut vars = serde_json::Map::new();
+    for line in text.lines() {
+        let line = line.trim();
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        let k = k.trim();
+        if k.is_empty() || k.starts_with('#') || !keep(k) {
+            continue;
+        }
+        let d = super::store::sha256_hex(v.trim().as_bytes());
+        vars.insert(k.to_string(), json!(format!("(sha256 {})", &d[..16])));
+    }
+    (!vars.is_empty()).then_some(Value::Object(vars))
+}
+
+/// A Gemini file's text: never through a link, at most `GEMINI_CAP`.
+fn gemini_text(path: &Path) -> Option<String> {
+    match crate::fsutil::read_regular_capped(path, GEMINI_CAP) {
+        Ok(t) => t,
+        Err(e) => Some(format!("unreadable: {e:#}")),
+    }
+}
+
+/// The parts of the project's Gemini CLI files (see `GEMINI_FILES`).
+pub fn gemini_parts(root: &Path) -> Vec<Part> {
+    let mut p: Vec<Part> = Vec::new();
+    if let Some(t) = gemini_text(&root.join(".gemini/settings.json")) {
+        let v = serde_json::from_str::<Value>(&t).unwrap_or(json!(t));
+        if v != json!({}) && !t.trim().is_empty() {
+            p.push((".gemini/settings.json".into(), v));
+        }
+    }
+    let commands = root.join(".gemini/commands");
+    let mut files: Vec<std::path::PathBuf> = walkdir::WalkDir::new(&commands)
+        .follow_links(false)
+        .into_iter()
+        .flatten()
+        .filter(|e| !e.file_type().is_dir())
+        .map(|e| e.into_path())
+        .take(MAX_COMMAND_FILES + 1)
+        .collect();
+    files.sort();
+    if files.len() > MAX_COMMAND_FILES {
+        p.push((
+            ".gemini/commands".into(),
+            json!(format!(
+                "more than {MAX_COMMAND_FILES} files: remove what you do not use"
+            )),
+        ));
+        files.truncate(MAX_COMMAND_FILES);
+    }
+    for f in files {
+        let name = f.strip_prefix(root).unwrap_or(&f).display().to_string();
+        p.push((name, json!(gemini_text(&f).unwrap_or_default())));
+    }
+    for (name, keep) in [
+        (".gemini/.env", (|_: &str| true) as fn(&str) -> bool),
+        (".env", gemini_reads),
+    ] {
+        if let Some(v) = gemini_text(&root.join(name)).and_then(|t| env_part(&t, keep)) {
+            p.push((format!("{name} (read by Gemini CLI)"), v));
+        }
+    }
     p
 }
 
@@ -375,6 +494,60 @@ pub fn revoke(root: &Path) -> Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clones_gemini_files_are_parts_and_its_secrets_are_not_shown() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        assert!(gemini_parts(root).is_empty());
+        std::fs::create_dir_all(root.join(".gemini/commands/sub")).unwrap();
+        std::fs::write(
+            root.join(".gemini/settings.json"),
+            r#"{"mcpServers": {"x": {"command": "touch pwned"}}}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            root.join(".gemini/commands/sub/go.toml"),
+            "prompt = \"!{touch pwned}\"",
+        )
+        .unwrap();
+        std::fs::write(root.join(".gemini/.env"), "# comment\nANYTHING=s3cr3t\n").unwrap();
+        std::fs::write(
+            root.join(".env"),
+            "DATABASE_URL=postgres://s3cr3t\nexport GEMINI_CLI_HOME=/tmp/evil\n",
+        )
+        .unwrap();
+        let p = gemini_parts(root);
+        let names: Vec<&str> = p.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                ".gemini/settings.json",
+                ".gemini/commands/sub/go.toml",
+                ".gemini/.env (read by Gemini CLI)",
+                ".env (read by Gemini CLI)"
+            ]
+        );
+        let shown = describe(&p).join("\n");
+        assert!(
+            shown.contains("touch pwned")
+                && shown.contains("GEMINI_CLI_HOME")
+                && shown.contains("ANYTHING"),
+            "{shown}"
+        );
+        assert!(
+            !shown.contains("s3cr3t") && !shown.contains("DATABASE_URL"),
+            "{shown}"
+        );
+        // A value changed is a change to approve.
+        let before = digest(&p);
+        std::fs::write(root.join(".env"), "GEMINI_CLI_HOME=/tmp/other\n").unwrap();
+        assert_ne!(digest(&gemini_parts(root)), before);
+        // An app's own .env alone asks nothing.
+        std::fs::remove_dir_all(root.join(".gemini")).unwrap();
+        std::fs::write(root.join(".env"), "DATABASE_URL=x\n").unwrap();
+        assert!(gemini_parts(root).is_empty());
+    }
 
     fn cfg(text: &str) -> Options {
         toml::from_str(text).unwrap()

@@ -143,7 +143,12 @@ pub fn read_verdict(end: Ending) -> Verdict {
         cut += 1;
     }
     let lines: Vec<&str> = text[cut..].lines().collect();
-    let plain = |l: &str| l.trim().trim_matches(|c| c == '*' || c == '`').trim().to_string();
+    let plain = |l: &str| {
+        l.trim()
+            .trim_matches(|c| c == '*' || c == '`')
+            .trim()
+            .to_string()
+    };
     let Some(at) = lines.iter().rposition(|l| plain(l).starts_with("VERDICT:")) else {
         return none("its final message has no `VERDICT: approve` or `VERDICT: reject` line");
     };
@@ -297,7 +302,9 @@ mod tests {
         assert_eq!(said("All good.\n\nVERDICT: approve\n"), Verdict::Approved);
         assert_eq!(said("**VERDICT: approve**"), Verdict::Approved);
         assert_eq!(
-            said("VERDICT: approve\nOn second thought:\nVERDICT: reject\n- x is wrong\n  in a.rs\n- no test\n"),
+            said(
+                "VERDICT: approve\nOn second thought:\nVERDICT: reject\n- x is wrong\n  in a.rs\n- no test\n"
+            ),
             Verdict::Rejected(vec!["x is wrong\nin a.rs".into(), "no test".into()])
         );
         for (text, why) in [
@@ -320,14 +327,24 @@ mod tests {
             results: 2,
             ok: true,
         });
-        assert!(matches!(&forged, Verdict::NoVerdict(w) if w.contains("2 final results")), "{forged:?}");
+        assert!(
+            matches!(&forged, Verdict::NoVerdict(w) if w.contains("2 final results")),
+            "{forged:?}"
+        );
         let failed = read_verdict(Ending {
             text: Some("VERDICT: approve"),
             results: 1,
             ok: false,
         });
         assert!(!failed.approved());
-        assert!(!read_verdict(Ending { text: None, results: 0, ok: true }).approved());
+        assert!(
+            !read_verdict(Ending {
+                text: None,
+                results: 0,
+                ok: true
+            })
+            .approved()
+        );
         // Only the end of a long message is read.
         let long = format!("{}\nVERDICT: approve", "x".repeat(FINAL_CAP * 2));
         assert_eq!(said(&long), Verdict::Approved);

@@ -520,7 +520,9 @@ fn git_programs(marks: &std::path::Path) -> String {
             marks.display()
         )
     };
-    let mut script = String::from("printf '* diff=drv filter=flt merge=mrg\\n' > .gitattributes && git add .gitattributes");
+    let mut script = String::from(
+        "printf '* diff=drv filter=flt merge=mrg\\n' > .gitattributes && git add .gitattributes",
+    );
     for (key, value) in [
         ("diff.external", m("diff-external")),
         ("diff.drv.command", m("diff-command")),
@@ -584,7 +586,14 @@ fn a_confined_codex_session_cannot_make_ralphs_git_run_its_programs() {
         .args(["loop", "--agent", "codex", "--codex"])
         .arg(codex_bin())
         .args(["--confined", "--max-iterations", "3"])
-        .args(["--gate", "true", "--protect", "tests/**", "--review", "complete"])
+        .args([
+            "--gate",
+            "true",
+            "--protect",
+            "tests/**",
+            "--review",
+            "complete",
+        ])
         .stdout_with(0);
     let configured = fs::read_to_string(env.project.join("configured.txt")).unwrap_or_default();
     assert!(
@@ -606,7 +615,108 @@ fn a_confined_codex_session_cannot_make_ralphs_git_run_its_programs() {
         .collect();
     let said: Vec<String> = ran
         .iter()
-        .map(|n| format!("{n}: {}", fs::read_to_string(marks.join(n)).unwrap_or_default()))
+        .map(|n| {
+            format!(
+                "{n}: {}",
+                fs::read_to_string(marks.join(n)).unwrap_or_default()
+            )
+        })
         .collect();
     assert!(ran.is_empty(), "ralph's git ran: {said:?}\n{out}");
+}
+
+/// A cloned repository's Gemini CLI files (hooks, an MCP server, a tool
+/// discovery command, a command file, a `.env` that moves its home) run
+/// nothing until `ralph trust` has shown and approved them.
+#[test]
+fn a_clones_gemini_files_run_nothing_until_approved() {
+    let env = project();
+    let mark = env.tmp.path().join("gemini-files");
+    let touch = |what: &str| format!("echo {what} >> {}", mark.display());
+    fs::create_dir_all(env.project.join(".gemini/commands")).unwrap();
+    fs::write(
+        env.project.join(".gemini/settings.json"),
+        serde_json::json!({
+            "hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": touch("hook")}]}]},
+            "mcpServers": {"x": {"command": "sh", "args": ["-c", format!("{}; sleep 3", touch("mcp"))]}},
+            "tools": {"discoveryCommand": format!("sh -c '{}; echo []'", touch("discovery"))}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".gemini/commands/go.toml"),
+        format!("prompt = \"!{{{}}}\"\n", touch("command")),
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".env"),
+        "GEMINI_CLI_NO_RELAUNCH=true\nAPP_SECRET=s3cr3t\n",
+    )
+    .unwrap();
+    env.commit_all("as cloned");
+    let trust = env.ralph().arg("trust").stdout_with(2);
+    assert!(
+        trust.contains(".gemini/settings.json = ")
+            && trust.contains(".gemini/commands/go.toml = ")
+            && trust.contains(".env (read by Gemini CLI) = {\"GEMINI_CLI_NO_RELAUNCH\"")
+            && !trust.contains("s3cr3t")
+            && !trust.contains("APP_SECRET"),
+        "{trust}"
+    );
+    let err = agent_loop(&env, "gemini", &gemini_bin(), "gemini-2.5-pro").stderr_with(2);
+    assert!(
+        err.contains(".gemini/settings.json = ") && err.contains("`ralph trust`"),
+        "{err}"
+    );
+    let doctor = env.ralph().arg("doctor").stdout_with(1);
+    assert!(
+        doctor.contains("FAIL config") && doctor.contains(".gemini/settings.json"),
+        "{doctor}"
+    );
+    assert!(!mark.exists(), "ran before approval");
+    // Approved, Gemini runs them (the test tests something).
+    env.ralph().args(["trust", "--yes"]).assert().success();
+    env.api.session(step_session(false));
+    let done = agent_loop(&env, "gemini", &gemini_bin(), "gemini-2.5-pro")
+        .args(["--max-iterations", "1"])
+        .assert()
+        .code(4);
+    let o = done.get_output();
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let ran = fs::read_to_string(&mark).unwrap_or_default();
+    let session = fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap_or_default();
+    assert!(
+        ran.contains("hook") && ran.contains("discovery"),
+        "{ran}\n{out}\n{session}"
+    );
+}
+
+/// Codex refuses a project's own `.codex/config.toml` until you trust the
+/// project in Codex itself: a clone's `notify` program and MCP server never
+/// run through ralph's sessions.
+#[test]
+fn codex_ignores_a_clones_codex_config() {
+    let env = project();
+    let mark = env.tmp.path().join("codex-files");
+    fs::create_dir_all(env.project.join(".codex")).unwrap();
+    fs::write(
+        env.project.join(".codex/config.toml"),
+        format!(
+            "notify = [\"sh\", \"-c\", \"echo notify >> {m}\"]\n\n[mcp_servers.x]\ncommand = \"sh\"\nargs = [\"-c\", \"echo mcp >> {m}; sleep 3\"]\n",
+            m = mark.display()
+        ),
+    )
+    .unwrap();
+    env.commit_all("as cloned");
+    env.api.session(step_session(false));
+    let out = agent_loop(&env, "codex", &codex_bin(), "gpt-5.4")
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert_eq!(records(&env).len(), 1, "{out}");
+    assert!(!mark.exists(), "Codex ran a clone's config: {out}");
 }

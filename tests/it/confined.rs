@@ -276,10 +276,7 @@ fn the_reviewer_of_a_confined_run_is_confined_too() {
     // The reviewer tries to write outside the project, then approves.
     let escape = env.home.join("escaped-by-the-reviewer");
     env.api.session([
-        Reply::bash(format!(
-            "echo x > {}",
-            escape.display()
-        )),
+        Reply::bash(format!("echo x > {}", escape.display())),
         Reply::text("Checked.\n\nVERDICT: approve"),
     ]);
     let stdout = completes(&env);

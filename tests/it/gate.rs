@@ -314,8 +314,10 @@ fn a_confined_gate_reaches_no_socket_of_the_host() {
     // A socket in /tmp, one in your real home (outside /tmp and /run), and a
     // real tmux server, which runs whatever a client asks.
     let in_tmp = env.tmp.path().join("agent.sock");
-    let home_dir = std::path::PathBuf::from(std::env::var("HOME").unwrap())
-        .join(format!(".cache/ralph-test/gate-sock-{}", std::process::id()));
+    let home_dir = std::path::PathBuf::from(std::env::var("HOME").unwrap()).join(format!(
+        ".cache/ralph-test/gate-sock-{}",
+        std::process::id()
+    ));
     fs::create_dir_all(&home_dir).unwrap();
     let in_home = home_dir.join("agent.sock");
     let _ = fs::remove_file(&in_home);
@@ -355,7 +357,10 @@ fn a_confined_gate_reaches_no_socket_of_the_host() {
     let out = ralph_loop(&env)
         .env("TMUX", format!("{},1,0", tmux_sock.display()))
         .env("SSH_AUTH_SOCK", &in_home)
-        .env("DBUS_SESSION_BUS_ADDRESS", format!("unix:path={}", in_tmp.display()))
+        .env(
+            "DBUS_SESSION_BUS_ADDRESS",
+            format!("unix:path={}", in_tmp.display()),
+        )
         .args(["--confined", "--max-iterations", "2"])
         .stdout_with(0);
     let seen = fs::read_to_string(env.project.join("gate-env.txt")).unwrap_or_default();
@@ -372,7 +377,10 @@ fn a_confined_gate_reaches_no_socket_of_the_host() {
         let _ = l.wait();
     }
     let _ = fs::remove_dir_all(&home_dir);
-    assert!(ran.is_empty(), "the gate reached the host through {ran:?}\n{out}");
+    assert!(
+        ran.is_empty(),
+        "the gate reached the host through {ran:?}\n{out}"
+    );
     assert!(
         out.contains("gate: sh check.sh") && out.contains("the gate passed") && !seen.is_empty(),
         "{out}"

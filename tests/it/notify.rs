@@ -409,7 +409,12 @@ fn a_clones_branch_mentions_nobody_and_links_nowhere() {
     let env = one_step(&format!(
         "[notify]\nslack = \"{url}/slack\"\ndiscord = \"{url}/discord\"\n"
     ));
-    env.git(&["checkout", "-q", "-b", "<!channel>-@everyone-<evil.example|x>"]);
+    env.git(&[
+        "checkout",
+        "-q",
+        "-b",
+        "<!channel>-@everyone-<evil.example|x>",
+    ]);
     env.api.session([
         Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
         Reply::text("Done."),
@@ -429,7 +434,11 @@ fn a_clones_branch_mentions_nobody_and_links_nowhere() {
         "{text}"
     );
     let discord = body("/discord");
-    assert_eq!(discord["allowed_mentions"], serde_json::json!({"parse": []}), "{discord}");
+    assert_eq!(
+        discord["allowed_mentions"],
+        serde_json::json!({"parse": []}),
+        "{discord}"
+    );
     assert_eq!(discord["flags"], 4, "no link previews: {discord}");
     let content = discord["content"].as_str().unwrap();
     assert!(

@@ -284,8 +284,10 @@ fn with_when_step_a_rejected_step_is_unchecked_again() {
     // Step 1 passes review; step 2 is rejected and unchecked; done again,
     // it passes; step 3 and COMPLETE.
     env.api.session(step_session(false));
-    env.api
-        .session([Reply::bash("git log --oneline"), Reply::text("ok\nVERDICT: approve")]);
+    env.api.session([
+        Reply::bash("git log --oneline"),
+        Reply::text("ok\nVERDICT: approve"),
+    ]);
     env.api.session(step_session(false));
     env.api.session([
         Reply::bash("git show --stat"),
@@ -297,11 +299,15 @@ fn with_when_step_a_rejected_step_is_unchecked_again() {
         )),
         Reply::text("ok"),
     ]);
-    env.api
-        .session([Reply::bash("git log --oneline"), Reply::text("ok\nVERDICT: approve")]);
+    env.api.session([
+        Reply::bash("git log --oneline"),
+        Reply::text("ok\nVERDICT: approve"),
+    ]);
     env.api.session(step_session(true));
-    env.api
-        .session([Reply::bash("git log --oneline"), Reply::text("ok\nVERDICT: approve")]);
+    env.api.session([
+        Reply::bash("git log --oneline"),
+        Reply::text("ok\nVERDICT: approve"),
+    ]);
     let out = ralph_loop(&env)
         .args(["--max-iterations", "9"])
         .stdout_with(0);
