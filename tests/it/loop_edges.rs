@@ -16,7 +16,9 @@ use crate::support::{
     DO_STEP, RESULT, processes_with, project, ralph_loop, records, run_dir, spawn_loop, stand_in,
     step_session, summary,
 };
-use crate::support::{Pty, Reply, TestEnv, eventually, ralph_bin, wait_output};
+use crate::support::{
+    Pty, Reply, TestEnv, claude_bin, eventually, ralph_bin, sandbox_tools, wait_output,
+};
 
 fn signal(pid: u32, sig: Signal) {
     kill(Pid::from_raw(pid as i32), sig).unwrap();
@@ -468,5 +470,97 @@ fn a_background_task_in_print_mode_gives_two_results_counted_once() {
     assert_eq!(
         fs::read_to_string(env.project.join("bg.txt")).unwrap(),
         "finished\n"
+    );
+}
+
+/// `--resume` is the same run: every setting the run was started with comes
+/// back from ralph's own record of its command line (never from a file the
+/// sessions can write), and what the new command line changes is said.
+#[test]
+fn a_resumed_run_keeps_every_setting_it_started_with() {
+    sandbox_tools();
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    env.commit_all("one step");
+    // Session 1 stalls until Ctrl+C; after the resume, session 2 does a
+    // step and completes, and the gate (`false`) sends it back.
+    env.api.session([Reply::Stall(Duration::from_secs(600))]);
+    env.api.session([
+        Reply::bash(format!("{DO_STEP} && ralph complete -m done")),
+        Reply::text("Done."),
+    ]);
+    let started = [
+        "loop",
+        "--confined",
+        "--gate",
+        "false",
+        "--protect",
+        "tests/**",
+        "--review",
+        "complete",
+        "--notify",
+        "ntfy",
+        "--commit",
+        "auto",
+        "--max-sessions-per-hour",
+        "40",
+        "--max-iterations",
+        "2",
+        "--timeout",
+        "25m",
+        "--claude",
+    ];
+    let child = env
+        .ralph()
+        .env("RALPH_NOTIFY_NTFY", "http://127.0.0.1:9/t")
+        .args(started)
+        .arg(claude_bin())
+        .spawn();
+    let mut child = child;
+    assert!(eventually(Duration::from_secs(60), || {
+        !env.api.turns().is_empty() || child.try_wait().is_ok_and(|s| s.is_some())
+    }));
+    signal(child.id(), Signal::SIGINT);
+    let first = wait_output(child, Duration::from_secs(30));
+    assert_eq!(
+        first.status.code(),
+        Some(130),
+        "{}{}",
+        text(&first.stdout),
+        text(&first.stderr)
+    );
+    let out = env
+        .ralph()
+        .env("RALPH_NOTIFY_NTFY", "http://127.0.0.1:9/t")
+        .args(["loop", "--resume", "--max-iterations", "3"])
+        .stdout_with(4);
+    for said in [
+        "resuming run ",
+        "with the options it was started with: `ralph loop --confined --gate false --protect tests/** --review complete --notify ntfy --commit auto --max-sessions-per-hour 40 --max-iterations 2 --timeout 25m --claude ",
+        "this command line changes: max_iterations = 3 (was 2)",
+        "a claude review session judges each COMPLETE",
+        "notices go to ntfy http://127.0.0.1:9/…",
+        "the completion gate: `false` failed",
+        "committed what session 2 left uncommitted",
+    ] {
+        assert!(out.contains(said), "{said}: {out}");
+    }
+    let recs = records(&env);
+    let resumed = recs.last().unwrap();
+    let command = resumed["command"].to_string();
+    assert!(
+        resumed["confined"] == true
+            && !command.contains("dangerously")
+            && command.contains("\\\"sandbox\\\""),
+        "{resumed}"
+    );
+    let s = summary(&env);
+    assert!(
+        s["reason"].as_str().unwrap_or("").contains("3 sessions"),
+        "{s}"
     );
 }
