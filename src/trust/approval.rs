@@ -365,9 +365,10 @@ fn env_part(text: &str, keep: impl Fn(&str) -> bool) -> Option<Value> {
     (!vars.is_empty()).then_some(Value::Object(vars))
 }
 
-/// A Gemini file's text: never through a link, at most `GEMINI_CAP`.
+/// A Gemini file's text, at most `GEMINI_CAP` (through a link, as Gemini
+/// reads it: what is approved is what it would read).
 fn gemini_text(path: &Path) -> Option<String> {
-    match crate::fsutil::read_regular_capped(path, GEMINI_CAP) {
+    match crate::fsutil::read_optional_capped(path, GEMINI_CAP) {
         Ok(t) => t,
         Err(e) => Some(format!("unreadable: {e:#}")),
     }
@@ -383,8 +384,10 @@ pub fn gemini_parts(root: &Path) -> Vec<Part> {
         }
     }
     let commands = root.join(".gemini/commands");
+    // Through links, as Gemini reads them; a loop of links ends the walk.
     let mut files: Vec<std::path::PathBuf> = walkdir::WalkDir::new(&commands)
-        .follow_links(false)
+        .follow_links(true)
+        .max_depth(16)
         .into_iter()
         .flatten()
         .filter(|e| !e.file_type().is_dir())
