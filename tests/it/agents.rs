@@ -557,13 +557,7 @@ fn git_programs(marks: &std::path::Path) -> String {
 
 #[test]
 fn a_confined_codex_session_cannot_make_ralphs_git_run_its_programs() {
-    let env = project();
-    fs::write(
-        env.project.join(".ralph/spec.md"),
-        "# Spec\n\n- [ ] **1** The one step\n",
-    )
-    .unwrap();
-    env.commit_all("one step");
+    let env = one_step_project();
     let marks = env.home.join("marks");
     fs::create_dir_all(&marks).unwrap();
     // The session sets every key, leaves a change uncommitted, and

@@ -61,13 +61,7 @@ fn a_failing_gate_sends_the_work_back_and_the_next_session_fixes_it() {
 
 #[test]
 fn a_gate_given_on_the_command_line_is_run_by_a_sessions_ralph_complete() {
-    let env = project();
-    fs::write(
-        env.project.join(".ralph/spec.md"),
-        "# Spec\n\n- [ ] **1** The one step\n",
-    )
-    .unwrap();
-    env.commit_all("one step");
+    let env = one_step_project();
     // Session 1 does the step and runs `ralph complete`: the loop's gate,
     // given only with --gate, refuses it there and then (before, the
     // session's `ralph complete` knew only [gate] in config.toml).

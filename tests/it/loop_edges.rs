@@ -13,8 +13,8 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::support::{
-    DO_STEP, RESULT, processes_with, project, ralph_loop, records, run_dir, spawn_loop, stand_in,
-    step_session, summary,
+    DO_STEP, RESULT, one_step_project, processes_with, project, ralph_loop, records, run_dir,
+    spawn_loop, stand_in, step_session, summary,
 };
 use crate::support::{
     Pty, Reply, TestEnv, claude_bin, eventually, ralph_bin, sandbox_tools, wait_output,
@@ -479,13 +479,7 @@ fn a_background_task_in_print_mode_gives_two_results_counted_once() {
 #[test]
 fn a_resumed_run_keeps_every_setting_it_started_with() {
     sandbox_tools();
-    let env = project();
-    fs::write(
-        env.project.join(".ralph/spec.md"),
-        "# Spec\n\n- [ ] **1** The one step\n",
-    )
-    .unwrap();
-    env.commit_all("one step");
+    let env = one_step_project();
     // Session 1 stalls until Ctrl+C; after the resume, session 2 does a
     // step and completes, and the gate (`false`) sends it back.
     env.api.session([Reply::Stall(Duration::from_secs(600))]);

@@ -28,6 +28,18 @@ pub fn project() -> TestEnv {
     env
 }
 
+/// A git project as `project()`, with a spec of one step.
+pub fn one_step_project() -> TestEnv {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    env.commit_all("one step");
+    env
+}
+
 /// The Bash command a scripted session runs to do one step: check the first
 /// open box and commit.
 pub const DO_STEP: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
