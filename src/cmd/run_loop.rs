@@ -152,7 +152,7 @@ fn resumed_options(
     }
     let changed = options::overridden(given, &saved);
     ui.note(&format!(
-        "resuming run {} with the options it was started with: `ralph {}`",
+        "the options of run {}, as it was started: `ralph {}`",
         run.id,
         visible(&inv.args.join(" "))
     ));
