@@ -487,6 +487,71 @@ pub fn read_tail(path: &Path, max: u64) -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
+/// The lines of a regular file, last first, read from its end a block at a
+/// time: what is wanted of a long log is near its end, and a reader that
+/// stops early reads no more than that. At most `cap` bytes are read in all;
+/// a line longer than what is left of it ends the lines.
+pub fn lines_from_end(path: &Path, cap: u64) -> LinesFromEnd {
+    let f = open_regular(path).ok();
+    let end = f.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| m.len());
+    LinesFromEnd {
+        f,
+        pos: end,
+        floor: end.saturating_sub(cap),
+        carry: Vec::new(),
+        ready: Vec::new(),
+    }
+}
+
+pub struct LinesFromEnd {
+    f: Option<File>,
+    /// Where the part not read yet ends.
+    pos: u64,
+    /// Where reading stops.
+    floor: u64,
+    /// The start of a line whose beginning is not read yet.
+    carry: Vec<u8>,
+    /// Whole lines read, first line first (popped from the end).
+    ready: Vec<String>,
+}
+
+impl Iterator for LinesFromEnd {
+    type Item = String;
+
+    fn next(&mut self) -> Option<String> {
+        use std::io::{Read, Seek, SeekFrom};
+        const BLOCK: u64 = 64 * 1024;
+        loop {
+            if let Some(l) = self.ready.pop() {
+                return Some(l);
+            }
+            let f = self.f.as_mut()?;
+            if self.pos <= self.floor {
+                // The first line of the file (or of what may be read).
+                self.f = None;
+                let rest = std::mem::take(&mut self.carry);
+                return (self.floor == 0 && !rest.is_empty())
+                    .then(|| String::from_utf8_lossy(&rest).into_owned());
+            }
+            let start = self.pos.saturating_sub(BLOCK).max(self.floor);
+            let mut buf = vec![0u8; (self.pos - start) as usize];
+            if f.seek(SeekFrom::Start(start)).is_err() || f.read_exact(&mut buf).is_err() {
+                self.f = None;
+                return None;
+            }
+            self.pos = start;
+            buf.extend_from_slice(&std::mem::take(&mut self.carry));
+            let mut parts = buf.split(|b| *b == b'\n');
+            // The first piece may be the end of an earlier line.
+            self.carry = parts.next().unwrap_or_default().to_vec();
+            self.ready = parts
+                .filter(|l| !l.is_empty())
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect();
+        }
+    }
+}
+
 pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut f = OpenOptions::new()
         .create(true)
@@ -502,6 +567,24 @@ pub fn append(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_come_from_the_end_across_blocks() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.jsonl");
+        let lines: Vec<String> = (0..20_000).map(|i| format!("line {i} {}", "x".repeat(i % 50))).collect();
+        fs::write(&p, lines.join("\n") + "\n").unwrap();
+        let back: Vec<String> = lines_from_end(&p, u64::MAX).collect();
+        let want: Vec<String> = lines.iter().rev().cloned().collect();
+        assert_eq!(back, want);
+        // No newline at the end, an empty line, and a reader that stops.
+        fs::write(&p, "a\n\nb\nc").unwrap();
+        assert_eq!(lines_from_end(&p, u64::MAX).collect::<Vec<_>>(), ["c", "b", "a"]);
+        assert_eq!(lines_from_end(&p, u64::MAX).next().as_deref(), Some("c"));
+        // A cap reads no further back than it allows (a cut line is dropped).
+        assert_eq!(lines_from_end(&p, 4).collect::<Vec<_>>(), ["c", "b"]);
+        assert_eq!(lines_from_end(&dir.path().join("none"), 9).count(), 0);
+    }
 
     #[test]
     fn atomic_write_keeps_mode_and_leaves_no_temp() {

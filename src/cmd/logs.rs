@@ -108,13 +108,12 @@ impl Run for Logs {
                 no_such_session(&run, self.session, &all),
             ));
         }
-        let records = run.records();
         for (n, path) in chosen {
             // A review session says so, with its verdict.
-            let review = records
-                .iter()
+            let review = run
+                .records_newest_first()
                 .find(|r| r.session == *n)
-                .and_then(|r| r.review.as_ref())
+                .and_then(|r| r.review)
                 .map(|r| format!(" (review: {})", r.verdict))
                 .unwrap_or_default();
             ui.status(&format!("run {} · session {n}{review}", run.id));

@@ -62,7 +62,13 @@ fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
 
 /// The run `--resume` goes on with, and what it had counted.
 fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
-    let Some(run) = RunDir::latest(&project.runs()) else {
+    // The run ralph last started here, as its own record says (a folder a
+    // session made, named to sort last, is not it); else the newest.
+    let recorded = crate::run::invocation::load(&project.root)
+        .map(|i| i.run_id)
+        .filter(|id| RunDir::valid_id(id) && project.runs().join(id).is_dir())
+        .map(|id| RunDir::open(&project.runs(), &id));
+    let Some(run) = recorded.or_else(|| RunDir::latest(&project.runs())) else {
         return Err(usage(
             "nothing to resume: no run in .ralph/runs; start one with `ralph loop`",
         ));
@@ -279,6 +285,7 @@ impl Loop {
             ui,
             secret: lock.info.token.clone(),
             outbox,
+            pacing: std::cell::RefCell::new(None),
         }
         .run(&mut lock, saved);
         lock.release();

@@ -245,7 +245,7 @@ fn protected_touched(project: &Project) -> Vec<String> {
 
 fn last_run(project: &Project) -> Option<LastRun> {
     let running = runlock::running(&project.lock()).map(|l| l.run_id);
-    RunDir::all(&project.runs()).into_iter().rev().find_map(|run| {
+    RunDir::newest_first(&project.runs()).find_map(|run| {
         if running.as_deref() == Some(run.id.as_str()) {
             return None;
         }
@@ -552,7 +552,7 @@ impl Run for Status {
         };
         // The last work session (review sessions change nothing).
         let last = RunDir::latest(&project.runs())
-            .and_then(|r| r.records().into_iter().rev().find(|r| r.review.is_none()));
+            .and_then(|r| r.records_newest_first().find(|r| r.review.is_none()));
         let (gate, review) = verdicts(&project, &running);
         let report = Report {
             project: &project.root,

@@ -121,8 +121,9 @@ impl RunDir {
         Ok(self.file(name))
     }
 
-    /// Every run folder under `runs`, oldest first (ids sort by time).
-    pub fn all(runs: &Path) -> Vec<RunDir> {
+    /// The ids of the run folders under `runs`, oldest first (ids sort by
+    /// time): a listing, no folder opened.
+    pub fn ids(runs: &Path) -> Vec<String> {
         let mut ids: Vec<String> = fs::read_dir(runs)
             .into_iter()
             .flatten()
@@ -134,12 +135,29 @@ impl RunDir {
             .filter(|id| RunDir::valid_id(id))
             .collect();
         ids.sort();
-        ids.iter().map(|id| RunDir::open(runs, id)).collect()
+        ids
     }
 
-    /// The newest run folder under `runs`, if any.
+    /// Every run folder under `runs`, oldest first.
+    pub fn all(runs: &Path) -> Vec<RunDir> {
+        RunDir::ids(runs)
+            .iter()
+            .map(|id| RunDir::open(runs, id))
+            .collect()
+    }
+
+    /// The run folders under `runs`, newest first, each opened only when
+    /// reached.
+    pub fn newest_first(runs: &Path) -> impl Iterator<Item = RunDir> + '_ {
+        RunDir::ids(runs)
+            .into_iter()
+            .rev()
+            .map(move |id| RunDir::open(runs, &id))
+    }
+
+    /// The newest run folder under `runs`, if any: one folder opened.
     pub fn latest(runs: &Path) -> Option<RunDir> {
-        RunDir::all(runs).pop()
+        RunDir::newest_first(runs).next()
     }
 
     pub fn stream_name(session: u32) -> String {
@@ -192,6 +210,13 @@ impl RunDir {
     /// A new file of this run (a gate log, a rejected COMPLETE), to create.
     pub fn new_file(&self, name: &str) -> Result<PathBuf> {
         self.writable(name)
+    }
+
+    /// The records, newest first, read from the file's end as far as the
+    /// caller goes.
+    pub fn records_newest_first(&self) -> impl Iterator<Item = Record> + use<> {
+        crate::fsutil::lines_from_end(&self.file("records.jsonl"), crate::fsutil::RUN_FILE_CAP)
+            .filter_map(|l| serde_json::from_str(&l).ok())
     }
 
     pub fn records(&self) -> Vec<Record> {

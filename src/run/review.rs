@@ -153,6 +153,7 @@ impl Shell<'_> {
                 text: ended.stream.final_message.as_deref(),
                 results: ended.stream.results,
                 ok: ended.status.is_some_and(|x| x.success()) && ended.stream.result_ok(),
+                unread: ended.stream.unread,
             })
         };
         let outcome = self.outcome_of(&ended, false);

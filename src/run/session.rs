@@ -279,6 +279,8 @@ fn pump(out: impl Read, mut file: File, mut show: Box<dyn FnMut(Shown) + Send>) 
                 for s in session.feed(&String::from_utf8_lossy(&line)) {
                     show(s);
                 }
+            } else if !overflow {
+                session.skipped_line();
             }
             line.clear();
             overflow = false;
@@ -287,6 +289,9 @@ fn pump(out: impl Read, mut file: File, mut show: Box<dyn FnMut(Shown) + Send>) 
         if !overflow && line.len() + rest.len() <= MAX_LINE {
             line.extend_from_slice(rest);
         } else {
+            if !overflow {
+                session.skipped_line();
+            }
             line.clear();
             overflow = true;
         }

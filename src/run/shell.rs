@@ -87,6 +87,9 @@ pub struct Shell<'a> {
     pub secret: String,
     /// Notices to send (`[notify]`), in the background.
     pub outbox: crate::notify::send::Outbox,
+    /// With `--max-sessions-per-hour`: when the project's sessions of the
+    /// last hour started, read from the records once, then kept.
+    pub pacing: std::cell::RefCell<Option<Vec<u64>>>,
 }
 
 impl Shell<'_> {
@@ -291,7 +294,7 @@ impl Shell<'_> {
         let judged = self.gate(lock, saved)?;
         let review = match judged.review {
             Some((reviewed, record)) => {
-                self.run.append_record(&record)?;
+                self.keep(&record)?;
                 Some(reviewed)
             }
             None => None,
@@ -306,21 +309,26 @@ impl Shell<'_> {
         })
     }
 
-    /// When the project's sessions of the last hour started, from every
-    /// run's records (so restarts and `--resume` count): only when pacing.
+    /// When the project's sessions of the last hour started (so restarts
+    /// and `--resume` count): only when pacing, read from the records once.
     fn recent_starts(&self) -> Vec<u64> {
         if self.s.limits.max_sessions_per_hour.is_none() {
             return Vec::new();
         }
         let since = now_epoch().saturating_sub(3600);
-        RunDir::all(&self.project.runs())
-            .iter()
-            .rev()
-            .flat_map(|run| run.records())
-            .filter_map(|r| humantime::parse_rfc3339(&r.start).ok())
-            .filter_map(|t| t.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs()))
-            .filter(|&t| t >= since)
-            .collect()
+        let mut window = self.pacing.borrow_mut();
+        let w = window.get_or_insert_with(|| starts_since(&self.project.runs(), since));
+        w.retain(|&t| t >= since);
+        w.clone()
+    }
+
+    /// Append a session's record, and count its start in the pacing window.
+    fn keep(&self, record: &Record) -> Result<()> {
+        self.run.append_record(record)?;
+        if let (Some(w), Some(t)) = (self.pacing.borrow_mut().as_mut(), start_epoch(record)) {
+            w.push(t);
+        }
+        Ok(())
     }
 
     /// The run's saved state: the one resumed (with today's limits), or a
@@ -603,10 +611,10 @@ impl Shell<'_> {
             after: &after,
         };
         let this_gate = verdict.clone();
-        self.run.append_record(&self.record(&session, verdict))?;
+        self.keep(&self.record(&session, verdict))?;
         let (error, cost) = self.tell(&session, progress, this_gate.as_ref(), saved);
         for (_, record) in &reviews {
-            self.run.append_record(record)?;
+            self.keep(record)?;
         }
         let report = Report {
             quit_by_user: self.quit_by_user(&ended),
@@ -710,10 +718,10 @@ impl Shell<'_> {
         seat: crate::run::options::Seat,
         before: &Checkpoint,
     ) {
-        let learnings = crate::fsutil::read_optional(&self.project.learnings())
-            .ok()
-            .flatten()
-            .map_or(0, |t| crate::work::budget::estimate(&t));
+        let learnings = crate::work::budget::tokens_within(
+            &self.project.learnings(),
+            crate::work::progress_log::LEARNINGS_BUDGET,
+        );
         let agent = match seat.model {
             Some(m) => format!("{} ({m})", seat.agent),
             None => seat.agent.to_string(),
@@ -1157,4 +1165,32 @@ impl Shell<'_> {
             _ => {}
         }
     }
+}
+
+/// A record's start, in seconds since the epoch.
+fn start_epoch(r: &Record) -> Option<u64> {
+    let t = humantime::parse_rfc3339(&r.start).ok()?;
+    t.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs())
+}
+
+/// The starts at or after `since` of the sessions of every run under
+/// `runs`: runs newest first, each one's records from its end, until a run
+/// holds none that recent (runs of a project follow one another, so no
+/// older one can).
+fn starts_since(runs: &std::path::Path, since: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    for run in RunDir::newest_first(runs) {
+        let before = out.len();
+        let mut records = run.records_newest_first().peekable();
+        let any = records.peek().is_some();
+        out.extend(
+            records
+                .filter_map(|r| start_epoch(&r))
+                .take_while(|&t| t >= since),
+        );
+        if any && out.len() == before {
+            break;
+        }
+    }
+    out
 }

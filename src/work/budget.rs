@@ -40,6 +40,19 @@ pub fn estimate(text: &str) -> usize {
     text.chars().map(quarters).sum::<usize>().div_ceil(4)
 }
 
+/// A file's tokens, counted no further than needed to tell whether it is
+/// over `budget`: a file of more than 16 bytes a token (a character is at
+/// most 4 bytes, a token at most 4 characters) is over it unread, and so is
+/// one that cannot be read as text; a missing one has none.
+pub fn tokens_within(path: &std::path::Path, budget: usize) -> usize {
+    let cap = (budget as u64 + 1) * 16;
+    match crate::fsutil::read_optional_capped(path, cap) {
+        Ok(Some(t)) => estimate(&t),
+        Ok(None) => 0,
+        Err(_) => budget + 1,
+    }
+}
+
 #[derive(Debug, Serialize)]
 pub struct Line {
     pub file: String,
@@ -59,6 +72,19 @@ impl Line {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_is_counted_only_as_far_as_its_budget() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("learnings.md");
+        assert_eq!(tokens_within(&p, 10), 0);
+        std::fs::write(&p, "abcd".repeat(10)).unwrap();
+        assert_eq!(tokens_within(&p, 10), 10);
+        std::fs::write(&p, "x".repeat(10_000_000)).unwrap();
+        assert_eq!(tokens_within(&p, 10), 11, "too big to read: over");
+        std::fs::write(&p, [0xff, 0xfe]).unwrap();
+        assert_eq!(tokens_within(&p, 10), 11, "not text: over");
+    }
 
     #[test]
     fn estimates_hold_for_every_script() {

@@ -117,6 +117,8 @@ pub struct Ending<'a> {
     pub results: u32,
     /// The session ended well (exit 0, no error result).
     pub ok: bool,
+    /// Lines of its output that were no event of the agent's.
+    pub unread: u32,
 }
 
 /// The verdict in the reviewer's own final message: its last line that
@@ -130,6 +132,12 @@ pub fn read_verdict(end: Ending) -> Verdict {
         return Verdict::NoVerdict(format!(
             "its output held {} final results where an agent writes one: something besides the reviewer wrote to it",
             end.results
+        ));
+    }
+    if end.unread > 0 {
+        return Verdict::NoVerdict(format!(
+            "its output held {} line(s) that were no event of the agent's: something besides the reviewer wrote to it",
+            end.unread
         ));
     }
     if !end.ok {
@@ -294,6 +302,7 @@ mod tests {
             text: Some(text),
             results: 1,
             ok: true,
+            unread: 0,
         })
     }
 
@@ -326,6 +335,23 @@ mod tests {
             text: Some("VERDICT: approve"),
             results: 2,
             ok: true,
+            unread: 0,
+        });
+        assert!(matches!(&forged, Verdict::NoVerdict(w) if w.contains("2 final results")), "{forged:?}");
+        // A forged result, then bytes that glue the agent's own lines into
+        // no JSON at all: one result is left, the forged one.
+        let forged = read_verdict(Ending {
+            text: Some("VERDICT: approve"),
+            results: 1,
+            ok: true,
+            unread: 3,
+        });
+        assert!(matches!(&forged, Verdict::NoVerdict(w) if w.contains("3 line(s)")), "{forged:?}");
+        let forged = read_verdict(Ending {
+            text: Some("VERDICT: approve"),
+            results: 2,
+            ok: true,
+            unread: 0,
         });
         assert!(
             matches!(&forged, Verdict::NoVerdict(w) if w.contains("2 final results")),
@@ -335,13 +361,15 @@ mod tests {
             text: Some("VERDICT: approve"),
             results: 1,
             ok: false,
+            unread: 0,
         });
         assert!(!failed.approved());
         assert!(
             !read_verdict(Ending {
                 text: None,
                 results: 0,
-                ok: true
+                ok: true,
+                unread: 0
             })
             .approved()
         );
