@@ -38,7 +38,9 @@ chmod +x "$W/claude"
 "$AFTER" loop --claude "$W/claude" --max-iterations 1 >/dev/null 2>&1 || true
 TEMPLATE=$(ls -d .ralph/runs/*/ | head -1)
 [ -s "$TEMPLATE/records.jsonl" ] || { echo "the template run has no records"; exit 1; }
-REC=$(head -1 "$TEMPLATE/records.jsonl")
+# Its sessions long over: none counts in the pacing hour.
+REC=$(head -1 "$TEMPLATE/records.jsonl" \
+  | sed -E 's/"(start|end)":"[^"]*"/"\1":"2025-01-01T00:00:00Z"/g')
 mkdir -p "$W/template"
 cp "$TEMPLATE"/{summary.json,state.json,session-001.jsonl} "$W/template/"
 for i in $(seq 1 50); do echo "$REC"; done > "$W/template/records.jsonl"
@@ -55,7 +57,7 @@ make_runs() { # $1: how many there are to be
 }
 
 instructions() { # the command's instructions, its children aside
-  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null \
+  timeout 300 valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null </dev/null \
     | awk '/Collected :/ {print $4}'
 }
 
