@@ -493,7 +493,10 @@ pub fn read_tail(path: &Path, max: u64) -> Option<String> {
 /// a line longer than what is left of it ends the lines.
 pub fn lines_from_end(path: &Path, cap: u64) -> LinesFromEnd {
     let f = open_regular(path).ok();
-    let end = f.as_ref().and_then(|f| f.metadata().ok()).map_or(0, |m| m.len());
+    let end = f
+        .as_ref()
+        .and_then(|f| f.metadata().ok())
+        .map_or(0, |m| m.len());
     LinesFromEnd {
         f,
         pos: end,
@@ -572,14 +575,19 @@ mod tests {
     fn lines_come_from_the_end_across_blocks() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("r.jsonl");
-        let lines: Vec<String> = (0..20_000).map(|i| format!("line {i} {}", "x".repeat(i % 50))).collect();
+        let lines: Vec<String> = (0..20_000)
+            .map(|i| format!("line {i} {}", "x".repeat(i % 50)))
+            .collect();
         fs::write(&p, lines.join("\n") + "\n").unwrap();
         let back: Vec<String> = lines_from_end(&p, u64::MAX).collect();
         let want: Vec<String> = lines.iter().rev().cloned().collect();
         assert_eq!(back, want);
         // No newline at the end, an empty line, and a reader that stops.
         fs::write(&p, "a\n\nb\nc").unwrap();
-        assert_eq!(lines_from_end(&p, u64::MAX).collect::<Vec<_>>(), ["c", "b", "a"]);
+        assert_eq!(
+            lines_from_end(&p, u64::MAX).collect::<Vec<_>>(),
+            ["c", "b", "a"]
+        );
         assert_eq!(lines_from_end(&p, u64::MAX).next().as_deref(), Some("c"));
         // A cap reads no further back than it allows (a cut line is dropped).
         assert_eq!(lines_from_end(&p, 4).collect::<Vec<_>>(), ["c", "b"]);

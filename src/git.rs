@@ -17,12 +17,18 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 
 /// What no repository's config may make ralph's own git run, whatever it
-/// says: its fsmonitor, its hooks (unless asked for), the `ext::`
+/// says: its fsmonitor, submodules' own configs, its hooks (unless asked for), the `ext::`
 /// transport, signature checks while reading the log, automatic gc (whose
 /// `gc.recentObjectsHook` is a program). `--no-pager`: output is a pipe,
 /// but `pager.<cmd>` is a program too.
-const HARDENED: [&str; 13] = [
+const HARDENED: [&str; 17] = [
     "--no-pager",
+    // A submodule's (or a nested repository's) own config is a project
+    // file like any other: git reads it when it looks inside one.
+    "-c",
+    "diff.ignoreSubmodules=all",
+    "-c",
+    "submodule.recurse=false",
     "-c",
     "core.fsmonitor=false",
     "-c",
@@ -628,6 +634,51 @@ mod tests {
             .output()
             .unwrap();
         assert!(marks.join("diff-command").exists(), "{plain:?}");
+    }
+
+    /// A nested repository's own config is read when git looks inside it:
+    /// ralph's git does not look.
+    #[test]
+    fn a_nested_repositorys_config_runs_nothing_either() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("repo");
+        let sub = root.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        let id = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        let (g, s) = (at(&root), at(&sub));
+        g.run(&["init", "-q"], &[]).unwrap();
+        s.run(&["init", "-q"], &[]).unwrap();
+        std::fs::write(sub.join("a.txt"), "one\n").unwrap();
+        std::fs::write(sub.join(".gitattributes"), "* filter=flt\n").unwrap();
+        s.run(&[&id[..], &["add", "--all"]].concat(), &[]).unwrap();
+        s.run(&[&id[..], &["commit", "-qm", "one"]].concat(), &[])
+            .unwrap();
+        let mark = d.path().join("ran");
+        let evil = format!("touch {}; cat", mark.display());
+        s.run(&["config", "filter.flt.clean", &evil], &[]).unwrap();
+        g.run(&[&id[..], &["add", "--all"]].concat(), &[]).unwrap();
+        g.run(&[&id[..], &["commit", "-qm", "sub"]].concat(), &[])
+            .unwrap();
+        std::fs::write(sub.join("a.txt"), "two, longer\n").unwrap();
+        g.bytes(&["status", "--porcelain=v2", "-z"]).unwrap();
+        g.run(&["diff", "HEAD"], &[]).unwrap();
+        g.run(&["diff", "--name-only", "HEAD"], &[]).unwrap();
+        // (`git add --all`, which `--commit auto` runs, still asks a `git
+        // status` of the nested repository, which reads its config: the
+        // README says so.)
+        assert!(
+            !mark.exists(),
+            "ralph's git ran the nested repository's filter"
+        );
+        std::process::Command::new("git")
+            .args(["status", "--porcelain"])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert!(
+            mark.exists(),
+            "a plain `git status` runs it: the test tests something"
+        );
     }
 
     #[test]

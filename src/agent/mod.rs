@@ -24,13 +24,6 @@ pub enum Agent {
 impl Agent {
     pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
 
-    /// Does its sandbox leave the repository's git config and hooks
-    /// writable? Codex's does (ralph names `.git` writable for commits);
-    /// Claude Code's keeps them read-only; Gemini is never confined.
-    pub fn sandbox_writes_git_config(self) -> bool {
-        self == Agent::Codex
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Agent::Claude => "claude",

@@ -144,14 +144,17 @@ pub fn widening(args: &[String]) -> Option<String> {
 }
 
 /// Paths under the project that a confined gate command may read but not
-/// write: git's hooks and config (run later by the user's own git, outside
-/// any sandbox) and ralph's own control files.
-pub const READ_ONLY: [&str; 4] = [
-    ".git/hooks",
-    ".git/config",
-    ".ralph/config.toml",
-    ".ralph/runs",
-];
+/// write: git's folder (its config and hooks name programs the user's own
+/// git runs later, outside any sandbox) and ralph's, whole: a folder bound
+/// read-only cannot be renamed away either (a gate that renamed `.git` and
+/// made a new one took read-only binds of its parts along with it).
+pub const READ_ONLY: [&str; 2] = [".git", ".ralph"];
+
+/// Folders of your home that hold agents' sockets and secrets a gate has
+/// no use for (it has no network): empty in the sandbox. An ssh master's
+/// socket (`ControlPath`) is bound elsewhere and renamed there, so no list
+/// of listening sockets names it.
+const HIDDEN_HOME: [&str; 3] = [".ssh", ".gnupg", ".docker"];
 
 /// What of the host a confined command must not reach, read off the
 /// machine just before it starts: the Unix sockets listening there (its
@@ -295,6 +298,14 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
     for d in FRESH {
         if Path::new(d).is_dir() {
             a.extend(["--tmpfs".into(), d.into()]);
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+        for d in HIDDEN_HOME {
+            let d = home.join(d);
+            if d.is_dir() {
+                a.extend(["--tmpfs".into(), d.display().to_string()]);
+            }
         }
     }
     for s in &host.sockets {
@@ -506,6 +517,8 @@ mod tests {
             "--tmpfs /tmp",
             "--ro-bind-try /dev/null /home/u/a.sock",
             "--unsetenv TMUX",
+            "--ro-bind-try /p/.git /p/.git",
+            "--ro-bind-try /p/.ralph /p/.ralph",
         ] {
             assert!(joined.contains(part), "{part}: {joined}");
         }

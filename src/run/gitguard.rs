@@ -1,9 +1,11 @@
 //! What a confined session may not change of the repository's git setup:
-//! its config and hooks. Codex's sandbox leaves `.git` writable (ralph names
-//! it so, for the session's commits), and git runs what they name: Codex's
-//! own git at the next session's start, outside its sandbox, and yours
-//! later. Claude Code's sandbox keeps them read-only; for the others, ralph
-//! keeps a copy before the session and puts back what it changed.
+//! its config, hooks and where it points. Codex's sandbox leaves `.git`
+//! writable (ralph names it so, for the session's commits), and git runs
+//! what they name: Codex's own git at the next session's start, outside its
+//! sandbox, and yours later. Claude Code's sandbox keeps `.git/config` and
+//! `.git/hooks` read-only, but a session that renames `.git` and makes a new
+//! one takes the read-only binds along. So for every confined session ralph
+//! keeps a copy before it and puts back what it changed.
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -68,6 +70,7 @@ pub fn keep(root: &Path) -> Option<Kept> {
     let mut names = vec![
         common.join("config"),
         own.join("config.worktree"),
+        own.join("commondir"),
         common.join("info/attributes"),
     ];
     names.extend(hook_files(&hooks));
@@ -113,6 +116,17 @@ impl Kept {
         for (p, was) in &self.files {
             let now = state(p);
             if now == *was {
+                continue;
+            }
+            // A sandbox's own placeholder for a path it keeps read-only (an
+            // empty file or a device where there was nothing) goes unsaid.
+            let placeholder = *was == State::Missing
+                && fs::symlink_metadata(p).is_ok_and(|m| {
+                    use std::os::unix::fs::FileTypeExt;
+                    (m.is_file() && m.len() == 0) || m.file_type().is_char_device()
+                });
+            if placeholder {
+                let _ = fs::remove_file(p);
                 continue;
             }
             let done = match was {
@@ -179,6 +193,9 @@ mod tests {
         fs::write(&elsewhere, "mine").unwrap();
         fs::rename(git.join("config"), d.path().join("moved")).unwrap();
         std::os::unix::fs::symlink(&elsewhere, git.join("config")).unwrap();
+        fs::write(git.join("commondir"), "/home/u/other/.git\n").unwrap();
+        // A sandbox's empty placeholder goes, unsaid.
+        fs::write(git.join("config.worktree"), "").unwrap();
         let mut said = kept.restore();
         said.sort();
         assert_eq!(
@@ -186,10 +203,12 @@ mod tests {
             [
                 "put back .git/config",
                 "put back .git/hooks/pre-commit",
+                "removed .git/commondir",
                 "removed .git/hooks/post-checkout",
                 "removed .git/info/attributes",
             ]
         );
+        assert!(!git.join("config.worktree").exists() && !git.join("commondir").exists());
         assert_eq!(fs::read(git.join("config")).unwrap(), config);
         assert_eq!(
             fs::read_to_string(&elsewhere).unwrap(),

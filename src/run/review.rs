@@ -140,7 +140,7 @@ impl Shell<'_> {
         let spec = launch::session(project, &settings, seat, &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];
         command.extend(spec.args.iter().cloned());
-        let ended = self.run_to_end(lock, spec, number, seat.agent)?;
+        let ended = self.run_to_end(lock, spec, number)?;
 
         let after = progress::take(&project.root, &project.spec());
         let verdict = if before.head != after.head || before.tree != after.tree {

@@ -532,24 +532,24 @@ impl Shell<'_> {
         let mut command = vec![spec.program.display().to_string()];
         let shown = spec.args.len() - usize::from(self.s.interactive);
         command.extend(spec.args.iter().take(shown).cloned());
-        let ended = self.run_to_end(lock, spec, number, self.s.seat(agent).agent)?;
+        let ended = self.run_to_end(lock, spec, number)?;
         Ok((ended, command))
     }
 
-    /// Run a session (work or review) of `agent` to its end, the lock
-    /// naming it. A confined session's changes to the repository's git
-    /// config and hooks, where its sandbox leaves them writable, are put
-    /// back, and said.
+    /// Run a session (work or review) to its end, the lock naming it. A
+    /// confined session's changes to the repository's git config, hooks
+    /// and pointers are put back, and said.
     pub(crate) fn run_to_end(
         &self,
         lock: &mut LoopLock,
         spec: session::Launch,
         number: u32,
-        agent: crate::agent::Agent,
     ) -> Result<session::Finished> {
-        let kept = (self.s.confined.is_some() && agent.sandbox_writes_git_config())
-            .then(|| crate::run::gitguard::keep(&self.project.root))
-            .flatten();
+        let kept = self
+            .s
+            .confined
+            .as_ref()
+            .and_then(|_| crate::run::gitguard::keep(&self.project.root));
         let running = session::spawn(spec)?;
         lock.set_session(Some((running.pid, running.start_time)))?;
         let ended = running.wait();

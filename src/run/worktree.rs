@@ -194,15 +194,22 @@ pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, b
         &["rev-parse", "--verify", "--quiet"],
         &[&format!("refs/heads/{branch}")],
     );
+    // Made without its files, which are then checked out by git in the
+    // worktree itself: its config there (an `includeIf "onbranch:..."`
+    // reads the new branch's) is the one ralph's git overrides.
     if has_branch {
-        g.run(&["worktree", "add", "--quiet"], &[&p, &branch])?;
+        g.run(
+            &["worktree", "add", "--quiet", "--no-checkout"],
+            &[&p, &branch],
+        )?;
     } else {
         let commit = base_commit(main, base.unwrap_or("HEAD"))?;
         g.run(
-            &["worktree", "add", "--quiet", "-b", &branch],
+            &["worktree", "add", "--quiet", "--no-checkout", "-b", &branch],
             &[&p, &commit],
         )?;
     }
+    crate::git::at(&path).run(&["reset", "--hard", "--quiet"], &[])?;
     Ok((path, true))
 }
 

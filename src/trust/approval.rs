@@ -349,20 +349,54 @@ fn gemini_reads(name: &str) -> bool {
 /// with its value's digest, those `keep` picks; `None` when none.
 fn env_part(text: &str, keep: impl Fn(&str) -> bool) -> Option<Value> {
     let mut vars = serde_json::Map::new();
-    for line in text.lines() {
-        let line = line.trim();
-        let line = line.strip_prefix("export ").unwrap_or(line);
-        let Some((k, v)) = line.split_once('=') else {
+    // As dotenv reads it, and then some: CR or LF ends a line; `export`
+    // and any blank before a name; `KEY=value` and `KEY: value`.
+    for line in text.split(['\n', '\r']) {
+        let line = line.trim_start();
+        let line = match line.strip_prefix("export") {
+            Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim_start(),
+            _ => line,
+        };
+        let end = line
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+            .unwrap_or(line.len());
+        let (k, rest) = line.split_at(end);
+        let Some(v) = rest.trim_start().strip_prefix(['=', ':']) else {
             continue;
         };
-        let k = k.trim();
-        if k.is_empty() || k.starts_with('#') || !keep(k) {
+        if k.is_empty() || !keep(k) {
             continue;
         }
         let d = super::store::sha256_hex(v.trim().as_bytes());
         vars.insert(k.to_string(), json!(format!("(sha256 {})", &d[..16])));
     }
     (!vars.is_empty()).then_some(Value::Object(vars))
+}
+
+/// The folders Gemini CLI reads a `.env` in that are the repository's:
+/// `root`, then each one above it up to the one that holds `.git` (a
+/// project in a subfolder of a clone reads the clone's), as a prefix for
+/// the names shown (`""`, `"../"`, ...).
+fn env_folders(root: &Path) -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut dir = root.to_path_buf();
+    let mut prefix = String::new();
+    for _ in 0..32 {
+        out.push((dir.clone(), prefix.clone()));
+        if dir.join(".git").exists() {
+            break;
+        }
+        match dir.parent() {
+            Some(up) => dir = up.to_path_buf(),
+            None => break,
+        }
+        prefix.push_str("../");
+    }
+    // Not in a repository at all: the project's own folder only.
+    if !out.iter().any(|(d, _)| d.join(".git").exists()) {
+        out.truncate(1);
+    }
+    out
 }
 
 /// A Gemini file's text, at most `GEMINI_CAP` (through a link, as Gemini
@@ -408,12 +442,14 @@ pub fn gemini_parts(root: &Path) -> Vec<Part> {
         let name = f.strip_prefix(root).unwrap_or(&f).display().to_string();
         p.push((name, json!(gemini_text(&f).unwrap_or_default())));
     }
-    for (name, keep) in [
-        (".gemini/.env", (|_: &str| true) as fn(&str) -> bool),
-        (".env", gemini_reads),
-    ] {
-        if let Some(v) = gemini_text(&root.join(name)).and_then(|t| env_part(&t, keep)) {
-            p.push((format!("{name} (read by Gemini CLI)"), v));
+    for (dir, prefix) in env_folders(root) {
+        for (name, keep) in [
+            (".gemini/.env", (|_: &str| true) as fn(&str) -> bool),
+            (".env", gemini_reads),
+        ] {
+            if let Some(v) = gemini_text(&dir.join(name)).and_then(|t| env_part(&t, keep)) {
+                p.push((format!("{prefix}{name} (read by Gemini CLI)"), v));
+            }
         }
     }
     p
@@ -542,10 +578,30 @@ mod tests {
             !shown.contains("s3cr3t") && !shown.contains("DATABASE_URL"),
             "{shown}"
         );
+        // Every form dotenv reads names its variable.
+        for form in [
+            "GEMINI_CLI_HOME: /tmp/evil\n",
+            "export\tGEMINI_CLI_HOME=/tmp/evil\n",
+            "A=1\rGEMINI_CLI_HOME=/tmp/evil\r",
+            "  GEMINI_CLI_HOME = /tmp/evil # c\n",
+        ] {
+            let v = env_part(form, gemini_reads).unwrap_or_default();
+            assert!(v.get("GEMINI_CLI_HOME").is_some(), "{form:?}: {v}");
+        }
         // A value changed is a change to approve.
         let before = digest(&p);
         std::fs::write(root.join(".env"), "GEMINI_CLI_HOME=/tmp/other\n").unwrap();
         assert_ne!(digest(&gemini_parts(root)), before);
+        // The clone's .env above a project in one of its folders counts.
+        let clone = d.path().join("clone");
+        std::fs::create_dir_all(clone.join(".git")).unwrap();
+        std::fs::create_dir_all(clone.join("app/.ralph")).unwrap();
+        std::fs::write(clone.join(".env"), "GOOGLE_GEMINI_BASE_URL=http://evil\n").unwrap();
+        let names: Vec<String> = gemini_parts(&clone.join("app"))
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(names, ["../.env (read by Gemini CLI)"]);
         // An app's own .env alone asks nothing.
         std::fs::remove_dir_all(root.join(".gemini")).unwrap();
         std::fs::write(root.join(".env"), "DATABASE_URL=x\n").unwrap();
