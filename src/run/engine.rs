@@ -300,96 +300,228 @@ pub enum Outcome {
     EndedAbnormally,
 }
 
-impl Outcome {
-    pub fn code(self) -> u8 {
-        match self {
-            Outcome::Complete => 0,
-            Outcome::Failed | Outcome::EndedAbnormally => 1,
-            Outcome::Waiting | Outcome::Stuck | Outcome::ReviewRejected => 3,
-            Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => 4,
-            Outcome::NoProgress => 5,
-            Outcome::Interrupted => 130,
+/// Everything said of one way a run ends, in one place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Facts {
+    /// The loop's exit status.
+    pub code: u8,
+    /// How it is said (`complete`, `stuck on a step`).
+    pub text: &'static str,
+    /// The lifecycle hook it fires.
+    pub hook: Option<EndHook>,
+    /// Whether the loop writes WAITING for it (a session did not).
+    pub writes_waiting: bool,
+    /// Whether `ralph loop --resume` may go on from it.
+    pub resumable: bool,
+    /// What the notice says to do; `None`: no notice (you stopped it).
+    pub todo: Option<&'static str>,
+    /// The last line the loop prints, if any.
+    pub hint: Option<&'static str>,
+}
+
+const HUMAN_TODO: &str =
+    "see why with `ralph status`, act, then `ralph resume` and `ralph loop --resume`";
+const HUMAN_HINT: &str =
+    "Run `ralph resume` once a human has acted, then `ralph loop --resume` to go on with this run.";
+const RESUME_HINT: &str = "`ralph loop --resume` goes on with this run.";
+const FAILED_TODO: &str = "see what failed with `ralph status` and `ralph logs`";
+const LIMIT_TODO: &str = "see `ralph status`; start a new run with higher limits to go on";
+
+/// One row an outcome: (outcome, code, text, hook, writes WAITING,
+/// resumable, the notice's to-do, the last line).
+const FACTS: [(Outcome, Facts); 11] = {
+    const fn f(
+        code: u8,
+        text: &'static str,
+        hook: Option<EndHook>,
+        (writes_waiting, resumable): (bool, bool),
+        todo: Option<&'static str>,
+        hint: Option<&'static str>,
+    ) -> Facts {
+        Facts {
+            code,
+            text,
+            hook,
+            writes_waiting,
+            resumable,
+            todo,
+            hint,
         }
+    }
+    use EndHook as H;
+    [
+        (
+            Outcome::Complete,
+            f(
+                0,
+                "complete",
+                Some(H::Complete),
+                (false, false),
+                Some(
+                    "review the work (`ralph status`); merge a worktree's branch with `ralph worktree merge`",
+                ),
+                None,
+            ),
+        ),
+        (
+            Outcome::Failed,
+            f(1, "failed", None, (false, false), Some(FAILED_TODO), None),
+        ),
+        (
+            Outcome::Waiting,
+            f(
+                3,
+                "waiting for a human",
+                Some(H::Waiting),
+                (false, true),
+                Some(HUMAN_TODO),
+                Some(HUMAN_HINT),
+            ),
+        ),
+        (
+            Outcome::IterationLimit,
+            f(
+                4,
+                "iteration limit reached",
+                Some(H::Limit),
+                (false, false),
+                Some(LIMIT_TODO),
+                None,
+            ),
+        ),
+        (
+            Outcome::CostLimit,
+            f(
+                4,
+                "cost limit reached",
+                Some(H::Limit),
+                (false, false),
+                Some(LIMIT_TODO),
+                None,
+            ),
+        ),
+        (
+            Outcome::LimitWait,
+            f(
+                4,
+                "usage limit wait too long",
+                Some(H::Limit),
+                (false, false),
+                Some(LIMIT_TODO),
+                None,
+            ),
+        ),
+        (
+            Outcome::NoProgress,
+            f(
+                5,
+                "no progress",
+                Some(H::Waiting),
+                (true, true),
+                Some(HUMAN_TODO),
+                Some(HUMAN_HINT),
+            ),
+        ),
+        (
+            Outcome::Stuck,
+            f(
+                3,
+                "stuck on a step",
+                Some(H::Waiting),
+                (true, true),
+                Some(HUMAN_TODO),
+                Some(HUMAN_HINT),
+            ),
+        ),
+        (
+            Outcome::ReviewRejected,
+            f(
+                3,
+                "rejected by the reviewer",
+                Some(H::Waiting),
+                (true, true),
+                Some(HUMAN_TODO),
+                Some(HUMAN_HINT),
+            ),
+        ),
+        (
+            Outcome::Interrupted,
+            f(
+                130,
+                "interrupted",
+                None,
+                (false, true),
+                None,
+                Some(RESUME_HINT),
+            ),
+        ),
+        (
+            Outcome::EndedAbnormally,
+            f(
+                1,
+                "ended abnormally",
+                None,
+                (false, true),
+                Some(FAILED_TODO),
+                Some(RESUME_HINT),
+            ),
+        ),
+    ]
+};
+
+impl Outcome {
+    /// Its facts (every outcome has its row).
+    pub fn facts(self) -> &'static Facts {
+        &FACTS
+            .iter()
+            .find(|(o, _)| *o == self)
+            .expect("every outcome has its row")
+            .1
+    }
+
+    pub fn code(self) -> u8 {
+        self.facts().code
     }
 
     pub fn text(self) -> &'static str {
-        match self {
-            Outcome::Complete => "complete",
-            Outcome::Failed => "failed",
-            Outcome::Waiting => "waiting for a human",
-            Outcome::IterationLimit => "iteration limit reached",
-            Outcome::CostLimit => "cost limit reached",
-            Outcome::LimitWait => "usage limit wait too long",
-            Outcome::NoProgress => "no progress",
-            Outcome::Stuck => "stuck on a step",
-            Outcome::ReviewRejected => "rejected by the reviewer",
-            Outcome::Interrupted => "interrupted",
-            Outcome::EndedAbnormally => "ended abnormally",
-        }
+        self.facts().text
     }
 
     /// The lifecycle hook a run's end fires (`[hooks] on_complete`,
     /// `on_waiting`, `on_limit`), by its event name.
     pub fn hook(self) -> Option<EndHook> {
-        match self {
-            Outcome::Complete => Some(EndHook::Complete),
-            Outcome::Waiting | Outcome::NoProgress | Outcome::Stuck | Outcome::ReviewRejected => {
-                Some(EndHook::Waiting)
-            }
-            Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => {
-                Some(EndHook::Limit)
-            }
-            Outcome::Failed | Outcome::Interrupted | Outcome::EndedAbnormally => None,
-        }
+        self.facts().hook
     }
 
     /// How the run's end is told (`[notify]`): its event and what to do.
     /// `None` for a run the user stopped.
     pub fn notice(self) -> Option<(crate::notify::Event, &'static str)> {
         use crate::notify::Event;
-        Some(match self {
-            Outcome::Complete => (
-                Event::Complete,
-                "review the work (`ralph status`); merge a worktree's branch with `ralph worktree merge`",
-            ),
-            Outcome::Waiting | Outcome::Stuck | Outcome::NoProgress | Outcome::ReviewRejected => (
-                Event::Waiting,
-                "see why with `ralph status`, act, then `ralph resume` and `ralph loop --resume`",
-            ),
-            Outcome::Failed | Outcome::EndedAbnormally => (
-                Event::Failed,
-                "see what failed with `ralph status` and `ralph logs`",
-            ),
-            Outcome::IterationLimit | Outcome::CostLimit | Outcome::LimitWait => (
-                Event::Stopped,
-                "see `ralph status`; start a new run with higher limits to go on",
-            ),
-            Outcome::Interrupted => return None,
-        })
+        let event = match self.hook() {
+            Some(EndHook::Complete) => Event::Complete,
+            Some(EndHook::Waiting) => Event::Waiting,
+            Some(EndHook::Limit) => Event::Stopped,
+            None => Event::Failed,
+        };
+        self.facts().todo.map(|t| (event, t))
     }
 
     /// Does the run end by asking for a human? No progress does: the loop
     /// writes WAITING with the reason, as a session would.
     pub fn writes_waiting(self) -> bool {
-        matches!(
-            self,
-            Outcome::NoProgress | Outcome::Stuck | Outcome::ReviewRejected
-        )
+        self.facts().writes_waiting
     }
 
     /// May `ralph loop --resume` go on from a run that ended so? Only from
     /// one stopped before an end of its own: interrupted, killed, or stopped
     /// for a human.
     pub fn resumable(self) -> bool {
-        matches!(
-            self,
-            Outcome::Interrupted
-                | Outcome::EndedAbnormally
-                | Outcome::Waiting
-                | Outcome::NoProgress
-                | Outcome::Stuck
-                | Outcome::ReviewRejected
-        )
+        self.facts().resumable
+    }
+
+    /// The last line the loop prints for it: how to go on, where it can.
+    pub fn hint(self) -> Option<&'static str> {
+        self.facts().hint
     }
 }
 
@@ -881,6 +1013,46 @@ mod secs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_outcome_is_described_once_and_whatever_resumes_says_how() {
+        let all = [
+            Outcome::Complete,
+            Outcome::Failed,
+            Outcome::Waiting,
+            Outcome::IterationLimit,
+            Outcome::CostLimit,
+            Outcome::LimitWait,
+            Outcome::NoProgress,
+            Outcome::Stuck,
+            Outcome::ReviewRejected,
+            Outcome::Interrupted,
+            Outcome::EndedAbnormally,
+        ];
+        assert_eq!(FACTS.len(), all.len());
+        for o in all {
+            let f = o.facts();
+            assert_eq!(
+                FACTS.iter().filter(|(x, _)| *x == o).count(),
+                1,
+                "{o:?} has one row"
+            );
+            // What can be resumed says so at its end (review-rejected did not).
+            assert_eq!(f.resumable, f.hint.is_some(), "{o:?}");
+            assert!(!f.writes_waiting || f.resumable, "{o:?}");
+            assert_eq!(
+                f.hook == Some(EndHook::Waiting),
+                matches!(f.code, 3 | 5),
+                "{o:?}"
+            );
+        }
+        assert_eq!(Outcome::ReviewRejected.hint(), Some(HUMAN_HINT));
+        assert_eq!(Outcome::Interrupted.notice(), None);
+        assert_eq!(
+            Outcome::EndedAbnormally.notice().map(|n| n.0),
+            Some(crate::notify::Event::Failed)
+        );
+    }
 
     fn limits() -> Limits {
         Limits::sample()

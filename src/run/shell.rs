@@ -1157,12 +1157,8 @@ impl Shell<'_> {
                 main.display()
             ));
         }
-        match outcome {
-            Outcome::Waiting | Outcome::NoProgress | Outcome::Stuck => {
-                ui.line("Run `ralph resume` once a human has acted, then `ralph loop --resume` to go on with this run.")
-            }
-            Outcome::Interrupted => ui.line("`ralph loop --resume` goes on with this run."),
-            _ => {}
+        if let Some(hint) = outcome.hint() {
+            ui.line(hint);
         }
     }
 }

@@ -174,7 +174,8 @@ fn a_reviewer_that_rejects_every_time_stops_the_loop_for_a_human() {
         .args(["--max-iterations", "9"])
         .stdout_with(3);
     assert!(
-        out.contains("rejected by the reviewer: 2 review(s) in a row did not approve; the last findings: still not v2"),
+        out.contains("rejected by the reviewer: 2 review(s) in a row did not approve; the last findings: still not v2")
+            && out.contains("Run `ralph resume` once a human has acted, then `ralph loop --resume`"),
         "{out}"
     );
     let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
