@@ -534,48 +534,57 @@ fn take_lock(
             if let Some(s) = stale.filter(|s| s.pid != 0) {
                 crate::run::takeover::take_over(ui, &runs, &s);
             }
-            // How it was started (and resumed), for `--resume` and `ralph
-            // watch` to go on with the same options.
-            let args: Vec<String> = std::env::args().skip(1).collect();
-            let inv = match record {
-                Some(mut inv) => {
-                    inv.resumed.push(args);
-                    inv
-                }
-                None => Invocation {
-                    run_id: run.id.clone(),
-                    args,
-                    cwd: std::env::current_dir().unwrap_or_default(),
-                    resumed: Vec::new(),
-                },
-            };
-            if let Err(e) = crate::run::invocation::save(&project.root, &inv) {
-                ui.note(&format!(
-                    "{e:#}; a `--resume` of this run will not know its command line"
-                ));
-            }
+            keep_invocation(project, &run, record, ui);
             lock
         }
         Acquired::Held(holder) => {
             if saved.is_none() {
                 let _ = std::fs::remove_dir(&run.path);
             }
-            let who = holder
-                .map(|h| {
-                    format!(
-                        "pid {}, started {}, iteration {}/{}",
-                        h.pid, h.started_at, h.iteration, h.max_iterations
-                    )
-                })
-                .unwrap_or_else(|| "another process".into());
-            return Err(Stop::with(
-                ExitStatus::Failure,
-                format!(
-                    "another loop is already running in {} ({who})",
-                    project.root.display()
-                ),
-            ));
+            return Err(held_by(project, holder));
         }
     };
     Ok((run, saved, lock))
+}
+
+/// Keep how the run was started (and resumed), for `--resume` and `ralph
+/// watch` to go on with the same options; a failure to keep it is said.
+fn keep_invocation(project: &Project, run: &RunDir, record: Option<Invocation>, ui: &Ui) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let inv = match record {
+        Some(mut inv) => {
+            inv.resumed.push(args);
+            inv
+        }
+        None => Invocation {
+            run_id: run.id.clone(),
+            args,
+            cwd: std::env::current_dir().unwrap_or_default(),
+            resumed: Vec::new(),
+        },
+    };
+    if let Err(e) = crate::run::invocation::save(&project.root, &inv) {
+        ui.note(&format!(
+            "{e:#}; a `--resume` of this run will not know its command line"
+        ));
+    }
+}
+
+/// The refusal while another loop holds the project's lock.
+fn held_by(project: &Project, holder: Option<LockInfo>) -> anyhow::Error {
+    let who = holder
+        .map(|h| {
+            format!(
+                "pid {}, started {}, iteration {}/{}",
+                h.pid, h.started_at, h.iteration, h.max_iterations
+            )
+        })
+        .unwrap_or_else(|| "another process".into());
+    Stop::with(
+        ExitStatus::Failure,
+        format!(
+            "another loop is already running in {} ({who})",
+            project.root.display()
+        ),
+    )
 }

@@ -119,24 +119,16 @@ fn shown_session(row: &Row, picked: Option<u32>) -> Option<(u32, std::path::Path
 }
 
 fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Result<ExitStatus> {
-    let mut app = App::default();
-    let mut tail = Tail::default();
-    let mut rows = gather(main);
-    let mut looked = Instant::now();
-    let mut second = now_epoch();
-    let mut dirty = true;
-    let mut last_size = None;
+    let (mut app, mut tail, mut rows) = (App::default(), Tail::default(), gather(main));
+    let (mut looked, mut second) = (Instant::now(), now_epoch());
+    let (mut dirty, mut last_size) = (true, None);
     loop {
         if signals_received() > 0 {
             return Ok(ExitStatus::from(130));
         }
         if looked.elapsed() >= LOOK_EVERY {
             looked = Instant::now();
-            let now = gather(main);
-            if now != rows {
-                rows = now;
-                dirty = true;
-            }
+            dirty |= regather(main, &mut rows);
         }
         app.selected = app.selected.min(rows.len().saturating_sub(1));
         let row = rows.get(app.selected);
@@ -146,10 +138,7 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
         // A resized window: crossterm says so only among the key events,
         // which are read once the terminal has input.
         let size = ratatui::crossterm::terminal::size().ok();
-        if size != last_size {
-            last_size = size;
-            dirty = true;
-        }
+        dirty |= std::mem::replace(&mut last_size, size) != size;
         // The time columns count on while a loop runs or waits.
         let now = now_epoch();
         if now != second {
@@ -158,19 +147,7 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
         }
         if dirty {
             let log = Log {
-                title: match (row, &shown) {
-                    (Some(r), Some((n, _))) => format!(
-                        "{} · session {n}{}",
-                        r.name,
-                        if app.session.is_none() && r.pid.is_some() {
-                            " (following)"
-                        } else {
-                            ""
-                        }
-                    ),
-                    (Some(r), None) => format!("{} · no session yet", r.name),
-                    (None, _) => "no loop in this repository yet: `ralph loop` starts one".into(),
-                },
+                title: log_title(row, shown.as_ref().map(|(n, _)| *n), app.session),
                 lines: tail.lines(),
             };
             terminal.draw(|f| view::draw(f, &rows, &app, &log, now, color))?;
@@ -196,6 +173,32 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
             Event::Resize(..) => dirty = true,
             _ => {}
         }
+    }
+}
+
+/// Look at the loops again; whether anything changed.
+fn regather(main: &Path, rows: &mut Vec<Row>) -> bool {
+    let now = gather(main);
+    let changed = now != *rows;
+    *rows = now;
+    changed
+}
+
+/// The log pane's title: whose session it shows, and whether it follows
+/// the newest (`chosen`: a session picked by hand).
+fn log_title(row: Option<&Row>, shown: Option<u32>, chosen: Option<u32>) -> String {
+    match (row, shown) {
+        (Some(r), Some(n)) => format!(
+            "{} · session {n}{}",
+            r.name,
+            if chosen.is_none() && r.pid.is_some() {
+                " (following)"
+            } else {
+                ""
+            }
+        ),
+        (Some(r), None) => format!("{} · no session yet", r.name),
+        (None, _) => "no loop in this repository yet: `ralph loop` starts one".into(),
     }
 }
 

@@ -295,25 +295,7 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
     ]
     .map(String::from)
     .to_vec();
-    for d in FRESH {
-        if Path::new(d).is_dir() {
-            a.extend(["--tmpfs".into(), d.into()]);
-        }
-    }
-    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
-        for d in HIDDEN_HOME {
-            let d = home.join(d);
-            if d.is_dir() {
-                a.extend(["--tmpfs".into(), d.display().to_string()]);
-            }
-        }
-    }
-    for s in &host.sockets {
-        if !FRESH.iter().any(|d| s.starts_with(d)) {
-            let s = s.display().to_string();
-            a.extend(["--ro-bind-try".into(), "/dev/null".into(), s]);
-        }
-    }
+    a.extend(hidden_from_the_gate(host));
     a.extend(["--bind".into(), root.clone(), root.clone()]);
     for w in &c.allow_write {
         let w = expand_home(w);
@@ -339,6 +321,33 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
     a.extend(["--setenv".into(), "TMPDIR".into(), tmp]);
     a.extend(["--chdir".into(), root, "--".into()]);
     a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
+    a
+}
+
+/// What of the host the gate sees emptied or covered, before the project
+/// and its writable folders are bound: `/tmp`, `/run`, `/var/tmp`, the
+/// home's secret folders, and every other listening socket.
+fn hidden_from_the_gate(host: &Host) -> Vec<String> {
+    let mut a: Vec<String> = Vec::new();
+    for d in FRESH {
+        if Path::new(d).is_dir() {
+            a.extend(["--tmpfs".into(), d.into()]);
+        }
+    }
+    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
+        for d in HIDDEN_HOME {
+            let d = home.join(d);
+            if d.is_dir() {
+                a.extend(["--tmpfs".into(), d.display().to_string()]);
+            }
+        }
+    }
+    for s in &host.sockets {
+        if !FRESH.iter().any(|d| s.starts_with(d)) {
+            let s = s.display().to_string();
+            a.extend(["--ro-bind-try".into(), "/dev/null".into(), s]);
+        }
+    }
     a
 }
 

@@ -85,78 +85,88 @@ impl Kept {
     /// Put back what the session changed; what was put back (or could not
     /// be), each as a phrase.
     pub fn restore(self) -> Vec<String> {
-        let show = |p: &Path| {
-            p.strip_prefix(&self.shown)
-                .unwrap_or(p)
-                .display()
-                .to_string()
-        };
+        let mut said = self.restore_hooks_folder();
+        for (p, was) in &self.files {
+            if let Some(s) = self.restore_file(p, was) {
+                said.push(s);
+            }
+        }
+        said
+    }
+
+    fn show(&self, p: &Path) -> String {
+        p.strip_prefix(&self.shown)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    }
+
+    /// A hooks folder swapped for a link (or a file) goes, as do hooks it
+    /// did not hold (a new one is made when a hook is put back).
+    fn restore_hooks_folder(&self) -> Vec<String> {
         let mut said = Vec::new();
-        // A hooks folder swapped for a link (or a file) goes; a new one is
-        // made when a hook is put back.
         if fs::symlink_metadata(&self.hooks).is_ok_and(|m| !m.is_dir()) {
             let _ = fs::remove_file(&self.hooks);
-            said.push(format!("removed {}", show(&self.hooks)));
+            said.push(format!("removed {}", self.show(&self.hooks)));
         }
         let new_hooks: Vec<PathBuf> = hook_files(&self.hooks)
             .into_iter()
             .filter(|h| !self.files.iter().any(|(p, _)| p == h))
             .collect();
         for h in new_hooks {
-            let gone = if fs::symlink_metadata(&h).is_ok_and(|m| m.is_dir()) {
-                fs::remove_dir_all(&h)
-            } else {
-                fs::remove_file(&h)
-            };
-            said.push(match gone {
-                Ok(()) => format!("removed {}", show(&h)),
-                Err(e) => format!("could not remove {}: {e}", show(&h)),
+            said.push(match remove_any(&h) {
+                Ok(()) => format!("removed {}", self.show(&h)),
+                Err(e) => format!("could not remove {}: {e}", self.show(&h)),
             });
         }
-        for (p, was) in &self.files {
-            let now = state(p);
-            if now == *was {
-                continue;
-            }
-            // A sandbox's own placeholder for a path it keeps read-only (an
-            // empty file or a device where there was nothing) goes unsaid.
-            let placeholder = *was == State::Missing
-                && fs::symlink_metadata(p).is_ok_and(|m| {
-                    use std::os::unix::fs::FileTypeExt;
-                    (m.is_file() && m.len() == 0) || m.file_type().is_char_device()
-                });
-            if placeholder {
-                let _ = fs::remove_file(p);
-                continue;
-            }
-            let done = match was {
-                State::File(bytes, mode) => {
-                    if fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
-                        let _ = fs::remove_dir_all(p);
-                    }
-                    if let Some(dir) = p.parent() {
-                        let _ = fs::create_dir_all(dir);
-                    }
-                    crate::fsutil::atomic_write(p, bytes, *mode)
-                        .map(|()| format!("put back {}", show(p)))
-                }
-                State::Missing => {
-                    let gone = if fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
-                        fs::remove_dir_all(p)
-                    } else {
-                        fs::remove_file(p)
-                    };
-                    gone.map(|()| format!("removed {}", show(p)))
-                        .map_err(anyhow::Error::from)
-                }
-                State::Other => Ok(format!(
-                    "{} changed and was not ralph's to put back",
-                    show(p)
-                )),
-            };
-            said.push(done.unwrap_or_else(|e| format!("could not put back {}: {e:#}", show(p))));
-        }
         said
+    }
+
+    /// Put one file back as it `was`; what was done, if anything.
+    fn restore_file(&self, p: &Path, was: &State) -> Option<String> {
+        if state(p) == *was {
+            return None;
+        }
+        // A sandbox's own placeholder for a path it keeps read-only (an
+        // empty file or a device where there was nothing) goes unsaid.
+        let placeholder = *was == State::Missing
+            && fs::symlink_metadata(p).is_ok_and(|m| {
+                use std::os::unix::fs::FileTypeExt;
+                (m.is_file() && m.len() == 0) || m.file_type().is_char_device()
+            });
+        if placeholder {
+            let _ = fs::remove_file(p);
+            return None;
+        }
+        let done = match was {
+            State::File(bytes, mode) => {
+                if fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+                    let _ = fs::remove_dir_all(p);
+                }
+                if let Some(dir) = p.parent() {
+                    let _ = fs::create_dir_all(dir);
+                }
+                crate::fsutil::atomic_write(p, bytes, *mode)
+                    .map(|()| format!("put back {}", self.show(p)))
+            }
+            State::Missing => remove_any(p)
+                .map(|()| format!("removed {}", self.show(p)))
+                .map_err(anyhow::Error::from),
+            State::Other => Ok(format!(
+                "{} changed and was not ralph's to put back",
+                self.show(p)
+            )),
+        };
+        Some(done.unwrap_or_else(|e| format!("could not put back {}: {e:#}", self.show(p))))
+    }
+}
+
+/// Remove a file, a link or a folder.
+fn remove_any(p: &Path) -> std::io::Result<()> {
+    if fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()) {
+        fs::remove_dir_all(p)
+    } else {
+        fs::remove_file(p)
     }
 }
 

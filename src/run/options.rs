@@ -304,12 +304,7 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
     let agent = o.agent.unwrap_or_default();
     let fallbacks = agents_of(agent, &o)?;
     let permission_mode = permission_mode_of(&o)?;
-    if o.max_cost
-        .is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6)
-    {
-        return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
-    }
-    check_prices(o.prices.as_ref())?;
+    check_money(&o)?;
     let gate = crate::work::gate::Gate::from_config(&o.gate)?;
     let claude_args = o.claude_args.clone().unwrap_or_default();
     let confined = confinement(cli, &o, &claude_args)?;
@@ -326,14 +321,11 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         limits.review_each_step = r.when == crate::work::review::When::Step;
         limits.max_review_rounds = r.max_rounds;
     }
+    let named = [o.claude.clone(), o.codex.clone(), o.gemini.clone()];
     Ok(Resolved {
         prompt,
-        program: match agent {
-            Agent::Claude => o.claude.clone(),
-            Agent::Codex => o.codex.clone(),
-            Agent::Gemini => o.gemini.clone(),
-        },
-        named: [o.claude, o.codex, o.gemini],
+        program: named_for(agent, &named),
+        named,
         settings: Settings {
             prompt: PathBuf::new(),
             limits,
@@ -357,6 +349,25 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             confined,
         },
     })
+}
+
+/// The program named for `agent` (`--claude`, `--codex`, `--gemini`).
+fn named_for(agent: Agent, named: &[Option<PathBuf>; 3]) -> Option<PathBuf> {
+    let i = Agent::ALL
+        .iter()
+        .position(|a| *a == agent)
+        .expect("an agent");
+    named[i].clone()
+}
+
+/// `--max-cost` and `[prices]`: what the cost cap counts with.
+fn check_money(o: &Options) -> Result<(), String> {
+    if o.max_cost
+        .is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6)
+    {
+        return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
+    }
+    check_prices(o.prices.as_ref())
 }
 
 /// The most a price may say, USD per million tokens.

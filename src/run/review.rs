@@ -38,29 +38,104 @@ impl Shell<'_> {
         let (project, r) = (self.project, self.s.review.as_ref().expect("a reviewer"));
         saved.state.sessions += 1;
         let number = saved.state.sessions;
-        let (what, criteria, base) = match &of {
+        let subject = self.subject(&of, saved);
+        let prompt = self.write_review_prompt(&of, &subject, saved, number)?;
+        let before = progress::take(&project.root, &project.spec());
+        let seat = seat_of(r);
+        self.ui.status(&format!(
+            "review session {number}: {} · {}",
+            subject.what, seat.agent
+        ));
+        let start = timefmt::now();
+        let (ended, command) = self.launch_review(lock, saved, seat, prompt, number)?;
+        let after = progress::take(&project.root, &project.spec());
+        let verdict = verdict_of(&ended, &before, &after);
+        let outcome = self.outcome_of(&ended, false);
+        let cost = self.cost_of(&ended.stream, seat);
+        saved.tokens.add(&ended.stream.usage);
+        saved.cost_unknown |= cost.is_none();
+        let rec = ReviewRecord::new(number, &subject.what, &verdict, cost.unwrap_or(0.0));
+        self.hand_review_over(&verdict, &subject.what, saved)?;
+        saved.last_review = Some(rec.clone());
+        let ran = crate::run::shell::Ran {
+            iteration: saved.state.iteration,
+            number,
+            seat,
+            left_uncommitted: false,
+            auto_commit: None,
+            no_evidence: false,
+            no_change: false,
+            cost,
+            start,
+            command,
+            ended: &ended,
+            outcome: &outcome,
+            before: &before,
+            after: &after,
+        };
+        let mut record = self.record(&ran, None);
+        record.counted = false;
+        record.review = Some(rec);
+        let reviewed = Reviewed {
+            verdict,
+            cost_usd: cost.unwrap_or(0.0),
+        };
+        Ok((reviewed, record))
+    }
+
+    /// Start the review session and wait for its end; what ran.
+    fn launch_review(
+        &self,
+        lock: &mut LoopLock,
+        saved: &Saved,
+        seat: crate::run::options::Seat,
+        prompt: std::path::PathBuf,
+        number: u32,
+    ) -> Result<(crate::run::session::Finished, Vec<String>)> {
+        let mut settings = self.s.clone();
+        settings.interactive = false;
+        settings.prompt = prompt;
+        let who = launch::Who {
+            run: self.run,
+            iteration: saved.state.iteration,
+            session: number,
+            loop_start: lock.info.start_time,
+            secret: &self.secret,
+            base: saved.first_head.clone(),
+        };
+        let spec = launch::session(self.project, &settings, seat, &who, self.ui)?;
+        let mut command = vec![spec.program.display().to_string()];
+        command.extend(spec.args.iter().cloned());
+        Ok((self.run_to_end(lock, spec, number)?, command))
+    }
+
+    /// What a review looks at: its words for it, its criteria, and the
+    /// commit its changes are measured from.
+    fn subject(&self, of: &Of, saved: &Saved) -> Subject {
+        match of {
             Of::Run => {
-                let spec = crate::fsutil::read_optional_capped(&project.spec(), SPEC_BYTES)
+                let spec = crate::fsutil::read_optional_capped(&self.project.spec(), SPEC_BYTES)
                     .ok()
                     .flatten()
                     .unwrap_or_default();
-                (
-                    "the whole run: every step of the spec is checked, and COMPLETE was written"
-                        .to_string(),
-                    format!(
+                Subject {
+                    what:
+                        "the whole run: every step of the spec is checked, and COMPLETE was written"
+                            .to_string(),
+                    criteria: format!(
                         "The spec (`.ralph/spec.md`):\n\n```markdown\n{}\n```",
                         spec.trim_end()
                     ),
-                    saved.first_head.clone(),
-                )
+                    base: saved.first_head.clone(),
+                }
             }
             Of::Steps {
                 session,
                 steps,
                 base,
-            } => (
-                format!("the step(s) session {session} checked"),
-                format!(
+            } => Subject {
+                what: format!("the step(s) session {session} checked"),
+                criteria: format!(
                     "The step(s), from `.ralph/spec.md` (the whole spec is there for context):\n\n{}",
                     steps
                         .iter()
@@ -68,10 +143,22 @@ impl Shell<'_> {
                         .collect::<Vec<_>>()
                         .join("\n")
                 ),
-                base.clone(),
-            ),
-        };
-        let (stat, diff) = self.changes_since(base.as_deref());
+                base: base.clone(),
+            },
+        }
+    }
+
+    /// The review session's prompt, written into the run folder
+    /// (`review-NNN.md`): its path.
+    fn write_review_prompt(
+        &self,
+        of: &Of,
+        subject: &Subject,
+        saved: &Saved,
+        number: u32,
+    ) -> Result<std::path::PathBuf> {
+        let r = self.s.review.as_ref().expect("a reviewer");
+        let (stat, diff) = self.changes_since(subject.base.as_deref());
         let (diff, diff_cut) = review::cut_diff(&diff, DIFF_BYTES);
         let gate_line = saved.last_gate.as_ref().map(|g| {
             if g.passed {
@@ -91,13 +178,13 @@ impl Shell<'_> {
         let text = review::prompt(
             &standing,
             &review::Input {
-                what: &what,
-                criteria: &criteria,
-                base: base.as_deref(),
+                what: &subject.what,
+                criteria: &subject.criteria,
+                base: subject.base.as_deref(),
                 stat: &stat,
                 diff,
                 diff_cut,
-                gate: match (&of, &gate_line) {
+                gate: match (of, &gate_line) {
                     (Of::Run, Some(l)) => Some((l.as_str(), &tail[..])),
                     _ => None,
                 },
@@ -110,87 +197,7 @@ impl Shell<'_> {
         crate::fsutil::create_new(&prompt)
             .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
             .with_context(|| format!("cannot write {}", self.run.path.join(&name).display()))?;
-
-        let before = progress::take(&project.root, &project.spec());
-        let seat = crate::run::options::Seat {
-            agent: r.agent,
-            program: &r.program,
-            model: r.model.as_deref(),
-            extra: if r.agent == crate::agent::Agent::Claude {
-                // A reviewer judges; Bash stays, for git and the tests.
-                &NO_EDITS[..]
-            } else {
-                &[]
-            },
-        };
-        self.ui
-            .status(&format!("review session {number}: {what} · {}", seat.agent));
-        let start = timefmt::now();
-        let mut settings = self.s.clone();
-        settings.interactive = false;
-        settings.prompt = prompt;
-        let who = launch::Who {
-            run: self.run,
-            iteration: saved.state.iteration,
-            session: number,
-            loop_start: lock.info.start_time,
-            secret: &self.secret,
-            base: saved.first_head.clone(),
-        };
-        let spec = launch::session(project, &settings, seat, &who, self.ui)?;
-        let mut command = vec![spec.program.display().to_string()];
-        command.extend(spec.args.iter().cloned());
-        let ended = self.run_to_end(lock, spec, number)?;
-
-        let after = progress::take(&project.root, &project.spec());
-        let verdict = if before.head != after.head || before.tree != after.tree {
-            Verdict::NoVerdict(
-                "it changed the work (a commit, or a file `git status` shows: build output its checks made counts too, so keep that in .gitignore): a reviewer only judges; its changes are left for the next session to see"
-                    .into(),
-            )
-        } else {
-            review::read_verdict(review::Ending {
-                text: ended.stream.final_message.as_deref(),
-                results: ended.stream.results,
-                ok: ended.status.is_some_and(|x| x.success()) && ended.stream.result_ok(),
-                unread: ended.stream.unread,
-            })
-        };
-        let outcome = self.outcome_of(&ended, false);
-        let cost = self.cost_of(&ended.stream, seat);
-        saved.tokens.add(&ended.stream.usage);
-        saved.cost_unknown |= cost.is_none();
-        let rec = ReviewRecord::new(number, &what, &verdict, cost.unwrap_or(0.0));
-        self.hand_review_over(&verdict, &what, saved)?;
-        saved.last_review = Some(rec.clone());
-        let mut record = self.record(
-            &crate::run::shell::Ran {
-                iteration: saved.state.iteration,
-                number,
-                seat,
-                left_uncommitted: false,
-                auto_commit: None,
-                no_evidence: false,
-                no_change: false,
-                cost,
-                start,
-                command,
-                ended: &ended,
-                outcome: &outcome,
-                before: &before,
-                after: &after,
-            },
-            None,
-        );
-        record.counted = false;
-        record.review = Some(rec);
-        Ok((
-            Reviewed {
-                verdict,
-                cost_usd: cost.unwrap_or(0.0),
-            },
-            record,
-        ))
+        Ok(prompt)
     }
 
     /// Say the verdict; write or remove `.ralph/review-failed.md`.
@@ -239,6 +246,49 @@ impl Shell<'_> {
         };
         (stat, diff)
     }
+}
+
+/// The reviewer as a session runs it: a Claude reviewer without its
+/// editing tools (Bash stays, for git and the tests).
+fn seat_of(r: &crate::work::review::Reviewer) -> crate::run::options::Seat<'_> {
+    crate::run::options::Seat {
+        agent: r.agent,
+        program: &r.program,
+        model: r.model.as_deref(),
+        extra: if r.agent == crate::agent::Agent::Claude {
+            &NO_EDITS[..]
+        } else {
+            &[]
+        },
+    }
+}
+
+/// What one review looks at.
+struct Subject {
+    what: String,
+    criteria: String,
+    base: Option<String>,
+}
+
+/// The verdict of a review session that ended so: none if it changed the
+/// work, else what its own final message says.
+fn verdict_of(
+    ended: &crate::run::session::Finished,
+    before: &progress::Checkpoint,
+    after: &progress::Checkpoint,
+) -> Verdict {
+    if before.head != after.head || before.tree != after.tree {
+        return Verdict::NoVerdict(
+            "it changed the work (a commit, or a file `git status` shows: build output its checks made counts too, so keep that in .gitignore): a reviewer only judges; its changes are left for the next session to see"
+                .into(),
+        );
+    }
+    review::read_verdict(review::Ending {
+        text: ended.stream.final_message.as_deref(),
+        results: ended.stream.results,
+        ok: ended.status.is_some_and(|x| x.success()) && ended.stream.result_ok(),
+        unread: ended.stream.unread,
+    })
 }
 
 /// Claude's tools a reviewer does without.

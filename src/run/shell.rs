@@ -457,28 +457,38 @@ impl Shell<'_> {
                     stop: session::stop_requested(),
                 }
             }
-            Action::Wait { wait, why } => {
-                if self.outbox.tells_wait(wait) {
-                    self.outbox.tell(
-                        crate::notify::Event::Limit,
-                        &format!(
-                            "waiting {} for a usage limit to reset",
-                            timefmt::human_duration(wait)
-                        ),
-                        "nothing to do: it goes on by itself (a --fallback agent would not wait)",
-                    );
-                }
-                let it = saved.state.iteration.to_string();
-                let facts = [(env::REASON, why.as_str()), (env::ITERATION, it.as_str())];
-                lifecycle::run(
-                    &s.hooks.on_limit,
-                    &self.facts("limit", saved.state.iteration, &facts),
-                );
-                self.wait_out(lock, &why, wait)?;
-                Event::Waited {
-                    stop: session::stop_requested(),
-                }
-            }
+            Action::Wait { wait, why } => self.wait_for_limit(lock, saved, wait, &why)?,
+        })
+    }
+
+    /// Wait for a usage limit to reset: told (`[notify]`, `on_limit`) when
+    /// long, then waited out.
+    fn wait_for_limit(
+        &self,
+        lock: &mut LoopLock,
+        saved: &Saved,
+        wait: std::time::Duration,
+        why: &str,
+    ) -> Result<Event> {
+        if self.outbox.tells_wait(wait) {
+            self.outbox.tell(
+                crate::notify::Event::Limit,
+                &format!(
+                    "waiting {} for a usage limit to reset",
+                    timefmt::human_duration(wait)
+                ),
+                "nothing to do: it goes on by itself (a --fallback agent would not wait)",
+            );
+        }
+        let it = saved.state.iteration.to_string();
+        let facts = [(env::REASON, why), (env::ITERATION, it.as_str())];
+        lifecycle::run(
+            &self.s.hooks.on_limit,
+            &self.facts("limit", saved.state.iteration, &facts),
+        );
+        self.wait_out(lock, why, wait)?;
+        Ok(Event::Waited {
+            stop: session::stop_requested(),
         })
     }
 
@@ -575,25 +585,21 @@ impl Shell<'_> {
         (iteration, number): (u32, u32),
         agent: usize,
     ) -> Result<Report> {
-        let (s, project) = (self.s, self.project);
-        let start = timefmt::now();
-        let seat = s.seat(agent);
+        let (start, seat, project) = (timefmt::now(), self.s.seat(agent), self.project);
         self.log_heading(number, &start, seat, before);
         let base = saved.first_head.clone();
         let (ended, command) = self.launch(lock, (iteration, number), (agent, base))?;
         let mut after = progress::take(&project.root, &project.spec());
-        let (left_uncommitted, no_evidence) =
-            (after.dirty, self.no_evidence(number, before, &after));
+        let left_uncommitted = after.dirty;
+        let no_evidence = self.no_evidence(number, before, &after);
         let no_change = self.no_change(number, before, &mut after)?;
         let auto_commit = self.commit_leftovers(&ended, number, before, &mut after);
-        let st = &ended.stream;
         let outcome = self.outcome_of(&ended, self.s.interactive);
-        saved.tokens.add(&st.usage);
+        saved.tokens.add(&ended.stream.usage);
         let progress = progress::compare(before, &after);
         let step_review = self.review_steps(lock, saved, number, &outcome, before, &mut after)?;
         let (judged, verdict) = self.judge_after_session(lock, saved, &outcome, progress)?;
-        let reviews: Vec<(engine::Reviewed, Record)> =
-            step_review.into_iter().chain(judged.review).collect();
+        let reviews: Vec<_> = step_review.into_iter().chain(judged.review).collect();
         let session = Ran {
             iteration,
             number,
@@ -602,7 +608,7 @@ impl Shell<'_> {
             auto_commit,
             no_evidence,
             no_change,
-            cost: self.cost_of(st, seat),
+            cost: self.cost_of(&ended.stream, seat),
             start,
             command,
             ended: &ended,
@@ -616,7 +622,7 @@ impl Shell<'_> {
         for (_, record) in &reviews {
             self.keep(record)?;
         }
-        let report = Report {
+        Ok(Report {
             quit_by_user: self.quit_by_user(&ended),
             outcome,
             error,
@@ -625,12 +631,11 @@ impl Shell<'_> {
             gate: judged.completion,
             waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
             now_epoch: now_epoch(),
-            step_before: before.next.clone(),
-            step_after: after.next.clone(),
+            // `before` is the next session's: this one's `after`.
+            step_before: std::mem::replace(before, after).next,
+            step_after: before.next.clone(),
             review: reviews.into_iter().next().map(|(r, _)| r),
-        };
-        *before = after;
-        Ok(report)
+        })
     }
 
     /// After a session's record: its `on_session_end` hook, what the user

@@ -27,9 +27,8 @@ pub type Part = (String, Value);
 /// their name in the file. Anything added to the config that runs or allows
 /// something belongs here.
 pub fn parts(cfg: &Options) -> Vec<Part> {
-    let h = &cfg.hooks;
     let r = &cfg.review;
-    let candidates: [(&'static str, Option<Value>); 20] = [
+    let first: [(&'static str, Option<Value>); 12] = [
         ("agent", cfg.agent.map(|a| json!(a))),
         // Moves the run to another agent, which may not be confined as the
         // run's own is.
@@ -61,27 +60,8 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
             "[gate] protect",
             cfg.gate.protect.as_ref().map(|v| json!(v)),
         ),
-        (
-            "[hooks] on_loop_start",
-            h.on_loop_start.as_ref().map(|v| json!(v)),
-        ),
-        (
-            "[hooks] on_session_start",
-            h.on_session_start.as_ref().map(|v| json!(v)),
-        ),
-        (
-            "[hooks] on_session_end",
-            h.on_session_end.as_ref().map(|v| json!(v)),
-        ),
-        (
-            "[hooks] on_complete",
-            h.on_complete.as_ref().map(|v| json!(v)),
-        ),
-        (
-            "[hooks] on_waiting",
-            h.on_waiting.as_ref().map(|v| json!(v)),
-        ),
-        ("[hooks] on_limit", h.on_limit.as_ref().map(|v| json!(v))),
+    ];
+    let last: [(&'static str, Option<Value>); 2] = [
         // Runs an agent, and keeps "done" honest: a session that drops or
         // softens it must not get its way.
         (
@@ -96,10 +76,26 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
         // by their digest.
         ("[notify]", notify_part(&cfg.notify)),
     ];
-    candidates
+    // (The order is the digest's: an approval given before stays good.)
+    first
         .into_iter()
+        .chain(hook_parts(&cfg.hooks))
+        .chain(last)
         .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
         .collect()
+}
+
+/// `[hooks]`: each a shell command.
+fn hook_parts(h: &crate::config::Hooks) -> [(&'static str, Option<Value>); 6] {
+    let v = |c: &Option<String>| c.as_ref().map(|c| json!(c));
+    [
+        ("[hooks] on_loop_start", v(&h.on_loop_start)),
+        ("[hooks] on_session_start", v(&h.on_session_start)),
+        ("[hooks] on_session_end", v(&h.on_session_end)),
+        ("[hooks] on_complete", v(&h.on_complete)),
+        ("[hooks] on_waiting", v(&h.on_waiting)),
+        ("[hooks] on_limit", v(&h.on_limit)),
+    ]
 }
 
 /// Keys of a Claude Code settings file that run a program, load code, or

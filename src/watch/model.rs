@@ -88,10 +88,8 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         .ok()
         .flatten()
         .map(|t| spec::parse(&t));
-    let waiting = sentinel::Waiting::read(&project.waiting())
-        .ok()
-        .flatten()
-        .map(|w| w.reason);
+    let waiting = sentinel::Waiting::read(&project.waiting()).ok().flatten();
+    let waiting = waiting.map(|w| w.reason);
     let state = state_of(
         running
             .as_ref()
@@ -101,80 +99,82 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         saved.is_some(),
         now_epoch(),
     );
-    let agent = saved.as_ref().map_or_else(
-        || "-".to_string(),
-        |s| {
-            let agent = s
-                .agents
-                .get(s.state.agent)
-                .map_or("claude".into(), |a| a.to_string());
-            // The model, from the newest work session's record (its end
-            // only is read: records grow with the run).
-            let model = run
-                .as_ref()
-                .and_then(|r| crate::fsutil::read_tail(&r.file("records.jsonl"), 16 * 1024))
-                .and_then(|t| {
-                    t.lines()
-                        .rev()
-                        .filter_map(|l| serde_json::from_str::<crate::run::records::Record>(l).ok())
-                        .find(|r| r.review.is_none())
-                })
-                .and_then(|r| r.model);
-            match model {
-                Some(m) => format!("{agent}/{m}"),
-                None => agent,
-            }
-        },
-    );
+    let agent = saved
+        .as_ref()
+        .map_or_else(|| "-".to_string(), |s| agent_text(s, run.as_ref()));
     let elapsed = elapsed_of(
-        running.as_ref().map(|l| {
-            humantime::parse_rfc3339(&l.started_at)
-                .ok()
-                .and_then(|t| SystemTime::now().duration_since(t).ok())
-                .unwrap_or_default()
-        }),
+        running.as_ref().map(running_for),
         saved.as_ref().map(|s| (s.resumed, s.elapsed_s)),
         summary.as_ref().map(|s| s.duration_s),
     );
+    let (iteration, max_iterations) = iterations(running.as_ref(), saved.as_ref());
     Row {
         name,
         branch,
         agent,
         state,
-        iteration: running
-            .as_ref()
-            .map(|l| l.iteration)
-            .or(saved.as_ref().map(|s| s.state.iteration))
-            .unwrap_or(0),
-        max_iterations: running
-            .as_ref()
-            .map(|l| l.max_iterations)
-            .or(saved.as_ref().map(|s| s.limits.max_iterations))
-            .unwrap_or(0),
+        iteration,
+        max_iterations,
         spec: spec.as_ref().map(|s| (s.done(), s.total())),
-        step: spec
-            .as_ref()
-            .and_then(|s| s.next_open())
-            .map(|s| match &s.label {
-                Some(l) => format!("{l} {}", s.title),
-                None => s.title.clone(),
-            }),
+        step: spec.as_ref().and_then(next_step),
         elapsed,
         cost_usd: saved.as_ref().map_or(0.0, |s| s.state.cost_usd),
         gate: saved
             .as_ref()
-            .and_then(|s| s.last_gate.as_ref())
-            .map(|g| g.passed),
+            .and_then(|s| s.last_gate.as_ref().map(|g| g.passed)),
         review: saved
             .as_ref()
-            .and_then(|s| s.last_review.as_ref())
-            .map(|r| r.verdict.clone()),
+            .and_then(|s| s.last_review.as_ref().map(|r| r.verdict.clone())),
         run_id: run.as_ref().map(|r| r.id.clone()),
         pid: running.as_ref().map(|l| l.pid),
         waiting,
         stream: run.as_ref().and_then(|r| r.sessions().pop()),
         root,
     }
+}
+
+/// The run's agent in use, and its model from the newest work session's
+/// record (only the end of the records is read: they grow with the run).
+fn agent_text(s: &crate::run::records::Saved, run: Option<&RunDir>) -> String {
+    let agent = s
+        .agents
+        .get(s.state.agent)
+        .map_or("claude".into(), |a| a.to_string());
+    let model = run
+        .and_then(|r| r.records_newest_first().find(|r| r.review.is_none()))
+        .and_then(|r| r.model);
+    match model {
+        Some(m) => format!("{agent}/{m}"),
+        None => agent,
+    }
+}
+
+/// The iteration and its limit: the lock's, else the saved state's.
+fn iterations(
+    running: Option<&runlock::LockInfo>,
+    saved: Option<&crate::run::records::Saved>,
+) -> (u32, u32) {
+    match (running, saved) {
+        (Some(l), _) => (l.iteration, l.max_iterations),
+        (None, Some(s)) => (s.state.iteration, s.limits.max_iterations),
+        (None, None) => (0, 0),
+    }
+}
+
+/// How long a running loop has run, by its lock.
+fn running_for(l: &runlock::LockInfo) -> std::time::Duration {
+    humantime::parse_rfc3339(&l.started_at)
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .unwrap_or_default()
+}
+
+/// The first open step, as a row shows it.
+fn next_step(s: &spec::Spec) -> Option<String> {
+    s.next_open().map(|s| match &s.label {
+        Some(l) => format!("{l} {}", s.title),
+        None => s.title.clone(),
+    })
 }
 
 /// A loop's state from what its files say: running (and until when it
