@@ -44,12 +44,12 @@ REC=$(head -1 "$TEMPLATE/records.jsonl" \
 mkdir -p "$W/template"
 cp "$TEMPLATE"/{summary.json,state.json,session-001.jsonl} "$W/template/"
 for i in $(seq 1 50); do echo "$REC"; done > "$W/template/records.jsonl"
-rm -rf .ralph/runs
+# The real run stays: the newest, the one ralph's own record names, as a
+# project's latest run is.
 
-# Past runs, a day apart in 2025 (long over: none is in the pacing hour).
+# Past runs, an hour apart in 2025 (long over: none is in the pacing hour).
 make_runs() { # $1: how many there are to be
-  mkdir -p .ralph/runs
-  local have; have=$(find .ralph/runs -mindepth 1 -maxdepth 1 | wc -l)
+  local have; have=$(find .ralph/runs -mindepth 1 -maxdepth 1 -name '2025-*' | wc -l)
   for i in $(seq $((have + 1)) "$1"); do
     local id; id=$(date -u -d "2025-01-01 + $i hours" +%Y-%m-%dT%H-%M-%SZ)-$i
     cp -r "$W/template" ".ralph/runs/$id"
@@ -61,13 +61,12 @@ instructions() { # the command's instructions, its children aside
     | awk '/Collected :/ {print $4}'
 }
 
-# One iteration of a paced loop: two iterations less one.
+# One iteration of a paced loop: two iterations less one. (Each run it
+# makes stays, as the newest: the next command finds it as a user would.)
 paced() { # $1: ralph
   local a b
   a=$(instructions "$1" loop --claude "$W/claude" --max-sessions-per-hour 500 --max-iterations 1)
-  rm -rf "$(ls -d .ralph/runs/2026-* | tail -1)"
   b=$(instructions "$1" loop --claude "$W/claude" --max-sessions-per-hour 500 --max-iterations 2)
-  rm -rf "$(ls -d .ralph/runs/2026-* | tail -1)"
   echo $((b - a))
 }
 

@@ -147,17 +147,35 @@ impl RunDir {
     }
 
     /// The run folders under `runs`, newest first, each opened only when
-    /// reached.
+    /// reached: the run ralph last started here first (its own record says
+    /// which, in its state folder), then, only if asked for, the others by
+    /// a listing of the folder.
     pub fn newest_first(runs: &Path) -> impl Iterator<Item = RunDir> + '_ {
-        RunDir::ids(runs)
-            .into_iter()
-            .rev()
-            .map(move |id| RunDir::open(runs, &id))
+        let first = RunDir::recorded_latest(runs);
+        let skip = first.as_ref().map(|r| r.id.clone());
+        let rest = std::iter::once(()).flat_map(move |()| {
+            let skip = skip.clone();
+            RunDir::ids(runs)
+                .into_iter()
+                .rev()
+                .filter(move |id| Some(id) != skip.as_ref())
+                .map(move |id| RunDir::open(runs, &id))
+        });
+        first.into_iter().chain(rest)
     }
 
-    /// The newest run folder under `runs`, if any: one folder opened.
+    /// The newest run folder under `runs`, if any: one folder opened, and
+    /// no listing of them while ralph's record names it.
     pub fn latest(runs: &Path) -> Option<RunDir> {
         RunDir::newest_first(runs).next()
+    }
+
+    /// The run ralph's record says it last started in the project whose
+    /// `runs` these are, if its folder is there.
+    fn recorded_latest(runs: &Path) -> Option<RunDir> {
+        let root = runs.parent()?.parent()?;
+        let id = crate::run::invocation::load(root)?.run_id;
+        (RunDir::valid_id(&id) && runs.join(&id).is_dir()).then(|| RunDir::open(runs, &id))
     }
 
     pub fn stream_name(session: u32) -> String {
