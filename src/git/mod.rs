@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+mod overrides;
+
 /// What no repository's config may make ralph's own git run, whatever it
 /// says: its fsmonitor, submodules' own configs, its hooks (unless asked for), the `ext::`
 /// transport, signature checks while reading the log, automatic gc (whose
@@ -53,109 +55,6 @@ const ENV: [(&str, &str); 4] = [
     ("GIT_NO_LAZY_FETCH", "1"),
 ];
 
-/// Which keys, when the repository's own config (`local` or `worktree`
-/// scope, includes too) sets them, name a program git runs, and what ralph
-/// sets instead when your own config (system, global, command line) has no
-/// value for them: `(section, subsection?, variable, neutral)`, `*` for any
-/// subsection or variable. Taken from git 2.47's `Documentation/config/`
-/// and `gitattributes`, each key checked against what ralph's git runs
-/// (status, diff, log, add, commit, merge, checkout, worktree add):
-/// - filters (clean on add, diff, merge; smudge on checkout, merge,
-///   worktree add): emptied, and not `required`, so nothing runs;
-/// - merge drivers: `false`, a conflict ralph's merge stops on and says;
-/// - signing (on with `commit.gpgSign`), its programs, and the commands git runs for ssh, proxies,
-///   credentials, passwords, alternates, pagers and editors: git's own
-///   defaults or nothing;
-/// - `submodule.recurse`: git in a submodule would read the submodule's
-///   own config.
-///
-/// `diff.external` and `diff.<driver>.command`/`textconv` are off by the
-/// flags every diff, log and show gets (`--no-ext-diff --no-textconv`);
-/// `core.fsmonitor` and hooks by `HARDENED`; `credential.*helper` is reset
-/// and your own helpers given again. Left out, as ralph runs none of the
-/// commands that read them: difftool, mergetool, web--browse, help,
-/// send-email, imap-send, archive, interpret-trailers, rebase, submodule
-/// update, fetch and push.
-const PROGRAM_KEYS: [(&str, Option<&str>, &str, &str); 19] = [
-    ("filter", Some("*"), "clean", ""),
-    ("filter", Some("*"), "smudge", ""),
-    ("filter", Some("*"), "process", ""),
-    ("merge", Some("*"), "driver", "false"),
-    // Signing runs the signing program with your key: your choice only.
-    ("commit", None, "gpgsign", "false"),
-    ("tag", None, "gpgsign", "false"),
-    ("gpg", None, "program", "gpg"),
-    ("gpg", Some("openpgp"), "program", "gpg"),
-    ("gpg", Some("x509"), "program", "gpgsm"),
-    ("gpg", Some("ssh"), "program", "ssh-keygen"),
-    ("gpg", Some("ssh"), "defaultkeycommand", ""),
-    ("core", None, "sshcommand", "ssh"),
-    ("core", None, "gitproxy", ""),
-    ("core", None, "askpass", ""),
-    ("core", None, "alternaterefscommand", ""),
-    ("core", None, "pager", "cat"),
-    ("core", None, "editor", "true"),
-    ("pager", None, "*", "false"),
-    ("submodule", None, "recurse", "false"),
-];
-
-/// One entry of `git config --list --show-scope --includes -z`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Entry {
-    scope: String,
-    key: String,
-    value: String,
-}
-
-/// `scope\0key\nvalue\0` records (a key without a value has no `\n`).
-fn entries(listing: &[u8]) -> Vec<Entry> {
-    let mut out = Vec::new();
-    let mut it = listing.split(|b| *b == 0);
-    while let (Some(scope), Some(kv)) = (it.next(), it.next()) {
-        let text = String::from_utf8_lossy(kv);
-        let (key, value) = text.split_once('\n').unwrap_or((&text, ""));
-        out.push(Entry {
-            scope: String::from_utf8_lossy(scope).into_owned(),
-            key: key.to_string(),
-            value: value.to_string(),
-        });
-    }
-    out
-}
-
-/// A key's section, subsection and variable (section and variable in
-/// lower case, as git lists them; the subsection as it is).
-fn parts(key: &str) -> (String, Option<&str>, String) {
-    let (section, rest) = key.split_once('.').unwrap_or((key, ""));
-    match rest.rsplit_once('.') {
-        Some((sub, var)) => (section.to_lowercase(), Some(sub), var.to_lowercase()),
-        None => (section.to_lowercase(), None, rest.to_lowercase()),
-    }
-}
-
-fn is_repositorys(scope: &str) -> bool {
-    matches!(scope, "local" | "worktree")
-}
-
-/// The neutral value of `key` if it names a program.
-fn program_key(key: &str) -> Option<&'static str> {
-    let (section, sub, var) = parts(key);
-    PROGRAM_KEYS.iter().find_map(|&(s, want_sub, v, neutral)| {
-        let sub_fits = match (want_sub, sub) {
-            (None, None) => true,
-            (Some("*"), Some(_)) => true,
-            (Some(w), Some(have)) => w == have.to_lowercase(),
-            _ => false,
-        };
-        (s == section && sub_fits && (v == "*" || v == var)).then_some(neutral)
-    })
-}
-
-fn is_credential_helper(key: &str) -> bool {
-    let (section, _, var) = parts(key);
-    section == "credential" && var == "helper"
-}
-
 /// Where git's own options end and the subcommand's begin: just past the
 /// first word that is neither an option nor the value of `-c`/`-C`.
 fn subcommand_end(words: &[&str]) -> usize {
@@ -168,60 +67,6 @@ fn subcommand_end(words: &[&str]) -> usize {
         }
     }
     0
-}
-
-/// What ralph's git sets over the repository's config, as `(key, value)`
-/// pairs (given through `GIT_CONFIG_KEY_n`, where a key may hold any
-/// character): each program key the repository sets gets your own value,
-/// else a neutral one. Pure: `listing` is `git config --list --show-scope
-/// --includes -z`. `Err` when the repository moves the work tree elsewhere
-/// (`core.worktree`, which no override undoes).
-fn overrides(listing: &[u8]) -> Result<Vec<(String, String)>, String> {
-    let all = entries(listing);
-    let (repo, yours): (Vec<&Entry>, Vec<&Entry>) =
-        all.iter().partition(|e| is_repositorys(&e.scope));
-    if let Some(e) = repo
-        .iter()
-        .find(|e| e.key.eq_ignore_ascii_case("core.worktree"))
-    {
-        return Err(format!(
-            "the repository's config sets core.worktree = {:?}: ralph runs no git on a work tree moved elsewhere (`git config --unset core.worktree` if you did not mean it)",
-            crate::output::visible_line(&e.value)
-        ));
-    }
-    let mut out: Vec<(String, String)> = Vec::new();
-    let mut done: Vec<&str> = Vec::new();
-    for e in &repo {
-        if done.contains(&e.key.as_str()) {
-            continue;
-        }
-        done.push(&e.key);
-        if is_credential_helper(&e.key) {
-            if !out.iter().any(|(k, _)| k == "credential.helper") {
-                // An empty helper resets the list; then yours, in order.
-                out.push(("credential.helper".into(), String::new()));
-                out.extend(
-                    yours
-                        .iter()
-                        .filter(|y| is_credential_helper(&y.key))
-                        .map(|y| (y.key.clone(), y.value.clone())),
-                );
-            }
-            continue;
-        }
-        let Some(neutral) = program_key(&e.key) else {
-            continue;
-        };
-        let own = yours.iter().rev().find(|y| y.key == e.key);
-        let value = own.map_or(neutral, |y| y.value.as_str());
-        out.push((e.key.clone(), value.to_string()));
-        let (section, sub, _) = parts(&e.key);
-        if section == "filter" && own.is_none() {
-            let sub = sub.unwrap_or_default();
-            out.push((format!("filter.{sub}.required"), "false".into()));
-        }
-    }
-    Ok(out)
 }
 
 /// git in `dir`.
@@ -250,14 +95,23 @@ impl Git<'_> {
     /// overridden (`Err` for a repository ralph runs no git in).
     fn command(&self, words: &[&str], values: &[&str]) -> Result<Command> {
         let mut c = self.base();
-        let listing = self
-            .base()
-            .args(["config", "--list", "--show-scope", "--includes", "-z"])
-            .stderr(Stdio::null())
-            .output()
-            .context("cannot run git")?;
-        // An unreadable config fails the command itself, said by git.
-        let set = overrides(&listing.stdout).map_err(|e| anyhow::anyhow!(e))?;
+        let set = overrides::of(self.dir, || {
+            // An unreadable config fails the command itself, said by git.
+            self.base()
+                .args([
+                    "config",
+                    "--list",
+                    "--show-scope",
+                    "--show-origin",
+                    "--includes",
+                    "-z",
+                ])
+                .stderr(Stdio::null())
+                .output()
+                .map(|o| o.stdout)
+                .unwrap_or_default()
+        })
+        .map_err(|e| anyhow::anyhow!(e))?;
         let first = std::env::var("GIT_CONFIG_COUNT")
             .ok()
             .and_then(|n| n.parse::<usize>().ok())
@@ -467,66 +321,6 @@ mod tests {
         assert!(marker.exists(), "a plain `git status` runs core.fsmonitor");
     }
 
-    fn listing(entries: &[(&str, &str, &str)]) -> Vec<u8> {
-        let mut out = Vec::new();
-        for (scope, key, value) in entries {
-            out.extend_from_slice(format!("{scope}\0{key}\n{value}\0").as_bytes());
-        }
-        out
-    }
-
-    #[test]
-    fn the_repositorys_program_keys_get_yours_or_nothing() {
-        let l = listing(&[
-            ("global", "filter.lfs.clean", "git-lfs clean -- %f"),
-            ("global", "credential.helper", "store"),
-            ("global", "credential.https://a.example.helper", "cache"),
-            ("local", "filter.lfs.clean", "evil"),
-            ("local", "filter.My=Drv.smudge", "evil"),
-            ("local", "merge.npm.driver", "evil %A"),
-            ("local", "gpg.x509.program", "evil"),
-            ("worktree", "core.sshCommand", "evil"),
-            ("local", "credential.helper", "!evil"),
-            ("local", "credential.https://b.example.helper", "!evil"),
-            ("local", "pager.status", "evil"),
-            ("local", "user.name", "someone"),
-            ("local", "diff.x.textconv", "evil"),
-            ("command", "core.editor", "vim"),
-            ("local", "core.editor", "evil"),
-        ]);
-        let got = overrides(&l).unwrap();
-        let want: Vec<(String, String)> = [
-            ("filter.lfs.clean", "git-lfs clean -- %f"),
-            ("filter.My=Drv.smudge", ""),
-            ("filter.My=Drv.required", "false"),
-            ("merge.npm.driver", "false"),
-            ("gpg.x509.program", "gpgsm"),
-            ("core.sshCommand", "ssh"),
-            ("credential.helper", ""),
-            ("credential.helper", "store"),
-            ("credential.https://a.example.helper", "cache"),
-            ("pager.status", "false"),
-            ("core.editor", "vim"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        assert_eq!(got, want);
-        // Your own config alone overrides nothing.
-        assert!(
-            overrides(&listing(&[("global", "core.sshCommand", "ssh -i k")]))
-                .unwrap()
-                .is_empty()
-        );
-        let e = overrides(&listing(&[("local", "core.worktree", "/home/u")])).unwrap_err();
-        assert!(e.contains("core.worktree = \"/home/u\""), "{e}");
-        assert_eq!(
-            subcommand_end(&["-c", "a=b", "--literal-pathspecs", "diff", "-x"]),
-            4
-        );
-        assert_eq!(subcommand_end(&["--version"]), 0);
-    }
-
     /// Each program key a session could set, with `.gitattributes` naming
     /// the drivers: none runs through any git ralph runs for a loop.
     #[test]
@@ -659,7 +453,9 @@ mod tests {
         g.run(&[&id[..], &["add", "--all"]].concat(), &[]).unwrap();
         g.run(&[&id[..], &["commit", "-qm", "sub"]].concat(), &[])
             .unwrap();
-        std::fs::write(sub.join("a.txt"), "two, longer\n").unwrap();
+        // The same size: git must read the file (through its filter) to
+        // tell whether it changed.
+        std::fs::write(sub.join("a.txt"), "two\n").unwrap();
         g.bytes(&["status", "--porcelain=v2", "-z"]).unwrap();
         g.run(&["diff", "HEAD"], &[]).unwrap();
         g.run(&["diff", "--name-only", "HEAD"], &[]).unwrap();
@@ -679,6 +475,15 @@ mod tests {
             mark.exists(),
             "a plain `git status` runs it: the test tests something"
         );
+    }
+
+    #[test]
+    fn the_subcommand_is_found_past_gits_own_options() {
+        assert_eq!(
+            subcommand_end(&["-c", "a=b", "--literal-pathspecs", "diff", "-x"]),
+            4
+        );
+        assert_eq!(subcommand_end(&["--version"]), 0);
     }
 
     #[test]

@@ -1,0 +1,386 @@
+//! What ralph's git sets over a repository's config so that no program it
+//! names runs (pure: the keys, the listing read, the overrides made), and
+//! the listing kept while none of the files it came from changed.
+
+use std::path::{Path, PathBuf};
+
+/// Which keys, when the repository's own config (`local` or `worktree`
+/// scope, includes too) sets them, name a program git runs, and what ralph
+/// sets instead when your own config (system, global, command line) has no
+/// value for them: `(section, subsection?, variable, neutral)`, `*` for any
+/// subsection or variable. Taken from git 2.47's `Documentation/config/`
+/// and `gitattributes`, each key checked against what ralph's git runs
+/// (status, diff, log, add, commit, merge, checkout, worktree add):
+/// - filters (clean on add, diff, merge; smudge on checkout, merge,
+///   worktree add): emptied, and not `required`, so nothing runs;
+/// - merge drivers: `false`, a conflict ralph's merge stops on and says;
+/// - signing (on with `commit.gpgSign`), its programs, and the commands git runs for ssh, proxies,
+///   credentials, passwords, alternates, pagers and editors: git's own
+///   defaults or nothing;
+/// - `submodule.recurse`: git in a submodule would read the submodule's
+///   own config.
+///
+/// `diff.external` and `diff.<driver>.command`/`textconv` are off by the
+/// flags every diff, log and show gets (`--no-ext-diff --no-textconv`);
+/// `core.fsmonitor` and hooks by `HARDENED`; `credential.*helper` is reset
+/// and your own helpers given again. Left out, as ralph runs none of the
+/// commands that read them: difftool, mergetool, web--browse, help,
+/// send-email, imap-send, archive, interpret-trailers, rebase, submodule
+/// update, fetch and push.
+const PROGRAM_KEYS: [(&str, Option<&str>, &str, &str); 19] = [
+    ("filter", Some("*"), "clean", ""),
+    ("filter", Some("*"), "smudge", ""),
+    ("filter", Some("*"), "process", ""),
+    ("merge", Some("*"), "driver", "false"),
+    // Signing runs the signing program with your key: your choice only.
+    ("commit", None, "gpgsign", "false"),
+    ("tag", None, "gpgsign", "false"),
+    ("gpg", None, "program", "gpg"),
+    ("gpg", Some("openpgp"), "program", "gpg"),
+    ("gpg", Some("x509"), "program", "gpgsm"),
+    ("gpg", Some("ssh"), "program", "ssh-keygen"),
+    ("gpg", Some("ssh"), "defaultkeycommand", ""),
+    ("core", None, "sshcommand", "ssh"),
+    ("core", None, "gitproxy", ""),
+    ("core", None, "askpass", ""),
+    ("core", None, "alternaterefscommand", ""),
+    ("core", None, "pager", "cat"),
+    ("core", None, "editor", "true"),
+    ("pager", None, "*", "false"),
+    ("submodule", None, "recurse", "false"),
+];
+
+/// One entry of `git config --list --show-scope --show-origin --includes -z`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Entry {
+    scope: String,
+    /// Where it was read: `file:<path>` (relative paths are the
+    /// repository's), `command line:`, `blob:...`, `standard input:`.
+    origin: String,
+    key: String,
+    value: String,
+}
+
+/// `scope\0origin\0key\nvalue\0` records (a key without a value has no
+/// `\n`).
+fn entries(listing: &[u8]) -> Vec<Entry> {
+    let mut out = Vec::new();
+    let mut it = listing.split(|b| *b == 0);
+    while let (Some(scope), Some(origin), Some(kv)) = (it.next(), it.next(), it.next()) {
+        let text = String::from_utf8_lossy(kv);
+        let (key, value) = text.split_once('\n').unwrap_or((&text, ""));
+        out.push(Entry {
+            scope: String::from_utf8_lossy(scope).into_owned(),
+            origin: String::from_utf8_lossy(origin).into_owned(),
+            key: key.to_string(),
+            value: value.to_string(),
+        });
+    }
+    out
+}
+
+/// A key's section, subsection and variable (section and variable in
+/// lower case, as git lists them; the subsection as it is).
+fn parts(key: &str) -> (String, Option<&str>, String) {
+    let (section, rest) = key.split_once('.').unwrap_or((key, ""));
+    match rest.rsplit_once('.') {
+        Some((sub, var)) => (section.to_lowercase(), Some(sub), var.to_lowercase()),
+        None => (section.to_lowercase(), None, rest.to_lowercase()),
+    }
+}
+
+fn is_repositorys(scope: &str) -> bool {
+    matches!(scope, "local" | "worktree")
+}
+
+/// The neutral value of `key` if it names a program.
+fn program_key(key: &str) -> Option<&'static str> {
+    let (section, sub, var) = parts(key);
+    PROGRAM_KEYS.iter().find_map(|&(s, want_sub, v, neutral)| {
+        let sub_fits = match (want_sub, sub) {
+            (None, None) => true,
+            (Some("*"), Some(_)) => true,
+            (Some(w), Some(have)) => w == have.to_lowercase(),
+            _ => false,
+        };
+        (s == section && sub_fits && (v == "*" || v == var)).then_some(neutral)
+    })
+}
+
+fn is_credential_helper(key: &str) -> bool {
+    let (section, _, var) = parts(key);
+    section == "credential" && var == "helper"
+}
+
+/// What ralph's git sets over the repository's config, as `(key, value)`
+/// pairs (given through `GIT_CONFIG_KEY_n`, where a key may hold any
+/// character): each program key the repository sets gets your own value,
+/// else a neutral one. Pure: `listing` is `git config --list --show-scope
+/// --show-origin --includes -z`. `Err` when the repository moves the work
+/// tree elsewhere (`core.worktree`, which no override undoes).
+fn overrides(listing: &[u8]) -> Result<Vec<(String, String)>, String> {
+    let all = entries(listing);
+    let (repo, yours): (Vec<&Entry>, Vec<&Entry>) =
+        all.iter().partition(|e| is_repositorys(&e.scope));
+    if let Some(e) = repo
+        .iter()
+        .find(|e| e.key.eq_ignore_ascii_case("core.worktree"))
+    {
+        return Err(format!(
+            "the repository's config sets core.worktree = {:?}: ralph runs no git on a work tree moved elsewhere (`git config --unset core.worktree` if you did not mean it)",
+            crate::output::visible_line(&e.value)
+        ));
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for e in &repo {
+        if done.contains(&e.key.as_str()) {
+            continue;
+        }
+        done.push(&e.key);
+        if is_credential_helper(&e.key) {
+            if !out.iter().any(|(k, _)| k == "credential.helper") {
+                // An empty helper resets the list; then yours, in order.
+                out.push(("credential.helper".into(), String::new()));
+                out.extend(
+                    yours
+                        .iter()
+                        .filter(|y| is_credential_helper(&y.key))
+                        .map(|y| (y.key.clone(), y.value.clone())),
+                );
+            }
+            continue;
+        }
+        let Some(neutral) = program_key(&e.key) else {
+            continue;
+        };
+        let own = yours.iter().rev().find(|y| y.key == e.key);
+        let value = own.map_or(neutral, |y| y.value.as_str());
+        out.push((e.key.clone(), value.to_string()));
+        let (section, sub, _) = parts(&e.key);
+        if section == "filter" && own.is_none() {
+            let sub = sub.unwrap_or_default();
+            out.push((format!("filter.{sub}.required"), "false".into()));
+        }
+    }
+    Ok(out)
+}
+
+/// What a file was, for telling whether it changed: `None` if it was not
+/// there. Its change time moves with any write to it, and no one can set it.
+type Stamp = Option<(u64, u64, u64, i64, i64)>;
+
+fn stamp(p: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| {
+        let ns = |s: i64, n: i64| s * 1_000_000_000 + n;
+        (
+            m.dev(),
+            m.ino(),
+            m.size(),
+            ns(m.mtime(), m.mtime_nsec()),
+            ns(m.ctime(), m.ctime_nsec()),
+        )
+    })
+}
+
+/// The files a listing in `dir` came from, and those it could come from
+/// next (each include's target, there or not; the repository's config
+/// files; yours): while none of them changed, the same listing holds.
+/// `None` when that cannot be told from files (a conditional include, a
+/// config from elsewhere than a file).
+fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    for e in all {
+        if e.key.starts_with("includeif.") {
+            return None;
+        }
+        let from = match e.origin.strip_prefix("file:") {
+            Some(f) => dir.join(f),
+            None if e.scope == "command" => continue,
+            None => return None,
+        };
+        if e.key == "include.path" {
+            let target = match (e.value.strip_prefix("~/"), &home) {
+                (Some(rest), Some(h)) => h.join(rest),
+                _ => from.parent().unwrap_or(dir).join(&e.value),
+            };
+            files.push(target);
+        }
+        files.push(from);
+    }
+    files.extend(
+        [
+            ".git/config",
+            ".git/config.worktree",
+            ".git/commondir",
+            ".git",
+        ]
+        .iter()
+        .map(|f| dir.join(f)),
+    );
+    if let Some(h) = &home {
+        files.extend([h.join(".gitconfig"), h.join(".config/git/config")]);
+    }
+    files.push(PathBuf::from("/etc/gitconfig"));
+    files.sort();
+    files.dedup();
+    Some(files)
+}
+
+/// The last listing's overrides in one folder, and what its files were.
+struct Kept {
+    dir: PathBuf,
+    files: Vec<(PathBuf, Stamp)>,
+    set: Result<Vec<(String, String)>, String>,
+}
+
+static KEPT: std::sync::Mutex<Vec<Kept>> = std::sync::Mutex::new(Vec::new());
+
+/// The overrides for git in `dir`: `list` (the config's listing) is run
+/// only when a file the last listing there came from has changed since.
+pub(super) fn of(dir: &Path, list: impl Fn() -> Vec<u8>) -> Result<Vec<(String, String)>, String> {
+    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(k) = kept.iter().find(|k| k.dir == dir)
+        && k.files.iter().all(|(p, s)| stamp(p) == *s)
+    {
+        return k.set.clone();
+    }
+    let listing = list();
+    let all = entries(&listing);
+    let set = overrides(&listing);
+    kept.retain(|k| k.dir != dir);
+    if let Some(files) = watched(&all, dir) {
+        let files: Vec<(PathBuf, Stamp)> = files
+            .into_iter()
+            .map(|p| {
+                let s = stamp(&p);
+                (p, s)
+            })
+            .collect();
+        // Kept only if nothing changed between the listing and the stamps:
+        // the files as stamped give the same listing again.
+        if list() != listing {
+            return set;
+        }
+        kept.push(Kept {
+            dir: dir.to_path_buf(),
+            files,
+            set: set.clone(),
+        });
+        // A handful of folders a process uses; never many.
+        if kept.len() > 16 {
+            kept.remove(0);
+        }
+    }
+    set
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listing(entries: &[(&str, &str, &str)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (scope, key, value) in entries {
+            let origin = if *scope == "command" {
+                "command line:".to_string()
+            } else {
+                format!("file:{scope}.cfg")
+            };
+            out.extend_from_slice(format!("{scope}\0{origin}\0{key}\n{value}\0").as_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn the_repositorys_program_keys_get_yours_or_nothing() {
+        let l = listing(&[
+            ("global", "filter.lfs.clean", "git-lfs clean -- %f"),
+            ("global", "credential.helper", "store"),
+            ("global", "credential.https://a.example.helper", "cache"),
+            ("local", "filter.lfs.clean", "evil"),
+            ("local", "filter.My=Drv.smudge", "evil"),
+            ("local", "merge.npm.driver", "evil %A"),
+            ("local", "gpg.x509.program", "evil"),
+            ("worktree", "core.sshCommand", "evil"),
+            ("local", "credential.helper", "!evil"),
+            ("local", "credential.https://b.example.helper", "!evil"),
+            ("local", "pager.status", "evil"),
+            ("local", "user.name", "someone"),
+            ("local", "diff.x.textconv", "evil"),
+            ("command", "core.editor", "vim"),
+            ("local", "core.editor", "evil"),
+        ]);
+        let got = overrides(&l).unwrap();
+        let want: Vec<(String, String)> = [
+            ("filter.lfs.clean", "git-lfs clean -- %f"),
+            ("filter.My=Drv.smudge", ""),
+            ("filter.My=Drv.required", "false"),
+            ("merge.npm.driver", "false"),
+            ("gpg.x509.program", "gpgsm"),
+            ("core.sshCommand", "ssh"),
+            ("credential.helper", ""),
+            ("credential.helper", "store"),
+            ("credential.https://a.example.helper", "cache"),
+            ("pager.status", "false"),
+            ("core.editor", "vim"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(got, want);
+        // Your own config alone overrides nothing.
+        assert!(
+            overrides(&listing(&[("global", "core.sshCommand", "ssh -i k")]))
+                .unwrap()
+                .is_empty()
+        );
+        let e = overrides(&listing(&[("local", "core.worktree", "/home/u")])).unwrap_err();
+        assert!(e.contains("core.worktree = \"/home/u\""), "{e}");
+    }
+
+    #[test]
+    fn a_listing_is_kept_until_a_file_it_came_from_changes() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        // An include is read beside the file that names it.
+        let inc = dir.join(".git/inc.cfg");
+        let listed = std::cell::Cell::new(0);
+        let body = || {
+            let (cfg, inc) = (
+                std::fs::read_to_string(dir.join(".git/config")).unwrap_or_default(),
+                std::fs::read_to_string(dir.join(".git/inc.cfg")).unwrap_or_default(),
+            );
+            let mut l = format!("local\0file:.git/config\0include.path\n{}\0", "inc.cfg");
+            if !cfg.is_empty() {
+                l.push_str(&format!("local\0file:.git/config\0filter.a.clean\n{cfg}\0"));
+            }
+            if !inc.is_empty() {
+                l.push_str(&format!("local\0file:.git/inc.cfg\0filter.b.clean\n{inc}\0"));
+            }
+            l.into_bytes()
+        };
+        let list = || {
+            listed.set(listed.get() + 1);
+            body()
+        };
+        let first = of(dir, list).unwrap();
+        assert!(first.is_empty());
+        let n = listed.get();
+        assert_eq!(of(dir, list).unwrap(), first);
+        assert_eq!(listed.get(), n, "kept: nothing changed");
+        // A change to the config, then to an include that was not there.
+        std::fs::write(dir.join(".git/config"), "evil").unwrap();
+        let set = of(dir, list).unwrap();
+        assert!(set.iter().any(|(k, _)| k == "filter.a.clean"), "{set:?}");
+        std::fs::write(&inc, "evil").unwrap();
+        let set = of(dir, list).unwrap();
+        assert!(set.iter().any(|(k, _)| k == "filter.b.clean"), "{set:?}");
+        // A conditional include cannot be told from files: never kept.
+        let l = b"local\0file:.git/config\0includeif.onbranch:x.path\ny\0".to_vec();
+        assert_eq!(watched(&entries(&l), dir), None);
+    }
+}
