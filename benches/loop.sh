@@ -64,16 +64,17 @@ names=("this ralph")
 [ -n "${OLD:-}" ] && loops+=("$OLD") && names+=("OLD ($OLD)")
 cmds=()
 for bin in "${loops[@]}"; do
-  cmds+=("$bin loop --claude ./instant --max-iterations $N >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
+  cmds+=("$bin loop --claude ./instant --max-iterations $N --max-sessions-per-step $((N + 1)) >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
 done
 for agent in codex gemini; do
-  cmds+=("$RALPH loop --agent $agent --$agent ./instant-$agent --max-iterations $N >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
+  cmds+=("$RALPH loop --agent $agent --$agent ./instant-$agent --max-iterations $N --max-sessions-per-step $((N + 1)) >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
   names+=("this ralph, --agent $agent")
 done
 hyperfine -w 1 -r "${RUNS:-5}" --export-json l.json "${cmds[@]}" >/dev/null
 loop=$(python3 -c 'import json; print(" ".join(str(r["median"]) for r in json.load(open("l.json"))["results"]))')
 
-# 1 GiB of assistant text events, then the result.
+# (A step open that long would be "stuck": the loops above say how long
+# is too long.) 1 GiB of assistant text events, then the result.
 cat > firehose <<EOF2
 #!/bin/sh
 cat > /dev/null

@@ -210,15 +210,11 @@ fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
         }
         files.push(from);
     }
+    // (Not `.git` itself: git changes that folder on every call.)
     files.extend(
-        [
-            ".git/config",
-            ".git/config.worktree",
-            ".git/commondir",
-            ".git",
-        ]
-        .iter()
-        .map(|f| dir.join(f)),
+        [".git/config", ".git/config.worktree", ".git/commondir"]
+            .iter()
+            .map(|f| dir.join(f)),
     );
     if let Some(h) = &home {
         files.extend([h.join(".gitconfig"), h.join(".config/git/config")]);
@@ -359,7 +355,9 @@ mod tests {
                 l.push_str(&format!("local\0file:.git/config\0filter.a.clean\n{cfg}\0"));
             }
             if !inc.is_empty() {
-                l.push_str(&format!("local\0file:.git/inc.cfg\0filter.b.clean\n{inc}\0"));
+                l.push_str(&format!(
+                    "local\0file:.git/inc.cfg\0filter.b.clean\n{inc}\0"
+                ));
             }
             l.into_bytes()
         };
