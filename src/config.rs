@@ -156,6 +156,18 @@ pub struct Options {
     pub claude_args: Option<Vec<String>>,
 }
 
+impl Options {
+    /// The program named for `agent` (`--claude`, `--codex`, `--gemini`).
+    pub fn program_of(&self, agent: crate::agent::Agent) -> Option<&PathBuf> {
+        use crate::agent::Agent;
+        match agent {
+            Agent::Claude => self.claude.as_ref(),
+            Agent::Codex => self.codex.as_ref(),
+            Agent::Gemini => self.gemini.as_ref(),
+        }
+    }
+}
+
 /// What the loop does with a session's uncommitted changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -1,6 +1,6 @@
 //! The coding agents a loop can drive (Claude Code, Codex CLI, Gemini CLI):
-//! each one's command line for a session and its token prices. Their
-//! streams are read in `run::stream`; everything else is shared.
+//! what each can do (one row each), its command line for a session and its
+//! token prices. Their streams are read in `run::stream`.
 
 pub mod codex;
 pub mod gemini;
@@ -21,35 +21,141 @@ pub enum Agent {
     Gemini,
 }
 
+/// What one agent is and can do, in one row: what ralph asks of an agent
+/// is asked here, never by its name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    pub name: &'static str,
+    /// How to install it (the npm registry's package).
+    pub install: &'static str,
+    /// A TUI ralph can run in your terminal (`--interactive`), ended by
+    /// ralph's Stop hook.
+    pub interactive: bool,
+    /// Takes `--permission-mode`.
+    pub permission_modes: bool,
+    /// Its own sandbox can confine a session here (`--confined`).
+    pub confinable: bool,
+    /// Confined, its network can be allowed domain by domain.
+    pub network_by_domain: bool,
+    /// Its sandbox needs bubblewrap and socat from the system.
+    pub sandbox_needs_bwrap: bool,
+    /// Its sandbox leaves stray placeholder files in the project (excluded
+    /// from git when a run is confined).
+    pub sandbox_placeholders: bool,
+    /// Confined, its sessions can write `.git` (hooks too): ralph names it
+    /// writable, for their commits.
+    pub sandbox_writes_git: bool,
+    /// Confined, it needs a TMPDIR of its own, outside the one that holds
+    /// its home (Codex's sandbox helper).
+    pub sandbox_own_tmpdir: bool,
+    /// Its stream says what a session cost (else ralph prices its tokens).
+    pub reports_cost: bool,
+    /// Takes `--disallowedTools` (a reviewer runs without its editing
+    /// tools).
+    pub disallows_tools: bool,
+}
+
+const CAPS: [(Agent, Caps); 3] = [
+    (
+        Agent::Claude,
+        Caps {
+            name: "claude",
+            install: "npm install -g @anthropic-ai/claude-code",
+            interactive: true,
+            permission_modes: true,
+            confinable: true,
+            network_by_domain: true,
+            sandbox_needs_bwrap: true,
+            sandbox_placeholders: true,
+            sandbox_writes_git: false,
+            sandbox_own_tmpdir: false,
+            reports_cost: true,
+            disallows_tools: true,
+        },
+    ),
+    (
+        Agent::Codex,
+        Caps {
+            name: "codex",
+            install: "npm install -g @openai/codex",
+            interactive: false,
+            permission_modes: false,
+            confinable: true,
+            network_by_domain: false,
+            sandbox_needs_bwrap: false,
+            sandbox_placeholders: false,
+            sandbox_writes_git: true,
+            sandbox_own_tmpdir: true,
+            reports_cost: false,
+            disallows_tools: false,
+        },
+    ),
+    (
+        Agent::Gemini,
+        Caps {
+            name: "gemini",
+            install: "npm install -g @google/gemini-cli",
+            interactive: false,
+            permission_modes: false,
+            // Its sandbox needs a docker or podman daemon.
+            confinable: false,
+            network_by_domain: false,
+            sandbox_needs_bwrap: false,
+            sandbox_placeholders: false,
+            sandbox_writes_git: false,
+            sandbox_own_tmpdir: false,
+            reports_cost: false,
+            disallows_tools: false,
+        },
+    ),
+];
+
 impl Agent {
     pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
 
+    /// Its row (every agent has one).
+    pub fn caps(self) -> &'static Caps {
+        &CAPS
+            .iter()
+            .find(|(a, _)| *a == self)
+            .expect("every agent has its row")
+            .1
+    }
+
     pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::Gemini => "gemini",
-        }
+        self.caps().name
     }
 
     /// How to install it (the npm registry's package).
     pub fn install(self) -> &'static str {
-        match self {
-            Agent::Claude => "npm install -g @anthropic-ai/claude-code",
-            Agent::Codex => "npm install -g @openai/codex",
-            Agent::Gemini => "npm install -g @google/gemini-cli",
-        }
+        self.caps().install
     }
 
     /// Does its stream say what a session cost? (Else ralph prices its
     /// tokens.)
     pub fn reports_cost(self) -> bool {
-        self == Agent::Claude
+        self.caps().reports_cost
     }
 }
 
 impl std::fmt::Display for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_agent_has_one_row_and_its_name_parses_back() {
+        for a in Agent::ALL {
+            assert_eq!(CAPS.iter().filter(|(x, _)| *x == a).count(), 1);
+            assert_eq!(Agent::from_str(a.name(), false), Ok(a));
+            // What only an interactive TUI has, only it has.
+            assert!(!a.caps().permission_modes || a.caps().interactive);
+            assert!(!a.caps().network_by_domain || a.caps().confinable);
+        }
     }
 }

@@ -130,11 +130,11 @@ fn claude_version(bin: &Path) -> Option<String> {
 /// run for its version only once approved), else the one on PATH. Its
 /// version and where it is, or the failed verdict.
 fn agent_version(h: &Here, agent: Agent) -> Result<(String, PathBuf), Verdict> {
-    let configured = h.cfg.as_ref().ok().and_then(|c| match agent {
-        Agent::Claude => c.claude.clone(),
-        Agent::Codex => c.codex.clone(),
-        Agent::Gemini => c.gemini.clone(),
-    });
+    let configured = h
+        .cfg
+        .as_ref()
+        .ok()
+        .and_then(|c| c.program_of(agent).cloned());
     let program = match &configured {
         Some(p) if p.components().count() > 1 => Some(h.project.root.join(p)),
         Some(p) => which::which(p).ok(),
@@ -163,7 +163,7 @@ fn agent_version(h: &Here, agent: Agent) -> Result<(String, PathBuf), Verdict> {
 
 /// The claude the loop would run.
 fn claude(h: &Here) -> Verdict {
-    match agent_version(h, Agent::Claude) {
+    match agent_version(h, Agent::default()) {
         Ok((v, p)) => pass(format!("{v} at {}", p.display())),
         Err(failed) => failed,
     }
@@ -179,7 +179,7 @@ fn agents(h: &Here) -> Verdict {
         .agent
         .into_iter()
         .chain(cfg.fallback.iter().flatten().copied())
-        .filter(|&a| a != Agent::Claude)
+        .filter(|&a| a != Agent::default())
         .collect();
     if named.is_empty() {
         return pass("no other agent configured (`--agent codex|gemini`, `fallback = [...]`)");
@@ -190,7 +190,7 @@ fn agents(h: &Here) -> Verdict {
             Ok(found) => found,
             Err(failed) => return failed,
         };
-        if agent == Agent::Gemini && cfg.confined {
+        if !agent.caps().confinable && cfg.confined {
             return fail(
                 "gemini cannot run confined here (its sandbox needs a docker or podman daemon)",
                 "drop confined = true, or use agent = \"codex\" or \"claude\"",
@@ -217,7 +217,7 @@ fn review(h: &Here) -> Verdict {
         Err(e) => return fail(e, "in [review]: when = \"complete\" or \"step\""),
     };
     let agent = r.agent.or(cfg.agent).unwrap_or_default();
-    if agent == Agent::Gemini && cfg.confined {
+    if !agent.caps().confinable && cfg.confined {
         return fail(
             "the reviewer gemini cannot run confined here (its sandbox needs a docker or podman daemon)",
             "in [review]: agent = \"claude\" or \"codex\"",

@@ -345,7 +345,7 @@ fn prepare_confined(
             .push(main.join(".beads").display().to_string());
     }
     if settings.confined.is_some()
-        && settings.agent == crate::agent::Agent::Claude
+        && settings.agent.caps().sandbox_placeholders
         && let Some(path) = crate::run::confine::prepare(&project.root)?
     {
         ui.note(&format!(

@@ -191,7 +191,7 @@ impl LastRun {
                 s.iterations,
                 s.duration.as_str(),
                 crate::output::spent(s.cost_usd, s.cost_unknown)
-                    + &if s.agent == crate::agent::Agent::Claude {
+                    + &if s.agent == crate::agent::Agent::default() {
                         String::new()
                     } else {
                         format!(", {}", s.agent)

@@ -57,7 +57,7 @@ fn codex_scratch(
     seat: Seat,
     env: &mut Vec<(String, String)>,
 ) -> Result<Option<tempfile::TempDir>> {
-    if seat.agent != Agent::Codex || s.confined.is_none() {
+    if !seat.agent.caps().sandbox_own_tmpdir || s.confined.is_none() {
         return Ok(None);
     }
     let dir = crate::trust::store::scratch_dir();

@@ -310,7 +310,9 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
     let confined = confinement(cli, &o, &claude_args)?;
     if o.commit == Some(crate::config::CommitMode::Auto)
         && confined.is_some()
-        && (agent == Agent::Codex || fallbacks.contains(&Agent::Codex))
+        && std::iter::once(&agent)
+            .chain(&fallbacks)
+            .any(|a| a.caps().sandbox_writes_git)
     {
         return Err(COMMIT_WITH_CODEX.into());
     }
@@ -321,10 +323,10 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         limits.review_each_step = r.when == crate::work::review::When::Step;
         limits.max_review_rounds = r.max_rounds;
     }
-    let named = [o.claude.clone(), o.codex.clone(), o.gemini.clone()];
+    let named = Agent::ALL.map(|a| o.program_of(a).cloned());
     Ok(Resolved {
         prompt,
-        program: named_for(agent, &named),
+        program: o.program_of(agent).cloned(),
         named,
         settings: Settings {
             prompt: PathBuf::new(),
@@ -349,15 +351,6 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             confined,
         },
     })
-}
-
-/// The program named for `agent` (`--claude`, `--codex`, `--gemini`).
-fn named_for(agent: Agent, named: &[Option<PathBuf>; 3]) -> Option<PathBuf> {
-    let i = Agent::ALL
-        .iter()
-        .position(|a| *a == agent)
-        .expect("an agent");
-    named[i].clone()
 }
 
 /// `--max-cost` and `[prices]`: what the cost cap counts with.
@@ -562,29 +555,30 @@ fn limits_of(
 /// sandbox needs a container daemon; Codex's sandbox has network for all
 /// domains or none; a cost cap needs the model's price.
 fn agent_fits(agent: Agent, o: &Options) -> Result<(), String> {
-    if agent == Agent::Claude {
-        return Ok(());
-    }
+    let can = agent.caps();
     let refuse = |what: &str| Err(format!("--agent {agent}: {what}"));
-    if o.interactive {
+    if o.interactive && !can.interactive {
         return refuse(
             "--interactive is for Claude Code's TUI only (its Stop hook ends each session); drop it",
         );
     }
-    if o.permission_mode.is_some() {
+    if o.permission_mode.is_some() && !can.permission_modes {
         return refuse("--permission-mode is Claude Code's; drop it");
     }
-    if o.confined && agent == Agent::Gemini {
+    if o.confined && !can.confinable {
         return refuse(
             "--confined cannot confine Gemini CLI here (its sandbox needs a docker or podman daemon, which ralph does not drive); use --agent claude or codex for a confined run",
         );
     }
-    if o.confined && o.allow_domains.as_ref().is_some_and(|d| !d.is_empty()) {
+    if o.confined
+        && !can.network_by_domain
+        && o.allow_domains.as_ref().is_some_and(|d| !d.is_empty())
+    {
         return refuse(
             "Codex's sandbox allows the network to every domain or none: drop --allow-domain (confined Codex sessions get no network)",
         );
     }
-    if let Some(max) = o.max_cost {
+    if let Some(max) = o.max_cost.filter(|_| !can.reports_cost) {
         let priced = o
             .model
             .as_deref()
@@ -678,9 +672,9 @@ pub fn settings(
     }
     // Claude Code's sandbox needs bubblewrap and socat here; Codex brings
     // its own.
-    let reviewer_claude = s.review.as_ref().is_some_and(|r| r.agent == Agent::Claude);
+    let needs = |a: Agent| a.caps().sandbox_needs_bwrap;
     if s.confined.is_some()
-        && (s.agent == Agent::Claude || reviewer_claude)
+        && (needs(s.agent) || s.review.as_ref().is_some_and(|r| needs(r.agent)))
         && let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok())
     {
         return Err(format!("--confined cannot be had here: {why}"));

@@ -255,7 +255,7 @@ fn seat_of(r: &crate::work::review::Reviewer) -> crate::run::options::Seat<'_> {
         agent: r.agent,
         program: &r.program,
         model: r.model.as_deref(),
-        extra: if r.agent == crate::agent::Agent::Claude {
+        extra: if r.agent.caps().disallows_tools {
             &NO_EDITS[..]
         } else {
             &[]
