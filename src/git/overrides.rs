@@ -190,6 +190,11 @@ fn stamp(p: &Path) -> Stamp {
 /// `None` when that cannot be told from files (a conditional include, a
 /// config from elsewhere than a file).
 fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
+    // A linked worktree's (or a gitfile's) git folder, and its `commondir`,
+    // are elsewhere: listed every time.
+    if !std::fs::symlink_metadata(dir.join(".git")).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
     let mut files: Vec<PathBuf> = Vec::new();
     let home = std::env::var_os("HOME").map(PathBuf::from);
     for e in all {
@@ -202,6 +207,10 @@ fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
             None => return None,
         };
         if e.key == "include.path" {
+            // `~user/...` is another user's home: not told from here.
+            if e.value.starts_with('~') && !e.value.starts_with("~/") {
+                return None;
+            }
             let target = match (e.value.strip_prefix("~/"), &home) {
                 (Some(rest), Some(h)) => h.join(rest),
                 _ => from.parent().unwrap_or(dir).join(&e.value),

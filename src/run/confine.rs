@@ -282,6 +282,10 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
         "bwrap",
         "--die-with-parent",
         "--new-session",
+        // Run as root, a gate keeps root's capabilities unless dropped, and
+        // could unmount what is read-only.
+        "--cap-drop",
+        "ALL",
         "--unshare-pid",
         "--unshare-net",
         "--unshare-ipc",
@@ -526,6 +530,7 @@ mod tests {
             "--tmpfs /tmp",
             "--ro-bind-try /dev/null /home/u/a.sock",
             "--unsetenv TMUX",
+            "--cap-drop ALL",
             "--ro-bind-try /p/.git /p/.git",
             "--ro-bind-try /p/.ralph /p/.ralph",
         ] {

@@ -44,6 +44,10 @@ pub struct Kept {
     files: Vec<(PathBuf, State)>,
     hooks: PathBuf,
     shown: PathBuf,
+    root: PathBuf,
+    /// What `.git` was: a session that swapped it (a folder for a file
+    /// that points elsewhere) is not put right by putting files back.
+    dot_git: Option<std::fs::FileType>,
 }
 
 /// What `dir` holds that is a file, by name.
@@ -74,24 +78,48 @@ pub fn keep(root: &Path) -> Option<Kept> {
         common.join("info/attributes"),
     ];
     names.extend(hook_files(&hooks));
+    // Submodules' git folders: their configs run programs too.
+    names.extend(
+        hook_files(&common.join("modules"))
+            .into_iter()
+            .map(|m| m.join("config")),
+    );
     Some(Kept {
         files: names.into_iter().map(|p| (p.clone(), state(&p))).collect(),
         hooks,
         shown: root.to_path_buf(),
+        dot_git: kind(&root.join(".git")),
+        root: root.to_path_buf(),
     })
+}
+
+/// What kind of thing is at `p` (a folder, a file, a link, nothing).
+fn kind(p: &Path) -> Option<std::fs::FileType> {
+    fs::symlink_metadata(p).ok().map(|m| m.file_type())
 }
 
 impl Kept {
     /// Put back what the session changed; what was put back (or could not
     /// be), each as a phrase.
-    pub fn restore(self) -> Vec<String> {
+    pub fn restore(self) -> Result<Vec<String>, String> {
+        if kind(&self.root.join(".git")) != self.dot_git {
+            return Err(format!(
+                "the session replaced {} (it was a {}): git would read what it points to now; ralph stops here, for you to put it back",
+                self.root.join(".git").display(),
+                match self.dot_git {
+                    Some(k) if k.is_dir() => "folder",
+                    Some(_) => "file",
+                    None => "missing",
+                }
+            ));
+        }
         let mut said = self.restore_hooks_folder();
         for (p, was) in &self.files {
             if let Some(s) = self.restore_file(p, was) {
                 said.push(s);
             }
         }
-        said
+        Ok(said)
     }
 
     fn show(&self, p: &Path) -> String {
@@ -124,7 +152,13 @@ impl Kept {
 
     /// Put one file back as it `was`; what was done, if anything.
     fn restore_file(&self, p: &Path, was: &State) -> Option<String> {
-        if state(p) == *was {
+        // A second name for the file (a hard link in the project) lets
+        // whatever runs later write it: the file gets a name of its own.
+        let linked = fs::symlink_metadata(p).is_ok_and(|m| {
+            use std::os::unix::fs::MetadataExt;
+            m.is_file() && m.nlink() > 1
+        });
+        if state(p) == *was && !linked {
             return None;
         }
         // A sandbox's own placeholder for a path it keeps read-only (an
@@ -206,7 +240,7 @@ mod tests {
         fs::write(git.join("commondir"), "/home/u/other/.git\n").unwrap();
         // A sandbox's empty placeholder goes, unsaid.
         fs::write(git.join("config.worktree"), "").unwrap();
-        let mut said = kept.restore();
+        let mut said = kept.restore().unwrap();
         said.sort();
         assert_eq!(
             said,
@@ -235,6 +269,22 @@ mod tests {
             .mode();
         assert_eq!(mode & 0o777, 0o755);
         // Nothing changed: nothing said.
-        assert!(keep(&root).unwrap().restore().is_empty());
+        assert!(keep(&root).unwrap().restore().unwrap().is_empty());
+        // A hard link in the project to the config: the config gets a
+        // name of its own again.
+        let kept = keep(&root).unwrap();
+        fs::hard_link(git.join("config"), root.join("linked")).unwrap();
+        assert_eq!(kept.restore().unwrap(), ["put back .git/config"]);
+        fs::write(root.join("linked"), "evil").unwrap();
+        assert_eq!(fs::read(git.join("config")).unwrap(), config);
+        // `.git` swapped for a file that points elsewhere: ralph stops.
+        let kept = keep(&root).unwrap();
+        fs::rename(&git, d.path().join("moved-git")).unwrap();
+        fs::write(root.join(".git"), "gitdir: /elsewhere\n").unwrap();
+        let e = kept.restore().unwrap_err();
+        assert!(
+            e.contains("replaced") && e.contains("it was a folder"),
+            "{e}"
+        );
     }
 }

@@ -565,7 +565,9 @@ impl Shell<'_> {
         let ended = running.wait();
         lock.set_session(None)?;
         if let Some(k) = kept {
-            let said = k.restore();
+            let said = k
+                .restore()
+                .map_err(|e| anyhow::anyhow!("session {number}: {e}"))?;
             if !said.is_empty() {
                 self.ui.note(&format!(
                     "session {number} changed the repository's git setup, which a confined session may not (git would run what it names): {}",

@@ -344,29 +344,52 @@ fn gemini_reads(name: &str) -> bool {
 /// The variables of a `.env` text (`KEY=value`, `export KEY=value`), each
 /// with its value's digest, those `keep` picks; `None` when none.
 fn env_part(text: &str, keep: impl Fn(&str) -> bool) -> Option<Value> {
-    let mut vars = serde_json::Map::new();
-    // As dotenv reads it, and then some: CR or LF ends a line; `export`
-    // and any blank before a name; `KEY=value` and `KEY: value`.
-    for line in text.split(['\n', '\r']) {
-        let line = line.trim_start();
+    // Every value a name is given, in order (a second one, inside another's
+    // quoted value, is one to approve too).
+    let mut values: Vec<(String, Vec<String>)> = Vec::new();
+    // As dotenv reads it, and then some: CR, LF and JavaScript's line and
+    // paragraph separators end a line; a byte-order mark or any blank
+    // before a name or after `export`; `KEY=value` and `KEY: value`.
+    let blank = |c: char| c.is_whitespace() || c == '\u{feff}';
+    for line in text.split(['\n', '\r', '\u{2028}', '\u{2029}']) {
+        let line = line.trim_start_matches(blank);
         let line = match line.strip_prefix("export") {
-            Some(rest) if rest.starts_with(char::is_whitespace) => rest.trim_start(),
+            Some(rest) if rest.starts_with(blank) => rest.trim_start_matches(blank),
             _ => line,
         };
         let end = line
             .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
             .unwrap_or(line.len());
         let (k, rest) = line.split_at(end);
-        let Some(v) = rest.trim_start().strip_prefix(['=', ':']) else {
+        let Some(v) = rest.trim_start_matches(blank).strip_prefix(['=', ':']) else {
             continue;
         };
         if k.is_empty() || !keep(k) {
             continue;
         }
-        let d = super::store::sha256_hex(v.trim().as_bytes());
-        vars.insert(k.to_string(), json!(format!("(sha256 {})", &d[..16])));
+        match values.iter_mut().find(|(n, _)| n == k) {
+            Some((_, vs)) => vs.push(v.trim().to_string()),
+            None => values.push((k.to_string(), vec![v.trim().to_string()])),
+        }
     }
+    let vars: serde_json::Map<String, Value> = values
+        .into_iter()
+        .map(|(k, vs)| {
+            let d = super::store::sha256_hex(vs.join("\n").as_bytes());
+            (k, json!(format!("(sha256 {})", &d[..16])))
+        })
+        .collect();
     (!vars.is_empty()).then_some(Value::Object(vars))
+}
+
+/// A `.env`'s part: its variables as `keep` picks them, or, when it cannot
+/// be read (too big, not a file), that it is there: approved as it is.
+fn env_file_part(path: &Path, keep: impl Fn(&str) -> bool) -> Option<Value> {
+    match crate::fsutil::read_bytes_capped(path, GEMINI_CAP) {
+        Ok(None) => None,
+        Ok(Some(bytes)) => env_part(&String::from_utf8_lossy(&bytes), keep),
+        Err(e) => Some(json!(format!("unreadable: {e:#}"))),
+    }
 }
 
 /// The folders Gemini CLI reads a `.env` in that are the repository's:
@@ -443,7 +466,7 @@ pub fn gemini_parts(root: &Path) -> Vec<Part> {
             (".gemini/.env", (|_: &str| true) as fn(&str) -> bool),
             (".env", gemini_reads),
         ] {
-            if let Some(v) = gemini_text(&dir.join(name)).and_then(|t| env_part(&t, keep)) {
+            if let Some(v) = env_file_part(&dir.join(name), keep) {
                 p.push((format!("{prefix}{name} (read by Gemini CLI)"), v));
             }
         }
@@ -576,6 +599,9 @@ mod tests {
         );
         // Every form dotenv reads names its variable.
         for form in [
+            "\u{feff}GEMINI_CLI_HOME=/tmp/evil\n",
+            "A=1\u{2028}GEMINI_CLI_HOME=/tmp/evil\n",
+            "export\u{feff}GEMINI_CLI_HOME=/tmp/evil\n",
             "GEMINI_CLI_HOME: /tmp/evil\n",
             "export\tGEMINI_CLI_HOME=/tmp/evil\n",
             "A=1\rGEMINI_CLI_HOME=/tmp/evil\r",
@@ -584,6 +610,33 @@ mod tests {
             let v = env_part(form, gemini_reads).unwrap_or_default();
             assert!(v.get("GEMINI_CLI_HOME").is_some(), "{form:?}: {v}");
         }
+        // Two values of one name: both are approved.
+        let one = env_part(
+            "A=\"\nGEMINI_CLI_HOME=ok\n\"\nGEMINI_CLI_HOME=x\n",
+            gemini_reads,
+        );
+        let two = env_part(
+            "A=\"\nGEMINI_CLI_HOME=ok\n\"\nGEMINI_CLI_HOME=y\n",
+            gemini_reads,
+        );
+        assert_ne!(one, two);
+        // Not text, or too big: there, and approved as it is.
+        let odd = d.path().join("odd");
+        std::fs::create_dir_all(&odd).unwrap();
+        std::fs::write(
+            odd.join(".env"),
+            b"A=\xff\nGOOGLE_GEMINI_BASE_URL=http://evil\n",
+        )
+        .unwrap();
+        assert!(
+            env_file_part(&odd.join(".env"), gemini_reads)
+                .unwrap()
+                .get("GOOGLE_GEMINI_BASE_URL")
+                .is_some()
+        );
+        std::fs::write(odd.join(".env"), vec![b'#'; 300 * 1024]).unwrap();
+        let big = env_file_part(&odd.join(".env"), gemini_reads).unwrap();
+        assert!(big.as_str().unwrap().starts_with("unreadable"), "{big}");
         // A value changed is a change to approve.
         let before = digest(&p);
         std::fs::write(root.join(".env"), "GEMINI_CLI_HOME=/tmp/other\n").unwrap();
