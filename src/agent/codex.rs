@@ -40,6 +40,15 @@ pub fn arguments(model: Option<&str>, confined: Option<&Confinement>, root: &Pat
     a
 }
 
+/// A session's arguments: `arguments`, the user's own, and `-` (the
+/// prompt from stdin).
+pub fn session_arguments(a: &super::Ask) -> Vec<String> {
+    let mut args = arguments(a.model, a.confined, a.root);
+    args.extend(a.extra.iter().cloned());
+    args.push("-".into());
+    args
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

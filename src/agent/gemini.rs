@@ -21,6 +21,14 @@ pub fn arguments(model: Option<&str>) -> Vec<String> {
     a
 }
 
+/// A session's arguments: `arguments`, then the user's own (the prompt
+/// comes on stdin).
+pub fn session_arguments(a: &super::Ask) -> Vec<String> {
+    let mut args = arguments(a.model);
+    args.extend(a.extra.iter().cloned());
+    args
+}
+
 /// What the session's environment adds: no relaunch of itself as a child
 /// node process (one process to supervise and signal).
 pub const ENV: [(&str, &str); 1] = [("GEMINI_CLI_NO_RELAUNCH", "true")];

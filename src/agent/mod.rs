@@ -2,6 +2,7 @@
 //! what each can do (one row each), its command line for a session and its
 //! token prices. Their streams are read in `run::stream`.
 
+pub mod claude;
 pub mod codex;
 pub mod gemini;
 pub mod prices;
@@ -110,8 +111,44 @@ const CAPS: [(Agent, Caps); 3] = [
     ),
 ];
 
+/// What a session's command line is made of, whichever the agent.
+#[derive(Debug, Clone)]
+pub struct Ask<'a> {
+    /// Its TUI in your terminal (Claude Code only), else print mode.
+    pub interactive: bool,
+    /// Confined: what it may reach besides the project.
+    pub confined: Option<&'a crate::run::confine::Confinement>,
+    /// Confined: Claude Code's sandbox settings, as text.
+    pub sandbox: Option<String>,
+    /// Claude Code's permission mode, unconfined.
+    pub permission_mode: &'a str,
+    pub model: Option<&'a str>,
+    /// The user's own arguments, after ralph's.
+    pub extra: &'a [String],
+    /// The project.
+    pub root: &'a std::path::Path,
+}
+
 impl Agent {
     pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+
+    /// Its arguments before the prompt (in print mode, the prompt comes on
+    /// stdin).
+    pub fn arguments(self, a: &Ask) -> Vec<String> {
+        match self {
+            Agent::Claude => claude::arguments(a),
+            Agent::Codex => codex::session_arguments(a),
+            Agent::Gemini => gemini::session_arguments(a),
+        }
+    }
+
+    /// What its session's environment adds.
+    pub fn env(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Agent::Gemini => &gemini::ENV,
+            Agent::Claude | Agent::Codex => &[],
+        }
+    }
 
     /// Its row (every agent has one).
     pub fn caps(self) -> &'static Caps {

@@ -4,7 +4,6 @@
 
 use anyhow::{Context, Result};
 
-use crate::agent::Agent;
 use crate::handoff::{self, env};
 use crate::run::options::{Seat, Settings};
 use crate::run::records::RunDir;
@@ -67,68 +66,29 @@ fn codex_scratch(
     Ok(Some(t))
 }
 
-/// claude's arguments before the prompt: print mode's stream, the
-/// permissions (confined, bypassed, or the mode given), the model, then the
-/// user's own.
-fn arguments(project: &Project, s: &Settings, seat: Seat, who: &Who) -> Vec<String> {
-    let mut args: Vec<String> = Vec::new();
-    if !s.interactive {
-        args.extend(["-p", "--output-format", "stream-json", "--verbose"].map(String::from));
-    }
-    match &s.confined {
-        Some(c) => {
-            args.extend(["--permission-mode".to_string(), "acceptEdits".to_string()]);
-            // Only the user's own settings and no MCP servers: the project's
-            // .claude/ and .mcp.json (a clone's, or written by a session)
-            // would run hooks and servers outside the sandbox, and merge
-            // their own allow lists into it.
-            args.extend(["--setting-sources", "user", "--strict-mcp-config"].map(String::from));
-            args.extend([
-                "--settings".to_string(),
-                crate::run::confine::settings(
-                    c,
-                    &handoff::session_token(who.secret, who.session),
-                    &project.root,
-                )
-                .to_string(),
-            ]);
-        }
-        None if s.permission_mode == "bypassPermissions" => {
-            args.push("--dangerously-skip-permissions".into());
-        }
-        None => args.extend(["--permission-mode".to_string(), s.permission_mode.clone()]),
-    }
-    if let Some(m) = seat.model {
-        args.extend(["--model".to_string(), m.to_string()]);
-    }
-    args.extend(seat.extra.iter().cloned());
-    args
-}
-
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
 /// on stdin. Interactive: the prompt as the argument, the terminal claude's.
 pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -> Result<Launch> {
-    let env = environment(s, who);
-    let mut args = match seat.agent {
-        Agent::Claude => arguments(project, s, seat, who),
-        Agent::Codex => {
-            let mut a =
-                crate::agent::codex::arguments(seat.model, s.confined.as_ref(), &project.root);
-            a.extend(seat.extra.iter().cloned());
-            // The prompt comes on stdin.
-            a.push("-".into());
-            a
-        }
-        Agent::Gemini => {
-            let mut a = crate::agent::gemini::arguments(seat.model);
-            a.extend(seat.extra.iter().cloned());
-            a
-        }
-    };
-    let mut env = env;
-    if seat.agent == Agent::Gemini {
-        env.extend(crate::agent::gemini::ENV.map(|(k, v)| (k.to_string(), v.to_string())));
-    }
+    let mut env = environment(s, who);
+    let token = handoff::session_token(who.secret, who.session);
+    let mut args = seat.agent.arguments(&crate::agent::Ask {
+        interactive: s.interactive,
+        confined: s.confined.as_ref(),
+        sandbox: s
+            .confined
+            .as_ref()
+            .map(|c| crate::run::confine::settings(c, &token, &project.root).to_string()),
+        permission_mode: &s.permission_mode,
+        model: seat.model,
+        extra: seat.extra,
+        root: &project.root,
+    });
+    env.extend(
+        seat.agent
+            .env()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
     let scratch = codex_scratch(s, seat, &mut env)?;
     let print = if s.interactive {
         let prompt = crate::fsutil::read_optional(&s.prompt)?
@@ -149,7 +109,7 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
         cwd: project.root.clone(),
         print,
         timeout: s.timeout,
-        token: handoff::session_token(who.secret, who.session),
+        token,
         scratch,
     })
 }
