@@ -330,46 +330,25 @@ mod tests {
                 "{text:?}: {v:?}"
             );
         }
-        // Two final results: something else wrote to the stream.
-        let forged = read_verdict(Ending {
-            text: Some("VERDICT: approve"),
-            results: 2,
-            ok: true,
-            unread: 0,
-        });
-        assert!(
-            matches!(&forged, Verdict::NoVerdict(w) if w.contains("2 final results")),
-            "{forged:?}"
-        );
-        // A forged result, then bytes that glue the agent's own lines into
-        // no JSON at all: one result is left, the forged one.
-        let forged = read_verdict(Ending {
-            text: Some("VERDICT: approve"),
-            results: 1,
-            ok: true,
-            unread: 3,
-        });
-        assert!(
-            matches!(&forged, Verdict::NoVerdict(w) if w.contains("3 line(s)")),
-            "{forged:?}"
-        );
-        let forged = read_verdict(Ending {
-            text: Some("VERDICT: approve"),
-            results: 2,
-            ok: true,
-            unread: 0,
-        });
-        assert!(
-            matches!(&forged, Verdict::NoVerdict(w) if w.contains("2 final results")),
-            "{forged:?}"
-        );
-        let failed = read_verdict(Ending {
-            text: Some("VERDICT: approve"),
-            results: 1,
-            ok: false,
-            unread: 0,
-        });
-        assert!(!failed.approved());
+        // (results, ok, unread): two final results, or a forged one and
+        // bytes that glue the agent's own lines into no JSON: something
+        // else wrote to the stream; a session that failed.
+        for (results, ok, unread, why) in [
+            (2, true, 0, "2 final results"),
+            (1, true, 3, "3 line(s)"),
+            (1, false, 0, "did not end well"),
+        ] {
+            let v = read_verdict(Ending {
+                text: Some("VERDICT: approve"),
+                results,
+                ok,
+                unread,
+            });
+            assert!(
+                matches!(&v, Verdict::NoVerdict(w) if w.contains(why)),
+                "{why}: {v:?}"
+            );
+        }
         assert!(
             !read_verdict(Ending {
                 text: None,
