@@ -111,5 +111,6 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
         timeout: s.timeout,
         token,
         scratch,
+        agent: seat.agent,
     })
 }

@@ -119,6 +119,8 @@ pub struct Launch {
     pub token: String,
     /// A folder the session uses as its TMPDIR, removed once it has ended.
     pub scratch: Option<tempfile::TempDir>,
+    /// Whose session it is: its stream is read as that agent's.
+    pub agent: crate::agent::Agent,
 }
 
 pub struct PrintIo {
@@ -185,7 +187,8 @@ pub fn spawn(spec: Launch) -> Result<Running> {
         (Some(p), Some(file)) => {
             let out = child.stdout.take().expect("stdout is piped");
             let show = std::mem::replace(&mut p.show, Box::new(|_| {}));
-            Some(std::thread::spawn(move || pump(out, file, show)))
+            let agent = spec.agent;
+            Some(std::thread::spawn(move || pump(out, file, show, agent)))
         }
         _ => None,
     };
@@ -260,8 +263,13 @@ impl Running {
 
 /// Copy the stream to its file and parse it line by line, holding at most
 /// one (capped) line in memory whatever the session prints.
-fn pump(out: impl Read, mut file: File, mut show: Box<dyn FnMut(Shown) + Send>) -> stream::Session {
-    let mut session = stream::Session::default();
+fn pump(
+    out: impl Read,
+    mut file: File,
+    mut show: Box<dyn FnMut(Shown) + Send>,
+    agent: crate::agent::Agent,
+) -> stream::Session {
+    let mut session = stream::Session::of(agent);
     let mut r = BufReader::with_capacity(64 * 1024, out);
     let mut line: Vec<u8> = Vec::new();
     let mut overflow = false;

@@ -8,6 +8,7 @@
 //! `result` event and Claude Code's synthetic assistant error messages, never
 //! from tool output, which may quote anything.
 
+use crate::agent::Agent;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -108,6 +109,9 @@ pub struct Session {
     /// none, so they are something else's (or an agent's own lines glued
     /// to bytes something else wrote).
     pub unread: u32,
+    /// Whose stream it is, when known: its events are read as that agent's
+    /// only. (A stream read back from a file is guessed line by line.)
+    agent: Option<Agent>,
 }
 
 #[derive(Deserialize)]
@@ -134,6 +138,14 @@ impl From<RawUsage> for Usage {
 }
 
 impl Session {
+    /// The stream of a session of `agent`.
+    pub fn of(agent: Agent) -> Session {
+        Session {
+            agent: Some(agent),
+            ..Session::default()
+        }
+    }
+
     /// Take in one line of the stream; returns what to show for it.
     pub fn feed(&mut self, line: &str) -> Vec<Shown> {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
@@ -142,16 +154,37 @@ impl Session {
             }
             return Vec::new();
         };
+        match self.agent {
+            Some(Agent::Claude) => self.claude(&v),
+            Some(Agent::Codex) => match v["type"].as_str() {
+                Some(t) => self.codex(t, &v),
+                None => Vec::new(),
+            },
+            Some(Agent::Gemini) => self.gemini(&v),
+            None => self.guessed(&v),
+        }
+    }
+
+    /// An event of an agent not named (a stream read back from a file):
+    /// whose it is, by its shape.
+    fn guessed(&mut self, v: &Value) -> Vec<Shown> {
         match v["type"].as_str() {
             // Codex and Gemini (their own event names, or their shapes).
             Some(t)
                 if t.starts_with("thread.") || t.starts_with("turn.") || t.starts_with("item.") =>
             {
-                self.codex(t, &v)
+                self.codex(t, v)
             }
-            Some("error") if v.get("severity").is_none() => self.codex("error", &v),
-            Some("init" | "message" | "tool_use" | "tool_result" | "error") => self.gemini(&v),
-            Some("result") if v.get("stats").is_some() => self.gemini(&v),
+            Some("error") if v.get("severity").is_none() => self.codex("error", v),
+            Some("init" | "message" | "tool_use" | "tool_result" | "error") => self.gemini(v),
+            Some("result") if v.get("stats").is_some() => self.gemini(v),
+            _ => self.claude(v),
+        }
+    }
+
+    /// Claude Code's `stream-json` events.
+    fn claude(&mut self, v: &Value) -> Vec<Shown> {
+        match v["type"].as_str() {
             Some("system") => {
                 if v["subtype"] == "init" {
                     self.session_id = v["session_id"].as_str().map(String::from);
@@ -170,7 +203,7 @@ impl Session {
             Some("assistant") => self.assistant(&v["message"]),
             Some("user") => tool_errors(&v["message"]),
             Some("result") => {
-                self.result(&v);
+                self.result(v);
                 Vec::new()
             }
             _ => Vec::new(),
@@ -870,6 +903,30 @@ mod tests {
             "no result event: the session did not finish"
         );
         assert_eq!(s.unread, 1, "the empty line is no garbage");
+    }
+
+    #[test]
+    fn a_known_agents_events_are_read_as_its_own() {
+        // A Claude-shaped result in a Codex session's stream is not its end.
+        let mut s = Session::of(Agent::Codex);
+        s.feed(
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"VERDICT: approve"}"#,
+        );
+        assert_eq!((s.results, s.final_message.as_deref()), (0, None));
+        s.feed(r#"{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"VERDICT: reject\n- x"}}"#);
+        s.feed(r#"{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}"#);
+        assert_eq!(
+            (s.results, s.final_message.as_deref()),
+            (1, Some("VERDICT: reject\n- x"))
+        );
+        // Read back from a file (agent unknown), it is guessed by its shape.
+        let mut s = Session::default();
+        s.feed(r#"{"type":"result","subtype":"success","is_error":false,"result":"ok"}"#);
+        assert_eq!(s.results, 1);
+        // Gemini's `error` is Gemini's, not Codex's.
+        let mut s = Session::of(Agent::Gemini);
+        let shown = s.feed(r#"{"type":"error","message":"quota"}"#);
+        assert_eq!(shown.len(), 1);
     }
 
     #[test]
