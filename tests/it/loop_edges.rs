@@ -17,7 +17,7 @@ use crate::support::{
     spawn_loop, stand_in, step_session, summary,
 };
 use crate::support::{
-    Pty, Reply, TestEnv, claude_bin, eventually, ralph_bin, sandbox_tools, wait_output,
+    Pty, Reply, TestEnv, claude_bin, codex_bin, eventually, ralph_bin, sandbox_tools, wait_output,
 };
 
 fn signal(pid: u32, sig: Signal) {
@@ -557,4 +557,35 @@ fn a_resumed_run_keeps_every_setting_it_started_with() {
         s["reason"].as_str().unwrap_or("").contains("3 sessions"),
         "{s}"
     );
+}
+
+/// The run's agent and its fallbacks come back with `--resume` too.
+#[test]
+fn a_resumed_run_keeps_its_agent_and_fallbacks() {
+    let env = one_step_project();
+    env.api.session([Reply::Stall(Duration::from_secs(600))]);
+    env.api.session(step_session(false));
+    let mut child = env
+        .ralph()
+        .args(["loop", "--agent", "codex", "--codex"])
+        .arg(codex_bin())
+        .args(["--fallback", "claude", "--claude"])
+        .arg(claude_bin())
+        .args(["--max-iterations", "2"])
+        .spawn();
+    assert!(eventually(Duration::from_secs(60), || {
+        !env.api.turns().is_empty() || child.try_wait().is_ok_and(|s| s.is_some())
+    }));
+    signal(child.id(), Signal::SIGINT);
+    let first = wait_output(child, Duration::from_secs(30));
+    assert_eq!(first.status.code(), Some(130), "{}", text(&first.stdout));
+    // Nothing but `--resume`: no agent, no program named.
+    let out = env.ralph().args(["loop", "--resume"]).stdout_with(4);
+    assert!(
+        out.contains("as it was started: `ralph loop --agent codex --codex ")
+            && out.contains(" --fallback claude --claude "),
+        "{out}"
+    );
+    let recs = records(&env);
+    assert_eq!(recs.last().unwrap()["agent"], "codex", "{out}");
 }
