@@ -170,10 +170,14 @@ fn overrides(listing: &[u8]) -> Result<Vec<(String, String)>, String> {
 /// there. Its change time moves with any write to it, and no one can set it.
 type Stamp = Option<(u64, u64, u64, i64, i64)>;
 
+/// Seconds and nanoseconds as nanoseconds.
+fn ns(s: i64, n: i64) -> i64 {
+    s * 1_000_000_000 + n
+}
+
 fn stamp(p: &Path) -> Stamp {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata(p).ok().map(|m| {
-        let ns = |s: i64, n: i64| s * 1_000_000_000 + n;
         (
             m.dev(),
             m.ino(),
@@ -344,6 +348,47 @@ mod tests {
         );
         let e = overrides(&listing(&[("local", "core.worktree", "/home/u")])).unwrap_err();
         assert!(e.contains("core.worktree = \"/home/u\""), "{e}");
+    }
+
+    #[test]
+    fn what_a_listing_came_from_is_told_from_its_origins() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path();
+        std::fs::create_dir_all(dir.join(".git")).unwrap();
+        let l = |s: &str| entries(s.as_bytes());
+        // Your command line's settings come from no file: still kept.
+        let files = watched(&l("command\0command line:\0user.name\nx\0"), dir).unwrap();
+        assert!(files.contains(&dir.join(".git/config")), "{files:?}");
+        // A config from no file of ours (a blob): never kept.
+        assert_eq!(watched(&l("local\0blob:abc\0user.name\nx\0"), dir), None);
+        // `~/` is your home; `~user/` is another's: never kept.
+        let home = PathBuf::from(std::env::var("HOME").unwrap());
+        let files = watched(
+            &l("local\0file:.git/config\0include.path\n~/inc.cfg\0"),
+            dir,
+        )
+        .unwrap();
+        assert!(files.contains(&home.join("inc.cfg")), "{files:?}");
+        assert_eq!(
+            watched(
+                &l("local\0file:.git/config\0include.path\n~root/inc.cfg\0"),
+                dir
+            ),
+            None
+        );
+        // Not a git folder of its own (a linked worktree): never kept.
+        let wt = dir.join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        std::fs::write(wt.join(".git"), "gitdir: /elsewhere\n").unwrap();
+        assert_eq!(watched(&l("command\0command line:\0a.b\nx\0"), &wt), None);
+        // Times to the nanosecond: a second is not a nanosecond.
+        assert_eq!(ns(1, 5), 1_000_000_005);
+        // Only `helper` under `credential` is a credential helper.
+        assert!(is_credential_helper("credential.https://a.example.helper"));
+        assert!(!is_credential_helper(
+            "credential.https://a.example.username"
+        ));
+        assert!(!is_credential_helper("remote.helper"));
     }
 
     #[test]
