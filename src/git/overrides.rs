@@ -245,12 +245,23 @@ struct Kept {
     set: Result<Vec<(String, String)>, String>,
 }
 
-static KEPT: std::sync::Mutex<Vec<Kept>> = std::sync::Mutex::new(Vec::new());
+thread_local! {
+    /// Per thread (the loop's git runs on one): no lock, and no thread's
+    /// listing stands in for another's.
+    static KEPT: std::cell::RefCell<Vec<Kept>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
 /// The overrides for git in `dir`: `list` (the config's listing) is run
 /// only when a file the last listing there came from has changed since.
 pub(super) fn of(dir: &Path, list: impl Fn() -> Vec<u8>) -> Result<Vec<(String, String)>, String> {
-    let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+    KEPT.with_borrow_mut(|kept| of_in(kept, dir, list))
+}
+
+fn of_in(
+    kept: &mut Vec<Kept>,
+    dir: &Path,
+    list: impl Fn() -> Vec<u8>,
+) -> Result<Vec<(String, String)>, String> {
     if let Some(k) = kept.iter().find(|k| k.dir == dir)
         && k.files.iter().all(|(p, s)| stamp(p) == *s)
     {
@@ -431,6 +442,26 @@ mod tests {
         std::fs::write(&inc, "evil").unwrap();
         let set = of(dir, list).unwrap();
         assert!(set.iter().any(|(k, _)| k == "filter.b.clean"), "{set:?}");
+        // Another folder's listing is its own; this one's stays kept.
+        let other = d.path().join("other");
+        std::fs::create_dir_all(other.join(".git")).unwrap();
+        let n = listed.get();
+        of(&other, list).unwrap();
+        assert!(listed.get() > n);
+        let n = listed.get();
+        of(dir, list).unwrap();
+        assert_eq!(listed.get(), n, "still kept beside another folder's");
+        // At most 16 folders are kept: the oldest goes first.
+        let many: Vec<PathBuf> = (0..16).map(|i| d.path().join(format!("m{i}"))).collect();
+        for m in &many {
+            std::fs::create_dir_all(m.join(".git")).unwrap();
+            of(m, list).unwrap();
+        }
+        let n = listed.get();
+        of(&many[15], list).unwrap();
+        assert_eq!(listed.get(), n, "the newest is kept");
+        of(dir, list).unwrap();
+        assert!(listed.get() > n, "the oldest was let go");
         // A conditional include cannot be told from files: never kept.
         let l = b"local\0file:.git/config\0includeif.onbranch:x.path\ny\0".to_vec();
         assert_eq!(watched(&entries(&l), dir), None);

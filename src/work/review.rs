@@ -358,9 +358,18 @@ mod tests {
             })
             .approved()
         );
-        // Only the end of a long message is read.
+        // Only the end of a long message is read, cut at a character.
         let long = format!("{}\nVERDICT: approve", "x".repeat(FINAL_CAP * 2));
         assert_eq!(said(&long), Verdict::Approved);
+        let wide = format!("{}\nVERDICT: approve", "é".repeat(FINAL_CAP));
+        assert_eq!(said(&wide), Verdict::Approved);
+        // A long finding is read whole (its verdict line is further back
+        // than a line or two).
+        let finding = "y".repeat(MAX_FINDING_CHARS - 1);
+        assert_eq!(
+            said(&format!("VERDICT: reject\n- {finding}")),
+            Verdict::Rejected(vec![finding])
+        );
     }
 
     #[test]
