@@ -50,8 +50,8 @@ pub struct Kept {
     dot_git: Option<std::fs::FileType>,
 }
 
-/// What `dir` holds that is a file, by name.
-fn hook_files(dir: &Path) -> Vec<PathBuf> {
+/// What `dir` holds, by name (hooks; submodules' folders).
+fn files_in(dir: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -77,10 +77,10 @@ pub fn keep(root: &Path) -> Option<Kept> {
         own.join("commondir"),
         common.join("info/attributes"),
     ];
-    names.extend(hook_files(&hooks));
+    names.extend(files_in(&hooks));
     // Submodules' git folders: their configs run programs too.
     names.extend(
-        hook_files(&common.join("modules"))
+        files_in(&common.join("modules"))
             .into_iter()
             .map(|m| m.join("config")),
     );
@@ -137,7 +137,7 @@ impl Kept {
             let _ = fs::remove_file(&self.hooks);
             said.push(format!("removed {}", self.show(&self.hooks)));
         }
-        let new_hooks: Vec<PathBuf> = hook_files(&self.hooks)
+        let new_hooks: Vec<PathBuf> = files_in(&self.hooks)
             .into_iter()
             .filter(|h| !self.files.iter().any(|(p, _)| p == h))
             .collect();

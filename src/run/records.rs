@@ -138,14 +138,6 @@ impl RunDir {
         ids
     }
 
-    /// Every run folder under `runs`, oldest first.
-    pub fn all(runs: &Path) -> Vec<RunDir> {
-        RunDir::ids(runs)
-            .iter()
-            .map(|id| RunDir::open(runs, id))
-            .collect()
-    }
-
     /// The run folders under `runs`, newest first, each opened only when
     /// reached: the run ralph last started here first (its own record says
     /// which, in its state folder), then, only if asked for, the others by
@@ -228,6 +220,28 @@ impl RunDir {
     /// A new file of this run (a gate log, a rejected COMPLETE), to create.
     pub fn new_file(&self, name: &str) -> Result<PathBuf> {
         self.writable(name)
+    }
+
+    /// When the sessions of every run under `runs` started, from `since`
+    /// on (seconds since the epoch): runs newest first, each one's records
+    /// from its end, until a run holds none that recent (runs of a project
+    /// follow one another, so no older one can).
+    pub fn starts_since(runs: &Path, since: u64) -> Vec<u64> {
+        let mut out = Vec::new();
+        for run in RunDir::newest_first(runs) {
+            let before = out.len();
+            let mut records = run.records_newest_first().peekable();
+            let any = records.peek().is_some();
+            out.extend(
+                records
+                    .filter_map(|r| r.start_epoch())
+                    .take_while(|&t| t >= since),
+            );
+            if any && out.len() == before {
+                break;
+            }
+        }
+        out
     }
 
     /// The records, newest first, read from the file's end as far as the
@@ -502,6 +516,16 @@ pub struct Record {
     /// A review session (not a work session): what it judged and its verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewRecord>,
+}
+
+impl Record {
+    /// When the session started, in seconds since the epoch.
+    pub fn start_epoch(&self) -> Option<u64> {
+        let t = humantime::parse_rfc3339(&self.start).ok()?;
+        t.duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs())
+    }
 }
 
 /// What a review session judged and came to, as records, the state, the

@@ -294,7 +294,7 @@ impl Shell<'_> {
         let judged = self.gate(lock, saved)?;
         let review = match judged.review {
             Some((reviewed, record)) => {
-                self.keep(&record)?;
+                self.append(&record)?;
                 Some(reviewed)
             }
             None => None,
@@ -317,15 +317,15 @@ impl Shell<'_> {
         }
         let since = now_epoch().saturating_sub(3600);
         let mut window = self.pacing.borrow_mut();
-        let w = window.get_or_insert_with(|| starts_since(&self.project.runs(), since));
+        let w = window.get_or_insert_with(|| RunDir::starts_since(&self.project.runs(), since));
         w.retain(|&t| t >= since);
         w.clone()
     }
 
     /// Append a session's record, and count its start in the pacing window.
-    fn keep(&self, record: &Record) -> Result<()> {
+    fn append(&self, record: &Record) -> Result<()> {
         self.run.append_record(record)?;
-        if let (Some(w), Some(t)) = (self.pacing.borrow_mut().as_mut(), start_epoch(record)) {
+        if let (Some(w), Some(t)) = (self.pacing.borrow_mut().as_mut(), record.start_epoch()) {
             w.push(t);
         }
         Ok(())
@@ -619,10 +619,10 @@ impl Shell<'_> {
             after: &after,
         };
         let this_gate = verdict.clone();
-        self.keep(&self.record(&session, verdict))?;
+        self.append(&self.record(&session, verdict))?;
         let (error, cost) = self.tell(&session, progress, this_gate.as_ref(), saved);
         for (_, record) in &reviews {
-            self.keep(record)?;
+            self.append(record)?;
         }
         Ok(Report {
             quit_by_user: self.quit_by_user(&ended),
@@ -1168,32 +1168,4 @@ impl Shell<'_> {
             ui.line(hint);
         }
     }
-}
-
-/// A record's start, in seconds since the epoch.
-fn start_epoch(r: &Record) -> Option<u64> {
-    let t = humantime::parse_rfc3339(&r.start).ok()?;
-    t.duration_since(UNIX_EPOCH).ok().map(|d| d.as_secs())
-}
-
-/// The starts at or after `since` of the sessions of every run under
-/// `runs`: runs newest first, each one's records from its end, until a run
-/// holds none that recent (runs of a project follow one another, so no
-/// older one can).
-fn starts_since(runs: &std::path::Path, since: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    for run in RunDir::newest_first(runs) {
-        let before = out.len();
-        let mut records = run.records_newest_first().peekable();
-        let any = records.peek().is_some();
-        out.extend(
-            records
-                .filter_map(|r| start_epoch(&r))
-                .take_while(|&t| t >= since),
-        );
-        if any && out.len() == before {
-            break;
-        }
-    }
-    out
 }
