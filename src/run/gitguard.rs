@@ -268,6 +268,17 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o755);
+        // What is kept of a file: its bytes and permission bits; a folder
+        // or a file too big to copy is not copied.
+        assert_eq!(
+            state(&git.join("hooks/pre-commit")),
+            State::File(b"#!/bin/sh\nmake lint\n".to_vec(), 0o755)
+        );
+        assert_eq!(state(&git.join("hooks")), State::Other);
+        let big = d.path().join("big");
+        fs::write(&big, vec![0u8; CAP as usize + 1]).unwrap();
+        assert_eq!(state(&big), State::Other);
+        assert_eq!(state(&d.path().join("none")), State::Missing);
         // Nothing changed: nothing said.
         assert!(keep(&root).unwrap().restore().unwrap().is_empty());
         // A hard link in the project to the config: the config gets a
