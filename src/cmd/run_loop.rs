@@ -108,17 +108,7 @@ fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
             ))
         })?;
     let mut saved = saved;
-    // A human has looked at the step the run was stuck on: its count starts
-    // again (the step itself stays known, so the next stall counts anew).
-    match run.summary().map(|s| s.outcome) {
-        Some(crate::run::engine::Outcome::Stuck) => {
-            saved.state.step_sessions = 0;
-            saved.state.step_outcomes.clear();
-        }
-        // Likewise the reviewer's rejections in a row.
-        Some(crate::run::engine::Outcome::ReviewRejected) => saved.state.review_rejections = 0,
-        _ => {}
-    }
+    crate::run::engine::resume(&mut saved.state, run.summary().map(|s| s.outcome));
     Ok((run, saved))
 }
 

@@ -85,8 +85,6 @@ pub struct Settings {
     pub fallbacks: Vec<(crate::agent::Agent, PathBuf)>,
     /// Commit what a session left uncommitted (`--commit auto`).
     pub commit_auto: bool,
-    /// `[gate] require_change`: a box checked with no change does not count.
-    pub require_change: bool,
     /// `[gate] protect` / `--protect`: globs of files sessions may not change.
     pub protect: Vec<String>,
     /// Token prices by model (the config's over ralph's table).
@@ -321,6 +319,7 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
     let mut limits = limits_of(&o, gate.as_ref(), 1 + fallbacks.len())?;
     if let Some(r) = &review {
         limits.review_each_step = r.when == crate::work::review::When::Step;
+        limits.review_complete = r.when == crate::work::review::When::Complete;
         limits.max_review_rounds = r.max_rounds;
     }
     let named = Agent::ALL.map(|a| o.program_of(a).cloned());
@@ -338,7 +337,6 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
             fallbacks: fallbacks.iter().map(|&f| (f, PathBuf::new())).collect(),
             prices: o.prices.clone().unwrap_or_default(),
             commit_auto: o.commit == Some(crate::config::CommitMode::Auto),
-            require_change: o.gate.require_change.unwrap_or(false),
             protect: o.gate.protect.clone().unwrap_or_default(),
             model: o.model,
             permission_mode,
@@ -547,6 +545,9 @@ fn limits_of(
         fallback_after: duration("fallback-after", o.fallback_after.as_deref())?,
         review_each_step: false,
         max_review_rounds: 3,
+        review_complete: false,
+        gate_each: gate.is_some_and(|g| g.when == crate::work::gate::When::Each),
+        require_change: o.gate.require_change.unwrap_or(false),
     })
 }
 

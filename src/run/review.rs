@@ -4,12 +4,12 @@
 
 use anyhow::{Context, Result};
 
-use crate::run::engine::Reviewed;
+use crate::run::engine::{ReviewOf as Of, Reviewed};
 use crate::run::launch;
 use crate::run::lock::LoopLock;
 use crate::run::progress;
 use crate::run::records::{Record, ReviewRecord, Saved};
-use crate::run::shell::{ReviewOf as Of, Shell};
+use crate::run::shell::Shell;
 use crate::timefmt;
 use crate::work::review::{self, Verdict};
 
@@ -26,19 +26,19 @@ pub fn feedback_path(project: &crate::work::project::Project) -> std::path::Path
 }
 
 impl Shell<'_> {
-    /// Run one review session and say what it came to; the findings are
-    /// handed to the next work session (`.ralph/review-failed.md`). Its
-    /// record, for the caller to append after the session it reviewed.
+    /// Run review session `number` and say what it came to; the findings
+    /// are handed to the next work session (`.ralph/review-failed.md`). Its
+    /// record, for the caller to append after the session it reviewed. A
+    /// review of steps measures their changes from `base`.
     pub(crate) fn review(
         &self,
         lock: &mut LoopLock,
         saved: &mut Saved,
-        of: Of,
+        (of, number): (Of, u32),
+        base: Option<String>,
     ) -> Result<(Reviewed, Record)> {
         let (project, r) = (self.project, self.s.review.as_ref().expect("a reviewer"));
-        saved.state.sessions += 1;
-        let number = saved.state.sessions;
-        let subject = self.subject(&of, saved);
+        let subject = self.subject(&of, saved, base);
         let prompt = self.write_review_prompt(&of, &subject, saved, number)?;
         let before = progress::take(&project.root, &project.spec());
         let seat = seat_of(r);
@@ -111,7 +111,7 @@ impl Shell<'_> {
 
     /// What a review looks at: its words for it, its criteria, and the
     /// commit its changes are measured from.
-    fn subject(&self, of: &Of, saved: &Saved) -> Subject {
+    fn subject(&self, of: &Of, saved: &Saved, base: Option<String>) -> Subject {
         match of {
             Of::Run => {
                 let spec = crate::fsutil::read_optional_capped(&self.project.spec(), SPEC_BYTES)
@@ -129,11 +129,7 @@ impl Shell<'_> {
                     base: saved.first_head.clone(),
                 }
             }
-            Of::Steps {
-                session,
-                steps,
-                base,
-            } => Subject {
+            Of::Steps { session, steps } => Subject {
                 what: format!("the step(s) session {session} checked"),
                 criteria: format!(
                     "The step(s), from `.ralph/spec.md` (the whole spec is there for context):\n\n{}",
@@ -143,7 +139,7 @@ impl Shell<'_> {
                         .collect::<Vec<_>>()
                         .join("\n")
                 ),
-                base: base.clone(),
+                base,
             },
         }
     }

@@ -7,7 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 
 use crate::handoff::env;
-use crate::run::engine::{self, Action, Completion, Event, Outcome, Report, SessionOutcome};
+use crate::run::engine::{self, Action, Event, Outcome, SessionOutcome};
 use crate::run::lifecycle::{self, Facts};
 use crate::run::lock::LoopLock;
 use crate::run::options::Settings;
@@ -31,34 +31,6 @@ pub fn spec_text(s: &Checkpoint) -> String {
     format!("{}/{}", s.done, s.total)
 }
 
-/// What a review judges.
-pub enum ReviewOf {
-    /// COMPLETE: the whole run, since it began.
-    Run,
-    /// The steps session `session` checked (as they read), since `base`.
-    Steps {
-        session: u32,
-        steps: Vec<String>,
-        base: Option<String>,
-    },
-}
-
-/// What became of COMPLETE, and the review it got (with the review
-/// session's record, appended after the session it followed).
-struct Judged {
-    completion: Completion,
-    review: Option<(engine::Reviewed, Record)>,
-}
-
-impl Judged {
-    fn plain(completion: Completion) -> Judged {
-        Judged {
-            completion,
-            review: None,
-        }
-    }
-}
-
 /// One session, as it ran, for its record.
 pub(crate) struct Ran<'a> {
     pub(crate) iteration: u32,
@@ -76,6 +48,38 @@ pub(crate) struct Ran<'a> {
     pub(crate) outcome: &'a SessionOutcome,
     pub(crate) before: &'a Checkpoint,
     pub(crate) after: &'a Checkpoint,
+}
+
+/// The run's changing state while the shell carries the engine's actions
+/// out.
+struct Live {
+    saved: Saved,
+    /// The spec and tree as the next session begins (during a session's
+    /// round: as it began).
+    before: Checkpoint,
+    /// The session that ended, until its round records it.
+    pending: Option<Pending>,
+}
+
+/// A session that ended, as its round goes on: what its record needs.
+struct Pending {
+    iteration: u32,
+    number: u32,
+    agent: usize,
+    start: String,
+    command: Vec<String>,
+    ended: session::Finished,
+    outcome: SessionOutcome,
+    after: Checkpoint,
+    left_uncommitted: bool,
+    no_evidence: bool,
+    no_change: bool,
+    auto_commit: Option<String>,
+    progress: engine::Progress,
+    /// The gate that ran in its round.
+    gate: Option<gate::Verdict>,
+    /// The records of the reviews in its round.
+    reviews: Vec<Record>,
 }
 
 pub struct Shell<'a> {
@@ -109,93 +113,19 @@ impl Shell<'_> {
         }
     }
 
-    /// The completion gate, if COMPLETE is there: spec and tracker must
-    /// agree, then the project's own checks must pass; else COMPLETE is set
-    /// aside in the run folder with the reasons.
-    fn gate(&self, lock: &mut LoopLock, saved: &mut Saved) -> Result<Judged> {
+    /// What COMPLETE claims, if it is there: the protected paths changed
+    /// since the run began, and the completion rule's word on spec and
+    /// tracker.
+    fn claim(&self, saved: &Saved) -> Result<Option<engine::Claim>> {
         if !self.project.complete().exists() {
-            return Ok(Judged::plain(Completion::Absent));
-        }
-        if let Some(why) = self.protected_touched(saved) {
-            let problems = why.len();
-            self.set_aside(saved, &why, problems, 10)?;
-            let base = saved.first_head.as_deref().unwrap_or("?");
-            sentinel::Waiting::new(format!(
-                "protected files changed since the run began ({}): revert them (`git checkout {base} -- <file>`), or accept them by starting a new run (`ralph loop`); then `ralph resume`",
-                why.join("; ")
-            ))
-            .write(&self.project.waiting())?;
-            return Ok(Judged::plain(Completion::Rejected { problems }));
+            return Ok(None);
         }
         let checked = completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?;
-        let why = match completion::rule(&checked, self.s.gate.is_some()) {
-            completion::Rule::Holds { steps } => return self.accept(lock, saved, steps),
-            completion::Rule::RunGate { steps } => {
-                let gate = self.s.gate.as_ref().expect("the rule saw a gate");
-                self.ui.note(
-                    "COMPLETE: spec and tracker agree; running the project's checks (the gate)",
-                );
-                let v = self.run_gate(gate, saved)?;
-                if v.interrupted {
-                    // Neither accepted nor refused: the loop is stopping.
-                    return Ok(Judged::plain(Completion::Absent));
-                }
-                if v.passed {
-                    self.ui.note("the gate passed");
-                    return self.accept(lock, saved, steps);
-                }
-                let what = v.summary();
-                self.outbox.tell(
-                    crate::notify::Event::Rejected,
-                    "COMPLETE was sent back: the project's checks failed",
-                    "the next session fixes them; see .ralph/gate-failed.md",
-                );
-                let mut why = vec![format!("the completion gate: {what}")];
-                why.extend(v.tail.iter().rev().take(15).rev().map(|l| format!("| {l}")));
-                // Its output was shown as the gate failed: once is enough.
-                self.set_aside(saved, &why, 1, 1)?;
-                return Ok(Judged::plain(Completion::GateFailed { what }));
-            }
-            completion::Rule::Blocked(why) => why,
-        };
-        let problems = why.len();
-        self.set_aside(saved, &why, problems, 10)?;
-        Ok(Judged::plain(Completion::Rejected { problems }))
-    }
-
-    /// COMPLETE holds and the gate passed: accepted, unless the run's
-    /// reviewer (`when = "complete"`) does not approve, which sets it aside
-    /// with the findings.
-    fn accept(&self, lock: &mut LoopLock, saved: &mut Saved, steps: usize) -> Result<Judged> {
-        let accepted = Judged::plain(Completion::Accepted { steps });
-        if self
-            .s
-            .review
-            .as_ref()
-            .is_none_or(|r| r.when != crate::work::review::When::Complete)
-        {
-            return Ok(accepted);
-        }
-        self.ui
-            .note("COMPLETE holds; an independent review session judges the run before it counts");
-        let (reviewed, record) = self.review(lock, saved, ReviewOf::Run)?;
-        if reviewed.verdict.approved() {
-            return Ok(Judged {
-                review: Some((reviewed, record)),
-                ..accepted
-            });
-        }
-        let why: Vec<String> = reviewed
-            .verdict
-            .findings()
-            .into_iter()
-            .map(|f| format!("the reviewer: {f}"))
-            .collect();
-        self.set_aside(saved, &why, why.len(), 0)?;
-        Ok(Judged {
-            completion: Completion::ReviewRejected,
-            review: Some((reviewed, record)),
-        })
+        Ok(Some(engine::Claim {
+            protected: self.protected_touched(saved).unwrap_or_default(),
+            base: saved.first_head.clone().unwrap_or_else(|| "?".into()),
+            rule: completion::rule(&checked, self.s.gate.is_some()),
+        }))
     }
 
     /// What changed of the protected files since the run began, one line
@@ -207,15 +137,41 @@ impl Shell<'_> {
         }
         let (files, commits) =
             progress::protected_changes(&self.project.root, base, &self.s.protect)?;
-        if files.is_empty() && commits.is_empty() {
-            return None;
-        }
         let mut why: Vec<String> = files
             .into_iter()
             .map(|f| format!("protected: {f}"))
             .collect();
         why.extend(commits.into_iter().map(|c| format!("in commit {c}")));
         Some(why)
+    }
+
+    /// Run the gate (for COMPLETE, or `when = "each"`) and say what it came
+    /// to; a session's round keeps the verdict for its record.
+    fn gate(&self, live: &mut Live, each: bool) -> Result<engine::GateRan> {
+        let g = self
+            .s
+            .gate
+            .as_ref()
+            .expect("the engine runs a gate only with one");
+        self.ui.note(if each {
+            "running the project's checks after this session (gate: when = \"each\")"
+        } else {
+            "COMPLETE: spec and tracker agree; running the project's checks (the gate)"
+        });
+        let v = self.run_gate(g, &mut live.saved)?;
+        if v.passed {
+            self.ui.note("the gate passed");
+        }
+        let ran = engine::GateRan {
+            passed: v.passed,
+            interrupted: v.interrupted,
+            what: v.summary(),
+            tail: v.tail.clone(),
+        };
+        if let Some(p) = live.pending.as_mut().filter(|_| !v.interrupted) {
+            p.gate = Some(v);
+        }
+        Ok(ran)
     }
 
     /// Run the gate, keep its output in the run folder, hand a failure to
@@ -290,19 +246,38 @@ impl Shell<'_> {
         Ok(())
     }
 
-    fn between(&self, lock: &mut LoopLock, saved: &mut Saved) -> Result<Event> {
-        let judged = self.gate(lock, saved)?;
-        let review = match judged.review {
-            Some((reviewed, record)) => {
-                self.append(&record)?;
-                Some(reviewed)
-            }
-            None => None,
+    /// COMPLETE set aside as the engine says: told when the gate failed,
+    /// WAITING written when asked.
+    fn aside(&self, saved: &Saved, need: engine::Need) -> Result<Event> {
+        let engine::Need::SetAside {
+            cause,
+            why,
+            problems,
+            shown,
+            waiting,
+        } = need
+        else {
+            unreachable!("only a set-aside is carried out here")
         };
+        if cause == engine::Aside::GateFailed {
+            self.outbox.tell(
+                crate::notify::Event::Rejected,
+                "COMPLETE was sent back: the project's checks failed",
+                "the next session fixes them; see .ralph/gate-failed.md",
+            );
+        }
+        self.set_aside(saved, &why, problems, shown)?;
+        if let Some(w) = waiting {
+            sentinel::Waiting::new(w).write(&self.project.waiting())?;
+        }
+        Ok(Event::SetAside)
+    }
+
+    /// Between sessions, once the round is judged: the sentinels, the stop
+    /// request and the pace.
+    fn between(&self) -> Result<Event> {
         Ok(Event::Between {
             stop: session::stop_requested(),
-            gate: judged.completion,
-            review,
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
             recent_starts: self.recent_starts(),
             now_epoch: now_epoch(),
@@ -360,7 +335,7 @@ impl Shell<'_> {
 
     pub fn run(&self, lock: &mut LoopLock, resumed: Option<Saved>) -> Result<u8> {
         let t0 = Instant::now();
-        let mut before = progress::take(&self.project.root, &self.project.spec());
+        let before = progress::take(&self.project.root, &self.project.spec());
         let mut saved = self.open(resumed, &before)?;
         let elapsed_before = saved.elapsed_s;
         saved.agents = (0..=self.s.fallbacks.len())
@@ -397,49 +372,58 @@ impl Shell<'_> {
             self.ui.note(&format!("notices go to {}", to.join(", ")));
         }
 
-        let mut ev = self.between(lock, &mut saved)?;
-        let mut last_saved = saved.state.clone();
+        let mut live = Live {
+            saved,
+            before,
+            pending: None,
+        };
+        let mut ev = Event::Begin;
+        let mut last_saved = live.saved.state.clone();
         let (outcome, reason) = loop {
-            let action = engine::step(&mut saved.state, &self.s.limits, ev);
+            let action = engine::step(&mut live.saved.state, &self.s.limits, ev);
             // Saved whenever the engine counted something, before acting on
             // it: a loop killed in the next session leaves the truth behind.
-            if saved.state != last_saved {
-                saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
-                self.run.save_state(&saved)?;
-                last_saved = saved.state.clone();
+            if live.saved.state != last_saved {
+                live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
+                self.run.save_state(&live.saved)?;
+                last_saved = live.saved.state.clone();
             }
             ev = match action {
                 Action::Stop { outcome, reason } => break (outcome, reason),
-                action => self.act(action, lock, &mut saved, &mut before)?,
+                action => self.act(action, lock, &mut live)?,
             };
         };
-        saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
-        self.run.save_state(&saved)?;
-        self.finish(&saved, outcome, reason)
+        live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
+        self.run.save_state(&live.saved)?;
+        self.finish(&live.saved, outcome, reason)
     }
 
     /// Carry out one action of the engine (any but `Stop`) and say what came
     /// of it.
-    fn act(
-        &self,
-        action: Action,
-        lock: &mut LoopLock,
-        saved: &mut Saved,
-        before: &mut Checkpoint,
-    ) -> Result<Event> {
+    fn act(&self, action: Action, lock: &mut LoopLock, live: &mut Live) -> Result<Event> {
         let (s, ui) = (self.s, &self.ui);
         Ok(match action {
             Action::Stop { .. } => unreachable!("the loop stops before acting"),
-            Action::Next => self.between(lock, saved)?,
-            Action::Prepare { iteration } => self.prepare(iteration, saved, before),
+            Action::Round(need) => self.carry_out(need, live)?,
+            Action::Review { of, session } => {
+                let base = live.pending.as_ref().and(live.before.head.clone());
+                let (reviewed, record) = self.review(lock, &mut live.saved, (of, session), base)?;
+                match live.pending.as_mut() {
+                    // Appended after the record of the session it followed.
+                    Some(p) => p.reviews.push(record),
+                    None => self.append(&record)?,
+                }
+                Event::Reviewed(reviewed)
+            }
+            Action::Prepare { iteration } => self.prepare(iteration, &live.saved, &live.before),
             Action::Spawn {
                 iteration,
                 session,
                 agent,
             } => {
                 lock.set_iteration(iteration)?;
-                let report = self.session(lock, saved, before, (iteration, session), agent)?;
-                Event::SessionEnded(Box::new(report))
+                let ran = self.session(lock, live, (iteration, session), agent)?;
+                Event::SessionRan(ran)
             }
             Action::Pause { wait, why } => {
                 self.wait_out(lock, &why, wait)?;
@@ -457,7 +441,26 @@ impl Shell<'_> {
                     stop: session::stop_requested(),
                 }
             }
-            Action::Wait { wait, why } => self.wait_for_limit(lock, saved, wait, &why)?,
+            Action::Wait { wait, why } => self.wait_for_limit(lock, &live.saved, wait, &why)?,
+        })
+    }
+
+    /// Carry out what the engine's round needs.
+    fn carry_out(&self, need: engine::Need, live: &mut Live) -> Result<Event> {
+        use engine::Need;
+        Ok(match need {
+            Need::Judge => Event::Claimed(self.claim(&live.saved)?),
+            need @ Need::SetAside { .. } => self.aside(&live.saved, need)?,
+            Need::RunGate { each } => Event::GateRan(self.gate(live, each)?),
+            Need::Review(_) => unreachable!("the engine numbers a review: Action::Review"),
+            Need::Uncheck(why) => {
+                let p = live.pending.as_mut().expect("a session's round unchecks");
+                self.uncheck(why, &live.before, &mut p.after)?;
+                Event::Unchecked
+            }
+            Need::Settle => Event::Settled(self.settle(live)),
+            Need::Record => Event::SessionEnded(Box::new(self.record_session(live)?)),
+            Need::Look => self.between()?,
         })
     }
 
@@ -578,65 +581,144 @@ impl Shell<'_> {
         ended
     }
 
-    /// Run one session and report what it did.
+    /// Run one session and say how it ended; what it left waits in
+    /// `live.pending` for its round.
     fn session(
         &self,
         lock: &mut LoopLock,
-        saved: &mut Saved,
-        before: &mut Checkpoint,
+        live: &mut Live,
         (iteration, number): (u32, u32),
         agent: usize,
-    ) -> Result<Report> {
+    ) -> Result<engine::SessionRan> {
         let (start, seat, project) = (timefmt::now(), self.s.seat(agent), self.project);
+        let before = &live.before;
         self.log_heading(number, &start, seat, before);
-        let base = saved.first_head.clone();
+        let base = live.saved.first_head.clone();
         let (ended, command) = self.launch(lock, (iteration, number), (agent, base))?;
-        let mut after = progress::take(&project.root, &project.spec());
-        let left_uncommitted = after.dirty;
+        let after = progress::take(&project.root, &project.spec());
         let no_evidence = self.no_evidence(number, before, &after);
-        let no_change = self.no_change(number, before, &mut after)?;
-        let auto_commit = self.commit_leftovers(&ended, number, before, &mut after);
+        let no_change = self.no_change(number, before, &after);
         let outcome = self.outcome_of(&ended, self.s.interactive);
-        saved.tokens.add(&ended.stream.usage);
-        let progress = progress::compare(before, &after);
-        let step_review = self.review_steps(lock, saved, number, &outcome, before, &mut after)?;
-        let (judged, verdict) = self.judge_after_session(lock, saved, &outcome, progress)?;
-        let reviews: Vec<_> = step_review.into_iter().chain(judged.review).collect();
-        let session = Ran {
+        live.saved.tokens.add(&ended.stream.usage);
+        live.pending = Some(Pending {
             iteration,
             number,
-            seat,
-            left_uncommitted,
-            auto_commit,
-            no_evidence,
-            no_change,
-            cost: self.cost_of(&ended.stream, seat),
+            agent,
             start,
             command,
-            ended: &ended,
-            outcome: &outcome,
+            left_uncommitted: after.dirty,
+            ended,
+            outcome: outcome.clone(),
+            after,
+            no_evidence,
+            no_change,
+            auto_commit: None,
+            progress: engine::Progress::Unknown,
+            gate: None,
+            reviews: Vec::new(),
+        });
+        Ok(engine::SessionRan {
+            session: number,
+            outcome,
+            no_change,
+        })
+    }
+
+    /// What a session left, settled: with `--commit auto` its uncommitted
+    /// changes committed; what it changed, and the boxes it checked.
+    fn settle(&self, live: &mut Live) -> engine::Settled {
+        let p = live.pending.as_mut().expect("a session's round settles it");
+        p.auto_commit = self.commit_leftovers(&p.ended, p.number, &live.before, &mut p.after);
+        p.progress = progress::compare(&live.before, &p.after);
+        let text = crate::fsutil::read_optional(&self.project.spec())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let (_, checked) = crate::work::add::uncheck_new(&text, &live.before.boxes);
+        engine::Settled {
+            progress: p.progress,
+            checked,
+        }
+    }
+
+    /// The boxes checked since `before`, unchecked again (`after` then
+    /// shows it), and why said: for `[gate] require_change` also to the
+    /// next session (as a gate failure is: `.ralph/gate-failed.md`, which
+    /// the prompt reads first).
+    fn uncheck(
+        &self,
+        why: engine::Uncheck,
+        before: &Checkpoint,
+        after: &mut Checkpoint,
+    ) -> Result<()> {
+        let spec = self.project.spec();
+        let text = crate::fsutil::read_optional(&spec)?.unwrap_or_default();
+        let (undone, steps) = crate::work::add::uncheck_new(&text, &before.boxes);
+        crate::fsutil::atomic_write(&spec, undone.as_bytes(), 0o644)?;
+        let steps = steps.join(", ");
+        match why {
+            engine::Uncheck::NoChange { session } => {
+                let text = format!(
+                    "# A step was checked without a change\n\nSession {session} checked {steps}, but changed nothing besides `.ralph/`. \
+                     With `[gate] require_change` a box counts only with the step's work: ralph unchecked it. \
+                     Do the step's work, verify it, commit it, then check the box.\n"
+                );
+                crate::fsutil::atomic_write(
+                    &gate::feedback_path(self.project),
+                    text.as_bytes(),
+                    0o644,
+                )?;
+                self.ui.note(&format!(
+                    "[gate] require_change: unchecked {steps} again; the next session finds why in .ralph/gate-failed.md"
+                ));
+            }
+            engine::Uncheck::Review => self
+                .ui
+                .note(&format!("unchecked {steps} again until a review approves")),
+        }
+        *after = progress::take(&self.project.root, &spec);
+        Ok(())
+    }
+
+    /// The session's round is judged: its record (with the gate that ran
+    /// in its round, then the reviews' records), what the user should know,
+    /// and what the engine counts.
+    fn record_session(&self, live: &mut Live) -> Result<engine::Recorded> {
+        let p = live.pending.take().expect("a session's round records it");
+        let before = &live.before;
+        let seat = self.s.seat(p.agent);
+        let session = Ran {
+            iteration: p.iteration,
+            number: p.number,
+            seat,
+            left_uncommitted: p.left_uncommitted,
+            auto_commit: p.auto_commit.clone(),
+            no_evidence: p.no_evidence,
+            no_change: p.no_change,
+            cost: self.cost_of(&p.ended.stream, seat),
+            start: p.start.clone(),
+            command: p.command.clone(),
+            ended: &p.ended,
+            outcome: &p.outcome,
             before,
-            after: &after,
+            after: &p.after,
         };
-        let this_gate = verdict.clone();
-        self.append(&self.record(&session, verdict))?;
-        let (error, cost) = self.tell(&session, progress, this_gate.as_ref(), saved);
-        for (_, record) in &reviews {
+        self.append(&self.record(&session, p.gate.clone()))?;
+        let (error, cost) = self.tell(&session, p.progress, p.gate.as_ref(), &mut live.saved);
+        for record in &p.reviews {
             self.append(record)?;
         }
-        Ok(Report {
-            quit_by_user: self.quit_by_user(&ended),
-            outcome,
+        let quit_by_user = self.quit_by_user(&p.ended);
+        // `before` is the next session's: this one's `after`.
+        let step_before = std::mem::replace(&mut live.before, p.after).next;
+        Ok(engine::Recorded {
             error,
             cost_usd: cost.unwrap_or(0.0),
-            progress,
-            gate: judged.completion,
-            waiting: sentinel::Waiting::read(&project.waiting())?.map(|w| w.reason),
+            waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
+            quit_by_user,
             now_epoch: now_epoch(),
-            // `before` is the next session's: this one's `after`.
-            step_before: std::mem::replace(before, after).next,
-            step_after: before.next.clone(),
-            review: reviews.into_iter().next().map(|(r, _)| r),
+            step_before,
+            step_after: live.before.next.clone(),
         })
     }
 
@@ -664,39 +746,17 @@ impl Shell<'_> {
     }
 
     /// Did the session check a box and change nothing besides `.ralph/`?
-    /// Said; with `[gate] require_change` the boxes it checked are
-    /// unchecked again, and the next session is told why (as a gate failure
-    /// is: `.ralph/gate-failed.md`, which the prompt reads first).
-    fn no_change(&self, number: u32, before: &Checkpoint, after: &mut Checkpoint) -> Result<bool> {
-        let root = &self.project.root;
-        if after.done <= before.done
-            || progress::work_changed(root, before.head.as_deref()) != Some(false)
-        {
-            return Ok(false);
+    /// Said when so (with `[gate] require_change` the engine has the boxes
+    /// unchecked).
+    fn no_change(&self, number: u32, before: &Checkpoint, after: &Checkpoint) -> bool {
+        let none = after.done > before.done
+            && progress::work_changed(&self.project.root, before.head.as_deref()) == Some(false);
+        if none {
+            self.ui.note(&format!(
+                "session {number} checked a box but changed nothing besides .ralph/"
+            ));
         }
-        self.ui.note(&format!(
-            "session {number} checked a box but changed nothing besides .ralph/"
-        ));
-        if !self.s.require_change {
-            return Ok(true);
-        }
-        let spec = self.project.spec();
-        let text = crate::fsutil::read_optional(&spec)?.unwrap_or_default();
-        let (undone, steps) = crate::work::add::uncheck_new(&text, &before.boxes);
-        crate::fsutil::atomic_write(&spec, undone.as_bytes(), 0o644)?;
-        let why = format!(
-            "# A step was checked without a change\n\nSession {number} checked {}, but changed nothing besides `.ralph/`. \
-             With `[gate] require_change` a box counts only with the step's work: ralph unchecked it. \
-             Do the step's work, verify it, commit it, then check the box.\n",
-            steps.join(", ")
-        );
-        crate::fsutil::atomic_write(&gate::feedback_path(self.project), why.as_bytes(), 0o644)?;
-        self.ui.note(&format!(
-            "[gate] require_change: unchecked {} again; the next session finds why in .ralph/gate-failed.md",
-            steps.join(", ")
-        ));
-        *after = progress::take(root, &spec);
-        Ok(true)
+        none
     }
 
     /// Did the session check a box and write no evidence under its heading?
@@ -954,76 +1014,6 @@ impl Shell<'_> {
                 ended.pid,
             );
         engine::quit_by_user(self.s.interactive, ended.ending, hook_ended_it)
-    }
-
-    /// After a session: COMPLETE judged (gate and all) unless the loop is
-    /// stopping, and the gate run for `when = "each"` when the engine says
-    /// so. What became of COMPLETE, and the gate's verdict for the record.
-    fn judge_after_session(
-        &self,
-        lock: &mut LoopLock,
-        saved: &mut Saved,
-        outcome: &SessionOutcome,
-        progress: engine::Progress,
-    ) -> Result<(Judged, Option<gate::Verdict>)> {
-        let judged = if engine::judge_after(outcome) {
-            self.gate(lock, saved)?
-        } else {
-            Judged::plain(Completion::Absent)
-        };
-        let gate = &judged.completion;
-        let mut verdict = (*gate != Completion::Absent)
-            .then(|| saved.last_gate.clone())
-            .flatten();
-        if let Some(g) = &self.s.gate
-            && engine::gate_each(g.when == gate::When::Each, gate, progress, outcome)
-        {
-            self.ui
-                .note("running the project's checks after this session (gate: when = \"each\")");
-            let v = self.run_gate(g, saved)?;
-            if v.passed {
-                self.ui.note("the gate passed");
-            }
-            verdict = Some(v);
-        }
-        Ok((judged, verdict))
-    }
-
-    /// `[review] when = "step"`: the steps the session checked are reviewed
-    /// (when the engine says so); rejected, they are unchecked again and the
-    /// findings handed to the next session.
-    fn review_steps(
-        &self,
-        lock: &mut LoopLock,
-        saved: &mut Saved,
-        number: u32,
-        outcome: &SessionOutcome,
-        before: &Checkpoint,
-        after: &mut Checkpoint,
-    ) -> Result<Option<(engine::Reviewed, Record)>> {
-        let spec = self.project.spec();
-        let text = crate::fsutil::read_optional(&spec)?.unwrap_or_default();
-        let (_, steps) = crate::work::add::uncheck_new(&text, &before.boxes);
-        if !engine::review_steps(self.s.limits.review_each_step, !steps.is_empty(), outcome) {
-            return Ok(None);
-        }
-        let of = ReviewOf::Steps {
-            session: number,
-            steps: steps.clone(),
-            base: before.head.clone(),
-        };
-        let (reviewed, record) = self.review(lock, saved, of)?;
-        if !reviewed.verdict.approved() {
-            let text = crate::fsutil::read_optional(&spec)?.unwrap_or_default();
-            let (undone, steps) = crate::work::add::uncheck_new(&text, &before.boxes);
-            crate::fsutil::atomic_write(&spec, undone.as_bytes(), 0o644)?;
-            self.ui.note(&format!(
-                "unchecked {} again until a review approves",
-                steps.join(", ")
-            ));
-            *after = progress::take(&self.project.root, &spec);
-        }
-        Ok(Some((reviewed, record)))
     }
 
     /// What went wrong in a session, in a line: its own error, else how it

@@ -6,12 +6,17 @@
 //! The points, in order, and what can happen at each:
 //!
 //! ```text
-//!   Between ──▶ Prepare ──(on_session_start hook)──▶ BeforeSpawn ──▶ Spawn
-//!      ▲                                                               │
-//!      │                                                        SessionEnded
-//!      └────────── Next ◀──────── Waited ◀── Wait ◀────────────────────┤
-//!      └────────── Next ◀──────────────────────────────────────────────┘
+//!   Begin ─▶ round ─▶ Between ─▶ Prepare ─(on_session_start)─▶ BeforeSpawn ─▶ Spawn
+//!              ▲                                                               │
+//!              │                                                          SessionRan
+//!              │                                                               ▼
+//!              └─────────── Waited ◀── Wait ◀── SessionEnded ◀──────────── round
+//!              └───────────────────────────────────┘
 //! ```
+//!
+//! A round (`round.rs`) judges what there is to judge before the loop
+//! counts: a COMPLETE file (protected paths, spec and tracker, the gate, the
+//! run's reviewer), and after a session its checked boxes and its record.
 //!
 //! Any point may end in `Stop` with an outcome. A stop request (SIGINT,
 //! SIGTERM, SIGHUP) seen at any point means no new session and `Interrupted`.
@@ -21,6 +26,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::run::stream::Limit;
+
+pub mod round;
+
+pub use round::{Aside, Claim, GateRan, Need, ReviewOf, Round, SessionRan, Settled, Uncheck};
 
 /// The limits of a run: all finite, all validated when options are read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,6 +69,17 @@ pub struct Limits {
     /// Review rejections in a row before the loop stops for a human.
     #[serde(default = "three")]
     pub max_review_rounds: u32,
+    /// `[review] when = "complete"`: COMPLETE counts once the reviewer
+    /// approves.
+    #[serde(default)]
+    pub review_complete: bool,
+    /// `[gate] when = "each"`: the gate runs after each session that
+    /// changed something.
+    #[serde(default)]
+    pub gate_each: bool,
+    /// `[gate] require_change`: a box checked with no change is unchecked.
+    #[serde(default)]
+    pub require_change: bool,
 }
 
 fn five() -> u32 {
@@ -84,6 +104,9 @@ impl Limits {
             max_sessions_per_hour: None,
             review_each_step: false,
             max_review_rounds: 3,
+            review_complete: false,
+            gate_each: false,
+            require_change: false,
         }
     }
 }
@@ -136,6 +159,9 @@ pub struct State {
     /// Review sessions run, and rejections (or no verdict) in a row.
     pub reviews: u32,
     pub review_rejections: u32,
+    /// The round being judged: never saved (a resumed run starts a new one).
+    #[serde(skip)]
+    pub round: Option<Round>,
 }
 
 /// How a session went, as its record says.
@@ -231,30 +257,59 @@ pub struct Reviewed {
 /// A facts report from the shell at one point of the loop.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
-    /// Before deciding on another session: the sentinels, and any stop request.
+    /// The loop starts (or goes on from a saved run).
+    Begin,
+    /// What COMPLETE claims (`None`: there is none).
+    Claimed(Option<Claim>),
+    /// COMPLETE was set aside (and WAITING written, when asked).
+    SetAside,
+    /// The gate ran.
+    GateRan(GateRan),
+    /// A review session ended with this verdict.
+    Reviewed(Reviewed),
+    /// The boxes were unchecked.
+    Unchecked,
+    /// Between sessions, once the round is judged: the sentinels, and any
+    /// stop request.
     Between {
         stop: Option<String>,
-        gate: Completion,
         waiting: Option<String>,
         /// When sessions of the project started in the last hour (seconds
         /// since the epoch), for pacing; and the time now.
         recent_starts: Vec<u64>,
         now_epoch: u64,
-        /// The review COMPLETE got, if one ran.
-        review: Option<Reviewed>,
     },
     /// The `on_session_start` hook has run (or there is none).
-    BeforeSpawn {
-        stop: Option<String>,
-    },
-    SessionEnded(Box<Report>),
+    BeforeSpawn { stop: Option<String> },
+    /// A session ended: how, before anything is judged.
+    SessionRan(SessionRan),
+    /// What it left is settled (`--commit auto`).
+    Settled(Settled),
+    /// Its record is written: the rest of what the loop counts.
+    SessionEnded(Box<Recorded>),
     /// A limit wait ended, by running out or by a stop request.
-    Waited {
-        stop: Option<String>,
-    },
+    Waited { stop: Option<String> },
 }
 
-/// What a finished session reported.
+/// What the shell reports of a session once its record is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recorded {
+    /// The error to show for a failure (from the stream, or the exit).
+    pub error: String,
+    pub cost_usd: f64,
+    pub waiting: Option<String>,
+    /// Interactive: claude exited, and not because the Stop hook ended it.
+    pub quit_by_user: bool,
+    /// Seconds since the epoch, for usage limits that say when they reset.
+    pub now_epoch: u64,
+    /// The first open step (`Step::key`) when the session began, and when it
+    /// ended.
+    pub step_before: Option<String>,
+    pub step_after: Option<String>,
+}
+
+/// A finished session, as the loop counts it: what the shell reported and
+/// what its round judged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
     pub outcome: SessionOutcome,
@@ -272,8 +327,8 @@ pub struct Report {
     /// ended.
     pub step_before: Option<String>,
     pub step_after: Option<String>,
-    /// The review after the session (its steps, or COMPLETE), if one ran.
-    pub review: Option<Reviewed>,
+    /// The reviews after the session (its steps, then COMPLETE's).
+    pub reviews: Vec<Reviewed>,
 }
 
 /// How a run ended: the loop's exit status.
@@ -525,6 +580,20 @@ impl Outcome {
     }
 }
 
+/// A run that is resumed after it ended so: a human has looked at the step
+/// it was stuck on, or at the reviewer's findings, so that count starts
+/// again (the step itself stays known, so the next stall counts anew).
+pub fn resume(s: &mut State, ended: Option<Outcome>) {
+    match ended {
+        Some(Outcome::Stuck) => {
+            s.step_sessions = 0;
+            s.step_outcomes.clear();
+        }
+        Some(Outcome::ReviewRejected) => s.review_rejections = 0,
+        _ => {}
+    }
+}
+
 /// What a loop does first, by the sentinels it finds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Start {
@@ -639,8 +708,14 @@ pub enum Action {
         wait: Duration,
         why: String,
     },
-    /// Look at the sentinels again and report `Between`.
-    Next,
+    /// What a round needs next, reported by the event it names.
+    Round(Need),
+    /// Run review session number `session` (a round's), then report
+    /// `Reviewed`.
+    Review {
+        of: ReviewOf,
+        session: u32,
+    },
     Stop {
         outcome: Outcome,
         reason: String,
@@ -676,10 +751,10 @@ fn between(
     gate: Completion,
     waiting: Option<String>,
     (recent_starts, now_epoch): (Vec<u64>, u64),
-    review: Option<Reviewed>,
+    reviews: &[Reviewed],
 ) -> Action {
     // Counted first (its cost), said after what became of COMPLETE.
-    let review_stop = review.as_ref().and_then(|r| count_review(s, limits, r));
+    let review_stop = count_reviews(s, limits, reviews);
     if let Completion::Accepted { steps } = gate {
         return stop(Outcome::Complete, format!("all {steps} steps done"));
     }
@@ -690,7 +765,7 @@ fn between(
         return stop(Outcome::Waiting, w);
     }
     // A review costs too: it may be what reaches the cap.
-    if review.is_some()
+    if !reviews.is_empty()
         && let Some(a) = over_cost(s, limits)
     {
         return a;
@@ -718,17 +793,41 @@ fn between(
 /// The one decision function: state plus what just happened → what next.
 pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
     match event {
+        Event::Begin => new_round(s, limits, None),
+        Event::Claimed(_)
+        | Event::SetAside
+        | Event::GateRan(_)
+        | Event::Reviewed(_)
+        | Event::Unchecked
+        | Event::Settled(_) => {
+            let rules = limits;
+            let r = s.round.get_or_insert_default();
+            answer(r, rules, event);
+            next_in_round(s, limits)
+        }
+        Event::SessionRan(ran) => new_round(s, limits, Some(ran)),
         Event::Between {
             stop: Some(sig), ..
-        } => stop(Outcome::Interrupted, format!("{sig} received")),
+        } => {
+            s.round = None;
+            stop(Outcome::Interrupted, format!("{sig} received"))
+        }
         Event::Between {
-            gate,
             waiting,
             recent_starts,
             now_epoch,
-            review,
             ..
-        } => between(s, limits, gate, waiting, (recent_starts, now_epoch), review),
+        } => {
+            let judged = round::judged(&s.round.take().unwrap_or_default(), limits);
+            between(
+                s,
+                limits,
+                judged.completion,
+                waiting,
+                (recent_starts, now_epoch),
+                &judged.reviews,
+            )
+        }
         Event::BeforeSpawn { stop: Some(sig) } => stop(
             Outcome::Interrupted,
             format!("{sig} received before the session started"),
@@ -746,8 +845,67 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             Outcome::Interrupted,
             format!("{sig} received while waiting"),
         ),
-        Event::Waited { stop: None } => Action::Next,
-        Event::SessionEnded(r) => after_session(s, limits, *r),
+        Event::Waited { stop: None } => new_round(s, limits, None),
+        Event::SessionEnded(recorded) => {
+            let r = s.round.take().unwrap_or_default();
+            let judged = round::judged(&r, limits);
+            let (ran, settled) = (r.session, r.settled);
+            let report = Report {
+                outcome: ran.map_or(SessionOutcome::Ok, |x| x.outcome),
+                error: recorded.error,
+                cost_usd: recorded.cost_usd,
+                progress: settled.map_or(Progress::Unknown, |x| x.progress),
+                gate: judged.completion,
+                waiting: recorded.waiting,
+                quit_by_user: recorded.quit_by_user,
+                now_epoch: recorded.now_epoch,
+                step_before: recorded.step_before,
+                step_after: recorded.step_after,
+                reviews: judged.reviews,
+            };
+            after_session(s, limits, report)
+        }
+    }
+}
+
+/// A new round: after a session (`ran`), or between sessions.
+fn new_round(s: &mut State, limits: &Limits, ran: Option<SessionRan>) -> Action {
+    s.round = Some(Round {
+        session: ran,
+        ..Round::default()
+    });
+    next_in_round(s, limits)
+}
+
+/// The round's next need as an action; a review session is numbered as it
+/// is asked for.
+fn next_in_round(s: &mut State, limits: &Limits) -> Action {
+    match round::plan(s.round.get_or_insert_default(), limits) {
+        Need::Review(of) => {
+            s.sessions += 1;
+            Action::Review {
+                of,
+                session: s.sessions,
+            }
+        }
+        need => Action::Round(need),
+    }
+}
+
+/// An event answers what the round asked for: it fills that slot.
+fn answer(r: &mut Round, rules: &Limits, event: Event) {
+    let asked = round::plan(r, rules);
+    match (asked, event) {
+        (Need::Judge, Event::Claimed(c)) => r.claim = Some(c),
+        (Need::SetAside { .. }, Event::SetAside) => r.set_aside = true,
+        (Need::RunGate { each: true }, Event::GateRan(g)) => r.each_gate = Some(g),
+        (Need::RunGate { each: false }, Event::GateRan(g)) => r.gate = Some(g),
+        (Need::Review(ReviewOf::Run), Event::Reviewed(v)) => r.run_review = Some(v),
+        (Need::Review(ReviewOf::Steps { .. }), Event::Reviewed(v)) => r.step_review = Some(v),
+        (Need::Uncheck(Uncheck::NoChange { .. }), Event::Unchecked) => r.no_change_unchecked = true,
+        (Need::Uncheck(Uncheck::Review), Event::Unchecked) => r.review_unchecked = true,
+        (Need::Settle, Event::Settled(x)) => r.settled = Some(x),
+        (asked, event) => panic!("the round asked for {asked:?}, the shell answered {event:?}"),
     }
 }
 
@@ -766,7 +924,7 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
             "claude was quit before the Stop hook ended the session",
         );
     }
-    let review_stop = r.review.as_ref().and_then(|rv| count_review(s, limits, rv));
+    let review_stop = count_reviews(s, limits, &r.reviews);
     // The last word on completion is the gate's, whatever else went wrong.
     if let Some(a) = judge_gate(s, limits, r.gate).or(review_stop) {
         return a;
@@ -783,7 +941,7 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
         .or_else(|| count_stalls(s, limits, r.progress))
         .or_else(|| count_stuck(s, limits, &r.outcome, (&r.step_before, &r.step_after)))
         .or_else(|| over_cost(s, limits))
-        .unwrap_or(Action::Next)
+        .unwrap_or_else(|| new_round(s, limits, None))
 }
 
 /// The stop at `--max-cost`, once what was spent reaches it.
@@ -795,6 +953,14 @@ fn over_cost(s: &State, limits: &Limits) -> Option<Action> {
             format!("${:.2} spent of --max-cost ${max:.2}", s.cost_usd),
         )
     })
+}
+
+/// The reviews of a round, each counted; the first stop they call for.
+fn count_reviews(s: &mut State, limits: &Limits, reviews: &[Reviewed]) -> Option<Action> {
+    reviews
+        .iter()
+        .map(|r| count_review(s, limits, r))
+        .fold(None, |first, a| first.or(a))
 }
 
 /// A review: its cost counted, and the stop for a human once
@@ -1058,14 +1224,14 @@ mod tests {
         Limits::sample()
     }
 
-    fn between() -> Event {
-        Event::Between {
+    fn between() -> TB {
+        TB {
             stop: None,
             gate: Completion::Absent,
             waiting: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
-            review: None,
+            reviews: Vec::from_iter(None),
         }
     }
 
@@ -1081,12 +1247,73 @@ mod tests {
             now_epoch: 1_000_000,
             step_before: None,
             step_after: None,
-            review: None,
+            reviews: Vec::from_iter(None),
         }
     }
 
-    fn ended(r: Report) -> Event {
-        Event::SessionEnded(Box::new(r))
+    fn ended(r: Report) -> T {
+        T::Ended(r)
+    }
+
+    /// The next round, as the loop goes on.
+    const NEXT: Action = Action::Round(Need::Judge);
+
+    /// What these tests report: an event, or (past the round that judges
+    /// it) a session as the loop counts it, or what the loop sees between
+    /// sessions.
+    enum T {
+        E(Event),
+        Ended(Report),
+        Between(TB),
+    }
+
+    struct TB {
+        stop: Option<String>,
+        gate: Completion,
+        waiting: Option<String>,
+        recent_starts: Vec<u64>,
+        now_epoch: u64,
+        reviews: Vec<Reviewed>,
+    }
+
+    impl From<Event> for T {
+        fn from(e: Event) -> T {
+            T::E(e)
+        }
+    }
+
+    impl From<TB> for T {
+        fn from(b: TB) -> T {
+            T::Between(b)
+        }
+    }
+
+    /// `step`, with a session's or a between's round already judged.
+    fn step(s: &mut State, l: &Limits, ev: impl Into<T>) -> Action {
+        match ev.into() {
+            T::E(e) => super::step(s, l, e),
+            T::Ended(r) => after_session(s, l, r),
+            T::Between(TB {
+                stop: Some(sig), ..
+            }) => super::step(
+                s,
+                l,
+                Event::Between {
+                    stop: Some(sig),
+                    waiting: None,
+                    recent_starts: Vec::new(),
+                    now_epoch: 0,
+                },
+            ),
+            T::Between(b) => super::between(
+                s,
+                l,
+                b.gate,
+                b.waiting,
+                (b.recent_starts, b.now_epoch),
+                &b.reviews,
+            ),
+        }
     }
 
     fn stopped(a: &Action) -> Option<Outcome> {
@@ -1100,19 +1327,94 @@ mod tests {
     /// the stop and the state.
     fn run(limits: &Limits, mut make: impl FnMut(u32) -> Report) -> (Action, State) {
         let mut s = State::default();
-        let mut ev = between();
+        let mut ev: T = between().into();
         for _ in 0..1000 {
             match step(&mut s, limits, ev) {
-                Action::Prepare { .. } => ev = Event::BeforeSpawn { stop: None },
+                Action::Prepare { .. } => ev = Event::BeforeSpawn { stop: None }.into(),
                 Action::Spawn { session, .. } => ev = ended(make(session)),
                 Action::Wait { .. } | Action::Fallback { .. } | Action::Pause { .. } => {
-                    ev = Event::Waited { stop: None }
+                    ev = Event::Waited { stop: None }.into()
                 }
-                Action::Next => ev = between(),
+                NEXT => ev = between().into(),
                 a @ Action::Stop { .. } => return (a, s),
+                a => panic!("no round in these rows: {a:?}"),
             }
         }
         panic!("the loop never stopped");
+    }
+
+    /// A whole loop through `step` alone: a round between sessions, a
+    /// session, its round (settled, COMPLETE claimed, the run reviewed),
+    /// its record, and the stop; the review is numbered as it is asked for
+    /// and both costs are counted once.
+    #[test]
+    fn rounds_run_through_step_and_the_loop_counts_once() {
+        let l = Limits {
+            review_complete: true,
+            ..limits()
+        };
+        let mut s = State::default();
+        let mut go = |ev: Event| step(&mut s, &l, ev);
+        assert_eq!(go(Event::Begin), NEXT);
+        assert_eq!(go(Event::Claimed(None)), Action::Round(Need::Look));
+        let between = Event::Between {
+            stop: None,
+            waiting: None,
+            recent_starts: Vec::new(),
+            now_epoch: 1_000_000,
+        };
+        assert_eq!(go(between), Action::Prepare { iteration: 1 });
+        go(Event::BeforeSpawn { stop: None });
+        let ran = SessionRan {
+            session: 1,
+            outcome: SessionOutcome::Ok,
+            no_change: false,
+        };
+        assert_eq!(go(Event::SessionRan(ran)), Action::Round(Need::Settle));
+        let settled = Settled {
+            progress: Progress::Changed,
+            checked: vec!["br-2".into()],
+        };
+        assert_eq!(go(Event::Settled(settled)), NEXT);
+        let claim = Claim {
+            protected: Vec::new(),
+            base: "abc".into(),
+            rule: crate::work::completion::Rule::Holds { steps: 2 },
+        };
+        assert_eq!(
+            go(Event::Claimed(Some(claim))),
+            Action::Review {
+                of: ReviewOf::Run,
+                session: 2
+            }
+        );
+        let approved = Reviewed {
+            verdict: crate::work::review::Verdict::Approved,
+            cost_usd: 0.25,
+        };
+        assert_eq!(go(Event::Reviewed(approved)), Action::Round(Need::Record));
+        let recorded = Recorded {
+            error: String::new(),
+            cost_usd: 0.5,
+            waiting: None,
+            quit_by_user: false,
+            now_epoch: 1_000_100,
+            step_before: Some("br-2".into()),
+            step_after: None,
+        };
+        let a = go(Event::SessionEnded(Box::new(recorded)));
+        assert_eq!(stopped(&a), Some(Outcome::Complete));
+        assert_eq!((s.iteration, s.sessions, s.reviews), (1, 2, 1));
+        assert!((s.cost_usd - 0.75).abs() < 1e-9, "{}", s.cost_usd);
+        assert_eq!(s.round, None, "the round ends with its record");
+    }
+
+    #[test]
+    #[should_panic(expected = "the round asked for Judge")]
+    fn an_answer_to_what_was_not_asked_is_a_bug_not_a_loop() {
+        let mut s = State::default();
+        step(&mut s, &limits(), Event::Begin);
+        step(&mut s, &limits(), Event::SetAside);
     }
 
     #[test]
@@ -1301,13 +1603,13 @@ mod tests {
         let a = step(
             &mut s,
             &l,
-            Event::Between {
+            TB {
                 stop: sig(),
                 gate: Completion::Absent,
                 waiting: None,
                 recent_starts: Vec::new(),
                 now_epoch: 1_000_000,
-                review: None,
+                reviews: Vec::from_iter(None),
             },
         );
         assert_eq!(stopped(&a), Some(Outcome::Interrupted), "between sessions");
@@ -1364,7 +1666,7 @@ mod tests {
             }
         );
         assert_eq!((s.iteration, s.sessions), (0, 1), "not an iteration");
-        assert_eq!(step(&mut s, &l, Event::Waited { stop: None }), Action::Next);
+        assert_eq!(step(&mut s, &l, Event::Waited { stop: None }), NEXT);
         assert_eq!(
             step(&mut s, &l, between()),
             Action::Prepare { iteration: 1 }
@@ -1471,7 +1773,7 @@ mod tests {
                 }),
             )
         };
-        assert_eq!(failed(&mut s), Action::Next);
+        assert_eq!(failed(&mut s), NEXT);
         assert_eq!((s.rejected, s.gate_failures), (2, 1));
     }
 
@@ -1614,7 +1916,7 @@ mod tests {
                 ..report(SessionOutcome::Ok)
             }),
         );
-        assert_eq!((a, s.rejected), (Action::Next, 1));
+        assert_eq!((a, s.rejected), (NEXT, 1));
     }
 
     #[test]
@@ -1769,19 +2071,19 @@ mod tests {
         // Two sessions on br-1 (one failing), then one that finishes it.
         assert_eq!(
             session(&mut s, on(Some("br-1"), Some("br-1"), SessionOutcome::Ok)),
-            Action::Next
+            NEXT
         );
         assert_eq!(
             session(
                 &mut s,
                 on(Some("br-1"), Some("br-1"), SessionOutcome::Failed)
             ),
-            Action::Next
+            NEXT
         );
         assert_eq!((s.step.as_deref(), s.step_sessions), (Some("br-1"), 2));
         assert_eq!(
             session(&mut s, on(Some("br-1"), Some("br-2"), SessionOutcome::Ok)),
-            Action::Next
+            NEXT
         );
         assert_eq!((s.step.clone(), s.step_sessions), (None, 0));
         // Three on br-2 in a row: stopped, naming it and how each went.
@@ -1818,13 +2120,13 @@ mod tests {
             ..limits()
         };
         let now = 1_000_000;
-        let at = |starts: Vec<u64>| Event::Between {
+        let at = |starts: Vec<u64>| TB {
             stop: None,
             gate: Completion::Absent,
             waiting: None,
             recent_starts: starts,
             now_epoch: now,
-            review: None,
+            reviews: Vec::from_iter(None),
         };
         let mut s = State::default();
         // One in the hour: room for another.
@@ -1877,6 +2179,7 @@ mod tests {
             step_outcomes: vec!["ok".into(), "failed".into()],
             reviews: 2,
             review_rejections: 1,
+            round: None,
         };
         let back: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
@@ -1909,7 +2212,7 @@ mod tests {
             &l,
             ended(Report {
                 gate: Completion::Accepted { steps: 2 },
-                review: reviewed(true, 0.25),
+                reviews: Vec::from_iter(reviewed(true, 0.25)),
                 ..report(SessionOutcome::Ok)
             }),
         );
@@ -1928,7 +2231,7 @@ mod tests {
         // The reviewer of every COMPLETE rejects: the third stops the loop.
         let (a, s) = run(&l, |_| Report {
             gate: Completion::ReviewRejected,
-            review: reviewed(false, 0.1),
+            reviews: Vec::from_iter(reviewed(false, 0.1)),
             ..report(SessionOutcome::Ok)
         });
         match a {
@@ -1954,7 +2257,7 @@ mod tests {
                 &mut s,
                 &l,
                 ended(Report {
-                    review: reviewed(approved, 0.0),
+                    reviews: Vec::from_iter(reviewed(approved, 0.0)),
                     ..report(SessionOutcome::Ok)
                 }),
             );
@@ -1968,7 +2271,7 @@ mod tests {
             &mut s,
             &l,
             ended(Report {
-                review: Some(none),
+                reviews: Vec::from_iter(Some(none)),
                 ..report(SessionOutcome::Ok)
             }),
         );
@@ -1986,13 +2289,13 @@ mod tests {
             cost_usd: 0.9,
             ..State::default()
         };
-        let with = |review| Event::Between {
+        let with = |review| TB {
             stop: None,
             gate: Completion::ReviewRejected,
             waiting: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
-            review,
+            reviews: Vec::from_iter(review),
         };
         assert_eq!(
             stopped(&step(&mut s, &l, with(reviewed(false, 0.2)))),
@@ -2020,13 +2323,13 @@ mod tests {
         let a = step(
             &mut s,
             &l,
-            Event::Between {
+            TB {
                 stop: None,
                 gate: Completion::Accepted { steps: 1 },
                 waiting: None,
                 recent_starts: Vec::new(),
                 now_epoch: 1_000_000,
-                review: reviewed(true, 0.2),
+                reviews: Vec::from_iter(reviewed(true, 0.2)),
             },
         );
         assert_eq!(stopped(&a), Some(Outcome::Complete));
