@@ -333,19 +333,6 @@ mod tests {
         })
     }
 
-    fn aside_of(n: &Need) -> Option<(Aside, usize, usize, bool)> {
-        match n {
-            Need::SetAside {
-                cause,
-                problems,
-                shown,
-                waiting,
-                ..
-            } => Some((*cause, *problems, *shown, waiting.is_some())),
-            _ => None,
-        }
-    }
-
     /// The whole COMPLETE path between sessions, row by row: what a round
     /// that knows this much needs next, and what it then judged.
     #[test]
