@@ -159,12 +159,7 @@ pub struct Options {
 impl Options {
     /// The program named for `agent` (`--claude`, `--codex`, `--gemini`).
     pub fn program_of(&self, agent: crate::agent::Agent) -> Option<&PathBuf> {
-        use crate::agent::Agent;
-        match agent {
-            Agent::Claude => self.claude.as_ref(),
-            Agent::Codex => self.codex.as_ref(),
-            Agent::Gemini => self.gemini.as_ref(),
-        }
+        agent.named_in(self)
     }
 }
 

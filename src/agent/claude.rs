@@ -4,6 +4,11 @@
 //! settings and no MCP servers), else without its permission prompts.
 
 use super::Ask;
+use serde_json::Value;
+
+use crate::run::stream::{
+    Outcome, RawUsage, Session, Shown, Usage, classify, describe_tool, tool_errors,
+};
 
 /// `claude` arguments before the prompt: print mode's stream, the
 /// permissions (confined, bypassed, or the mode given), the model, then the
@@ -36,6 +41,19 @@ pub fn arguments(a: &Ask) -> Vec<String> {
     }
     args.extend(a.extra.iter().cloned());
     args
+}
+
+/// `/ralph-setup` for Claude Code: its user commands folder (under
+/// `$CLAUDE_CONFIG_DIR` when set), the command as it is.
+pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
+    use anyhow::Context;
+    let settings = crate::settings::target::user_settings_path()?;
+    let dir = settings.parent().context("Claude Code's folder")?;
+    Ok((
+        dir.join("commands/ralph-setup.md"),
+        crate::cmd::install_command::RALPH_SETUP.to_string(),
+        "In Claude Code, in your project: /ralph-setup <what you want built>",
+    ))
 }
 
 #[cfg(test)]
@@ -86,4 +104,89 @@ mod tests {
             "{a:?}"
         );
     }
+}
+
+/// Claude Code's `stream-json` events.
+pub(crate) fn read(s: &mut Session, v: &Value) -> Vec<Shown> {
+    match v["type"].as_str() {
+        Some("system") => {
+            if v["subtype"] == "init" {
+                s.session_id = v["session_id"].as_str().map(String::from);
+                return Vec::new();
+            }
+            if v["subtype"] == "api_retry" {
+                return vec![Shown::Note(format!(
+                    "API error {} ({}), Claude Code retries (attempt {})",
+                    v["error_status"],
+                    v["error"].as_str().unwrap_or("?"),
+                    v["attempt"]
+                ))];
+            }
+            Vec::new()
+        }
+        Some("assistant") => assistant(s, &v["message"]),
+        Some("user") => tool_errors(&v["message"]),
+        Some("result") => {
+            result(s, v);
+            Vec::new()
+        }
+        _ => Vec::new(),
+    }
+}
+
+pub(crate) fn assistant(s: &mut Session, msg: &Value) -> Vec<Shown> {
+    let synthetic = msg["model"] == "<synthetic>";
+    let mut out = Vec::new();
+    for block in msg["content"].as_array().into_iter().flatten() {
+        match block["type"].as_str() {
+            Some("text") => {
+                let text = block["text"].as_str().unwrap_or("").to_string();
+                if synthetic && text.starts_with("API Error") {
+                    if let Some(l) = classify(&text, None) {
+                        s.limit = Some(l);
+                    }
+                    s.last_error = Some(text.clone());
+                }
+                if !text.trim().is_empty() {
+                    out.push(Shown::Text(text));
+                }
+            }
+            Some("tool_use") => {
+                s.tool_calls += 1;
+                out.push(Shown::Tool(describe_tool(
+                    block["name"].as_str().unwrap_or("?"),
+                    &block["input"],
+                )));
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+pub(crate) fn result(s: &mut Session, v: &Value) {
+    let usage = serde_json::from_value::<RawUsage>(v["usage"].clone())
+        .map(Usage::from)
+        .unwrap_or_default();
+    let o = Outcome {
+        subtype: v["subtype"].as_str().unwrap_or("").to_string(),
+        is_error: v["is_error"].as_bool().unwrap_or(false),
+        text: v["result"].as_str().unwrap_or("").to_string(),
+        cost_usd: v["total_cost_usd"].as_f64().unwrap_or(0.0),
+        usage,
+        num_turns: v["num_turns"].as_u64().unwrap_or(0),
+        api_error_status: v["api_error_status"].as_u64(),
+    };
+    if o.is_error
+        && let Some(l) = classify(&o.text, o.api_error_status)
+    {
+        s.limit = Some(l);
+    }
+    s.results += 1;
+    s.cost_usd = s.cost_usd.max(o.cost_usd);
+    s.usage.add(&o.usage);
+    s.num_turns += o.num_turns;
+    s.any_error |= o.is_error || o.subtype.starts_with("error");
+    s.final_message = Some(o.text.clone());
+    s.outcome = Some(o);
 }

@@ -3,6 +3,10 @@
 //! edit tools are not offered at all). Its own sandbox needs a container
 //! daemon, so ralph does not confine it (refused with the fix).
 
+use serde_json::Value;
+
+use crate::run::stream::{Session, Shown, Usage, describe_tool, error_line, first_line};
+
 /// `gemini` arguments before the user's own.
 pub fn arguments(model: Option<&str>) -> Vec<String> {
     let mut a: Vec<String> = [
@@ -33,6 +37,26 @@ pub fn session_arguments(a: &super::Ask) -> Vec<String> {
 /// node process (one process to supervise and signal).
 pub const ENV: [(&str, &str); 1] = [("GEMINI_CLI_NO_RELAUNCH", "true")];
 
+/// `/ralph-setup` for Gemini CLI: a custom command (TOML) in
+/// `~/.gemini/commands` (under `$GEMINI_CLI_HOME` when set).
+pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
+    use crate::cmd::install_command::{DESCRIPTION, body};
+    let base = super::dir_var("GEMINI_CLI_HOME").map_or_else(super::home, Ok)?;
+    // A JSON string is a TOML basic string too (the same escapes).
+    let quoted = |t: &str| serde_json::to_string(t).expect("a string serialises");
+    let prompt = body().replace("$ARGUMENTS", "{{args}}");
+    let text = format!(
+        "description = {}\nprompt = {}\n",
+        quoted(DESCRIPTION),
+        quoted(&prompt)
+    );
+    Ok((
+        base.join(".gemini/commands/ralph-setup.toml"),
+        text,
+        "In Gemini CLI, in your project: /ralph-setup <what you want built>",
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,5 +78,81 @@ mod tests {
         );
         assert_eq!(arguments(None).len(), 6);
         assert_eq!(ENV, [("GEMINI_CLI_NO_RELAUNCH", "true")]);
+    }
+}
+
+/// Gemini's `stream-json` events.
+pub(crate) fn read(s: &mut Session, v: &Value) -> Vec<Shown> {
+    let mut out = Vec::new();
+    let t = v["type"].as_str().unwrap_or("");
+    if !(t == "message" && v["role"] == "assistant") {
+        out.extend(s.flush_text());
+    }
+    match t {
+        "init" => {
+            s.session_id = v["session_id"].as_str().map(String::from);
+            s.model = v["model"].as_str().map(String::from);
+        }
+        "message" if v["role"] == "assistant" => {
+            s.pending_text.push_str(v["content"].as_str().unwrap_or(""));
+        }
+        "tool_use" => {
+            s.tool_calls += 1;
+            out.push(Shown::Tool(tool(v)));
+        }
+        "tool_result" if v["status"] != "success" => {
+            let text = v["output"]
+                .as_str()
+                .or(v["error"]["message"].as_str())
+                .unwrap_or("the tool failed");
+            out.push(Shown::ToolError(error_line(text, 160)));
+        }
+        "error" => {
+            let text = v["message"].as_str().unwrap_or("").to_string();
+            out.push(Shown::Note(first_line(&text, 200)));
+        }
+        "result" => result(s, v),
+        _ => {}
+    }
+    out
+}
+
+/// Gemini's result: how the turn ended, its tokens, and their split by
+/// model (its router and the model that worked).
+fn result(s: &mut Session, v: &Value) {
+    let error = v["status"] != "success";
+    let text = v["error"]["message"].as_str().unwrap_or("").to_string();
+    if error {
+        s.api_error(&text);
+    }
+    let st = &v["stats"];
+    for (m, u) in st["models"].as_object().into_iter().flatten() {
+        s.by_model.push((m.clone(), usage(u)));
+    }
+    s.end(error, text, usage(st));
+}
+
+/// Gemini's tokens (`input_tokens` counts the cached ones too).
+fn usage(u: &Value) -> Usage {
+    let n = |k: &str| u[k].as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: n("input_tokens").saturating_sub(n("cached")),
+        output_tokens: n("output_tokens"),
+        cache_read_input_tokens: n("cached"),
+        cache_creation_input_tokens: 0,
+    }
+}
+
+/// One line for a Gemini tool call: its shell command, or the file a file
+/// tool acts on.
+pub(crate) fn tool(v: &Value) -> String {
+    let name = v["tool_name"].as_str().unwrap_or("?");
+    let p = &v["parameters"];
+    match (name, p["file_path"].as_str()) {
+        ("run_shell_command", _) => describe_tool("Bash", p),
+        ("write_file" | "replace" | "read_file", Some(f)) => {
+            format!("{name}: {}", first_line(f, 120))
+        }
+        _ => name.to_string(),
     }
 }

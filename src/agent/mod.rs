@@ -1,6 +1,6 @@
 //! The coding agents a loop can drive (Claude Code, Codex CLI, Gemini CLI):
-//! what each can do (one row each), its command line for a session and its
-//! token prices. Their streams are read in `run::stream`.
+//! what each can do (one row each), its command line for a session, how its
+//! stream reads (usage limits included) and its token prices, one file each.
 
 pub mod claude;
 pub mod codex;
@@ -110,6 +110,57 @@ const CAPS: [(Agent, Caps); 3] = [
         },
     ),
 ];
+
+/// Where `/ralph-setup` goes for an agent, its text there, and how it is
+/// run.
+pub type SetupCommand = (std::path::PathBuf, String, &'static str);
+
+/// A folder named by an environment variable, when set and not empty.
+fn dir_var(k: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os(k)
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from)
+}
+
+fn home() -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context;
+    dir_var("HOME").context("no home folder")
+}
+
+impl Agent {
+    /// `/ralph-setup` for it (`ralph install-command`).
+    pub fn setup_command(self) -> anyhow::Result<SetupCommand> {
+        match self {
+            Agent::Claude => claude::setup_command(),
+            Agent::Codex => codex::setup_command(),
+            Agent::Gemini => gemini::setup_command(),
+        }
+    }
+
+    /// The program the options name for it (`--claude`, `--codex`,
+    /// `--gemini`, or the config's keys).
+    pub fn named_in(self, o: &crate::config::Options) -> Option<&std::path::PathBuf> {
+        match self {
+            Agent::Claude => o.claude.as_ref(),
+            Agent::Codex => o.codex.as_ref(),
+            Agent::Gemini => o.gemini.as_ref(),
+        }
+    }
+
+    /// Read one event of its stream into the session's facts; what to show
+    /// for it.
+    pub(crate) fn read(
+        self,
+        s: &mut crate::run::stream::Session,
+        v: &serde_json::Value,
+    ) -> Vec<crate::run::stream::Shown> {
+        match self {
+            Agent::Claude => claude::read(s, v),
+            Agent::Codex => codex::read(s, v),
+            Agent::Gemini => gemini::read(s, v),
+        }
+    }
+}
 
 /// What a session's command line is made of, whichever the agent.
 #[derive(Debug, Clone)]

@@ -1,12 +1,9 @@
-use std::path::PathBuf;
-
 use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
 use crate::agent::Agent;
 use crate::exit::ExitStatus;
-use crate::settings::target::user_settings_path;
 use crate::{fsutil, outln};
 
 /// The `/ralph-setup` slash command, built into the binary so that it can be
@@ -41,7 +38,7 @@ pub struct InstallCommand {
 
 impl Run for InstallCommand {
     fn run(&self) -> Result<ExitStatus> {
-        let (path, text, how) = target(self.agent)?;
+        let (path, text, how) = self.agent.setup_command()?;
         let dir = path.parent().context("the command's folder")?.to_path_buf();
         let shown = path.display();
         let current = fsutil::read_optional(&path)?;
@@ -94,68 +91,12 @@ impl Run for InstallCommand {
     }
 }
 
-/// Where the command goes for `agent`, its text there, and how it is run.
-fn target(agent: Agent) -> Result<(PathBuf, String, &'static str)> {
-    let home = || dirs_home().context("no home folder");
-    let var = |k: &str| {
-        std::env::var_os(k)
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-    };
-    Ok(match agent {
-        Agent::Claude => {
-            let settings = user_settings_path()?;
-            let dir = settings.parent().context("Claude Code's folder")?;
-            (
-                dir.join("commands/ralph-setup.md"),
-                RALPH_SETUP.to_string(),
-                "In Claude Code, in your project: /ralph-setup <what you want built>",
-            )
-        }
-        Agent::Codex => {
-            let codex = var("CODEX_HOME").map_or_else(|| home().map(|h| h.join(".codex")), Ok)?;
-            let text = format!(
-                "---\ndescription: {}\nargument-hint: \"[what you want built]\"\n---\n{}",
-                DESCRIPTION,
-                body()
-            );
-            (
-                codex.join("prompts/ralph-setup.md"),
-                text,
-                "In Codex, in your project: /prompts:ralph-setup <what you want built>",
-            )
-        }
-        Agent::Gemini => {
-            let base = var("GEMINI_CLI_HOME").map_or_else(home, Ok)?;
-            // A JSON string is a TOML basic string too (the same escapes).
-            let quoted = |t: &str| serde_json::to_string(t).expect("a string serialises");
-            let prompt = body().replace("$ARGUMENTS", "{{args}}");
-            let text = format!(
-                "description = {}\nprompt = {}\n",
-                quoted(DESCRIPTION),
-                quoted(&prompt)
-            );
-            (
-                base.join(".gemini/commands/ralph-setup.toml"),
-                text,
-                "In Gemini CLI, in your project: /ralph-setup <what you want built>",
-            )
-        }
-    })
-}
-
-const DESCRIPTION: &str = "Set up a Ralph loop for this project - interview, then write .ralph/spec.md, readme.md and prompt.md (and beads tasks)";
+pub const DESCRIPTION: &str = "Set up a Ralph loop for this project - interview, then write .ralph/spec.md, readme.md and prompt.md (and beads tasks)";
 
 /// The command's text without Claude Code's front matter.
-fn body() -> &'static str {
+pub fn body() -> &'static str {
     RALPH_SETUP
         .strip_prefix("---\n")
         .and_then(|r| r.split_once("\n---\n"))
         .map_or(RALPH_SETUP, |(_, body)| body)
-}
-
-fn dirs_home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
 }

@@ -210,8 +210,8 @@ pub struct Resolved {
     pub prompt: PromptFrom,
     /// The agent's program as named, if it was (else its name on PATH).
     pub program: Option<PathBuf>,
-    /// Each agent's program as named (`--claude`, `--codex`, `--gemini`).
-    pub named: [Option<PathBuf>; 3],
+    /// The agents' programs as named (`--claude`, `--codex`, `--gemini`).
+    pub named: Vec<(Agent, PathBuf)>,
     pub settings: Settings,
 }
 
@@ -322,7 +322,10 @@ pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<R
         limits.review_complete = r.when == crate::work::review::When::Complete;
         limits.max_review_rounds = r.max_rounds;
     }
-    let named = Agent::ALL.map(|a| o.program_of(a).cloned());
+    let named = Agent::ALL
+        .iter()
+        .filter_map(|&a| Some((a, o.program_of(a)?.clone())))
+        .collect();
     Ok(Resolved {
         prompt,
         program: o.program_of(agent).cloned(),
@@ -646,29 +649,26 @@ pub fn settings(
         ));
     }
     let r = resolve(cli, &cfg, saved)?;
-    let named = r.named.clone();
+    let named = |agent: Agent| {
+        r.named
+            .iter()
+            .find(|(a, _)| *a == agent)
+            .map(|(_, p)| p.clone())
+    };
     let program = r.program.clone();
     let mut s = r.settings;
     s.prompt = prompt_file(project, &r.prompt)?;
     s.program = program_file(s.agent, program)?;
     for (agent, program) in &mut s.fallbacks {
-        let i = Agent::ALL
-            .iter()
-            .position(|a| a == agent)
-            .expect("every agent");
-        *program = program_file(*agent, named[i].clone())?;
+        *program = program_file(*agent, named(*agent))?;
     }
-    if let Some(r) = &mut s.review {
-        let i = Agent::ALL
-            .iter()
-            .position(|a| *a == r.agent)
-            .expect("every agent");
-        r.program =
-            program_file(r.agent, named[i].clone()).map_err(|e| format!("the reviewer: {e}"))?;
-        if let Some(p) = &r.prompt {
+    if let Some(rv) = &mut s.review {
+        rv.program =
+            program_file(rv.agent, named(rv.agent)).map_err(|e| format!("the reviewer: {e}"))?;
+        if let Some(p) = &rv.prompt {
             let p = inside(project, p).map_err(|e| e.replace("prompt =", "[review] prompt ="))?;
             review_prompt_file(&p)?;
-            r.prompt = Some(p);
+            rv.prompt = Some(p);
         }
     }
     // Claude Code's sandbox needs bubblewrap and socat here; Codex brings

@@ -102,20 +102,20 @@ pub struct Session {
     /// `result`; Codex's and Gemini's last words before their turn's end).
     pub final_message: Option<String>,
     /// Gemini's assistant text arrives in pieces: shown once whole.
-    pending_text: String,
+    pub(crate) pending_text: String,
     /// The agent's last words so far (Codex, Gemini).
-    last_said: String,
+    pub(crate) last_said: String,
     /// Lines that were no JSON event, or too long to read: an agent writes
     /// none, so they are something else's (or an agent's own lines glued
     /// to bytes something else wrote).
     pub unread: u32,
     /// Whose stream it is, when known: its events are read as that agent's
     /// only. (A stream read back from a file is guessed line by line.)
-    agent: Option<Agent>,
+    pub(crate) agent: Option<Agent>,
 }
 
 #[derive(Deserialize)]
-struct RawUsage {
+pub(crate) struct RawUsage {
     #[serde(default)]
     input_tokens: u64,
     #[serde(default)]
@@ -155,245 +155,42 @@ impl Session {
             return Vec::new();
         };
         match self.agent {
-            Some(Agent::Claude) => self.claude(&v),
-            Some(Agent::Codex) => match v["type"].as_str() {
-                Some(t) => self.codex(t, &v),
-                None => Vec::new(),
-            },
-            Some(Agent::Gemini) => self.gemini(&v),
+            Some(agent) => agent.read(self, &v),
             None => self.guessed(&v),
         }
     }
 
     /// An event of an agent not named (a stream read back from a file):
-    /// whose it is, by its shape.
+    /// whose it is, by its shape; once an event only one agent writes
+    /// names it, the rest of the stream is read as that agent's.
     fn guessed(&mut self, v: &Value) -> Vec<Shown> {
-        match v["type"].as_str() {
+        let t = v["type"].as_str();
+        let known = match t {
+            Some("thread.started") => Some(Agent::Codex),
+            Some("init") if v.get("session_id").is_some() => Some(Agent::Gemini),
+            Some("system") if v["subtype"] == "init" => Some(Agent::Claude),
+            _ => None,
+        };
+        if let Some(a) = known {
+            self.agent = Some(a);
+            return a.read(self, v);
+        }
+        let by_shape = match t {
             // Codex and Gemini (their own event names, or their shapes).
             Some(t)
                 if t.starts_with("thread.") || t.starts_with("turn.") || t.starts_with("item.") =>
             {
-                self.codex(t, v)
+                Agent::Codex
             }
-            Some("error") if v.get("severity").is_none() => self.codex("error", v),
-            Some("init" | "message" | "tool_use" | "tool_result" | "error") => self.gemini(v),
-            Some("result") if v.get("stats").is_some() => self.gemini(v),
-            _ => self.claude(v),
-        }
-    }
-
-    /// Claude Code's `stream-json` events.
-    fn claude(&mut self, v: &Value) -> Vec<Shown> {
-        match v["type"].as_str() {
-            Some("system") => {
-                if v["subtype"] == "init" {
-                    self.session_id = v["session_id"].as_str().map(String::from);
-                    return Vec::new();
-                }
-                if v["subtype"] == "api_retry" {
-                    return vec![Shown::Note(format!(
-                        "API error {} ({}), Claude Code retries (attempt {})",
-                        v["error_status"],
-                        v["error"].as_str().unwrap_or("?"),
-                        v["attempt"]
-                    ))];
-                }
-                Vec::new()
-            }
-            Some("assistant") => self.assistant(&v["message"]),
-            Some("user") => tool_errors(&v["message"]),
-            Some("result") => {
-                self.result(v);
-                Vec::new()
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    fn assistant(&mut self, msg: &Value) -> Vec<Shown> {
-        let synthetic = msg["model"] == "<synthetic>";
-        let mut out = Vec::new();
-        for block in msg["content"].as_array().into_iter().flatten() {
-            match block["type"].as_str() {
-                Some("text") => {
-                    let text = block["text"].as_str().unwrap_or("").to_string();
-                    if synthetic && text.starts_with("API Error") {
-                        if let Some(l) = classify(&text, None) {
-                            self.limit = Some(l);
-                        }
-                        self.last_error = Some(text.clone());
-                    }
-                    if !text.trim().is_empty() {
-                        out.push(Shown::Text(text));
-                    }
-                }
-                Some("tool_use") => {
-                    self.tool_calls += 1;
-                    out.push(Shown::Tool(describe_tool(
-                        block["name"].as_str().unwrap_or("?"),
-                        &block["input"],
-                    )));
-                }
-                _ => {}
-            }
-        }
-        out
-    }
-
-    fn result(&mut self, v: &Value) {
-        let usage = serde_json::from_value::<RawUsage>(v["usage"].clone())
-            .map(Usage::from)
-            .unwrap_or_default();
-        let o = Outcome {
-            subtype: v["subtype"].as_str().unwrap_or("").to_string(),
-            is_error: v["is_error"].as_bool().unwrap_or(false),
-            text: v["result"].as_str().unwrap_or("").to_string(),
-            cost_usd: v["total_cost_usd"].as_f64().unwrap_or(0.0),
-            usage,
-            num_turns: v["num_turns"].as_u64().unwrap_or(0),
-            api_error_status: v["api_error_status"].as_u64(),
+            Some("error") if v.get("severity").is_none() => Agent::Codex,
+            Some("init" | "message" | "tool_use" | "tool_result" | "error") => Agent::Gemini,
+            Some("result") if v.get("stats").is_some() => Agent::Gemini,
+            _ => Agent::Claude,
         };
-        if o.is_error
-            && let Some(l) = classify(&o.text, o.api_error_status)
-        {
-            self.limit = Some(l);
-        }
-        self.results += 1;
-        self.cost_usd = self.cost_usd.max(o.cost_usd);
-        self.usage.add(&o.usage);
-        self.num_turns += o.num_turns;
-        self.any_error |= o.is_error || o.subtype.starts_with("error");
-        self.final_message = Some(o.text.clone());
-        self.outcome = Some(o);
+        by_shape.read(self, v)
     }
 
-    /// Codex's `exec --json` events.
-    fn codex(&mut self, t: &str, v: &Value) -> Vec<Shown> {
-        match t {
-            "thread.started" => self.session_id = v["thread_id"].as_str().map(String::from),
-            "item.started" | "item.completed" => return self.codex_item(t, &v["item"]),
-            "turn.completed" => {
-                let u = &v["usage"];
-                let n = |k: &str| u[k].as_u64().unwrap_or(0);
-                let usage = Usage {
-                    input_tokens: n("input_tokens").saturating_sub(n("cached_input_tokens")),
-                    output_tokens: n("output_tokens"),
-                    cache_read_input_tokens: n("cached_input_tokens"),
-                    cache_creation_input_tokens: n("cache_write_input_tokens"),
-                };
-                self.end(false, String::new(), usage);
-            }
-            "turn.failed" => {
-                let text = v["error"]["message"]
-                    .as_str()
-                    .map(String::from)
-                    .or_else(|| self.last_error.clone())
-                    .unwrap_or_else(|| "the turn failed".into());
-                self.end(true, text, Usage::default());
-            }
-            "error" => {
-                let text = v["message"].as_str().unwrap_or("").to_string();
-                self.api_error(&text);
-                return vec![Shown::Note(first_line(&text, 200))];
-            }
-            _ => {}
-        }
-        Vec::new()
-    }
-
-    /// One of Codex's items: a command (started, or failed), the agent's
-    /// words, a file change. Its own notices ("Model metadata not found")
-    /// are items too, and pass unshown.
-    fn codex_item(&mut self, t: &str, item: &Value) -> Vec<Shown> {
-        match (t, item["type"].as_str()) {
-            ("item.started", Some("command_execution")) => {
-                self.tool_calls += 1;
-                vec![Shown::Tool(format!("Bash: {}", codex_command(item)))]
-            }
-            ("item.completed", Some("command_execution")) => match item["exit_code"].as_i64() {
-                Some(0) | None => Vec::new(),
-                Some(code) => {
-                    let out = item["aggregated_output"].as_str().unwrap_or("");
-                    let said = format!("Exit code {code}\n{out}");
-                    vec![Shown::ToolError(error_line(&said, 160))]
-                }
-            },
-            ("item.completed", Some("agent_message")) => {
-                let text = item["text"].as_str().unwrap_or("").to_string();
-                self.last_said.clone_from(&text);
-                let shown = (!text.trim().is_empty()).then_some(Shown::Text(text));
-                shown.into_iter().collect()
-            }
-            ("item.completed", Some("file_change")) => {
-                self.tool_calls += 1;
-                let paths: Vec<&str> = item["changes"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|c| c["path"].as_str())
-                    .collect();
-                vec![Shown::Tool(format!(
-                    "Edit: {}",
-                    first_line(&paths.join(", "), 120)
-                ))]
-            }
-            _ => Vec::new(),
-        }
-    }
-
-    /// Gemini's `stream-json` events.
-    fn gemini(&mut self, v: &Value) -> Vec<Shown> {
-        let mut out = Vec::new();
-        let t = v["type"].as_str().unwrap_or("");
-        if !(t == "message" && v["role"] == "assistant") {
-            out.extend(self.flush_text());
-        }
-        match t {
-            "init" => {
-                self.session_id = v["session_id"].as_str().map(String::from);
-                self.model = v["model"].as_str().map(String::from);
-            }
-            "message" if v["role"] == "assistant" => {
-                self.pending_text
-                    .push_str(v["content"].as_str().unwrap_or(""));
-            }
-            "tool_use" => {
-                self.tool_calls += 1;
-                out.push(Shown::Tool(gemini_tool(v)));
-            }
-            "tool_result" if v["status"] != "success" => {
-                let text = v["output"]
-                    .as_str()
-                    .or(v["error"]["message"].as_str())
-                    .unwrap_or("the tool failed");
-                out.push(Shown::ToolError(error_line(text, 160)));
-            }
-            "error" => {
-                let text = v["message"].as_str().unwrap_or("").to_string();
-                out.push(Shown::Note(first_line(&text, 200)));
-            }
-            "result" => self.gemini_result(v),
-            _ => {}
-        }
-        out
-    }
-
-    /// Gemini's result: how the turn ended, its tokens, and their split by
-    /// model (its router and the model that worked).
-    fn gemini_result(&mut self, v: &Value) {
-        let error = v["status"] != "success";
-        let text = v["error"]["message"].as_str().unwrap_or("").to_string();
-        if error {
-            self.api_error(&text);
-        }
-        let st = &v["stats"];
-        for (m, u) in st["models"].as_object().into_iter().flatten() {
-            self.by_model.push((m.clone(), gemini_usage(u)));
-        }
-        self.end(error, text, gemini_usage(st));
-    }
-
-    fn flush_text(&mut self) -> Option<Shown> {
+    pub(crate) fn flush_text(&mut self) -> Option<Shown> {
         let text = std::mem::take(&mut self.pending_text);
         if !text.trim().is_empty() {
             self.last_said.clone_from(&text);
@@ -403,7 +200,7 @@ impl Session {
 
     /// An API error the agent reported: said to the user, and a usage limit
     /// when it reads as one.
-    fn api_error(&mut self, text: &str) {
+    pub(crate) fn api_error(&mut self, text: &str) {
         if let Some(l) = classify(text, None) {
             self.limit = Some(l);
         }
@@ -411,7 +208,7 @@ impl Session {
     }
 
     /// The end of a turn, as a result.
-    fn end(&mut self, is_error: bool, text: String, usage: Usage) {
+    pub(crate) fn end(&mut self, is_error: bool, text: String, usage: Usage) {
         self.results += 1;
         self.final_message = Some(std::mem::take(&mut self.last_said));
         self.any_error |= is_error;
@@ -475,7 +272,7 @@ fn reset_epoch(text: &str) -> Option<u64> {
     digits.parse().ok().filter(|&t| t > 1_000_000_000)
 }
 
-fn tool_errors(msg: &Value) -> Vec<Shown> {
+pub(crate) fn tool_errors(msg: &Value) -> Vec<Shown> {
     msg["content"]
         .as_array()
         .into_iter()
@@ -494,7 +291,7 @@ fn tool_errors(msg: &Value) -> Vec<Shown> {
 /// The line of a failed tool call that says what went wrong. A failed
 /// command's result starts `Exit code N` and the cause comes after: the
 /// first line there that reads as an error (else its last line) joins it.
-fn error_line(s: &str, max: usize) -> String {
+pub(crate) fn error_line(s: &str, max: usize) -> String {
     let mut lines = s.lines().map(str::trim).filter(|l| !l.is_empty());
     let first = lines.next().unwrap_or("");
     let is_exit = first
@@ -521,7 +318,7 @@ fn error_line(s: &str, max: usize) -> String {
     }
 }
 
-fn first_line(s: &str, max: usize) -> String {
+pub(crate) fn first_line(s: &str, max: usize) -> String {
     let line = s
         .lines()
         .find(|l| !l.trim().is_empty())
@@ -532,42 +329,6 @@ fn first_line(s: &str, max: usize) -> String {
     } else {
         line.to_string()
     }
-}
-
-/// Gemini's tokens (`input_tokens` counts the cached ones too).
-fn gemini_usage(u: &Value) -> Usage {
-    let n = |k: &str| u[k].as_u64().unwrap_or(0);
-    Usage {
-        input_tokens: n("input_tokens").saturating_sub(n("cached")),
-        output_tokens: n("output_tokens"),
-        cache_read_input_tokens: n("cached"),
-        cache_creation_input_tokens: 0,
-    }
-}
-
-/// One line for a Gemini tool call: its shell command, or the file a file
-/// tool acts on.
-fn gemini_tool(v: &Value) -> String {
-    let name = v["tool_name"].as_str().unwrap_or("?");
-    let p = &v["parameters"];
-    match (name, p["file_path"].as_str()) {
-        ("run_shell_command", _) => describe_tool("Bash", p),
-        ("write_file" | "replace" | "read_file", Some(f)) => {
-            format!("{name}: {}", first_line(f, 120))
-        }
-        _ => name.to_string(),
-    }
-}
-
-/// The command of a Codex `command_execution`, without the `/bin/bash -lc
-/// ...` it wraps every command in.
-fn codex_command(item: &Value) -> String {
-    let c = item["command"].as_str().unwrap_or("?");
-    let inner = shell_words::split(c).ok().and_then(|w| match w.as_slice() {
-        [sh, flag, inner] if sh.ends_with("bash") && flag == "-lc" => Some(inner.clone()),
-        _ => None,
-    });
-    first_line(inner.as_deref().unwrap_or(c), 120)
 }
 
 /// One line per tool call: the tool and what it acts on.
@@ -732,12 +493,14 @@ mod tests {
     #[test]
     fn tool_lines_name_the_file_or_the_unwrapped_command() {
         let g = |t: &str, f: &str| {
-            gemini_tool(&serde_json::json!({"tool_name": t, "parameters": {"file_path": f}}))
+            crate::agent::gemini::tool(
+                &serde_json::json!({"tool_name": t, "parameters": {"file_path": f}}),
+            )
         };
         assert_eq!(g("write_file", "src/a.rs"), "write_file: src/a.rs");
         assert_eq!(g("read_file", "b.md"), "read_file: b.md");
         assert_eq!(g("glob", "c"), "glob");
-        let c = |cmd: &str| codex_command(&serde_json::json!({ "command": cmd }));
+        let c = |cmd: &str| crate::agent::codex::command(&serde_json::json!({ "command": cmd }));
         assert_eq!(c("/bin/bash -lc 'cargo test'"), "cargo test");
         assert_eq!(c("/bin/zsh -lc 'cargo test'"), "/bin/zsh -lc 'cargo test'");
         assert_eq!(c("/bin/bash -c 'cargo test'"), "/bin/bash -c 'cargo test'");
@@ -945,5 +708,27 @@ mod tests {
         f.feed(&vec![b'x'; MAX_LINE + 10], &mut |_| {});
         f.feed(b"\n", &mut |_| {});
         assert_eq!(f.session.unread, 1);
+    }
+
+    #[test]
+    fn a_saved_stream_is_read_as_the_agent_its_init_names() {
+        let mut f = LineFeed::new();
+        let mut shown = Vec::new();
+        let text = concat!(
+            r#"{"type":"init","session_id":"g1","model":"gemini-2.5-pro"}"#,
+            "\n",
+            // An event both Codex and Gemini write: Gemini's here.
+            r#"{"type":"error","message":"Quota exceeded for quota metric"}"#,
+            "\n",
+            r#"{"type":"message","role":"assistant","content":"done"}"#,
+            "\n",
+        );
+        f.feed(text.as_bytes(), &mut |x| shown.push(x));
+        assert_eq!(f.session.agent, Some(Agent::Gemini));
+        assert_eq!(f.session.last_error, None, "read as Codex's, it would be");
+        assert_eq!(
+            shown,
+            vec![Shown::Note("Quota exceeded for quota metric".into())]
+        );
     }
 }
