@@ -56,56 +56,6 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     ))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ask<'a>(sandbox: Option<String>, mode: &'a str, extra: &'a [String]) -> Ask<'a> {
-        Ask {
-            interactive: false,
-            confined: None,
-            sandbox,
-            permission_mode: mode,
-            model: Some("opus"),
-            extra,
-            root: std::path::Path::new("/p"),
-        }
-    }
-
-    #[test]
-    fn confined_bypassed_or_the_mode_given() {
-        let extra = ["--effort".to_string(), "high".to_string()];
-        let a = arguments(&ask(None, "bypassPermissions", &extra));
-        assert_eq!(
-            a,
-            [
-                "-p",
-                "--output-format",
-                "stream-json",
-                "--verbose",
-                "--dangerously-skip-permissions",
-                "--model",
-                "opus",
-                "--effort",
-                "high"
-            ]
-        );
-        let a = arguments(&ask(Some("{}".into()), "bypassPermissions", &[]));
-        assert!(
-            a.windows(2)
-                .any(|w| w == ["--permission-mode", "acceptEdits"])
-                && a.windows(2).any(|w| w == ["--settings", "{}"])
-                && !a.iter().any(|x| x.contains("dangerously")),
-            "{a:?}"
-        );
-        let a = arguments(&ask(None, "plan", &[]));
-        assert!(
-            a.windows(2).any(|w| w == ["--permission-mode", "plan"]),
-            "{a:?}"
-        );
-    }
-}
-
 /// Claude Code's `stream-json` events.
 pub(crate) fn read(s: &mut Session, v: &Value) -> Vec<Shown> {
     match v["type"].as_str() {
@@ -189,4 +139,54 @@ pub(crate) fn result(s: &mut Session, v: &Value) {
     s.any_error |= o.is_error || o.subtype.starts_with("error");
     s.final_message = Some(o.text.clone());
     s.outcome = Some(o);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask<'a>(sandbox: Option<String>, mode: &'a str, extra: &'a [String]) -> Ask<'a> {
+        Ask {
+            interactive: false,
+            confined: None,
+            sandbox,
+            permission_mode: mode,
+            model: Some("opus"),
+            extra,
+            root: std::path::Path::new("/p"),
+        }
+    }
+
+    #[test]
+    fn confined_bypassed_or_the_mode_given() {
+        let extra = ["--effort".to_string(), "high".to_string()];
+        let a = arguments(&ask(None, "bypassPermissions", &extra));
+        assert_eq!(
+            a,
+            [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--dangerously-skip-permissions",
+                "--model",
+                "opus",
+                "--effort",
+                "high"
+            ]
+        );
+        let a = arguments(&ask(Some("{}".into()), "bypassPermissions", &[]));
+        assert!(
+            a.windows(2)
+                .any(|w| w == ["--permission-mode", "acceptEdits"])
+                && a.windows(2).any(|w| w == ["--settings", "{}"])
+                && !a.iter().any(|x| x.contains("dangerously")),
+            "{a:?}"
+        );
+        let a = arguments(&ask(None, "plan", &[]));
+        assert!(
+            a.windows(2).any(|w| w == ["--permission-mode", "plan"]),
+            "{a:?}"
+        );
+    }
 }

@@ -69,38 +69,6 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     ))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn confined_or_not_and_the_model() {
-        assert_eq!(
-            arguments(Some("gpt-5.4"), None, Path::new("/p")),
-            [
-                "exec",
-                "--json",
-                "--skip-git-repo-check",
-                "--dangerously-bypass-approvals-and-sandbox",
-                "--model",
-                "gpt-5.4"
-            ]
-        );
-        let c = Confinement {
-            allow_write: vec!["/data/x".into()],
-            allow_domains: vec![],
-        };
-        let a = arguments(None, Some(&c), Path::new("/p"));
-        assert!(!a.iter().any(|x| x.contains("dangerously")), "{a:?}");
-        assert!(a.windows(2).any(|w| w == ["--sandbox", "workspace-write"]));
-        assert!(a.contains(
-            &"sandbox_workspace_write.writable_roots=[\"/p/.git\",\"/data/x\"]".to_string()
-        ));
-        assert!(a.contains(&"sandbox_workspace_write.exclude_slash_tmp=true".to_string()));
-        assert!(a.contains(&"sandbox_workspace_write.network_access=false".to_string()));
-    }
-}
-
 /// Codex's `exec --json` events, by their `type`.
 pub(crate) fn read(s: &mut Session, v: &Value) -> Vec<Shown> {
     match v["type"].as_str() {
@@ -192,4 +160,36 @@ pub(crate) fn command(item: &Value) -> String {
         _ => None,
     });
     first_line(inner.as_deref().unwrap_or(c), 120)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confined_or_not_and_the_model() {
+        assert_eq!(
+            arguments(Some("gpt-5.4"), None, Path::new("/p")),
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox",
+                "--model",
+                "gpt-5.4"
+            ]
+        );
+        let c = Confinement {
+            allow_write: vec!["/data/x".into()],
+            allow_domains: vec![],
+        };
+        let a = arguments(None, Some(&c), Path::new("/p"));
+        assert!(!a.iter().any(|x| x.contains("dangerously")), "{a:?}");
+        assert!(a.windows(2).any(|w| w == ["--sandbox", "workspace-write"]));
+        assert!(a.contains(
+            &"sandbox_workspace_write.writable_roots=[\"/p/.git\",\"/data/x\"]".to_string()
+        ));
+        assert!(a.contains(&"sandbox_workspace_write.exclude_slash_tmp=true".to_string()));
+        assert!(a.contains(&"sandbox_workspace_write.network_access=false".to_string()));
+    }
 }

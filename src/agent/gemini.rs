@@ -57,30 +57,6 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     ))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn print_mode_with_its_tools_and_the_model_given() {
-        assert_eq!(
-            arguments(Some("gemini-2.5-pro")),
-            [
-                "-p",
-                "",
-                "--output-format",
-                "stream-json",
-                "--approval-mode",
-                "yolo",
-                "-m",
-                "gemini-2.5-pro"
-            ]
-        );
-        assert_eq!(arguments(None).len(), 6);
-        assert_eq!(ENV, [("GEMINI_CLI_NO_RELAUNCH", "true")]);
-    }
-}
-
 /// Gemini's `stream-json` events.
 pub(crate) fn read(s: &mut Session, v: &Value) -> Vec<Shown> {
     let mut out = Vec::new();
@@ -154,5 +130,29 @@ pub(crate) fn tool(v: &Value) -> String {
             format!("{name}: {}", first_line(f, 120))
         }
         _ => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn print_mode_with_its_tools_and_the_model_given() {
+        assert_eq!(
+            arguments(Some("gemini-2.5-pro")),
+            [
+                "-p",
+                "",
+                "--output-format",
+                "stream-json",
+                "--approval-mode",
+                "yolo",
+                "-m",
+                "gemini-2.5-pro"
+            ]
+        );
+        assert_eq!(arguments(None).len(), 6);
+        assert_eq!(ENV, [("GEMINI_CLI_NO_RELAUNCH", "true")]);
     }
 }
