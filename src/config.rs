@@ -22,11 +22,11 @@ pub struct Options {
     #[arg(long, value_name = "FILE")]
     pub prompt: Option<PathBuf>,
 
-    /// Stop after this many sessions [default: 50]
+    /// Stop after this many sessions
     #[arg(long, value_name = "N")]
     pub max_iterations: Option<u32>,
 
-    /// End a session that runs longer than this, wall clock (at most 7d) [default: 30m]
+    /// End a session that runs longer than this, wall clock (at most 7d)
     #[arg(long, value_name = "DURATION")]
     pub timeout: Option<String>,
 
@@ -35,12 +35,12 @@ pub struct Options {
     pub max_cost: Option<f64>,
 
     /// Stop (writing WAITING) after this many sessions in a row that change
-    /// nothing: not git HEAD, the working tree or the spec's checkboxes [default: 3]
+    /// nothing: not git HEAD, the working tree or the spec's checkboxes
     #[arg(long, value_name = "N")]
     pub no_progress_limit: Option<u32>,
 
     /// Stop (writing WAITING) after this many sessions in a row that began
-    /// and ended with the same step open [default: 5]
+    /// and ended with the same step open
     #[arg(long, value_name = "N")]
     pub max_sessions_per_step: Option<u32>,
 
@@ -55,7 +55,7 @@ pub struct Options {
     #[arg(long, value_enum, value_name = "MODE")]
     pub commit: Option<CommitMode>,
 
-    /// Stop after this many failing sessions in a row [default: 3]
+    /// Stop after this many failing sessions in a row
     #[arg(long, value_name = "N")]
     pub max_failures: Option<u32>,
 
@@ -76,7 +76,7 @@ pub struct Options {
     pub fallback: Option<Vec<crate::agent::Agent>>,
 
     /// Fall back only for a usage limit that resets later than this;
-    /// shorter ones are waited out [default: 10m]
+    /// shorter ones are waited out
     #[arg(long, value_name = "DURATION")]
     pub fallback_after: Option<String>,
 
@@ -97,17 +97,17 @@ pub struct Options {
     pub model: Option<String>,
 
     /// claude's permission mode; bypassPermissions means
-    /// --dangerously-skip-permissions [default: bypassPermissions]
+    /// --dangerously-skip-permissions
     #[arg(long, value_name = "MODE")]
     pub permission_mode: Option<String>,
 
     /// First wait after a usage limit, rate limit or overload that gives no
-    /// reset time; doubles each time, up to 30m [default: 60s]
+    /// reset time; doubles each time, up to 30m
     #[arg(long, value_name = "DURATION")]
     pub limit_backoff: Option<String>,
 
     /// Longest the loop waits for usage limits in a row before it stops
-    /// (exit 4) [default: 8h]
+    /// (exit 4)
     #[arg(long, value_name = "DURATION")]
     pub max_limit_wait: Option<String>,
 
@@ -154,6 +154,36 @@ pub struct Options {
     /// Extra arguments for the agent, after `--`
     #[arg(last = true, value_name = "CLAUDE_ARGS")]
     pub claude_args: Option<Vec<String>>,
+}
+
+/// The loop's defaults, in one place, by option (its field): `--help` shows
+/// them (`cli::command`), and options and the engine take them from here.
+pub const DEFAULTS: [(&str, &str); 9] = [
+    ("max_iterations", "50"),
+    ("timeout", "30m"),
+    ("no_progress_limit", "3"),
+    ("max_sessions_per_step", "5"),
+    ("max_failures", "3"),
+    ("fallback_after", "10m"),
+    ("limit_backoff", "60s"),
+    ("max_limit_wait", "8h"),
+    ("permission_mode", "bypassPermissions"),
+];
+
+/// An option's default, as `--help` says it.
+pub fn default_of(key: &str) -> &'static str {
+    DEFAULTS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, d)| *d)
+        .expect("an option with a default")
+}
+
+/// A count option's default.
+pub fn default_count(key: &str) -> u32 {
+    default_of(key)
+        .parse()
+        .expect("a count's default is a number")
 }
 
 impl Options {

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, FromArgMatches};
+use clap::FromArgMatches;
 use ralph::cli::Cli;
 use ralph::errln;
 use ralph::exit::Stop;
@@ -13,7 +13,7 @@ fn main() -> ExitCode {
     if ralph::hook::stop::run_if_invoked() {
         return ExitCode::SUCCESS;
     }
-    let parsed = Cli::command()
+    let parsed = ralph::cli::command()
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
     let (cli, matches) = match parsed {

@@ -1,5 +1,5 @@
 use anyhow::Result;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
 use super::Run;
@@ -19,7 +19,7 @@ pub struct Completions {
 
 impl Run for Completions {
     fn run(&self) -> Result<ExitStatus> {
-        let mut cmd = crate::cli::Cli::command();
+        let mut cmd = crate::cli::command();
         // Into memory first: clap_complete panics on a failed write, and a
         // closed pipe (`| head`) must end quietly.
         let mut script = Vec::new();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::agent::Agent;
-use crate::config::{self, Layer, Options, parse_duration};
+use crate::config::{self, Layer, Options, default_count, parse_duration};
 use crate::run::engine::Limits;
 use crate::work::project::Project;
 use crate::work::tracker::Kind;
@@ -158,21 +158,25 @@ fn inside(project: &Project, p: &std::path::Path) -> Result<PathBuf, String> {
     Ok(joined)
 }
 
-/// Bounds of each duration option: (name, default, least, most).
-const DURATIONS: [(&str, &str, u64, u64); 5] = [
-    ("timeout", "30m", 1, 7 * DAY),
-    ("limit-backoff", "60s", 1, DAY),
-    ("max-limit-wait", "8h", 60, 30 * DAY),
-    ("fallback-after", "10m", 1, 30 * DAY),
-    ("limit-wait-over", "30m", 60, 7 * DAY),
+/// Bounds of each duration option: (name, least, most). Defaults are
+/// `config::DEFAULTS`' (`limit-wait-over`, `[notify]`'s, has its own).
+const DURATIONS: [(&str, u64, u64); 5] = [
+    ("timeout", 1, 7 * DAY),
+    ("limit-backoff", 1, DAY),
+    ("max-limit-wait", 60, 30 * DAY),
+    ("fallback-after", 1, 30 * DAY),
+    ("limit-wait-over", 60, 7 * DAY),
 ];
 
 fn duration(name: &str, given: Option<&str>) -> Result<Duration, String> {
-    let (_, default, least, most) = DURATIONS
+    let (_, least, most) = DURATIONS
         .iter()
         .find(|d| d.0 == name)
         .expect("a known option");
-    let text = given.unwrap_or(default);
+    let text = given.unwrap_or_else(|| match name {
+        "limit-wait-over" => "30m",
+        _ => crate::config::default_of(&name.replace('-', "_")),
+    });
     let d = parse_duration(text).map_err(|e| format!("--{name}: {e}"))?;
     if d.as_secs() < *least || d.as_secs() > *most {
         return Err(format!(
@@ -290,6 +294,33 @@ fn saved_options(l: &Limits) -> Options {
 /// Layer and bound. `saved` holds the limits of a run being resumed.
 /// Errors are usage errors (exit 2), said with the option's name.
 pub fn resolve(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resolved, String> {
+    layered(cli, cfg, saved).map_err(|e| where_from(e, cli, cfg))
+}
+
+/// An error about `--name` names where its value came from: the config's
+/// key when the command line did not give it.
+fn where_from(e: String, cli: &Options, cfg: &Options) -> String {
+    let Some(rest) = e.strip_prefix("--") else {
+        return e;
+    };
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    let key = name.replace('-', "_");
+    let given = |o: &Options| {
+        serde_json::to_value(o)
+            .ok()
+            .and_then(|v| v.get(&key).cloned())
+            .is_some_and(|v| !v.is_null())
+    };
+    if given(cli) || !given(cfg) {
+        return e;
+    }
+    format!("{key} (.ralph/config.toml){}", &rest[name.len()..])
+}
+
+fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resolved, String> {
     let prompt = match (&cli.prompt, &cfg.prompt) {
         (Some(p), _) => PromptFrom::CommandLine(p.clone()),
         (None, Some(p)) => PromptFrom::Config(p.clone()),
@@ -487,7 +518,7 @@ fn permission_mode_of(o: &Options) -> Result<String, String> {
     let mode = o
         .permission_mode
         .clone()
-        .unwrap_or_else(|| "bypassPermissions".into());
+        .unwrap_or_else(|| crate::config::default_of("permission_mode").into());
     if !PERMISSION_MODES.contains(&mode.as_str()) {
         return Err(format!(
             "--permission-mode: {mode:?} is not one of Claude Code's modes: {}",
@@ -524,21 +555,31 @@ fn limits_of(
     agents: usize,
 ) -> Result<Limits, String> {
     Ok(Limits {
-        max_iterations: count("max-iterations", o.max_iterations.unwrap_or(50), 1_000_000)?,
+        max_iterations: count(
+            "max-iterations",
+            o.max_iterations.unwrap_or(default_count("max_iterations")),
+            1_000_000,
+        )?,
         max_cost: o.max_cost,
         no_progress_limit: count(
             "no-progress-limit",
-            o.no_progress_limit.unwrap_or(3),
+            o.no_progress_limit
+                .unwrap_or(default_count("no_progress_limit")),
             10_000,
         )?,
-        max_failures: count("max-failures", o.max_failures.unwrap_or(3), 10_000)?,
+        max_failures: count(
+            "max-failures",
+            o.max_failures.unwrap_or(default_count("max_failures")),
+            10_000,
+        )?,
         limit_backoff: duration("limit-backoff", o.limit_backoff.as_deref())?,
         max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_deref())?,
         max_gate_failures: gate.map_or(3, |g| g.max_failures),
         agents,
         max_sessions_per_step: count(
             "max-sessions-per-step",
-            o.max_sessions_per_step.unwrap_or(5),
+            o.max_sessions_per_step
+                .unwrap_or(default_count("max_sessions_per_step")),
             1_000,
         )?,
         max_sessions_per_hour: o
@@ -755,6 +796,90 @@ mod tests {
             claude: Some(PathBuf::from("/bin/true")),
             ..Default::default()
         }
+    }
+
+    /// `--help` says each default, and a loop with no options runs with it.
+    #[test]
+    fn the_defaults_help_shows_are_the_ones_a_loop_runs_with() {
+        let help = crate::cli::command()
+            .find_subcommand_mut("loop")
+            .expect("ralph loop")
+            .render_help()
+            .to_string();
+        // Each option's entry: its line and those after it, up to the next.
+        let mut entries: Vec<String> = Vec::new();
+        for raw in help.lines() {
+            let line = raw.trim();
+            // An option's line is indented by at most 6 (`  -C`, `      --x`);
+            // its help's by more.
+            let starts = line.starts_with('-') && raw.len() - raw.trim_start().len() <= 6;
+            match entries.last_mut() {
+                Some(e) if !starts => {
+                    e.push(' ');
+                    e.push_str(line);
+                }
+                _ => entries.push(line.to_string()),
+            }
+        }
+        for (key, default) in crate::config::DEFAULTS {
+            let flag = format!("--{} ", key.replace('_', "-"));
+            let entry = entries
+                .iter()
+                .find(|e| e.starts_with(&flag))
+                .expect("the flag is in --help");
+            assert!(
+                entry.trim_end().ends_with(&format!("[default: {default}]")),
+                "{entry}"
+            );
+        }
+        let (_d, p) = project("");
+        let s = settings(&args(), &p, None).unwrap();
+        let l = &s.limits;
+        let d = |k: &str| parse_duration(crate::config::default_of(k)).unwrap();
+        assert_eq!(
+            (
+                l.max_iterations,
+                l.no_progress_limit,
+                l.max_sessions_per_step,
+                l.max_failures
+            ),
+            (50, 3, 5, 3)
+        );
+        assert_eq!(
+            (
+                s.timeout,
+                l.fallback_after,
+                l.limit_backoff,
+                l.max_limit_wait
+            ),
+            (
+                d("timeout"),
+                d("fallback_after"),
+                d("limit_backoff"),
+                d("max_limit_wait")
+            )
+        );
+        assert_eq!(s.permission_mode, "bypassPermissions");
+    }
+
+    /// A bad value says where it was given: the flag, or the config's key.
+    #[test]
+    fn an_error_names_the_flag_or_the_config_key_it_came_from() {
+        let (_d, p) = project("timeout = \"5x\"\n");
+        let e = settings(&args(), &p, None).unwrap_err();
+        assert!(e.starts_with("timeout (.ralph/config.toml): "), "{e}");
+        let (_d, p) = project("max_iterations = 0\n");
+        let e = settings(&args(), &p, None).unwrap_err();
+        assert_eq!(
+            e,
+            "max_iterations (.ralph/config.toml) must be from 1 to 1000000, not 0"
+        );
+        let flag = Options {
+            max_iterations: Some(0),
+            ..args()
+        };
+        let e = settings(&flag, &p, None).unwrap_err();
+        assert!(e.starts_with("--max-iterations must be"), "{e}");
     }
 
     #[test]
