@@ -52,6 +52,38 @@ pub enum Cmd {
     Watch(cmd::watch::Watch),
 }
 
+/// The command line as clap reads it, each option that has a default
+/// saying it (from `config::DEFAULTS`, the one place defaults live: the
+/// options themselves stay unset, so the config and a resumed run can fill
+/// them).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    with_defaults(Cli::command())
+}
+
+fn with_defaults(cmd: clap::Command) -> clap::Command {
+    let ids: Vec<String> = cmd
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect();
+    let cmd = crate::config::DEFAULTS
+        .iter()
+        .filter(|(id, _)| ids.iter().any(|i| i == id))
+        .fold(cmd, |cmd, (id, default)| {
+            cmd.mut_arg(*id, |a| {
+                let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
+                a.help(format!("{help} [default: {default}]"))
+            })
+        });
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect();
+    names
+        .iter()
+        .fold(cmd, |cmd, n| cmd.mut_subcommand(n, with_defaults))
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -85,36 +117,4 @@ mod tests {
             let _ = Cli::try_parse_from(std::iter::once("ralph".to_string()).chain(args));
         }
     }
-}
-
-/// The command line as clap reads it, each option that has a default
-/// saying it (from `config::DEFAULTS`, the one place defaults live: the
-/// options themselves stay unset, so the config and a resumed run can fill
-/// them).
-pub fn command() -> clap::Command {
-    use clap::CommandFactory;
-    with_defaults(Cli::command())
-}
-
-fn with_defaults(cmd: clap::Command) -> clap::Command {
-    let ids: Vec<String> = cmd
-        .get_arguments()
-        .map(|a| a.get_id().to_string())
-        .collect();
-    let cmd = crate::config::DEFAULTS
-        .iter()
-        .filter(|(id, _)| ids.iter().any(|i| i == id))
-        .fold(cmd, |cmd, (id, default)| {
-            cmd.mut_arg(*id, |a| {
-                let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-                a.help(format!("{help} [default: {default}]"))
-            })
-        });
-    let names: Vec<String> = cmd
-        .get_subcommands()
-        .map(|c| c.get_name().to_string())
-        .collect();
-    names
-        .iter()
-        .fold(cmd, |cmd, n| cmd.mut_subcommand(n, with_defaults))
 }
