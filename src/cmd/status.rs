@@ -499,7 +499,7 @@ impl Report<'_> {
             _ => {}
         }
         if let Some(r) = &self.review {
-            let more = if r.verdict == "approved" {
+            let more = if r.verdict == crate::run::records::Judgement::Approved {
                 String::new()
             } else {
                 "; see .ralph/review-failed.md".into()

@@ -307,6 +307,12 @@ fn where_from(e: String, cli: &Options, cfg: &Options) -> String {
         .chars()
         .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
+    let said = &rest[name.len()..];
+    // About the value itself (`--timeout: ...`, `--max-failures must be`),
+    // not about how it goes with others (`--agent codex: --interactive`).
+    if !(said.starts_with(": ") || said.starts_with(" must be")) {
+        return e;
+    }
     let key = name.replace('-', "_");
     let given = |o: &Options| {
         serde_json::to_value(o)
@@ -317,7 +323,7 @@ fn where_from(e: String, cli: &Options, cfg: &Options) -> String {
     if given(cli) || !given(cfg) {
         return e;
     }
-    format!("{key} (.ralph/config.toml){}", &rest[name.len()..])
+    format!("{key} (.ralph/config.toml){said}")
 }
 
 fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resolved, String> {

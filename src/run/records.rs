@@ -8,7 +8,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 
 use crate::run::engine::{Limits, Outcome, SessionOutcome, State};
 use crate::run::stream::{Limit, Usage};
@@ -466,7 +466,10 @@ pub struct Record {
     pub end: String,
     pub duration_s: f64,
     pub exit_code: Option<i32>,
-    #[serde(serialize_with = "outcome_out", deserialize_with = "outcome_in")]
+    /// `outcome`: its text, for people and scripts; `ended`: the same,
+    /// tagged, which is what ralph reads back (a record written before it
+    /// had one is read by its text).
+    #[serde(flatten, with = "stored")]
     pub outcome: SessionOutcome,
     pub is_error: bool,
     pub cost_usd: f64,
@@ -528,6 +531,27 @@ impl Record {
     }
 }
 
+/// What a review came to, as its record keeps it (`approved`, `rejected`,
+/// `no verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Judgement {
+    Approved,
+    Rejected,
+    #[serde(rename = "no verdict")]
+    NoVerdict,
+}
+
+impl std::fmt::Display for Judgement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Judgement::Approved => "approved",
+            Judgement::Rejected => "rejected",
+            Judgement::NoVerdict => "no verdict",
+        })
+    }
+}
+
 /// What a review session judged and came to, as records, the state, the
 /// summary and `status` keep it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -536,8 +560,7 @@ pub struct ReviewRecord {
     pub session: u32,
     /// `the whole run`, or the steps a session checked.
     pub of: String,
-    /// `approved`, `rejected`, `no verdict`.
-    pub verdict: String,
+    pub verdict: Judgement,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub findings: Vec<String>,
     pub time: String,
@@ -556,11 +579,10 @@ impl ReviewRecord {
             session,
             of: of.to_string(),
             verdict: match v {
-                Verdict::Approved => "approved",
-                Verdict::Rejected(_) => "rejected",
-                Verdict::NoVerdict(_) => "no verdict",
-            }
-            .to_string(),
+                Verdict::Approved => Judgement::Approved,
+                Verdict::Rejected(_) => Judgement::Rejected,
+                Verdict::NoVerdict(_) => Judgement::NoVerdict,
+            },
             findings: v.findings(),
             time: crate::timefmt::now(),
             cost_usd,
@@ -570,31 +592,66 @@ impl ReviewRecord {
     /// `approved`, `rejected: <first finding> (+1 more)`.
     pub fn line(&self) -> String {
         match self.findings.split_first() {
-            None => self.verdict.clone(),
+            None => self.verdict.to_string(),
             Some((first, [])) => format!("{}: {first}", self.verdict),
             Some((first, rest)) => format!("{}: {first} (+{} more)", self.verdict, rest.len()),
         }
     }
 }
 
-fn outcome_out<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&o.as_text())
-}
+/// A session's outcome as its record keeps it: its text (`outcome`) and
+/// the tagged value (`ended`), read back from the latter when it is there.
+mod stored {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-fn outcome_in<'de, D: Deserializer<'de>>(d: D) -> Result<SessionOutcome, D::Error> {
-    let t = String::deserialize(d)?;
-    Ok(match t.as_str() {
-        "ok" => SessionOutcome::Ok,
-        "failed" => SessionOutcome::Failed,
-        "timeout" => SessionOutcome::TimedOut,
-        "interrupted" => SessionOutcome::Interrupted(String::new()),
-        _ => match t.strip_prefix("limited: ") {
-            Some("usage limit reached") => SessionOutcome::Limited(Limit::Usage { reset_at: None }),
-            Some("rate limited") => SessionOutcome::Limited(Limit::RateLimit),
-            Some("API overloaded") => SessionOutcome::Limited(Limit::Overloaded),
-            _ => return Err(serde::de::Error::custom(format!("unknown outcome {t:?}"))),
-        },
-    })
+    use super::{Limit, SessionOutcome};
+
+    #[derive(Serialize)]
+    struct Out<'a> {
+        outcome: String,
+        ended: &'a SessionOutcome,
+    }
+
+    #[derive(Deserialize)]
+    struct In {
+        outcome: String,
+        #[serde(default)]
+        ended: Option<SessionOutcome>,
+    }
+
+    pub fn serialize<S: Serializer>(o: &SessionOutcome, s: S) -> Result<S::Ok, S::Error> {
+        Out {
+            outcome: o.as_text(),
+            ended: o,
+        }
+        .serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<SessionOutcome, D::Error> {
+        let r = In::deserialize(d)?;
+        match r.ended {
+            Some(o) => Ok(o),
+            None => from_text(&r.outcome).map_err(serde::de::Error::custom),
+        }
+    }
+
+    /// An old record's outcome, by its text (what the text keeps).
+    pub(super) fn from_text(t: &str) -> Result<SessionOutcome, String> {
+        Ok(match t {
+            "ok" => SessionOutcome::Ok,
+            "failed" => SessionOutcome::Failed,
+            "timeout" => SessionOutcome::TimedOut,
+            "interrupted" => SessionOutcome::Interrupted(String::new()),
+            _ => match t.strip_prefix("limited: ") {
+                Some("usage limit reached") => {
+                    SessionOutcome::Limited(Limit::Usage { reset_at: None })
+                }
+                Some("rate limited") => SessionOutcome::Limited(Limit::RateLimit),
+                Some("API overloaded") => SessionOutcome::Limited(Limit::Overloaded),
+                _ => return Err(format!("unknown outcome {t:?}")),
+            },
+        })
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -754,18 +811,40 @@ mod tests {
     }
 
     #[test]
-    fn every_session_outcome_reads_back() {
-        for o in [
+    fn every_session_outcome_reads_back_whole_and_old_records_by_their_text() {
+        #[derive(Serialize, Deserialize)]
+        struct R {
+            #[serde(flatten, with = "stored")]
+            o: SessionOutcome,
+        }
+        let all = [
             SessionOutcome::Ok,
             SessionOutcome::Failed,
             SessionOutcome::TimedOut,
-            SessionOutcome::Limited(Limit::Usage { reset_at: None }),
+            SessionOutcome::Interrupted("SIGTERM".into()),
+            SessionOutcome::Limited(Limit::Usage {
+                reset_at: Some(1_795_400_000),
+            }),
             SessionOutcome::Limited(Limit::RateLimit),
             SessionOutcome::Limited(Limit::Overloaded),
-        ] {
-            let json = serde_json::to_string(&o.as_text()).unwrap();
-            let back = outcome_in(&mut serde_json::Deserializer::from_str(&json)).unwrap();
-            assert_eq!(back, o);
+        ];
+        for o in all {
+            let json = serde_json::to_string(&R { o: o.clone() }).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            assert_eq!(v["outcome"], o.as_text(), "the text stays for scripts");
+            let back: R = serde_json::from_str(&json).unwrap();
+            assert_eq!(back.o, o, "{json}");
         }
+        assert_eq!(
+            serde_json::to_value(R {
+                o: SessionOutcome::Limited(Limit::Usage { reset_at: Some(5) })
+            })
+            .unwrap()["ended"],
+            serde_json::json!({"kind": "limited", "of": {"kind": "usage", "reset_at": 5}})
+        );
+        // A record from before `ended`: read by its text.
+        let old: R = serde_json::from_str(r#"{"outcome":"limited: rate limited"}"#).unwrap();
+        assert_eq!(old.o, SessionOutcome::Limited(Limit::RateLimit));
+        assert!(serde_json::from_str::<R>(r#"{"outcome":"done"}"#).is_err());
     }
 }

@@ -42,7 +42,8 @@ pub struct Outcome {
 }
 
 /// Why a session could not work: the loop waits instead of counting it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum Limit {
     /// The account's usage limit, with the reset time (seconds since the
     /// epoch) when Claude said it.

@@ -124,7 +124,7 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
             .and_then(|s| s.last_gate.as_ref().map(|g| g.passed)),
         review: saved
             .as_ref()
-            .and_then(|s| s.last_review.as_ref().map(|r| r.verdict.clone())),
+            .and_then(|s| s.last_review.as_ref().map(|r| r.verdict.to_string())),
         run_id: run.as_ref().map(|r| r.id.clone()),
         pid: running.as_ref().map(|l| l.pid),
         waiting,

@@ -164,8 +164,10 @@ pub struct State {
     pub round: Option<Round>,
 }
 
-/// How a session went, as its record says.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// How a session went, as its record says (`ended`, tagged; `outcome` is
+/// its text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "kind", content = "of")]
 pub enum SessionOutcome {
     Ok,
     Failed,
