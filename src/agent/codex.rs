@@ -7,10 +7,10 @@
 
 use std::path::Path;
 
-use crate::run::confine::Confinement;
+use crate::sandbox::confine::Confinement;
 use serde_json::Value;
 
-use crate::run::stream::{Session, Shown, Usage, error_line, first_line};
+use crate::session::stream::{Session, Shown, Usage, error_line, first_line};
 
 /// `codex exec` arguments before the user's own: the JSON stream, the
 /// prompt from stdin (`-`, last), and either its sandbox (confined: writes

@@ -151,9 +151,9 @@ impl Agent {
     /// for it.
     pub(crate) fn read(
         self,
-        s: &mut crate::run::stream::Session,
+        s: &mut crate::session::stream::Session,
         v: &serde_json::Value,
-    ) -> Vec<crate::run::stream::Shown> {
+    ) -> Vec<crate::session::stream::Shown> {
         match self {
             Agent::Claude => claude::read(s, v),
             Agent::Codex => codex::read(s, v),
@@ -168,7 +168,7 @@ pub struct Ask<'a> {
     /// Its TUI in your terminal (Claude Code only), else print mode.
     pub interactive: bool,
     /// Confined: what it may reach besides the project.
-    pub confined: Option<&'a crate::run::confine::Confinement>,
+    pub confined: Option<&'a crate::sandbox::confine::Confinement>,
     /// Confined: Claude Code's sandbox settings, as text.
     pub sandbox: Option<String>,
     /// Claude Code's permission mode, unconfined.

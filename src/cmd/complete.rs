@@ -134,7 +134,7 @@ fn protected_changes(project: &Project) -> Vec<String> {
         .flatten()
         .filter_map(|g| g.as_str().map(String::from))
         .collect();
-    if !crate::run::records::is_object_id(base) || globs.is_empty() {
+    if !crate::history::records::is_object_id(base) || globs.is_empty() {
         return Vec::new();
     }
     crate::run::progress::protected_changes(&project.root, base, &globs)

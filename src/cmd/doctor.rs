@@ -347,7 +347,7 @@ fn git(h: &Here) -> Verdict {
 /// asks for confinement.
 fn confined(h: &Here) -> Verdict {
     let wants = h.cfg.as_ref().is_ok_and(|c| c.confined);
-    match crate::run::confine::unavailable(|p| which::which(p).is_ok()) {
+    match crate::sandbox::confine::unavailable(|p| which::which(p).is_ok()) {
         None => pass("Claude Code's sandbox can run here: `ralph loop --confined` works"),
         Some(why) => verdict(
             !wants,

@@ -8,10 +8,10 @@ use clap::Args;
 
 use super::Run;
 use crate::exit::ExitStatus;
+use crate::history::records::RunDir;
 use crate::outln;
-use crate::run::records::RunDir;
-use crate::run::stream::LineFeed;
 use crate::run::ui::Ui;
+use crate::session::stream::LineFeed;
 use crate::work::project::Project;
 
 /// Show a run's sessions as the loop showed them, or follow a running loop.

@@ -8,13 +8,12 @@ use clap::Args;
 use super::Run;
 use crate::config::{Layer, Options};
 use crate::exit::{ExitStatus, Stop};
+use crate::history::invocation::Invocation;
+use crate::history::records::{RunDir, Saved};
 use crate::output::visible;
-use crate::run::invocation::Invocation;
 use crate::run::lock::{self, Acquired, LockInfo};
 use crate::run::options::{self, LoopArgs};
 use crate::run::progress;
-use crate::run::records::{RunDir, Saved};
-use crate::run::session;
 use crate::run::shell::Shell;
 use crate::run::ui::Ui;
 use crate::timefmt;
@@ -64,7 +63,7 @@ fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
 fn resumable(project: &Project) -> Result<(RunDir, Saved)> {
     // The run ralph last started here, as its own record says (a folder a
     // session made, named to sort last, is not it); else the newest.
-    let recorded = crate::run::invocation::load(&project.root)
+    let recorded = crate::history::invocation::load(&project.root)
         .map(|i| i.run_id)
         .filter(|id| RunDir::valid_id(id) && project.runs().join(id).is_dir())
         .map(|id| RunDir::open(&project.runs(), &id));
@@ -121,7 +120,7 @@ fn resumed_options(
     given: &Options,
     ui: &Ui,
 ) -> Result<(Options, Option<Invocation>)> {
-    let Some(inv) = crate::run::invocation::load(&project.root).filter(|i| i.run_id == run.id)
+    let Some(inv) = crate::history::invocation::load(&project.root).filter(|i| i.run_id == run.id)
     else {
         ui.note(&format!(
             "ralph has no record of the command line run {} was started with (an older ralph started it, or its record is gone): it goes on with .ralph/config.toml and this command line only",
@@ -260,8 +259,8 @@ impl Loop {
         }
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
-        session::become_subreaper();
-        session::install_signal_handlers()?;
+        crate::procs::signals::become_subreaper();
+        crate::procs::signals::install_signal_handlers()?;
         let outbox = crate::notify::send::Outbox::new(
             settings.notify.clone(),
             loop_name(&project.root),
@@ -336,7 +335,7 @@ fn prepare_confined(
     }
     if settings.confined.is_some()
         && settings.agent.caps().sandbox_placeholders
-        && let Some(path) = crate::run::confine::prepare(&project.root)?
+        && let Some(path) = crate::sandbox::confine::prepare(&project.root)?
     {
         ui.note(&format!(
                 "confined: Claude Code's sandbox placeholders (.bashrc, .vscode, ...) excluded from git in {}",
@@ -553,7 +552,7 @@ fn keep_invocation(project: &Project, run: &RunDir, record: Option<Invocation>, 
             resumed: Vec::new(),
         },
     };
-    if let Err(e) = crate::run::invocation::save(&project.root, &inv) {
+    if let Err(e) = crate::history::invocation::save(&project.root, &inv) {
         ui.note(&format!(
             "{e:#}; a `--resume` of this run will not know its command line"
         ));

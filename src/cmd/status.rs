@@ -5,10 +5,10 @@ use serde::Serialize;
 use super::Run;
 use crate::exit::ExitStatus;
 use crate::fsutil;
+use crate::history::records::{ReviewRecord, RunDir, Summary};
 use crate::outln;
 use crate::run::engine::Outcome;
 use crate::run::lock as runlock;
-use crate::run::records::{ReviewRecord, RunDir, Summary};
 use crate::work::gate::Verdict;
 use crate::work::project::Project;
 use crate::work::{sentinel, spec};
@@ -339,7 +339,7 @@ struct AgentView {
     limited_until: Option<String>,
 }
 
-fn agent_views(saved: &crate::run::records::Saved) -> Vec<AgentView> {
+fn agent_views(saved: &crate::history::records::Saved) -> Vec<AgentView> {
     if saved.agents.len() < 2 {
         return Vec::new();
     }
@@ -499,7 +499,7 @@ impl Report<'_> {
             _ => {}
         }
         if let Some(r) = &self.review {
-            let more = if r.verdict == crate::run::records::Judgement::Approved {
+            let more = if r.verdict == crate::history::records::Judgement::Approved {
                 String::new()
             } else {
                 "; see .ralph/review-failed.md".into()

@@ -10,10 +10,10 @@ use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers
 
 use super::Run;
 use crate::exit::{ExitStatus, Stop};
+use crate::history::records::RunDir;
 use crate::outln;
+use crate::procs::signals::{install_signal_handlers, signals_received};
 use crate::run::lock as runlock;
-use crate::run::records::RunDir;
-use crate::run::session::{install_signal_handlers, signals_received};
 use crate::watch::app::{App, Effect, Key};
 use crate::watch::model::{Row, gather, now_epoch};
 use crate::watch::tail::Tail;
@@ -259,7 +259,7 @@ fn resume(row: &Row) -> String {
 }
 
 fn try_resume(row: &Row) -> Result<String> {
-    use crate::run::invocation;
+    use crate::history::invocation;
     let project = Project::at(&row.root);
     let manual = format!("run `ralph loop --resume` in {}", row.root.display());
     let inv = invocation::load(&row.root)

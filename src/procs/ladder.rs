@@ -3,7 +3,7 @@
 //! the target is gone. Used for a session at its timeout or on a stop
 //! request, by the hook's print-mode watcher, and for leftover processes.
 //!
-//! The rule for signals reaching the loop is in `run/session.rs`.
+//! The rule for signals reaching the loop is in `session/mod.rs`.
 
 use std::time::{Duration, Instant};
 

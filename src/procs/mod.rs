@@ -2,4 +2,6 @@
 //! and the one signal ladder (INT → TERM → KILL) every ending goes through.
 
 pub mod ladder;
+pub mod leftovers;
+pub mod signals;
 pub mod tree;

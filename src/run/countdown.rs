@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use crate::output::out_lossy;
-use crate::run::session::signals_received;
+use crate::procs::signals::signals_received;
 use crate::run::ui::Ui;
 use crate::timefmt;
 

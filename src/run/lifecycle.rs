@@ -12,7 +12,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use crate::handoff::env;
 use crate::output::err_lossy as err;
 use crate::procs::ladder::{Ending, Target, supervise};
-use crate::run::session::signals_received;
+use crate::procs::signals::signals_received;
 
 #[derive(Debug)]
 pub enum Ran {

@@ -101,7 +101,7 @@ pub struct Settings {
     /// Who is told when the loop needs them (`[notify]`, `--notify`).
     pub notify: Option<crate::notify::Notifier>,
     /// Sessions confined by Claude Code's sandbox, and what they may reach.
-    pub confined: Option<crate::run::confine::Confinement>,
+    pub confined: Option<crate::sandbox::confine::Confinement>,
 }
 
 const DAY: u64 = 86_400;
@@ -650,7 +650,7 @@ fn confinement(
     cli: &Options,
     o: &Options,
     claude_args: &[String],
-) -> Result<Option<crate::run::confine::Confinement>, String> {
+) -> Result<Option<crate::sandbox::confine::Confinement>, String> {
     if !o.confined {
         if cli.allow_write.is_some() || cli.allow_domains.is_some() {
             return Err("--allow-write and --allow-domain are for --confined sessions".into());
@@ -663,14 +663,14 @@ fn confinement(
                 .into(),
         );
     }
-    if let Some(arg) = crate::run::confine::widening(claude_args) {
+    if let Some(arg) = crate::sandbox::confine::widening(claude_args) {
         return Err(format!(
             "--confined: the claude argument {:?} would widen a confined session (only {} are allowed); drop it",
             arg,
-            crate::run::confine::NARROW_ARGS.join(", ")
+            crate::sandbox::confine::NARROW_ARGS.join(", ")
         ));
     }
-    Ok(Some(crate::run::confine::Confinement {
+    Ok(Some(crate::sandbox::confine::Confinement {
         allow_write: o.allow_write.clone().unwrap_or_default(),
         allow_domains: o.allow_domains.clone().unwrap_or_default(),
     }))
@@ -723,7 +723,7 @@ pub fn settings(
     let needs = |a: Agent| a.caps().sandbox_needs_bwrap;
     if s.confined.is_some()
         && (needs(s.agent) || s.review.as_ref().is_some_and(|r| needs(r.agent)))
-        && let Some(why) = crate::run::confine::unavailable(|p| which::which(p).is_ok())
+        && let Some(why) = crate::sandbox::confine::unavailable(|p| which::which(p).is_ok())
     {
         return Err(format!("--confined cannot be had here: {why}"));
     }

@@ -4,11 +4,10 @@
 
 use anyhow::{Context, Result};
 
+use crate::history::records::{Record, ReviewRecord, Saved};
 use crate::run::engine::{ReviewOf as Of, Reviewed};
-use crate::run::launch;
 use crate::run::lock::LoopLock;
 use crate::run::progress;
-use crate::run::records::{Record, ReviewRecord, Saved};
 use crate::run::shell::Shell;
 use crate::timefmt;
 use crate::work::review::{self, Verdict};
@@ -47,7 +46,13 @@ impl Shell<'_> {
             subject.what, seat.agent
         ));
         let start = timefmt::now();
-        let (ended, command) = self.launch_review(lock, saved, seat, prompt, number)?;
+        // Print mode, whatever the run's, with its own prompt.
+        let mut settings = self.s.clone();
+        settings.interactive = false;
+        settings.prompt = prompt;
+        let at = (saved.state.iteration, number);
+        let (ended, command) =
+            self.launch(lock, (&settings, seat), at, saved.first_head.clone())?;
         let after = progress::take(&project.root, &project.spec());
         let verdict = verdict_of(&ended, &before, &after);
         let outcome = self.outcome_of(&ended, false);
@@ -81,32 +86,6 @@ impl Shell<'_> {
             cost_usd: cost.unwrap_or(0.0),
         };
         Ok((reviewed, record))
-    }
-
-    /// Start the review session and wait for its end; what ran.
-    fn launch_review(
-        &self,
-        lock: &mut LoopLock,
-        saved: &Saved,
-        seat: crate::run::options::Seat,
-        prompt: std::path::PathBuf,
-        number: u32,
-    ) -> Result<(crate::run::session::Finished, Vec<String>)> {
-        let mut settings = self.s.clone();
-        settings.interactive = false;
-        settings.prompt = prompt;
-        let who = launch::Who {
-            run: self.run,
-            iteration: saved.state.iteration,
-            session: number,
-            loop_start: lock.info.start_time,
-            secret: &self.secret,
-            base: saved.first_head.clone(),
-        };
-        let spec = launch::session(self.project, &settings, seat, &who, self.ui)?;
-        let mut command = vec![spec.program.display().to_string()];
-        command.extend(spec.args.iter().cloned());
-        Ok((self.run_to_end(lock, spec, number)?, command))
     }
 
     /// What a review looks at: its words for it, its criteria, and the
@@ -269,7 +248,7 @@ struct Subject {
 /// The verdict of a review session that ended so: none if it changed the
 /// work, else what its own final message says.
 fn verdict_of(
-    ended: &crate::run::session::Finished,
+    ended: &crate::session::Finished,
     before: &progress::Checkpoint,
     after: &progress::Checkpoint,
 ) -> Verdict {

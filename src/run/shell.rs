@@ -7,15 +7,16 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use anyhow::{Context, Result};
 
 use crate::handoff::env;
+use crate::history::records::{Record, RunDir, Saved, Summary, Tokens};
+use crate::run::countdown;
 use crate::run::engine::{self, Action, Event, Outcome, SessionOutcome};
 use crate::run::lifecycle::{self, Facts};
 use crate::run::lock::LoopLock;
 use crate::run::options::Settings;
 use crate::run::progress::{self, Checkpoint};
-use crate::run::records::{Record, RunDir, Saved, Summary, Tokens};
-use crate::run::session;
 use crate::run::ui::Ui;
-use crate::run::{countdown, launch};
+use crate::session;
+use crate::session::launch;
 use crate::timefmt;
 use crate::work::project::Project;
 use crate::work::{completion, gate, sentinel};
@@ -184,7 +185,7 @@ impl Shell<'_> {
             gate,
             &self.project.root,
             Some(&log),
-            &session::signals_received,
+            &crate::procs::signals::signals_received,
             &gate::Runner {
                 token: crate::handoff::gate_token(&self.secret),
                 confined: self.s.confined.clone(),
@@ -277,7 +278,7 @@ impl Shell<'_> {
     /// request and the pace.
     fn between(&self) -> Result<Event> {
         Ok(Event::Between {
-            stop: session::stop_requested(),
+            stop: crate::procs::signals::stop_requested(),
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
             recent_starts: self.recent_starts(),
             now_epoch: now_epoch(),
@@ -428,7 +429,7 @@ impl Shell<'_> {
             Action::Pause { wait, why } => {
                 self.wait_out(lock, &why, wait)?;
                 Event::Waited {
-                    stop: session::stop_requested(),
+                    stop: crate::procs::signals::stop_requested(),
                 }
             }
             Action::Fallback { from, to, why } => {
@@ -438,7 +439,7 @@ impl Shell<'_> {
                     s.seat(to).agent
                 ));
                 Event::Waited {
-                    stop: session::stop_requested(),
+                    stop: crate::procs::signals::stop_requested(),
                 }
             }
             Action::Wait { wait, why } => self.wait_for_limit(lock, &live.saved, wait, &why)?,
@@ -491,7 +492,7 @@ impl Shell<'_> {
         );
         self.wait_out(lock, why, wait)?;
         Ok(Event::Waited {
-            stop: session::stop_requested(),
+            stop: crate::procs::signals::stop_requested(),
         })
     }
 
@@ -521,17 +522,19 @@ impl Shell<'_> {
             &self.facts("session_start", iteration, &[]),
         );
         Event::BeforeSpawn {
-            stop: session::stop_requested(),
+            stop: crate::procs::signals::stop_requested(),
         }
     }
 
-    /// Start one session and wait for its end; what ran, for the record
-    /// (not the prompt, in interactive mode).
-    fn launch(
+    /// Start one session (work, or with `settings` of its own a review)
+    /// and wait for its end; what ran, for the record (not the prompt, in
+    /// interactive mode).
+    pub(crate) fn launch(
         &self,
         lock: &mut LoopLock,
+        (settings, seat): (&Settings, crate::run::options::Seat),
         (iteration, number): (u32, u32),
-        (agent, base): (usize, Option<String>),
+        base: Option<String>,
     ) -> Result<(session::Finished, Vec<String>)> {
         let who = launch::Who {
             run: self.run,
@@ -541,18 +544,18 @@ impl Shell<'_> {
             secret: &self.secret,
             base,
         };
-        let spec = launch::session(self.project, self.s, self.s.seat(agent), &who, self.ui)?;
+        let spec = launch::session(self.project, settings, seat, &who, self.ui)?;
         let mut command = vec![spec.program.display().to_string()];
-        let shown = spec.args.len() - usize::from(self.s.interactive);
+        let shown = spec.args.len() - usize::from(settings.interactive);
         command.extend(spec.args.iter().take(shown).cloned());
         let ended = self.run_to_end(lock, spec, number)?;
         Ok((ended, command))
     }
 
-    /// Run a session (work or review) to its end, the lock naming it. A
+    /// Run a session to its end, the lock naming it. A
     /// confined session's changes to the repository's git config, hooks
     /// and pointers are put back, and said.
-    pub(crate) fn run_to_end(
+    fn run_to_end(
         &self,
         lock: &mut LoopLock,
         spec: session::Launch,
@@ -562,7 +565,7 @@ impl Shell<'_> {
             .s
             .confined
             .as_ref()
-            .and_then(|_| crate::run::gitguard::keep(&self.project.root));
+            .and_then(|_| crate::sandbox::gitguard::keep(&self.project.root));
         let running = session::spawn(spec)?;
         lock.set_session(Some((running.pid, running.start_time)))?;
         let ended = running.wait();
@@ -594,7 +597,7 @@ impl Shell<'_> {
         let before = &live.before;
         self.log_heading(number, &start, seat, before);
         let base = live.saved.first_head.clone();
-        let (ended, command) = self.launch(lock, (iteration, number), (agent, base))?;
+        let (ended, command) = self.launch(lock, (self.s, seat), (iteration, number), base)?;
         let after = progress::take(&project.root, &project.spec());
         let no_evidence = self.no_evidence(number, before, &after);
         let no_change = self.no_change(number, before, &after);
@@ -849,7 +852,7 @@ impl Shell<'_> {
             result_ok: ended.stream.result_ok(),
             limit: ended.stream.limit.clone(),
         };
-        engine::classify(&end, Some(session::last_signal_name()))
+        engine::classify(&end, Some(crate::procs::signals::last_signal_name()))
     }
 
     /// With `--commit auto`: commit what the session left uncommitted (not
@@ -895,7 +898,7 @@ impl Shell<'_> {
     /// `None` when a model that did work has no price.
     pub(crate) fn cost_of(
         &self,
-        st: &crate::run::stream::Session,
+        st: &crate::session::stream::Session,
         seat: crate::run::options::Seat,
     ) -> Option<f64> {
         use crate::agent::prices::{cost, price};
@@ -1157,5 +1160,123 @@ impl Shell<'_> {
         if let Some(hint) = outcome.hint() {
             ui.line(hint);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(root: &std::path::Path, args: &[&str]) {
+        let ok = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgSign=false",
+            ])
+            .args(args)
+            .current_dir(root)
+            .output()
+            .expect("git runs")
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    }
+
+    /// The shell carries out a round in-process, and all it says is the
+    /// reporter's: a COMPLETE written after a protected file changed is set
+    /// aside, WAITING says how to go on, and the engine stops for a human.
+    #[test]
+    fn a_complete_after_a_protected_change_is_set_aside_and_waits_for_a_human() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        std::fs::create_dir_all(root.join(".ralph")).unwrap();
+        std::fs::write(root.join(".ralph/prompt.md"), "do it\n").unwrap();
+        std::fs::write(root.join(".ralph/spec.md"), "# S\n\n- [x] one\n").unwrap();
+        std::fs::write(root.join("ci.yml"), "run: test\n").unwrap();
+        git(root, &["init", "-q", "-b", "main"]);
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "start"]);
+        let project = Project::at(root);
+        let before = progress::take(root, &project.spec());
+        std::fs::write(root.join("ci.yml"), "run: true\n").unwrap();
+        git(root, &["commit", "-qam", "skip the tests"]);
+        std::fs::write(project.complete(), "done\n").unwrap();
+
+        let cli = crate::config::Options {
+            claude: Some("/bin/true".into()),
+            gate: crate::config::GateConfig {
+                protect: Some(vec!["ci.yml".into()]),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let s = crate::run::options::settings(&cli, &project, None).unwrap();
+        let run = RunDir::create(&project.runs()).unwrap();
+        let (ui, said) = Ui::captured();
+        let shell = Shell {
+            project: &project,
+            s: &s,
+            run: &run,
+            ui,
+            secret: "s".into(),
+            outbox: crate::notify::send::Outbox::new(None, "t".into(), root.into(), None),
+            pacing: std::cell::RefCell::new(None),
+        };
+        let first = before.head.clone();
+        let mut live = Live {
+            saved: Saved::new(run.id.clone(), "t".into(), s.limits.clone(), first.clone()),
+            before,
+            pending: None,
+        };
+        let mut ev = Event::Begin;
+        let mut asked = Vec::new();
+        let (outcome, reason) = loop {
+            match engine::step(&mut live.saved.state, &s.limits, ev) {
+                Action::Round(need) => {
+                    asked.push(
+                        format!("{need:?}")
+                            .split([' ', '{', '('])
+                            .next()
+                            .unwrap()
+                            .to_string(),
+                    );
+                    ev = shell.carry_out(need, &mut live).unwrap();
+                }
+                Action::Stop { outcome, reason } => break (outcome, reason),
+                a => panic!("no session in this round: {a:?}"),
+            }
+        };
+        assert_eq!(asked, ["Judge", "SetAside", "Look"]);
+        assert_eq!(outcome, Outcome::Waiting);
+        let base = first.unwrap();
+        assert!(
+            reason.contains(&format!("`git checkout {base} -- <file>`")),
+            "{reason}"
+        );
+        assert!(!project.complete().exists());
+        let aside = std::fs::read_to_string(run.path.join("COMPLETE.rejected-1")).unwrap();
+        assert!(
+            aside.starts_with("done\n\nrejected by ralph loop at "),
+            "{aside}"
+        );
+        assert!(aside.contains("  protected: M ci.yml\n"), "{aside}");
+        let waiting = sentinel::Waiting::read(&project.waiting())
+            .unwrap()
+            .unwrap();
+        assert_eq!(waiting.reason, reason);
+        let said = said.lock().unwrap().clone();
+        let lines: Vec<&str> = said.lines().collect();
+        assert_eq!(lines.len(), 3, "{said}");
+        assert!(
+            lines[0].starts_with("ralph: COMPLETE rejected (2 problem(s)), moved to "),
+            "{said}"
+        );
+        assert_eq!(lines[1], "    protected: M ci.yml");
+        assert!(lines[2].starts_with("    in commit "), "{said}");
+        assert!(lines[2].ends_with(" skip the tests"), "{said}");
     }
 }

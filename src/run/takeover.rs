@@ -1,16 +1,15 @@
 //! Taking over the lock of a loop that was killed: end exactly what its run
 //! left running and record the run as ended abnormally.
 
+use crate::history::records::{RunDir, Summary};
 use crate::run::engine::Outcome;
 use crate::run::lock::LockInfo;
-use crate::run::records::{RunDir, Summary};
-use crate::run::session;
 use crate::run::ui::Ui;
 
 /// A lock left by a loop that is gone: end what its run left running, and
 /// record that run as ended abnormally if it never wrote its summary.
 pub fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
-    let ended = session::end_run_leftovers(&stale.token, stale.session);
+    let ended = crate::procs::leftovers::end_run_leftovers(&stale.token, stale.session);
     let dead = RunDir::open(runs, &stale.run_id);
     let marked = dead.path.is_dir()
         && dead.summary().is_none()

@@ -4,11 +4,14 @@
 //! are ignored: the loop goes on whatever became of its terminal.
 
 use crate::output::{self, out_lossy, style, visible, visible_line};
-use crate::run::stream::Shown;
+use crate::session::stream::Shown;
 
+/// The one reporter of a loop: every line the shell says goes through it.
 #[derive(Clone, Copy)]
 pub struct Ui {
     pub color: bool,
+    /// Where its lines go: stdout, or a buffer (a shell tested in-process).
+    to: Option<&'static std::sync::Mutex<String>>,
 }
 
 /// How the gate's progress is printed: each command, and on a terminal one
@@ -33,6 +36,30 @@ impl Ui {
     pub fn for_stdout() -> Ui {
         Ui {
             color: output::stdout_color(),
+            to: None,
+        }
+    }
+
+    /// A reporter whose lines are kept, not printed, with no colour.
+    #[cfg(test)]
+    pub fn captured() -> (Ui, &'static std::sync::Mutex<String>) {
+        let kept: &'static std::sync::Mutex<String> = Box::leak(Box::default());
+        (
+            Ui {
+                color: false,
+                to: Some(kept),
+            },
+            kept,
+        )
+    }
+
+    fn emit(&self, line: std::fmt::Arguments<'_>) {
+        match self.to {
+            Some(kept) => kept
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push_str(&line.to_string()),
+            None => out_lossy(line),
         }
     }
 
@@ -51,16 +78,16 @@ impl Ui {
             }
             Shown::Note(t) => format!("  {} {}", self.paint(style::NOTE, "!"), visible_line(&t)),
         };
-        out_lossy(format_args!("{line}\n"));
+        self.emit(format_args!("{line}\n"));
     }
 
     pub fn status(&self, s: &str) {
         let line = self.paint(style::STATUS, &format!("── ralph: {} ──", visible_line(s)));
-        out_lossy(format_args!("{line}\n"));
+        self.emit(format_args!("{line}\n"));
     }
 
     pub fn note(&self, s: &str) {
-        out_lossy(format_args!(
+        self.emit(format_args!(
             "{} {}\n",
             self.paint(style::NOTE, "ralph:"),
             visible(s)
@@ -68,6 +95,6 @@ impl Ui {
     }
 
     pub fn line(&self, s: &str) {
-        out_lossy(format_args!("{}\n", visible(s)));
+        self.emit(format_args!("{}\n", visible(s)));
     }
 }

@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::history::records::RunDir;
 use crate::run::engine::Outcome;
 use crate::run::lock as runlock;
-use crate::run::records::RunDir;
 use crate::work::project::Project;
 use crate::work::{sentinel, spec};
 
@@ -135,7 +135,7 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
 
 /// The run's agent in use, and its model from the newest work session's
 /// record (only the end of the records is read: they grow with the run).
-fn agent_text(s: &crate::run::records::Saved, run: Option<&RunDir>) -> String {
+fn agent_text(s: &crate::history::records::Saved, run: Option<&RunDir>) -> String {
     let agent = s
         .agents
         .get(s.state.agent)
@@ -152,7 +152,7 @@ fn agent_text(s: &crate::run::records::Saved, run: Option<&RunDir>) -> String {
 /// The iteration and its limit: the lock's, else the saved state's.
 fn iterations(
     running: Option<&runlock::LockInfo>,
-    saved: Option<&crate::run::records::Saved>,
+    saved: Option<&crate::history::records::Saved>,
 ) -> (u32, u32) {
     match (running, saved) {
         (Some(l), _) => (l.iteration, l.max_iterations),

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::output::visible_line;
-use crate::run::stream::{LineFeed, Shown};
+use crate::session::stream::{LineFeed, Shown};
 
 /// Lines kept for scrolling back.
 const KEEP: usize = 5000;

@@ -163,7 +163,7 @@ impl Verdict {
 pub struct Runner {
     /// `RALPH_SESSION_TOKEN`'s value for the gate's processes.
     pub token: String,
-    pub confined: Option<crate::run::confine::Confinement>,
+    pub confined: Option<crate::sandbox::confine::Confinement>,
     /// Where what the gate shows as it runs goes (the UI layer prints it).
     pub show: Show,
 }
@@ -273,8 +273,8 @@ fn run_one(
     let tmp = runner.confined.as_ref().map(|_| gate_tmp()).transpose()?;
     let argv = match (&runner.confined, &tmp) {
         (Some(c), Some(t)) => {
-            let host = crate::run::confine::Host::read();
-            crate::run::confine::gate_argv(c, cwd, t.path(), cmd, &host)
+            let host = crate::sandbox::confine::Host::read();
+            crate::sandbox::confine::gate_argv(c, cwd, t.path(), cmd, &host)
         }
         _ => vec!["/bin/sh".into(), "-c".into(), cmd.into()],
     };
@@ -307,7 +307,7 @@ fn run_one(
     // then every process that carries its marker (a daemon in a session of
     // its own), then read what is left for a moment at most.
     let _ = Target::Group(child.id()).send(nix::sys::signal::Signal::SIGKILL);
-    crate::run::session::end_marked(&runner.token);
+    crate::procs::leftovers::end_marked(&runner.token);
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(pump.join().unwrap_or_default());

@@ -321,7 +321,13 @@ fn settings_are_checked_before_anything_starts() {
         "\"yolo\" is not one of Claude Code's modes: acceptEdits, auto, bypassPermissions, manual, dontAsk, plan",
     ));
     fs::write(env.project.join(".ralph/config.toml"), "timeout = \"0\"\n").unwrap();
-    ralph(&[]).stderr(predicate::str::contains("--timeout: \"0\" is out of range"));
+    // Named as the config names it, where the config gave it.
+    ralph(&[]).stderr(predicate::str::contains(
+        "ralph loop: timeout (.ralph/config.toml): \"0\" is out of range",
+    ));
+    ralph(&["--timeout", "0"]).stderr(predicate::str::contains(
+        "ralph loop: --timeout: \"0\" is out of range",
+    ));
     fs::remove_file(env.project.join(".ralph/config.toml")).unwrap();
     fs::write(env.project.join(".ralph/prompt.md"), "\n  \n").unwrap();
     ralph(&[]).stderr(predicate::str::contains("prompt.md is empty"));

@@ -1,6 +1,6 @@
 //! The loop's judgement, with no I/O: the state a run keeps, the facts the
 //! shell reports at each point of the loop, and the next action. The shell
-//! (`cmd/run_loop.rs`) performs the actions and reports back; everything it
+//! (`run/shell.rs`) performs the actions and reports back; everything it
 //! decides goes through `step`, so every decision is a row in a test table.
 //!
 //! The points, in order, and what can happen at each:
@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::run::stream::Limit;
+use crate::session::stream::Limit;
 
 pub mod round;
 

@@ -650,7 +650,7 @@ mod tests {
                 Round {
                     settled: settled(&["br-1 parse"]),
                     ..after(
-                        SessionOutcome::Limited(crate::run::stream::Limit::Overloaded),
+                        SessionOutcome::Limited(crate::session::stream::Limit::Overloaded),
                         false,
                     )
                 },

@@ -5,10 +5,10 @@
 use anyhow::{Context, Result};
 
 use crate::handoff::{self, env};
+use crate::history::records::RunDir;
 use crate::run::options::{Seat, Settings};
-use crate::run::records::RunDir;
-use crate::run::session::{Launch, PrintIo};
 use crate::run::ui::Ui;
+use crate::session::{Launch, PrintIo};
 use crate::work::project::Project;
 
 pub struct Who<'a> {
@@ -77,7 +77,7 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
         sandbox: s
             .confined
             .as_ref()
-            .map(|c| crate::run::confine::settings(c, &token, &project.root).to_string()),
+            .map(|c| crate::sandbox::confine::settings(c, &token, &project.root).to_string()),
         permission_mode: &s.permission_mode,
         model: seat.model,
         extra: seat.extra,

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::run::engine::{Limits, Outcome, SessionOutcome, State};
-use crate::run::stream::{Limit, Usage};
+use crate::session::stream::{Limit, Usage};
 use crate::work::gate::Verdict;
 
 pub struct RunDir {
@@ -166,7 +166,7 @@ impl RunDir {
     /// `runs` these are, if its folder is there.
     fn recorded_latest(runs: &Path) -> Option<RunDir> {
         let root = runs.parent()?.parent()?;
-        let id = crate::run::invocation::load(root)?.run_id;
+        let id = crate::history::invocation::load(root)?.run_id;
         (RunDir::valid_id(&id) && runs.join(&id).is_dir()).then(|| RunDir::open(runs, &id))
     }
 

@@ -592,7 +592,7 @@ mod tests {
         assert_eq!(
             (
                 o.cost_usd,
-                crate::run::records::Tokens::from(&o.usage).total(),
+                crate::history::records::Tokens::from(&o.usage).total(),
                 o.num_turns
             ),
             (0.25, 126, 2)
@@ -645,7 +645,7 @@ mod tests {
         assert_eq!(s.cost_usd, 0.40);
         assert_eq!(
             (
-                crate::run::records::Tokens::from(&s.usage).total(),
+                crate::history::records::Tokens::from(&s.usage).total(),
                 s.num_turns
             ),
             (252, 4)

@@ -1,0 +1,266 @@
+//! Running one agent session for the loop: spawning it, streaming its
+//! output, ending it, and cleaning up what it left behind; its command line
+//! (`launch`) and its stream's facts (`stream`).
+//!
+//! # How the loop passes signals to a session (the rule)
+//!
+//! - **Print mode.** claude runs in a process group of its own, so a Ctrl+C at
+//!   the terminal reaches only the loop, which decides: the first SIGINT,
+//!   SIGTERM or SIGHUP is forwarded to the session's group as SIGINT ("end the
+//!   current session cleanly"), escalating to SIGTERM and SIGKILL if it does
+//!   not end within the grace periods; the loop then stops. A second signal
+//!   kills the session's group at once (SIGKILL) and the loop stops.
+//! - **Interactive mode.** claude stays in the loop's process group and owns
+//!   the terminal; in raw mode Ctrl+C is a key for claude, not a signal. A
+//!   signal that does reach the loop (SIGTERM, SIGHUP, `kill -INT`) is
+//!   forwarded to claude as SIGINT, with the same escalation, and the loop
+//!   stops after the session.
+//! - **Timeout.** Wall clock from the session's start: the same ladder
+//!   (`procs::ladder`: SIGINT, SIGTERM, SIGKILL, `GAP` apart).
+//! - **A stop request before the session starts** (during a lifecycle hook,
+//!   say) starts no session at all; lifecycle hooks run in a process group of
+//!   their own, so Ctrl+C reaches only the loop, which ends them the same way.
+//! - **The loop killed** (SIGKILL, the OOM killer): on Linux each session is
+//!   started with a parent-death signal, so claude dies with the loop (SIGKILL
+//!   in print mode; SIGTERM for the TUI, which then restores the terminal).
+//!   What its Bash tool started in sessions of their own carries the run's
+//!   `RALPH_SESSION_TOKEN`; the next loop, taking over the lock, ends those.
+//! - **Leftovers.** Claude Code's Bash tool starts each command in a new
+//!   session, so background processes (`sleep 600 &`, a dev server) are not in
+//!   claude's process group and outlive it. On Linux the loop is a child
+//!   subreaper, so they are re-parented to it; after every session it ends all
+//!   of its descendants (SIGTERM, then SIGKILL) and reaps them. Elsewhere it
+//!   ends the processes whose environment carries the session's marker
+//!   (`RALPH_SESSION_TOKEN`).
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use nix::sys::signal::Signal;
+
+use crate::procs::ladder::Ending;
+use crate::procs::ladder::{Target, supervise};
+pub mod launch;
+pub mod stream;
+
+use stream::Shown;
+
+/// Longest stream line kept for parsing; longer lines are saved, not parsed.
+const MAX_LINE: usize = 8 << 20;
+
+pub struct Launch {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// Print mode: the prompt file, given on stdin; output parsed and saved.
+    /// Interactive mode (`None`): the terminal is claude's.
+    pub print: Option<PrintIo>,
+    pub timeout: Duration,
+    pub token: String,
+    /// A folder the session uses as its TMPDIR, removed once it has ended.
+    pub scratch: Option<tempfile::TempDir>,
+    /// Whose session it is: its stream is read as that agent's.
+    pub agent: crate::agent::Agent,
+}
+
+pub struct PrintIo {
+    pub prompt: PathBuf,
+    pub stream_file: PathBuf,
+    pub show: Box<dyn FnMut(Shown) + Send>,
+}
+
+pub struct Finished {
+    pub status: Option<ExitStatus>,
+    pub ending: Ending,
+    pub pid: u32,
+    pub stream: stream::Session,
+    pub duration: Duration,
+    /// Leftover processes ended after the session: pid and name.
+    pub leftovers: Vec<(u32, String)>,
+}
+
+/// A started session.
+pub struct Running {
+    child: std::process::Child,
+    pub pid: u32,
+    pub start_time: u64,
+    t0: Instant,
+    deadline: Option<Instant>,
+    group: bool,
+    token: String,
+    reader: Option<std::thread::JoinHandle<stream::Session>>,
+    _scratch: Option<tempfile::TempDir>,
+}
+
+pub fn spawn(spec: Launch) -> Result<Running> {
+    let t0 = Instant::now();
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    cmd.env(crate::handoff::env::SESSION_TOKEN, &spec.token);
+    let mut print = spec.print;
+    if let Some(p) = &print {
+        let prompt = File::open(&p.prompt)
+            .with_context(|| format!("cannot open the prompt {}", p.prompt.display()))?;
+        cmd.stdin(prompt)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        cmd.process_group(0);
+    }
+    die_with_parent(&mut cmd, print.is_some());
+    let stream_file = match &print {
+        Some(p) => Some(
+            crate::fsutil::create_new(&p.stream_file)
+                .with_context(|| format!("cannot create {}", p.stream_file.display()))?,
+        ),
+        None => None,
+    };
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("cannot start {}", spec.program.display()))?;
+    let pid = child.id();
+    let start_time = crate::procs::tree::ProcReader::new()
+        .get_basic(pid)
+        .map_or(0, |p| p.start_time);
+    let reader = match (print.as_mut(), stream_file) {
+        (Some(p), Some(file)) => {
+            let out = child.stdout.take().expect("stdout is piped");
+            let show = std::mem::replace(&mut p.show, Box::new(|_| {}));
+            let agent = spec.agent;
+            Some(std::thread::spawn(move || pump(out, file, show, agent)))
+        }
+        _ => None,
+    };
+    Ok(Running {
+        child,
+        pid,
+        start_time,
+        t0,
+        // An absurd timeout that passes the option's bounds still must not
+        // overflow: no deadline at all is the honest reading of "forever".
+        deadline: t0.checked_add(spec.timeout),
+        group: print.is_some(),
+        token: spec.token,
+        reader,
+        _scratch: spec.scratch,
+    })
+}
+
+/// On Linux, the session dies with the loop, even if the loop is SIGKILLed.
+fn die_with_parent(cmd: &mut Command, print: bool) {
+    #[cfg(target_os = "linux")]
+    {
+        let parent = std::process::id();
+        let sig = if print {
+            Signal::SIGKILL
+        } else {
+            Signal::SIGTERM
+        };
+        // SAFETY: prctl and getppid are async-signal-safe system calls.
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::sys::prctl::set_pdeathsig(Some(sig)).map_err(std::io::Error::from)?;
+                // The loop died between fork and prctl: nothing will signal us.
+                if nix::unistd::getppid().as_raw() as u32 != parent {
+                    return Err(std::io::Error::other("the ralph loop is gone"));
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (cmd, print);
+}
+
+impl Running {
+    /// Wait for the session to end: by itself, at its timeout, or because
+    /// the loop was asked to stop (first request: the ladder; second: KILL).
+    pub fn wait(mut self) -> Result<Finished> {
+        let target = if self.group {
+            Target::Group(self.pid)
+        } else {
+            Target::Pid(self.pid)
+        };
+        let (status, ended) = supervise(
+            &mut self.child,
+            target,
+            self.deadline,
+            &crate::procs::signals::signals_received,
+        )?;
+        let ending = ended;
+        let status = Some(status);
+        let leftovers = crate::procs::leftovers::end_leftovers(&self.token, self.pid);
+        let stream = match self.reader {
+            Some(h) => h.join().unwrap_or_default(),
+            None => stream::Session::default(),
+        };
+        Ok(Finished {
+            status,
+            ending,
+            pid: self.pid,
+            stream,
+            duration: self.t0.elapsed(),
+            leftovers,
+        })
+    }
+}
+
+/// Copy the stream to its file and parse it line by line, holding at most
+/// one (capped) line in memory whatever the session prints.
+fn pump(
+    out: impl Read,
+    mut file: File,
+    mut show: Box<dyn FnMut(Shown) + Send>,
+    agent: crate::agent::Agent,
+) -> stream::Session {
+    let mut session = stream::Session::of(agent);
+    let mut r = BufReader::with_capacity(64 * 1024, out);
+    let mut line: Vec<u8> = Vec::new();
+    let mut overflow = false;
+    loop {
+        let buf = match r.fill_buf() {
+            Ok([]) | Err(_) => break,
+            Ok(b) => b,
+        };
+        let _ = file.write_all(buf);
+        let n = buf.len();
+        let mut rest = buf;
+        while let Some(i) = rest.iter().position(|&b| b == b'\n') {
+            if !overflow && line.len() + i <= MAX_LINE {
+                line.extend_from_slice(&rest[..i]);
+                for s in session.feed(&String::from_utf8_lossy(&line)) {
+                    show(s);
+                }
+            } else if !overflow {
+                session.skipped_line();
+            }
+            line.clear();
+            overflow = false;
+            rest = &rest[i + 1..];
+        }
+        if !overflow && line.len() + rest.len() <= MAX_LINE {
+            line.extend_from_slice(rest);
+        } else {
+            if !overflow {
+                session.skipped_line();
+            }
+            line.clear();
+            overflow = true;
+        }
+        r.consume(n);
+    }
+    if !line.is_empty() && !overflow {
+        for s in session.feed(&String::from_utf8_lossy(&line)) {
+            show(s);
+        }
+    }
+    let _ = file.flush();
+    session
+}
