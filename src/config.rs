@@ -28,7 +28,7 @@ pub struct Options {
 
     /// End a session that runs longer than this, wall clock (at most 7d)
     #[arg(long, value_name = "DURATION")]
-    pub timeout: Option<String>,
+    pub timeout: Option<Span>,
 
     /// Stop once the sessions have cost this much, in USD
     #[arg(long, value_name = "USD")]
@@ -78,7 +78,7 @@ pub struct Options {
     /// Fall back only for a usage limit that resets later than this;
     /// shorter ones are waited out
     #[arg(long, value_name = "DURATION")]
-    pub fallback_after: Option<String>,
+    pub fallback_after: Option<Span>,
 
     /// The claude executable [default: `claude` on PATH]
     #[arg(long, value_name = "PATH")]
@@ -104,12 +104,12 @@ pub struct Options {
     /// First wait after a usage limit, rate limit or overload that gives no
     /// reset time; doubles each time, up to 30m
     #[arg(long, value_name = "DURATION")]
-    pub limit_backoff: Option<String>,
+    pub limit_backoff: Option<Span>,
 
     /// Longest the loop waits for usage limits in a row before it stops
     /// (exit 4)
     #[arg(long, value_name = "DURATION")]
-    pub max_limit_wait: Option<String>,
+    pub max_limit_wait: Option<Span>,
 
     /// Tracker for the completion check [default: br if installed, else bd]
     #[arg(long, value_enum)]
@@ -211,7 +211,7 @@ pub struct GateConfig {
     pub commands: Option<Vec<String>>,
     /// Longest one command may run [default: 20m].
     #[arg(skip)]
-    pub timeout: Option<String>,
+    pub timeout: Option<Span>,
     /// `complete` (when COMPLETE appears) or `each` (also after every
     /// session that changed something).
     #[arg(skip)]
@@ -311,7 +311,7 @@ pub struct NotifyConfig {
     pub events: Option<Vec<String>>,
     /// A usage-limit wait longer than this is told [default: 30m].
     #[arg(skip)]
-    pub limit_wait_over: Option<String>,
+    pub limit_wait_over: Option<Span>,
 }
 
 /// Shell commands run at points of the loop's life, with the facts in
@@ -435,6 +435,59 @@ pub fn load(path: &Path) -> Result<Options> {
 /// `30m`, `90s`, `1h30m`, `2h`, `1d` (humantime's units), or plain seconds.
 /// Overflow is an error, never a wrap or a panic; each option checks its
 /// own bounds.
+/// A duration as written (`30m`, `90s`, `1h30m`, or seconds): parsed by
+/// clap for a flag and by serde for a config key, so a bad one is refused
+/// naming where it was written; its bounds are checked when options are
+/// resolved. Said back as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    text: String,
+    value: std::time::Duration,
+}
+
+impl Span {
+    pub fn value(&self) -> std::time::Duration {
+        self.value
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// A span of whole seconds (a saved run's limits).
+    pub fn secs(n: u64) -> Span {
+        Span {
+            text: n.to_string(),
+            value: std::time::Duration::from_secs(n),
+        }
+    }
+}
+
+impl std::str::FromStr for Span {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Span, String> {
+        Ok(Span {
+            text: s.to_string(),
+            value: parse_duration(s)?,
+        })
+    }
+}
+
+impl serde::Serialize for Span {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Span {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Span, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     use humantime::DurationError as E;
     let s = s.trim();

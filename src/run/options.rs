@@ -168,16 +168,22 @@ const DURATIONS: [(&str, u64, u64); 5] = [
     ("limit-wait-over", 60, 7 * DAY),
 ];
 
-fn duration(name: &str, given: Option<&str>) -> Result<Duration, String> {
+fn duration(name: &str, given: Option<&config::Span>) -> Result<Duration, String> {
     let (_, least, most) = DURATIONS
         .iter()
         .find(|d| d.0 == name)
         .expect("a known option");
-    let text = given.unwrap_or_else(|| match name {
+    let default = || match name {
         "limit-wait-over" => "30m",
         _ => crate::config::default_of(&name.replace('-', "_")),
-    });
-    let d = parse_duration(text).map_err(|e| format!("--{name}: {e}"))?;
+    };
+    let (text, d) = match given {
+        Some(span) => (span.text(), span.value()),
+        None => (
+            default(),
+            parse_duration(default()).expect("a default that parses"),
+        ),
+    };
     if d.as_secs() < *least || d.as_secs() > *most {
         return Err(format!(
             "--{name}: {text:?} is out of range: from {} to {}",
@@ -277,7 +283,7 @@ pub fn overridden(given: &Options, saved: &Options) -> Vec<String> {
 /// A resumed run's limits as options, to layer between the command line
 /// and the config.
 fn saved_options(l: &Limits) -> Options {
-    let secs = |d: Duration| Some(d.as_secs().to_string());
+    let secs = |d: Duration| Some(config::Span::secs(d.as_secs()));
     Options {
         max_iterations: Some(l.max_iterations),
         max_cost: l.max_cost,
@@ -343,6 +349,8 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
     let gate = crate::work::gate::Gate::from_config(&o.gate)?;
     let claude_args = o.claude_args.clone().unwrap_or_default();
     let confined = confinement(cli, &o, &claude_args)?;
+    // A confined agent that can write `.git` (its hooks too) and `--commit
+    // auto`, which runs the project's git hooks outside the sandbox.
     if o.commit == Some(crate::config::CommitMode::Auto)
         && confined.is_some()
         && std::iter::once(&agent)
@@ -353,12 +361,7 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
     }
     let review = reviewer_of(cli, &o, agent)?;
     let notify = notifier_of(&o.notify)?;
-    let mut limits = limits_of(&o, gate.as_ref(), 1 + fallbacks.len())?;
-    if let Some(r) = &review {
-        limits.review_each_step = r.when == crate::work::review::When::Step;
-        limits.review_complete = r.when == crate::work::review::When::Complete;
-        limits.max_review_rounds = r.max_rounds;
-    }
+    let limits = limits_of(&o, (gate.as_ref(), review.as_ref()), 1 + fallbacks.len())?;
     let named = Agent::ALL
         .iter()
         .filter_map(|&a| Some((a, o.program_of(a)?.clone())))
@@ -370,7 +373,7 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
         settings: Settings {
             prompt: PathBuf::new(),
             limits,
-            timeout: duration("timeout", o.timeout.as_deref())?,
+            timeout: duration("timeout", o.timeout.as_ref())?,
             interactive: o.interactive,
             agent,
             program: PathBuf::new(),
@@ -477,7 +480,7 @@ fn notifier_of(n: &config::NotifyConfig) -> Result<Option<crate::notify::Notifie
     Ok(Some(Notifier {
         channels,
         events,
-        limit_wait_over: duration("limit-wait-over", n.limit_wait_over.as_deref())
+        limit_wait_over: duration("limit-wait-over", n.limit_wait_over.as_ref())
             .map_err(|e| e.replace("--limit-wait-over", "[notify] limit_wait_over"))?,
     }))
 }
@@ -557,7 +560,10 @@ fn agents_of(agent: Agent, o: &Options) -> Result<Vec<Agent>, String> {
 /// The run's limits, each within its bounds.
 fn limits_of(
     o: &Options,
-    gate: Option<&crate::work::gate::Gate>,
+    (gate, review): (
+        Option<&crate::work::gate::Gate>,
+        Option<&crate::work::review::Reviewer>,
+    ),
     agents: usize,
 ) -> Result<Limits, String> {
     Ok(Limits {
@@ -578,8 +584,8 @@ fn limits_of(
             o.max_failures.unwrap_or(default_count("max_failures")),
             10_000,
         )?,
-        limit_backoff: duration("limit-backoff", o.limit_backoff.as_deref())?,
-        max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_deref())?,
+        limit_backoff: duration("limit-backoff", o.limit_backoff.as_ref())?,
+        max_limit_wait: duration("max-limit-wait", o.max_limit_wait.as_ref())?,
         max_gate_failures: gate.map_or(3, |g| g.max_failures),
         agents,
         max_sessions_per_step: count(
@@ -592,10 +598,10 @@ fn limits_of(
             .max_sessions_per_hour
             .map(|n| count("max-sessions-per-hour", n, 10_000))
             .transpose()?,
-        fallback_after: duration("fallback-after", o.fallback_after.as_deref())?,
-        review_each_step: false,
-        max_review_rounds: 3,
-        review_complete: false,
+        fallback_after: duration("fallback-after", o.fallback_after.as_ref())?,
+        review_each_step: review.is_some_and(|r| r.when == crate::work::review::When::Step),
+        max_review_rounds: review.map_or(3, |r| r.max_rounds),
+        review_complete: review.is_some_and(|r| r.when == crate::work::review::When::Complete),
         gate_each: gate.is_some_and(|g| g.when == crate::work::gate::When::Each),
         require_change: o.gate.require_change.unwrap_or(false),
     })
@@ -871,9 +877,20 @@ mod tests {
     /// A bad value says where it was given: the flag, or the config's key.
     #[test]
     fn an_error_names_the_flag_or_the_config_key_it_came_from() {
+        // Not a duration: the config's reader says where.
         let (_d, p) = project("timeout = \"5x\"\n");
         let e = settings(&args(), &p, None).unwrap_err();
-        assert!(e.starts_with("timeout (.ralph/config.toml): "), "{e}");
+        assert!(
+            e.contains("config.toml") && e.contains("line 1") && e.contains("unknown unit \"x\""),
+            "{e}"
+        );
+        // A duration out of range: the key is named.
+        let (_d, p) = project("timeout = \"0\"\n");
+        let e = settings(&args(), &p, None).unwrap_err();
+        assert!(
+            e.starts_with("timeout (.ralph/config.toml): \"0\" is out of range"),
+            "{e}"
+        );
         let (_d, p) = project("max_iterations = 0\n");
         let e = settings(&args(), &p, None).unwrap_err();
         assert_eq!(
@@ -896,25 +913,22 @@ mod tests {
             (s.timeout.as_secs(), s.limits.max_limit_wait.as_secs()),
             (1800, 8 * 3600)
         );
-        let bad: [(&str, Options); 7] = [
+        // Too long to be a duration at all: clap (or the config's reader)
+        // refuses it as it parses it.
+        let e = "9999999999999999h".parse::<config::Span>().unwrap_err();
+        assert!(e.contains("too long"), "{e}");
+        let bad: [(&str, Options); 6] = [
             (
                 "--timeout",
                 Options {
-                    timeout: Some("18446744073709551615".into()),
+                    timeout: Some("18446744073709551615".parse().unwrap()),
                     ..args()
                 },
             ),
             (
                 "--timeout",
                 Options {
-                    timeout: Some("0".into()),
-                    ..args()
-                },
-            ),
-            (
-                "--timeout",
-                Options {
-                    timeout: Some("9999999999999999h".into()),
+                    timeout: Some("0".parse().unwrap()),
                     ..args()
                 },
             ),
@@ -952,11 +966,8 @@ mod tests {
             assert!(e.contains(name), "{name}: {e}");
         }
         let (_d, p) = project("timeout = \"9999999999999999h\"\n");
-        assert!(
-            settings(&args(), &p, None)
-                .unwrap_err()
-                .contains("too long")
-        );
+        let e = settings(&args(), &p, None).unwrap_err();
+        assert!(e.contains("line 1") && e.contains("too long"), "{e}");
     }
 
     #[test]
@@ -1187,9 +1198,9 @@ mod tests {
                 max_cost,
                 no_progress_limit: no_progress,
                 max_failures,
-                timeout,
-                limit_backoff: backoff,
-                max_limit_wait: limit_wait,
+                timeout: timeout.and_then(|t| t.parse().ok()),
+                limit_backoff: backoff.and_then(|t| t.parse().ok()),
+                max_limit_wait: limit_wait.and_then(|t| t.parse().ok()),
                 permission_mode: mode,
                 ..args()
             };

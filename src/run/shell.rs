@@ -353,26 +353,7 @@ impl Shell<'_> {
             self.run.id,
             self.run.path.display()
         ));
-        if let Some(r) = &self.s.review {
-            let model = r
-                .model
-                .as_deref()
-                .map(|m| format!(" ({m})"))
-                .unwrap_or_default();
-            let when = match r.when {
-                crate::work::review::When::Complete => "each COMPLETE",
-                crate::work::review::When::Step => "each checked step",
-            };
-            self.ui.note(&format!(
-                "a {}{model} review session judges {when}; {} rejection(s) in a row stop the loop for a human",
-                r.agent, r.max_rounds
-            ));
-        }
-        if let Some(n) = &self.s.notify {
-            let to: Vec<String> = n.channels.iter().map(|c| c.shown()).collect();
-            self.ui.note(&format!("notices go to {}", to.join(", ")));
-        }
-
+        self.say_who_judges();
         let mut live = Live {
             saved,
             before,
@@ -397,6 +378,29 @@ impl Shell<'_> {
         live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
         self.run.save_state(&live.saved)?;
         self.finish(&live.saved, outcome, reason)
+    }
+
+    /// At the start: who reviews, and where notices go.
+    fn say_who_judges(&self) {
+        if let Some(r) = &self.s.review {
+            let model = r
+                .model
+                .as_deref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
+            let when = match r.when {
+                crate::work::review::When::Complete => "each COMPLETE",
+                crate::work::review::When::Step => "each checked step",
+            };
+            self.ui.note(&format!(
+                "a {}{model} review session judges {when}; {} rejection(s) in a row stop the loop for a human",
+                r.agent, r.max_rounds
+            ));
+        }
+        if let Some(n) = &self.s.notify {
+            let to: Vec<String> = n.channels.iter().map(|c| c.shown()).collect();
+            self.ui.note(&format!("notices go to {}", to.join(", ")));
+        }
     }
 
     /// Carry out one action of the engine (any but `Stop`) and say what came

@@ -56,8 +56,8 @@ impl Gate {
         }
         let timeout = match &cfg.timeout {
             None => DEFAULT_TIMEOUT,
-            Some(t) => {
-                let d = config::parse_duration(t).map_err(|e| format!("[gate] timeout: {e}"))?;
+            Some(span) => {
+                let (t, d) = (span.text(), span.value());
                 if d > MAX_TIMEOUT {
                     return Err(format!("[gate] timeout: {t:?} is longer than 24h"));
                 }
@@ -107,7 +107,7 @@ impl Gate {
         let Some(h) = h else { return Ok(None) };
         Gate::from_config(&GateConfig {
             commands: Some(h.commands),
-            timeout: Some(h.timeout_s.to_string()),
+            timeout: Some(config::Span::secs(h.timeout_s)),
             ..GateConfig::default()
         })
     }
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     fn the_gate_handed_to_sessions_reads_back_the_same() {
         let g = Gate::from_config(&GateConfig {
-            timeout: Some("90s".into()),
+            timeout: Some("90s".parse().unwrap()),
             ..cfg(&["make check", "sh -c 'x'"])
         })
         .unwrap()
@@ -465,14 +465,14 @@ mod tests {
             ),
             (
                 GateConfig {
-                    timeout: Some("2d".into()),
+                    timeout: Some("2d".parse().unwrap()),
                     ..cfg(&["x"])
                 },
                 "longer than 24h",
             ),
             (
                 GateConfig {
-                    timeout: Some("0".into()),
+                    timeout: Some("0".parse().unwrap()),
                     ..cfg(&["x"])
                 },
                 "timeout",

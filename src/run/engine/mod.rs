@@ -802,9 +802,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
         | Event::Reviewed(_)
         | Event::Unchecked
         | Event::Settled(_) => {
-            let rules = limits;
-            let r = s.round.get_or_insert_default();
-            answer(r, rules, event);
+            answer(s.round.get_or_insert_default(), limits, event);
             next_in_round(s, limits)
         }
         Event::SessionRan(ran) => new_round(s, limits, Some(ran)),
@@ -848,26 +846,30 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             format!("{sig} received while waiting"),
         ),
         Event::Waited { stop: None } => new_round(s, limits, None),
-        Event::SessionEnded(recorded) => {
-            let r = s.round.take().unwrap_or_default();
-            let judged = round::judged(&r, limits);
-            let (ran, settled) = (r.session, r.settled);
-            let report = Report {
-                outcome: ran.map_or(SessionOutcome::Ok, |x| x.outcome),
-                error: recorded.error,
-                cost_usd: recorded.cost_usd,
-                progress: settled.map_or(Progress::Unknown, |x| x.progress),
-                gate: judged.completion,
-                waiting: recorded.waiting,
-                quit_by_user: recorded.quit_by_user,
-                now_epoch: recorded.now_epoch,
-                step_before: recorded.step_before,
-                step_after: recorded.step_after,
-                reviews: judged.reviews,
-            };
-            after_session(s, limits, report)
-        }
+        Event::SessionEnded(recorded) => session_ended(s, limits, *recorded),
     }
+}
+
+/// A session's round is over and its record written: what the loop counts
+/// of it, from both.
+fn session_ended(s: &mut State, limits: &Limits, recorded: Recorded) -> Action {
+    let r = s.round.take().unwrap_or_default();
+    let judged = round::judged(&r, limits);
+    let (ran, settled) = (r.session, r.settled);
+    let report = Report {
+        outcome: ran.map_or(SessionOutcome::Ok, |x| x.outcome),
+        error: recorded.error,
+        cost_usd: recorded.cost_usd,
+        progress: settled.map_or(Progress::Unknown, |x| x.progress),
+        gate: judged.completion,
+        waiting: recorded.waiting,
+        quit_by_user: recorded.quit_by_user,
+        now_epoch: recorded.now_epoch,
+        step_before: recorded.step_before,
+        step_after: recorded.step_after,
+        reviews: judged.reviews,
+    };
+    after_session(s, limits, report)
 }
 
 /// A new round: after a session (`ran`), or between sessions.
@@ -1901,6 +1903,40 @@ mod tests {
         v.as_object_mut().unwrap().remove("max_gate_failures");
         let back: Limits = serde_json::from_value(v).unwrap();
         assert_eq!(back.max_gate_failures, 3);
+    }
+
+    /// Limits saved before a field existed read back with the default a
+    /// new run would have had.
+    #[test]
+    fn a_run_saved_before_later_limits_existed_reads_their_defaults() {
+        let mut v = serde_json::to_value(limits()).unwrap();
+        let o = v.as_object_mut().unwrap();
+        for k in [
+            "agents",
+            "fallback_after",
+            "max_sessions_per_step",
+            "max_sessions_per_hour",
+            "review_each_step",
+            "max_review_rounds",
+            "review_complete",
+            "gate_each",
+            "require_change",
+        ] {
+            o.remove(k).expect(k);
+        }
+        let back: Limits = serde_json::from_value(v).unwrap();
+        assert_eq!(
+            (
+                back.agents,
+                back.fallback_after,
+                back.max_sessions_per_step,
+                back.max_review_rounds
+            ),
+            (1, Duration::from_secs(600), 5, 3)
+        );
+        assert_eq!(back.max_sessions_per_hour, None);
+        assert!(!back.review_each_step && !back.review_complete);
+        assert!(!back.gate_each && !back.require_change);
     }
 
     #[test]

@@ -220,20 +220,7 @@ fn complete(r: &Round, rules: &Limits) -> Result<Completion, Need> {
         return Ok(Completion::Absent);
     };
     if !claim.protected.is_empty() {
-        let problems = claim.protected.len();
-        let waiting = format!(
-            "protected files changed since the run began ({}): revert them (`git checkout {} -- <file>`), or accept them by starting a new run (`ralph loop`); then `ralph resume`",
-            claim.protected.join("; "),
-            claim.base
-        );
-        return aside(
-            r,
-            Aside::Protected,
-            &claim.protected,
-            (problems, 10),
-            Some(waiting),
-        )
-        .map(|()| Completion::Rejected { problems });
+        return protected(r, claim);
     }
     let steps = match &claim.rule {
         Rule::Blocked(why) => {
@@ -264,6 +251,30 @@ fn complete(r: &Round, rules: &Limits) -> Result<Completion, Need> {
     if !rules.review_complete {
         return Ok(Completion::Accepted { steps });
     }
+    reviewed(r, steps)
+}
+
+/// Protected paths changed: COMPLETE set aside, and a human asked whether
+/// to revert them or accept them.
+fn protected(r: &Round, claim: &Claim) -> Result<Completion, Need> {
+    let problems = claim.protected.len();
+    let waiting = format!(
+        "protected files changed since the run began ({}): revert them (`git checkout {} -- <file>`), or accept them by starting a new run (`ralph loop`); then `ralph resume`",
+        claim.protected.join("; "),
+        claim.base
+    );
+    aside(
+        r,
+        Aside::Protected,
+        &claim.protected,
+        (problems, 10),
+        Some(waiting),
+    )
+    .map(|()| Completion::Rejected { problems })
+}
+
+/// All else holds: the run's reviewer decides.
+fn reviewed(r: &Round, steps: usize) -> Result<Completion, Need> {
     match &r.run_review {
         None => Err(Need::Review(ReviewOf::Run)),
         Some(rv) if rv.verdict.approved() => Ok(Completion::Accepted { steps }),
