@@ -332,12 +332,18 @@ fn where_from(e: String, cli: &Options, cfg: &Options) -> String {
     format!("{key} (.ralph/config.toml){said}")
 }
 
+impl PromptFrom {
+    fn of(cli: &Options, cfg: &Options) -> PromptFrom {
+        match (&cli.prompt, &cfg.prompt) {
+            (Some(p), _) => PromptFrom::CommandLine(p.clone()),
+            (None, Some(p)) => PromptFrom::Config(p.clone()),
+            (None, None) => PromptFrom::Default,
+        }
+    }
+}
+
 fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resolved, String> {
-    let prompt = match (&cli.prompt, &cfg.prompt) {
-        (Some(p), _) => PromptFrom::CommandLine(p.clone()),
-        (None, Some(p)) => PromptFrom::Config(p.clone()),
-        (None, None) => PromptFrom::Default,
-    };
+    let prompt = PromptFrom::of(cli, cfg);
     let o = cli
         .clone()
         .over(saved.map(saved_options).unwrap_or_default())
