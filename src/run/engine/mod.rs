@@ -1905,6 +1905,35 @@ mod tests {
         assert_eq!(back.max_gate_failures, 3);
     }
 
+    /// A resumed run: a human has acted on what stopped it, so that count
+    /// starts again; the rest is kept.
+    #[test]
+    fn resuming_after_a_stop_for_a_human_starts_its_count_again() {
+        let stuck = || State {
+            step: Some("br-1".into()),
+            step_sessions: 5,
+            step_outcomes: vec!["ok".into(); 5],
+            review_rejections: 3,
+            iteration: 7,
+            ..State::default()
+        };
+        let mut s = stuck();
+        resume(&mut s, Some(Outcome::Stuck));
+        assert_eq!(
+            (s.step.as_deref(), s.step_sessions, s.step_outcomes.len()),
+            (Some("br-1"), 0, 0)
+        );
+        assert_eq!((s.review_rejections, s.iteration), (3, 7));
+        let mut s = stuck();
+        resume(&mut s, Some(Outcome::ReviewRejected));
+        assert_eq!((s.review_rejections, s.step_sessions), (0, 5));
+        for other in [None, Some(Outcome::Interrupted), Some(Outcome::Waiting)] {
+            let mut s = stuck();
+            resume(&mut s, other);
+            assert_eq!(s, stuck(), "{other:?}");
+        }
+    }
+
     /// Limits saved before a field existed read back with the default a
     /// new run would have had.
     #[test]
