@@ -10,6 +10,7 @@ use crate::config::{Layer, Options};
 use crate::exit::{ExitStatus, Stop};
 use crate::history::invocation::Invocation;
 use crate::history::records::{RunDir, Saved};
+use crate::run::engine::Outcome;
 use crate::output::visible;
 use crate::run::lock::{self, Acquired, LockInfo};
 use crate::run::options::{self, LoopArgs};
@@ -442,12 +443,21 @@ fn first_move(
     // What the sentinels there say decides how the run starts.
     let complete = sentinel::Complete::read(&project.complete())?;
     let waiting = sentinel::Waiting::read(&project.waiting())?;
-    // A reviewer of the run judges a COMPLETE found there, as the gate does.
-    let judged = settings.gate.is_some()
-        || settings
-            .review
-            .as_ref()
-            .is_some_and(|r| r.when == crate::work::review::When::Complete);
+    // The run that ended last accepted this COMPLETE (gate, reviewer and
+    // all): judging it again would run the checks and pay a reviewer for
+    // nothing. One found otherwise (a session's, a run killed before it
+    // judged it, `ralph complete --force`) is judged: a reviewer of the run
+    // judges it, as the gate does.
+    let accepted = complete
+        .as_ref()
+        .and_then(|_| RunDir::latest(&project.runs()))
+        .filter(|r| r.summary().is_some_and(|s| s.outcome == Outcome::Complete));
+    let judged = accepted.is_none()
+        && (settings.gate.is_some()
+            || settings
+                .review
+                .as_ref()
+                .is_some_and(|r| r.when == crate::work::review::When::Complete));
     let holds = complete.as_ref().map(|_| {
         matches!(
             completion::rule(checked, judged),
@@ -457,8 +467,9 @@ fn first_move(
     let start = crate::run::engine::start(holds, waiting.is_some());
     if let Some(c) = &complete {
         ui.line(&if start == crate::run::engine::Start::AlreadyComplete {
+            let by = accepted.map_or(String::new(), |r| format!(", accepted by run {}", r.id));
             format!(
-                "Already complete{}; nothing to do. `ralph reset` to run again.",
+                "Already complete{}{by}; nothing to do. More work: `ralph add \"<step>\"` (then `ralph loop`); the project's checks again: `ralph complete`; start over: `ralph reset`.",
                 c.since()
             )
         } else {

@@ -385,3 +385,32 @@ fn a_confined_gate_reaches_no_socket_of_the_host() {
     assert_eq!(reachable, [true, true]);
     assert!(tmux_runs && marks.join("outside").exists());
 }
+
+/// A project a run finished: `ralph loop` again says so and how to go on,
+/// and runs nothing: no session, no gate, no review (it used to run the
+/// gate and start a paid review of an empty diff). The gate runs again
+/// when asked, with `ralph complete`.
+#[test]
+fn a_finished_project_is_already_complete_and_runs_nothing() {
+    let runs = tempfile::NamedTempFile::new().unwrap();
+    let env = one_step_with_gate(&format!("echo ran >> {}", runs.path().display()));
+    env.api.session([
+        Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Step done."),
+    ]);
+    ralph_loop(&env).stdout_with(0);
+    let gate_runs = || fs::read_to_string(runs.path()).unwrap().lines().count();
+    let (gated, turns) = (gate_runs(), env.api.turns().len());
+    let first = run_dir(&env);
+    let out = ralph_loop(&env).args(["--review", "complete"]).stdout_with(0);
+    let id = first.file_name().unwrap().to_string_lossy();
+    assert!(
+        out.contains(&format!(", accepted by run {id}; nothing to do. More work: `ralph add \"<step>\"` (then `ralph loop`); the project's checks again: `ralph complete`; start over: `ralph reset`.")),
+        "{out}"
+    );
+    assert!(!out.contains("review"), "{out}");
+    assert_eq!((gate_runs(), env.api.turns().len()), (gated, turns));
+    assert_eq!(run_dir(&env), first, "no new run");
+    env.ralph().args(["complete"]).assert().code(0);
+    assert_eq!(gate_runs(), gated + 1, "asked for, the gate runs");
+}
