@@ -54,6 +54,9 @@ pub struct Caps {
     /// Takes `--disallowedTools` (a reviewer runs without its editing
     /// tools).
     pub disallows_tools: bool,
+    /// Runs each command of a session in a login shell (`bash -lc`), whose
+    /// profile sets PATH anew: what the session runs must be found there.
+    pub login_shell: bool,
 }
 
 const CAPS: [(Agent, Caps); 3] = [
@@ -72,6 +75,7 @@ const CAPS: [(Agent, Caps); 3] = [
             sandbox_own_tmpdir: false,
             reports_cost: true,
             disallows_tools: true,
+            login_shell: false,
         },
     ),
     (
@@ -89,6 +93,7 @@ const CAPS: [(Agent, Caps); 3] = [
             sandbox_own_tmpdir: true,
             reports_cost: false,
             disallows_tools: false,
+            login_shell: true,
         },
     ),
     (
@@ -107,6 +112,7 @@ const CAPS: [(Agent, Caps); 3] = [
             sandbox_own_tmpdir: false,
             reports_cost: false,
             disallows_tools: false,
+            login_shell: false,
         },
     ),
 ];
@@ -128,6 +134,66 @@ fn home() -> anyhow::Result<std::path::PathBuf> {
 }
 
 impl Agent {
+    /// Which of `programs` a session of this agent would not find: for an
+    /// agent that runs commands in a login shell, asked of that shell, with
+    /// the environment sessions get (`None`: it could not be asked).
+    pub fn unfound(self, programs: &[&str]) -> Option<Vec<String>> {
+        if !self.caps().login_shell {
+            return Some(Vec::new());
+        }
+        let script = r#"for p; do command -v "$p" >/dev/null 2>&1 || printf '%s\n' "$p"; done"#;
+        let mut child = std::process::Command::new("bash")
+            .args(["-lc", script, "ralph-check"])
+            .args(programs)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .ok()?;
+        // A profile that waits for a terminal must not hold the loop up.
+        let t0 = std::time::Instant::now();
+        while child.try_wait().ok()?.is_none() {
+            if t0.elapsed() > std::time::Duration::from_secs(10) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let out = child.wait_with_output().ok()?;
+        Some(
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(String::from)
+                .collect(),
+        )
+    }
+
+    /// What to do when its login shell does not find `missing`.
+    pub fn unfound_fix(self, missing: &[String]) -> String {
+        let here = |p: &str| {
+            which::which(p)
+                .ok()
+                .and_then(|w| w.parent().map(|d| d.display().to_string()))
+        };
+        let dirs: Vec<String> = missing.iter().filter_map(|p| here(p)).collect();
+        let export = if dirs.is_empty() {
+            "the folder that holds it".to_string()
+        } else {
+            format!("`export PATH=\"{}:$PATH\"`", dirs.join(":"))
+        };
+        format!(
+            "{self} runs each command in a login shell (bash -lc), whose profile sets PATH anew, and there {} not found: add {export} to your ~/.profile (or ~/.bash_profile), or install {} into /usr/local/bin",
+            missing
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+                + if missing.len() == 1 { " is" } else { " are" },
+            if missing.len() == 1 { "it" } else { "them" }
+        )
+    }
+
     /// `/ralph-setup` for it (`ralph install-command`).
     pub fn setup_command(self) -> anyhow::Result<SetupCommand> {
         match self {

@@ -181,7 +181,7 @@ fn gate_blockers(
     let runner = gate::Runner {
         token: crate::handoff::gate_token(&crate::trust::store::random_token()),
         confined: None,
-        show: crate::run::ui::gate_show(),
+        show: crate::run::ui::Ui::for_stdout().gate_show(),
     };
     let v = gate::run(gate, &project.root, None, &|| 0, &runner)?;
     gate::hand_over(project, &v)?;

@@ -196,6 +196,15 @@ fn agents(h: &Here) -> Verdict {
                 "drop confined = true, or use agent = \"codex\" or \"claude\"",
             );
         }
+        let programs = crate::work::tracker::session_programs(cfg.tracker, &h.project.root);
+        if let Some(missing) = agent.unfound(&programs)
+            && !missing.is_empty()
+        {
+            return fail(
+                format!("{agent}'s shell does not find {}", missing.join(", ")),
+                &agent.unfound_fix(&missing),
+            );
+        }
         said.push(format!("{agent}: {v} at {}", p.display()));
     }
     pass(said.join("; "))

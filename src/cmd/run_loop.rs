@@ -10,8 +10,8 @@ use crate::config::{Layer, Options};
 use crate::exit::{ExitStatus, Stop};
 use crate::history::invocation::Invocation;
 use crate::history::records::{RunDir, Saved};
-use crate::run::engine::Outcome;
 use crate::output::visible;
+use crate::run::engine::Outcome;
 use crate::run::lock::{self, Acquired, LockInfo};
 use crate::run::options::{self, LoopArgs};
 use crate::run::progress;
@@ -215,7 +215,7 @@ impl Loop {
         } else {
             format!(" ({})", from.join("; "))
         };
-        Ui::for_stdout().note(&format!(
+        Ui::for_loop(name, true).note(&format!(
             "{} worktree {} on branch {}{from}",
             if made { "made" } else { "in" },
             path.display(),
@@ -232,7 +232,10 @@ impl Loop {
             None => None,
         };
         let project = Project::find()?;
-        let ui = Ui::for_stdout();
+        let ui = match &self.args.worktree {
+            Some(name) => Ui::for_loop(name, true),
+            None => Ui::for_loop(&folder_name(&project.root), false),
+        };
         let resume = if self.args.resume {
             Some(resumable(&project)?)
         } else {
@@ -258,6 +261,9 @@ impl Loop {
         if !project.complete().exists() && !project.waiting().exists() {
             complete_if_done(&settings, &project, &checked, &ui)?;
         }
+        // ralph's own files that have your changes: left to you at the end.
+        let own_dirty = progress::uncommitted_among(&project.root, &progress::OWN)
+            .unwrap_or_else(|| progress::OWN.map(String::from).to_vec());
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
         crate::procs::signals::become_subreaper();
@@ -276,6 +282,7 @@ impl Loop {
             secret: lock.info.token.clone(),
             outbox,
             pacing: std::cell::RefCell::new(None),
+            own_dirty,
         }
         .run(&mut lock, saved);
         lock.release();
@@ -303,6 +310,22 @@ fn refuse_what_cannot_run(settings: &options::Settings, project: &Project) -> Re
         return Err(usage(
             "--interactive --confined needs ralph's Stop hook in your user settings (confined sessions do not load the project's): run `ralph install-hook`",
         ));
+    }
+    // Every session of an agent whose commands run in a login shell would
+    // fail on `ralph complete` (and the tracker) until the iteration limit.
+    let programs = crate::work::tracker::session_programs(settings.tracker, &project.root);
+    let agents = std::iter::once(settings.agent)
+        .chain(settings.fallbacks.iter().map(|(a, _)| *a))
+        .chain(settings.review.as_ref().map(|r| r.agent));
+    for agent in agents {
+        if let Some(missing) = agent.unfound(&programs)
+            && !missing.is_empty()
+        {
+            return Err(usage(format!(
+                "--agent {agent}: {}",
+                agent.unfound_fix(&missing)
+            )));
+        }
     }
     // Progress that cannot be measured must not read as "no change".
     if !progress::in_git(&project.root) {
@@ -389,12 +412,17 @@ fn refuse_what_cannot_finish(
     Err(usage(msg))
 }
 
-/// The loop's name in notices: its folder, and its branch.
-fn loop_name(root: &std::path::Path) -> String {
-    let dir = root.file_name().map_or_else(
+/// The project's folder name (its path, for `/`).
+fn folder_name(root: &std::path::Path) -> String {
+    root.file_name().map_or_else(
         || root.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
-    );
+    )
+}
+
+/// The loop's name in notices: its folder, and its branch.
+fn loop_name(root: &std::path::Path) -> String {
+    let dir = folder_name(root);
     match crate::run::progress::branch(root) {
         Some(b) => format!("{dir} ({b})"),
         None => dir,

@@ -18,6 +18,8 @@ pub struct Checkpoint {
     pub next: Option<String>,
     /// Changes not committed (ralph's own files aside).
     pub dirty: bool,
+    /// The paths of those changes.
+    pub changed: Vec<String>,
 }
 
 /// What a session did, from the snapshots before and after it. A snapshot
@@ -70,6 +72,7 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
         ":(exclude).ralph/progress.md",
     ]);
     let mut dirty = false;
+    let mut changed = Vec::new();
     let (head, tree) = match out {
         Some(o) => {
             let text = String::from_utf8_lossy(&o).into_owned();
@@ -81,6 +84,7 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
                 .find_map(|l| l.strip_prefix("# branch.oid "))
                 .filter(|h| *h != "(initial)")
                 .map(String::from);
+            changed = changed_paths(&text).map(String::from).collect();
             (head, Some(tree_fingerprint(root, &text)))
         }
         None => (None, None),
@@ -93,6 +97,16 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
         total: spec.total(),
         next: spec.next_open().map(|s| s.key()),
         dirty,
+        changed,
+    }
+}
+
+impl Checkpoint {
+    /// Did the tree's uncommitted changes change since `before` (a file
+    /// added, changed again, or committed)? What was already uncommitted
+    /// and stayed as it was is not this session's.
+    pub fn left_changes_since(&self, before: &Checkpoint) -> bool {
+        self.dirty && self.tree != before.tree
     }
 }
 
@@ -173,14 +187,23 @@ pub fn protected_changes(
 /// Commit what a session left uncommitted (ralph's own run files aside),
 /// with the project's own hooks: `Err` with what git (or a hook) said when
 /// it did not commit, the changes left as they were.
-pub fn commit_leftovers(root: &Path, message: &str) -> Result<String, String> {
+pub fn commit_leftovers(root: &Path, message: &str, keep_out: &[String]) -> Result<String, String> {
     let g = crate::git::at(root).with_hooks();
-    // ralph's own files are in `.ralph/.gitignore`, which the loop keeps.
-    let add = g.attempt(&["add", "--all", "--", "."], &[]);
+    // ralph's own files are in `.ralph/.gitignore`, which the loop keeps;
+    // what was uncommitted before the run is the user's, never committed.
+    let mut paths = vec![".".to_string()];
+    paths.extend(keep_out.iter().map(|p| format!(":(exclude,literal){p}")));
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    let add = g.attempt(&["add", "--all", "--"], &paths);
     match add {
         Ok((true, _, _)) => {}
         Ok((false, _, e)) => return Err(e),
         Err(e) => return Err(format!("{e:#}")),
+    }
+    if let Ok((true, _, _)) = g.attempt(&["diff", "--cached", "--quiet"], &[]) {
+        return Err(
+            "nothing of its own to commit: what it changed was uncommitted before the run".into(),
+        );
     }
     match g.attempt(&["commit", "--quiet", "-m", message], &[]) {
         Ok((true, _, _)) => Ok(crate::git::at(root)
@@ -196,21 +219,7 @@ pub fn commit_leftovers(root: &Path, message: &str) -> Result<String, String> {
 /// hide a session that keeps editing the same uncommitted file.
 fn tree_fingerprint(root: &Path, status: &str) -> String {
     let mut out = String::new();
-    let mut entries = status
-        .split('\0')
-        .filter(|e| !e.is_empty() && !e.starts_with("# "));
-    while let Some(e) = entries.next() {
-        // Fields before the path: `1` 8, `2` 9 (then the original path), `u` 10, `?`/`!` 1.
-        let fields = match e.as_bytes()[0] {
-            b'1' => 8,
-            b'2' => 9,
-            b'u' => 10,
-            _ => 1,
-        };
-        let path = e.splitn(fields + 1, ' ').nth(fields).unwrap_or("");
-        if e.starts_with('2') {
-            entries.next();
-        }
+    for (e, path) in status_entries(status) {
         let stamp = std::fs::symlink_metadata(root.join(path))
             .ok()
             .map(|m| {
@@ -225,6 +234,73 @@ fn tree_fingerprint(root: &Path, status: &str) -> String {
         out.push_str(&format!("{e}\t{stamp}\n"));
     }
     out
+}
+
+/// The paths `git status --porcelain=v2 -z` names as changed.
+fn changed_paths(status: &str) -> impl Iterator<Item = &str> {
+    status_entries(status).map(|(_, p)| p)
+}
+
+/// Each entry of `git status --porcelain=v2 -z`, with its path.
+fn status_entries(status: &str) -> impl Iterator<Item = (&str, &str)> {
+    let mut entries = status
+        .split('\0')
+        .filter(|e| !e.is_empty() && !e.starts_with("# "));
+    std::iter::from_fn(move || {
+        let e = entries.next()?;
+        // Fields before the path: `1` 8, `2` 9 (then the original path), `u` 10, `?`/`!` 1.
+        let fields = match e.as_bytes()[0] {
+            b'1' => 8,
+            b'2' => 9,
+            b'u' => 10,
+            _ => 1,
+        };
+        let path = e.splitn(fields + 1, ' ').nth(fields).unwrap_or("");
+        if e.starts_with('2') {
+            entries.next();
+        }
+        Some((e, path))
+    })
+}
+
+/// ralph's own files meant for git: the sessions' notes (ralph writes each
+/// session's heading and how it went) and the list of its run files git
+/// ignores. A finished run commits what it changed of them.
+pub const OWN: [&str; 2] = [".ralph/progress.md", ".ralph/.gitignore"];
+
+/// Which of `paths` have uncommitted changes (untracked too); `None` when
+/// git cannot tell.
+pub fn uncommitted_among(root: &Path, paths: &[&str]) -> Option<Vec<String>> {
+    let mut words = vec![
+        "status",
+        "--porcelain=v2",
+        "-z",
+        "--untracked-files=all",
+        "--",
+    ];
+    words.extend(paths);
+    let out = crate::git::at(root).bytes(&words)?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    Some(changed_paths(&text).map(String::from).collect())
+}
+
+/// Commit exactly `paths` (ralph's own files), whatever else is staged or
+/// changed: the commit's short id.
+pub fn commit_own(root: &Path, paths: &[String], message: &str) -> Result<String, String> {
+    let g = crate::git::at(root);
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    for words in [
+        &["add", "--"][..],
+        &["commit", "--quiet", "-m", message, "--only", "--"][..],
+    ] {
+        match g.attempt(words, &paths) {
+            Ok((true, _, _)) => {}
+            Ok((false, out, e)) => return Err(format!("{}{e}", out.trim())),
+            Err(e) => return Err(format!("{e:#}")),
+        }
+    }
+    Ok(g.run(&["rev-parse", "--short", "HEAD"], &[])
+        .unwrap_or_default())
 }
 
 /// Commits between two HEADs (for the summary).

@@ -60,6 +60,9 @@ struct Live {
     before: Checkpoint,
     /// The session that ended, until its round records it.
     pending: Option<Pending>,
+    /// What was uncommitted when the loop started: the user's, never a
+    /// session's (not blamed on one, never committed by `--commit auto`).
+    users: Vec<String>,
 }
 
 /// A session that ended, as its round goes on: what its record needs.
@@ -95,6 +98,9 @@ pub struct Shell<'a> {
     /// With `--max-sessions-per-hour`: when the project's sessions of the
     /// last hour started, read from the records once, then kept.
     pub pacing: std::cell::RefCell<Option<Vec<u64>>>,
+    /// ralph's own files (`progress::OWN`) that had uncommitted changes
+    /// before the loop wrote to them: not ralph's to commit.
+    pub own_dirty: Vec<String>,
 }
 
 impl Shell<'_> {
@@ -189,7 +195,7 @@ impl Shell<'_> {
             &gate::Runner {
                 token: crate::handoff::gate_token(&self.secret),
                 confined: self.s.confined.clone(),
-                show: crate::run::ui::gate_show(),
+                show: self.ui.gate_show(),
             },
         )?;
         // Shown and saved by where it is, not by the handle it was written through.
@@ -354,10 +360,12 @@ impl Shell<'_> {
             self.run.path.display()
         ));
         self.say_who_judges();
+        let users = self.say_uncommitted(&before);
         let mut live = Live {
             saved,
             before,
             pending: None,
+            users,
         };
         let mut ev = Event::Begin;
         let mut last_saved = live.saved.state.clone();
@@ -378,6 +386,35 @@ impl Shell<'_> {
         live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
         self.run.save_state(&live.saved)?;
         self.finish(&live.saved, outcome, reason)
+    }
+
+    /// At the start: what was uncommitted already, whose it is, and what
+    /// becomes of it; its paths.
+    fn say_uncommitted(&self, before: &Checkpoint) -> Vec<String> {
+        let paths: Vec<String> = before
+            .changed
+            .iter()
+            .filter(|p| !progress::OWN.contains(&p.as_str()))
+            .cloned()
+            .collect();
+        if paths.is_empty() {
+            return Vec::new();
+        }
+        let mut shown: Vec<&str> = paths.iter().take(5).map(String::as_str).collect();
+        let more = format!("and {} more", paths.len().saturating_sub(5));
+        if paths.len() > 5 {
+            shown.push(&more);
+        }
+        let commit = if self.s.commit_auto {
+            "--commit auto leaves them out"
+        } else {
+            "no session is blamed for them"
+        };
+        self.ui.note(&format!(
+            "uncommitted before this run began (yours, not a session's): {}; ralph leaves them as they are ({commit}); commit them first so that each session's changes stand alone",
+            shown.join(", ")
+        ));
+        paths
     }
 
     /// At the start: who reviews, and where notices go.
@@ -613,7 +650,7 @@ impl Shell<'_> {
             agent,
             start,
             command,
-            left_uncommitted: after.dirty,
+            left_uncommitted: after.left_changes_since(before),
             ended,
             outcome: outcome.clone(),
             after,
@@ -635,7 +672,11 @@ impl Shell<'_> {
     /// changes committed; what it changed, and the boxes it checked.
     fn settle(&self, live: &mut Live) -> engine::Settled {
         let p = live.pending.as_mut().expect("a session's round settles it");
-        p.auto_commit = self.commit_leftovers(&p.ended, p.number, &live.before, &mut p.after);
+        p.auto_commit = self.commit_leftovers(
+            (&p.ended, p.number),
+            (&live.before, &mut p.after),
+            &live.users,
+        );
         p.progress = progress::compare(&live.before, &p.after);
         let text = crate::fsutil::read_optional(&self.project.spec())
             .ok()
@@ -864,12 +905,11 @@ impl Shell<'_> {
     /// commit. Without it, a session that left changes is said.
     fn commit_leftovers(
         &self,
-        ended: &session::Finished,
-        number: u32,
-        before: &Checkpoint,
-        after: &mut Checkpoint,
+        (ended, number): (&session::Finished, u32),
+        (before, after): (&Checkpoint, &mut Checkpoint),
+        users: &[String],
     ) -> Option<String> {
-        if !after.dirty {
+        if !after.left_changes_since(before) {
             return None;
         }
         if !self.s.commit_auto || ended.ending == engine::Ending::Stopped {
@@ -879,7 +919,7 @@ impl Shell<'_> {
         }
         let step = before.next.as_deref().unwrap_or("no open step");
         let message = format!("ralph: uncommitted work of session {number} (step {step})");
-        match progress::commit_leftovers(&self.project.root, &message) {
+        match progress::commit_leftovers(&self.project.root, &message, users) {
             Ok(id) => {
                 self.ui.note(&format!(
                     "committed what session {number} left uncommitted: {id}"
@@ -1086,6 +1126,10 @@ impl Shell<'_> {
             review: saved.last_review.clone(),
         };
         run.write_summary(&summary)?;
+        // You stopped it: what it leaves is yours to see as it is.
+        if outcome != Outcome::Interrupted {
+            self.commit_own();
+        }
         self.end_hook(&summary);
         self.say_end(&summary);
         if let Some((event, todo)) = outcome.notice() {
@@ -1103,6 +1147,37 @@ impl Shell<'_> {
             ));
         }
         Ok(outcome.code())
+    }
+
+    /// What the run changed of ralph's own files meant for git (each
+    /// session's notes in `.ralph/progress.md`, `.ralph/.gitignore`),
+    /// committed on its own, so that a finished run leaves nothing of
+    /// ralph's uncommitted; said. A file that had changes of yours before
+    /// the run is left to you.
+    fn commit_own(&self) {
+        let root = &self.project.root;
+        let Some(changed) = progress::uncommitted_among(root, &progress::OWN) else {
+            return;
+        };
+        let ours: Vec<String> = changed
+            .into_iter()
+            .filter(|p| !self.own_dirty.contains(p))
+            .collect();
+        if ours.is_empty() {
+            return;
+        }
+        let message = format!("ralph: notes of run {}", self.run.id);
+        match progress::commit_own(root, &ours, &message) {
+            Ok(id) => self.ui.note(&format!(
+                "committed ralph's notes ({}): {id}",
+                ours.join(", ")
+            )),
+            Err(why) => self.ui.note(&format!(
+                "ralph's notes ({}) stay uncommitted: {}",
+                ours.join(", "),
+                why.lines().last().unwrap_or("git failed")
+            )),
+        }
     }
 
     /// The lifecycle hook the run's end fires, if any.
@@ -1229,12 +1304,14 @@ mod tests {
             secret: "s".into(),
             outbox: crate::notify::send::Outbox::new(None, "t".into(), root.into(), None),
             pacing: std::cell::RefCell::new(None),
+            own_dirty: Vec::new(),
         };
         let first = before.head.clone();
         let mut live = Live {
             saved: Saved::new(run.id.clone(), "t".into(), s.limits.clone(), first.clone()),
             before,
             pending: None,
+            users: Vec::new(),
         };
         let mut ev = Event::Begin;
         let mut asked = Vec::new();

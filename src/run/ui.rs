@@ -12,24 +12,9 @@ pub struct Ui {
     pub color: bool,
     /// Where its lines go: stdout, or a buffer (a shell tested in-process).
     to: Option<&'static std::sync::Mutex<String>>,
-}
-
-/// How the gate's progress is printed: each command, and on a terminal one
-/// line that shows its latest output (cut to 100 characters), cleared at its
-/// end. Its output is the project's: control characters are shown.
-pub fn gate_show() -> crate::work::gate::Show {
-    use crate::work::gate::Shown;
-    use std::io::IsTerminal;
-    let tty = std::io::stdout().is_terminal();
-    std::sync::Arc::new(move |s: Shown<'_>| match s {
-        Shown::Command(cmd) => out_lossy(format_args!("  gate: {}\n", visible_line(cmd))),
-        Shown::Latest(line) if tty => {
-            let shown: String = visible_line(line).chars().take(100).collect();
-            out_lossy(format_args!("\r\x1b[2K  │ {shown}"));
-        }
-        Shown::Cleared if tty => out_lossy(format_args!("\r\x1b[2K")),
-        _ => {}
-    })
+    /// `[name] `, before each line, when the output may be read beside
+    /// other loops' (one per loop process, so kept for its life).
+    tag: Option<&'static str>,
 }
 
 impl Ui {
@@ -37,7 +22,42 @@ impl Ui {
         Ui {
             color: output::stdout_color(),
             to: None,
+            tag: None,
         }
+    }
+
+    /// The reporter of the loop named `name`: when its output may be read
+    /// beside other loops' (a worktree loop, or output that is not a
+    /// terminal: a log file, a pipe, `&` in a shell), each line says whose
+    /// it is.
+    pub fn for_loop(name: &str, worktree: bool) -> Ui {
+        use std::io::IsTerminal;
+        let mut ui = Ui::for_stdout();
+        if worktree || !std::io::stdout().is_terminal() {
+            let tag = format!("[{}] ", visible_line(name));
+            ui.tag = Some(Box::leak(tag.into_boxed_str()));
+        }
+        ui
+    }
+
+    /// How the gate's progress is printed: each command, and on a terminal
+    /// one line that shows its latest output (cut to 100 characters),
+    /// cleared at its end. Its output is the project's: control characters
+    /// are shown.
+    pub fn gate_show(self) -> crate::work::gate::Show {
+        use crate::work::gate::Shown;
+        use std::io::IsTerminal;
+        let tty = self.to.is_none() && std::io::stdout().is_terminal();
+        let tag = self.tag.unwrap_or("");
+        std::sync::Arc::new(move |s: Shown<'_>| match s {
+            Shown::Command(cmd) => self.emit(format_args!("  gate: {}\n", visible_line(cmd))),
+            Shown::Latest(line) if tty => {
+                let shown: String = visible_line(line).chars().take(100).collect();
+                out_lossy(format_args!("\r\x1b[2K{tag}  │ {shown}"));
+            }
+            Shown::Cleared if tty => out_lossy(format_args!("\r\x1b[2K")),
+            _ => {}
+        })
     }
 
     /// A reporter whose lines are kept, not printed, with no colour.
@@ -48,18 +68,36 @@ impl Ui {
             Ui {
                 color: false,
                 to: Some(kept),
+                tag: None,
             },
             kept,
         )
     }
 
-    fn emit(&self, line: std::fmt::Arguments<'_>) {
+    /// The same, each line tagged as `for_loop` would (for tests).
+    #[cfg(test)]
+    pub fn tagged(self, name: &str) -> Ui {
+        Ui {
+            tag: Some(Box::leak(format!("[{name}] ").into_boxed_str())),
+            ..self
+        }
+    }
+
+    fn emit(&self, text: std::fmt::Arguments<'_>) {
+        let tagged;
+        let text = match self.tag {
+            None => text,
+            Some(tag) => {
+                tagged = tag_lines(tag, &text.to_string());
+                format_args!("{tagged}")
+            }
+        };
         match self.to {
             Some(kept) => kept
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .push_str(&line.to_string()),
-            None => out_lossy(line),
+                .push_str(&text.to_string()),
+            None => out_lossy(text),
         }
     }
 
@@ -96,5 +134,32 @@ impl Ui {
 
     pub fn line(&self, s: &str) {
         self.emit(format_args!("{}\n", visible(s)));
+    }
+}
+
+/// Each line of `text` (a session's words may hold several) after `tag`.
+fn tag_lines(tag: &str, text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|l| format!("{tag}{l}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tagged_reporter_says_whose_each_line_is() {
+        let (ui, said) = Ui::captured();
+        let ui = ui.tagged("auth");
+        ui.note("session 1 left changes uncommitted");
+        ui.show(Shown::Text("two\nlines".into()));
+        ui.show(Shown::Tool("Bash: ls".into()));
+        (ui.gate_show())(crate::work::gate::Shown::Command("cargo test"));
+        assert_eq!(
+            *said.lock().unwrap(),
+            "[auth] ralph: session 1 left changes uncommitted\n[auth] two\n[auth] lines\n[auth]   → Bash: ls\n[auth]   gate: cargo test\n"
+        );
+        assert_eq!(tag_lines("[a] ", ""), "");
     }
 }

@@ -61,6 +61,18 @@ pub enum Kind {
 pub const INSTALL_HINT: &str = "Install beads_rust with: RUSTC_BOOTSTRAP=1 cargo install beads_rust --version 0.7.6 \
 --no-default-features --locked --ignore-rust-version (it needs a nightly feature on stable Rust; see README)";
 
+/// What a session runs besides its agent's own tools: `ralph`, and the
+/// tracker when the project keeps its tasks in one (`.beads/`).
+pub fn session_programs(kind: Option<Kind>, project: &Path) -> Vec<&'static str> {
+    let mut programs = vec!["ralph"];
+    if project.join(".beads").is_dir()
+        && let Ok(b) = detect(kind, project)
+    {
+        programs.push(b.name());
+    }
+    programs
+}
+
 /// The tracker to use: the one asked for, else `br`, else `bd`, on PATH.
 pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Beads, TrackerError> {
     let find = |name: &str| which::which(name).ok();

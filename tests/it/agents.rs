@@ -714,3 +714,46 @@ fn codex_ignores_a_clones_codex_config() {
     assert_eq!(records(&env).len(), 1, "{out}");
     assert!(!mark.exists(), "Codex ran a clone's config: {out}");
 }
+
+/// Codex runs each command in a login shell whose profile sets PATH anew.
+/// A user whose profile does not put ralph back is told, with the fix, by
+/// doctor and by the loop before any session (every session used to fail
+/// `ralph: not found` until the iteration limit, with the spec done).
+#[test]
+fn a_codex_whose_shell_cannot_find_ralph_is_refused_before_any_session() {
+    let env = project();
+    fs::write(env.home.join(".profile"), "PATH=/usr/bin:/bin\n").unwrap();
+    let ralph_dir = ralph_bin().parent().unwrap().display().to_string();
+    let fix = format!(
+        "codex runs each command in a login shell (bash -lc), whose profile sets PATH anew, and there `ralph` is not found: add `export PATH=\"{ralph_dir}:$PATH\"` to your ~/.profile (or ~/.bash_profile), or install it into /usr/local/bin"
+    );
+    let err = agent_loop(&env, "codex", &codex_bin(), "gpt-5.4").stderr_with(2);
+    assert_eq!(err, format!("ralph loop: --agent codex: {fix}\n"));
+    assert!(env.api.turns().is_empty(), "no session ran");
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "agent = \"codex\"\ncodex = {:?}\n",
+            codex_bin().display().to_string()
+        ),
+    )
+    .unwrap();
+    env.approve_config();
+    let c = env.doctor_check("agents");
+    assert_eq!(
+        (c["ok"].as_bool(), c["detail"].as_str(), c["fix"].as_str()),
+        (
+            Some(false),
+            Some("codex's shell does not find ralph"),
+            Some(fix.as_str())
+        ),
+        "{c}"
+    );
+    // With the profile putting it back, both pass.
+    fs::write(
+        env.home.join(".profile"),
+        format!("PATH=\"{ralph_dir}:$PATH\"\n"),
+    )
+    .unwrap();
+    assert_eq!(env.doctor_check("agents")["ok"], true);
+}

@@ -402,7 +402,9 @@ fn a_finished_project_is_already_complete_and_runs_nothing() {
     let gate_runs = || fs::read_to_string(runs.path()).unwrap().lines().count();
     let (gated, turns) = (gate_runs(), env.api.turns().len());
     let first = run_dir(&env);
-    let out = ralph_loop(&env).args(["--review", "complete"]).stdout_with(0);
+    let out = ralph_loop(&env)
+        .args(["--review", "complete"])
+        .stdout_with(0);
     let id = first.file_name().unwrap().to_string_lossy();
     assert!(
         out.contains(&format!(", accepted by run {id}; nothing to do. More work: `ralph add \"<step>\"` (then `ralph loop`); the project's checks again: `ralph complete`; start over: `ralph reset`.")),

@@ -484,7 +484,9 @@ fn a_resumed_run_keeps_every_setting_it_started_with() {
     // step and completes, and the gate (`false`) sends it back.
     env.api.session([Reply::Stall(Duration::from_secs(600))]);
     env.api.session([
-        Reply::bash(format!("{DO_STEP} && ralph complete -m done")),
+        Reply::bash(format!(
+            "{DO_STEP} && echo mine > mine.txt && ralph complete -m done"
+        )),
         Reply::text("Done."),
     ]);
     let started = [

@@ -101,15 +101,20 @@ fn three_sessions_complete_the_spec() {
     // Ralph's own files stay out of the user's git status: the run's
     // records and its COMPLETE too (a commit would carry it into every
     // later worktree); the ignore file itself is the project's.
-    // (The progress log is the project's, for git, like the spec.)
+    // (The progress log is the project's, for git, like the spec: the run
+    // committed both, on their own.)
     assert_eq!(
         env.git(&["status", "--porcelain", "--untracked-files=all"]),
-        "?? .ralph/.gitignore\n?? .ralph/progress.md\n"
+        ""
     );
     env.git(&["add", "-A"]);
+    assert_eq!(env.git(&["diff", "--cached", "--name-only"]), "");
     assert_eq!(
-        env.git(&["diff", "--cached", "--name-only"]),
-        ".ralph/.gitignore\n.ralph/progress.md\n"
+        env.git(&["show", "--name-only", "--format=%s", "HEAD"]),
+        format!(
+            "ralph: notes of run {}\n\n.ralph/.gitignore\n.ralph/progress.md\n",
+            run_dir(&env).file_name().unwrap().to_string_lossy()
+        )
     );
 }
 
@@ -797,9 +802,9 @@ fn a_sessions_uncommitted_work_is_committed_with_the_projects_hooks_or_said() {
         out.contains("ralph: committed what session 1 left uncommitted: "),
         "{out}"
     );
-    assert_eq!(
-        env.git(&["log", "-1", "--format=%s"]).trim(),
-        "ralph: uncommitted work of session 1 (step **1** First step)"
+    assert!(
+        env.git(&["log", "-2", "--format=%s"])
+            .contains("ralph: uncommitted work of session 1 (step **1** First step)\n")
     );
     assert!(
         env.project.join("hook-ran").exists(),
@@ -988,4 +993,166 @@ fn a_box_checked_with_no_change_is_named_and_with_require_change_does_not_count(
         "{told}"
     );
     assert_eq!(summary(&env)["outcome"], "iteration-limit");
+}
+
+/// Files uncommitted before the run (the user forgot to commit after
+/// `ralph init`) are said at the start as the user's; a session is blamed
+/// only for what it changed, and `--commit auto` commits only that.
+#[test]
+fn what_was_uncommitted_before_the_run_is_the_users_and_never_committed_by_it() {
+    let env = project();
+    fs::write(env.project.join("README.md"), "committed\n").unwrap();
+    env.commit_all("readme");
+    fs::write(env.project.join("notes.txt"), "mine\n").unwrap();
+    fs::write(env.project.join("README.md"), "edited, not committed\n").unwrap();
+    // Session 1 changes nothing; session 2 leaves a file of its own.
+    env.api.session([Reply::text("Nothing to do here.")]);
+    env.api.session([
+        Reply::bash("echo work > work.txt"),
+        Reply::text("Left it there."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "2", "--commit", "auto"])
+        .stdout_with(4);
+    assert!(
+        out.contains("ralph: uncommitted before this run began (yours, not a session's): README.md, notes.txt; ralph leaves them as they are (--commit auto leaves them out); commit them first so that each session's changes stand alone\n"),
+        "{out}"
+    );
+    assert!(!out.contains("session 1 left changes uncommitted"), "{out}");
+    assert!(
+        out.contains("ralph: committed what session 2 left uncommitted: "),
+        "{out}"
+    );
+    let recs = records(&env);
+    assert_eq!(
+        recs.iter()
+            .map(|r| r["left_uncommitted"].as_bool().unwrap_or(false))
+            .collect::<Vec<_>>(),
+        [false, true]
+    );
+    let session_commit = env.git(&[
+        "log",
+        "-1",
+        "--name-only",
+        "--format=",
+        "--grep=uncommitted work of session 2",
+    ]);
+    assert!(
+        session_commit.contains("work.txt")
+            && !session_commit.contains("notes.txt")
+            && !session_commit.contains("README.md"),
+        "only the session's files: {session_commit}"
+    );
+    let status = env.git(&["status", "--porcelain"]);
+    assert!(
+        status.contains(" M README.md") && status.contains("?? notes.txt"),
+        "the user's changes stay as they were: {status}"
+    );
+}
+
+/// A finished run leaves nothing of ralph's uncommitted in files meant for
+/// git: the notes it wrote after the last session (and the run files it
+/// keeps out of git) are committed on their own, and said; what you had
+/// changed of them yourself is left to you.
+#[test]
+fn a_finished_run_leaves_nothing_of_ralphs_uncommitted() {
+    let env = one_step_project();
+    env.api.session([
+        Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Step done."),
+    ]);
+    let out = ralph_loop(&env).stdout_with(0);
+    let id = run_dir(&env)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(
+        // The project had no `.ralph/.gitignore`: the loop wrote one.
+        out.contains("ralph: committed ralph's notes (.ralph/.gitignore, .ralph/progress.md): "),
+        "{out}"
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "", "{out}");
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s"]).trim(),
+        format!("ralph: notes of run {id}")
+    );
+    assert_eq!(
+        env.git(&["show", "--name-only", "--format=", "HEAD"])
+            .trim(),
+        ".ralph/.gitignore\n.ralph/progress.md"
+    );
+    // Your own edits to the notes, uncommitted when a run starts, stay
+    // yours: neither committed nor lost.
+    let notes = env.project.join(".ralph/progress.md");
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **2** Another\n",
+    )
+    .unwrap();
+    env.commit_all("another step");
+    let mut text = fs::read_to_string(&notes).unwrap();
+    text.push_str("\nmy own note\n");
+    fs::write(&notes, &text).unwrap();
+    env.ralph().arg("reset").assert().code(0);
+    env.api.session([Reply::text("Not this time.")]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(!out.contains("committed ralph's notes"), "{out}");
+    assert!(fs::read_to_string(&notes).unwrap().contains("my own note"));
+    assert!(
+        env.git(&["status", "--porcelain"])
+            .contains(".ralph/progress.md")
+    );
+}
+
+/// Loops that share a terminal (`ralph loop --worktree auth ... &` twice)
+/// say whose each line is: a worktree loop tags every line with its name,
+/// and any loop does when its output is not a terminal; a loop alone in
+/// its terminal does not.
+#[test]
+fn each_line_says_whose_loop_it_is_unless_the_loop_has_the_terminal() {
+    let env = one_step_project();
+    env.api
+        .session([Reply::bash(DO_STEP), Reply::text("Did it.")]);
+    let out = ralph_loop(&env)
+        .args(["--worktree", "auth", "--max-iterations", "1"])
+        .stdout_with(4);
+    let untagged: Vec<&str> = out.lines().filter(|l| !l.starts_with("[auth] ")).collect();
+    assert!(untagged.is_empty(), "{untagged:?} in\n{out}");
+    assert!(out.contains("[auth] Did it.\n"), "{out}");
+    // The checkout's loop, piped: tagged with the project's folder.
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **2** Two\n",
+    )
+    .unwrap();
+    env.commit_all("another step");
+    env.api.session([Reply::text("Not yet.")]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.lines().all(|l| l.starts_with("[project] ")) && out.contains("[project] Not yet.\n"),
+        "{out}"
+    );
+    // Alone in its terminal: as it always was.
+    env.api.session([Reply::text("Still not.")]);
+    let argv: Vec<String> = vec![
+        ralph_bin().display().to_string(),
+        "loop".into(),
+        "--max-iterations".into(),
+        "1".into(),
+        "--claude".into(),
+        crate::support::claude_bin().display().to_string(),
+    ];
+    let mut pty = Pty::spawn(&argv, &env.vars(), &env.project);
+    pty.wait_exit(Duration::from_secs(120))
+        .unwrap_or_else(|| panic!("loop still running:\n{}", pty.screen()));
+    let screen = pty.screen();
+    assert!(
+        screen.contains("Still not.") && !screen.contains("[project]"),
+        "{screen}"
+    );
 }
