@@ -236,6 +236,11 @@ impl Loop {
             Some(name) => Ui::for_loop(name, true),
             None => Ui::for_loop(&folder_name(&project.root), false),
         };
+        self.run_in(project, ui, worktree.is_some())
+    }
+
+    /// The loop in `project`, its worktree entered if it has one.
+    fn run_in(&self, project: Project, ui: Ui, in_worktree: bool) -> Result<ExitStatus> {
         let resume = if self.args.resume {
             Some(resumable(&project)?)
         } else {
@@ -249,7 +254,7 @@ impl Loop {
             .map_err(usage)?;
         refuse_what_cannot_run(&settings, &project)?;
         let mut settings = settings;
-        prepare_confined(&mut settings, &project, worktree.is_some(), &ui)?;
+        prepare_confined(&mut settings, &project, in_worktree, &ui)?;
         let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
         refuse_what_cannot_finish(&settings, &project, &checked, &ui)?;
         if let Some(done) = first_move(&settings, &project, &checked, &ui)? {

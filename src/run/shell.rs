@@ -1132,6 +1132,12 @@ impl Shell<'_> {
         }
         self.end_hook(&summary);
         self.say_end(&summary);
+        self.tell_end(outcome, &reason);
+        Ok(outcome.code())
+    }
+
+    /// The run's end, told (`[notify]`), and any notice that failed, said.
+    fn tell_end(&self, outcome: Outcome, reason: &str) {
         if let Some((event, todo)) = outcome.notice() {
             // Only ralph's own words: a complete run's reason is its count.
             let what = match outcome {
@@ -1143,10 +1149,9 @@ impl Shell<'_> {
         for failed in self.outbox.finish(crate::notify::send::FINISH_WITHIN) {
             self.ui.note(&format!(
                 "{failed} (see {})",
-                run.path.join("notifications.jsonl").display()
+                self.run.path.join("notifications.jsonl").display()
             ));
         }
-        Ok(outcome.code())
     }
 
     /// What the run changed of ralph's own files meant for git (each
