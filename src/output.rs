@@ -178,3 +178,20 @@ mod tests {
         assert_eq!(visible_line("one\ntwo"), "one^Jtwo");
     }
 }
+
+#[cfg(test)]
+#[test]
+fn counts_say_one_and_many_as_english_does() {
+    assert_eq!(counted(1u32, "step", "steps"), "1 step");
+    assert_eq!(counted(0u32, "step", "steps"), "0 steps");
+    assert_eq!(counted(3u64, "process", "processes"), "3 processes");
+}
+
+/// `1 step`, `3 steps`: a count with its noun as English says it (not
+/// `1 step(s)`).
+pub fn counted(n: impl Into<u64>, one: &str, many: &str) -> String {
+    match n.into() {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    }
+}

@@ -89,9 +89,9 @@ impl Run for Complete {
         .write(&project.complete())?;
         if forced {
             outln!(
-                "Wrote {} (forced past {} problem(s)): {summary}.",
+                "Wrote {} (forced past {}): {summary}.",
                 project.complete().display(),
-                blockers.len()
+                crate::output::counted(blockers.len() as u64, "problem", "problems")
             );
         } else {
             outln!("Wrote {}: {summary}.", project.complete().display());

@@ -512,7 +512,8 @@ fn finish(h: &Here) -> Verdict {
     let steps = checked.as_ref().map_or(0, |j| j.spec.total());
     match found.len() {
         0 => pass(format!(
-            "a loop here can finish: {steps} step(s), nothing in the way"
+            "a loop here can finish: {}, nothing in the way",
+            crate::output::counted(steps as u64, "step", "steps")
         )),
         n => pass(format!(
             "a loop here can finish ({steps} step(s)); worth fixing ({n}): {}",

@@ -316,6 +316,14 @@ fn refuse_what_cannot_run(settings: &options::Settings, project: &Project) -> Re
             "--interactive --confined needs ralph's Stop hook in your user settings (confined sessions do not load the project's): run `ralph install-hook`",
         ));
     }
+    // A desktop notice found impossible only when the run ends is no notice.
+    if settings
+        .notify
+        .as_ref()
+        .is_some_and(|n| n.channels.contains(&crate::notify::Channel::Desktop))
+    {
+        crate::notify::send::desktop_notifier().map_err(usage)?;
+    }
     // Every session of an agent whose commands run in a login shell would
     // fail on `ralph complete` (and the tracker) until the iteration limit.
     let programs = crate::work::tracker::session_programs(settings.tracker, &project.root);

@@ -219,7 +219,8 @@ impl LastRun {
         let confined = if confined { ", confined" } else { "" };
         let outcome = wire(outcome);
         format!(
-            "last run: {id} — {outcome} ({reason}), {iterations} iteration(s), {duration}, {cost}{confined}"
+            "last run: {id} — {outcome} ({reason}), {}, {duration}, {cost}{confined}",
+            crate::output::counted(iterations, "iteration", "iterations")
         )
     }
 }
@@ -374,8 +375,8 @@ impl LoopView<'_> {
         );
         if let Some(step) = &self.step {
             show!(
-                "step:    {step}: {} session(s) in a row ended with it still open",
-                self.step_sessions
+                "step:    {step}: {} in a row ended with it still open",
+                crate::output::counted(self.step_sessions, "session", "sessions")
             );
         }
         if !self.agents.is_empty() {

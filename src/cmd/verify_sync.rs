@@ -118,8 +118,8 @@ fn render(shown: &str, check: &completion::Judgement) {
         .map(|t| format!(" with {t}"))
         .unwrap_or_default();
     outln!(
-        "{shown} is out of sync{against} ({} problem(s)):",
-        check.findings.len()
+        "{shown} is out of sync{against} ({}):",
+        crate::output::counted(check.findings.len() as u64, "problem", "problems")
     );
     for f in &check.findings {
         outln!("  {}", visible_line(&f.to_string()));

@@ -234,6 +234,12 @@ impl Notice {
     /// project folder, and the branch of a worktree loop).
     pub fn new(event: Event, name: &str, what: &str, todo: &str) -> Notice {
         let name = crate::output::visible_line(name);
+        // The to-do starts a sentence of its own.
+        let mut first = todo.chars();
+        let todo = first
+            .next()
+            .map(|c| c.to_uppercase().chain(first).collect::<String>())
+            .unwrap_or_default();
         Notice {
             event,
             title: format!("ralph: {name}"),
@@ -419,10 +425,10 @@ mod tests {
             "waiting for a human",
             "act.",
         );
-        assert_eq!(n.line, "ralph · app (ralph/x): waiting for a human. act.");
+        assert_eq!(n.line, "ralph · app (ralph/x): waiting for a human. Act.");
         let slack = post(&Channel::Slack("https://s.example/h".into()), &n).unwrap();
         let v: serde_json::Value = serde_json::from_str(&slack.body).unwrap();
-        let marked = "ralph · `app (ralph/x)`: waiting for a human. act.";
+        let marked = "ralph · `app (ralph/x)`: waiting for a human. Act.";
         assert_eq!(v, serde_json::json!({"text": marked}));
         let discord = post(&Channel::Discord("https://d.example/h".into()), &n).unwrap();
         let v: serde_json::Value = serde_json::from_str(&discord.body).unwrap();

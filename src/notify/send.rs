@@ -185,6 +185,15 @@ fn http(p: &Post) -> Result<(), String> {
     })
 }
 
+/// Whether this desktop has a notifier ralph can drive: checked as the
+/// loop starts, not found missing at its end.
+pub fn desktop_notifier() -> Result<(), String> {
+    if which::which("notify-send").is_ok() || which::which("osascript").is_ok() {
+        return Ok(());
+    }
+    Err("--notify desktop needs `notify-send` on PATH (Debian and Ubuntu: `apt install libnotify-bin`; Fedora: `dnf install libnotify`), or osascript on macOS".into())
+}
+
 /// The desktop's own notifier, where there is one.
 fn desktop(n: &Notice) -> Result<(), String> {
     if let Ok(bin) = which::which("notify-send") {
@@ -272,7 +281,7 @@ mod tests {
         assert_eq!(o.finish(Duration::from_secs(10)), Vec::<String>::new());
         assert_eq!(
             std::fs::read_to_string(dir.path().join("told")).unwrap(),
-            "complete ralph · app (main): complete, all 2 steps done. review it\n"
+            "complete ralph · app (main): complete, all 2 steps done. Review it\n"
         );
         let log = std::fs::read_to_string(dir.path().join("notifications.jsonl")).unwrap();
         let line: serde_json::Value = serde_json::from_str(log.trim()).unwrap();

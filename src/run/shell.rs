@@ -162,8 +162,10 @@ impl Shell<'_> {
             .expect("the engine runs a gate only with one");
         self.ui.note(if each {
             "running the project's checks after this session (gate: when = \"each\")"
-        } else {
+        } else if self.project.root.join(".beads").is_dir() {
             "COMPLETE: spec and tracker agree; running the project's checks (the gate)"
+        } else {
+            "COMPLETE: every step of the spec is checked; running the project's checks (the gate)"
         });
         let v = self.run_gate(g, &mut live.saved)?;
         if v.passed {
@@ -244,7 +246,8 @@ impl Shell<'_> {
         std::fs::remove_file(self.project.complete())
             .with_context(|| format!("cannot remove {}", self.project.complete().display()))?;
         self.ui.note(&format!(
-            "COMPLETE rejected ({problems} problem(s)), moved to {}; the loop goes on:",
+            "COMPLETE rejected ({}), moved to {}; the loop goes on:",
+            crate::output::counted(problems as u64, "problem", "problems"),
             aside.display()
         ));
         for w in why.iter().take(shown) {
@@ -430,8 +433,9 @@ impl Shell<'_> {
                 crate::work::review::When::Step => "each checked step",
             };
             self.ui.note(&format!(
-                "a {}{model} review session judges {when}; {} rejection(s) in a row stop the loop for a human",
-                r.agent, r.max_rounds
+                "a {}{model} review session judges {when}; {} in a row stop the loop for a human",
+                r.agent,
+                crate::output::counted(r.max_rounds, "rejection", "rejections")
             ));
         }
         if let Some(n) = &self.s.notify {
@@ -1144,6 +1148,15 @@ impl Shell<'_> {
                 Outcome::Complete => format!("complete, {reason}"),
                 o => o.text().to_string(),
             };
+            let root = &self.project.root;
+            let in_worktree = crate::run::worktree::main_root(root).is_ok_and(|main| &main != root);
+            // Merging is for a worktree's loop, not the checkout's own.
+            let todo = match outcome {
+                Outcome::Complete if !in_worktree => {
+                    todo.split_once(';').map_or(todo, |(review, _)| review)
+                }
+                _ => todo,
+            };
             self.outbox.tell(event, &what, todo);
         }
         for failed in self.outbox.finish(crate::notify::send::FINISH_WITHIN) {
@@ -1213,17 +1226,17 @@ impl Shell<'_> {
         let (ui, outcome, root) = (&self.ui, summary.outcome, &self.project.root);
         let commits = summary
             .commits
-            .map(|c| format!(", {c} commit(s)"))
+            .map(|c| format!(", {}", crate::output::counted(c, "commit", "commits")))
             .unwrap_or_default();
         let reviews = match summary.reviews {
             0 => String::new(),
-            n => format!(" · {n} review(s)"),
+            n => format!(" · {}", crate::output::counted(n, "review", "reviews")),
         };
         ui.status(&format!(
-            "{}: {} · {} iteration(s) in {}{reviews} · {} · {} tokens{commits} · spec {}",
+            "{}: {} · {} in {}{reviews} · {} · {} tokens{commits} · spec {}",
             outcome.text(),
             summary.reason,
-            summary.iterations,
+            crate::output::counted(summary.iterations, "iteration", "iterations"),
             summary.duration,
             crate::output::spent(summary.cost_usd, summary.cost_unknown),
             summary.tokens.total(),
@@ -1358,7 +1371,7 @@ mod tests {
         let lines: Vec<&str> = said.lines().collect();
         assert_eq!(lines.len(), 3, "{said}");
         assert!(
-            lines[0].starts_with("ralph: COMPLETE rejected (2 problem(s)), moved to "),
+            lines[0].starts_with("ralph: COMPLETE rejected (2 problems), moved to "),
             "{said}"
         );
         assert_eq!(lines[1], "    protected: M ci.yml");

@@ -319,8 +319,13 @@ fn unmerged(main: &Path, name: &str) -> Result<Option<String>> {
         ],
     )?;
     let own = own.trim();
-    Ok((own != "0")
-        .then(|| format!("{branch} has {own} commit(s) on no other branch (merge them first)")))
+    Ok((own != "0").then(|| {
+        let n = own.parse::<u64>().map_or_else(
+            |_| format!("{own} commits"),
+            |n| crate::output::counted(n, "commit", "commits"),
+        );
+        format!("{branch} has {n} on no other branch (merge them first)")
+    }))
 }
 
 /// Remove the worktree and its branch. The caller has checked (or was told

@@ -36,7 +36,9 @@ pub fn heading(
 
 /// The loop's line after the session: how it went.
 pub fn footer(outcome: &str, commits: Option<u64>, gate: Option<&str>, cost: &str) -> String {
-    let commits = commits.map_or("? commits".into(), |c| format!("{c} commit(s)"));
+    let commits = commits.map_or("? commits".into(), |c| {
+        crate::output::counted(c, "commit", "commits")
+    });
     let gate = gate.map(|g| format!(" · gate {g}")).unwrap_or_default();
     format!("_ralph: session {outcome} · {commits}{gate} · {cost}_\n")
 }

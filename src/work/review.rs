@@ -69,7 +69,10 @@ impl Verdict {
     pub fn text(&self) -> String {
         match self {
             Verdict::Approved => "approved".into(),
-            Verdict::Rejected(f) => format!("rejected ({} finding(s))", f.len()),
+            Verdict::Rejected(f) => format!(
+                "rejected ({})",
+                crate::output::counted(f.len() as u64, "finding", "findings")
+            ),
             Verdict::NoVerdict(_) => "no verdict".into(),
         }
     }
@@ -472,7 +475,7 @@ mod tests {
         );
         assert_eq!(
             Verdict::Rejected(vec!["a".into()]).text(),
-            "rejected (1 finding(s))"
+            "rejected (1 finding)"
         );
     }
 }

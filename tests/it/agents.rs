@@ -47,7 +47,7 @@ fn each_agent_completes_a_three_step_spec_with_real_tool_calls() {
             .args(["--max-iterations", "10", "--max-cost", "5"])
             .stdout_with(0);
         assert!(
-            out.contains("complete: all 3 steps done · 3 iteration(s)")
+            out.contains("complete: all 3 steps done · 3 iterations")
                 && out.contains("→ Bash: sed -i")
                 && out.contains("Step done."),
             "{agent}: {out}"
@@ -336,7 +336,7 @@ fn a_run_falls_back_to_codex_while_claude_is_at_its_usage_limit() {
         (out.contains("claude: usage limit reached for 1h 59m")
             || out.contains("claude: usage limit reached for 2h"))
             && out.contains("the next sessions run on codex until it resets")
-            && out.contains("complete: all 3 steps done · 3 iteration(s)"),
+            && out.contains("complete: all 3 steps done · 3 iterations"),
         "{out}"
     );
     let agents: Vec<(String, String)> = records(&env)

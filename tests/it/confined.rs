@@ -98,7 +98,7 @@ fn a_three_step_spec_completes_confined() {
     }
     let stdout = completes(&env);
     assert!(
-        stdout.contains("complete: all 3 steps done · 3 iteration(s)"),
+        stdout.contains("complete: all 3 steps done · 3 iterations"),
         "{stdout}"
     );
     assert_eq!(
@@ -110,7 +110,7 @@ fn a_three_step_spec_completes_confined() {
     assert!(recs.iter().all(|r| r["confined"] == true), "{recs:?}");
     assert_eq!(summary(&env)["confined"], true);
     env.ralph().arg("status").assert().success().stdout(
-        predicate::str::contains("3 iteration(s)").and(predicate::str::contains(", confined")),
+        predicate::str::contains("3 iterations").and(predicate::str::contains(", confined")),
     );
     // The sessions were asked to run without skip-permissions, sandboxed.
     let requests = env.api.turns();

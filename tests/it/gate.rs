@@ -30,7 +30,7 @@ fn a_failing_gate_sends_the_work_back_and_the_next_session_fixes_it() {
         .stdout_with(0);
     assert!(out.contains("the gate passed"), "{out}");
     assert!(
-        out.contains("complete: all 1 steps done · 2 iteration(s)"),
+        out.contains("complete: its one step done · 2 iterations"),
         "{out}"
     );
     assert_eq!(records(&env).len(), 2, "exactly two sessions");
@@ -79,7 +79,7 @@ fn a_gate_given_on_the_command_line_is_run_by_a_sessions_ralph_complete() {
         .args(["--max-iterations", "5", "--gate", "test -f fixed.txt"])
         .stdout_with(0);
     assert!(
-        out.contains("complete: all 1 steps done · 2 iteration(s)"),
+        out.contains("complete: its one step done · 2 iterations"),
         "{out}"
     );
     let first = records(&env)[0]["stream_file"]
@@ -126,7 +126,7 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
     assert!(
         out.contains("the gate failed: `echo the build is broken >&2; exit 7` failed (exit status 7)")
             && out.contains(
-                "failed: the completion gate failed 3 time(s) in a row: `echo the build is broken >&2; exit 7` failed (exit status 7)",
+                "failed: the completion gate failed 3 times in a row: `echo the build is broken >&2; exit 7` failed (exit status 7)",
             ),
         "{out}"
     );
@@ -159,7 +159,7 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
         .code(0)
         .stdout(
             predicate::str::contains("COMPLETE is there").and(predicate::str::contains(
-                "complete: all 1 steps done · 0 iteration(s)",
+                "complete: its one step done · 0 iterations",
             )),
         );
     assert!(!env.project.join(".ralph/gate-failed.md").exists());

@@ -155,7 +155,7 @@ fn each_channel_is_told_once_in_its_own_form_and_the_secret_stays_out() {
     let (headers, body) = &ntfy[1];
     assert!(
         body.starts_with("ralph · project (")
-            && body.contains("): complete, all 1 steps done. review the work"),
+            && body.ends_with("): complete, its one step done. Review the work (`ralph status`)"),
         "{body}"
     );
     let header = |name: &str| {
@@ -275,7 +275,7 @@ fn a_failing_server_is_retried_once_and_a_stalled_one_never_holds_the_loop() {
     );
     // The run is complete all the same; the failure is said once, by host.
     assert!(
-        out.contains("complete: all 1 steps done")
+        out.contains("complete: its one step done")
             && out.contains(&format!("a notice to ntfy {url}/… failed: "))
             && !out.contains("s3cr3t"),
         "{out}"
@@ -376,7 +376,7 @@ fn a_long_usage_limit_wait_is_told_and_a_stop_request_is_not() {
         got[0].2.contains(": waiting ")
             && got[0]
                 .2
-                .contains("for a usage limit to reset. nothing to do"),
+                .contains("for a usage limit to reset. Nothing to do"),
         "{}",
         got[0].2
     );
@@ -396,7 +396,7 @@ fn a_waiting_notice_says_what_to_do_never_what_the_session_wrote() {
     let v: Value = serde_json::from_str(&got[0].2).unwrap();
     let text = v["text"].as_str().unwrap();
     assert!(
-        text.contains(": waiting for a human. see why with `ralph status`")
+        text.contains(": waiting for a human. See why with `ralph status`")
             && !text.contains("evil")
             && !text.contains("PASTE"),
         "{text}"
@@ -445,4 +445,32 @@ fn a_clones_branch_mentions_nobody_and_links_nowhere() {
         content.starts_with("ralph · `project (<!channel>-@everyone-<evil.example|x>)`: complete"),
         "{content}"
     );
+}
+
+/// `--notify desktop` where the desktop has no notifier is refused as the
+/// loop starts (it used to fail only when the run ended, its notice lost).
+#[test]
+fn a_desktop_notice_without_a_notifier_is_refused_before_the_run() {
+    let env = project();
+    let path = env
+        .vars()
+        .into_iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| {
+            std::env::split_paths(&v)
+                .filter(|d| !d.join("notify-send").exists() && !d.join("osascript").exists())
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":")
+        })
+        .unwrap();
+    let err = ralph_loop(&env)
+        .env("PATH", &path)
+        .args(["--notify", "desktop"])
+        .stderr_with(2);
+    assert_eq!(
+        err,
+        "ralph loop: --notify desktop needs `notify-send` on PATH (Debian and Ubuntu: `apt install libnotify-bin`; Fedora: `dnf install libnotify`), or osascript on macOS\n"
+    );
+    assert!(!env.project.join(".ralph/runs").exists(), "no run began");
 }

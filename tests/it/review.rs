@@ -72,13 +72,13 @@ fn a_rejection_reaches_the_next_session_which_fixes_it_and_the_second_review_app
         .args(["--max-iterations", "5"])
         .stdout_with(0);
     assert!(
-        out.contains("a claude review session judges each COMPLETE; 3 rejection(s) in a row stop the loop for a human")
+        out.contains("a claude review session judges each COMPLETE; 3 rejections in a row stop the loop for a human")
             && out.contains("review session 2: the whole run")
-            && out.contains("the reviewer did not approve (rejected (1 finding(s)))")
+            && out.contains("the reviewer did not approve (rejected (1 finding))")
             && out.contains("    - parse.txt says v1; the step asks for v2")
             && out.contains("the reviewer approved")
-            && out.contains("complete: all 1 steps done · 2 iteration(s)")
-            && out.contains(" · 2 review(s) · $"),
+            && out.contains("complete: its one step done · 2 iterations")
+            && out.contains(" · 2 reviews · $"),
         "{out}"
     );
     // What the reviewer was given: the criteria, the diff, the gate.
@@ -174,7 +174,7 @@ fn a_reviewer_that_rejects_every_time_stops_the_loop_for_a_human() {
         .args(["--max-iterations", "9"])
         .stdout_with(3);
     assert!(
-        out.contains("rejected by the reviewer: 2 review(s) in a row did not approve; the last findings: still not v2")
+        out.contains("rejected by the reviewer: 2 reviews in a row did not approve; the last findings: still not v2")
             && out.contains("Run `ralph resume` once a human has acted, then `ralph loop --resume`"),
         "{out}"
     );
@@ -199,7 +199,7 @@ fn a_reviewer_that_rejects_every_time_stops_the_loop_for_a_human() {
     assert!(
         out.contains("review session 5: the whole run")
             && out.contains("the reviewer approved")
-            && out.contains("complete: all 1 steps done · 2 iteration(s)"),
+            && out.contains("complete: its one step done · 2 iterations"),
         "{out}"
     );
     assert!(session_text(&env, 5).contains("round 1 of at most 2"));

@@ -29,11 +29,11 @@ fn three_sessions_complete_the_spec() {
         "one line per tool call: {out}"
     );
     assert!(
-        out.contains("complete: all 3 steps done · 3 iteration(s)"),
+        out.contains("complete: all 3 steps done · 3 iterations"),
         "{out}"
     );
     assert!(
-        out.contains("3 commit(s)") && out.contains("spec 3/3"),
+        out.contains("3 commits") && out.contains("spec 3/3"),
         "{out}"
     );
     // What was spent, as spent: the client priced these tokens at a
@@ -94,7 +94,7 @@ fn three_sessions_complete_the_spec() {
             .and(predicate::str::contains("COMPLETE since 20"))
             .and(predicate::str::contains("loop:    not running"))
             .and(predicate::str::contains(
-                "— complete (all 3 steps done), 3 iteration(s)",
+                "— complete (all 3 steps done), 3 iterations",
             )),
     );
     assert!(!env.lock().exists() || fs::read_to_string(env.lock()).unwrap().is_empty());
@@ -139,7 +139,7 @@ fn three_interactive_sessions_complete_the_spec() {
         .unwrap_or_else(|| panic!("loop still running:\n{}", pty.screen()));
     assert_eq!(status.exit_code(), 0, "{}", pty.screen());
     assert!(
-        pty.has_shown("complete: all 3 steps done · 3 iteration(s)"),
+        pty.has_shown("complete: all 3 steps done · 3 iterations"),
         "{}",
         pty.screen()
     );
@@ -863,7 +863,7 @@ fn each_session_gets_a_progress_entry_and_one_without_evidence_is_named() {
         first.contains(" · claude · step **1** First step\n")
             && first.contains("> ralph: .ralph/learnings.md is over its budget (~1000/800 tokens): condense it first")
             && first.contains("- verified: `true` exits 0\n")
-            && first.contains("_ralph: session ok · 1 commit(s) · $"),
+            && first.contains("_ralph: session ok · 1 commit · $"),
         "{log}"
     );
     assert!(log[two..].contains(" · step **2** Second step\n"), "{log}");

@@ -65,7 +65,7 @@ fn verify_sync_against_real_br() {
     verify().prints(
         1,
         &format!(
-            ".ralph/spec.md is out of sync with br (1 problem(s)):\n  line 6: 1.2 Second [{0}]: checked, but task {0} is open\n",
+            ".ralph/spec.md is out of sync with br (1 problem):\n  line 6: 1.2 Second [{0}]: checked, but task {0} is open\n",
             t[1]
         ),
         "",
@@ -76,7 +76,7 @@ fn verify_sync_against_real_br() {
     verify().prints(
         1,
         &format!(
-            ".ralph/spec.md is out of sync with br (1 problem(s)):\n  line 5: 1.1 First [{0}]: not checked, but task {0} is closed\n",
+            ".ralph/spec.md is out of sync with br (1 problem):\n  line 5: 1.1 First [{0}]: not checked, but task {0} is closed\n",
             t[0]
         ),
         "",
@@ -87,7 +87,7 @@ fn verify_sync_against_real_br() {
     verify().prints(
         1,
         &format!(
-            ".ralph/spec.md is out of sync with br (2 problem(s)):\n  line 5: 1.1 First [{0}]: not checked, but task {0} is closed\n  line 6: 1.2 Second [{1}]: checked, but task {1} is open\n",
+            ".ralph/spec.md is out of sync with br (2 problems):\n  line 5: 1.1 First [{0}]: not checked, but task {0} is closed\n  line 6: 1.2 Second [{1}]: checked, but task {1} is open\n",
             t[0], t[1]
         ),
         "",

@@ -680,7 +680,7 @@ fn doctor_and_loop_refuse_a_project_that_could_never_finish() {
         (finish["ok"].as_bool(), finish["detail"].as_str()),
         (
             Some(true),
-            Some("a loop here can finish: 1 step(s), nothing in the way")
+            Some("a loop here can finish: 1 step, nothing in the way")
         )
     );
 }
@@ -863,7 +863,7 @@ fn the_readmes_first_loop_finishes() {
         .stdout_with(0);
     assert!(
         out.contains("the gate passed")
-            && out.contains("── ralph: complete: all 3 steps done · 3 iteration(s) in "),
+            && out.contains("── ralph: complete: all 3 steps done · 3 iterations in "),
         "{out}"
     );
     assert_eq!(env.not_closed(&ids), Vec::<String>::new());

@@ -758,7 +758,7 @@ fn between(
     // Counted first (its cost), said after what became of COMPLETE.
     let review_stop = count_reviews(s, limits, reviews);
     if let Completion::Accepted { steps } = gate {
-        return stop(Outcome::Complete, format!("all {steps} steps done"));
+        return stop(Outcome::Complete, all_done(steps));
     }
     if let Some(a) = judge_gate(s, limits, gate).or(review_stop) {
         return a;
@@ -948,6 +948,14 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
         .unwrap_or_else(|| new_round(s, limits, None))
 }
 
+/// How a complete run's reason says its steps.
+fn all_done(steps: usize) -> String {
+    match steps {
+        1 => "its one step done".to_string(),
+        n => format!("all {n} steps done"),
+    }
+}
+
 /// The stop at `--max-cost`, once what was spent reaches it.
 fn over_cost(s: &State, limits: &Limits) -> Option<Action> {
     let max = limits.max_cost?;
@@ -982,8 +990,8 @@ fn count_review(s: &mut State, limits: &Limits, r: &Reviewed) -> Option<Action> 
         stop(
             Outcome::ReviewRejected,
             format!(
-                "{} review(s) in a row did not approve; the last findings: {}",
-                s.review_rejections,
+                "{} in a row did not approve; the last findings: {}",
+                crate::output::counted(s.review_rejections, "review", "reviews"),
                 r.verdict.findings().join("; ")
             ),
         )
@@ -1127,7 +1135,7 @@ fn judge_gate(s: &mut State, limits: &Limits, gate: Completion) -> Option<Action
         Completion::Absent => None,
         Completion::Accepted { steps } => {
             s.gate_failures = 0;
-            Some(stop(Outcome::Complete, format!("all {steps} steps done")))
+            Some(stop(Outcome::Complete, all_done(steps)))
         }
         Completion::Rejected { .. } => {
             s.rejected += 1;
@@ -1145,8 +1153,8 @@ fn judge_gate(s: &mut State, limits: &Limits, gate: Completion) -> Option<Action
                 stop(
                     Outcome::Failed,
                     format!(
-                        "the completion gate failed {} time(s) in a row: {what}",
-                        s.gate_failures
+                        "the completion gate failed {} in a row: {what}",
+                        crate::output::counted(s.gate_failures, "time", "times")
                     ),
                 )
             })
@@ -2305,7 +2313,7 @@ mod tests {
             Action::Stop { outcome, reason } => {
                 assert_eq!(outcome, Outcome::ReviewRejected);
                 assert!(
-                    reason.starts_with("3 review(s) in a row did not approve")
+                    reason.starts_with("3 reviews in a row did not approve")
                         && reason.contains("the parser drops the last line"),
                     "{reason}"
                 );
