@@ -10,9 +10,9 @@ use crate::work::project::Project;
 
 /// Check the token budget of what every session reads.
 ///
-/// .ralph/prompt.md (450), .ralph/readme.md (550) and .ralph/spec.md (4,000),
+/// .ralph/prompt.md (600), .ralph/readme.md (550) and .ralph/spec.md (4,000),
 /// and where they exist .ralph/learnings.md (800) and the last 60 lines of
-/// .ralph/progress.md (1,500), all a session reads; 7,300 together. A small core context leaves the context window for the work. Exits 1 when
+/// .ralph/progress.md (1,500), all a session reads; 7,450 together. A small core context leaves the context window for the work. Exits 1 when
 /// a file or the total is over budget.
 #[derive(Debug, Args)]
 pub struct Budget {

@@ -266,13 +266,13 @@ impl Loop {
         if !project.complete().exists() && !project.waiting().exists() {
             complete_if_done(&settings, &project, &checked, &ui)?;
         }
+        crate::procs::signals::become_subreaper();
+        crate::procs::signals::install_signal_handlers()?;
         // ralph's own files that have your changes: left to you at the end.
         let own_dirty = progress::uncommitted_among(&project.root, &progress::OWN)
             .unwrap_or_else(|| progress::OWN.map(String::from).to_vec());
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
-        crate::procs::signals::become_subreaper();
-        crate::procs::signals::install_signal_handlers()?;
         let outbox = crate::notify::send::Outbox::new(
             settings.notify.clone(),
             loop_name(&project.root),

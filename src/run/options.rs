@@ -754,6 +754,7 @@ fn prompt_file(project: &Project, from: &PromptFrom) -> Result<PathBuf, String> 
         }
     };
     match crate::fsutil::read_optional(&prompt) {
+        Ok(None) if matches!(from, PromptFrom::Default) => Err(not_set_up(project)),
         Ok(None) => Err(format!(
             "no prompt at {} (write one with /ralph-setup or `ralph init`, or pass --prompt FILE)",
             prompt.display()
@@ -765,6 +766,29 @@ fn prompt_file(project: &Project, from: &PromptFrom) -> Result<PathBuf, String> 
         Ok(Some(_)) => Ok(prompt),
         Err(e) => Err(format!("the prompt: {e:#}")),
     }
+}
+
+/// No prompt where a loop looks for one: what is missing, and the way to
+/// set the folder up (with git first, where it is no repository).
+fn not_set_up(project: &Project) -> String {
+    let root = &project.root;
+    let mut said = format!(
+        "no prompt at {} (nor {}): ",
+        project.ralph_dir().join("prompt.md").display(),
+        root.join("prompt.md").display()
+    );
+    if !project.ralph_dir().is_dir() {
+        said.push_str("this folder is not set up for ralph yet. ");
+    }
+    if !crate::run::progress::in_git(root) {
+        said.push_str(
+            "It is no git repository either, and the loop measures progress with git: run `git init && git commit --allow-empty -m start`, then ",
+        );
+    } else {
+        said.push_str("Run ");
+    }
+    said.push_str("`ralph init` (or /ralph-setup in Claude Code), or pass --prompt FILE");
+    said
 }
 
 /// `[review] prompt`: there and not empty.

@@ -394,10 +394,14 @@ impl Shell<'_> {
     /// At the start: what was uncommitted already, whose it is, and what
     /// becomes of it; its paths.
     fn say_uncommitted(&self, before: &Checkpoint) -> Vec<String> {
+        let root = &self.project.root;
+        // A worktree's `.ralph/` files are ralph's copies of the checkout's.
+        let seeded = crate::run::worktree::main_root(root).is_ok_and(|main| &main != root);
         let paths: Vec<String> = before
             .changed
             .iter()
             .filter(|p| !progress::OWN.contains(&p.as_str()))
+            .filter(|p| !(seeded && p.starts_with(".ralph/")))
             .cloned()
             .collect();
         if paths.is_empty() {

@@ -1156,3 +1156,23 @@ fn each_line_says_whose_loop_it_is_unless_the_loop_has_the_terminal() {
         "{screen}"
     );
 }
+
+/// `ralph loop` in an empty folder says what is missing where a loop looks
+/// for it, that the folder is no git repository, and how to set it up.
+#[test]
+fn a_loop_in_an_empty_folder_says_how_to_set_it_up() {
+    let env = project();
+    let empty = env.tmp.path().join("empty");
+    fs::create_dir_all(&empty).unwrap();
+    let at = empty.canonicalize().unwrap().display().to_string();
+    let err = env
+        .ralph()
+        .args(["-C", &at, "loop", "--claude", "/bin/true"])
+        .stderr_with(2);
+    assert_eq!(
+        err,
+        format!(
+            "ralph loop: no prompt at {at}/.ralph/prompt.md (nor {at}/prompt.md): this folder is not set up for ralph yet. It is no git repository either, and the loop measures progress with git: run `git init && git commit --allow-empty -m start`, then `ralph init` (or /ralph-setup in Claude Code), or pass --prompt FILE\n"
+        )
+    );
+}

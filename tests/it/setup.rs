@@ -123,18 +123,18 @@ fn init_writes_files_that_pass_budget_and_the_parser_and_never_overwrites() {
 fn budget_fails_when_over() {
     let env = TestEnv::new();
     env.ralph().arg("init").assert().success();
-    fs::write(env.project.join(".ralph/prompt.md"), "x".repeat(4 * 451)).unwrap();
+    fs::write(env.project.join(".ralph/prompt.md"), "x".repeat(4 * 601)).unwrap();
     env.ralph()
         .arg("budget")
         .assert()
         .code(1)
         .stdout(predicate::str::starts_with(
-            ".ralph/prompt.md               ~451 /   450 tokens  OVER BUDGET\n\
+            ".ralph/prompt.md               ~601 /   600 tokens  OVER BUDGET\n\
              .ralph/readme.md               ~119 /   550 tokens\n\
              .ralph/spec.md                 ~119 /  4000 tokens\n\
              .ralph/learnings.md             ~51 /   800 tokens\n\
              .ralph/progress.md (tail)  none yet /  1500 tokens\n\
-             total                          ~740 /  7300 tokens\n",
+             total                          ~890 /  7450 tokens\n",
         ));
     let v: Value = serde_json::from_slice(
         &env.ralph()
@@ -146,7 +146,7 @@ fn budget_fails_when_over() {
     )
     .unwrap();
     assert_eq!(v["over"], true);
-    assert_eq!(v["files"][0]["tokens"], 451);
+    assert_eq!(v["files"][0]["tokens"], 601);
 }
 
 fn doctor(env: &TestEnv, path: &str) -> Value {
