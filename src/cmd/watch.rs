@@ -32,9 +32,15 @@ use crate::work::project::Project;
 /// write, and leaves nothing behind.
 #[derive(Debug, Args)]
 pub struct Watch {
-    /// Print one frame (the loops' table) as plain text and exit
+    /// Print the loops' table once, as plain text (aligned columns, no box,
+    /// no colour), and exit
     #[arg(long)]
     once: bool,
+
+    /// Print the loops once as JSON (one object a loop: the same rows), and
+    /// exit; implies --once
+    #[arg(long)]
+    json: bool,
 }
 
 /// How often the loops' files are read again.
@@ -55,13 +61,13 @@ impl Run for Watch {
                     ),
                 )
             })?;
-        if self.once {
-            return once(&main);
+        if self.once || self.json {
+            return once(&main, self.json);
         }
         if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
             return Err(Stop::with(
                 ExitStatus::Usage,
-                "ralph watch needs a terminal; `ralph watch --once` prints one frame, `ralph status --all --json` the same as JSON",
+                "ralph watch needs a terminal; `ralph watch --once` prints the table once, `ralph watch --json` the same as JSON",
             ));
         }
         install_signal_handlers()?;
@@ -76,18 +82,15 @@ impl Run for Watch {
     }
 }
 
-/// One frame, the loops' table only, as plain text.
-fn once(main: &Path) -> Result<ExitStatus> {
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
+/// The loops once, for scripts: the table as plain text, or the rows as
+/// JSON.
+fn once(main: &Path, json: bool) -> Result<ExitStatus> {
     let rows = gather(main);
-    let width = ratatui::crossterm::terminal::size()
-        .ok()
-        .filter(|_| std::io::stdout().is_terminal())
-        .map_or(120, |(w, _)| w.max(40));
-    let mut t = Terminal::new(TestBackend::new(width, rows.len() as u16 + 3))?;
-    t.draw(|f| view::table_only(f, &rows, now_epoch()))?;
-    outln!("{}", view::to_text(t.backend().buffer()).trim_end());
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        crate::output::out(format_args!("{}", view::plain_table(&rows, now_epoch())));
+    }
     Ok(ExitStatus::Success)
 }
 
@@ -129,6 +132,9 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
         if looked.elapsed() >= LOOK_EVERY {
             looked = Instant::now();
             dirty |= regather(main, &mut rows);
+            let said = app.message.clone();
+            app.follow(&rows);
+            dirty |= app.message != said;
         }
         app.selected = app.selected.min(rows.len().saturating_sub(1));
         let row = rows.get(app.selected);
@@ -163,9 +169,9 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
                 match app.key(key, &rows) {
                     Effect::None => {}
                     Effect::Quit => return Ok(ExitStatus::Success),
-                    Effect::Stop(i) => app.message = Some(stop(&rows[i])),
+                    Effect::Stop(i) => app.say(stop(&rows[i]), rows.get(i)),
                     Effect::Resume(i) => {
-                        app.message = Some(resume(&rows[i]));
+                        app.say(resume(&rows[i]), rows.get(i));
                         looked = Instant::now() - LOOK_EVERY;
                     }
                 }
@@ -305,6 +311,42 @@ fn try_resume(row: &Row) -> Result<String> {
         row.name,
         child.id(),
         args.join(" "),
-        out.display()
+        home_as_tilde(&out, std::env::var_os("HOME").as_deref())
     ))
+}
+
+/// A path under the home folder as `~/...`: the footer has one line or two
+/// for it, and the home is the part a user knows.
+fn home_as_tilde(p: &Path, home: Option<&std::ffi::OsStr>) -> String {
+    let under = home
+        .filter(|h| !h.is_empty())
+        .and_then(|h| p.strip_prefix(h).ok());
+    match under {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => p.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_at_home_reads_from_the_tilde() {
+        let p = Path::new("/home/u/.local/state/ralph/loops/k.resumed.log");
+        let home = |h: &str| Some(std::ffi::OsString::from(h));
+        assert_eq!(
+            home_as_tilde(p, home("/home/u").as_deref()),
+            "~/.local/state/ralph/loops/k.resumed.log"
+        );
+        assert_eq!(
+            home_as_tilde(p, home("/home/us").as_deref()),
+            p.display().to_string()
+        );
+        assert_eq!(
+            home_as_tilde(p, home("").as_deref()),
+            p.display().to_string()
+        );
+        assert_eq!(home_as_tilde(p, None), p.display().to_string());
+    }
 }

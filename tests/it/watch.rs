@@ -313,3 +313,100 @@ fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// `s` with each elapsed time's digits written `N` (`3s` → `Ns`), the
+/// columns kept where they were.
+fn elapsed_hidden(s: &str) -> String {
+    s.split_inclusive(' ')
+        .map(|w| {
+            let t = w.trim_end();
+            let secs = t.strip_suffix('s').filter(|d| !d.is_empty());
+            if secs.is_some_and(|d| d.chars().all(|c| c.is_ascii_digit())) {
+                w.replace(|c: char| c.is_ascii_digit(), "N")
+            } else {
+                w.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A project whose loop has a gate that passes and a reviewer, and a
+/// stand-in that does every step in one session and approves in review.
+fn gated_and_reviewed(env: &TestEnv) -> std::path::PathBuf {
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"true\"]\n\n[review]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("gate and reviewer");
+    let approve = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"Fine.\nVERDICT: approve","total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":5}}"#;
+    let path = env.tmp.path().join("all-at-once");
+    fs::write(
+        &path,
+        format!(
+            r#"#!/bin/sh
+p=$(cat)
+case "$p" in *"You review"*) printf '%s\n' '{approve}'; exit 0;; esac
+sed -i 's/- \[ \]/- [x]/g' .ralph/spec.md && git commit -qam steps
+ralph complete -m done >/dev/null 2>&1
+printf '%s\n' '{RESULT}'
+"#
+        ),
+    )
+    .unwrap();
+    let mut p = fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+    fs::set_permissions(&path, p).unwrap();
+    path
+}
+
+#[test]
+fn once_is_a_plain_table_or_json_and_a_complete_run_with_a_step_added_since_says_so() {
+    let env = project();
+    let claude = gated_and_reviewed(&env);
+    let out = wait_output(
+        start_loop(&env, &claude, None, &[]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    env.ralph().args(["add", "Fourth step"]).assert().success();
+    // For scripts: aligned columns, no box, no escape sequence, nothing cut.
+    let once = env.ralph().args(["watch", "--once"]).stdout_with(0);
+    assert_eq!(
+        elapsed_hidden(&once),
+        "loop  agent   state             iter  spec  elapsed  cost   verdicts             step\n\
+         main  claude  complete, 1 open  1/50  3/4   Ns       $1.00  gate ok · review ok  4 Fourth step\n"
+    );
+    // The same rows as JSON; --json alone is --once.
+    for args in [&["watch", "--once", "--json"][..], &["watch", "--json"]] {
+        let v = env.ralph().args(args).json_with(0);
+        let main = &v[0];
+        assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+        assert_eq!(main["name"], "main");
+        assert_eq!(
+            main["state"],
+            serde_json::json!({"kind": "ended", "outcome": "complete"})
+        );
+        assert_eq!(main["spec"], serde_json::json!({"done": 3, "total": 4}));
+        assert_eq!(main["step"], "4 Fourth step");
+        assert_eq!(
+            (&main["gate"], &main["review"]),
+            (&true.into(), &"approved".into())
+        );
+        assert_eq!(main["cost_usd"], 1.0);
+    }
+    // Live, at 130 columns and at 80: the verdicts whole, the state true.
+    let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 20);
+    let s = tmux.wait_for("the row", |s| row(s, "main").contains("complete"));
+    assert_eq!(
+        elapsed_hidden(row(&s, "main")),
+        "│▶ main claude complete, 1 open 1/50 3/4  Ns      $1.00 gate ok · review ok 4 Fourth step                                        │"
+    );
+    tmux.resize(80, 20);
+    let s = tmux.wait_for("80 columns", |s| row(s, "main").chars().count() == 80);
+    assert_eq!(
+        elapsed_hidden(row(&s, "main")),
+        "│▶ main clau… complete, 1 open 1/50 3/4  Ns      $1.00 gate ok · review ok 4 F…│"
+    );
+}
