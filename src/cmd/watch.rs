@@ -131,10 +131,7 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
         }
         if looked.elapsed() >= LOOK_EVERY {
             looked = Instant::now();
-            dirty |= regather(main, &mut rows);
-            let said = app.message.clone();
-            app.follow(&rows);
-            dirty |= app.message != said;
+            dirty |= regather(main, &mut rows, &mut app);
         }
         app.selected = app.selected.min(rows.len().saturating_sub(1));
         let row = rows.get(app.selected);
@@ -182,12 +179,15 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
     }
 }
 
-/// Look at the loops again; whether anything changed.
-fn regather(main: &Path, rows: &mut Vec<Row>) -> bool {
+/// Look at the loops again, and keep the news to those there; whether
+/// anything shown changed.
+fn regather(main: &Path, rows: &mut Vec<Row>, app: &mut App) -> bool {
     let now = gather(main);
     let changed = now != *rows;
     *rows = now;
-    changed
+    let said = app.message.clone();
+    app.follow(rows);
+    changed || app.message != said
 }
 
 /// The log pane's title: whose session it shows, and whether it follows
