@@ -24,12 +24,16 @@ use crate::work::project::Project;
 ///
 /// One row per loop (the checkout and each worktree): its agent, state
 /// (running, paused for a usage limit with the time left, WAITING, complete,
-/// failed, killed), iteration, spec progress, elapsed time, cost, the gate's
+/// or `complete, 1 open` once steps were added since, failed, killed),
+/// iteration, spec progress, elapsed time, cost, the gate's
 /// and the reviewer's last verdicts, and its next step; below, the selected
 /// loop's running session as `ralph logs -f` shows it. Keys stop a loop (as
 /// Ctrl+C in its terminal would), show why one waits and resume it, open a
 /// finished session's log; `?` lists them. It reads only what the loops
 /// write, and leaves nothing behind.
+///
+/// For scripts: `--once` prints the table once as plain text, `--json` the
+/// same rows once as JSON (a list, one object a loop).
 #[derive(Debug, Args)]
 pub struct Watch {
     /// Print the loops' table once, as plain text (aligned columns, no box,
