@@ -33,21 +33,30 @@ fn text_width(s: &str) -> u16 {
     u16::try_from(ratatui::text::Span::raw(s).width()).unwrap_or(u16::MAX)
 }
 
-/// Each column as wide as its widest cell, the step column the rest of
-/// `width` (the table's whole width, borders included); where that does
-/// not fit, `GIVE_WAY`.
-pub fn widths(cells: &[[String; 9]], width: u16) -> [u16; 9] {
+/// A step this wide beside two spaces between columns, else one space.
+const ROOMY_STEP: u16 = 16;
+
+/// The space between columns and each column's width: as wide as its
+/// widest cell, the step column the rest of `width` (the table's whole
+/// width, borders included); where that does not fit, `GIVE_WAY`.
+pub fn widths(cells: &[[String; 9]], width: u16) -> (u16, [u16; 9]) {
     let mut w = natural(cells);
-    // Borders, the selection mark, a space between columns.
-    let room = width.saturating_sub(2 + 2 + 8);
     let sum = |w: &[u16]| w.iter().sum::<u16>();
+    // Borders, the selection mark, the spaces between columns.
+    let room = |gap: u16| width.saturating_sub(2 + 2 + 8 * gap);
+    let gap = if sum(&w[..8]) + w[8].min(ROOMY_STEP) <= room(2) {
+        2
+    } else {
+        1
+    };
+    let room = room(gap);
     for (i, floor) in GIVE_WAY {
         while sum(&w) > room && w[i] > floor {
             w[i] -= 1;
         }
     }
     w[8] = room.saturating_sub(sum(&w[..8]));
-    w
+    (gap, w)
 }
 
 /// Each column's widest cell, its header included.
@@ -184,7 +193,7 @@ fn table(f: &mut Frame, area: Rect, rows: &[Row], selected: Option<usize>, now: 
     let header =
         TRow::new(COLUMNS.map(Cell::from)).style(Style::default().add_modifier(Modifier::BOLD));
     let cells = shown_cells(rows, now);
-    let w = widths(&cells, area.width);
+    let (gap, w) = widths(&cells, area.width);
     let body: Vec<TRow> = rows
         .iter()
         .zip(cells)
@@ -198,6 +207,7 @@ fn table(f: &mut Frame, area: Rect, rows: &[Row], selected: Option<usize>, now: 
         .collect();
     let title = format!(" ralph watch · {} loop(s) · ? keys ", rows.len());
     let t = Table::new(body, w.map(Constraint::Length))
+        .column_spacing(gap)
         .header(header)
         .block(Block::default().borders(Borders::ALL).title(title))
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
@@ -486,15 +496,15 @@ mod tests {
     #[test]
     fn columns_fit_their_text_and_the_step_gives_way_first() {
         // 130 columns: every cell whole, the step the rest.
-        assert_eq!(widths(&[busy()], 130), [8, 6, 7, 5, 4, 7, 6, 19, 56]);
+        assert_eq!(widths(&[busy()], 130), (2, [8, 6, 7, 5, 4, 7, 6, 19, 48]));
         // 80: the step down to its least, the verdicts still whole.
-        assert_eq!(widths(&[busy()], 80), [8, 6, 7, 5, 4, 7, 6, 19, 6]);
+        assert_eq!(widths(&[busy()], 80), (1, [8, 6, 7, 5, 4, 7, 6, 19, 6]));
         let mut long = busy();
         long[1] = "claude/claude-sonnet-4-5".into();
-        assert_eq!(widths(&[long.clone()], 80)[1], 6, "the agent gives way");
-        assert_eq!(widths(&[long], 80)[7], 19);
+        assert_eq!(widths(&[long.clone()], 80).1[1], 6, "the agent gives way");
+        assert_eq!(widths(&[long], 80).1[7], 19);
         // 40: everything gives way, the step first.
-        assert_eq!(widths(&[busy()], 40), [4, 5, 7, 5, 4, 7, 6, 8, 0]);
+        assert_eq!(widths(&[busy()], 40), (1, [4, 5, 7, 5, 4, 7, 6, 8, 0]));
         assert_eq!(fit("gate ok · review ok", 19), "gate ok · review ok");
         assert_eq!(fit("4 Checkout API", 8), "4 Check…");
         assert_eq!(fit("4 Checkout API", 3), "4…");

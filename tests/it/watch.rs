@@ -441,7 +441,7 @@ fn once_is_a_plain_table_or_json_and_a_complete_run_with_a_step_added_since_says
     let s = tmux.wait_for("the row", |s| row(s, "main").contains("complete"));
     assert_eq!(
         elapsed_hidden(row(&s, "main")),
-        "│▶ main claude complete, 1 open 1/50 3/4  Ns      $1.00 gate ok · review ok 4 Fourth step                                        │"
+        "│▶ main  claude  complete, 1 open  1/50  3/4   Ns       $1.00  gate ok · review ok  4 Fourth step                                │"
     );
     // At 80 the agent and the step give way, with a mark where cut.
     tmux.resize(80, 20);
