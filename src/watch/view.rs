@@ -254,23 +254,45 @@ fn log_pane(f: &mut Frame, area: Rect, log: &Log, scroll: usize) {
     f.render_widget(p, area);
 }
 
-const KEYS_LINE: &str =
-    "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow · ? keys";
+/// The keys the footer names, in the order a line of them reads.
+const FOOTER_KEYS: [&str; 8] = [
+    "q quit",
+    "↑↓ select",
+    "s stop",
+    "w why",
+    "r resume",
+    "o/n sessions",
+    "f follow",
+    "? keys",
+];
 
 /// The most lines the news takes from the log pane.
 const FOOTER_MAX: usize = 4;
 
 /// The footer's lines: the news whole (a path or a command line cut short
-/// is of no use), else the keys.
+/// is of no use), else the keys (at 80 columns `? keys` would be cut).
 fn footer_lines(app: &App, width: u16) -> Vec<String> {
-    match &app.message {
-        Some(m) => {
-            let mut lines = wrap(&visible_line(m), width);
-            lines.truncate(FOOTER_MAX);
-            lines
+    let mut lines = match &app.message {
+        Some(m) => wrap(&visible_line(m), width),
+        None => keys_lines(width),
+    };
+    lines.truncate(FOOTER_MAX);
+    lines
+}
+
+/// `FOOTER_KEYS` in as few lines of `width` as they fit, no key split.
+fn keys_lines(width: u16) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for k in FOOTER_KEYS {
+        match lines.last_mut() {
+            Some(l) if text_width(l) + 3 + text_width(k) <= width => {
+                l.push_str(" · ");
+                l.push_str(k);
+            }
+            _ => lines.push(k.to_string()),
         }
-        None => vec![KEYS_LINE.into()],
     }
+    lines
 }
 
 /// `text` in lines of at most `width` columns, broken at spaces, a word
@@ -524,7 +546,16 @@ mod tests {
             ..App::default()
         };
         assert_eq!(footer_lines(&app, 20).len(), FOOTER_MAX);
-        assert_eq!(footer_lines(&App::default(), 20), [KEYS_LINE]);
+        let keys =
+            "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow · ? keys";
+        assert_eq!(footer_lines(&App::default(), 81), [keys]);
+        assert_eq!(
+            footer_lines(&App::default(), 80),
+            [
+                "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow",
+                "? keys"
+            ]
+        );
     }
 
     #[test]

@@ -446,7 +446,17 @@ fn once_is_a_plain_table_or_json_and_a_complete_run_with_a_step_added_since_says
     // At 80 the agent and the step give way, with a mark where cut.
     tmux.resize(80, 20);
     let at_80 = "│▶ main clau… complete, 1 open 1/50 3/4  Ns      $1.00 gate ok · review ok 4 F…│";
-    tmux.wait_for("the row at 80 columns", |s| {
+    let s = tmux.wait_for("the row at 80 columns", |s| {
         elapsed_hidden(row(s, "main")) == at_80
     });
+    // The keys too, in two lines rather than `? keys` cut.
+    let last: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        last[last.len() - 2..],
+        [
+            "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow",
+            "? keys"
+        ],
+        "{s}"
+    );
 }
