@@ -24,17 +24,27 @@ use crate::work::project::Project;
 ///
 /// One row per loop (the checkout and each worktree): its agent, state
 /// (running, paused for a usage limit with the time left, WAITING, complete,
-/// failed, killed), iteration, spec progress, elapsed time, cost, the gate's
+/// or `complete, 1 open` once steps were added since, failed, killed),
+/// iteration, spec progress, elapsed time, cost, the gate's
 /// and the reviewer's last verdicts, and its next step; below, the selected
 /// loop's running session as `ralph logs -f` shows it. Keys stop a loop (as
 /// Ctrl+C in its terminal would), show why one waits and resume it, open a
 /// finished session's log; `?` lists them. It reads only what the loops
 /// write, and leaves nothing behind.
+///
+/// For scripts: `--once` prints the table once as plain text, `--json` the
+/// same rows once as JSON (a list, one object a loop).
 #[derive(Debug, Args)]
 pub struct Watch {
-    /// Print one frame (the loops' table) as plain text and exit
+    /// Print the loops' table once, as plain text (aligned columns, no box,
+    /// no colour), and exit
     #[arg(long)]
     once: bool,
+
+    /// Print the loops once as JSON (one object a loop: the same rows), and
+    /// exit; implies --once
+    #[arg(long)]
+    json: bool,
 }
 
 /// How often the loops' files are read again.
@@ -55,13 +65,13 @@ impl Run for Watch {
                     ),
                 )
             })?;
-        if self.once {
-            return once(&main);
+        if self.once || self.json {
+            return once(&main, self.json);
         }
         if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
             return Err(Stop::with(
                 ExitStatus::Usage,
-                "ralph watch needs a terminal; `ralph watch --once` prints one frame, `ralph status --all --json` the same as JSON",
+                "ralph watch needs a terminal; `ralph watch --once` prints the table once, `ralph watch --json` the same as JSON",
             ));
         }
         install_signal_handlers()?;
@@ -76,18 +86,15 @@ impl Run for Watch {
     }
 }
 
-/// One frame, the loops' table only, as plain text.
-fn once(main: &Path) -> Result<ExitStatus> {
-    use ratatui::Terminal;
-    use ratatui::backend::TestBackend;
+/// The loops once, for scripts: the table as plain text, or the rows as
+/// JSON.
+fn once(main: &Path, json: bool) -> Result<ExitStatus> {
     let rows = gather(main);
-    let width = ratatui::crossterm::terminal::size()
-        .ok()
-        .filter(|_| std::io::stdout().is_terminal())
-        .map_or(120, |(w, _)| w.max(40));
-    let mut t = Terminal::new(TestBackend::new(width, rows.len() as u16 + 3))?;
-    t.draw(|f| view::table_only(f, &rows, now_epoch()))?;
-    outln!("{}", view::to_text(t.backend().buffer()).trim_end());
+    if json {
+        outln!("{}", serde_json::to_string_pretty(&rows)?);
+    } else {
+        crate::output::out(format_args!("{}", view::plain_table(&rows, now_epoch())));
+    }
     Ok(ExitStatus::Success)
 }
 
@@ -128,7 +135,7 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
         }
         if looked.elapsed() >= LOOK_EVERY {
             looked = Instant::now();
-            dirty |= regather(main, &mut rows);
+            dirty |= regather(main, &mut rows, &mut app);
         }
         app.selected = app.selected.min(rows.len().saturating_sub(1));
         let row = rows.get(app.selected);
@@ -163,9 +170,9 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
                 match app.key(key, &rows) {
                     Effect::None => {}
                     Effect::Quit => return Ok(ExitStatus::Success),
-                    Effect::Stop(i) => app.message = Some(stop(&rows[i])),
+                    Effect::Stop(i) => app.say(stop(&rows[i]), rows.get(i)),
                     Effect::Resume(i) => {
-                        app.message = Some(resume(&rows[i]));
+                        app.say(resume(&rows[i]), rows.get(i));
                         looked = Instant::now() - LOOK_EVERY;
                     }
                 }
@@ -176,12 +183,15 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
     }
 }
 
-/// Look at the loops again; whether anything changed.
-fn regather(main: &Path, rows: &mut Vec<Row>) -> bool {
+/// Look at the loops again, and keep the news to those there; whether
+/// anything shown changed.
+fn regather(main: &Path, rows: &mut Vec<Row>, app: &mut App) -> bool {
     let now = gather(main);
     let changed = now != *rows;
     *rows = now;
-    changed
+    let said = app.message.clone();
+    app.follow(rows);
+    changed || app.message != said
 }
 
 /// The log pane's title: whose session it shows, and whether it follows
@@ -305,6 +315,42 @@ fn try_resume(row: &Row) -> Result<String> {
         row.name,
         child.id(),
         args.join(" "),
-        out.display()
+        home_as_tilde(&out, std::env::var_os("HOME").as_deref())
     ))
+}
+
+/// A path under the home folder as `~/...`: the footer has one line or two
+/// for it, and the home is the part a user knows.
+fn home_as_tilde(p: &Path, home: Option<&std::ffi::OsStr>) -> String {
+    let under = home
+        .filter(|h| !h.is_empty())
+        .and_then(|h| p.strip_prefix(h).ok());
+    match under {
+        Some(rest) => format!("~/{}", rest.display()),
+        None => p.display().to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_at_home_reads_from_the_tilde() {
+        let p = Path::new("/home/u/.local/state/ralph/loops/k.resumed.log");
+        let home = |h: &str| Some(std::ffi::OsString::from(h));
+        assert_eq!(
+            home_as_tilde(p, home("/home/u").as_deref()),
+            "~/.local/state/ralph/loops/k.resumed.log"
+        );
+        assert_eq!(
+            home_as_tilde(p, home("/home/us").as_deref()),
+            p.display().to_string()
+        );
+        assert_eq!(
+            home_as_tilde(p, home("").as_deref()),
+            p.display().to_string()
+        );
+        assert_eq!(home_as_tilde(p, None), p.display().to_string());
+    }
 }

@@ -48,8 +48,11 @@ pub struct App {
     pub scroll: usize,
     /// The session shown in the log pane, when not the newest one.
     pub session: Option<u32>,
-    /// A line of news at the bottom (what the last action did).
+    /// A line of news at the bottom (what the last key did).
     pub message: Option<String>,
+    /// The loop (its folder) the news is about: news of a loop that is
+    /// gone is gone with it.
+    pub about: Option<std::path::PathBuf>,
 }
 
 impl Default for App {
@@ -60,6 +63,7 @@ impl Default for App {
             scroll: 0,
             session: None,
             message: None,
+            about: None,
         }
     }
 }
@@ -68,8 +72,27 @@ impl Default for App {
 const PAGE: usize = 10;
 
 impl App {
-    /// One key; `rows` as shown now.
+    /// News of `row`'s loop, or of none.
+    pub fn say(&mut self, text: String, row: Option<&Row>) {
+        self.message = Some(text);
+        self.about = row.map(|r| r.root.clone());
+    }
+
+    /// The rows as they are now: news of a loop no longer there (its
+    /// worktree removed) would speak of what does not exist.
+    pub fn follow(&mut self, rows: &[Row]) {
+        if let Some(p) = &self.about
+            && !rows.iter().any(|r| &r.root == p)
+        {
+            self.message = None;
+            self.about = None;
+        }
+    }
+
+    /// One key; `rows` as shown now. The news of the key before is old.
     pub fn key(&mut self, k: Key, rows: &[Row]) -> Effect {
+        self.message = None;
+        self.about = None;
         if k == Key::CtrlC {
             return Effect::Quit;
         }
@@ -114,12 +137,12 @@ impl App {
             Key::End => self.scroll = 0,
             Key::Char('s') => match row {
                 Some(r) if r.pid.is_some() => self.mode = Mode::ConfirmStop(self.selected),
-                Some(r) => self.message = Some(format!("{} is not running", r.name)),
+                Some(r) => self.say(format!("{} is not running", r.name), row),
                 None => {}
             },
             Key::Char('w') | Key::Enter => match row {
                 Some(r) if r.waiting.is_some() => self.mode = Mode::Reason(self.selected),
-                Some(r) => self.message = Some(format!("{} is not waiting for a human", r.name)),
+                Some(r) => self.say(format!("{} is not waiting for a human", r.name), row),
                 None => {}
             },
             Key::Char('r') => return self.resume(self.selected, rows),
@@ -154,11 +177,12 @@ impl App {
             _ => false,
         };
         if r.pid.is_some() || !resumable {
-            self.message = Some(format!(
+            let text = format!(
                 "{} cannot be resumed: it is {}",
                 r.name,
                 super::model::state_text(&r.state, 0)
-            ));
+            );
+            self.say(text, Some(r));
             return Effect::None;
         }
         Effect::Resume(i)
@@ -210,7 +234,7 @@ mod tests {
         Row {
             name: name.into(),
             branch: None,
-            root: PathBuf::from("/p"),
+            root: PathBuf::from(format!("/p/{name}")),
             agent: "claude".into(),
             state,
             iteration: 1,
@@ -330,6 +354,29 @@ mod tests {
         a.key(Key::Home, &r);
         a.key(Key::Char('f'), &r);
         assert_eq!((a.session, a.scroll), (None, 0));
+    }
+
+    #[test]
+    fn news_lasts_until_the_next_key_or_its_loop_is_gone() {
+        let (mut a, mut r) = (App::default(), rows());
+        a.key(Key::Down, &r);
+        a.key(Key::Char('s'), &r);
+        assert_eq!(a.message.as_deref(), Some("a is not running"));
+        a.follow(&r);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("a is not running"),
+            "still there"
+        );
+        r[1].root = PathBuf::from("/elsewhere");
+        a.follow(&r);
+        assert_eq!((a.message.as_deref(), a.about.as_ref()), (None, None));
+        a.key(Key::Char('s'), &r);
+        a.key(Key::Char('x'), &r);
+        assert_eq!(a.message, None, "an answer to the key before");
+        a.say("about nothing".into(), None);
+        a.follow(&[]);
+        assert_eq!(a.message.as_deref(), Some("about nothing"));
     }
 
     #[test]

@@ -6,6 +6,9 @@
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use serde::Serialize;
+use serde::ser::SerializeMap;
+
 use crate::history::records::RunDir;
 use crate::run::engine::Outcome;
 use crate::run::lock as runlock;
@@ -31,19 +34,46 @@ pub enum State {
     Idle,
 }
 
-/// One row of the dashboard.
-#[derive(Debug, Clone, PartialEq)]
+/// Scripts read a state by its kind, and a paused loop's end as a time,
+/// never as the text a column shows.
+impl Serialize for State {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        match self {
+            State::Running => m.serialize_entry("kind", "running")?,
+            State::Paused { until } => {
+                m.serialize_entry("kind", "paused")?;
+                let t = UNIX_EPOCH + Duration::from_secs(*until);
+                m.serialize_entry("until", &crate::timefmt::rfc3339(t))?;
+            }
+            State::Waiting => m.serialize_entry("kind", "waiting")?,
+            State::Ended(o) => {
+                m.serialize_entry("kind", "ended")?;
+                m.serialize_entry("outcome", o)?;
+            }
+            State::Killed => m.serialize_entry("kind", "killed")?,
+            State::Idle => m.serialize_entry("kind", "idle")?,
+        }
+        m.end()
+    }
+}
+
+/// One row of the dashboard; `ralph watch --json` prints these as they are.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     pub name: String,
     pub branch: Option<String>,
+    #[serde(rename = "path")]
     pub root: PathBuf,
     pub agent: String,
     pub state: State,
     pub iteration: u32,
     pub max_iterations: u32,
+    #[serde(serialize_with = "progress")]
     pub spec: Option<(usize, usize)>,
     /// The next open step, as the spec says it.
     pub step: Option<String>,
+    #[serde(rename = "elapsed_s", serialize_with = "seconds")]
     pub elapsed: Duration,
     pub cost_usd: f64,
     pub gate: Option<bool>,
@@ -54,7 +84,30 @@ pub struct Row {
     pub pid: Option<u32>,
     pub waiting: Option<String>,
     /// The newest session's stream file of its run, and its number.
+    #[serde(rename = "session", serialize_with = "session_number")]
     pub stream: Option<(u32, PathBuf)>,
+}
+
+fn progress<S: serde::Serializer>(p: &Option<(usize, usize)>, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Progress {
+        done: usize,
+        total: usize,
+    }
+    p.map(|(done, total)| Progress { done, total }).serialize(s)
+}
+
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_secs())
+}
+
+/// The stream's file is ralph's business; its number is what `ralph logs
+/// --session` takes.
+fn session_number<S: serde::Serializer>(
+    st: &Option<(u32, PathBuf)>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    st.as_ref().map(|(n, _)| *n).serialize(s)
 }
 
 pub fn now_epoch() -> u64 {
@@ -232,6 +285,43 @@ pub fn state_text(s: &State, now: u64) -> String {
     }
 }
 
+/// Steps open in the spec now of a run that ended complete: steps added
+/// (or unchecked) since, which the run's own end does not know of.
+pub fn open_since_complete(r: &Row) -> Option<usize> {
+    match (&r.state, r.spec) {
+        (State::Ended(Outcome::Complete), Some((done, total))) if done < total => {
+            Some(total - done)
+        }
+        _ => None,
+    }
+}
+
+/// A row's state as its column says it: never a bare `complete` while the
+/// spec has open steps.
+pub fn state_cell(r: &Row, now: u64) -> String {
+    let text = state_text(&r.state, now);
+    match open_since_complete(r) {
+        Some(n) => format!("{text}, {n} open"),
+        None => text,
+    }
+}
+
+/// The gate's and the reviewer's last verdicts, short enough for their
+/// column beside the step at 80 columns (`gate ok · review ok`).
+pub fn verdicts(gate: Option<bool>, review: Option<&str>) -> String {
+    let gate = gate.map(|p| if p { "gate ok" } else { "gate failed" });
+    let review = review.map(|v| match v {
+        "approved" => "review ok".to_string(),
+        v => format!("review {v}"),
+    });
+    match (gate, review) {
+        (None, None) => "-".into(),
+        (Some(g), None) => g.into(),
+        (None, Some(r)) => r,
+        (Some(g), Some(r)) => format!("{g} · {r}"),
+    }
+}
+
 /// The row's cells, in the table's column order (`COLUMNS`).
 pub fn cells(r: &Row, now: u64) -> [String; 9] {
     let name = match &r.branch {
@@ -243,7 +333,7 @@ pub fn cells(r: &Row, now: u64) -> [String; 9] {
     [
         name,
         r.agent.clone(),
-        state_text(&r.state, now),
+        state_cell(r, now),
         if r.max_iterations == 0 {
             "-".into()
         } else {
@@ -252,20 +342,7 @@ pub fn cells(r: &Row, now: u64) -> [String; 9] {
         r.spec.map_or("-".into(), |(d, t)| format!("{d}/{t}")),
         crate::timefmt::human_duration(Duration::from_secs(r.elapsed.as_secs())),
         crate::output::usd(r.cost_usd),
-        match (r.gate, &r.review) {
-            (None, None) => "-".into(),
-            (g, rv) => {
-                let g = g.map(|p| if p { "gate ok" } else { "gate failed" });
-                [
-                    g.map(String::from),
-                    rv.as_ref().map(|v| format!("review {v}")),
-                ]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(", ")
-            }
-        },
+        verdicts(r.gate, r.review.as_deref()),
         r.step.clone().unwrap_or_else(|| "-".into()),
     ]
 }
@@ -313,7 +390,7 @@ mod tests {
                 "1/3",
                 "2m 5s",
                 "$0.50",
-                "gate failed, review rejected",
+                "gate failed · review rejected",
                 "2 Second step"
             ]
             .map(String::from)
@@ -389,6 +466,70 @@ mod tests {
         assert_eq!(elapsed_of(None, Some((0, 42.0)), None), s(42));
         assert_eq!(elapsed_of(None, None, Some(-3.0)), s(0));
         assert_eq!(elapsed_of(None, None, None), s(0));
+    }
+
+    #[test]
+    fn a_complete_run_with_steps_open_since_says_so() {
+        let done = Row {
+            state: State::Ended(Outcome::Complete),
+            spec: Some((3, 3)),
+            ..sample()
+        };
+        assert_eq!(state_cell(&done, 0), "complete");
+        let added = Row {
+            spec: Some((3, 4)),
+            ..done.clone()
+        };
+        assert_eq!(state_cell(&added, 0), "complete, 1 open");
+        let failed = Row {
+            state: State::Ended(Outcome::Failed),
+            ..added
+        };
+        assert_eq!(state_cell(&failed, 0), "failed", "open steps are no news");
+    }
+
+    #[test]
+    fn verdicts_fit_their_column_in_words() {
+        assert_eq!(verdicts(None, None), "-");
+        assert_eq!(verdicts(Some(true), None), "gate ok");
+        assert_eq!(
+            verdicts(Some(true), Some("approved")),
+            "gate ok · review ok"
+        );
+        assert_eq!(
+            verdicts(Some(false), Some("no verdict")),
+            "gate failed · review no verdict"
+        );
+        assert_eq!(verdicts(None, Some("rejected")), "review rejected");
+    }
+
+    #[test]
+    fn a_row_serialises_as_scripts_read_it() {
+        let row = Row {
+            state: State::Paused { until: 90 },
+            stream: Some((4, PathBuf::from("/p/.ralph/runs/x/session-4.jsonl"))),
+            ..sample()
+        };
+        let v = serde_json::to_value(&row).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "name": "a", "branch": "ralph/a", "path": "/p", "agent": "claude",
+                "state": {"kind": "paused", "until": "1970-01-01T00:01:30Z"},
+                "iteration": 2, "max_iterations": 50,
+                "spec": {"done": 1, "total": 3}, "step": "2 Second step",
+                "elapsed_s": 125, "cost_usd": 0.5, "gate": false, "review": "rejected",
+                "run_id": null, "pid": 1, "waiting": null, "session": 4
+            })
+        );
+        let ended = Row {
+            state: State::Ended(Outcome::IterationLimit),
+            ..sample()
+        };
+        assert_eq!(
+            serde_json::to_value(&ended).unwrap()["state"],
+            serde_json::json!({"kind": "ended", "outcome": "iteration-limit"})
+        );
     }
 
     #[test]

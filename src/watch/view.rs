@@ -12,7 +12,7 @@ use ratatui::widgets::{
 };
 
 use super::app::{App, KEYS, Mode};
-use super::model::{COLUMNS, Row, State, cells};
+use super::model::{COLUMNS, Row, State, cells, open_since_complete};
 use crate::output::visible_line;
 
 /// The log pane's content: its title and its lines (already sanitised).
@@ -22,17 +22,97 @@ pub struct Log {
     pub lines: Vec<String>,
 }
 
-const WIDTHS: [Constraint; 9] = [
-    Constraint::Length(14),
-    Constraint::Length(16),
-    Constraint::Length(13),
-    Constraint::Length(7),
-    Constraint::Length(5),
-    Constraint::Length(8),
-    Constraint::Length(7),
-    Constraint::Length(14),
-    Constraint::Fill(1),
-];
+/// Where the table is too narrow for every cell whole, the columns that
+/// give way, in turn, and how far: a long agent/model first (its agent
+/// still shown), the step (the selected loop's session shows what it works
+/// on), the agent, the step again down to nothing, then the loop, and the
+/// verdicts last: a verdict cut short reads as a different one.
+const GIVE_WAY: [(usize, u16); 6] = [(1, 12), (8, 6), (1, 5), (8, 0), (0, 4), (7, 8)];
+
+fn text_width(s: &str) -> u16 {
+    u16::try_from(ratatui::text::Span::raw(s).width()).unwrap_or(u16::MAX)
+}
+
+/// A step this wide beside two spaces between columns, else one space.
+const ROOMY_STEP: u16 = 16;
+
+/// The space between columns and each column's width: as wide as its
+/// widest cell, the step column the rest of `width` (the table's whole
+/// width, borders included); where that does not fit, `GIVE_WAY`.
+pub fn widths(cells: &[[String; 9]], width: u16) -> (u16, [u16; 9]) {
+    let mut w = natural(cells);
+    let sum = |w: &[u16]| w.iter().sum::<u16>();
+    // Borders, the selection mark, the spaces between columns.
+    let room = |gap: u16| width.saturating_sub(2 + 2 + 8 * gap);
+    let gap = if sum(&w[..8]) + w[8].min(ROOMY_STEP) <= room(2) {
+        2
+    } else {
+        1
+    };
+    let room = room(gap);
+    for (i, floor) in GIVE_WAY {
+        while sum(&w) > room && w[i] > floor {
+            w[i] -= 1;
+        }
+    }
+    w[8] = room.saturating_sub(sum(&w[..8]));
+    (gap, w)
+}
+
+/// Each column's widest cell, its header included.
+fn natural(cells: &[[String; 9]]) -> [u16; 9] {
+    let mut w = COLUMNS.map(text_width);
+    for c in cells {
+        for (w, t) in w.iter_mut().zip(c) {
+            *w = (*w).max(text_width(t));
+        }
+    }
+    w
+}
+
+/// The rows' cells as shown: control characters made visible.
+fn shown_cells(rows: &[Row], now: u64) -> Vec<[String; 9]> {
+    rows.iter()
+        .map(|r| cells(r, now).map(|t| visible_line(&t)))
+        .collect()
+}
+
+/// The loops' table as plain text, for scripts (`--once`): a header and a
+/// line per loop, columns aligned with spaces, nothing cut, no box and no
+/// escape sequence.
+pub fn plain_table(rows: &[Row], now: u64) -> String {
+    let cells = shown_cells(rows, now);
+    let w = natural(&cells);
+    let mut out = String::new();
+    for line in std::iter::once(COLUMNS.map(String::from)).chain(cells) {
+        let mut text = String::new();
+        for (t, w) in line.iter().zip(w) {
+            let pad = usize::from(w.saturating_sub(text_width(t)));
+            text.push_str(&format!("{t}{}  ", " ".repeat(pad)));
+        }
+        out.push_str(text.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `text` cut to `w` columns, with `…` where it was cut.
+fn fit(text: &str, w: u16) -> String {
+    if text_width(text) <= w {
+        return text.to_string();
+    }
+    if w == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    for ch in text.chars() {
+        if text_width(&out) + text_width(&ch.to_string()) + 1 > w {
+            break;
+        }
+        out.push(ch);
+    }
+    out.trim_end().to_string() + "…"
+}
 
 fn state_style(s: &State, color: bool) -> Style {
     if !color {
@@ -58,15 +138,17 @@ fn state_style(s: &State, color: bool) -> Style {
 pub fn draw(f: &mut Frame, rows: &[Row], app: &App, log: &Log, now: u64, color: bool) {
     let area = f.area();
     let table_h = (rows.len() as u16 + 3).min((area.height / 2).max(3));
+    let news = footer_lines(app, area.width);
     let [top, middle, bottom] = Layout::vertical([
         Constraint::Length(table_h),
         Constraint::Min(0),
-        Constraint::Length(1),
+        Constraint::Length(news.len() as u16),
     ])
     .areas(area);
     table(f, top, rows, Some(app.selected), now, color);
     log_pane(f, middle, log, app.scroll);
-    footer(f, bottom, app);
+    let news: Vec<Line> = news.into_iter().map(Line::from).collect();
+    f.render_widget(Paragraph::new(news), bottom);
     match &app.mode {
         Mode::Normal => {}
         Mode::Help => {
@@ -110,30 +192,38 @@ pub fn draw(f: &mut Frame, rows: &[Row], app: &App, log: &Log, now: u64, color: 
 fn table(f: &mut Frame, area: Rect, rows: &[Row], selected: Option<usize>, now: u64, color: bool) {
     let header =
         TRow::new(COLUMNS.map(Cell::from)).style(Style::default().add_modifier(Modifier::BOLD));
+    let cells = shown_cells(rows, now);
+    let (gap, w) = widths(&cells, area.width);
     let body: Vec<TRow> = rows
         .iter()
-        .map(|r| {
-            let c = cells(r, now).map(|t| visible_line(&t));
-            let state = state_style(&r.state, color);
-            TRow::new(c.into_iter().enumerate().map(|(i, t)| {
-                let cell = Cell::from(t);
+        .zip(cells)
+        .map(|(r, c)| {
+            let state = row_style(r, color);
+            TRow::new(c.iter().zip(w).enumerate().map(|(i, (t, w))| {
+                let cell = Cell::from(fit(t, w));
                 if i == 2 { cell.style(state) } else { cell }
             }))
         })
         .collect();
     let title = format!(" ralph watch · {} loop(s) · ? keys ", rows.len());
-    let t = Table::new(body, WIDTHS)
+    let t = Table::new(body, w.map(Constraint::Length))
+        .column_spacing(gap)
         .header(header)
         .block(Block::default().borders(Borders::ALL).title(title))
         .row_highlight_style(Style::default().add_modifier(Modifier::REVERSED))
-        .highlight_symbol("▶ ");
+        .highlight_symbol("▶ ")
+        .highlight_spacing(ratatui::widgets::HighlightSpacing::Always);
     let mut st = TableState::default().with_selected(selected.filter(|_| !rows.is_empty()));
     f.render_stateful_widget(t, area, &mut st);
 }
 
-/// The table alone, over the whole frame (`--once`).
-pub fn table_only(f: &mut Frame, rows: &[Row], now: u64) {
-    table(f, f.area(), rows, None, now, false);
+/// A run that completed before its spec grew is not shown as done.
+fn row_style(r: &Row, color: bool) -> Style {
+    match open_since_complete(r) {
+        Some(_) if color => Style::default().fg(Color::Yellow),
+        Some(_) => Style::default(),
+        None => state_style(&r.state, color),
+    }
 }
 
 /// The lines of `log` that fit `height`, `scroll` lines up from its end.
@@ -164,13 +254,73 @@ fn log_pane(f: &mut Frame, area: Rect, log: &Log, scroll: usize) {
     f.render_widget(p, area);
 }
 
-fn footer(f: &mut Frame, area: Rect, app: &App) {
-    let text = match &app.message {
-        Some(m) => visible_line(m),
-        None => "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow · ? keys"
-            .into(),
+/// The keys the footer names, in the order a line of them reads.
+const FOOTER_KEYS: [&str; 8] = [
+    "q quit",
+    "↑↓ select",
+    "s stop",
+    "w why",
+    "r resume",
+    "o/n sessions",
+    "f follow",
+    "? keys",
+];
+
+/// The most lines the news takes from the log pane.
+const FOOTER_MAX: usize = 4;
+
+/// The footer's lines: the news whole (a path or a command line cut short
+/// is of no use), else the keys (at 80 columns `? keys` would be cut).
+fn footer_lines(app: &App, width: u16) -> Vec<String> {
+    let mut lines = match &app.message {
+        Some(m) => wrap(&visible_line(m), width),
+        None => keys_lines(width),
     };
-    f.render_widget(Paragraph::new(text), area);
+    lines.truncate(FOOTER_MAX);
+    lines
+}
+
+/// `FOOTER_KEYS` in as few lines of `width` as they fit, no key split.
+fn keys_lines(width: u16) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for k in FOOTER_KEYS {
+        match lines.last_mut() {
+            Some(l) if text_width(l) + 3 + text_width(k) <= width => {
+                l.push_str(" · ");
+                l.push_str(k);
+            }
+            _ => lines.push(k.to_string()),
+        }
+    }
+    lines
+}
+
+/// `text` in lines of at most `width` columns, broken at spaces, a word
+/// longer than a line broken where it must be.
+pub fn wrap(text: &str, width: u16) -> Vec<String> {
+    let width = width.max(1);
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let line = lines.last_mut().expect("one line at least");
+        let sep = u16::from(!line.is_empty());
+        if text_width(line) + sep + text_width(word) <= width {
+            if sep == 1 {
+                line.push(' ');
+            }
+            line.push_str(word);
+            continue;
+        }
+        let mut next = String::new();
+        for ch in word.chars() {
+            if text_width(&next) + text_width(&ch.to_string()) > width {
+                lines.push(std::mem::take(&mut next));
+            }
+            next.push(ch);
+        }
+        lines.push(next);
+    }
+    lines.retain(|l| !l.is_empty());
+    lines
 }
 
 fn popup(f: &mut Frame, area: Rect, title: &str, text: Text) {
@@ -193,21 +343,6 @@ fn popup(f: &mut Frame, area: Rect, title: &str, text: Text) {
     );
 }
 
-/// A frame as plain text lines (for `--once`), trailing blanks cut.
-pub fn to_text(buf: &ratatui::buffer::Buffer) -> String {
-    let area = buf.area;
-    let mut out = String::new();
-    for y in area.y..area.y + area.height {
-        let mut line = String::new();
-        for x in area.x..area.x + area.width {
-            line.push_str(buf[(x, y)].symbol());
-        }
-        out.push_str(line.trim_end());
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,6 +350,21 @@ mod tests {
     use ratatui::backend::TestBackend;
     use std::path::PathBuf;
     use std::time::Duration;
+
+    /// A frame as plain text lines, trailing blanks cut.
+    fn to_text(buf: &ratatui::buffer::Buffer) -> String {
+        let area = buf.area;
+        let mut out = String::new();
+        for y in area.y..area.y + area.height {
+            let mut line = String::new();
+            for x in area.x..area.x + area.width {
+                line.push_str(buf[(x, y)].symbol());
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+        out
+    }
 
     fn row(name: &str) -> Row {
         Row {
@@ -341,12 +491,70 @@ mod tests {
         let text = frame(100, 8, &App::default(), &log);
         let at = text.lines().position(|l| l.contains("the log")).unwrap();
         assert_eq!(at, 4, "{text}");
-        let mut t = Terminal::new(TestBackend::new(100, 5)).unwrap();
-        t.draw(|f| table_only(f, &[row("a"), row("b")], 0)).unwrap();
-        let once = to_text(t.backend().buffer());
-        assert!(
-            once.contains("2 loop(s)") && once.contains("│b ") && !once.contains('▶'),
-            "{once}"
+        assert_eq!(
+            plain_table(&[row("a"), row("b")], 0),
+            "loop  agent   state    iter  spec  elapsed  cost   verdicts  step\n\
+             a     claude  WAITING  3/50  2/5   1m 1s    $1.25  gate ok   3 Parse ^[[31mthe input\n\
+             b     claude  WAITING  3/50  2/5   1m 1s    $1.25  gate ok   3 Parse ^[[31mthe input\n"
+        );
+    }
+
+    /// The cells of a row as wide as a busy loop's at each column.
+    fn busy() -> [String; 9] {
+        [
+            "payments",
+            "claude",
+            "running",
+            "12/50",
+            "3/5",
+            "1h 2m",
+            "$12.34",
+            "gate ok · review ok",
+            "4 Checkout API with a long title",
+        ]
+        .map(String::from)
+    }
+
+    #[test]
+    fn columns_fit_their_text_and_the_step_gives_way_first() {
+        // 130 columns: every cell whole, the step the rest.
+        assert_eq!(widths(&[busy()], 130), (2, [8, 6, 7, 5, 4, 7, 6, 19, 48]));
+        // 80: the step down to its least, the verdicts still whole.
+        assert_eq!(widths(&[busy()], 80), (1, [8, 6, 7, 5, 4, 7, 6, 19, 6]));
+        let mut long = busy();
+        long[1] = "claude/claude-sonnet-4-5".into();
+        assert_eq!(widths(&[long.clone()], 80).1[1], 6, "the agent gives way");
+        assert_eq!(widths(&[long], 80).1[7], 19);
+        // 40: everything gives way, the step first.
+        assert_eq!(widths(&[busy()], 40), (1, [4, 5, 7, 5, 4, 7, 6, 8, 0]));
+        assert_eq!(fit("gate ok · review ok", 19), "gate ok · review ok");
+        assert_eq!(fit("4 Checkout API", 8), "4 Check…");
+        assert_eq!(fit("4 Checkout API", 3), "4…");
+        assert_eq!(fit("4 Checkout API", 0), "");
+    }
+
+    #[test]
+    fn news_wraps_whole_at_spaces() {
+        assert_eq!(
+            wrap("resumed b: its output", 12),
+            ["resumed b:", "its output"]
+        );
+        assert_eq!(wrap("a ~/.local/x.log", 6), ["a", "~/.loc", "al/x.l", "og"]);
+        assert_eq!(wrap("", 10), Vec::<String>::new());
+        let app = App {
+            message: Some("x ".repeat(200)),
+            ..App::default()
+        };
+        assert_eq!(footer_lines(&app, 20).len(), FOOTER_MAX);
+        let keys =
+            "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow · ? keys";
+        assert_eq!(footer_lines(&App::default(), 81), [keys]);
+        assert_eq!(
+            footer_lines(&App::default(), 80),
+            [
+                "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow",
+                "? keys"
+            ]
         );
     }
 

@@ -90,6 +90,25 @@ fn row<'a>(screen: &'a str, name: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// The dashboard's last line when it has no news.
+const KEYS_LINE: &str =
+    "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow · ? keys";
+
+/// The lines under the log pane (news, else the keys), joined as one.
+fn footer(screen: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let below = lines
+        .iter()
+        .rposition(|l| l.starts_with('└'))
+        .map_or(0, |i| i + 1);
+    lines[below..]
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[test]
 fn three_loops_at_a_glance_rows_follow_them_and_one_is_stopped_from_the_dashboard() {
     let env = project();
@@ -189,9 +208,20 @@ echo '{RESULT}'"#,
         s.contains("b waits: need the staging key")
     });
     tmux.keys(&["r"]);
-    let s = tmux.wait_for("b resumed", |s| s.contains("resumed b (pid"));
+    let s = tmux.wait_for("b resumed", |s| footer(s).starts_with("resumed b (pid"));
     assert!(
         s.contains("--worktree b") && s.contains("--max-iterations 7"),
+        "{s}"
+    );
+    // Where its output goes, whole, from the home folder.
+    let loops = env.home.join(".local/state/ralph/loops");
+    let log = fs::read_dir(&loops)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .find(|n| n.ends_with(".resumed.log"))
+        .expect("the resumed loop's output");
+    assert!(
+        footer(&s).ends_with(&format!("; its output: ~/.local/state/ralph/loops/{log}")),
         "{s}"
     );
     // It goes on, with the limits it had, to the end.
@@ -201,6 +231,15 @@ echo '{RESULT}'"#,
     assert!(!wt_dir(&env.project, "b").join(".ralph/WAITING").exists());
     let s = tmux.screen();
     assert!(row(&s, "b").contains("/7"), "{s}");
+    // News of a loop goes when its worktree does.
+    tmux.keys(&["s"]);
+    tmux.wait_for("the news", |s| footer(s) == "b is not running");
+    env.ralph()
+        .args(["worktree", "remove", "b", "--force"])
+        .assert()
+        .success();
+    let s = tmux.wait_for("b gone", |s| s.contains("ralph watch · 1 loop(s)"));
+    assert_eq!(footer(&s), KEYS_LINE, "{s}");
     tmux.keys(&["q"]);
     tmux.wait_for("watch to end", |s| s.contains("EXITED 0"));
 }
@@ -224,13 +263,14 @@ fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "ralph watch needs a terminal; `ralph watch --once` prints one frame",
+            "ralph watch needs a terminal; `ralph watch --once` prints the table once, `ralph watch --json` the same as JSON",
         ));
     // No loop yet: the table says so.
     let out = env.ralph().args(["watch", "--once"]).stdout_with(0);
-    assert!(
-        out.contains("ralph watch · 1 loop(s)") && out.contains("no run yet"),
-        "{out}"
+    assert_eq!(
+        out,
+        "loop  agent  state       iter  spec  elapsed  cost   verdicts  step\n\
+         main  -      no run yet  -     0/3   0s       $0.00  -         1 First step\n"
     );
     let pidfile = env.tmp.path().join("watch.pid");
     let dir = env.tmp.path().display().to_string();
@@ -312,4 +352,111 @@ fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// `s` with each elapsed time's digits written `N` (`3s` → `Ns`), the
+/// columns kept where they were.
+fn elapsed_hidden(s: &str) -> String {
+    s.split_inclusive(' ')
+        .map(|w| {
+            let t = w.trim_end();
+            let secs = t.strip_suffix('s').filter(|d| !d.is_empty());
+            if secs.is_some_and(|d| d.chars().all(|c| c.is_ascii_digit())) {
+                w.replace(|c: char| c.is_ascii_digit(), "N")
+            } else {
+                w.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A project whose loop has a gate that passes and a reviewer, and a
+/// stand-in that does every step in one session and approves in review.
+fn gated_and_reviewed(env: &TestEnv) -> std::path::PathBuf {
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"true\"]\n\n[review]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("gate and reviewer");
+    let approve = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"Fine.\nVERDICT: approve","total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":5}}"#;
+    let path = env.tmp.path().join("all-at-once");
+    fs::write(
+        &path,
+        format!(
+            r#"#!/bin/sh
+p=$(cat)
+case "$p" in *"You review"*) printf '%s\n' '{approve}'; exit 0;; esac
+sed -i 's/- \[ \]/- [x]/g' .ralph/spec.md && git commit -qam steps
+ralph complete -m done >/dev/null 2>&1
+printf '%s\n' '{RESULT}'
+"#
+        ),
+    )
+    .unwrap();
+    let mut p = fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut p, 0o755);
+    fs::set_permissions(&path, p).unwrap();
+    path
+}
+
+#[test]
+fn once_is_a_plain_table_or_json_and_a_complete_run_with_a_step_added_since_says_so() {
+    let env = project();
+    let claude = gated_and_reviewed(&env);
+    let out = wait_output(
+        start_loop(&env, &claude, None, &[]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    env.ralph().args(["add", "Fourth step"]).assert().success();
+    // For scripts: aligned columns, no box, no escape sequence, nothing cut.
+    let once = env.ralph().args(["watch", "--once"]).stdout_with(0);
+    assert_eq!(
+        elapsed_hidden(&once),
+        "loop  agent   state             iter  spec  elapsed  cost   verdicts             step\n\
+         main  claude  complete, 1 open  1/50  3/4   Ns       $1.00  gate ok · review ok  4 Fourth step\n"
+    );
+    // The same rows as JSON; --json alone is --once.
+    for args in [&["watch", "--once", "--json"][..], &["watch", "--json"]] {
+        let v = env.ralph().args(args).json_with(0);
+        let main = &v[0];
+        assert_eq!(v.as_array().unwrap().len(), 1, "{v}");
+        assert_eq!(main["name"], "main");
+        assert_eq!(
+            main["state"],
+            serde_json::json!({"kind": "ended", "outcome": "complete"})
+        );
+        assert_eq!(main["spec"], serde_json::json!({"done": 3, "total": 4}));
+        assert_eq!(main["step"], "4 Fourth step");
+        assert_eq!(
+            (&main["gate"], &main["review"]),
+            (&true.into(), &"approved".into())
+        );
+        assert_eq!(main["cost_usd"], 1.0);
+    }
+    // Live, at 130 columns and at 80: the verdicts whole, the state true.
+    let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 20);
+    let s = tmux.wait_for("the row", |s| row(s, "main").contains("complete"));
+    assert_eq!(
+        elapsed_hidden(row(&s, "main")),
+        "│▶ main  claude  complete, 1 open  1/50  3/4   Ns       $1.00  gate ok · review ok  4 Fourth step                                │"
+    );
+    // At 80 the agent and the step give way, with a mark where cut.
+    tmux.resize(80, 20);
+    let at_80 = "│▶ main clau… complete, 1 open 1/50 3/4  Ns      $1.00 gate ok · review ok 4 F…│";
+    let s = tmux.wait_for("the row at 80 columns", |s| {
+        elapsed_hidden(row(s, "main")) == at_80
+    });
+    // The keys too, in two lines rather than `? keys` cut.
+    let last: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(
+        last[last.len() - 2..],
+        [
+            "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow",
+            "? keys"
+        ],
+        "{s}"
+    );
 }
