@@ -70,6 +70,16 @@ pub fn has_evidence(text: &str, n: u32) -> bool {
 mod tests {
     use super::*;
 
+    /// The end read of the log holds a whole tail at its budget (4 bytes
+    /// a token at least, for ASCII; more for other scripts) many times
+    /// over, and a session's entry with it.
+    #[test]
+    fn the_end_read_holds_a_tail_at_its_budget() {
+        let tail = (TAIL_BUDGET * 4) as u64;
+        assert!(TAIL_BYTES >= 16 * tail, "{TAIL_BYTES} bytes for {tail}");
+        assert!(TAIL_BYTES <= 1 << 20, "bounded");
+    }
+
     #[test]
     fn entries_are_written_told_apart_and_read_from_the_end() {
         let mut log = String::from("# Progress\n");
