@@ -261,13 +261,15 @@ impl Loop {
             return Ok(done);
         }
 
+        // Before the lock is ours: a stop request from then on is the run's
+        // to answer (exit 130), never a death that leaves the lock behind.
+        crate::procs::signals::become_subreaper();
+        crate::procs::signals::install_signal_handlers()?;
         let (run, saved, mut lock) = take_lock(&project, &settings, resume, record, &ui)?;
         // Written only with the lock held: no other loop is judging here.
         if !project.complete().exists() && !project.waiting().exists() {
             complete_if_done(&settings, &project, &checked, &ui)?;
         }
-        crate::procs::signals::become_subreaper();
-        crate::procs::signals::install_signal_handlers()?;
         // ralph's own files that have your changes: left to you at the end.
         let own_dirty = progress::uncommitted_among(&project.root, &progress::OWN)
             .unwrap_or_else(|| progress::OWN.map(String::from).to_vec());

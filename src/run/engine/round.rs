@@ -200,11 +200,9 @@ pub fn plan(r: &Round, rules: &Limits) -> Need {
 /// What the round judged: COMPLETE's fate and the reviews that ran. Read
 /// once `plan` needs no more for it.
 pub fn judged(r: &Round, rules: &Limits) -> Judged {
-    let after_session = r.session.as_ref();
-    let completion = match after_session {
-        Some(ran) if !super::judge_after(&ran.outcome) => Completion::Absent,
-        _ => complete(r, rules).unwrap_or(Completion::Absent),
-    };
+    // A round that did not judge COMPLETE (after a stop request) never read
+    // its claim: absent.
+    let completion = complete(r, rules).unwrap_or(Completion::Absent);
     Judged {
         completion,
         reviews: r.step_review.iter().chain(&r.run_review).cloned().collect(),
