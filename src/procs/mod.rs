@@ -1,5 +1,5 @@
-//! Processes: reading the process tree (`/proc` on Linux, sysinfo elsewhere)
-//! and the one signal ladder (INT → TERM → KILL) every ending goes through.
+//! Processes: reading the process tree (`/proc` on Linux, sysinfo elsewhere),
+//! the one signal ladder (INT → TERM → KILL), stop requests and leftovers.
 
 pub mod ladder;
 pub mod leftovers;

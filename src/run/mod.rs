@@ -1,5 +1,5 @@
 //! The loop: its decisions (`engine`, pure) and the `shell` that carries them
-//! out, with one module per thing it touches (session, stream, lock, records).
+//! out, with its options, lock, progress, lifecycle hooks, reviewer and worktrees.
 
 pub mod countdown;
 pub mod engine;
