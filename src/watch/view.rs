@@ -205,7 +205,10 @@ fn table(f: &mut Frame, area: Rect, rows: &[Row], selected: Option<usize>, now: 
             }))
         })
         .collect();
-    let title = format!(" ralph watch · {} loop(s) · ? keys ", rows.len());
+    let title = format!(
+        " ralph watch · {} · ? keys ",
+        crate::output::counted(rows.len() as u64, "loop", "loops")
+    );
     let t = Table::new(body, w.map(Constraint::Length))
         .column_spacing(gap)
         .header(header)
@@ -402,7 +405,7 @@ mod tests {
             lines: (1..=30).map(|i| format!("line {i}")).collect(),
         };
         let text = frame(120, 20, &App::default(), &log);
-        assert!(text.contains("ralph watch · 2 loop(s)"), "{text}");
+        assert!(text.contains("ralph watch · 2 loops"), "{text}");
         assert!(text.contains("▶ a"), "{text}");
         for part in [
             "WAITING",

@@ -122,7 +122,7 @@ fn three_loops_at_a_glance_rows_follow_them_and_one_is_stopped_from_the_dashboar
             .iter()
             .all(|n| row(s, n).contains("running"))
     });
-    assert!(s.contains("ralph watch · 3 loop(s)"), "{s}");
+    assert!(s.contains("ralph watch · 3 loops"), "{s}");
     assert!(
         row(&s, "main").contains("0/3") && row(&s, "main").contains("1 First step"),
         "{s}"
@@ -238,7 +238,7 @@ echo '{RESULT}'"#,
         .args(["worktree", "remove", "b", "--force"])
         .assert()
         .success();
-    let s = tmux.wait_for("b gone", |s| s.contains("ralph watch · 1 loop(s)"));
+    let s = tmux.wait_for("b gone", |s| s.contains("ralph watch · 1 loop"));
     assert_eq!(footer(&s), KEYS_LINE, "{s}");
     tmux.keys(&["q"]);
     tmux.wait_for("watch to end", |s| s.contains("EXITED 0"));
@@ -283,7 +283,7 @@ fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn
     for how in ["q", "C-c", "SIGTERM"] {
         let _ = fs::remove_file(&pidfile);
         let tmux = Tmux::start(&env, &env.project, &cmd, 100, 24);
-        tmux.wait_for("the dashboard", |s| s.contains("ralph watch · 1 loop(s)"));
+        tmux.wait_for("the dashboard", |s| s.contains("ralph watch · 1 loop"));
         assert!(tmux.alternate_on(), "{how}");
         if how == "q" {
             // At 40×10 it still draws, and answers keys.
@@ -337,7 +337,7 @@ fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn
     // closed terminal's end of input, unkillable but by SIGKILL).
     let _ = fs::remove_file(&pidfile);
     let tmux = Tmux::start(&env, &env.project, &cmd, 100, 24);
-    tmux.wait_for("the dashboard", |s| s.contains("ralph watch · 1 loop(s)"));
+    tmux.wait_for("the dashboard", |s| s.contains("ralph watch · 1 loop"));
     let pid: u32 = fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
