@@ -10,6 +10,7 @@ mod gate;
 mod harness;
 mod hostile;
 mod install_hook;
+mod logs;
 mod loop_edges;
 mod notify;
 mod review;
