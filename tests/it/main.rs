@@ -4,6 +4,7 @@
 mod support;
 
 mod agents;
+mod config_file;
 mod confined;
 mod confinement;
 mod gate;
