@@ -115,10 +115,11 @@ fn tables_in(doc: &toml::Table) -> Vec<(String, &toml::Table, &'static [&'static
 }
 
 /// What to say of `key`, unknown where it was written in `doc`: the table
-/// it is under and where it belongs. `None` when it belongs nowhere (a
-/// typo: serde's own list of the keys there says more).
+/// it is under and where it belongs; for a typo in a table (it belongs
+/// nowhere), that table's keys. `None` for a typo at the top: serde's own
+/// list of the keys there says as much.
 pub fn misplaced(key: &str, doc: &toml::Table) -> Option<String> {
-    let (landed, _, _) = tables_in(doc)
+    let (landed, _, here_keys) = tables_in(doc)
         .into_iter()
         .find(|(_, t, keys)| t.contains_key(key) && !keys.contains(&key))?;
     let places = places();
@@ -127,13 +128,19 @@ pub fn misplaced(key: &str, doc: &toml::Table) -> Option<String> {
         .filter(|(_, keys)| keys.contains(&key))
         .map(|(place, _)| *place)
         .collect();
-    let belongs = belongs(&homes)?;
     let here = if landed.is_empty() {
         "is at the top of .ralph/config.toml, where it is not a key".to_string()
     } else {
         format!("is under [{landed}], where it is not a key")
     };
-    Some(format!("`{key}` {here}; it belongs {belongs}"))
+    match belongs(&homes) {
+        Some(belongs) => Some(format!("`{key}` {here}; it belongs {belongs}")),
+        None if landed.is_empty() => None,
+        None => Some(format!(
+            "`{key}` {here}, nor anywhere else in .ralph/config.toml; [{landed}] has `{}`",
+            here_keys.join("`, `")
+        )),
+    }
 }
 
 /// The key serde's "unknown field `KEY`, expected ..." names.
@@ -190,7 +197,12 @@ mod tests {
             said("output", "[hooks]\noutput = 1.0\n").unwrap(),
             "`output` is under [hooks], where it is not a key; it belongs under [prices.<model>]"
         );
-        // A typo belongs nowhere: serde's own message says more.
+        // A typo belongs nowhere: in a table, its keys are named; at the
+        // top, serde's own message says as much.
+        assert_eq!(
+            said("whne", "[review]\nwhne = \"step\"\n").unwrap(),
+            "`whne` is under [review], where it is not a key, nor anywhere else in .ralph/config.toml; [review] has `when`, `agent`, `model`, `prompt`, `max_rounds`, `enabled`"
+        );
         assert_eq!(said("max_iteration", "max_iteration = 5\n"), None);
     }
 
