@@ -12,6 +12,8 @@ use serde::Deserialize;
 use crate::fsutil;
 use crate::work::tracker::Kind;
 
+mod placement;
+
 /// One loop setting per field. Its doc comment is its `--help`; its name is
 /// its key in `config.toml` and, in kebab case, its flag. A field that only
 /// one side may set says so (`arg(skip)`, `serde(skip)`).
@@ -428,8 +430,24 @@ pub fn load(path: &Path) -> Result<Options> {
         return Ok(Options::default());
     };
     toml::from_str(&text)
-        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.to_string().trim_end()))
+        .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), said(&e, &text)))
         .context("invalid loop configuration")
+}
+
+/// toml's error as it shows it (the line, the text there, what is wrong),
+/// but for a key under the wrong table: where it landed and where it
+/// belongs, instead of the keys of the table it landed in.
+fn said(e: &toml::de::Error, text: &str) -> String {
+    let shown = e.to_string();
+    let shown = shown.trim_end();
+    let better = placement::unknown_key(e.message()).and_then(|key| {
+        let doc = text.parse::<toml::Table>().ok()?;
+        placement::misplaced(key, &doc)
+    });
+    match (better, shown.strip_suffix(e.message().trim_end())) {
+        (Some(better), Some(where_)) => format!("{where_}{better}"),
+        _ => shown.to_string(),
+    }
 }
 
 /// `30m`, `90s`, `1h30m`, `2h`, `1d` (humantime's units), or plain seconds.

@@ -381,7 +381,7 @@ fn config(h: &Here) -> Verdict {
         (Ok(c), Some(s)) => (c, s),
         (Ok(_), None) => unreachable!("a loaded config has a standing"),
     };
-    let parts = approval::describe(&approval::project_parts(&h.project.root, cfg));
+    let parts = approval::project_parts(&h.project.root, cfg);
     if parts.is_empty() {
         return pass(format!(
             "{}: nothing in it runs programs or allows more",
@@ -395,7 +395,7 @@ fn config(h: &Here) -> Verdict {
             "{} {}: {}{}",
             path.display(),
             standing.text(),
-            parts.join("; "),
+            approval::summary(&parts),
             if ok {
                 ""
             } else {

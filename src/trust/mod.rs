@@ -2,4 +2,5 @@
 //! cloned repository can write: approvals of a project's config, loop locks.
 
 pub mod approval;
+mod shown;
 pub mod store;

@@ -89,8 +89,8 @@ fn a_config_the_user_has_not_approved_runs_nothing() {
     for says in [
         "has not been approved",
         &format!("claude = \"{}\"", evil.display()),
-        "[hooks] on_loop_start = \"touch",
-        "[gate] commands = [\"touch",
+        "    [hooks]\n    on_loop_start = \"touch",
+        "    [gate]\n    commands = [\"touch",
         "`ralph trust`",
     ] {
         assert!(err.contains(says), "{says:?} not in: {err}");
@@ -129,7 +129,7 @@ fn a_config_the_user_has_not_approved_runs_nothing() {
         .arg("trust")
         .assert()
         .code(2)
-        .stdout(predicate::str::contains("[hooks] on_loop_start"))
+        .stdout(predicate::str::contains("[hooks]\n    on_loop_start = "))
         .stderr(predicate::str::contains("ralph trust --yes"));
     env.ralph()
         .args(["trust", "--yes"])

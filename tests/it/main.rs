@@ -4,12 +4,14 @@
 mod support;
 
 mod agents;
+mod config_file;
 mod confined;
 mod confinement;
 mod gate;
 mod harness;
 mod hostile;
 mod install_hook;
+mod logs;
 mod loop_edges;
 mod notify;
 mod review;

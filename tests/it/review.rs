@@ -434,7 +434,10 @@ fn doctor_checks_the_reviewer_and_bad_review_settings_are_refused_by_name() {
             "[review]\nagent = \"gemini\"\n",
             "the reviewer: `gemini` not found on PATH",
         ),
-        ("[review]\nwhne = \"step\"\n", "unknown field `whne`"),
+        (
+            "[review]\nwhne = \"step\"\n",
+            "`whne` is under [review], where it is not a key",
+        ),
     ] {
         config(text);
         if !text.contains("whne") {

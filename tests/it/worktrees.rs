@@ -393,11 +393,11 @@ fn logs_render_a_saved_session_and_worktree_remove_guards_the_work() {
             "",
             &format!("ralph logs: run {id} has no session 9: it has sessions 1 to 2\n"),
         );
-    env.ralph()
-        .args(["logs", "-f", "--worktree", "w"])
-        .assert()
-        .code(1)
-        .stderr(predicate::str::contains("no loop is running"));
+    // No loop there now: -f waits for one, until Ctrl+C.
+    let waiting = crate::support::Live::start(env.ralph().args(["logs", "-f", "--worktree", "w"]));
+    waiting.wait_for("waiting for one to start", Duration::from_secs(60));
+    waiting.signal(nix::sys::signal::Signal::SIGINT);
+    assert_eq!(waiting.finish(Duration::from_secs(60)).0, Some(130));
 
     // Uncommitted work in the worktree: kept unless --force.
     let wt = env

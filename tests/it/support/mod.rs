@@ -941,3 +941,90 @@ pub fn wait_output(child: std::process::Child, limit: Duration) -> Output {
     *done.lock().unwrap() = true;
     out
 }
+
+/// A ralph started in the background whose output is read as it comes:
+/// for a command that waits or follows, which a test talks to while it
+/// runs.
+pub struct Live {
+    child: std::process::Child,
+    out: Arc<Mutex<Vec<u8>>>,
+    err: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Live {
+    pub fn start(r: Ralph) -> Live {
+        let mut child = r.spawn();
+        let (out, err) = (Arc::default(), Arc::default());
+        let read = |mut from: Box<dyn Read + Send>, into: &Arc<Mutex<Vec<u8>>>| {
+            let into = into.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = from.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    into.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+            })
+        };
+        let readers = vec![
+            read(Box::new(child.stdout.take().unwrap()), &out),
+            read(Box::new(child.stderr.take().unwrap()), &err),
+        ];
+        Live {
+            child,
+            out,
+            err,
+            readers,
+        }
+    }
+
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned()
+    }
+
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.err.lock().unwrap()).into_owned()
+    }
+
+    /// Wait until its stdout or stderr shows `text`; panics with both if not.
+    pub fn wait_for(&self, text: &str, limit: Duration) {
+        let shown = || self.stdout().contains(text) || self.stderr().contains(text);
+        assert!(
+            eventually(limit, shown),
+            "never showed {text:?} within {limit:?}:\n{}\n{}",
+            self.stdout(),
+            self.stderr()
+        );
+    }
+
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
+    }
+
+    /// Its exit code (`None`: killed by a signal), stdout and stderr; it is
+    /// killed if it has not ended within `limit`.
+    pub fn finish(mut self, limit: Duration) -> (Option<i32>, String, String) {
+        let t0 = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if t0.elapsed() > limit {
+                // Its process group, which `Ralph::spawn` made: nothing
+                // left holding the pipes the readers wait on.
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(-(self.child.id() as i32)),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                break self.child.wait().unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        (status.code(), self.stdout(), self.stderr())
+    }
+}
