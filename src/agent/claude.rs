@@ -145,6 +145,41 @@ pub(crate) fn result(s: &mut Session, v: &Value) {
 mod tests {
     use super::*;
 
+    /// Its system events: the init names the session, an API retry is
+    /// said, anything else is nothing to show.
+    #[test]
+    fn its_system_events_name_the_session_and_say_its_retries() {
+        let mut s = Session::of(super::super::Agent::Claude);
+        let ev = |t: &str| serde_json::from_str::<Value>(t).unwrap();
+        assert!(
+            read(
+                &mut s,
+                &ev(r#"{"type":"system","subtype":"init","session_id":"s-1"}"#)
+            )
+            .is_empty()
+        );
+        assert_eq!(s.session_id.as_deref(), Some("s-1"));
+        let retry = r#"{"type":"system","subtype":"api_retry","error_status":529,"error":"overloaded","attempt":2,"session_id":"s-2"}"#;
+        assert_eq!(
+            read(&mut s, &ev(retry)),
+            vec![Shown::Note(
+                "API error 529 (overloaded), Claude Code retries (attempt 2)".into()
+            )]
+        );
+        assert_eq!(
+            s.session_id.as_deref(),
+            Some("s-1"),
+            "only the init names it"
+        );
+        assert!(
+            read(
+                &mut s,
+                &ev(r#"{"type":"system","subtype":"hook_response"}"#)
+            )
+            .is_empty()
+        );
+    }
+
     fn ask<'a>(sandbox: Option<String>, mode: &'a str, extra: &'a [String]) -> Ask<'a> {
         Ask {
             interactive: false,

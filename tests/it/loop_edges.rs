@@ -136,7 +136,19 @@ fn a_killed_loop_takes_its_session_along_and_the_next_loop_cleans_up_and_resumes
             .is_empty()),
         "the session's background process never started"
     );
-    let lock: Value = serde_json::from_str(&fs::read_to_string(env.lock()).unwrap()).unwrap();
+    // The loop names the session in its lock just after starting it; on a
+    // loaded machine the session's first tool call can come first.
+    let read_lock = || -> Value {
+        serde_json::from_str(&fs::read_to_string(env.lock()).unwrap_or_default())
+            .unwrap_or(Value::Null)
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || read_lock()["session"][0]
+            .is_u64()),
+        "the lock never named the session: {}",
+        read_lock()
+    );
+    let lock = read_lock();
     let claude_pid = lock["session"][0]
         .as_u64()
         .expect("the lock names the session") as u32;
