@@ -66,8 +66,11 @@ cmds=()
 for bin in "${loops[@]}"; do
   cmds+=("$bin loop --claude ./instant --max-iterations $N --max-sessions-per-step $((N + 1)) >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
 done
+# Codex runs commands in a login shell, which must find ralph (the loop
+# checks): a home whose profile puts it on PATH, as a user's would.
+mkdir -p home && printf 'PATH="%s:$PATH"\n' "$(dirname "$RALPH")" > home/.profile
 for agent in codex gemini; do
-  cmds+=("$RALPH loop --agent $agent --$agent ./instant-$agent --max-iterations $N --max-sessions-per-step $((N + 1)) >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
+  cmds+=("HOME=$work/home $RALPH loop --agent $agent --$agent ./instant-$agent --max-iterations $N --max-sessions-per-step $((N + 1)) >/dev/null 2>&1 || [ \$? = 4 ]; rm -rf .ralph/runs")
   names+=("this ralph, --agent $agent")
 done
 hyperfine -w 1 -r "${RUNS:-5}" --export-json l.json "${cmds[@]}" >/dev/null

@@ -371,15 +371,16 @@ impl Shell<'_> {
             users,
         };
         let mut ev = Event::Begin;
-        let mut last_saved = live.saved.state.clone();
+        let mut last_saved = live.saved.state.counts();
         let (outcome, reason) = loop {
             let action = engine::step(&mut live.saved.state, &self.s.limits, ev);
             // Saved whenever the engine counted something, before acting on
             // it: a loop killed in the next session leaves the truth behind.
-            if live.saved.state != last_saved {
+            // (A round's progress is not saved: a resumed run starts anew.)
+            if !live.saved.state.counts_as(&last_saved) {
                 live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
                 self.run.save_state(&live.saved)?;
-                last_saved = live.saved.state.clone();
+                last_saved = live.saved.state.counts();
             }
             ev = match action {
                 Action::Stop { outcome, reason } => break (outcome, reason),

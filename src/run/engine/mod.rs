@@ -164,6 +164,21 @@ pub struct State {
     pub round: Option<Round>,
 }
 
+impl State {
+    /// What it has counted, without the round under way (what is saved).
+    pub fn counts(&self) -> State {
+        State {
+            round: None,
+            ..self.clone()
+        }
+    }
+
+    /// Has it counted the same as `counts` (a round's progress aside)?
+    pub fn counts_as(&self, counts: &State) -> bool {
+        self.counts() == *counts
+    }
+}
+
 /// How a session went, as its record says (`ended`, tagged; `outcome` is
 /// its text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -1911,6 +1926,18 @@ mod tests {
         v.as_object_mut().unwrap().remove("max_gate_failures");
         let back: Limits = serde_json::from_value(v).unwrap();
         assert_eq!(back.max_gate_failures, 3);
+    }
+
+    /// What is saved is what the engine counted: a round under way changes
+    /// nothing of it (the shell writes state.json only when it changed).
+    #[test]
+    fn a_rounds_progress_is_not_a_count() {
+        let mut s = State::default();
+        let before = s.counts();
+        step(&mut s, &limits(), Event::Begin);
+        assert!(s.round.is_some() && s.counts_as(&before));
+        s.iteration += 1;
+        assert!(!s.counts_as(&before));
     }
 
     /// A resumed run: a human has acted on what stopped it, so that count
