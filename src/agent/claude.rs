@@ -145,6 +145,32 @@ pub(crate) fn result(s: &mut Session, v: &Value) {
 mod tests {
     use super::*;
 
+    /// Its assistant messages: each tool call counted and said; an `API
+    /// Error` text is a limit only when Claude Code itself wrote it
+    /// (`<synthetic>`), never when the model says those words.
+    #[test]
+    fn tool_calls_are_counted_and_only_its_own_api_errors_are_limits() {
+        let mut s = Session::of(super::super::Agent::Claude);
+        let ev = |model: &str, content: &str| {
+            serde_json::from_str::<Value>(&format!(
+                r#"{{"type":"assistant","message":{{"model":"{model}","content":{content}}}}}"#
+            ))
+            .unwrap()
+        };
+        let tools = r#"[{"type":"tool_use","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","name":"Read","input":{"file_path":"a.rs"}}]"#;
+        assert_eq!(read(&mut s, &ev("claude-x", tools)).len(), 2);
+        assert_eq!(s.tool_calls, 2);
+        let said = r#"[{"type":"text","text":"API Error: 429 rate limited, the docs say"}]"#;
+        read(&mut s, &ev("claude-x", said));
+        assert_eq!(
+            (&s.limit, &s.last_error),
+            (&None, &None),
+            "the model's words"
+        );
+        read(&mut s, &ev("<synthetic>", said));
+        assert!(s.limit.is_some() && s.last_error.is_some());
+    }
+
     /// Its system events: the init names the session, an API retry is
     /// said, anything else is nothing to show.
     #[test]
