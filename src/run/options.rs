@@ -708,13 +708,20 @@ pub fn settings(
         ));
     }
     let r = resolve(cli, &cfg, saved)?;
+    // A path the config names (`claude = "bin/claude"`) is the project's,
+    // as every config path is, whatever folder ralph runs from (doctor
+    // reads it so too); one typed on the command line is where you are.
+    let located = |agent: Agent, p: PathBuf| match cli.program_of(agent) {
+        None if p.is_relative() && p.components().count() > 1 => project.root.join(p),
+        _ => p,
+    };
     let named = |agent: Agent| {
         r.named
             .iter()
             .find(|(a, _)| *a == agent)
-            .map(|(_, p)| p.clone())
+            .map(|(_, p)| located(agent, p.clone()))
     };
-    let program = r.program.clone();
+    let program = r.program.clone().map(|p| located(r.settings.agent, p));
     let mut s = r.settings;
     s.prompt = prompt_file(project, &r.prompt)?;
     s.program = program_file(s.agent, program)?;

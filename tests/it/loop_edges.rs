@@ -603,3 +603,62 @@ fn a_resumed_run_keeps_its_agent_and_fallbacks() {
     let recs = records(&env);
     assert_eq!(recs.last().unwrap()["agent"], "codex", "{out}");
 }
+
+/// A relative `claude = "bin/claude"` in the config is the project's, for
+/// the loop as for doctor, from whatever folder of the project ralph runs
+/// in; the loop resolved it against the current folder.
+#[test]
+fn a_relative_agent_path_in_the_config_is_the_projects_wherever_ralph_runs() {
+    let env = one_step_project();
+    let bin = env.project.join("bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::write(
+        bin.join("claude"),
+        format!(
+            "#!/bin/sh\ncat > /dev/null\n[ \"$1\" = --version ] && echo '2.1.330 (Claude Code)' && exit 0\n{DO_STEP} >/dev/null 2>&1\necho '{RESULT}'\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        bin.join("claude"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "claude = \"bin/claude\"\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("a claude of the project's");
+    // From a folder of the project (ralph finds the project above it).
+    let elsewhere = env.project.join("src/deep");
+    fs::create_dir_all(&elsewhere).unwrap();
+    let at = env.project.display().to_string();
+    let out = env
+        .ralph()
+        .current_dir(&elsewhere)
+        .args(["loop", "--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(out.contains("iteration limit reached"), "{out}");
+    assert_eq!(records(&env).len(), 1, "the project's claude ran: {out}");
+    let doctor = env
+        .ralph()
+        .current_dir(&elsewhere)
+        .args(["-C", &at, "doctor", "--json"])
+        .json_with(1);
+    let claude = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "claude")
+        .unwrap()
+        .clone();
+    assert!(
+        claude["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("at {at}/bin/claude")),
+        "{claude}"
+    );
+}
