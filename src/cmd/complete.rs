@@ -19,9 +19,12 @@ use crate::work::tracker::Kind;
 /// step of the spec is checked and, where the spec names tracker tasks, each
 /// agrees with its task (see `ralph verify-sync`), and then the project's own
 /// checks (`[gate] commands` in .ralph/config.toml) all pass; a failing check
-/// is also written to .ralph/gate-failed.md for the next session. `ralph
-/// loop` stops when COMPLETE appears, and checks it again itself, gate and
-/// all, even when it was written with --force or by hand.
+/// is also written to .ralph/gate-failed.md for the next session. The
+/// checks run confined (bubblewrap, as the loop runs them) whenever
+/// .ralph/config.toml says `confined = true`, whoever runs this; in a loop's
+/// session they run in its sandbox. `ralph loop` stops when COMPLETE
+/// appears, and checks it again itself, gate and all, even when it was
+/// written with --force or by hand.
 #[derive(Debug, Args)]
 pub struct Complete {
     /// What was done, recorded in the file.
@@ -148,39 +151,57 @@ fn protected_changes(project: &Project) -> Vec<String> {
 /// The gate: the one the loop handed to this session (`RALPH_GATE`, set
 /// where the loop's gate came from `--gate` or `[gate]`), else the config's.
 /// With it, whether it may run: a config not yet approved may not.
-fn gate_of(project: &Project) -> Result<(Option<Gate>, Result<(), String>)> {
+fn gate_of(project: &Project) -> Result<(Option<Gate>, Result<Confined, String>)> {
+    // Handed by the loop to its session: the session's sandbox holds it.
     if let Ok(handed) = std::env::var(crate::handoff::env::GATE) {
         let gate = Gate::from_handed(&handed).map_err(anyhow::Error::msg)?;
-        return Ok((gate, Ok(())));
+        return Ok((gate, Ok(None)));
     }
     let cfg = crate::config::load(&project.config())?;
     let gate = Gate::from_config(&cfg.gate).map_err(anyhow::Error::msg)?;
     let standing = crate::trust::approval::standing(&project.root, &cfg);
     let approved = match standing {
         Standing::NotApproved { .. } => Err(standing.text().to_string()),
-        _ => Ok(()),
+        // By hand in a confined project: confined, as the loop runs it.
+        _ => Ok(cfg.confined.then(|| crate::sandbox::confine::Confinement {
+            allow_write: cfg.allow_write.clone().unwrap_or_default(),
+            allow_domains: cfg.allow_domains.clone().unwrap_or_default(),
+        })),
     };
     Ok((gate, approved))
 }
+
+/// The confinement the gate runs in, where the project asks for one.
+type Confined = Option<crate::sandbox::confine::Confinement>;
 
 /// What the project's own checks say against COMPLETE: nothing when they
 /// pass; they run only as the user approved them.
 fn gate_blockers(
     project: &Project,
-    approved: Result<(), String>,
+    approved: Result<Confined, String>,
     gate: &Gate,
 ) -> Result<Vec<String>> {
-    if let Err(standing) = approved {
+    let confined = match approved {
+        Ok(c) => c,
+        Err(standing) => {
+            return Ok(vec![format!(
+                "the completion gate was not run: {} {standing} (its owner approves it with `ralph trust`)",
+                project.config().display(),
+            )]);
+        }
+    };
+    if confined.is_some()
+        && let Some(why) = crate::sandbox::confine::unavailable(|p| which::which(p).is_ok())
+    {
         return Ok(vec![format!(
-            "the completion gate was not run: {} {standing} (its owner approves it with `ralph trust`)",
-            project.config().display(),
+            "the completion gate was not run: the project is confined (confined = true) and {why}"
         )]);
     }
     errln!("ralph complete: the spec and tracker agree; running the project's checks (the gate)");
     // Run by hand, or by a session (then inside its sandbox already).
     let runner = gate::Runner {
         token: crate::handoff::gate_token(&crate::trust::store::random_token()),
-        confined: None,
+        confined,
         show: crate::run::ui::Ui::for_stdout().gate_show(),
     };
     let v = gate::run(gate, &project.root, None, &|| 0, &runner)?;

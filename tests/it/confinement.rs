@@ -852,3 +852,39 @@ fn a_session_cannot_make_git_run_its_programs_through_ralph_or_the_user() {
         "{session}"
     );
 }
+
+/// `ralph complete` run by hand in a project whose config says `confined =
+/// true` runs the approved gate confined, as the loop would: its write
+/// outside the project fails (it ran unconfined before).
+#[test]
+fn a_gate_run_by_hand_in_a_confined_project_is_confined() {
+    sandbox_tools();
+    let env = one_step();
+    let escaped = env.home.join("escaped-by-hand");
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "confined = true\n[gate]\ncommands = [\"touch {}\"]\n",
+            escaped.display()
+        ),
+    )
+    .unwrap();
+    env.approve_config();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [x] **1** The one step\n",
+    )
+    .unwrap();
+    env.commit_all("done, gated, confined");
+    let out = env
+        .ralph()
+        .arg("complete")
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(said.contains("the completion gate: `touch "), "{said}");
+    assert!(!escaped.exists(), "the gate wrote $HOME: {said}");
+    assert!(!env.project.join(".ralph/COMPLETE").exists());
+}
