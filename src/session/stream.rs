@@ -732,4 +732,31 @@ mod tests {
             vec![Shown::Note("Quota exceeded for quota metric".into())]
         );
     }
+
+    /// Only an event that one agent alone writes names the agent of a
+    /// saved stream: Codex's `thread.started`, Claude Code's system init,
+    /// Gemini's init with its session; then the rest is read as its.
+    #[test]
+    fn only_an_agents_own_first_event_names_a_saved_streams_agent() {
+        let feed = |lines: &[&str]| {
+            let mut f = LineFeed::new();
+            let mut shown = Vec::new();
+            for l in lines {
+                f.feed(format!("{l}\n").as_bytes(), &mut |x| shown.push(x));
+            }
+            (f.session.agent, shown)
+        };
+        let gemini_words = r#"{"type":"message","role":"assistant","content":"hi"}"#;
+        assert_eq!(
+            feed(&[r#"{"type":"thread.started","thread_id":"t"}"#, gemini_words]),
+            (Some(Agent::Codex), vec![]),
+            "read as Codex's: no words of Gemini's"
+        );
+        let (agent, _) = feed(&[r#"{"type":"system","subtype":"init","session_id":"c"}"#]);
+        assert_eq!(agent, Some(Agent::Claude));
+        let (agent, _) = feed(&[r#"{"type":"system","subtype":"api_retry","attempt":1}"#]);
+        assert_eq!(agent, None, "a retry is no init");
+        let (agent, _) = feed(&[r#"{"type":"init"}"#]);
+        assert_eq!(agent, None, "an init without its session names no one");
+    }
 }
