@@ -341,7 +341,20 @@ fn environment(_: &Here) -> Verdict {
 fn git(h: &Here) -> Verdict {
     let root = h.project.root.display();
     if crate::run::progress::in_git(&h.project.root) {
-        pass(format!("{root} is in a git repository"))
+        // Sessions commit, and so does ralph (its notes at a run's end).
+        // As git itself works it out (config, or EMAIL and GIT_* variables).
+        let who = |k: &str| crate::git::at(&h.project.root).ok(&["var", k], &[]);
+        if !(who("GIT_AUTHOR_IDENT") && who("GIT_COMMITTER_IDENT")) {
+            return fail(
+                format!(
+                    "{root} is in a git repository, but git has no identity to commit with (user.name, user.email)"
+                ),
+                "git config --global user.name \"Your Name\" && git config --global user.email you@example.com",
+            );
+        }
+        pass(format!(
+            "{root} is in a git repository, commits as its identity"
+        ))
     } else {
         fail(
             format!(
@@ -582,6 +595,9 @@ fn render(checks: &[Check], failed: usize) {
     if failed == 0 {
         outln!("All checks passed.");
     } else {
-        outln!("{failed} check(s) failed.");
+        outln!(
+            "{} failed.",
+            crate::output::counted(failed as u64, "check", "checks")
+        );
     }
 }

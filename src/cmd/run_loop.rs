@@ -270,9 +270,14 @@ impl Loop {
         if !project.complete().exists() && !project.waiting().exists() {
             complete_if_done(&settings, &project, &checked, &ui)?;
         }
-        // ralph's own files that have your changes: left to you at the end.
-        let own_dirty = progress::uncommitted_among(&project.root, &progress::OWN)
-            .unwrap_or_else(|| progress::OWN.map(String::from).to_vec());
+        // ralph's own files that have your changes: left to you at the end
+        // (a resumed run's are its own, from before it was stopped).
+        let own_dirty = if self.args.resume {
+            Vec::new()
+        } else {
+            progress::uncommitted_among(&project.root, &progress::OWN)
+                .unwrap_or_else(|| progress::OWN.map(String::from).to_vec())
+        };
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
         let outbox = crate::notify::send::Outbox::new(

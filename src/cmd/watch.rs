@@ -71,7 +71,7 @@ impl Run for Watch {
         if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
             return Err(Stop::with(
                 ExitStatus::Usage,
-                "ralph watch needs a terminal; `ralph watch --once` prints the table once, `ralph watch --json` the same as JSON",
+                "it needs a terminal; `ralph watch --once` prints the table once, `ralph watch --json` the same as JSON",
             ));
         }
         install_signal_handlers()?;

@@ -102,8 +102,9 @@ fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<E
         ),
         Merged::Committed { changed } => {
             outln!(
-                "Merged {branch} into {} ({changed} file(s) changed); this checkout's .ralph/ is as it was (the worktree's spec and records stay on {branch}).",
-                into.display()
+                "Merged {branch} into {} ({} changed); this checkout's .ralph/ is as it was (the worktree's spec and records stay on {branch}).",
+                into.display(),
+                crate::output::counted(changed as u64, "file", "files")
             );
             outln!("`ralph worktree remove {name}` removes the worktree and its branch.");
         }

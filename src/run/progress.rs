@@ -293,11 +293,14 @@ pub fn commit_own(root: &Path, paths: &[String], message: &str) -> Result<String
         &["add", "--"][..],
         &["commit", "--quiet", "-m", message, "--only", "--"][..],
     ] {
-        match g.attempt(words, &paths) {
-            Ok((true, _, _)) => {}
-            Ok((false, out, e)) => return Err(format!("{}{e}", out.trim())),
-            Err(e) => return Err(format!("{e:#}")),
-        }
+        let failed = match g.attempt(words, &paths) {
+            Ok((true, _, _)) => continue,
+            Ok((false, out, e)) => format!("{}{e}", out.trim()),
+            Err(e) => format!("{e:#}"),
+        };
+        // Not committed: not left staged either.
+        let _ = g.attempt(&["reset", "--quiet", "--"], &paths);
+        return Err(failed);
     }
     Ok(g.run(&["rev-parse", "--short", "HEAD"], &[])
         .unwrap_or_default())

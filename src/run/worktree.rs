@@ -324,7 +324,8 @@ fn unmerged(main: &Path, name: &str) -> Result<Option<String>> {
             |_| format!("{own} commits"),
             |n| crate::output::counted(n, "commit", "commits"),
         );
-        format!("{branch} has {n} on no other branch (merge them first)")
+        let them = if own == "1" { "it" } else { "them" };
+        format!("{branch} has {n} on no other branch (merge {them} first)")
     }))
 }
 

@@ -554,9 +554,16 @@ fn a_resumed_run_keeps_every_setting_it_started_with() {
         "notices go to ntfy http://127.0.0.1:9/…",
         "the completion gate: `false` failed",
         "committed what session 2 left uncommitted",
+        // What the run wrote before it was stopped is its own: committed.
+        "committed ralph's notes (",
     ] {
         assert!(out.contains(said), "{said}: {out}");
     }
+    assert!(
+        !env.git(&["status", "--porcelain"])
+            .contains(".ralph/progress.md"),
+        "{out}"
+    );
     let recs = records(&env);
     let resumed = recs.last().unwrap();
     let command = resumed["command"].to_string();

@@ -873,3 +873,48 @@ fn the_readmes_first_loop_finishes() {
         "{status}"
     );
 }
+
+/// Sessions commit, and so does ralph: doctor says when git has no identity
+/// to commit with, and how to give it one (the loop found out at its end).
+#[test]
+fn doctor_says_when_git_has_no_identity_to_commit_with() {
+    let env = TestEnv::new();
+    let bare = env.tmp.path().join("no-identity");
+    fs::create_dir_all(&bare).unwrap();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(&bare)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .unwrap()
+    };
+    git(&["init", "-q"]);
+    let v: Value = env
+        .ralph()
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .args(["-C", bare.to_str().unwrap(), "doctor", "--json"])
+        .json_with(1);
+    let check = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "git")
+        .unwrap()
+        .clone();
+    assert_eq!(check["ok"], false, "{check}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("but git has no identity to commit with (user.name, user.email)"),
+        "{check}"
+    );
+    assert!(
+        check["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("git config --global user.name"),
+        "{check}"
+    );
+}

@@ -263,7 +263,7 @@ fn the_terminal_is_given_back_after_q_ctrl_c_and_sigterm_and_a_tiny_one_is_drawn
         .assert()
         .code(2)
         .stderr(predicates::str::contains(
-            "ralph watch needs a terminal; `ralph watch --once` prints the table once, `ralph watch --json` the same as JSON",
+            "it needs a terminal; `ralph watch --once` prints the table once, `ralph watch --json` the same as JSON",
         ));
     // No loop yet: the table says so.
     let out = env.ralph().args(["watch", "--once"]).stdout_with(0);

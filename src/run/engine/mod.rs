@@ -790,7 +790,10 @@ fn between(
     if s.iteration >= limits.max_iterations {
         return stop(
             Outcome::IterationLimit,
-            format!("{} sessions run (--max-iterations)", limits.max_iterations),
+            format!(
+                "{} run (--max-iterations)",
+                crate::output::counted(limits.max_iterations, "session", "sessions")
+            ),
         );
     }
     if let Some(wait) = pace(limits.max_sessions_per_hour, recent_starts, now_epoch) {
