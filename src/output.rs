@@ -187,6 +187,17 @@ fn counts_say_one_and_many_as_english_does() {
     assert_eq!(counted(3u64, "process", "processes"), "3 processes");
 }
 
+/// How a process ended, in words: `status 7`, `signal 9` (not Rust's
+/// `exit status: 7`).
+pub fn ended(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("status {c}"),
+        (None, Some(s)) => format!("signal {s}"),
+        (None, None) => status.to_string(),
+    }
+}
+
 /// `1 step`, `3 steps`: a count with its noun as English says it (not
 /// `1 step(s)`).
 pub fn counted(n: impl Into<u64>, one: &str, many: &str) -> String {

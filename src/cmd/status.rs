@@ -127,7 +127,7 @@ impl LoopLine {
         let last = self
             .last_outcome
             .as_ref()
-            .map_or(String::new(), |o| format!(", last: {}", wire(o.outcome)));
+            .map_or(String::new(), |o| format!(", last: {}", o.outcome.text()));
         show!(
             "{:<12} {:<20} {running}, {spec}{cost}{last}",
             self.name,
@@ -141,12 +141,6 @@ impl LoopLine {
 
 /// An outcome by its name in summary.json (`ended-abnormally`), as scripts
 /// see it.
-fn wire(o: Outcome) -> String {
-    serde_json::to_value(o)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
-}
 
 fn all_loops(json_out: bool) -> Result<ExitStatus> {
     let here = std::env::current_dir()?;
@@ -217,7 +211,7 @@ impl LastRun {
             ),
         };
         let confined = if confined { ", confined" } else { "" };
-        let outcome = wire(outcome);
+        let outcome = outcome.text();
         format!(
             "last run: {id} — {outcome} ({reason}), {}, {duration}, {cost}{confined}",
             crate::output::counted(iterations, "iteration", "iterations")

@@ -232,7 +232,7 @@ fn run(mut c: Command) -> Result<(), String> {
             TIMEOUT.as_secs()
         )),
         Ok((st, _)) if st.success() => Ok(()),
-        Ok((st, _)) => Err(format!("it exited with {st}")),
+        Ok((st, _)) => Err(format!("it exited with {}", crate::output::ended(st))),
         Err(e) => Err(e.to_string()),
     }
 }
@@ -307,7 +307,7 @@ mod tests {
             "{said:?}"
         );
         assert!(
-            said[0].ends_with("failed: it exited with exit status: 4"),
+            said[0].ends_with("failed: it exited with status 4"),
             "{said:?}"
         );
         assert_eq!(

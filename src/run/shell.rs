@@ -1090,7 +1090,7 @@ impl Shell<'_> {
                         s.agent
                     )
                 }
-                (_, Some(x)) => format!("{} exited with {x}", s.agent),
+                (_, Some(x)) => format!("{} exited with {}", s.agent, crate::output::ended(x)),
                 _ => format!("{} ended without a result", s.agent),
             })
     }

@@ -164,7 +164,7 @@ fn a_killed_loop_takes_its_session_along_and_the_next_loop_cleans_up_and_resumes
     );
     env.ralph().arg("status").assert().success().stdout(
         predicate::str::contains("loop:    not running").and(predicate::str::contains(format!(
-            "last run: {run_id} — ended-abnormally"
+            "last run: {run_id} — ended abnormally"
         ))),
     );
 

@@ -463,7 +463,7 @@ fn consecutive_failures_exit_1_with_the_last_error() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
-            "3 failing sessions in a row; last error: claude exited with exit status: 7",
+            "3 failing sessions in a row; last error: claude exited with status 7",
         ));
     assert_eq!(records(&env).len(), 3);
 }

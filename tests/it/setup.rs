@@ -268,6 +268,26 @@ fn doctor_names_each_failing_check_and_its_fix() {
     .unwrap();
     let git = env.command("git").args(["init", "-q"]).output().unwrap();
     assert!(git.status.success(), "{git:?}");
+    // A repository, but no identity to commit with: said, with its fix.
+    let no_identity = doctor(&env, &path);
+    let git_check = no_identity["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "git")
+        .unwrap()
+        .clone();
+    assert!(
+        git_check["fix"]
+            .as_str()
+            .unwrap()
+            .starts_with("git config --global user.name"),
+        "{git_check}"
+    );
+    for (k, v) in [("user.name", "T"), ("user.email", "t@example.com")] {
+        let set = env.command("git").args(["config", k, v]).output().unwrap();
+        assert!(set.status.success(), "{set:?}");
+    }
     // The fix doctor gives works from the project folder.
     assert_eq!(fix("slash-command"), "ralph install-command");
     env.ralph()
