@@ -139,9 +139,6 @@ impl LoopLine {
     }
 }
 
-/// An outcome by its name in summary.json (`ended-abnormally`), as scripts
-/// see it.
-
 fn all_loops(json_out: bool) -> Result<ExitStatus> {
     let here = std::env::current_dir()?;
     let main = crate::run::worktree::main_root(&here)?;

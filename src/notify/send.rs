@@ -332,7 +332,7 @@ mod tests {
     fn a_command_that_hangs_is_ended_and_one_that_fails_is_said() {
         let mut c = Command::new("/bin/sh");
         c.args(["-c", "exit 3"]);
-        assert!(run(c).unwrap_err().contains("exit status: 3"));
+        assert!(run(c).unwrap_err().ends_with("it exited with status 3"));
         let mut c = Command::new("/bin/sh");
         c.args(["-c", "true"]);
         assert_eq!(run(c), Ok(()));
