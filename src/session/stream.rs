@@ -759,4 +759,118 @@ mod tests {
         let (agent, _) = feed(&[r#"{"type":"init"}"#]);
         assert_eq!(agent, None, "an init without its session names no one");
     }
+
+    /// One line per tool call, for each tool Claude Code has: what it acts
+    /// on, or its name alone.
+    #[test]
+    fn each_tool_is_described_by_what_it_acts_on() {
+        let rows: [(&str, Value, &str); 10] = [
+            (
+                "Bash",
+                serde_json::json!({"command": "cargo test\nmore"}),
+                "Bash: cargo test",
+            ),
+            (
+                "Edit",
+                serde_json::json!({"file_path": "src/a.rs"}),
+                "Edit: src/a.rs",
+            ),
+            (
+                "NotebookEdit",
+                serde_json::json!({"notebook_path": "n.ipynb"}),
+                "NotebookEdit: n.ipynb",
+            ),
+            (
+                "Grep",
+                serde_json::json!({"pattern": "fn main"}),
+                "Grep: fn main",
+            ),
+            (
+                "Glob",
+                serde_json::json!({"pattern": "**/*.rs"}),
+                "Glob: **/*.rs",
+            ),
+            (
+                "WebFetch",
+                serde_json::json!({"url": "https://x.example/"}),
+                "WebFetch: https://x.example/",
+            ),
+            (
+                "WebSearch",
+                serde_json::json!({"query": "ratatui"}),
+                "WebSearch: ratatui",
+            ),
+            (
+                "Task",
+                serde_json::json!({"description": "find callers"}),
+                "Task: find callers",
+            ),
+            (
+                "TodoWrite",
+                serde_json::json!({"todos": []}),
+                "TodoWrite: update the todo list",
+            ),
+            ("Mystery", serde_json::json!({"command": "ls"}), "Mystery"),
+        ];
+        for (name, input, says) in rows {
+            assert_eq!(describe_tool(name, &input), says);
+        }
+        // Cut at 120 characters, not before.
+        let long = "x".repeat(121);
+        assert_eq!(first_line(&long[..120], 120), long[..120]);
+        assert_eq!(first_line(&long, 120), format!("{}…", &long[..120]));
+    }
+
+    /// Each way an agent says it is limited, and what is not a limit.
+    #[test]
+    fn each_limit_is_read_for_what_it_is() {
+        let usage = |t: &str| classify(t, None);
+        for t in [
+            "Claude AI usage limit reached|1795400000",
+            "You've hit your usage limit",
+            "limit reached",
+            "You've hit your limit · resets 5pm",
+            "Quota exceeded for quota metric",
+            "You have exhausted your daily quota",
+        ] {
+            assert!(matches!(usage(t), Some(Limit::Usage { .. })), "{t}");
+        }
+        assert_eq!(
+            usage("Claude AI usage limit reached|1795400000"),
+            Some(Limit::Usage {
+                reset_at: Some(1_795_400_000)
+            })
+        );
+        assert_eq!(
+            usage("usage limit reached|999"),
+            Some(Limit::Usage { reset_at: None })
+        );
+        assert_eq!(
+            usage("usage limit reached|1000000001"),
+            Some(Limit::Usage {
+                reset_at: Some(1_000_000_001)
+            })
+        );
+        assert_eq!(classify("API Error", Some(529)), Some(Limit::Overloaded));
+        assert_eq!(usage("the API is overloaded"), Some(Limit::Overloaded));
+        assert_eq!(classify("API Error", Some(429)), Some(Limit::RateLimit));
+        assert_eq!(usage("rate limit exceeded"), Some(Limit::RateLimit));
+        assert_eq!(usage("rate_limit_error"), Some(Limit::RateLimit));
+        assert_eq!(classify("API Error", Some(500)), None);
+        assert_eq!(usage("the build failed"), None);
+    }
+
+    /// A tool's result is an error only when it says it is one.
+    #[test]
+    fn only_a_tool_result_marked_as_an_error_is_one() {
+        let msg = serde_json::json!({"content": [
+            {"type": "tool_result", "is_error": true, "content": "No such file"},
+            {"type": "tool_result", "is_error": false, "content": "fine"},
+            {"type": "text", "is_error": true, "content": "not a tool's"},
+        ]});
+        assert_eq!(
+            tool_errors(&msg),
+            vec![Shown::ToolError("No such file".into())]
+        );
+    }
 }
