@@ -132,7 +132,7 @@ install() {
   trap 'cat "$created" >>"$manifest.new"; sort -u "$manifest.new" >"$manifest"; rm -f "$manifest.new" "$created"' EXIT
 
   choose_linking
-  say "building and installing the ralph binary (cargo install --path . --locked, $linking): compiling takes a minute or two the first time; cargo shows its progress below"
+  say "building and installing the ralph binary (cargo install --path . --locked, $linking): the first build takes a few minutes (about 5 on a small 2-core machine); cargo shows its progress below"
   cargo_linked_or_dynamic install --path "$here" --locked
   echo "binary $bin" >>"$manifest.new"
   say "installed: $bin"

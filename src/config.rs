@@ -500,9 +500,32 @@ impl serde::Serialize for Span {
 
 impl<'de> Deserialize<'de> for Span {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Span, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+        d.deserialize_any(SpanVisitor)
+    }
+}
+
+/// `timeout = "30m"`, or plain seconds: `timeout = 90`.
+struct SpanVisitor;
+
+impl serde::de::Visitor<'_> for SpanVisitor {
+    type Value = Span;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a duration such as \"30m\", \"90s\", \"1h30m\", or seconds")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Span, E> {
+        s.parse().map_err(E::custom)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Span, E> {
+        Ok(Span::secs(n))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Span, E> {
+        u64::try_from(n)
+            .map(Span::secs)
+            .map_err(|_| E::custom(format!("a duration cannot be negative ({n})")))
     }
 }
 
@@ -528,6 +551,22 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A duration in the config: as text, or plain seconds (as the README
+    /// says); anything else refused saying what a duration is.
+    #[test]
+    fn a_duration_is_text_or_plain_seconds() {
+        let read = |t: &str| toml::from_str::<Options>(t).map(|o| o.timeout);
+        assert_eq!(read("timeout = 90").unwrap().unwrap().value().as_secs(), 90);
+        assert_eq!(
+            read("timeout = \"2m\"").unwrap().unwrap().value().as_secs(),
+            120
+        );
+        let e = read("timeout = -5").unwrap_err().to_string();
+        assert!(e.contains("a duration cannot be negative (-5)"), "{e}");
+        let e = read("timeout = true").unwrap_err().to_string();
+        assert!(e.contains("expected a duration such as \"30m\""), "{e}");
+    }
 
     #[test]
     fn durations() {
