@@ -142,31 +142,11 @@ impl Agent {
             return Some(Vec::new());
         }
         let script = r#"for p; do command -v "$p" >/dev/null 2>&1 || printf '%s\n' "$p"; done"#;
-        let mut child = std::process::Command::new("bash")
-            .args(["-lc", script, "ralph-check"])
-            .args(programs)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .ok()?;
+        let mut c = std::process::Command::new("bash");
+        c.args(["-lc", script, "ralph-check"]).args(programs);
         // A profile that waits for a terminal must not hold the loop up.
-        let t0 = std::time::Instant::now();
-        while child.try_wait().ok()?.is_none() {
-            if t0.elapsed() > std::time::Duration::from_secs(10) {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let out = child.wait_with_output().ok()?;
-        Some(
-            String::from_utf8_lossy(&out.stdout)
-                .lines()
-                .map(String::from)
-                .collect(),
-        )
+        let said = crate::procs::stdout_within(c, std::time::Duration::from_secs(10))?;
+        Some(said.lines().map(String::from).collect())
     }
 
     /// What to do when its login shell does not find `missing`.

@@ -1,5 +1,5 @@
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -107,23 +107,9 @@ const CHECKS: [(&str, Make); 13] = [
 ];
 
 fn claude_version(bin: &Path) -> Option<String> {
-    let mut child = Command::new(bin)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let t0 = std::time::Instant::now();
-    while t0.elapsed() < Duration::from_secs(10) {
-        if child.try_wait().ok()?.is_some() {
-            let out = child.wait_with_output().ok()?;
-            return Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = child.kill();
-    None
+    let mut c = Command::new(bin);
+    c.arg("--version");
+    crate::procs::stdout_within(c, Duration::from_secs(10)).map(|v| v.trim().to_string())
 }
 
 /// An agent's program as the loop would run it: the config's (named, and

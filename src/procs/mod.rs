@@ -5,3 +5,30 @@ pub mod ladder;
 pub mod leftovers;
 pub mod signals;
 pub mod tree;
+
+/// What a short-answering program (a version, a few names) prints, if it
+/// ends within `within`; else it is killed and reaped. Its stdin is closed
+/// and its stderr dropped; its answer must fit a pipe's buffer.
+pub fn stdout_within(
+    mut cmd: std::process::Command,
+    within: std::time::Duration,
+) -> Option<String> {
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    let t0 = std::time::Instant::now();
+    while child.try_wait().ok()?.is_none() {
+        if t0.elapsed() > within {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}

@@ -392,12 +392,17 @@ impl Shell<'_> {
         self.finish(&live.saved, outcome, reason)
     }
 
+    /// Is the loop's project a worktree of another checkout?
+    fn in_worktree(&self) -> bool {
+        let root = &self.project.root;
+        crate::run::worktree::main_root(root).is_ok_and(|main| &main != root)
+    }
+
     /// At the start: what was uncommitted already, whose it is, and what
     /// becomes of it; its paths.
     fn say_uncommitted(&self, before: &Checkpoint) -> Vec<String> {
-        let root = &self.project.root;
         // A worktree's `.ralph/` files are ralph's copies of the checkout's.
-        let seeded = crate::run::worktree::main_root(root).is_ok_and(|main| &main != root);
+        let seeded = self.in_worktree();
         let paths: Vec<String> = before
             .changed
             .iter()
@@ -1153,11 +1158,9 @@ impl Shell<'_> {
                 Outcome::Complete => format!("complete, {reason}"),
                 o => o.text().to_string(),
             };
-            let root = &self.project.root;
-            let in_worktree = crate::run::worktree::main_root(root).is_ok_and(|main| &main != root);
             // Merging is for a worktree's loop, not the checkout's own.
             let todo = match outcome {
-                Outcome::Complete if !in_worktree => {
+                Outcome::Complete if !self.in_worktree() => {
                     todo.split_once(';').map_or(todo, |(review, _)| review)
                 }
                 _ => todo,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 
-use crate::support::{Live, RESULT, TestEnv, project, run_dir, stand_in};
+use crate::support::{Live, RESULT, TestEnv, project, run_id, stand_in};
 
 /// What the stand-in session says.
 const SAID: &str = "Working on it.";
@@ -53,11 +53,7 @@ fn logs_follow_started_before_the_loop_waits_for_it_and_follows_it() {
         (Some(0), waiting_line(&env.project).as_str()),
         "{out}"
     );
-    let id = run_dir(&env)
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = run_id(&env);
     assert!(
         out.starts_with(&format!("following run {id} (pid "))
             && out.ends_with(&format!("── ralph: session 1 ──\n{SAID}\n")),
@@ -105,11 +101,7 @@ fn logs_of_a_run_that_is_not_there_names_the_runs_that_are() {
         .arg(&claude)
         .assert()
         .code(4);
-    let id = run_dir(&env)
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = run_id(&env);
     env.ralph().args(["logs", "--run", "nope"]).prints(
         1,
         "",

@@ -17,7 +17,8 @@ use crate::support::{
     spawn_loop, stand_in, step_session, summary,
 };
 use crate::support::{
-    Pty, Reply, TestEnv, claude_bin, codex_bin, eventually, ralph_bin, sandbox_tools, wait_output,
+    Pty, Reply, TestEnv, check_named, claude_bin, codex_bin, eventually, ralph_bin, sandbox_tools,
+    wait_output,
 };
 
 fn signal(pid: u32, sig: Signal) {
@@ -654,13 +655,7 @@ fn a_relative_agent_path_in_the_config_is_the_projects_wherever_ralph_runs() {
         .current_dir(&elsewhere)
         .args(["-C", &at, "doctor", "--json"])
         .json_with(1);
-    let claude = doctor["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "claude")
-        .unwrap()
-        .clone();
+    let claude = check_named(&doctor, "claude");
     assert!(
         claude["detail"]
             .as_str()

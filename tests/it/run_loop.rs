@@ -1062,11 +1062,7 @@ fn a_finished_run_leaves_nothing_of_ralphs_uncommitted() {
         Reply::text("Step done."),
     ]);
     let out = ralph_loop(&env).stdout_with(0);
-    let id = run_dir(&env)
-        .file_name()
-        .unwrap()
-        .to_string_lossy()
-        .into_owned();
+    let id = run_id(&env);
     assert!(
         // The project had no `.ralph/.gitignore`: the loop wrote one.
         out.contains("ralph: committed ralph's notes (.ralph/.gitignore, .ralph/progress.md): "),

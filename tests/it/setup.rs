@@ -8,7 +8,9 @@ use std::time::Duration;
 use predicates::prelude::*;
 use serde_json::Value;
 
-use crate::support::{Reply, TestEnv, claude_bin, eventually, repo_root, with_file_lock};
+use crate::support::{
+    Reply, TestEnv, check_named, claude_bin, eventually, repo_root, with_file_lock,
+};
 
 #[test]
 fn the_plugin_validates() {
@@ -270,13 +272,7 @@ fn doctor_names_each_failing_check_and_its_fix() {
     assert!(git.status.success(), "{git:?}");
     // A repository, but no identity to commit with: said, with its fix.
     let no_identity = doctor(&env, &path);
-    let git_check = no_identity["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "git")
-        .unwrap()
-        .clone();
+    let git_check = check_named(&no_identity, "git");
     assert!(
         git_check["fix"]
             .as_str()
@@ -920,13 +916,7 @@ fn doctor_says_when_git_has_no_identity_to_commit_with() {
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .args(["-C", bare.to_str().unwrap(), "doctor", "--json"])
         .json_with(1);
-    let check = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "git")
-        .unwrap()
-        .clone();
+    let check = check_named(&v, "git");
     assert_eq!(check["ok"], false, "{check}");
     assert!(
         check["detail"]

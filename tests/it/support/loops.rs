@@ -62,6 +62,15 @@ pub fn step_session(last: bool) -> Vec<Reply> {
     vec![Reply::bash(cmd), Reply::text("Step done.")]
 }
 
+/// The newest run's id (its folder's name).
+pub fn run_id(env: &TestEnv) -> String {
+    run_dir(env)
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned()
+}
+
 pub fn run_dir(env: &TestEnv) -> std::path::PathBuf {
     run_dir_in(&env.project)
 }

@@ -552,14 +552,7 @@ impl TestEnv {
             .get_output()
             .stdout
             .clone();
-        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-        v["checks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["name"] == name)
-            .unwrap_or_else(|| panic!("no doctor check {name}: {v}"))
-            .clone()
+        check_named(&serde_json::from_slice(&out).unwrap(), name)
     }
 
     pub fn ralph(&self) -> Ralph {
@@ -1027,4 +1020,15 @@ impl Live {
         }
         (status.code(), self.stdout(), self.stderr())
     }
+}
+
+/// The check `name` of `ralph doctor --json`'s report.
+pub fn check_named(v: &serde_json::Value, name: &str) -> serde_json::Value {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no doctor check {name}: {v}"))
+        .clone()
 }
