@@ -94,6 +94,15 @@ pub struct Options {
     #[arg(long, value_name = "PATH")]
     pub gemini: Option<PathBuf>,
 
+    /// The pi executable, for --agent pi [default: `pi` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub pi: Option<PathBuf>,
+
+    /// The opencode executable, for --agent opencode [default: `opencode`
+    /// on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub opencode: Option<PathBuf>,
+
     /// The model for the sessions (the agent's --model)
     #[arg(long)]
     pub model: Option<String>,
@@ -189,7 +198,7 @@ pub fn default_count(key: &str) -> u32 {
 }
 
 impl Options {
-    /// The program named for `agent` (`--claude`, `--codex`, `--gemini`).
+    /// The program named for `agent` (`--claude`, `--codex`, ...).
     pub fn program_of(&self, agent: crate::agent::Agent) -> Option<&PathBuf> {
         agent.named_in(self)
     }
@@ -375,6 +384,8 @@ layered!(Options {
     claude,
     codex,
     gemini,
+    pi,
+    opencode,
     model,
     permission_mode,
     limit_backoff,

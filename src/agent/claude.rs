@@ -215,6 +215,7 @@ mod tests {
             model: Some("opus"),
             extra,
             root: std::path::Path::new("/p"),
+            project_files: true,
         }
     }
 

@@ -1,10 +1,13 @@
-//! The coding agents a loop can drive (Claude Code, Codex CLI, Gemini CLI):
+//! The coding agents a loop can drive (Claude Code, Codex CLI, Gemini CLI,
+//! pi, opencode):
 //! what each can do (one row each), its command line for a session, how its
 //! stream reads (usage limits included) and its token prices, one file each.
 
 pub mod claude;
 pub mod codex;
 pub mod gemini;
+pub mod opencode;
+pub mod pi;
 pub mod prices;
 
 use clap::ValueEnum;
@@ -20,6 +23,10 @@ pub enum Agent {
     Codex,
     /// Google's Gemini CLI (`gemini -p`)
     Gemini,
+    /// pi, the coding agent (`pi --mode json`)
+    Pi,
+    /// opencode (`opencode run`)
+    Opencode,
 }
 
 /// What one agent is and can do, in one row: what ralph asks of an agent
@@ -59,7 +66,7 @@ pub struct Caps {
     pub login_shell: bool,
 }
 
-const CAPS: [(Agent, Caps); 3] = [
+const CAPS: [(Agent, Caps); 5] = [
     (
         Agent::Claude,
         Caps {
@@ -111,6 +118,44 @@ const CAPS: [(Agent, Caps); 3] = [
             sandbox_writes_git: false,
             sandbox_own_tmpdir: false,
             reports_cost: false,
+            disallows_tools: false,
+            login_shell: false,
+        },
+    ),
+    (
+        Agent::Pi,
+        Caps {
+            name: "pi",
+            install: "npm install -g @mariozechner/pi-coding-agent",
+            interactive: false,
+            permission_modes: false,
+            // It has no sandbox of its own.
+            confinable: false,
+            network_by_domain: false,
+            sandbox_needs_bwrap: false,
+            sandbox_placeholders: false,
+            sandbox_writes_git: false,
+            sandbox_own_tmpdir: false,
+            reports_cost: true,
+            disallows_tools: false,
+            login_shell: false,
+        },
+    ),
+    (
+        Agent::Opencode,
+        Caps {
+            name: "opencode",
+            install: "npm install -g opencode-ai",
+            interactive: false,
+            permission_modes: false,
+            // It has no sandbox of its own.
+            confinable: false,
+            network_by_domain: false,
+            sandbox_needs_bwrap: false,
+            sandbox_placeholders: false,
+            sandbox_writes_git: false,
+            sandbox_own_tmpdir: false,
+            reports_cost: true,
             disallows_tools: false,
             login_shell: false,
         },
@@ -180,6 +225,8 @@ impl Agent {
             Agent::Claude => claude::setup_command(),
             Agent::Codex => codex::setup_command(),
             Agent::Gemini => gemini::setup_command(),
+            Agent::Pi => pi::setup_command(),
+            Agent::Opencode => opencode::setup_command(),
         }
     }
 
@@ -190,6 +237,8 @@ impl Agent {
             Agent::Claude => o.claude.as_ref(),
             Agent::Codex => o.codex.as_ref(),
             Agent::Gemini => o.gemini.as_ref(),
+            Agent::Pi => o.pi.as_ref(),
+            Agent::Opencode => o.opencode.as_ref(),
         }
     }
 
@@ -204,6 +253,8 @@ impl Agent {
             Agent::Claude => claude::read(s, v),
             Agent::Codex => codex::read(s, v),
             Agent::Gemini => gemini::read(s, v),
+            Agent::Pi => pi::read(s, v),
+            Agent::Opencode => opencode::read(s, v),
         }
     }
 }
@@ -224,10 +275,19 @@ pub struct Ask<'a> {
     pub extra: &'a [String],
     /// The project.
     pub root: &'a std::path::Path,
+    /// The project's own agent files that a switch can turn off (pi's
+    /// extensions, opencode's project config) are approved: loaded.
+    pub project_files: bool,
 }
 
 impl Agent {
-    pub const ALL: [Agent; 3] = [Agent::Claude, Agent::Codex, Agent::Gemini];
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::Gemini,
+        Agent::Pi,
+        Agent::Opencode,
+    ];
 
     /// Its arguments before the prompt (in print mode, the prompt comes on
     /// stdin).
@@ -236,14 +296,22 @@ impl Agent {
             Agent::Claude => claude::arguments(a),
             Agent::Codex => codex::session_arguments(a),
             Agent::Gemini => gemini::session_arguments(a),
+            Agent::Pi => pi::session_arguments(a),
+            Agent::Opencode => opencode::session_arguments(a),
         }
     }
 
     /// What its session's environment adds.
-    pub fn env(self) -> &'static [(&'static str, &'static str)] {
+    pub fn env(self, a: &Ask) -> Vec<(String, String)> {
+        let fixed = |e: &[(&str, &str)]| {
+            e.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
         match self {
-            Agent::Gemini => &gemini::ENV,
-            Agent::Claude | Agent::Codex => &[],
+            Agent::Gemini => fixed(&gemini::ENV),
+            Agent::Opencode => opencode::env(a.project_files),
+            Agent::Claude | Agent::Codex | Agent::Pi => Vec::new(),
         }
     }
 

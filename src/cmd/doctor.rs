@@ -168,7 +168,7 @@ fn agents(h: &Here) -> Verdict {
         .filter(|&a| a != Agent::default())
         .collect();
     if named.is_empty() {
-        return pass("no other agent configured (`--agent codex|gemini`, `fallback = [...]`)");
+        return pass("no other agent configured (`agent = \"codex\"`, `fallback = [...]`)");
     }
     let mut said = Vec::new();
     for agent in named {

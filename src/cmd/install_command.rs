@@ -10,7 +10,8 @@ use crate::{fsutil, outln};
 /// installed from any folder.
 pub const RALPH_SETUP: &str = include_str!("../../commands/ralph-setup.md");
 
-/// Install the /ralph-setup slash command for Claude Code (or Codex, Gemini).
+/// Install the /ralph-setup slash command for Claude Code (or Codex, Gemini,
+/// pi, opencode).
 ///
 /// Writes ~/.claude/commands/ralph-setup.md (under $CLAUDE_CONFIG_DIR when
 /// set): in Claude Code, `/ralph-setup <what you want built>` then interviews
@@ -18,7 +19,11 @@ pub const RALPH_SETUP: &str = include_str!("../../commands/ralph-setup.md");
 /// codex: a custom prompt, $CODEX_HOME/prompts/ralph-setup.md (default
 /// ~/.codex), run as `/prompts:ralph-setup ...`; with --agent gemini: a
 /// custom command, ~/.gemini/commands/ralph-setup.toml (under
-/// $GEMINI_CLI_HOME when set), run as `/ralph-setup ...`. The command is
+/// $GEMINI_CLI_HOME when set), run as `/ralph-setup ...`; with --agent pi:
+/// a prompt template, ~/.pi/agent/prompts/ralph-setup.md (under
+/// $PI_CODING_AGENT_DIR when set); with --agent opencode: a custom command,
+/// ~/.config/opencode/commands/ralph-setup.md (under $XDG_CONFIG_HOME when
+/// set); both run as `/ralph-setup ...`. The command is
 /// built into this binary, so this works from any folder. A file there with
 /// other content (your own edits) is kept unless --force.
 #[derive(Debug, Args)]

@@ -220,7 +220,7 @@ pub struct Resolved {
     pub prompt: PromptFrom,
     /// The agent's program as named, if it was (else its name on PATH).
     pub program: Option<PathBuf>,
-    /// The agents' programs as named (`--claude`, `--codex`, `--gemini`).
+    /// The agents' programs as named (`--claude`, `--codex`, ...).
     pub named: Vec<(Agent, PathBuf)>,
     pub settings: Settings,
 }
@@ -228,10 +228,17 @@ pub struct Resolved {
 /// Options from a command line given in `cwd`, with their paths made
 /// absolute (a resume may run elsewhere).
 pub fn anchored(mut o: Options, cwd: &std::path::Path) -> Options {
-    for p in [&mut o.prompt, &mut o.claude, &mut o.codex, &mut o.gemini]
-        .into_iter()
-        .flatten()
-        .filter(|p| p.is_relative())
+    for p in [
+        &mut o.prompt,
+        &mut o.claude,
+        &mut o.codex,
+        &mut o.gemini,
+        &mut o.pi,
+        &mut o.opencode,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|p| p.is_relative())
     {
         *p = cwd.join(&*p);
     }

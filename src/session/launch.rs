@@ -1,6 +1,6 @@
-//! The command line and environment of one agent session (Claude Code,
-//! Codex or Gemini: their own arguments from `agent::*`, the same
-//! environment and the prompt on stdin).
+//! The command line and environment of one agent session (whichever the
+//! agent: its own arguments from `agent::*`, the same environment and the
+//! prompt on stdin).
 
 use anyhow::{Context, Result};
 
@@ -71,7 +71,7 @@ fn codex_scratch(
 pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -> Result<Launch> {
     let mut env = environment(s, who);
     let token = handoff::session_token(who.secret, who.session);
-    let mut args = seat.agent.arguments(&crate::agent::Ask {
+    let ask = crate::agent::Ask {
         interactive: s.interactive,
         confined: s.confined.as_ref(),
         sandbox: s
@@ -82,13 +82,11 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
         model: seat.model,
         extra: seat.extra,
         root: &project.root,
-    });
-    env.extend(
-        seat.agent
-            .env()
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string())),
-    );
+        // Asked as each session starts: a session may have written them.
+        project_files: crate::trust::approval::agent_files_approved(&project.root),
+    };
+    let mut args = seat.agent.arguments(&ask);
+    env.extend(seat.agent.env(&ask));
     let scratch = codex_scratch(s, seat, &mut env)?;
     let print = if s.interactive {
         let prompt = crate::fsutil::read_optional(&s.prompt)?

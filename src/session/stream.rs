@@ -1,6 +1,6 @@
 //! An agent's JSON stream, one object per line (Claude Code's
-//! `stream-json`, Codex's `exec --json`, Gemini's `stream-json`; each line
-//! is told by its own shape): what the loop shows the user, and what it
+//! `stream-json`, Codex's `exec --json`, Gemini's `stream-json`, pi's and
+//! opencode's JSON modes; each line is told by its own shape): what the loop shows the user, and what it
 //! learns about the session (cost, tokens, errors, usage limits). Pure:
 //! lines in, facts out.
 //!
@@ -167,6 +167,15 @@ impl Session {
     fn guessed(&mut self, v: &Value) -> Vec<Shown> {
         let t = v["type"].as_str();
         let known = match t {
+            // opencode's every line names its session and carries a part.
+            _ if v.get("sessionID").is_some() => Some(Agent::Opencode),
+            Some("session") if v.get("version").is_some() => Some(Agent::Pi),
+            Some("agent_start" | "agent_end" | "turn_start" | "turn_end" | "message_end") => {
+                Some(Agent::Pi)
+            }
+            Some(t) if t.starts_with("tool_execution_") || t.starts_with("auto_retry_") => {
+                Some(Agent::Pi)
+            }
             Some("thread.started") => Some(Agent::Codex),
             Some("init") if v.get("session_id").is_some() => Some(Agent::Gemini),
             Some("system") if v["subtype"] == "init" => Some(Agent::Claude),

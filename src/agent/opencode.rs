@@ -1,0 +1,247 @@
+//! opencode 1.18 (`opencode-ai`): `opencode run --format json`, the prompt
+//! on stdin (given as an argument it reaches the model in quotes). It has
+//! no sandbox; its model and provider are the user's own (`opencode.json`).
+//! Its stream has no start or end event and no model name: a step's
+//! `step_finish` carries the tokens and the cost, and an API error is one
+//! `error` line (exit 1) after its own silent retries.
+
+use serde_json::Value;
+
+use crate::session::stream::{Session, Shown, Usage, classify, describe_tool, error_line};
+
+/// `opencode run` arguments before the user's own: every permission that
+/// would ask is granted (headless, an "ask" is refused and the session
+/// stops there, exit 0, with nothing done).
+pub fn arguments(model: Option<&str>) -> Vec<String> {
+    let mut a: Vec<String> = ["run", "--format", "json", "--auto"]
+        .map(String::from)
+        .into();
+    if let Some(m) = model {
+        a.extend(["--model".into(), m.into()]);
+    }
+    a
+}
+
+/// A session's arguments: `arguments`, then the user's own (the prompt
+/// comes on stdin).
+pub fn session_arguments(a: &super::Ask) -> Vec<String> {
+    let mut args = arguments(a.model);
+    args.extend(a.extra.iter().cloned());
+    args
+}
+
+/// What the session's environment adds: no self-update or sharing in an
+/// unattended run; and, before `ralph trust`, none of the project's config
+/// (its `opencode.json` and `.opencode/`: plugins, MCP servers,
+/// permissions, providers).
+pub fn env(project_files: bool) -> Vec<(String, String)> {
+    let mut e = vec![
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ("OPENCODE_DISABLE_SHARE", "1"),
+    ];
+    if !project_files {
+        e.push(("OPENCODE_DISABLE_PROJECT_CONFIG", "1"));
+    }
+    e.into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Its config folder (`$XDG_CONFIG_HOME/opencode`, else
+/// `~/.config/opencode`).
+pub fn config_dir() -> anyhow::Result<std::path::PathBuf> {
+    super::dir_var("XDG_CONFIG_HOME")
+        .map_or_else(|| super::home().map(|h| h.join(".config")), Ok)
+        .map(|c| c.join("opencode"))
+}
+
+/// `/ralph-setup` for opencode: a custom command in its config folder's
+/// `commands`.
+pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
+    use crate::cmd::install_command::{DESCRIPTION, body};
+    let text = format!("---\ndescription: {DESCRIPTION}\n---\n{}", body());
+    Ok((
+        config_dir()?.join("commands/ralph-setup.md"),
+        text,
+        "In opencode, in your project: /ralph-setup <what you want built>",
+    ))
+}
+
+/// opencode's `run --format json` events.
+pub(crate) fn read(s: &mut Session, v: &Value) -> Vec<Shown> {
+    if s.session_id.is_none() {
+        s.session_id = v["sessionID"].as_str().map(String::from);
+    }
+    let part = &v["part"];
+    match v["type"].as_str().unwrap_or("") {
+        "tool_use" => return tool_use(s, part),
+        "text" => {
+            let text = part["text"].as_str().unwrap_or("").to_string();
+            if !text.trim().is_empty() {
+                s.last_said.clone_from(&text);
+                return vec![Shown::Text(text)];
+            }
+        }
+        "step_finish" => step_finish(s, part),
+        "error" => return error(s, &v["error"]),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// A tool call, reported once it has run: the line for it, and its error.
+fn tool_use(s: &mut Session, part: &Value) -> Vec<Shown> {
+    s.tool_calls += 1;
+    let name = part["tool"].as_str().unwrap_or("?");
+    let st = &part["state"];
+    let input = &st["input"];
+    let line = match name {
+        "bash" => describe_tool("Bash", input),
+        "read" | "write" | "edit" => match input["filePath"].as_str() {
+            Some(p) => format!("{name}: {}", crate::session::stream::first_line(p, 120)),
+            None => name.to_string(),
+        },
+        _ => name.to_string(),
+    };
+    let mut out = vec![Shown::Tool(line)];
+    let exit = st["metadata"]["exit"].as_i64().filter(|&c| c != 0);
+    if st["status"] == "error" {
+        let text = st["error"].as_str().unwrap_or("the tool failed");
+        out.push(Shown::ToolError(error_line(text, 160)));
+    } else if let Some(code) = exit {
+        let said = format!("Exit code {code}\n{}", st["output"].as_str().unwrap_or(""));
+        out.push(Shown::ToolError(error_line(&said, 160)));
+    }
+    out
+}
+
+/// The end of one model step: its tokens and cost count; the turn is over
+/// when a step stops for a reason other than calling tools.
+fn step_finish(s: &mut Session, part: &Value) {
+    let t = &part["tokens"];
+    let n = |v: &Value| v.as_u64().unwrap_or(0);
+    let usage = Usage {
+        input_tokens: n(&t["input"]),
+        // Reasoning is output, counted apart.
+        output_tokens: n(&t["output"]) + n(&t["reasoning"]),
+        cache_read_input_tokens: n(&t["cache"]["read"]),
+        cache_creation_input_tokens: n(&t["cache"]["write"]),
+    };
+    s.cost_usd += part["cost"].as_f64().unwrap_or(0.0);
+    if part["reason"] == "tool-calls" {
+        s.usage.add(&usage);
+    } else {
+        s.end(false, String::new(), usage);
+    }
+}
+
+/// Its one `error` line: the API's message and status, a limit when it
+/// reads as one.
+fn error(s: &mut Session, e: &Value) -> Vec<Shown> {
+    let d = &e["data"];
+    let text = d["message"]
+        .as_str()
+        .or(e["message"].as_str())
+        .or(e["name"].as_str())
+        .unwrap_or("opencode failed")
+        .to_string();
+    s.limit = classify(&text, d["statusCode"].as_u64());
+    s.last_error = Some(text.clone());
+    s.end(true, text.clone(), Usage::default());
+    vec![Shown::Note(crate::session::stream::first_line(&text, 200))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::Agent;
+    use crate::session::stream::Limit;
+
+    fn fed(stream: &str) -> (Session, Vec<Shown>) {
+        let mut s = Session::of(Agent::Opencode);
+        let shown = stream.lines().flat_map(|l| s.feed(l)).collect();
+        (s, shown)
+    }
+
+    #[test]
+    fn run_as_json_with_its_asks_granted_and_the_model() {
+        assert_eq!(arguments(None), ["run", "--format", "json", "--auto"]);
+        assert_eq!(
+            arguments(Some("anthropic/claude-sonnet-4-5"))[4..],
+            ["--model", "anthropic/claude-sonnet-4-5"]
+        );
+        let has = |e: &[(String, String)], k: &str| e.iter().any(|(n, _)| n == k);
+        assert!(has(&env(false), "OPENCODE_DISABLE_PROJECT_CONFIG"));
+        assert!(!has(&env(true), "OPENCODE_DISABLE_PROJECT_CONFIG"));
+        assert!(has(&env(true), "OPENCODE_DISABLE_AUTOUPDATE"));
+    }
+
+    #[test]
+    fn a_session_that_ran_a_command_is_read_with_its_tokens_and_cost() {
+        let (s, shown) = fed(include_str!(
+            "../../tests/fixtures/agents/opencode-ref.jsonl"
+        ));
+        assert!(s.result_ok(), "{s:?}");
+        assert_eq!(
+            shown,
+            [
+                Shown::Tool("Bash: sh .agent-step.sh".into()),
+                Shown::Text("Step done.".into())
+            ]
+        );
+        // Both steps: 800 + 800 uncached in, (40 + 10) * 2 out.
+        assert_eq!(
+            (
+                s.usage.input_tokens,
+                s.usage.output_tokens,
+                s.usage.cache_read_input_tokens
+            ),
+            (1600, 100, 400)
+        );
+        assert!((s.cost_usd - 0.00642).abs() < 1e-9, "{}", s.cost_usd);
+        assert!(
+            s.session_id
+                .as_deref()
+                .is_some_and(|i| i.starts_with("ses_"))
+        );
+        assert_eq!(s.final_message.as_deref(), Some("Step done."));
+    }
+
+    #[test]
+    fn its_error_line_is_a_usage_limit_or_an_api_error() {
+        let (s, shown) = fed(include_str!(
+            "../../tests/fixtures/agents/opencode-ref-429.jsonl"
+        ));
+        assert!(!s.result_ok());
+        assert!(matches!(s.limit, Some(Limit::Usage { .. })), "{s:?}");
+        assert!(matches!(&shown[..], [Shown::Note(n)] if n.contains("usage limit")));
+        let (s, _) = fed(
+            r#"{"type":"error","sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Internal Server Error","statusCode":500}}}"#,
+        );
+        assert!(!s.result_ok() && s.limit.is_none());
+        let (s, _) = fed(
+            r#"{"type":"error","sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429}}}"#,
+        );
+        assert_eq!(s.limit, Some(Limit::RateLimit));
+    }
+
+    #[test]
+    fn a_failed_command_or_a_refused_tool_says_why() {
+        let (s, shown) = fed(
+            r#"{"type":"tool_use","part":{"tool":"bash","state":{"status":"completed","input":{"command":"cargo test"},"output":"running\nerror[E0425]: cannot find value\n","metadata":{"exit":101}}}}
+{"type":"tool_use","part":{"tool":"edit","state":{"status":"error","input":{"filePath":"/p/src/a.rs"},"error":"The user rejected permission to use this specific tool call."}}}"#,
+        );
+        assert_eq!(
+            shown,
+            [
+                Shown::Tool("Bash: cargo test".into()),
+                Shown::ToolError("Exit code 101 · error[E0425]: cannot find value".into()),
+                Shown::Tool("edit: /p/src/a.rs".into()),
+                Shown::ToolError(
+                    "The user rejected permission to use this specific tool call.".into()
+                ),
+            ]
+        );
+        assert_eq!(s.tool_calls, 2);
+    }
+}
