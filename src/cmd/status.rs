@@ -491,7 +491,8 @@ impl Report<'_> {
             _ => {}
         }
         if let Some(r) = &self.review {
-            let more = if r.verdict == crate::history::records::Judgement::Approved {
+            use crate::history::records::Judgement;
+            let more = if matches!(r.verdict, Judgement::Approved | Judgement::Limited) {
                 String::new()
             } else {
                 "; see .ralph/review-failed.md".into()

@@ -540,6 +540,8 @@ pub enum Judgement {
     Rejected,
     #[serde(rename = "no verdict")]
     NoVerdict,
+    /// Its agent was at its usage limit: waited out, no round counted.
+    Limited,
 }
 
 impl std::fmt::Display for Judgement {
@@ -548,6 +550,9 @@ impl std::fmt::Display for Judgement {
             Judgement::Approved => "approved",
             Judgement::Rejected => "rejected",
             Judgement::NoVerdict => "no verdict",
+            Judgement::Limited => {
+                "no verdict (its agent was at its usage limit; waited out, no round counted)"
+            }
         })
     }
 }

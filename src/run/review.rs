@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 
 use crate::history::records::{Record, ReviewRecord, Saved};
-use crate::run::engine::{ReviewOf as Of, Reviewed};
+use crate::run::engine::{Event, ReviewOf as Of, Reviewed};
 use crate::run::lock::LoopLock;
 use crate::run::progress;
 use crate::run::shell::Shell;
@@ -35,7 +35,7 @@ impl Shell<'_> {
         saved: &mut Saved,
         (of, number): (Of, u32),
         base: Option<String>,
-    ) -> Result<(Reviewed, Record)> {
+    ) -> Result<(Event, Record)> {
         let (project, r) = (self.project, self.s.review.as_ref().expect("a reviewer"));
         let subject = self.subject(&of, saved, base);
         let prompt = self.write_review_prompt(&of, &subject, saved, number)?;
@@ -54,13 +54,37 @@ impl Shell<'_> {
         let (ended, command) =
             self.launch(lock, (&settings, seat), at, saved.first_head.clone())?;
         let after = progress::take(&project.root, &project.spec());
-        let verdict = verdict_of(&ended, &before, &after);
         let outcome = self.outcome_of(&ended, false);
+        // At its agent's usage limit it judged nothing: no verdict to hand
+        // over, and no round of the reviewer's.
+        let limited = match &outcome {
+            crate::run::engine::SessionOutcome::Limited(l) => Some(l.clone()),
+            _ => None,
+        };
+        let verdict = match &limited {
+            Some(l) => Verdict::NoVerdict(format!(
+                "{}'s {}: waited out, no round counted",
+                seat.agent,
+                l.describe()
+            )),
+            None => verdict_of(&ended, &before, &after),
+        };
         let cost = self.cost_of(&ended.stream, seat);
         saved.tokens.add(&ended.stream.usage);
         saved.cost_unknown |= cost.is_none();
-        let rec = ReviewRecord::new(number, &subject.what, &verdict, cost.unwrap_or(0.0));
-        self.hand_review_over(&verdict, &subject.what, saved)?;
+        let mut rec = ReviewRecord::new(number, &subject.what, &verdict, cost.unwrap_or(0.0));
+        match &limited {
+            Some(l) => {
+                rec.verdict = crate::history::records::Judgement::Limited;
+                rec.findings.clear();
+                self.ui.note(&format!(
+                    "the reviewer's agent {}: {}; the review waits for it and counts no round",
+                    seat.agent,
+                    l.describe()
+                ));
+            }
+            None => self.hand_review_over(&verdict, &subject.what, saved)?,
+        }
         saved.last_review = Some(rec.clone());
         let ran = crate::run::shell::Ran {
             iteration: saved.state.iteration,
@@ -81,11 +105,18 @@ impl Shell<'_> {
         let mut record = self.record(&ran, None);
         record.counted = false;
         record.review = Some(rec);
-        let reviewed = Reviewed {
-            verdict,
-            cost_usd: cost.unwrap_or(0.0),
+        let event = match limited {
+            Some(limit) => Event::ReviewLimited {
+                limit,
+                cost_usd: cost.unwrap_or(0.0),
+                now_epoch: crate::run::shell::now_epoch(),
+            },
+            None => Event::Reviewed(Reviewed {
+                verdict,
+                cost_usd: cost.unwrap_or(0.0),
+            }),
         };
-        Ok((reviewed, record))
+        Ok((event, record))
     }
 
     /// What a review looks at: its words for it, its criteria, and the

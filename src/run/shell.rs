@@ -21,7 +21,7 @@ use crate::timefmt;
 use crate::work::project::Project;
 use crate::work::{completion, gate, sentinel};
 
-fn now_epoch() -> u64 {
+pub(crate) fn now_epoch() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
@@ -442,10 +442,13 @@ impl Shell<'_> {
                 crate::work::review::When::Complete => "each COMPLETE",
                 crate::work::review::When::Step => "each checked step",
             };
+            let stops = match r.max_rounds {
+                1 => "a rejection stops".to_string(),
+                n => format!("{n} rejections in a row stop"),
+            };
             self.ui.note(&format!(
-                "a {}{model} review session judges {when}; {} in a row stop the loop for a human",
+                "a {}{model} review session judges {when}; {stops} the loop for a human",
                 r.agent,
-                crate::output::counted(r.max_rounds, "rejection", "rejections")
             ));
         }
         if let Some(n) = &self.s.notify {
@@ -463,13 +466,13 @@ impl Shell<'_> {
             Action::Round(need) => self.carry_out(need, live)?,
             Action::Review { of, session } => {
                 let base = live.pending.as_ref().and(live.before.head.clone());
-                let (reviewed, record) = self.review(lock, &mut live.saved, (of, session), base)?;
+                let (event, record) = self.review(lock, &mut live.saved, (of, session), base)?;
                 match live.pending.as_mut() {
                     // Appended after the record of the session it followed.
                     Some(p) => p.reviews.push(record),
                     None => self.append(&record)?,
                 }
-                Event::Reviewed(reviewed)
+                event
             }
             Action::Prepare { iteration } => self.prepare(iteration, &live.saved, &live.before),
             Action::Spawn {

@@ -205,6 +205,65 @@ fn a_reviewer_that_rejects_every_time_stops_the_loop_for_a_human() {
     assert!(session_text(&env, 5).contains("round 1 of at most 2"));
 }
 
+#[test]
+fn a_reviewer_at_its_usage_limit_is_waited_out_and_spends_no_round() {
+    // One round only: a limited review that counted as a rejection would
+    // stop the run for a human.
+    let env = reviewed("max_rounds = 1\n");
+    env.api.session([Reply::bash(DO_V1), Reply::text("Done.")]);
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 5;
+    env.api.session([Reply::usage_limit(format!(
+        "Claude AI usage limit reached|{reset}"
+    ))]);
+    env.api.session([
+        Reply::bash("cat parse.txt"),
+        Reply::text("Fine.\nVERDICT: approve"),
+    ]);
+    // (A reset time already past, on a slow machine, waits the backoff.)
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "3", "--limit-backoff", "1s"])
+        .stdout_with(0);
+    assert!(
+        out.contains("review session 2: the whole run")
+            && out.contains("the reviewer's agent claude: usage limit reached; the review waits for it and counts no round")
+            && out.contains("the reviewer's usage limit reached; waiting")
+            && out.contains("review session 3: the whole run")
+            && out.contains("the reviewer approved")
+            && out.contains("complete: its one step done · 1 iteration"),
+        "{out}"
+    );
+    assert!(
+        session_text(&env, 3).contains("round 1 of at most 1"),
+        "no round spent"
+    );
+    let recs = records(&env);
+    let verdicts: Vec<(u64, Value)> = recs
+        .iter()
+        .map(|r| {
+            (
+                r["session"].as_u64().unwrap(),
+                r["review"]["verdict"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            (1, Value::Null),
+            (2, Value::from("limited")),
+            (3, Value::from("approved"))
+        ]
+    );
+    assert_eq!(recs[1]["outcome"], "limited: usage limit reached");
+    assert!(!env.project.join(".ralph/review-failed.md").exists());
+    let status = env.ralph().arg("status").stdout_with(0);
+    assert!(status.contains("review:  approved (session 3"), "{status}");
+}
+
 /// A test the work planted, which the reviewer runs: it tries every route
 /// to a verdict that a tool of the reviewer's has (the old `ralph review`
 /// command, a verdict file, a verdict line in its output, and a forged

@@ -284,6 +284,13 @@ pub enum Event {
     GateRan(GateRan),
     /// A review session ended with this verdict.
     Reviewed(Reviewed),
+    /// A review session ended at its agent's usage limit: no verdict, and
+    /// no round of the reviewer's; waited out, then asked again.
+    ReviewLimited {
+        limit: Limit,
+        cost_usd: f64,
+        now_epoch: u64,
+    },
     /// The boxes were unchecked.
     Unchecked,
     /// Between sessions, once the round is judged: the sentinels, and any
@@ -859,11 +866,21 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
                 agent: s.agent,
             }
         }
-        Event::Waited { stop: Some(sig) } => stop(
-            Outcome::Interrupted,
-            format!("{sig} received while waiting"),
-        ),
+        Event::Waited { stop: Some(sig) } => {
+            s.round = None;
+            stop(
+                Outcome::Interrupted,
+                format!("{sig} received while waiting"),
+            )
+        }
+        // A round that waited for its reviewer goes on where it was.
+        Event::Waited { stop: None } if s.round.is_some() => next_in_round(s, limits),
         Event::Waited { stop: None } => new_round(s, limits, None),
+        Event::ReviewLimited {
+            limit,
+            cost_usd,
+            now_epoch,
+        } => review_limited(s, limits, &limit, cost_usd, now_epoch),
         Event::SessionEnded(recorded) => session_ended(s, limits, *recorded),
     }
 }
@@ -1048,13 +1065,39 @@ fn after_limit(s: &mut State, limits: &Limits, l: &Limit, now_epoch: u64) -> Act
         s.agent = first;
         wait = Duration::from_secs(until.saturating_sub(now_epoch).saturating_add(1));
     }
+    wait_or_stop(s, limits, l.describe().to_string(), wait)
+}
+
+/// A review that met its agent's usage limit: its cost counted, no round
+/// of the reviewer's, and the review waits as a work session would (the
+/// reviewer runs on its own agent: no fallback).
+fn review_limited(
+    s: &mut State,
+    limits: &Limits,
+    l: &Limit,
+    cost_usd: f64,
+    now_epoch: u64,
+) -> Action {
+    s.cost_usd += cost_usd;
+    let wait = limit_wait(l, limits.limit_backoff, s.limit_waits, now_epoch);
+    let a = over_cost(s, limits).unwrap_or_else(|| {
+        wait_or_stop(s, limits, format!("the reviewer's {}", l.describe()), wait)
+    });
+    if matches!(a, Action::Stop { .. }) {
+        s.round = None;
+    }
+    a
+}
+
+/// Wait `wait` for a limit, unless the waits in a row would pass
+/// `--max-limit-wait`.
+fn wait_or_stop(s: &mut State, limits: &Limits, why: String, wait: Duration) -> Action {
     let total = s.limit_waited_s.saturating_add(wait.as_secs());
     if total > limits.max_limit_wait.as_secs() {
         return stop(
             Outcome::LimitWait,
             format!(
-                "{}; waiting {} more would pass --max-limit-wait {}",
-                l.describe(),
+                "{why}; waiting {} more would pass --max-limit-wait {}",
                 crate::timefmt::human_duration(wait),
                 crate::timefmt::human_duration(limits.max_limit_wait)
             ),
@@ -1062,10 +1105,7 @@ fn after_limit(s: &mut State, limits: &Limits, l: &Limit, now_epoch: u64) -> Act
     }
     s.limit_waits += 1;
     s.limit_waited_s = total;
-    Action::Wait {
-        wait,
-        why: l.describe().to_string(),
-    }
+    Action::Wait { wait, why }
 }
 
 /// Failing sessions in a row, and the stop at `--max-failures`.
@@ -1371,6 +1411,82 @@ mod tests {
             }
         }
         panic!("the loop never stopped");
+    }
+
+    /// A review at its agent's usage limit: waited out as a work session's
+    /// limit is, then asked again in the same round (a new session
+    /// number); no round of the reviewer's is spent, its cost counts; and
+    /// waits past `--max-limit-wait` stop the run as for work sessions.
+    #[test]
+    fn a_reviewer_at_its_usage_limit_is_waited_out_and_spends_no_round() {
+        let l = Limits {
+            review_complete: true,
+            limit_backoff: Duration::from_secs(60),
+            max_limit_wait: Duration::from_secs(150),
+            ..limits()
+        };
+        let mut s = State::default();
+        let mut go = |ev: Event| step(&mut s, &l, ev);
+        go(Event::Begin);
+        go(Event::Claimed(None));
+        go(Event::Between {
+            stop: None,
+            waiting: None,
+            recent_starts: Vec::new(),
+            now_epoch: 1_000_000,
+        });
+        go(Event::BeforeSpawn { stop: None });
+        go(Event::SessionRan(SessionRan {
+            session: 1,
+            outcome: SessionOutcome::Ok,
+            no_change: false,
+        }));
+        go(Event::Settled(Settled {
+            progress: Progress::Changed,
+            checked: vec![],
+        }));
+        let claim = Claim {
+            protected: Vec::new(),
+            base: "abc".into(),
+            rule: crate::work::completion::Rule::Holds { steps: 1 },
+        };
+        let review = |session| Action::Review {
+            of: ReviewOf::Run,
+            session,
+        };
+        assert_eq!(go(Event::Claimed(Some(claim))), review(2));
+        let limited = || Event::ReviewLimited {
+            limit: Limit::RateLimit,
+            cost_usd: 0.01,
+            now_epoch: 1_000_100,
+        };
+        assert_eq!(
+            go(limited()),
+            Action::Wait {
+                wait: Duration::from_secs(60),
+                why: "the reviewer's rate limited".into()
+            }
+        );
+        assert_eq!(go(Event::Waited { stop: None }), review(3));
+        let approved = Reviewed {
+            verdict: crate::work::review::Verdict::Approved,
+            cost_usd: 0.25,
+        };
+        assert_eq!(go(Event::Reviewed(approved)), Action::Round(Need::Record));
+        assert_eq!(
+            (s.review_rejections, s.reviews),
+            (0, 0),
+            "counted at the record"
+        );
+        assert!((s.cost_usd - 0.01).abs() < 1e-9);
+        // Limited again and again: 60 s, then 120 s would pass 150 s.
+        let mut s = State::default();
+        s.round = Some(Round::default());
+        assert!(matches!(step(&mut s, &l, limited()), Action::Wait { .. }));
+        let a = step(&mut s, &l, limited());
+        assert_eq!(stopped(&a), Some(Outcome::LimitWait), "{a:?}");
+        assert!(format!("{a:?}").contains("the reviewer's rate limited; waiting 2m"));
+        assert_eq!((s.review_rejections, s.round.is_none()), (0, true));
     }
 
     /// A whole loop through `step` alone: a round between sessions, a
