@@ -1480,8 +1480,10 @@ mod tests {
         );
         assert!((s.cost_usd - 0.01).abs() < 1e-9);
         // Limited again and again: 60 s, then 120 s would pass 150 s.
-        let mut s = State::default();
-        s.round = Some(Round::default());
+        let mut s = State {
+            round: Some(Round::default()),
+            ..State::default()
+        };
         assert!(matches!(step(&mut s, &l, limited()), Action::Wait { .. }));
         let a = step(&mut s, &l, limited());
         assert_eq!(stopped(&a), Some(Outcome::LimitWait), "{a:?}");
