@@ -634,7 +634,8 @@ pub fn carry_over(main: &Path, worktree: &Path, cfg: &Options) -> Result<bool> {
     }
     write_record(
         worktree,
-        main_same.then_some(&p[..]),
+        // Nothing to approve is approved as such, as `approve` would.
+        (main_same || p.is_empty()).then_some(&p[..]),
         switchable_same.then_some(&s[..]),
         here,
     )?;
