@@ -372,7 +372,8 @@ fn confined(h: &Here) -> Verdict {
     }
 }
 
-/// Is what the project's files would run approved?
+/// Is what the project's files would run approved? (pi's and opencode's
+/// files that a switch disables refuse nothing: said, never failed.)
 fn config(h: &Here) -> Verdict {
     let path = h.project.config();
     let (cfg, standing) = match (&h.cfg, &h.standing) {
@@ -381,17 +382,40 @@ fn config(h: &Here) -> Verdict {
         (Ok(_), None) => unreachable!("a loaded config has a standing"),
     };
     let parts = approval::project_parts(&h.project.root, cfg);
+    let switchable = approval::switchable_parts(&h.project.root);
+    let agents = (!switchable.is_empty()).then(|| {
+        let s = approval::switchable_standing_of(&h.project.root, &switchable);
+        format!(
+            "pi's and opencode's files {}: {}{}",
+            s.text(),
+            // By name: a plugin's whole text is no line to read here.
+            switchable
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if s == Standing::Approved {
+                ""
+            } else {
+                " (disabled until approved: `ralph trust`)"
+            }
+        )
+    });
     if parts.is_empty() {
-        return pass(format!(
+        let nothing = format!(
             "{}: nothing in it runs programs or allows more",
             path.display()
-        ));
+        );
+        return pass(match agents {
+            Some(a) => format!("{nothing}; {a}"),
+            None => nothing,
+        });
     }
     let ok = !matches!(standing, Standing::NotApproved { .. });
     verdict(
         ok,
         format!(
-            "{} {}: {}{}",
+            "{} {}: {}{}{}",
             path.display(),
             standing.text(),
             approval::summary(&parts),
@@ -399,7 +423,8 @@ fn config(h: &Here) -> Verdict {
                 ""
             } else {
                 " (`ralph loop` refuses to run until approved)"
-            }
+            },
+            agents.map(|a| format!("; {a}")).unwrap_or_default()
         ),
         "read it, then `ralph trust`",
     )

@@ -20,8 +20,10 @@ use crate::work::project::Project;
 /// .claude/settings.local.json and .mcp.json), and what Gemini CLI would
 /// run or allow in a trusted folder (.gemini/settings.json, its command
 /// files, the variables of .gemini/.env and those of .env it reads, shown by
-/// name) take effect only once you have
-/// approved that exact content: a session can write these files, and a
+/// name), and what pi and opencode would (.pi/settings.json;
+/// .pi/extensions, opencode.json, opencode.jsonc and .opencode, which
+/// until approved they are started with disabled) take effect only once you
+/// have approved that exact content: a session can write these files, and a
 /// cloned repository can ship them. `ralph trust` shows them and asks; the
 /// approval is kept in ralph's data folder (not in the project), for this
 /// project's real path and this content only. Any change needs a new
@@ -52,21 +54,39 @@ impl Run for Trust {
         };
         let parts = approval::project_parts(&project.root, &cfg);
         let standing = approval::standing_of(&project.root, &parts);
-        if standing == Standing::NothingToApprove {
+        let switchable = approval::switchable_parts(&project.root);
+        let switchable_standing = approval::switchable_standing_of(&project.root, &switchable);
+        let standings = [&standing, &switchable_standing];
+        if standings.iter().all(|s| **s == Standing::NothingToApprove) {
             outln!(
-                "Nothing in {} or the project's Claude Code and Gemini CLI files runs programs or allows more; nothing to approve.",
+                "Nothing in {} or the project's Claude Code, Gemini CLI, pi and opencode files runs programs or allows more; nothing to approve.",
                 path.display()
             );
             return Ok(ExitStatus::Success);
         }
-        outln!(
-            "{} asks ralph (and the claude it starts) to run or allow:",
-            project.root.display()
-        );
-        for line in approval::describe(&parts) {
-            outln!("    {}", visible(&line));
+        if !parts.is_empty() {
+            outln!(
+                "{} asks ralph (and the claude it starts) to run or allow:",
+                project.root.display()
+            );
+            for line in approval::describe(&parts) {
+                outln!("    {}", visible(&line));
+            }
         }
-        if standing == Standing::Approved {
+        if !switchable.is_empty() {
+            // Said of them as they stand: disabled only until approved.
+            match switchable_standing {
+                Standing::Approved => outln!("pi and opencode read these of their files:"),
+                _ => outln!("{}:", approval::DISABLED),
+            }
+            for line in approval::describe(&switchable) {
+                outln!("    {}", visible(&line));
+            }
+        }
+        if standings
+            .iter()
+            .all(|s| !matches!(s, Standing::NotApproved { .. }))
+        {
             outln!("Already approved.");
             return Ok(ExitStatus::Success);
         }
@@ -84,7 +104,7 @@ fn revoke(project: &Project) -> Result<ExitStatus> {
     let path = project.config();
     if approval::revoke(&project.root)? {
         outln!(
-            "Withdrew the approval of {}; `ralph loop` will ask again.",
+            "Withdrew the approval of {} and the project's files; `ralph loop` will ask again.",
             path.display()
         );
     } else {

@@ -9,6 +9,13 @@
 //! lives in ralph's data folder, keyed by the project's real path, holding
 //! the content's SHA-256.
 //!
+//! pi's and opencode's files (`agent_files`) are of two kinds: those no
+//! switch turns off (pi's `.pi/settings.json`) are parts like the others,
+//! and the loop refuses until they are approved; those a switch turns off
+//! (pi's extensions, opencode's config) are approved with the rest under a
+//! digest of their own, and until then the agent starts with them
+//! disabled: nothing refuses.
+//!
 //! Pure: which parts need approval, their digest and how they are shown.
 //! Reading the files and the record are the small functions at the end.
 
@@ -231,8 +238,21 @@ pub fn judge(p: &[Part], approved: &[String]) -> Standing {
 }
 
 /// Why the loop will not run an unapproved config: what it would run, and
-/// the command that approves it.
+/// the command that approves it; with what `ralph trust` approves too, the
+/// agents' files still disabled (see `refusal_of`).
 pub fn refusal(root: &Path, parts: &[Part], standing: &Standing) -> String {
+    let switchable = switchable_parts(root);
+    let off = if switchable_standing_of(root, &switchable) == Standing::Approved {
+        Vec::new()
+    } else {
+        switchable
+    };
+    refusal_of(root, parts, standing, &off)
+}
+
+/// The refusal (see `refusal`): the parts that refuse, then `disabled`,
+/// the agents' files not approved, which the same approval covers.
+pub fn refusal_of(root: &Path, parts: &[Part], standing: &Standing, disabled: &[Part]) -> String {
     let mut s = format!(
         "what {} asks to run or allow {}:\n",
         root.display(),
@@ -251,23 +271,61 @@ pub fn refusal(root: &Path, parts: &[Part], standing: &Standing) -> String {
          only once you have approved this exact content. Read them, then run `ralph trust` (or remove \
          them, or give ralph's settings on the command line).",
     );
+    if !disabled.is_empty() {
+        s.push('\n');
+        s.push_str(DISABLED);
+        s.push_str(" (`ralph trust` approves them too):");
+        for line in describe(disabled) {
+            s.push_str("\n    ");
+            s.push_str(&line);
+        }
+    }
     s
 }
 
+/// What is said of the agents' files that are not approved, before them.
+pub const DISABLED: &str =
+    "Until approved, ralph starts pi and opencode with these of their files disabled";
+
+/// An approval as kept. The agents' files that can be disabled came later,
+/// with a digest of their own: a record from before reads as approving
+/// none of them, and its `sha256` is over the same parts as then (for a
+/// project without pi's settings), so it stays good.
 #[derive(Debug, Serialize, Deserialize)]
 struct Record {
     project: std::path::PathBuf,
+    /// Of the parts that refuse (`project_parts`).
     sha256: String,
     approved_at: String,
     parts: Vec<String>,
+    /// Of the agents' files that can be disabled (`switchable_parts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    switchable_sha256: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    switchable_parts: Vec<String>,
+}
+
+/// A record's text, read for the project whose real path is `project`:
+/// `None` if it is no record, or another project's.
+fn parse_record(text: &str, project: &Path) -> Option<Record> {
+    let r: Record = serde_json::from_str(text).ok()?;
+    (r.project == project).then_some(r)
+}
+
+fn record(root: &Path) -> Option<Record> {
+    let path = super::store::approval_file(root).ok()?;
+    let text = crate::fsutil::read_optional_capped(&path, 1 << 20).ok()??;
+    parse_record(&text, &super::store::real_root(root))
 }
 
 /// The digest approved for `root`, if any.
 pub fn approved_digest(root: &Path) -> Option<String> {
-    let path = super::store::approval_file(root).ok()?;
-    let text = crate::fsutil::read_optional_capped(&path, 1 << 20).ok()??;
-    let r: Record = serde_json::from_str(&text).ok()?;
-    (r.project == super::store::real_root(root)).then_some(r.sha256)
+    record(root).map(|r| r.sha256)
+}
+
+/// The digest of the agents' files approved for `root`, if any.
+fn approved_switchable_digest(root: &Path) -> Option<String> {
+    record(root)?.switchable_sha256
 }
 
 /// The project's Claude Code files, as a session of it reads them.
@@ -306,7 +364,36 @@ pub fn project_parts(root: &Path, cfg: &Options) -> Vec<Part> {
         }
     }
     p.extend(gemini_parts(root));
+    // Last: the digest of a project without it is the one approved before.
+    p.extend(super::agent_files::pi_settings_part(root));
     p
+}
+
+/// The agents' files in `root` that a switch disables until approved (see
+/// `agent_files::switchable_parts`).
+pub fn switchable_parts(root: &Path) -> Vec<Part> {
+    super::agent_files::switchable_parts(root)
+}
+
+/// Where the agents' files (`parts`, read from `root`) stand.
+pub fn switchable_standing_of(root: &Path, parts: &[Part]) -> Standing {
+    judge(
+        parts,
+        &approved_switchable_digest(root)
+            .into_iter()
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// Whether pi and opencode may read the project's files that a switch
+/// disables: true when there are none, or they are exactly what was
+/// approved. When false, start pi with `--no-extensions` and opencode with
+/// `OPENCODE_DISABLE_PROJECT_CONFIG=1`.
+pub fn agent_files_approved(root: &Path) -> bool {
+    !matches!(
+        switchable_standing_of(root, &switchable_parts(root)),
+        Standing::NotApproved { .. }
+    )
 }
 
 /// The project's Gemini CLI files that run or allow something once its
@@ -407,11 +494,12 @@ fn env_file_part(path: &Path, keep: impl Fn(&str) -> bool) -> Option<Value> {
     }
 }
 
-/// The folders Gemini CLI reads a `.env` in that are the repository's:
+/// The folders Gemini CLI reads a `.env` in that are the repository's (and
+/// opencode its config):
 /// `root`, then each one above it up to the one that holds `.git` (a
 /// project in a subfolder of a clone reads the clone's), as a prefix for
 /// the names shown (`""`, `"../"`, ...).
-fn env_folders(root: &Path) -> Vec<(std::path::PathBuf, String)> {
+pub(super) fn env_folders(root: &Path) -> Vec<(std::path::PathBuf, String)> {
     let mut out = Vec::new();
     let mut dir = root.to_path_buf();
     let mut prefix = String::new();
@@ -525,29 +613,79 @@ pub fn standing_of(root: &Path, parts: &[Part]) -> Standing {
 }
 
 /// A worktree's files, seeded from its main checkout by ralph: approved when
-/// they ask for exactly what the user approved there. True if approved so.
+/// they ask for exactly what the user approved there, each kind on its own
+/// (the agents' files may differ where the rest does not). True if approved so.
 pub fn carry_over(main: &Path, worktree: &Path, cfg: &Options) -> Result<bool> {
-    let p = project_parts(worktree, cfg);
-    let d = digest(&p);
-    let same = !p.is_empty() && approved_digest(main).is_some_and(|m| m == d);
-    if same && approved_digest(worktree).is_none_or(|w| w != d) {
-        approve(worktree, cfg)?;
-        return Ok(true);
+    let Some(there) = record(main) else {
+        return Ok(false);
+    };
+    let here = record(worktree);
+    let (p, s) = (project_parts(worktree, cfg), switchable_parts(worktree));
+    let (d, ds) = (digest(&p), digest(&s));
+    let main_same = !p.is_empty() && there.sha256 == d;
+    let switchable_same = !s.is_empty() && there.switchable_sha256.as_ref() == Some(&ds);
+    let new_main = main_same && here.as_ref().is_none_or(|w| w.sha256 != d);
+    let new_switchable = switchable_same
+        && here
+            .as_ref()
+            .is_none_or(|w| w.switchable_sha256.as_ref() != Some(&ds));
+    if !new_main && !new_switchable {
+        return Ok(false);
     }
-    Ok(false)
+    write_record(
+        worktree,
+        // Nothing to approve is approved as such, as `approve` would.
+        (main_same || p.is_empty()).then_some(&p[..]),
+        switchable_same.then_some(&s[..]),
+        here,
+    )?;
+    Ok(true)
 }
 
-/// Approve what `root`'s files (with `cfg` its config) ask to run.
+/// Approve what `root`'s files (with `cfg` its config) ask to run, the
+/// agents' files that a switch disables too.
 pub fn approve(root: &Path, cfg: &Options) -> Result<()> {
-    let p = project_parts(root, cfg);
+    let (p, s) = (project_parts(root, cfg), switchable_parts(root));
+    write_record(root, Some(&p), Some(&s), record(root))
+}
+
+/// Approve the parts that refuse (the config and what no switch disables),
+/// the agents' files that can be disabled left as they stood: what ralph
+/// approves for the user when it writes the config itself.
+pub fn approve_config(root: &Path, cfg: &Options) -> Result<()> {
+    write_record(root, Some(&project_parts(root, cfg)), None, record(root))
+}
+
+/// Record an approval of `refusing` and of `switchable` (each `None`: as
+/// `before` approved it; nothing approved for a part never approved).
+fn write_record(
+    root: &Path,
+    refusing: Option<&[Part]>,
+    switchable: Option<&[Part]>,
+    before: Option<Record>,
+) -> Result<()> {
     let path = super::store::approval_file(root)?;
     let dir = path.parent().expect("approval files live in a folder");
     super::store::private_dir(dir)?;
+    let (sha256, parts) = match (refusing, &before) {
+        (Some(p), _) => (digest(p), describe(p)),
+        (None, Some(b)) => (b.sha256.clone(), b.parts.clone()),
+        // A digest no parts have: nothing approved.
+        (None, None) => (String::new(), Vec::new()),
+    };
+    let (switchable_sha256, switchable_parts) = match (switchable, before) {
+        (Some([]), _) => (None, Vec::new()),
+        (Some(s), _) => (Some(digest(s)), describe(s)),
+        (None, Some(b)) => (b.switchable_sha256, b.switchable_parts),
+        (None, None) => (None, Vec::new()),
+    };
     let r = Record {
         project: super::store::real_root(root),
-        sha256: digest(&p),
+        sha256,
         approved_at: crate::timefmt::now(),
-        parts: describe(&p),
+        parts,
+        switchable_sha256,
+        switchable_parts,
     };
     let text = serde_json::to_string_pretty(&r)? + "\n";
     crate::fsutil::atomic_write(&path, text.as_bytes(), 0o600)
@@ -813,6 +951,86 @@ mod tests {
             summary(&parts(&c)),
             "agent = \"codex\"; [gate] commands = [\"make\"], protect = [\"t/**\"]; [review] when = \"step\""
         );
+    }
+
+    #[test]
+    fn an_approval_from_before_the_agents_files_stays_good() {
+        // A record as ralph wrote it before: read, approving no agent file.
+        let old = r#"{"project": "/p", "sha256": "abc", "approved_at": "t", "parts": ["x"]}"#;
+        let r = parse_record(old, Path::new("/p")).unwrap();
+        assert_eq!((r.sha256.as_str(), r.switchable_sha256), ("abc", None));
+        assert!(
+            parse_record(old, Path::new("/q")).is_none(),
+            "another project's"
+        );
+        // Its digest is over the same parts: those of a project without
+        // pi's settings are what they were; pi's settings come last.
+        let d = tempfile::tempdir().unwrap();
+        let c = cfg("[gate]\ncommands = [\"make\"]\n");
+        let before = parts(&c);
+        assert_eq!(project_parts(d.path(), &c), before);
+        std::fs::create_dir_all(d.path().join(".pi")).unwrap();
+        std::fs::write(d.path().join(".pi/settings.json"), r#"{"shellPath": "/x"}"#).unwrap();
+        let now = project_parts(d.path(), &c);
+        assert_eq!(now[..before.len()], before[..]);
+        assert_eq!(now.last().unwrap().0, ".pi/settings.json");
+        // The digest of given parts never changes (records hold it).
+        assert_eq!(
+            digest(&[("opencode.json".into(), json!({"mcp": {}}))]),
+            "5b6e43de5a60a40bff48c48b22126a0c831341b66fee6f22db5102e9138322b3"
+        );
+        // No approved digest of the agents' files: any there are not
+        // approved, none there is nothing to approve.
+        let files = vec![("opencode.json".to_string(), json!({"mcp": {}}))];
+        assert_eq!(judge(&files, &[]), Standing::NotApproved { changed: false });
+        assert_eq!(judge(&[], &[]), Standing::NothingToApprove);
+        // A new record reads in a ralph from before (unknown keys ignored).
+        #[derive(Deserialize)]
+        #[allow(dead_code)]
+        struct Before {
+            project: std::path::PathBuf,
+            sha256: String,
+            approved_at: String,
+            parts: Vec<String>,
+        }
+        let new = Record {
+            project: "/p".into(),
+            sha256: "abc".into(),
+            approved_at: "t".into(),
+            parts: vec![],
+            switchable_sha256: Some(digest(&files)),
+            switchable_parts: describe(&files),
+        };
+        let text = serde_json::to_string(&new).unwrap();
+        assert_eq!(serde_json::from_str::<Before>(&text).unwrap().sha256, "abc");
+        let back = parse_record(&text, Path::new("/p")).unwrap();
+        assert_eq!(back.switchable_sha256, Some(digest(&files)));
+    }
+
+    #[test]
+    fn the_refusal_says_the_agents_files_are_disabled_not_refused() {
+        let c = cfg("[gate]\ncommands = [\"make\"]\n");
+        let off = vec![(".pi/extensions/x.ts".to_string(), json!("run()"))];
+        let msg = refusal_of(
+            Path::new("/p"),
+            &parts(&c),
+            &Standing::NotApproved { changed: false },
+            &off,
+        );
+        assert!(
+            msg.ends_with(
+                "Until approved, ralph starts pi and opencode with these of their files disabled \
+                 (`ralph trust` approves them too):\n    .pi/extensions/x.ts = \"run()\""
+            ),
+            "{msg}"
+        );
+        let without = refusal_of(
+            Path::new("/p"),
+            &parts(&c),
+            &Standing::NotApproved { changed: false },
+            &[],
+        );
+        assert!(!without.contains("pi"), "{without}");
     }
 
     #[test]
