@@ -35,7 +35,7 @@ pub type Part = (String, Value);
 /// something belongs here.
 pub fn parts(cfg: &Options) -> Vec<Part> {
     let r = &cfg.review;
-    let first: [(&'static str, Option<Value>); 12] = [
+    let first: [(&'static str, Option<Value>); 4] = [
         ("agent", cfg.agent.map(|a| json!(a))),
         // Moves the run to another agent, which may not be confined as the
         // run's own is.
@@ -48,9 +48,10 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
         // What a session costs: a clone's lower prices would loosen the cap
         // you set with --max-cost.
         ("[prices]", cfg.prices.as_ref().map(|v| json!(v))),
-        ("claude", cfg.claude.as_ref().map(|p| json!(p))),
-        ("codex", cfg.codex.as_ref().map(|p| json!(p))),
-        ("gemini", cfg.gemini.as_ref().map(|p| json!(p))),
+    ];
+    // Each agent's program (`claude = ...`), in the agents' order.
+    let programs = crate::agent::Agent::ALL.map(|a| (a.name(), a.named_in(cfg).map(|p| json!(p))));
+    let then: [(&'static str, Option<Value>); 5] = [
         ("claude_args", cfg.claude_args.as_ref().map(|v| json!(v))),
         ("allow_write", cfg.allow_write.as_ref().map(|v| json!(v))),
         (
@@ -86,6 +87,8 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
     // (The order is the digest's: an approval given before stays good.)
     first
         .into_iter()
+        .chain(programs)
+        .chain(then)
         .chain(hook_parts(&cfg.hooks))
         .chain(last)
         .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
@@ -702,11 +705,6 @@ pub fn revoke(root: &Path) -> Result<bool> {
     }
 }
 
-/// Placeholder until the agents' own project files are approved apart.
-pub fn agent_files_approved(_root: &Path) -> bool {
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -876,6 +874,11 @@ mod tests {
             assert_ne!(on, reviewed(other), "{other}");
         }
         assert_ne!(on, digest(&parts(&cfg(""))));
+        // Every agent's program is a part, by its key.
+        for key in ["claude", "codex", "gemini", "pi", "opencode"] {
+            let p = parts(&cfg(&format!("{key} = \"./bin/x\"\n")));
+            assert_eq!(p, vec![(key.to_string(), json!("./bin/x"))], "{key}");
+        }
         // A webhook is approved by its digest, and never shown whole.
         let hook = |u: &str| parts(&cfg(&format!("[notify]\nslack = \"{u}\"\n")));
         let a = hook("https://hooks.slack.com/services/T/B/s3cr3t");
