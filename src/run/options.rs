@@ -614,9 +614,10 @@ fn limits_of(
 }
 
 /// What only some agents can do, refused for the others by name: the
-/// interactive TUI and the permission mode are Claude Code's; Gemini's own
-/// sandbox needs a container daemon; Codex's sandbox has network for all
-/// domains or none; a cost cap needs the model's price.
+/// interactive TUI and the permission mode are Claude Code's; only Claude
+/// Code's sandbox filters the network by domain (Codex's allows all or
+/// none, ralph's bubblewrap leaves it open); a cost cap needs the model's
+/// price.
 fn agent_fits(agent: Agent, o: &Options) -> Result<(), String> {
     let can = agent.caps();
     let refuse = |what: &str| Err(format!("--agent {agent}: {what}"));
