@@ -126,9 +126,12 @@ pub struct Options {
     #[arg(long, value_enum)]
     pub tracker: Option<Kind>,
 
-    /// Run each session confined by Claude Code's own sandbox instead of with
-    /// --dangerously-skip-permissions: acceptEdits, Bash allowed inside the
-    /// sandbox, writes only in the project, network only to allowed domains
+    /// Run each session confined instead of with
+    /// --dangerously-skip-permissions: writes only in the project (and
+    /// --allow-write). Claude Code: its own sandbox, network only to
+    /// --allow-domain. Codex: its own sandbox, no network. Gemini, pi and
+    /// opencode: inside ralph's bubblewrap, files only: network open, no
+    /// --allow-domain
     #[arg(long)]
     #[serde(default)]
     pub confined: bool,
@@ -562,6 +565,27 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--confined`'s help names each agent and what its confinement keeps
+    /// in: an agent in ralph's bubblewrap is said to get files only.
+    #[test]
+    fn the_confined_flags_help_says_what_each_agent_gets() {
+        let cmd = <Options as clap::Args>::augment_args(clap::Command::new("loop"));
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "confined")
+            .unwrap();
+        let help = arg.get_help().unwrap().to_string().to_lowercase();
+        for a in crate::agent::Agent::ALL {
+            assert!(help.contains(a.name()), "{a}: {help}");
+        }
+        if crate::agent::Agent::ALL
+            .iter()
+            .any(|a| a.caps().confine == crate::agent::Confine::Bwrap)
+        {
+            assert!(help.contains("files only: network open"), "{help}");
+        }
+    }
 
     /// A duration in the config: as text, or plain seconds (as the README
     /// says); anything else refused saying what a duration is.

@@ -1,7 +1,8 @@
 //! Gemini CLI 0.61: `gemini -p "" --output-format stream-json`, the prompt
 //! on stdin, tools approved (`--approval-mode yolo`: without it the shell and
 //! edit tools are not offered at all). Its own sandbox needs a container
-//! daemon, so ralph does not confine it (refused with the fix).
+//! daemon: under `--confined` ralph runs it inside its own bubblewrap
+//! instead (`Confine::Bwrap`), its state in `$GEMINI_CLI_HOME/.gemini`.
 
 use serde_json::Value;
 

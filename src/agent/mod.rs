@@ -41,8 +41,8 @@ pub struct Caps {
     pub interactive: bool,
     /// Takes `--permission-mode`.
     pub permission_modes: bool,
-    /// Its own sandbox can confine a session here (`--confined`).
-    pub confinable: bool,
+    /// How `--confined` confines its sessions, if at all.
+    pub confine: Confine,
     /// Confined, its network can be allowed domain by domain.
     pub network_by_domain: bool,
     /// Its sandbox needs bubblewrap and socat from the system.
@@ -66,6 +66,27 @@ pub struct Caps {
     pub login_shell: bool,
 }
 
+/// Who confines an agent's sessions under `--confined`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confine {
+    /// Its own sandbox, configured by ralph for each session.
+    Own,
+    /// ralph runs the whole agent inside bubblewrap, as it runs a confined
+    /// gate (`sandbox::confine::agent_argv`): its files confined, its
+    /// network open (the model's API is reached over it), Linux only. For
+    /// an agent with no sandbox of its own, or one ralph cannot drive.
+    Bwrap,
+    /// It cannot be confined: `--confined` is refused for it.
+    No,
+}
+
+impl Caps {
+    /// Can `--confined` run it at all?
+    pub fn confinable(&self) -> bool {
+        self.confine != Confine::No
+    }
+}
+
 const CAPS: [(Agent, Caps); 5] = [
     (
         Agent::Claude,
@@ -74,7 +95,7 @@ const CAPS: [(Agent, Caps); 5] = [
             install: "npm install -g @anthropic-ai/claude-code",
             interactive: true,
             permission_modes: true,
-            confinable: true,
+            confine: Confine::Own,
             network_by_domain: true,
             sandbox_needs_bwrap: true,
             sandbox_placeholders: true,
@@ -92,7 +113,7 @@ const CAPS: [(Agent, Caps); 5] = [
             install: "npm install -g @openai/codex",
             interactive: false,
             permission_modes: false,
-            confinable: true,
+            confine: Confine::Own,
             network_by_domain: false,
             sandbox_needs_bwrap: false,
             sandbox_placeholders: false,
@@ -110,8 +131,8 @@ const CAPS: [(Agent, Caps); 5] = [
             install: "npm install -g @google/gemini-cli",
             interactive: false,
             permission_modes: false,
-            // Its sandbox needs a docker or podman daemon.
-            confinable: false,
+            // Its own sandbox needs a docker or podman daemon.
+            confine: Confine::Bwrap,
             network_by_domain: false,
             sandbox_needs_bwrap: false,
             sandbox_placeholders: false,
@@ -130,7 +151,7 @@ const CAPS: [(Agent, Caps); 5] = [
             interactive: false,
             permission_modes: false,
             // It has no sandbox of its own.
-            confinable: false,
+            confine: Confine::Bwrap,
             network_by_domain: false,
             sandbox_needs_bwrap: false,
             sandbox_placeholders: false,
@@ -149,7 +170,7 @@ const CAPS: [(Agent, Caps); 5] = [
             interactive: false,
             permission_modes: false,
             // It has no sandbox of its own.
-            confinable: false,
+            confine: Confine::Bwrap,
             network_by_domain: false,
             sandbox_needs_bwrap: false,
             sandbox_placeholders: false,
@@ -217,6 +238,48 @@ impl Agent {
                 + if missing.len() == 1 { " is" } else { " are" },
             if missing.len() == 1 { "it" } else { "them" }
         )
+    }
+
+    /// Where it keeps its state (settings, chats, logs), which ralph's
+    /// bubblewrap must leave writable when it confines the agent
+    /// (`Confine::Bwrap`); `var` reads a folder from the environment. An
+    /// agent confined by its own sandbox writes its state outside it: none.
+    pub fn state_dirs(
+        self,
+        var: impl Fn(&str) -> Option<std::path::PathBuf>,
+    ) -> Vec<std::path::PathBuf> {
+        let under_home = |p: &str| var("HOME").map(|h| h.join(p));
+        match self {
+            Agent::Gemini => var("GEMINI_CLI_HOME")
+                .map(|h| h.join(".gemini"))
+                .or_else(|| under_home(".gemini"))
+                .into_iter()
+                .collect(),
+            Agent::Pi => pi::state_dir(&var).into_iter().collect(),
+            Agent::Opencode => opencode::state_dirs(&var),
+            Agent::Claude | Agent::Codex => Vec::new(),
+        }
+    }
+
+    /// What `--confined` gives its sessions, in words (`--help`, doctor
+    /// and the README say the same).
+    pub fn confined_means(self) -> String {
+        let c = self.caps();
+        match c.confine {
+            Confine::Own if c.network_by_domain => format!(
+                "{self}: its own sandbox, files confined and network only to --allow-domain"
+            ),
+            Confine::Own => format!("{self}: its own sandbox, files confined and no network"),
+            Confine::Bwrap => format!(
+                "{self}: inside ralph's bubblewrap, files confined only (network open, no --allow-domain)"
+            ),
+            Confine::No => format!("{self}: cannot be confined"),
+        }
+    }
+
+    /// `state_dirs` as this process's environment names them.
+    pub fn state_dirs_here(self) -> Vec<std::path::PathBuf> {
+        self.state_dirs(dir_var)
     }
 
     /// `/ralph-setup` for it (`ralph install-command`).
@@ -357,7 +420,41 @@ mod tests {
             assert_eq!(Agent::from_str(a.name(), false), Ok(a));
             // What only an interactive TUI has, only it has.
             assert!(!a.caps().permission_modes || a.caps().interactive);
-            assert!(!a.caps().network_by_domain || a.caps().confinable);
+            assert!(!a.caps().network_by_domain || a.caps().confine == Confine::Own);
+            // Its own sandbox's quirks mean nothing without one.
+            let c = a.caps();
+            if c.confine != Confine::Own {
+                assert!(!c.sandbox_needs_bwrap && !c.sandbox_placeholders);
+                assert!(!c.sandbox_writes_git && !c.sandbox_own_tmpdir);
+            }
+            // ralph's bubblewrap must know where the agent writes, and its
+            // new session takes the terminal from a TUI.
+            if c.confine == Confine::Bwrap {
+                assert!(!c.interactive, "{a}");
+                let var = |k: &str| (k == "HOME").then(|| std::path::PathBuf::from("/h"));
+                assert!(!a.state_dirs(var).is_empty(), "{a}");
+            }
         }
+    }
+
+    #[test]
+    fn geminis_state_is_under_its_home_variable_else_the_users() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::path::PathBuf::from(v))
+            }
+        };
+        assert_eq!(
+            Agent::Gemini.state_dirs(env(&[("HOME", "/h"), ("GEMINI_CLI_HOME", "/g")])),
+            [std::path::PathBuf::from("/g/.gemini")]
+        );
+        assert_eq!(
+            Agent::Gemini.state_dirs(env(&[("HOME", "/h")])),
+            [std::path::PathBuf::from("/h/.gemini")]
+        );
+        assert!(Agent::Gemini.state_dirs(env(&[])).is_empty());
+        assert!(Agent::Claude.state_dirs(env(&[("HOME", "/h")])).is_empty());
     }
 }

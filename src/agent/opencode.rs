@@ -5,6 +5,8 @@
 //! `step_finish` carries the tokens and the cost, and an API error is one
 //! `error` line (exit 1) after its own silent retries.
 
+use std::path::PathBuf;
+
 use serde_json::Value;
 
 use crate::session::stream::{Session, Shown, Usage, classify, describe_tool, error_line};
@@ -47,12 +49,33 @@ pub fn env(project_files: bool) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Its XDG folders (config, data with its sessions' database and shadow
+/// git repositories, cache, state), each `$XDG_*_HOME` or its default
+/// under the home.
+const XDG: [(&str, &str); 4] = [
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_STATE_HOME", ".local/state"),
+];
+
+/// Where opencode keeps its state: `opencode` in each XDG folder (the
+/// first, its config), `var` reading a folder from the environment.
+pub fn state_dirs(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
+    XDG.iter()
+        .filter_map(|(k, default)| var(k).or_else(|| var("HOME").map(|h| h.join(default))))
+        .map(|d| d.join("opencode"))
+        .collect()
+}
+
 /// Its config folder (`$XDG_CONFIG_HOME/opencode`, else
 /// `~/.config/opencode`).
-pub fn config_dir() -> anyhow::Result<std::path::PathBuf> {
-    super::dir_var("XDG_CONFIG_HOME")
-        .map_or_else(|| super::home().map(|h| h.join(".config")), Ok)
-        .map(|c| c.join("opencode"))
+pub fn config_dir() -> anyhow::Result<PathBuf> {
+    use anyhow::Context;
+    state_dirs(super::dir_var)
+        .into_iter()
+        .next()
+        .context("no home folder")
 }
 
 /// `/ralph-setup` for opencode: a custom command in its config folder's

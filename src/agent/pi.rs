@@ -5,6 +5,8 @@
 //! `stopReason: "error"`, read here as what it is (a usage limit, an API
 //! error).
 
+use std::path::PathBuf;
+
 use serde_json::Value;
 
 use crate::session::stream::{Session, Shown, Usage, classify, describe_tool, error_line};
@@ -39,19 +41,22 @@ pub fn session_arguments(a: &super::Ask) -> Vec<String> {
     args
 }
 
-/// Where pi keeps its state (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`).
-pub fn state_dir() -> anyhow::Result<std::path::PathBuf> {
-    super::dir_var("PI_CODING_AGENT_DIR")
-        .map_or_else(|| super::home().map(|h| h.join(".pi/agent")), Ok)
+/// Where pi keeps its state (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`),
+/// `var` reading a folder from the environment.
+pub fn state_dir(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+    var("PI_CODING_AGENT_DIR").or_else(|| var("HOME").map(|h| h.join(".pi/agent")))
 }
 
 /// `/ralph-setup` for pi: a prompt template in its state folder's
 /// `prompts`.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     use crate::cmd::install_command::{DESCRIPTION, body};
+    use anyhow::Context;
     let text = format!("---\ndescription: {DESCRIPTION}\n---\n{}", body());
     Ok((
-        state_dir()?.join("prompts/ralph-setup.md"),
+        state_dir(super::dir_var)
+            .context("no home folder")?
+            .join("prompts/ralph-setup.md"),
         text,
         "In pi, in your project: /ralph-setup <what you want built>",
     ))

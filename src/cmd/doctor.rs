@@ -7,7 +7,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Run;
-use crate::agent::Agent;
+use crate::agent::{Agent, Confine};
 use crate::config::Options;
 use crate::exit::ExitStatus;
 use crate::outln;
@@ -176,11 +176,10 @@ fn agents(h: &Here) -> Verdict {
             Ok(found) => found,
             Err(failed) => return failed,
         };
-        if !agent.caps().confinable && cfg.confined {
-            return fail(
-                "gemini cannot run confined here (its sandbox needs a docker or podman daemon)",
-                "drop confined = true, or use agent = \"codex\" or \"claude\"",
-            );
+        if cfg.confined
+            && let Some((why, fix)) = unconfinable(agent)
+        {
+            return fail(format!("{agent} cannot run confined here: {why}"), &fix);
         }
         let programs = crate::work::tracker::session_programs(cfg.tracker, &h.project.root);
         if let Some(missing) = agent.unfound(&programs)
@@ -212,10 +211,12 @@ fn review(h: &Here) -> Verdict {
         Err(e) => return fail(e, "in [review]: when = \"complete\" or \"step\""),
     };
     let agent = r.agent.or(cfg.agent).unwrap_or_default();
-    if !agent.caps().confinable && cfg.confined {
+    if cfg.confined
+        && let Some((why, fix)) = unconfinable(agent)
+    {
         return fail(
-            "the reviewer gemini cannot run confined here (its sandbox needs a docker or podman daemon)",
-            "in [review]: agent = \"claude\" or \"codex\"",
+            format!("the reviewer {agent} cannot run confined here: {why}"),
+            &fix,
         );
     }
     if let Some(p) = &r.prompt {
@@ -351,13 +352,39 @@ fn git(h: &Here) -> Verdict {
     }
 }
 
-/// Can Claude Code's sandbox run here? A failure only when the project
-/// asks for confinement.
+/// Why `agent` cannot run confined here, and the fix.
+fn unconfinable(agent: Agent) -> Option<(String, String)> {
+    let why = crate::sandbox::confine::cannot_confine(agent, |p| which::which(p).is_ok())?;
+    let fix = match agent.caps().confine {
+        Confine::No => "drop confined = true, or use agent = \"codex\" or \"claude\"",
+        Confine::Bwrap => "apt-get install bubblewrap (or your system's package of it)",
+        Confine::Own => "apt-get install bubblewrap socat (or your system's packages of them)",
+    };
+    Some((why, fix.into()))
+}
+
+/// Can the run's agents (Claude Code by default) be confined here? A
+/// failure only when the project asks for confinement. What each agent's
+/// confinement keeps in is said either way.
 fn confined(h: &Here) -> Verdict {
     let wants = h.cfg.as_ref().is_ok_and(|c| c.confined);
-    match crate::sandbox::confine::unavailable(|p| which::which(p).is_ok()) {
-        None => pass("Claude Code's sandbox can run here: `ralph loop --confined` works"),
-        Some(why) => verdict(
+    let means = Agent::ALL
+        .iter()
+        .map(|a| a.confined_means())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let named: Vec<Agent> = h.cfg.as_ref().map_or_else(
+        |_| vec![Agent::default()],
+        |c| {
+            std::iter::once(c.agent.unwrap_or_default())
+                .chain(c.fallback.iter().flatten().copied())
+                .chain(c.review.agent)
+                .collect()
+        },
+    );
+    match named.into_iter().find_map(unconfinable) {
+        None => pass(format!("`ralph loop --confined` works here ({means})")),
+        Some((why, fix)) => verdict(
             !wants,
             format!(
                 "`ralph loop --confined` cannot run here{}: {why}",
@@ -367,7 +394,7 @@ fn confined(h: &Here) -> Verdict {
                     ""
                 }
             ),
-            "apt-get install bubblewrap socat (or your system's packages of them)",
+            &fix,
         ),
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, Confine};
 use crate::config::{self, Layer, Options, default_count, parse_duration};
 use crate::run::engine::Limits;
 use crate::work::project::Project;
@@ -361,7 +361,7 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
     check_money(&o)?;
     let gate = crate::work::gate::Gate::from_config(&o.gate)?;
     let claude_args = o.claude_args.clone().unwrap_or_default();
-    let confined = confinement(cli, &o, &claude_args)?;
+    let confined = confinement(cli, &o, agent, &claude_args)?;
     // A confined agent that can write `.git` (its hooks too) and `--commit
     // auto`, which runs the project's git hooks outside the sandbox.
     if o.commit == Some(crate::config::CommitMode::Auto)
@@ -621,9 +621,10 @@ fn limits_of(
 }
 
 /// What only some agents can do, refused for the others by name: the
-/// interactive TUI and the permission mode are Claude Code's; Gemini's own
-/// sandbox needs a container daemon; Codex's sandbox has network for all
-/// domains or none; a cost cap needs the model's price.
+/// interactive TUI and the permission mode are Claude Code's; only Claude
+/// Code's sandbox filters the network by domain (Codex's allows all or
+/// none, ralph's bubblewrap leaves it open); a cost cap needs the model's
+/// price.
 fn agent_fits(agent: Agent, o: &Options) -> Result<(), String> {
     let can = agent.caps();
     let refuse = |what: &str| Err(format!("--agent {agent}: {what}"));
@@ -635,18 +636,21 @@ fn agent_fits(agent: Agent, o: &Options) -> Result<(), String> {
     if o.permission_mode.is_some() && !can.permission_modes {
         return refuse("--permission-mode is Claude Code's; drop it");
     }
-    if o.confined && !can.confinable {
-        return refuse(
-            "--confined cannot confine Gemini CLI here (its sandbox needs a docker or podman daemon, which ralph does not drive); use --agent claude or codex for a confined run",
-        );
+    if o.confined && !can.confinable() {
+        return refuse(&format!(
+            "--confined cannot confine {agent}; use --agent claude or codex for a confined run"
+        ));
     }
     if o.confined
         && !can.network_by_domain
         && o.allow_domains.as_ref().is_some_and(|d| !d.is_empty())
     {
-        return refuse(
-            "Codex's sandbox allows the network to every domain or none: drop --allow-domain (confined Codex sessions get no network)",
-        );
+        return refuse(&match can.confine {
+            Confine::Bwrap => format!(
+                "ralph confines {agent} with bubblewrap, its files only: its network stays open (its model's API is reached over it), with no filtering by domain: drop --allow-domain (Claude Code's sandbox is the one that filters by domain)"
+            ),
+            _ => "Codex's sandbox allows the network to every domain or none: drop --allow-domain (confined Codex sessions get no network)".into(),
+        });
     }
     if let Some(max) = o.max_cost.filter(|_| !can.reports_cost) {
         let priced = o
@@ -668,6 +672,7 @@ fn agent_fits(agent: Agent, o: &Options) -> Result<(), String> {
 fn confinement(
     cli: &Options,
     o: &Options,
+    agent: Agent,
     claude_args: &[String],
 ) -> Result<Option<crate::sandbox::confine::Confinement>, String> {
     if !o.confined {
@@ -682,7 +687,11 @@ fn confinement(
                 .into(),
         );
     }
-    if let Some(arg) = crate::sandbox::confine::widening(claude_args) {
+    // The agent's own arguments could widen its own sandbox; ralph's
+    // bubblewrap is outside their reach.
+    if let Some(arg) = crate::sandbox::confine::widening(claude_args)
+        .filter(|_| agent.caps().confine != Confine::Bwrap)
+    {
         return Err(format!(
             "--confined: the claude argument {:?} would widen a confined session (only {} are allowed); drop it",
             arg,
@@ -745,12 +754,16 @@ pub fn settings(
         }
     }
     // Claude Code's sandbox needs bubblewrap and socat here; Codex brings
-    // its own.
-    let needs = |a: Agent| a.caps().sandbox_needs_bwrap;
-    if s.confined.is_some()
-        && (needs(s.agent) || s.review.as_ref().is_some_and(|r| needs(r.agent)))
-        && let Some(why) = crate::sandbox::confine::unavailable(|p| which::which(p).is_ok())
-    {
+    // its own; ralph's own confinement needs bubblewrap.
+    let agents: Vec<Agent> = std::iter::once(s.agent)
+        .chain(s.fallbacks.iter().map(|(a, _)| *a))
+        .chain(s.review.as_ref().map(|r| r.agent))
+        .collect();
+    let why = agents
+        .iter()
+        .filter(|_| s.confined.is_some())
+        .find_map(|&a| crate::sandbox::confine::cannot_confine(a, |p| which::which(p).is_ok()));
+    if let Some(why) = why {
         return Err(format!("--confined cannot be had here: {why}"));
     }
     Ok(s)
@@ -1171,8 +1184,8 @@ mod tests {
             ),
             (
                 Agent::Gemini,
-                "confined = true",
-                "cannot confine Gemini CLI here",
+                "confined = true\nallow_domains = [\"x.org\"]",
+                "ralph confines gemini with bubblewrap, its files only",
             ),
             (
                 Agent::Codex,
@@ -1198,6 +1211,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(r.settings.agent, Agent::Codex);
+        assert!(r.settings.confined.is_some());
+        // Gemini's own arguments reach no further than ralph's bubblewrap.
+        let r = agent(
+            Agent::Gemini,
+            "confined = true\nclaude_args = [\"--sandbox\"]",
+        )
+        .unwrap();
         assert!(r.settings.confined.is_some());
         let priced = "max_cost = 5.0\nmodel = \"mine\"\n[prices.mine]\ninput = 1.0\ncached_input = 0.1\noutput = 2.0\n";
         assert!(agent(Agent::Gemini, priced).is_ok());

@@ -164,6 +164,15 @@ const HIDDEN_HOME: [&str; 3] = [".ssh", ".gnupg", ".docker"];
 pub struct Host {
     pub sockets: Vec<PathBuf>,
     pub unset: Vec<String>,
+    /// The home's secret folders (`HIDDEN_HOME`) that exist.
+    pub secrets: Vec<PathBuf>,
+    /// The home, when it lies under a folder made empty (`FRESH`): bound
+    /// again, read-only, so that reads stay unconfined there too.
+    pub home_in_fresh: Option<PathBuf>,
+    /// Where `/etc/resolv.conf` leads, when that is under a folder made
+    /// empty (systemd-resolved's `/run/systemd/resolve/stub-resolv.conf`):
+    /// an agent with the network must still resolve its API's name.
+    pub resolver: Option<PathBuf>,
 }
 
 /// Variables that name a server of your desktop or session: ssh and gpg
@@ -248,7 +257,23 @@ impl Host {
             |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket());
         let listing = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
         let vars: Vec<(String, String)> = std::env::vars().collect();
+        let in_fresh = |p: &Path| FRESH.iter().any(|d| p.starts_with(d));
+        let home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from);
         Host {
+            secrets: home
+                .iter()
+                .flat_map(|h| HIDDEN_HOME.map(|d| h.join(d)))
+                .filter(|d| d.is_dir())
+                .collect(),
+            home_in_fresh: home
+                .as_ref()
+                .and_then(|h| h.canonicalize().ok())
+                .filter(|h| in_fresh(h) && h.is_dir()),
+            resolver: std::fs::canonicalize("/etc/resolv.conf")
+                .ok()
+                .filter(|r| in_fresh(r)),
             sockets: listening_sockets(&listing)
                 .into_iter()
                 .filter(|p| is_socket(p))
@@ -277,6 +302,95 @@ const FRESH: [&str; 3] = ["/tmp", "/run", "/var/tmp"];
 /// loop. Other reads are not confined, as in the sessions' sandbox; `tmp`
 /// is its writable `TMPDIR`.
 pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Host) -> Vec<String> {
+    let bounds = Bounds {
+        network: false,
+        writable: c.allow_write.iter().map(|w| expand_home(w)).collect(),
+        pinned: Vec::new(),
+        read_only: READ_ONLY.map(|p| root.join(p)).to_vec(),
+    };
+    let mut a = bwrap(&bounds, root, tmp, host);
+    a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
+    a
+}
+
+/// Where an agent that ralph confines itself (`Confine::Bwrap`) may write
+/// besides its project: its state folders, and a linked worktree's git
+/// folders; and what it may not, within those and the project
+/// (`agent_read_only`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Room {
+    pub writable: Vec<PathBuf>,
+    pub read_only: Vec<PathBuf>,
+}
+
+/// The command line that runs an agent with no sandbox of its own under
+/// `--confined`: bubblewrap with the gate's bounds (`gate_argv`), except
+/// that it keeps the network (the model's API is reached over TCP; the
+/// host's Unix sockets stay hidden, but not its abstract ones, which live
+/// in the network namespace) and writes `.git` and `.ralph` (its commits,
+/// the spec's boxes) less `CONTROL` (`room.read_only`) and its state
+/// folders (`room.writable`). `.git` and `.ralph` are bound onto
+/// themselves: a mount point cannot be renamed away, with the read-only
+/// binds inside it, and replaced by a folder of the session's making.
+pub fn agent_argv(
+    c: &Confinement,
+    room: &Room,
+    (root, tmp): (&Path, &Path),
+    host: &Host,
+    (program, args): (&Path, &[String]),
+) -> Vec<String> {
+    let mut writable: Vec<String> = c.allow_write.iter().map(|w| expand_home(w)).collect();
+    writable.extend(room.writable.iter().map(|p| p.display().to_string()));
+    let bounds = Bounds {
+        network: true,
+        writable,
+        pinned: READ_ONLY.map(|p| root.join(p)).to_vec(),
+        read_only: room.read_only.clone(),
+    };
+    let mut a = bwrap(&bounds, root, tmp, host);
+    a.push(program.display().to_string());
+    a.extend(args.iter().cloned());
+    a
+}
+
+/// What ralph's own confined agent may not write within what it may:
+/// `CONTROL` in the project, and, for a linked worktree whose `.git` is a
+/// file naming its git folders elsewhere (`git_dirs`: the common one, then
+/// the worktree's own), that file and those folders' config and hooks.
+pub fn agent_read_only(root: &Path, git_dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = CONTROL.iter().map(|p| root.join(p)).collect();
+    let outside: Vec<&PathBuf> = git_dirs.iter().filter(|d| !d.starts_with(root)).collect();
+    if !outside.is_empty() {
+        out.push(root.join(".git"));
+    }
+    for d in outside {
+        for p in [
+            "config",
+            "config.worktree",
+            "hooks",
+            "commondir",
+            "info/attributes",
+        ] {
+            out.push(d.join(p));
+        }
+    }
+    out.dedup();
+    out
+}
+
+/// What differs between the gate's bubblewrap and an agent's.
+struct Bounds {
+    network: bool,
+    /// Writable besides the project and TMPDIR (bound when they exist).
+    writable: Vec<String>,
+    /// Bound writable onto themselves, when they exist: mount points.
+    pinned: Vec<PathBuf>,
+    /// Read-only over what is writable, when they exist.
+    read_only: Vec<PathBuf>,
+}
+
+/// bubblewrap's arguments up to and with `--`, the program to follow.
+fn bwrap(b: &Bounds, root: &Path, tmp: &Path, host: &Host) -> Vec<String> {
     let root = root.display().to_string();
     let mut a: Vec<String> = [
         "bwrap",
@@ -287,32 +401,42 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
         "--cap-drop",
         "ALL",
         "--unshare-pid",
-        "--unshare-net",
-        "--unshare-ipc",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev",
-        "/dev",
-        "--proc",
-        "/proc",
     ]
     .map(String::from)
     .to_vec();
-    a.extend(hidden_from_the_gate(host));
-    a.extend(["--bind".into(), root.clone(), root.clone()]);
-    for w in &c.allow_write {
-        let w = expand_home(w);
-        a.extend(["--bind-try".into(), w.clone(), w]);
+    if !b.network {
+        a.push("--unshare-net".into());
     }
-    for p in READ_ONLY {
-        let p = format!("{root}/{p}");
+    a.extend(
+        [
+            "--unshare-ipc",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+        ]
+        .map(String::from),
+    );
+    a.extend(hidden_from_the_gate(host, b.network));
+    a.extend(["--bind".into(), root.clone(), root.clone()]);
+    for w in &b.writable {
+        a.extend(["--bind-try".into(), w.clone(), w.clone()]);
+    }
+    for p in &b.pinned {
+        let p = p.display().to_string();
+        a.extend(["--bind-try".into(), p.clone(), p]);
+    }
+    for p in &b.read_only {
+        let p = p.display().to_string();
         a.extend(["--ro-bind-try".into(), p.clone(), p]);
     }
     // A host socket inside the project or a folder it may write: covered
     // again over those binds.
     for s in &host.sockets {
-        if s.starts_with(&root) || c.allow_write.iter().any(|w| s.starts_with(expand_home(w))) {
+        if s.starts_with(&root) || b.writable.iter().any(|w| s.starts_with(w)) {
             let s = s.display().to_string();
             a.extend(["--ro-bind-try".into(), "/dev/null".into(), s]);
         }
@@ -324,30 +448,40 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
     a.extend(["--bind".into(), tmp.clone(), tmp.clone()]);
     a.extend(["--setenv".into(), "TMPDIR".into(), tmp]);
     a.extend(["--chdir".into(), root, "--".into()]);
-    a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
     a
 }
 
-/// What of the host the gate sees emptied or covered, before the project
-/// and its writable folders are bound: `/tmp`, `/run`, `/var/tmp`, the
-/// home's secret folders, and every other listening socket.
-fn hidden_from_the_gate(host: &Host) -> Vec<String> {
+/// What of the host the sandbox sees emptied or covered, before the
+/// project and its writable folders are bound: `/tmp`, `/run`, `/var/tmp`
+/// (the home and, with the network, the resolver's file bound again where
+/// they lie there), the home's secret folders, and every other listening
+/// socket.
+fn hidden_from_the_gate(host: &Host, network: bool) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
     for d in FRESH {
         if Path::new(d).is_dir() {
             a.extend(["--tmpfs".into(), d.into()]);
         }
     }
-    if let Some(home) = std::env::var_os("HOME").map(PathBuf::from) {
-        for d in HIDDEN_HOME {
-            let d = home.join(d);
-            if d.is_dir() {
-                a.extend(["--tmpfs".into(), d.display().to_string()]);
-            }
-        }
+    let again = |p: &Path| {
+        let p = p.display().to_string();
+        ["--ro-bind-try".to_string(), p.clone(), p]
+    };
+    if let Some(r) = host.resolver.as_ref().filter(|_| network) {
+        a.extend(again(r));
+    }
+    if let Some(h) = &host.home_in_fresh {
+        a.extend(again(h));
+    }
+    for d in &host.secrets {
+        a.extend(["--tmpfs".into(), d.display().to_string()]);
     }
     for s in &host.sockets {
-        if !FRESH.iter().any(|d| s.starts_with(d)) {
+        let home_again = host
+            .home_in_fresh
+            .as_ref()
+            .is_some_and(|h| s.starts_with(h));
+        if !FRESH.iter().any(|d| s.starts_with(d)) || home_again {
             let s = s.display().to_string();
             a.extend(["--ro-bind-try".into(), "/dev/null".into(), s]);
         }
@@ -400,6 +534,36 @@ pub fn unavailable(find: impl Fn(&str) -> bool) -> Option<String> {
              (Debian/Ubuntu: apt-get install bubblewrap socat; Fedora: dnf install bubblewrap socat; \
              Arch: pacman -S bubblewrap socat)",
             missing.join(" and ")
+        )
+    })
+}
+
+/// Why `agent`'s sessions cannot be confined here, with the fix; `None`:
+/// they can. `find` says whether a program is on the PATH.
+pub fn cannot_confine(agent: crate::agent::Agent, find: impl Fn(&str) -> bool) -> Option<String> {
+    use crate::agent::Confine;
+    let c = agent.caps();
+    match c.confine {
+        Confine::No => Some(format!("{agent} cannot be confined")),
+        Confine::Bwrap => bwrap_unavailable(agent.name(), find),
+        Confine::Own if c.sandbox_needs_bwrap => unavailable(find),
+        Confine::Own => None,
+    }
+}
+
+/// Why ralph cannot run `agent` inside bubblewrap here (`Confine::Bwrap`),
+/// with the fix; `None`: it can.
+pub fn bwrap_unavailable(agent: &str, find: impl Fn(&str) -> bool) -> Option<String> {
+    if !cfg!(target_os = "linux") {
+        return Some(format!(
+            "ralph confines {agent} with bubblewrap, which runs on Linux only; confine your runs with --agent claude or codex, whose own sandboxes run here"
+        ));
+    }
+    (!find("bwrap")).then(|| {
+        format!(
+            "ralph confines {agent} with bubblewrap, and bwrap is not found: install it \
+             (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; \
+             Arch: pacman -S bubblewrap)"
         )
     })
 }
@@ -517,6 +681,7 @@ mod tests {
                 "/p/dev.sock".into(),
             ],
             unset: vec!["TMUX".into()],
+            ..Host::default()
         };
         let a = gate_argv(
             &Confinement::default(),
@@ -544,6 +709,156 @@ mod tests {
         let project = joined.find("--bind /p /p").unwrap();
         let covered = joined.rfind("--ro-bind-try /dev/null /p/dev.sock").unwrap();
         assert!(covered > project, "{joined}");
+    }
+
+    /// The flag and the values that follow it, wherever it is.
+    fn has(a: &[String], part: &[&str]) -> bool {
+        a.windows(part.len()).any(|w| w == part)
+    }
+
+    fn pos(a: &[String], part: &[&str]) -> usize {
+        a.windows(part.len())
+            .position(|w| w == part)
+            .unwrap_or_else(|| panic!("{part:?} not in {a:?}"))
+    }
+
+    #[test]
+    fn an_agent_in_ralphs_bubblewrap_keeps_the_network_and_writes_its_state_not_ralphs_files() {
+        let host = Host {
+            sockets: vec![
+                "/home/u/a.sock".into(),
+                "/p/dev.sock".into(),
+                "/s/g/x.sock".into(),
+            ],
+            unset: vec!["SSH_AUTH_SOCK".into()],
+            secrets: vec!["/home/u/.ssh".into()],
+            home_in_fresh: None,
+            resolver: Some("/run/systemd/resolve/stub-resolv.conf".into()),
+        };
+        let c = Confinement {
+            allow_write: vec!["/data".into()],
+            allow_domains: Vec::new(),
+        };
+        let room = Room {
+            writable: vec!["/s/g".into()],
+            read_only: agent_read_only(Path::new("/p"), &["/p/.git".into()]),
+        };
+        let args = ["-p".to_string(), "".into()];
+        let a = agent_argv(
+            &c,
+            &room,
+            (Path::new("/p"), Path::new("/t/x")),
+            &host,
+            (Path::new("/bin/gemini"), &args),
+        );
+        assert_eq!(a[0], "bwrap");
+        // The model's API is reached over the network.
+        assert!(!a.contains(&"--unshare-net".to_string()), "{a:?}");
+        for part in [
+            &["--die-with-parent"][..],
+            &["--new-session"],
+            &["--unshare-pid"],
+            &["--cap-drop", "ALL"],
+            &["--tmpfs", "/tmp"],
+            &["--tmpfs", "/home/u/.ssh"],
+            &["--ro-bind-try", "/dev/null", "/home/u/a.sock"],
+            &["--unsetenv", "SSH_AUTH_SOCK"],
+            &["--bind", "/p", "/p"],
+            &["--bind-try", "/data", "/data"],
+            &["--bind-try", "/s/g", "/s/g"],
+            &["--setenv", "TMPDIR", "/t/x"],
+            &["--bind", "/t/x", "/t/x"],
+            &["--chdir", "/p"],
+        ] {
+            assert!(has(&a, part), "{part:?}: {a:?}");
+        }
+        // The resolver's file, emptied with /run, is bound again after.
+        let resolver = "/run/systemd/resolve/stub-resolv.conf";
+        assert!(pos(&a, &["--ro-bind-try", resolver, resolver]) > pos(&a, &["--tmpfs", "/run"]));
+        // `.git` and `.ralph` writable, pinned, then ralph's control files
+        // and git's config and hooks read-only over them.
+        let pinned = pos(&a, &["--bind-try", "/p/.git", "/p/.git"]);
+        assert!(pinned > pos(&a, &["--bind", "/p", "/p"]));
+        assert!(has(&a, &["--bind-try", "/p/.ralph", "/p/.ralph"]));
+        for p in CONTROL {
+            let p = format!("/p/{p}");
+            assert!(pos(&a, &["--ro-bind-try", &p, &p]) > pinned, "{p}: {a:?}");
+        }
+        assert!(!has(&a, &["--ro-bind-try", "/p/.git", "/p/.git"]), "{a:?}");
+        // Sockets in what it may write are covered (again) after those binds.
+        for s in ["/p/dev.sock", "/s/g/x.sock"] {
+            let last = a
+                .windows(3)
+                .rposition(|w| w == ["--ro-bind-try", "/dev/null", s])
+                .unwrap();
+            assert!(last > pos(&a, &["--bind-try", "/s/g", "/s/g"]));
+        }
+        // The agent and its arguments, after `--`.
+        assert_eq!(a[a.len() - 4..], ["--", "/bin/gemini", "-p", ""]);
+        // The gate keeps no network, and no resolver.
+        let g = gate_argv(&c, Path::new("/p"), Path::new("/t/x"), "make", &host);
+        assert!(g.contains(&"--unshare-net".to_string()));
+        assert!(!g.iter().any(|x| x == resolver), "{g:?}");
+    }
+
+    #[test]
+    fn a_worktrees_git_folders_are_its_to_write_less_their_config_and_hooks() {
+        let root = Path::new("/w/a");
+        assert_eq!(
+            agent_read_only(root, &["/w/a/.git".into(), "/w/a/.git".into()]),
+            CONTROL.map(|p| root.join(p))
+        );
+        let ro = agent_read_only(root, &["/m/.git".into(), "/m/.git/worktrees/a".into()]);
+        for p in [
+            "/w/a/.git",
+            "/m/.git/config",
+            "/m/.git/hooks",
+            "/m/.git/worktrees/a/config.worktree",
+            "/m/.git/worktrees/a/commondir",
+        ] {
+            assert!(ro.contains(&PathBuf::from(p)), "{p}: {ro:?}");
+        }
+    }
+
+    #[test]
+    fn a_home_under_an_emptied_folder_is_read_again_its_sockets_covered() {
+        let host = Host {
+            sockets: vec!["/tmp/h/s.sock".into(), "/tmp/other.sock".into()],
+            home_in_fresh: Some("/tmp/h".into()),
+            secrets: vec!["/tmp/h/.ssh".into()],
+            ..Host::default()
+        };
+        let a = gate_argv(
+            &Confinement::default(),
+            Path::new("/p"),
+            Path::new("/t"),
+            "x",
+            &host,
+        );
+        let home = pos(&a, &["--ro-bind-try", "/tmp/h", "/tmp/h"]);
+        assert!(home > pos(&a, &["--tmpfs", "/tmp"]));
+        assert!(pos(&a, &["--tmpfs", "/tmp/h/.ssh"]) > home);
+        assert!(pos(&a, &["--ro-bind-try", "/dev/null", "/tmp/h/s.sock"]) > home);
+        assert!(!a.iter().any(|x| x == "/tmp/other.sock"), "{a:?}");
+    }
+
+    #[test]
+    fn ralphs_bubblewrap_is_refused_without_bwrap_with_the_fix() {
+        if cfg!(target_os = "linux") {
+            assert_eq!(bwrap_unavailable("gemini", |_| true), None);
+            let why = bwrap_unavailable("gemini", |p| p != "bwrap").unwrap();
+            assert!(
+                why.starts_with("ralph confines gemini with bubblewrap, and bwrap is not found")
+                    && why.contains("apt-get install bubblewrap"),
+                "{why}"
+            );
+            // socat is Claude Code's sandbox's, not ralph's.
+            assert_eq!(
+                cannot_confine(crate::agent::Agent::Gemini, |p| p != "socat"),
+                None
+            );
+            assert!(cannot_confine(crate::agent::Agent::Claude, |p| p != "socat").is_some());
+        }
     }
 
     #[test]

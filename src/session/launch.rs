@@ -66,6 +66,74 @@ fn codex_scratch(
     Ok(Some(t))
 }
 
+/// A confined agent with no sandbox of its own (`Confine::Bwrap`): its
+/// command line inside ralph's bubblewrap, and the private TMPDIR that
+/// lives as long as the session. Its state folders are made first: one
+/// that does not exist could not be made inside.
+fn in_bwrap(
+    project: &Project,
+    c: &crate::sandbox::confine::Confinement,
+    seat: Seat,
+    args: Vec<String>,
+) -> Result<(Vec<String>, tempfile::TempDir)> {
+    use crate::sandbox::confine;
+    let state = seat.agent.state_dirs_here();
+    for d in &state {
+        std::fs::create_dir_all(d).with_context(|| {
+            format!(
+                "cannot create {}, where {} keeps its state (a confined session could not)",
+                d.display(),
+                seat.agent
+            )
+        })?;
+    }
+    let git_dirs = git_dirs(&project.root);
+    let mut writable = state;
+    writable.extend(
+        git_dirs
+            .iter()
+            .filter(|d| !d.starts_with(&project.root))
+            .cloned(),
+    );
+    let room = confine::Room {
+        writable,
+        read_only: confine::agent_read_only(&project.root, &git_dirs),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("ralph-{}-", seat.agent))
+        .tempdir()
+        .context("cannot make the confined session's temporary folder")?;
+    let argv = confine::agent_argv(
+        c,
+        &room,
+        (&project.root, tmp.path()),
+        &confine::Host::read(),
+        (seat.program, &args),
+    );
+    Ok((argv, tmp))
+}
+
+/// The repository's git folders, the common one first (a linked
+/// worktree's lie outside its folder, and its commits write there).
+fn git_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    crate::git::at(root)
+        .run(
+            &[
+                "rev-parse",
+                "--path-format=absolute",
+                "--git-common-dir",
+                "--git-dir",
+            ],
+            &[],
+        )
+        .map(|out| {
+            out.lines()
+                .map(|l| std::fs::canonicalize(l).unwrap_or_else(|_| l.into()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
 /// on stdin. Interactive: the prompt as the argument, the terminal claude's.
 pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -> Result<Launch> {
@@ -100,8 +168,18 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
             show: Box::new(move |x| ui.show(x)),
         })
     };
+    let mut program = seat.program.to_path_buf();
+    let mut scratch = scratch;
+    if let Some(c) = s.confined.as_ref()
+        && seat.agent.caps().confine == crate::agent::Confine::Bwrap
+    {
+        let (argv, tmp) = in_bwrap(project, c, seat, args)?;
+        program = std::path::PathBuf::from(&argv[0]);
+        args = argv[1..].to_vec();
+        scratch = Some(tmp);
+    }
     Ok(Launch {
-        program: seat.program.to_path_buf(),
+        program,
         args,
         env,
         cwd: project.root.clone(),

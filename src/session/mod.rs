@@ -32,6 +32,11 @@
 //!   of its descendants (SIGTERM, then SIGKILL) and reaps them. Elsewhere it
 //!   ends the processes whose environment carries the session's marker
 //!   (`RALPH_SESSION_TOKEN`).
+//! - **An agent in ralph's bubblewrap** (`--confined`, `Confine::Bwrap`):
+//!   the session's process is bwrap, which forwards no signal: the first
+//!   signal of the ladder ends it, and with it at once (its child dies with
+//!   it, and its pid namespace with its first process) the agent and all it
+//!   started, in whatever session. No clean ending, nothing left over.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};

@@ -148,75 +148,170 @@ fn each_agent_waits_out_a_usage_limit_and_refuses_a_false_complete() {
 #[test]
 fn an_agent_session_past_its_timeout_is_ended_with_what_it_started() {
     for (agent, bin, model, _) in agents() {
-        let env = project();
         let marker = if agent == "codex" { 7781 } else { 7782 };
-        env.api.session([
-            Reply::bash(format!("setsid sleep {marker} > /dev/null 2>&1 &")),
-            Reply::Stall(Duration::from_secs(60)),
-            Reply::text("late"),
-        ]);
-        let out = agent_loop(&env, agent, &bin, model)
-            .args(["--max-iterations", "1", "--timeout", "5s"])
-            .stdout_with(4);
-        assert!(out.contains("timed out after 5s"), "{agent}: {out}");
-        assert!(
-            eventually(Duration::from_secs(10), || processes_with(&format!(
-                "sleep {marker}"
-            ))
-            .is_empty()),
-            "{agent}: the session's leftover was not ended"
-        );
-        let name = bin.file_name().unwrap().to_string_lossy().into_owned();
-        assert!(
-            eventually(Duration::from_secs(10), || crate::support::processes_with(
-                &format!("{name} ")
-            )
-            .iter()
-            .all(|p| !is_in(&env, *p))),
-            "{agent}: its client was left running"
-        );
-
-        // Ctrl+C (SIGINT to the loop): the session and what it started end,
-        // and the loop stops with 130.
-        let marker = marker + 10;
-        env.api.session([
-            Reply::bash(format!("setsid sleep {marker} > /dev/null 2>&1 &")),
-            Reply::Stall(Duration::from_secs(60)),
-            Reply::text("late"),
-        ]);
-        let turns = env.api.requests().len();
-        let child = agent_loop(&env, agent, &bin, model)
-            .args(["--max-iterations", "1"])
-            .spawn();
-        assert!(
-            eventually(Duration::from_secs(30), || !processes_with(&format!(
-                "sleep {marker}"
-            ))
-            .is_empty()
-                && env.api.requests().len() > turns + 1),
-            "{agent}: the session never started its command"
-        );
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(child.id() as i32),
-            nix::sys::signal::Signal::SIGINT,
-        )
-        .unwrap();
-        let out = wait_output(child, Duration::from_secs(60));
-        assert_eq!(out.status.code(), Some(130), "{agent}: {out:?}");
-        assert!(
-            eventually(Duration::from_secs(10), || processes_with(&format!(
-                "sleep {marker}"
-            ))
-            .is_empty()),
-            "{agent}: Ctrl+C left the session's leftover running"
-        );
-        assert!(
-            crate::support::processes_with(&format!("{name} "))
-                .iter()
-                .all(|p| !is_in(&env, *p)),
-            "{agent}: Ctrl+C left its client running"
-        );
+        ended_with_what_it_started((agent, &bin, model), &[], marker);
     }
+}
+
+/// Ralph runs a confined Gemini CLI inside its own bubblewrap: the timeout
+/// and Ctrl+C end it and what it started all the same.
+#[test]
+fn a_confined_gemini_session_is_ended_with_what_it_started() {
+    sandbox_tools();
+    ended_with_what_it_started(
+        ("gemini", &gemini_bin(), "gemini-2.5-pro"),
+        &["--confined"],
+        7811,
+    );
+}
+
+/// A session that started a process in a session of its own, then
+/// stalled: past its timeout, and then at a Ctrl+C, it and what it started
+/// end.
+fn ended_with_what_it_started(
+    (agent, bin, model): (&str, &PathBuf, &str),
+    extra: &[&str],
+    marker: u32,
+) {
+    let env = project();
+    env.api.session([
+        Reply::bash(format!("setsid sleep {marker} > /dev/null 2>&1 &")),
+        Reply::Stall(Duration::from_secs(60)),
+        Reply::text("late"),
+    ]);
+    let out = agent_loop(&env, agent, bin, model)
+        .args(extra)
+        .args(["--max-iterations", "1", "--timeout", "5s"])
+        .stdout_with(4);
+    assert!(out.contains("timed out after 5s"), "{agent}: {out}");
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&format!(
+            "sleep {marker}"
+        ))
+        .is_empty()),
+        "{agent}: the session's leftover was not ended"
+    );
+    let name = bin.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        eventually(Duration::from_secs(10), || crate::support::processes_with(
+            &format!("{name} ")
+        )
+        .iter()
+        .all(|p| !is_in(&env, *p))),
+        "{agent}: its client was left running"
+    );
+
+    // Ctrl+C (SIGINT to the loop): the session and what it started end,
+    // and the loop stops with 130.
+    let marker = marker + 10;
+    env.api.session([
+        Reply::bash(format!("setsid sleep {marker} > /dev/null 2>&1 &")),
+        Reply::Stall(Duration::from_secs(60)),
+        Reply::text("late"),
+    ]);
+    let turns = env.api.requests().len();
+    let child = agent_loop(&env, agent, bin, model)
+        .args(extra)
+        .args(["--max-iterations", "1"])
+        .spawn();
+    assert!(
+        eventually(Duration::from_secs(30), || !processes_with(&format!(
+            "sleep {marker}"
+        ))
+        .is_empty()
+            && env.api.requests().len() > turns + 1),
+        "{agent}: the session never started its command"
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let out = wait_output(child, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "{agent}: {out:?}");
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with(&format!(
+            "sleep {marker}"
+        ))
+        .is_empty()),
+        "{agent}: Ctrl+C left the session's leftover running"
+    );
+    assert!(
+        crate::support::processes_with(&format!("{name} "))
+            .iter()
+            .all(|p| !is_in(&env, *p)),
+        "{agent}: Ctrl+C left its client running"
+    );
+}
+
+/// Gemini CLI has no sandbox ralph can drive: under `--confined` ralph
+/// runs it inside bubblewrap. Its writes outside the project, to git's
+/// config and hooks and to ralph's control files fail; its commit, its
+/// `ralph complete` and what it left running in the background go as they
+/// would, the last ending with it.
+#[test]
+fn a_confined_gemini_session_writes_in_the_project_and_nowhere_else() {
+    sandbox_tools();
+    let env = one_step_project();
+    let outside = env.tmp.path().join("outside");
+    fs::create_dir_all(&outside).unwrap();
+    let tmp_escape = format!("/tmp/ralph-gemini-escape-{}", std::process::id());
+    fs::create_dir_all(env.project.join(".ralph/runs")).unwrap();
+    let tries = [
+        format!("{}/outside.txt", env.home.display()),
+        format!("{}/escaped.txt", outside.display()),
+        tmp_escape.clone(),
+        ".git/hooks/pre-commit".into(),
+        ".git/config".into(),
+        ".ralph/runs/planted".into(),
+    ];
+    let attempts: String = tries
+        .iter()
+        .map(|p| format!("(echo escaped >> {p}) 2>/dev/null && echo W''ROTE {p}; "))
+        .collect();
+    env.api.session([
+        Reply::bash(format!(
+            "{attempts}setsid nohup sleep 7815 > /dev/null 2>&1 & echo in > inside.txt && git add inside.txt && echo state > $GEMINI_CLI_HOME/.gemini/mine && {CHECK_THE_BOX} && ralph complete -m done"
+        )),
+        Reply::text("Step done."),
+    ]);
+    let out = agent_loop(&env, "gemini", &gemini_bin(), "gemini-2.5-pro")
+        .args(["--confined", "--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(out.contains("complete: "), "{out}");
+    let session = fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap_or_default();
+    // (Its /tmp is a fresh one of its own: written there, gone with it.)
+    for p in tries.iter().filter(|p| **p != tmp_escape) {
+        assert!(!session.contains(&format!("WROTE {p}")), "{session}");
+    }
+    assert!(!env.home.join("outside.txt").exists(), "{out}");
+    assert!(!outside.join("escaped.txt").exists(), "{out}");
+    assert!(!std::path::Path::new(&tmp_escape).exists(), "{out}");
+    assert!(!env.project.join(".git/hooks/pre-commit").exists(), "{out}");
+    assert!(!env.project.join(".ralph/runs/planted").exists(), "{out}");
+    assert!(
+        !fs::read_to_string(env.project.join(".git/config"))
+            .unwrap()
+            .contains("escaped"),
+        "{out}"
+    );
+    // What it may write: the project, its commit, its own state folder.
+    assert!(env.project.join("inside.txt").exists(), "{out}\n{session}");
+    assert_eq!(
+        fs::read_to_string(env.home.join(".gemini/mine")).unwrap_or_default(),
+        "state\n",
+        "{session}"
+    );
+    let r = &records(&env)[0];
+    assert_eq!(r["confined"], true);
+    assert_ne!(r["head_before"], r["head_after"], "no commit: {out}");
+    let command = r["command"].to_string();
+    assert!(command.starts_with("[\"bwrap\""), "{command}");
+    assert!(
+        eventually(Duration::from_secs(10), || processes_with("sleep 7815")
+            .is_empty()),
+        "what the session left running outlived it"
+    );
 }
 
 /// Was process `pid` started for this test (its environment names the test's HOME)?
@@ -233,12 +328,27 @@ fn what_only_claude_can_do_is_refused_for_the_other_agents_before_anything_runs(
     env.ralph()
         .args(["loop", "--agent", "gemini", "--gemini"])
         .arg(&gemini)
-        .arg("--confined")
+        .args(["--confined", "--allow-domain", "example.org"])
         .prints(
             2,
             "",
-            "ralph loop: --agent gemini: --confined cannot confine Gemini CLI here (its sandbox needs a docker or podman daemon, which ralph does not drive); use --agent claude or codex for a confined run\n",
+            "ralph loop: --agent gemini: ralph confines gemini with bubblewrap, its files only: its network stays open (its model's API is reached over it), with no filtering by domain: drop --allow-domain (Claude Code's sandbox is the one that filters by domain)\n",
         );
+    // Without bubblewrap, a confined Gemini run is refused with the fix.
+    let bin = env.tmp.path().join("bin-without-bwrap");
+    fs::create_dir_all(&bin).unwrap();
+    std::os::unix::fs::symlink(which::which("git").unwrap(), bin.join("git")).unwrap();
+    let err = env
+        .ralph()
+        .env("PATH", &bin)
+        .args(["loop", "--agent", "gemini", "--gemini"])
+        .arg(&gemini)
+        .arg("--confined")
+        .stderr_with(2);
+    assert!(
+        err.contains("--confined cannot be had here: ralph confines gemini with bubblewrap, and bwrap is not found: install it (Debian/Ubuntu: apt-get install bubblewrap;"),
+        "{err}"
+    );
     env.ralph()
         .args(["loop", "--agent", "codex", "--codex"])
         .arg(codex_bin())
