@@ -107,9 +107,19 @@ const CHECKS: [(&str, Make); 13] = [
 ];
 
 fn claude_version(bin: &Path) -> Option<String> {
-    let mut c = Command::new(bin);
-    c.arg("--version");
-    crate::procs::stdout_within(c, Duration::from_secs(10)).map(|v| v.trim().to_string())
+    let ask = || {
+        let mut c = Command::new(bin);
+        c.arg("--version");
+        c
+    };
+    let within = Duration::from_secs(10);
+    let said = crate::procs::stdout_within(ask(), within)?;
+    // pi says its version on stderr.
+    let said = match said.trim() {
+        "" => crate::procs::stderr_within(ask(), within)?,
+        _ => said,
+    };
+    Some(said.trim().to_string()).filter(|v| !v.is_empty())
 }
 
 /// An agent's program as the loop would run it: the config's (named, and
