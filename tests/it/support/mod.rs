@@ -242,9 +242,15 @@ pub(crate) fn version_of(bin: &Path) -> Option<String> {
         .env("PATH", "/usr/bin:/bin")
         .output()
         .ok()?;
+    // pi prints its version on stderr.
+    let text = if out.stdout.iter().all(u8::is_ascii_whitespace) {
+        &out.stderr
+    } else {
+        &out.stdout
+    };
     out.status
         .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .then(|| String::from_utf8_lossy(text).trim().to_string())
 }
 
 /// One test's world: a temp home, a project folder in it, a scripted API.
