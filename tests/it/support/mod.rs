@@ -32,6 +32,7 @@
 
 pub mod agents;
 pub mod api;
+mod chat;
 pub mod loops;
 pub mod tmux;
 mod wire;
