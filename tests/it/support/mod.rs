@@ -311,6 +311,8 @@ impl TestEnv {
         )
         .unwrap();
         fs::write(env.home.join(".gemini/settings.json"), GEMINI_SETTINGS).unwrap();
+        env.pi_home();
+        env.opencode_home();
         fs::write(
             env.home.join(".claude/settings.json"),
             serde_json::to_string_pretty(&json!({"skipDangerousModePermissionPrompt": true}))
@@ -319,6 +321,35 @@ impl TestEnv {
         )
         .unwrap();
         env
+    }
+
+    /// pi's agent folder (its default, `~/.pi/agent`): the scripted API as
+    /// its model provider, retries off.
+    fn pi_home(&self) {
+        let dir = self.home.join(".pi/agent");
+        fs::create_dir_all(&dir).unwrap();
+        write_json(&dir.join("models.json"), &pi_models(&self.api.url));
+        write_json(&dir.join("settings.json"), &pi_settings());
+    }
+
+    /// opencode's config folder: the scripted API as its provider, and its
+    /// plugin package linked in as if installed (no npm install at start;
+    /// the link dangles until `opencode_bin` installs the package).
+    fn opencode_home(&self) {
+        let dir = self.opencode_config_dir();
+        fs::create_dir_all(&dir).unwrap();
+        write_json(&dir.join("opencode.json"), &opencode_config(&self.api.url));
+        let (manifest, lock) = opencode_plugin_lock();
+        write_json(&dir.join("package.json"), &manifest);
+        write_json(&dir.join("package-lock.json"), &lock);
+        let modules = tools_dir().join(format!("opencode-plugin-{OPENCODE_VERSION}/node_modules"));
+        std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
+    }
+
+    /// `$XDG_CONFIG_HOME/opencode`, which opencode rewrites (it adds a
+    /// `$schema` to opencode.json).
+    pub fn opencode_config_dir(&self) -> PathBuf {
+        self.home.join(".config/opencode")
     }
 
     /// Answer the first-run screens for interactive sessions in `dir`
@@ -383,6 +414,8 @@ impl TestEnv {
     /// The environment every process of this test runs with, and nothing else.
     pub fn vars(&self) -> Vec<(String, String)> {
         let codex_home = self.home.join(".codex").display().to_string();
+        let xdg = [".config", ".local/share", ".cache", ".local/state"]
+            .map(|d| self.home.join(d).display().to_string());
         let path = format!(
             "{}:/usr/local/bin:/usr/bin:/bin",
             ralph_bin().parent().unwrap().display()
@@ -410,6 +443,18 @@ impl TestEnv {
             ("GOOGLE_GEMINI_BASE_URL", self.api.url.as_str()),
             ("GEMINI_API_KEY", "scripted"),
             ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+            // pi and opencode: no update checks, telemetry, model-list
+            // fetches or downloads; their state in this home (XDG folders
+            // at their usual places, said outright for opencode).
+            ("PI_OFFLINE", "1"),
+            ("XDG_CONFIG_HOME", xdg[0].as_str()),
+            ("XDG_DATA_HOME", xdg[1].as_str()),
+            ("XDG_CACHE_HOME", xdg[2].as_str()),
+            ("XDG_STATE_HOME", xdg[3].as_str()),
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+            ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+            ("OPENCODE_DISABLE_SHARE", "1"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -511,6 +556,25 @@ impl TestEnv {
         run_with_stdin(c, prompt, Duration::from_secs(120))
     }
 
+    /// `pi --mode json` on the scripted model, the prompt on stdin (closed
+    /// after: pi waits for its end); extra args after.
+    pub fn pi_json(&self, prompt: &str, args: &[&str]) -> Output {
+        let mut c = self.command(pi_bin());
+        c.args(["--mode", "json", "--model", SCRIPTED_MODEL])
+            .args(args);
+        run_with_stdin(c, prompt, Duration::from_secs(120))
+    }
+
+    /// `opencode run --format json` on the scripted model, the prompt on
+    /// stdin (as arguments it would reach the model in quotes); extra args
+    /// after.
+    pub fn opencode_json(&self, prompt: &str, args: &[&str]) -> Output {
+        let mut c = self.command(opencode_bin());
+        c.args(["run", "--format", "json", "-m", SCRIPTED_MODEL])
+            .args(args);
+        run_with_stdin(c, prompt, Duration::from_secs(120))
+    }
+
     pub fn claude_interactive(&self, args: &[&str], extra_env: &[(&str, &str)]) -> Pty {
         let mut argv = vec![
             claude_bin().to_str().unwrap().to_string(),
@@ -569,6 +633,11 @@ impl TestEnv {
             project: self.project.clone(),
         }
     }
+}
+
+/// `v` pretty-printed to `path`, as a user's config file.
+fn write_json(path: &Path, v: &serde_json::Value) {
+    fs::write(path, serde_json::to_string_pretty(v).unwrap() + "\n").unwrap();
 }
 
 /// Start `c` with the default action for every signal a test sends or a
