@@ -27,6 +27,11 @@
 //! - [`TestEnv::claude_interactive`] runs the TUI under a pseudo-terminal and
 //!   keeps a parsed screen ([`Pty::wait_for`], [`Pty::screen`]).
 //! - [`TestEnv::ralph`] runs the built `ralph` with the same environment.
+//! - pi and opencode ([`pi_bin`], [`opencode_bin`]) reach the same API over
+//!   Chat Completions (`chat`), provider `scripted`, model [`SCRIPTED_MODEL`]
+//!   (pi `--model`, opencode `-m`), from configs in each home;
+//!   [`TestEnv::pi_json`] and [`TestEnv::opencode_json`] run them headless.
+//!   A `Reply::usage_limit(..).retry_after("3600")` plays their trap.
 
 #![allow(dead_code)]
 
