@@ -4,6 +4,7 @@
 mod support;
 
 mod agents;
+mod agents_pi_opencode;
 mod config_file;
 mod confined;
 mod confinement;

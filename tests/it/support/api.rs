@@ -32,6 +32,14 @@ pub enum Reply {
     Stall(Duration),
     /// Call any tool with this input (e.g. Bash with `run_in_background`).
     Tool { name: String, input: Value },
+    /// `Error` with response headers too: a `retry-after` is obeyed by some
+    /// clients before they show anything (see [`Reply::retry_after`]).
+    ErrorWithHeaders {
+        status: u16,
+        kind: String,
+        message: String,
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl Reply {
@@ -55,6 +63,54 @@ impl Reply {
             status: 429,
             kind: "rate_limit_error".into(),
             message: message.into(),
+        }
+    }
+    /// This error, sent with `retry-after: <value>` (seconds or a date).
+    pub fn retry_after(self, value: impl Into<String>) -> Self {
+        self.with_header("retry-after", value)
+    }
+    /// This error, sent with one more response header.
+    pub fn with_header(self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let (status, kind, message, mut headers) = match self {
+            Reply::Error {
+                status,
+                kind,
+                message,
+            } => (status, kind, message, Vec::new()),
+            Reply::ErrorWithHeaders {
+                status,
+                kind,
+                message,
+                headers,
+            } => (status, kind, message, headers),
+            r => panic!("only an error reply has response headers, not {r:?}"),
+        };
+        headers.push((name.into(), value.into()));
+        Reply::ErrorWithHeaders {
+            status,
+            kind,
+            message,
+            headers,
+        }
+    }
+    /// An error as `Error` plus its response headers (none for any other
+    /// reply), so each wire answers both kinds alike.
+    pub(super) fn split_headers(self) -> (Reply, Vec<(String, String)>) {
+        match self {
+            Reply::ErrorWithHeaders {
+                status,
+                kind,
+                message,
+                headers,
+            } => (
+                Reply::Error {
+                    status,
+                    kind,
+                    message,
+                },
+                headers,
+            ),
+            r => (r, Vec::new()),
         }
     }
 }
@@ -83,9 +139,16 @@ impl Request {
         out
     }
 
+    /// The system prompt: Claude's `system`, or Chat Completions' system
+    /// messages.
     pub fn system_text(&self) -> String {
         let mut out = String::new();
         collect_text(&self.body["system"], &mut out);
+        for m in self.body["messages"].as_array().into_iter().flatten() {
+            if m["role"] == "system" {
+                collect_text(&m["content"], &mut out);
+            }
+        }
         out
     }
 }
@@ -132,7 +195,7 @@ impl State {
         while let Some(r) = q.pop_front() {
             match r {
                 Reply::Stall(_) => replies.push(r),
-                Reply::Error { .. } => {
+                Reply::Error { .. } | Reply::ErrorWithHeaders { .. } => {
                     q.push_front(r.clone());
                     replies.push(r);
                     break;
@@ -211,6 +274,10 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>) {
     let mut raw = String::new();
     let _ = req.as_reader().read_to_string(&mut raw);
     let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
+    // pi and opencode (OpenAI Chat Completions).
+    if path.starts_with("/v1/chat/completions") {
+        return super::chat::handle(req, path, body, st);
+    }
     // Codex (the Responses API) and Gemini (GenAI REST) sessions.
     if path.starts_with("/v1/responses")
         || path.starts_with("/v1beta/")
@@ -259,15 +326,17 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>) {
             r => reply = r,
         }
     }
+    let (reply, headers) = reply.split_headers();
     match reply {
         Reply::Error {
             status,
             kind,
             message,
-        } => respond_json(
+        } => respond_json_with(
             req,
             status,
             &json!({"type": "error", "error": {"type": kind, "message": message}}),
+            &headers,
         ),
         Reply::Text(text) => respond_sse(req, &model, &text_events(&text), "end_turn"),
         Reply::Bash(command) => {
@@ -279,7 +348,9 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>) {
             &tool_events(&tool_id, &name, &input),
             "tool_use",
         ),
-        Reply::Stall(_) => unreachable!("stalls are consumed above"),
+        Reply::Stall(_) | Reply::ErrorWithHeaders { .. } => {
+            unreachable!("stalls are consumed and headers split above")
+        }
     }
 }
 
@@ -332,10 +403,24 @@ pub(super) fn send_sse(req: tiny_http::Request, body: &str) {
 }
 
 pub(super) fn respond_json(req: tiny_http::Request, status: u16, v: &Value) {
-    let header = tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap();
-    let _ = req.respond(
-        tiny_http::Response::from_string(v.to_string())
-            .with_status_code(status)
-            .with_header(header),
-    );
+    respond_json_with(req, status, v, &[]);
+}
+
+/// A JSON answer with extra response headers (an error's `retry-after`).
+pub(super) fn respond_json_with(
+    req: tiny_http::Request,
+    status: u16,
+    v: &Value,
+    headers: &[(String, String)],
+) {
+    let mut resp = tiny_http::Response::from_string(v.to_string())
+        .with_status_code(status)
+        .with_header(tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap());
+    for (k, val) in headers {
+        resp.add_header(
+            tiny_http::Header::from_bytes(k.as_bytes(), val.as_bytes())
+                .unwrap_or_else(|()| panic!("a bad response header {k}: {val}")),
+        );
+    }
+    let _ = req.respond(resp);
 }

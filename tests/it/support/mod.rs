@@ -27,11 +27,17 @@
 //! - [`TestEnv::claude_interactive`] runs the TUI under a pseudo-terminal and
 //!   keeps a parsed screen ([`Pty::wait_for`], [`Pty::screen`]).
 //! - [`TestEnv::ralph`] runs the built `ralph` with the same environment.
+//! - pi and opencode ([`pi_bin`], [`opencode_bin`]) reach the same API over
+//!   Chat Completions (`chat`), provider `scripted`, model [`SCRIPTED_MODEL`]
+//!   (pi `--model`, opencode `-m`), from configs in each home;
+//!   [`TestEnv::pi_json`] and [`TestEnv::opencode_json`] run them headless.
+//!   A `Reply::usage_limit(..).retry_after("3600")` plays their trap.
 
 #![allow(dead_code)]
 
 pub mod agents;
 pub mod api;
+mod chat;
 pub mod loops;
 pub mod tmux;
 mod wire;
@@ -242,9 +248,15 @@ pub(crate) fn version_of(bin: &Path) -> Option<String> {
         .env("PATH", "/usr/bin:/bin")
         .output()
         .ok()?;
+    // pi prints its version on stderr.
+    let text = if out.stdout.iter().all(u8::is_ascii_whitespace) {
+        &out.stderr
+    } else {
+        &out.stdout
+    };
     out.status
         .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .then(|| String::from_utf8_lossy(text).trim().to_string())
 }
 
 /// One test's world: a temp home, a project folder in it, a scripted API.
@@ -304,6 +316,8 @@ impl TestEnv {
         )
         .unwrap();
         fs::write(env.home.join(".gemini/settings.json"), GEMINI_SETTINGS).unwrap();
+        env.pi_home();
+        env.opencode_home();
         fs::write(
             env.home.join(".claude/settings.json"),
             serde_json::to_string_pretty(&json!({"skipDangerousModePermissionPrompt": true}))
@@ -312,6 +326,35 @@ impl TestEnv {
         )
         .unwrap();
         env
+    }
+
+    /// pi's agent folder (its default, `~/.pi/agent`): the scripted API as
+    /// its model provider, retries off.
+    fn pi_home(&self) {
+        let dir = self.home.join(".pi/agent");
+        fs::create_dir_all(&dir).unwrap();
+        write_json(&dir.join("models.json"), &pi_models(&self.api.url));
+        write_json(&dir.join("settings.json"), &pi_settings());
+    }
+
+    /// opencode's config folder: the scripted API as its provider, and its
+    /// plugin package linked in as if installed (no npm install at start;
+    /// the link dangles until `opencode_bin` installs the package).
+    fn opencode_home(&self) {
+        let dir = self.opencode_config_dir();
+        fs::create_dir_all(&dir).unwrap();
+        write_json(&dir.join("opencode.json"), &opencode_config(&self.api.url));
+        let (manifest, lock) = opencode_plugin_lock();
+        write_json(&dir.join("package.json"), &manifest);
+        write_json(&dir.join("package-lock.json"), &lock);
+        let modules = tools_dir().join(format!("opencode-plugin-{OPENCODE_VERSION}/node_modules"));
+        std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
+    }
+
+    /// `$XDG_CONFIG_HOME/opencode`, which opencode rewrites (it adds a
+    /// `$schema` to opencode.json).
+    pub fn opencode_config_dir(&self) -> PathBuf {
+        self.home.join(".config/opencode")
     }
 
     /// Answer the first-run screens for interactive sessions in `dir`
@@ -376,6 +419,8 @@ impl TestEnv {
     /// The environment every process of this test runs with, and nothing else.
     pub fn vars(&self) -> Vec<(String, String)> {
         let codex_home = self.home.join(".codex").display().to_string();
+        let xdg = [".config", ".local/share", ".cache", ".local/state"]
+            .map(|d| self.home.join(d).display().to_string());
         let path = format!(
             "{}:/usr/local/bin:/usr/bin:/bin",
             ralph_bin().parent().unwrap().display()
@@ -403,6 +448,18 @@ impl TestEnv {
             ("GOOGLE_GEMINI_BASE_URL", self.api.url.as_str()),
             ("GEMINI_API_KEY", "scripted"),
             ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+            // pi and opencode: no update checks, telemetry, model-list
+            // fetches or downloads; their state in this home (XDG folders
+            // at their usual places, said outright for opencode).
+            ("PI_OFFLINE", "1"),
+            ("XDG_CONFIG_HOME", xdg[0].as_str()),
+            ("XDG_DATA_HOME", xdg[1].as_str()),
+            ("XDG_CACHE_HOME", xdg[2].as_str()),
+            ("XDG_STATE_HOME", xdg[3].as_str()),
+            ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+            ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+            ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+            ("OPENCODE_DISABLE_SHARE", "1"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -504,6 +561,25 @@ impl TestEnv {
         run_with_stdin(c, prompt, Duration::from_secs(120))
     }
 
+    /// `pi --mode json` on the scripted model, the prompt on stdin (closed
+    /// after: pi waits for its end); extra args after.
+    pub fn pi_json(&self, prompt: &str, args: &[&str]) -> Output {
+        let mut c = self.command(pi_bin());
+        c.args(["--mode", "json", "--model", SCRIPTED_MODEL])
+            .args(args);
+        run_with_stdin(c, prompt, Duration::from_secs(120))
+    }
+
+    /// `opencode run --format json` on the scripted model, the prompt on
+    /// stdin (as arguments it would reach the model in quotes); extra args
+    /// after.
+    pub fn opencode_json(&self, prompt: &str, args: &[&str]) -> Output {
+        let mut c = self.command(opencode_bin());
+        c.args(["run", "--format", "json", "-m", SCRIPTED_MODEL])
+            .args(args);
+        run_with_stdin(c, prompt, Duration::from_secs(120))
+    }
+
     pub fn claude_interactive(&self, args: &[&str], extra_env: &[(&str, &str)]) -> Pty {
         let mut argv = vec![
             claude_bin().to_str().unwrap().to_string(),
@@ -562,6 +638,11 @@ impl TestEnv {
             project: self.project.clone(),
         }
     }
+}
+
+/// `v` pretty-printed to `path`, as a user's config file.
+fn write_json(path: &Path, v: &serde_json::Value) {
+    fs::write(path, serde_json::to_string_pretty(v).unwrap() + "\n").unwrap();
 }
 
 /// Start `c` with the default action for every signal a test sends or a

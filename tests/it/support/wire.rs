@@ -10,7 +10,7 @@ use std::thread;
 
 use serde_json::{Value, json};
 
-use super::api::{Reply, Request, State, respond_json, send_sse};
+use super::api::{Reply, Request, State, respond_json, respond_json_with, send_sse};
 
 pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mutex<State>) {
     if path.starts_with("/v1/models") {
@@ -58,7 +58,7 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
         )
     };
     let main_loop = shell.is_some();
-    let replies = next_replies(st, &path, &body, &key, results, main_loop);
+    let replies = next_replies(st, &path, &body, &key, results == 0, main_loop);
     let mut reply = Reply::Text(if main_loop { "Done." } else { "{}" }.into());
     for r in replies {
         match r {
@@ -66,6 +66,7 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
             r => reply = r,
         }
     }
+    let (reply, headers) = reply.split_headers();
     let shell = shell.unwrap_or_default();
     match (codex, reply) {
         (
@@ -77,10 +78,11 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
             },
         ) => {
             let resets = super::now_epoch() + 3600;
-            respond_json(
+            respond_json_with(
                 req,
                 status,
                 &json!({"error": {"type": kind, "message": message, "plan_type": "pro", "resets_at": resets}}),
+                &headers,
             )
         }
         (
@@ -90,12 +92,13 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
                 kind,
                 message,
             },
-        ) => respond_json(
+        ) => respond_json_with(
             req,
             status,
             &json!({"error": {"code": status, "status": kind, "message": message,
                 "details": [{"@type": "type.googleapis.com/google.rpc.QuotaFailure",
                              "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel"}]}]}}),
+            &headers,
         ),
         (true, Reply::Bash(cmd)) => {
             let args = if shell == "shell" {
@@ -138,14 +141,14 @@ pub(super) fn handle(req: tiny_http::Request, path: String, body: Value, st: &Mu
     }
 }
 
-/// The replies for this request (`State::take`): a session's first
-/// main-loop request carries no tool result yet, and takes a new script.
-fn next_replies(
+/// The replies for this request, recorded (`State::take`): a session's
+/// first main-loop request (`new_session`) takes a new script.
+pub(super) fn next_replies(
     st: &Mutex<State>,
     path: &str,
     body: &Value,
     key: &str,
-    results: usize,
+    new_session: bool,
     main_loop: bool,
 ) -> Vec<Reply> {
     let mut s = st.lock().unwrap();
@@ -158,7 +161,7 @@ fn next_replies(
     if !main_loop {
         return Vec::new();
     }
-    s.take(key, results == 0)
+    s.take(key, new_session)
 }
 
 /// Whichever shell tool this Codex build offers.
