@@ -30,7 +30,12 @@ fn answer_within(
     } else {
         (Stdio::piped(), Stdio::null())
     };
-    let mut child = cmd.stdin(Stdio::null()).stdout(out).stderr(err).spawn().ok()?;
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .ok()?;
     let t0 = std::time::Instant::now();
     while child.try_wait().ok()?.is_none() {
         if t0.elapsed() > within {

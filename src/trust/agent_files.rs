@@ -3,10 +3,12 @@
 //! cloned repository can ship them, so they are parts to approve (see
 //! `approval`), of two kinds:
 //!
-//! - pi's `.pi/settings.json`, which no switch turns off: approved like
-//!   `.gemini/settings.json`, and the loop refuses until then;
+//! - pi's `.pi/settings.json` and opencode's `.opencode/plugin(s)`, which
+//!   no switch turns off: approved like `.gemini/settings.json`, and the
+//!   loop refuses until then;
 //! - the files a switch turns off (pi's `.pi/extensions`, opencode's
-//!   config and `.opencode`): the loop runs, and until they are approved
+//!   config and the rest of `.opencode`): the loop runs, and until they are
+//!   approved
 //!   the agent starts with them off (`--no-extensions`,
 //!   `OPENCODE_DISABLE_PROJECT_CONFIG=1`).
 //!
@@ -39,6 +41,12 @@ pub const OPENCODE_CONFIGS: [&str; 2] = ["opencode.json", "opencode.jsonc"];
 /// `opencode.json(c)`, plugins it runs at start-up (which hook every tool
 /// call), tools, commands, agents, and the `package.json` it installs.
 pub const OPENCODE_DIR: &str = ".opencode";
+
+/// The folders of `.opencode` whose plugins opencode 1.18.33 loads at
+/// start-up even with `OPENCODE_DISABLE_PROJECT_CONFIG=1` and `--pure`
+/// (seen: a plugin there wrote its file with both): no switch turns them
+/// off, so they refuse the loop until approved, as pi's settings do.
+pub const OPENCODE_PLUGINS: [&str; 2] = ["plugin", "plugins"];
 
 /// Files read at most in one folder (a clone may ship many).
 pub const MAX_FILES: usize = 200;
@@ -197,6 +205,32 @@ pub fn pi_settings_part(root: &Path) -> Option<Part> {
     Some((PI_SETTINGS.to_string(), v))
 }
 
+/// Is `rel` (a path inside `.opencode`) in one of its plugin folders?
+fn in_plugins(rel: &Path) -> bool {
+    rel.components()
+        .next()
+        .is_some_and(|c| OPENCODE_PLUGINS.iter().any(|p| c.as_os_str() == *p))
+}
+
+/// The parts no switch turns off, which refuse the loop until approved:
+/// pi's settings, then opencode's plugin folders in the project's folder
+/// and each one above it up to the repository's root.
+pub fn unswitchable_parts(root: &Path) -> Vec<Part> {
+    let mut p: Vec<Part> = pi_settings_part(root).into_iter().collect();
+    for (dir, prefix) in super::approval::env_folders(root) {
+        for plugins in OPENCODE_PLUGINS {
+            p.extend(walk(
+                &dir,
+                &format!("{OPENCODE_DIR}/{plugins}"),
+                &prefix,
+                |_| false,
+                |_, r| Some(file_value(r)),
+            ));
+        }
+    }
+    p
+}
+
 /// The parts an agent can be started without: pi's extensions, then
 /// opencode's config and folder in the project's folder and each one above
 /// it up to the repository's root (named `../opencode.json`, ...).
@@ -218,7 +252,7 @@ pub fn switchable_parts(root: &Path) -> Vec<Part> {
             &dir,
             OPENCODE_DIR,
             &prefix,
-            opencode_writes,
+            |rel| opencode_writes(rel) || in_plugins(rel),
             |rel, r| {
                 let name = rel.to_str().unwrap_or_default();
                 if name == "package.json" {
@@ -297,7 +331,16 @@ mod tests {
                 ".pi/extensions/y/index.ts",
                 "opencode.json",
                 "opencode.jsonc",
-                ".opencode/plugins/p.ts",
+            ]
+        );
+        // Its plugins no switch turns off: they refuse until approved.
+        write(&root.join(".opencode/plugin/q.ts"), "export const Q = 1");
+        assert_eq!(
+            names(&unswitchable_parts(root)),
+            [
+                ".pi/settings.json",
+                ".opencode/plugin/q.ts",
+                ".opencode/plugins/p.ts"
             ]
         );
         assert_eq!(
@@ -334,11 +377,11 @@ mod tests {
         write(&app.join(".opencode/opencode.jsonc"), "{\"plugin\": []}");
         assert_eq!(
             names(&switchable_parts(&app)),
-            [
-                ".opencode/opencode.jsonc",
-                "../opencode.json",
-                "../.opencode/plugins/p.ts"
-            ]
+            [".opencode/opencode.jsonc", "../opencode.json"]
+        );
+        assert_eq!(
+            names(&unswitchable_parts(&app)),
+            ["../.opencode/plugins/p.ts"]
         );
         // Not in a repository: the project's own folder only.
         let lone = d.path().join("lone");

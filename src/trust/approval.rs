@@ -368,7 +368,7 @@ pub fn project_parts(root: &Path, cfg: &Options) -> Vec<Part> {
     }
     p.extend(gemini_parts(root));
     // Last: the digest of a project without it is the one approved before.
-    p.extend(super::agent_files::pi_settings_part(root));
+    p.extend(super::agent_files::unswitchable_parts(root));
     p
 }
 

@@ -11,8 +11,11 @@ use crate::support::*;
 
 /// The agent, its pinned client, the model given and what each session's
 /// tokens cost at that model's price (two model calls a session, each
-/// 1,000 input tokens of which 200 cached, and 50 output).
-fn agents() -> [(&'static str, PathBuf, &'static str, f64); 2] {
+/// 1,000 input tokens of which 200 cached, and 50 output): by ralph's
+/// price table for Codex and Gemini, by the agent itself for pi and
+/// opencode (the test home's prices: 3 in, 15 out, 0.3 cached).
+fn agents() -> [(&'static str, PathBuf, &'static str, f64); 4] {
+    let own_prices = (1600.0 * 3.0 + 400.0 * 0.3 + 100.0 * 15.0) / 1e6;
     [
         (
             "codex",
@@ -26,6 +29,8 @@ fn agents() -> [(&'static str, PathBuf, &'static str, f64); 2] {
             "gemini-2.5-pro",
             (1600.0 * 1.25 + 400.0 * 0.125 + 100.0 * 10.0) / 1e6,
         ),
+        ("pi", pi_bin(), SCRIPTED_MODEL, own_prices),
+        ("opencode", opencode_bin(), SCRIPTED_MODEL, own_prices),
     ]
 }
 
@@ -104,18 +109,21 @@ fn each_agent_waits_out_a_usage_limit_and_refuses_a_false_complete() {
         // The account's limit (Codex: usage_limit_reached; Gemini: the daily
         // quota), then a session that claims COMPLETE with steps open, then
         // the work.
-        let limit = if agent == "codex" {
-            Reply::Error {
+        let limit = match agent {
+            "codex" => Reply::Error {
                 status: 429,
                 kind: "usage_limit_reached".into(),
                 message: "scripted usage limit".into(),
-            }
-        } else {
-            Reply::Error {
+            },
+            "gemini" => Reply::Error {
                 status: 429,
                 kind: "RESOURCE_EXHAUSTED".into(),
                 message: "Quota exceeded for quota metric generate_content requests per day".into(),
-            }
+            },
+            // opencode retries silently first (5 times): at once, when
+            // the API says so.
+            _ => Reply::usage_limit("You've hit your usage limit. Try again at 11:29 AM.")
+                .retry_after("0"),
         };
         env.api.session([limit]);
         env.api.session([
@@ -147,8 +155,8 @@ fn each_agent_waits_out_a_usage_limit_and_refuses_a_false_complete() {
 
 #[test]
 fn an_agent_session_past_its_timeout_is_ended_with_what_it_started() {
-    for (agent, bin, model, _) in agents() {
-        let marker = if agent == "codex" { 7781 } else { 7782 };
+    for (i, (agent, bin, model, _)) in (0..).zip(agents()) {
+        let marker = 7781 + i;
         ended_with_what_it_started((agent, &bin, model), &[], marker);
     }
 }
@@ -587,9 +595,9 @@ fn doctor_checks_the_agents_the_config_names() {
 
 #[test]
 fn a_process_that_keeps_an_agents_output_open_is_ended_with_its_session() {
-    for (agent, bin, model, _) in agents() {
+    for (i, (agent, bin, model, _)) in (0..).zip(agents()) {
         let env = project();
-        let marker = if agent == "codex" { 7797 } else { 7798 };
+        let marker = 7861 + i;
         // Started in a session of its own, holding the command's output.
         // (Codex returns from the command; Gemini CLI waits on the pipe
         // until the session's timeout ends it.)

@@ -213,3 +213,212 @@ fn opencode_says_a_usage_limit_as_an_error_line_and_exits_1() {
     assert_eq!(env.api.turns().len(), 6, "the call and its 5 retries");
     assert!(took < Duration::from_secs(20), "took {took:?}");
 }
+
+// ---- As the loop's agents (`--agent pi`, `--agent opencode`) ----
+// (Each agent's spec, limit, timeout and Ctrl+C runs are in `agents`,
+// with the other agents'.)
+
+/// `ralph loop --agent <agent>` with its pinned client and the scripted
+/// model.
+fn agent_loop(env: &TestEnv, agent: &str) -> Ralph {
+    let bin = if agent == "pi" {
+        pi_bin()
+    } else {
+        opencode_bin()
+    };
+    env.ralph()
+        .args(["loop", "--agent", agent, &format!("--{agent}")])
+        .arg(bin)
+        .args(["--model", SCRIPTED_MODEL])
+}
+
+/// A TypeScript module that appends `who` to `mark` as it is loaded.
+fn marking_module(mark: &std::path::Path, who: &str, export: &str) -> String {
+    format!(
+        "import {{ appendFileSync }} from \"node:fs\";\nappendFileSync({:?}, \"{who}\\n\");\n{export}\n",
+        mark.display().to_string()
+    )
+}
+
+/// A clone's pi extension and opencode MCP server (which a switch turns
+/// off), each appending its name to `mark` as it starts.
+fn plant_agent_files(env: &TestEnv, mark: &std::path::Path) {
+    fs::create_dir_all(env.project.join(".pi/extensions")).unwrap();
+    fs::write(
+        env.project.join(".pi/extensions/mark.ts"),
+        marking_module(mark, "pi-extension", "export default function (pi: any) {}"),
+    )
+    .unwrap();
+    fs::write(
+        env.project.join("opencode.json"),
+        serde_json::json!({"mcp": {"mark": {"type": "local",
+            "command": ["sh", "-c", format!("echo opencode-mcp >> {}; sleep 5", mark.display())]}}})
+        .to_string(),
+    )
+    .unwrap();
+    env.commit_all("as cloned");
+}
+
+/// What a clone's pi and opencode files run as the agent starts runs
+/// nothing before `ralph trust`: ralph starts pi without extensions and
+/// opencode without the project's config, and the loop goes on. opencode's
+/// plugins, which it loads whatever the switches say, refuse the loop.
+/// Approved, they all run (the test tests something).
+#[test]
+fn a_clones_pi_and_opencode_files_run_nothing_until_approved() {
+    let env = project();
+    // A session each, four times.
+    let steps: String = (1..=5)
+        .map(|i| format!("- [ ] **{i}** Step {i}\n"))
+        .collect();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        format!("# Spec\n\n{steps}"),
+    )
+    .unwrap();
+    let mark = env.tmp.path().join("agent-files");
+    plant_agent_files(&env, &mark);
+    let trust = env.ralph().arg("trust").stdout_with(2);
+    assert!(
+        trust.contains(".pi/extensions/mark.ts")
+            && trust.contains("opencode.json = ")
+            && trust.contains(
+                "Until approved, ralph starts pi and opencode with these of their files disabled"
+            ),
+        "{trust}"
+    );
+    for agent in ["pi", "opencode"] {
+        env.api.session(step_session(false));
+        let out = agent_loop(&env, agent)
+            .args(["--max-iterations", "1"])
+            .stdout_with(4);
+        assert!(out.contains("Step done."), "{agent}: {out}");
+        assert!(
+            !mark.exists(),
+            "{agent} ran a clone's file before approval: {}",
+            fs::read_to_string(&mark).unwrap_or_default()
+        );
+    }
+    // A plugin in .opencode/plugins: opencode 1.18.33 loads it even with
+    // its project config off, so the loop refuses until it is approved.
+    let plugins = env.project.join(".opencode/plugins");
+    fs::create_dir_all(&plugins).unwrap();
+    fs::write(
+        plugins.join("mark.ts"),
+        marking_module(
+            &mark,
+            "opencode-plugin",
+            "export const Mark = async () => ({});",
+        ),
+    )
+    .unwrap();
+    // As a clone ships it: the plugin package opencode would install there
+    // is already in place (no install from the network).
+    opencode_plugin_in(&env.project.join(".opencode"));
+    env.commit_all("a plugin");
+    let err = agent_loop(&env, "opencode").stderr_with(2);
+    assert!(
+        err.contains(".opencode/plugins/mark.ts = ") && err.contains("`ralph trust`"),
+        "{err}"
+    );
+    assert!(!mark.exists(), "ran before approval");
+    env.ralph().args(["trust", "--yes"]).assert().success();
+    for agent in ["pi", "opencode"] {
+        env.api.session(step_session(false));
+        agent_loop(&env, agent)
+            .args(["--max-iterations", "1"])
+            .assert()
+            .code(4);
+    }
+    let ran = fs::read_to_string(&mark).unwrap_or_default();
+    assert!(
+        ran.contains("pi-extension")
+            && ran.contains("opencode-plugin")
+            && ran.contains("opencode-mcp"),
+        "approved, they run: {ran}"
+    );
+}
+
+/// pi's `.pi/settings.json` no switch turns off (its `shellCommandPrefix`
+/// runs before every command): a loop on pi refuses to start until it is
+/// approved.
+#[test]
+fn a_clones_pi_settings_refuse_a_pi_loop_until_approved() {
+    let env = project();
+    let mark = env.tmp.path().join("prefix");
+    fs::create_dir_all(env.project.join(".pi")).unwrap();
+    fs::write(
+        env.project.join(".pi/settings.json"),
+        serde_json::json!({"shellCommandPrefix": format!("echo prefix >> {};", mark.display())})
+            .to_string(),
+    )
+    .unwrap();
+    env.commit_all("as cloned");
+    let err = agent_loop(&env, "pi").stderr_with(2);
+    assert!(
+        err.contains(".pi/settings.json") && err.contains("`ralph trust`"),
+        "{err}"
+    );
+    assert!(!mark.exists() && !env.project.join(".ralph/runs").exists());
+}
+
+/// Under `--confined`, pi and opencode run inside ralph's bubblewrap: a
+/// write to the home or beside the project fails; the step's commit, its
+/// own state folder and `ralph complete` work, and the run completes.
+#[test]
+fn a_confined_pi_or_opencode_session_writes_in_the_project_and_nowhere_else() {
+    sandbox_tools();
+    for (agent, state) in [
+        ("pi", ".pi/agent/mine"),
+        ("opencode", ".local/share/opencode/mine"),
+    ] {
+        let env = one_step_project();
+        let outside = env.tmp.path().join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        let tries = [
+            format!("{}/outside.txt", env.home.display()),
+            format!("{}/escaped.txt", outside.display()),
+            ".git/config".into(),
+        ];
+        let attempts: String = tries
+            .iter()
+            .map(|p| format!("(echo escaped >> {p}) 2>/dev/null && echo W''ROTE {p}; "))
+            .collect();
+        env.api.session([
+            Reply::bash(format!(
+                "{attempts}echo in > inside.txt && git add inside.txt && echo state > $HOME/{state} && {CHECK_THE_BOX} && ralph complete -m done"
+            )),
+            Reply::text("Step done."),
+        ]);
+        let out = agent_loop(&env, agent)
+            .args(["--confined", "--max-iterations", "2"])
+            .stdout_with(0);
+        assert!(out.contains("complete: "), "{agent}: {out}");
+        let session =
+            fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap_or_default();
+        assert!(!session.contains("WROTE"), "{agent}: {session}");
+        assert!(!env.home.join("outside.txt").exists(), "{agent}");
+        assert!(!outside.join("escaped.txt").exists(), "{agent}");
+        assert!(
+            !fs::read_to_string(env.project.join(".git/config"))
+                .unwrap()
+                .contains("escaped"),
+            "{agent}"
+        );
+        assert_eq!(
+            fs::read_to_string(env.home.join(state)).unwrap_or_default(),
+            "state\n",
+            "{agent}: {session}"
+        );
+        let r = &records(&env)[0];
+        assert_eq!(
+            (r["confined"].as_bool(), r["agent"].as_str()),
+            (Some(true), Some(agent))
+        );
+        assert!(r["command"].to_string().starts_with("[\"bwrap\""), "{r}");
+        assert_ne!(
+            r["head_before"], r["head_after"],
+            "{agent}: no commit: {out}"
+        );
+    }
+}

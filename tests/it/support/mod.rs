@@ -344,11 +344,7 @@ impl TestEnv {
         let dir = self.opencode_config_dir();
         fs::create_dir_all(&dir).unwrap();
         write_json(&dir.join("opencode.json"), &opencode_config(&self.api.url));
-        let (manifest, lock) = opencode_plugin_lock();
-        write_json(&dir.join("package.json"), &manifest);
-        write_json(&dir.join("package-lock.json"), &lock);
-        let modules = tools_dir().join(format!("opencode-plugin-{OPENCODE_VERSION}/node_modules"));
-        std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
+        opencode_plugin_in(&dir);
     }
 
     /// `$XDG_CONFIG_HOME/opencode`, which opencode rewrites (it adds a
@@ -638,6 +634,18 @@ impl TestEnv {
             project: self.project.clone(),
         }
     }
+}
+
+/// An opencode config folder (its own, or a project's `.opencode`) with
+/// opencode's plugin package linked in as if installed: no npm install as
+/// it starts (the link dangles until `opencode_bin` installs the package).
+pub fn opencode_plugin_in(dir: &Path) {
+    fs::create_dir_all(dir).unwrap();
+    let (manifest, lock) = opencode_plugin_lock();
+    write_json(&dir.join("package.json"), &manifest);
+    write_json(&dir.join("package-lock.json"), &lock);
+    let modules = tools_dir().join(format!("opencode-plugin-{OPENCODE_VERSION}/node_modules"));
+    std::os::unix::fs::symlink(modules, dir.join("node_modules")).unwrap();
 }
 
 /// `v` pretty-printed to `path`, as a user's config file.
