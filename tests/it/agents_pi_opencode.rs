@@ -422,3 +422,91 @@ fn a_confined_pi_or_opencode_session_writes_in_the_project_and_nowhere_else() {
         );
     }
 }
+
+/// `ralph install-command --agent pi|opencode` puts `/ralph-setup` where
+/// each looks for its own commands (pi's prompt templates, opencode's
+/// custom commands), and the real client expands it: the command's text,
+/// the argument in place, reaches the model.
+#[test]
+fn ralph_setup_is_installed_for_pi_and_opencode_and_each_expands_it() {
+    let env = TestEnv::new();
+    env.git_init();
+    let want = "a CLI that converts CSV to JSON";
+    for (agent, file, how) in [
+        (
+            "pi",
+            ".pi/agent/prompts/ralph-setup.md",
+            "In pi, in your project: /ralph-setup <what you want built>",
+        ),
+        (
+            "opencode",
+            ".config/opencode/commands/ralph-setup.md",
+            "In opencode, in your project: /ralph-setup <what you want built>",
+        ),
+    ] {
+        env.ralph()
+            .args(["install-command", "--agent", agent])
+            .prints(
+                0,
+                &format!(
+                    "Installed /ralph-setup in {}.\n{how}\n",
+                    env.home.join(file).display()
+                ),
+                "",
+            );
+        let text = fs::read_to_string(env.home.join(file)).unwrap();
+        assert!(
+            text.starts_with("---\ndescription: Set up a Ralph loop")
+                && text.contains("The user wants this built: $ARGUMENTS"),
+            "{agent}: {text}"
+        );
+        let before = env.api.requests().len();
+        env.api
+            .session([Reply::text("Let us start with the interview.")]);
+        let out = if agent == "pi" {
+            env.pi_json(&format!("/ralph-setup {want}"), &[])
+        } else {
+            env.opencode_json(want, &["--command", "ralph-setup"])
+        };
+        assert!(out.status.success(), "{agent}: {out:?}");
+        let sent: String = env.api.requests()[before..]
+            .iter()
+            .map(|r| r.body.to_string())
+            .collect();
+        assert!(
+            sent.contains("# Set up a Ralph loop")
+                && sent.contains(&format!("The user wants this built: {want}")),
+            "{agent}: {sent}"
+        );
+    }
+}
+
+/// `ralph doctor` checks pi and opencode as it checks the other agents
+/// the config names: found, and their versions (pi says its version on
+/// stderr).
+#[test]
+fn doctor_finds_pi_and_opencode_and_says_their_versions() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "agent = \"pi\"\nfallback = [\"opencode\"]\npi = {:?}\nopencode = {:?}\n",
+            pi_bin().display().to_string(),
+            opencode_bin().display().to_string()
+        ),
+    )
+    .unwrap();
+    env.approve_config();
+    let out = env.ralph().arg("doctor").assert().get_output().clone();
+    let out = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = out
+        .lines()
+        .find(|l| l.contains(" agents"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.starts_with("ok")
+            && line.contains(&format!("pi: {PI_VERSION}"))
+            && line.contains(&format!("opencode: {OPENCODE_VERSION}")),
+        "{out}"
+    );
+}
