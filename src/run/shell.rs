@@ -779,6 +779,7 @@ impl Shell<'_> {
         Ok(engine::Recorded {
             error,
             cost_usd: cost.unwrap_or(0.0),
+            cost_unknown: cost.is_none(),
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
             quit_by_user,
             now_epoch: now_epoch(),
@@ -805,9 +806,35 @@ impl Shell<'_> {
         let error = self.error_of(r.ended);
         self.say_after(r, progress, &error, saved.state.failures + 1);
         let cost = r.cost;
+        if cost.is_none() {
+            self.ui.note(&self.why_cost_unknown(r));
+        }
         self.log_footer(r, gate, cost);
         saved.cost_unknown |= cost.is_none();
         (error, cost)
+    }
+
+    /// Why session `r`'s cost is not known, and where a price goes.
+    fn why_cost_unknown(&self, r: &Ran<'_>) -> String {
+        let agent = r.seat.agent;
+        let u = &r.ended.stream.usage;
+        let tokens = u.input_tokens + u.output_tokens + u.cache_read_input_tokens;
+        if agent.reports_cost() {
+            format!(
+                "session {}'s cost is not known: {agent} priced its {tokens} tokens at $0 (its own config has no price for this model)",
+                r.number
+            )
+        } else {
+            let model = r
+                .seat
+                .model
+                .or(r.ended.stream.model.as_deref())
+                .unwrap_or("its model");
+            format!(
+                "session {}'s cost is not known: ralph has no price for {model} (give one in [prices] of .ralph/config.toml)",
+                r.number
+            )
+        }
     }
 
     /// Did the session check a box and change nothing besides `.ralph/`?
@@ -964,7 +991,10 @@ impl Shell<'_> {
     ) -> Option<f64> {
         use crate::agent::prices::{cost, price};
         if seat.agent.reports_cost() {
-            return Some(st.cost_usd);
+            // pi and opencode price tokens from the user's own config: no
+            // price there is $0 for work done, which is not known.
+            let worked = st.usage.input_tokens + st.usage.output_tokens > 0;
+            return (st.cost_usd > 0.0 || !worked).then_some(st.cost_usd);
         }
         let worked: Vec<_> = st
             .by_model

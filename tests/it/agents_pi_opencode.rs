@@ -510,3 +510,41 @@ fn doctor_finds_pi_and_opencode_and_says_their_versions() {
         "{out}"
     );
 }
+
+/// pi prices tokens from the user's own `models.json`: a model with no
+/// prices there is $0 to pi for work done. ralph counts that as a cost it
+/// does not know, and a run with `--max-cost` stops rather than spend past
+/// a cap it cannot count.
+#[test]
+fn a_pi_model_without_prices_is_a_cost_unknown_and_stops_a_capped_run() {
+    let env = project();
+    let models = env.home.join(".pi/agent/models.json");
+    let mut m: Value = serde_json::from_str(&fs::read_to_string(&models).unwrap()).unwrap();
+    for model in m["providers"]["scripted"]["models"].as_array_mut().unwrap() {
+        model.as_object_mut().unwrap().remove("cost");
+    }
+    fs::write(&models, m.to_string()).unwrap();
+    env.api.session(step_session(false));
+    env.api.session(step_session(false));
+    let out = agent_loop(&env, "pi")
+        .args(["--max-iterations", "3", "--max-cost", "5"])
+        .assert()
+        .code(4)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(
+        out.contains("session 1's cost is not known: pi priced its 2100 tokens at $0 (its own config has no price for this model)")
+            && out.contains("the last session's cost is not known (said above), so --max-cost $5.00 cannot be held")
+            && out.contains("cost unknown"),
+        "{out}"
+    );
+    assert_eq!(records(&env).len(), 1, "no second session: {out}");
+    // Without a cap the run goes on, its cost said as unknown.
+    env.api.session(step_session(false));
+    let out = agent_loop(&env, "pi")
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(out.contains("cost unknown"), "{out}");
+}

@@ -321,6 +321,9 @@ pub struct Recorded {
     /// The error to show for a failure (from the stream, or the exit).
     pub error: String,
     pub cost_usd: f64,
+    /// What it cost is not known (no price for its model, or an agent
+    /// that priced its tokens at nothing): `--max-cost` cannot hold.
+    pub cost_unknown: bool,
     pub waiting: Option<String>,
     /// Interactive: claude exited, and not because the Stop hook ended it.
     pub quit_by_user: bool,
@@ -340,6 +343,8 @@ pub struct Report {
     /// The error to show for a failure (from the stream, or the exit).
     pub error: String,
     pub cost_usd: f64,
+    /// What it cost is not known: `--max-cost` cannot hold.
+    pub cost_unknown: bool,
     pub progress: Progress,
     pub gate: Completion,
     pub waiting: Option<String>,
@@ -895,6 +900,7 @@ fn session_ended(s: &mut State, limits: &Limits, recorded: Recorded) -> Action {
         outcome: ran.map_or(SessionOutcome::Ok, |x| x.outcome),
         error: recorded.error,
         cost_usd: recorded.cost_usd,
+        cost_unknown: recorded.cost_unknown,
         progress: settled.map_or(Progress::Unknown, |x| x.progress),
         gate: judged.completion,
         waiting: recorded.waiting,
@@ -980,7 +986,21 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
         .or_else(|| count_stalls(s, limits, r.progress))
         .or_else(|| count_stuck(s, limits, &r.outcome, (&r.step_before, &r.step_after)))
         .or_else(|| over_cost(s, limits))
+        .or_else(|| unknown_cost(limits, r.cost_unknown))
         .unwrap_or_else(|| new_round(s, limits, None))
+}
+
+/// The stop when a session's cost is not known and `--max-cost` is set:
+/// a cap that cannot be counted does not hold, and a run left overnight
+/// must not spend past it unseen.
+fn unknown_cost(limits: &Limits, unknown: bool) -> Option<Action> {
+    let max = limits.max_cost.filter(|_| unknown)?;
+    Some(stop(
+        Outcome::CostLimit,
+        format!(
+            "the last session's cost is not known (said above), so --max-cost ${max:.2} cannot be held"
+        ),
+    ))
 }
 
 /// How a complete run's reason says its steps.
@@ -1310,6 +1330,7 @@ mod tests {
             outcome,
             error: "boom".into(),
             cost_usd: 0.1,
+            cost_unknown: false,
             progress: Progress::Changed,
             gate: Completion::Absent,
             waiting: None,
@@ -1544,6 +1565,7 @@ mod tests {
         let recorded = Recorded {
             error: String::new(),
             cost_usd: 0.5,
+            cost_unknown: false,
             waiting: None,
             quit_by_user: false,
             now_epoch: 1_000_100,
@@ -2500,6 +2522,33 @@ mod tests {
         );
         assert_eq!(stopped(&a), Some(Outcome::ReviewRejected), "{a:?}");
         assert!(format!("{a:?}").contains("the reviewer gave no verdict: no file"));
+    }
+
+    /// A session whose cost is not known stops a run with `--max-cost`
+    /// (the cap could not hold); without a cap the run goes on.
+    #[test]
+    fn a_session_of_unknown_cost_stops_a_capped_run() {
+        let unknown = || {
+            ended(Report {
+                cost_unknown: true,
+                cost_usd: 0.0,
+                ..report(SessionOutcome::Ok)
+            })
+        };
+        let capped = Limits {
+            max_cost: Some(5.0),
+            ..limits()
+        };
+        let mut s = State::default();
+        let a = step(&mut s, &capped, unknown());
+        assert_eq!(stopped(&a), Some(Outcome::CostLimit), "{a:?}");
+        assert!(format!("{a:?}").contains("cannot be held"), "{a:?}");
+        let free = Limits {
+            max_cost: None,
+            ..limits()
+        };
+        let mut s = State::default();
+        assert_eq!(stopped(&step(&mut s, &free, unknown())), None);
     }
 
     #[test]
