@@ -64,6 +64,18 @@ pub struct Caps {
     /// Runs each command of a session in a login shell (`bash -lc`), whose
     /// profile sets PATH anew: what the session runs must be found there.
     pub login_shell: bool,
+    /// Retries a failed model call by itself, silently (for as long as the
+    /// API's `retry-after` says), and says so only in its log, which it
+    /// writes to stderr: ralph reads it (`Agent::read_log`).
+    pub log_on_stderr: bool,
+}
+
+/// What a line of an agent's log says: a model call failed (`text`), which
+/// it now retries by itself; and whether that is a limit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LogSaid {
+    pub text: String,
+    pub limit: Option<crate::session::stream::Limit>,
 }
 
 /// Who confines an agent's sessions under `--confined`.
@@ -104,6 +116,7 @@ const CAPS: [(Agent, Caps); 5] = [
             reports_cost: true,
             disallows_tools: true,
             login_shell: false,
+            log_on_stderr: false,
         },
     ),
     (
@@ -122,6 +135,7 @@ const CAPS: [(Agent, Caps); 5] = [
             reports_cost: false,
             disallows_tools: false,
             login_shell: true,
+            log_on_stderr: false,
         },
     ),
     (
@@ -141,6 +155,7 @@ const CAPS: [(Agent, Caps); 5] = [
             reports_cost: false,
             disallows_tools: false,
             login_shell: false,
+            log_on_stderr: false,
         },
     ),
     (
@@ -160,6 +175,7 @@ const CAPS: [(Agent, Caps); 5] = [
             reports_cost: true,
             disallows_tools: false,
             login_shell: false,
+            log_on_stderr: false,
         },
     ),
     (
@@ -179,6 +195,7 @@ const CAPS: [(Agent, Caps); 5] = [
             reports_cost: true,
             disallows_tools: false,
             login_shell: false,
+            log_on_stderr: true,
         },
     ),
 ];
@@ -302,6 +319,15 @@ impl Agent {
             Agent::Gemini => o.gemini.as_ref(),
             Agent::Pi => o.pi.as_ref(),
             Agent::Opencode => o.opencode.as_ref(),
+        }
+    }
+
+    /// Read one line of its log (`log_on_stderr`): a failed model call it
+    /// retries by itself, or `None`.
+    pub fn read_log(self, line: &str) -> Option<LogSaid> {
+        match self {
+            Agent::Opencode => opencode::read_log(line),
+            _ => None,
         }
     }
 

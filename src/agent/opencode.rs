@@ -15,9 +15,18 @@ use crate::session::stream::{Session, Shown, Usage, classify, describe_tool, err
 /// would ask is granted (headless, an "ask" is refused and the session
 /// stops there, exit 0, with nothing done).
 pub fn arguments(model: Option<&str>) -> Vec<String> {
-    let mut a: Vec<String> = ["run", "--format", "json", "--auto"]
-        .map(String::from)
-        .into();
+    // Its log on stderr, errors only: where its silent retries show.
+    let mut a: Vec<String> = [
+        "run",
+        "--format",
+        "json",
+        "--auto",
+        "--print-logs",
+        "--log-level",
+        "ERROR",
+    ]
+    .map(String::from)
+    .into();
     if let Some(m) = model {
         a.extend(["--model".into(), m.into()]);
     }
@@ -88,6 +97,34 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
         text,
         "In opencode, in your project: /ralph-setup <what you want built>",
     ))
+}
+
+/// A line of its log (`--print-logs`): a failed model call of the
+/// session's own (not the title's), which opencode now retries by itself,
+/// as its error text and the limit it reads as. Seen on 1.18.33:
+/// `timestamp=… level=ERROR … message="stream error" … agent=build …
+/// error.error="AI_APICallError: You've hit your usage limit. …"`.
+pub fn read_log(line: &str) -> Option<super::LogSaid> {
+    if !line.contains(r#"message="stream error""#) || line.contains(" agent=title ") {
+        return None;
+    }
+    let (_, rest) = line.split_once(r#"error.error=""#)?;
+    // Up to the closing quote (an escaped one is part of the text).
+    let mut text = String::new();
+    let mut chars = rest.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => text.extend(chars.next()),
+            '"' => break,
+            c => text.push(c),
+        }
+    }
+    let text = text
+        .strip_prefix("AI_APICallError: ")
+        .unwrap_or(&text)
+        .to_string();
+    let limit = classify(&text, None);
+    Some(super::LogSaid { text, limit })
 }
 
 /// opencode's `run --format json` events.
@@ -188,9 +225,20 @@ mod tests {
 
     #[test]
     fn run_as_json_with_its_asks_granted_and_the_model() {
-        assert_eq!(arguments(None), ["run", "--format", "json", "--auto"]);
         assert_eq!(
-            arguments(Some("anthropic/claude-sonnet-4-5"))[4..],
+            arguments(None),
+            [
+                "run",
+                "--format",
+                "json",
+                "--auto",
+                "--print-logs",
+                "--log-level",
+                "ERROR"
+            ]
+        );
+        assert_eq!(
+            arguments(Some("anthropic/claude-sonnet-4-5"))[7..],
             ["--model", "anthropic/claude-sonnet-4-5"]
         );
         let has = |e: &[(String, String)], k: &str| e.iter().any(|(n, _)| n == k);
@@ -246,6 +294,34 @@ mod tests {
             r#"{"type":"error","sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Too Many Requests","statusCode":429}}}"#,
         );
         assert_eq!(s.limit, Some(Limit::RateLimit));
+    }
+
+    /// Its log's failed model calls: the session's own (a usage limit, or
+    /// an error that is none), not its title call's, nor other lines.
+    #[test]
+    fn its_log_says_the_failed_calls_it_retries_by_itself() {
+        let line = |agent: &str, err: &str| {
+            format!(
+                r#"timestamp=2026-11-26T01:13:37.929Z level=ERROR run=8b3042b7 message="stream error" providerID=fake modelID=m session.id=ses_1 small=false agent={agent} mode=primary error.error="{err}""#
+            )
+        };
+        let said = read_log(&line(
+            "build",
+            "AI_APICallError: You've hit your usage limit. Try again at 11:29 AM.",
+        ))
+        .unwrap();
+        assert_eq!(
+            said.text,
+            "You've hit your usage limit. Try again at 11:29 AM."
+        );
+        assert!(matches!(said.limit, Some(Limit::Usage { .. })));
+        let said = read_log(&line("build", r#"AI_APICallError: Bad \"gateway\""#)).unwrap();
+        assert_eq!((said.text.as_str(), said.limit), (r#"Bad "gateway""#, None));
+        assert_eq!(
+            read_log(&line("title", "AI_APICallError: usage limit")),
+            None
+        );
+        assert_eq!(read_log("timestamp=x level=ERROR message=\"other\""), None);
     }
 
     #[test]

@@ -125,6 +125,17 @@ pub fn supervise(
     deadline: Option<Instant>,
     stops: &dyn Fn() -> u32,
 ) -> std::io::Result<(std::process::ExitStatus, Ending)> {
+    supervise_until(child, target, &|| deadline, stops)
+}
+
+/// As `supervise`, the deadline asked again at each look (a session cut
+/// short by what its agent said).
+pub fn supervise_until(
+    child: &mut std::process::Child,
+    target: Target,
+    deadline: &dyn Fn() -> Option<Instant>,
+    stops: &dyn Fn() -> u32,
+) -> std::io::Result<(std::process::ExitStatus, Ending)> {
     let mut ended = Ending::Exited;
     let mut ladder: Option<Ladder> = None;
     let exit = ExitWatch::new(child.id());
@@ -145,7 +156,7 @@ pub fn supervise(
                 ended = Ending::Stopped;
                 ladder = Some(Ladder::start(target));
             }
-            None if deadline.is_some_and(|d| Instant::now() >= d) => {
+            None if deadline().is_some_and(|d| Instant::now() >= d) => {
                 ended = Ending::TimedOut;
                 ladder = Some(Ladder::start(target));
             }

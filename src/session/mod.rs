@@ -49,7 +49,7 @@ use anyhow::{Context, Result};
 use nix::sys::signal::Signal;
 
 use crate::procs::ladder::Ending;
-use crate::procs::ladder::{Target, supervise};
+use crate::procs::ladder::{Target, supervise_until};
 pub mod launch;
 pub mod stream;
 
@@ -100,7 +100,71 @@ pub struct Running {
     group: bool,
     token: String,
     reader: Option<std::thread::JoinHandle<stream::Session>>,
+    /// The agent's log on stderr (`Caps::log_on_stderr`), read as it comes.
+    log: Option<LogWatch>,
     _scratch: Option<tempfile::TempDir>,
+}
+
+/// What the agent's log said so far, and when the session is to be cut
+/// short because of it.
+#[derive(Default)]
+struct LogFacts {
+    said: Option<crate::agent::LogSaid>,
+    cut_at: Option<Instant>,
+}
+
+struct LogWatch {
+    facts: std::sync::Arc<std::sync::Mutex<LogFacts>>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// Shown from two threads: the stream's and the log's.
+type SharedShow = std::sync::Arc<std::sync::Mutex<Box<dyn FnMut(Shown) + Send>>>;
+
+/// Read the agent's log line by line: a failed model call it retries by
+/// itself is said; a usage limit cuts the session short (the agent would
+/// wait for the reset silently, for hours: ralph waits its own way, or
+/// falls back). Lines that are not its log pass to ralph's stderr.
+fn watch_log(
+    err: impl Read + Send + 'static,
+    agent: crate::agent::Agent,
+    show: SharedShow,
+) -> LogWatch {
+    let facts = std::sync::Arc::new(std::sync::Mutex::new(LogFacts::default()));
+    let mine = facts.clone();
+    let thread = std::thread::spawn(move || {
+        let mut r = BufReader::new(err.take(64 << 20));
+        let mut line = Vec::new();
+        while matches!(r.read_until(b'\n', &mut line), Ok(n) if n > 0) {
+            let text = String::from_utf8_lossy(&line[..line.len().min(16 << 10)]);
+            let text = text.trim_end();
+            match agent.read_log(text) {
+                Some(said) => {
+                    let cut = matches!(said.limit, Some(stream::Limit::Usage { .. }));
+                    let how = if cut {
+                        "ralph ends the session and waits its own way"
+                    } else {
+                        "it retries by itself"
+                    };
+                    if let Ok(mut show) = show.lock() {
+                        show(Shown::Note(format!(
+                            "{agent}: {} ({how})",
+                            stream::first_line(&said.text, 200)
+                        )));
+                    }
+                    let mut f = mine.lock().unwrap_or_else(|e| e.into_inner());
+                    if cut && f.cut_at.is_none() {
+                        f.cut_at = Some(Instant::now());
+                    }
+                    f.said = Some(said);
+                }
+                None if text.starts_with("timestamp=") => {}
+                None => eprintln!("{text}"),
+            }
+            line.clear();
+        }
+    });
+    LogWatch { facts, thread }
 }
 
 pub fn spawn(spec: Launch) -> Result<Running> {
@@ -114,9 +178,12 @@ pub fn spawn(spec: Launch) -> Result<Running> {
     if let Some(p) = &print {
         let prompt = File::open(&p.prompt)
             .with_context(|| format!("cannot open the prompt {}", p.prompt.display()))?;
-        cmd.stdin(prompt)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+        let err = if spec.agent.caps().log_on_stderr {
+            Stdio::piped()
+        } else {
+            Stdio::inherit()
+        };
+        cmd.stdin(prompt).stdout(Stdio::piped()).stderr(err);
         cmd.process_group(0);
     }
     die_with_parent(&mut cmd, print.is_some());
@@ -134,14 +201,29 @@ pub fn spawn(spec: Launch) -> Result<Running> {
     let start_time = crate::procs::tree::ProcReader::new()
         .get_basic(pid)
         .map_or(0, |p| p.start_time);
-    let reader = match (print.as_mut(), stream_file) {
+    let (reader, log) = match (print.as_mut(), stream_file) {
         (Some(p), Some(file)) => {
             let out = child.stdout.take().expect("stdout is piped");
-            let show = std::mem::replace(&mut p.show, Box::new(|_| {}));
+            let show: SharedShow = std::sync::Arc::new(std::sync::Mutex::new(std::mem::replace(
+                &mut p.show,
+                Box::new(|_| {}),
+            )));
             let agent = spec.agent;
-            Some(std::thread::spawn(move || pump(out, file, show, agent)))
+            let log = child
+                .stderr
+                .take()
+                .map(|err| watch_log(err, agent, show.clone()));
+            let shown = Box::new(move |x| {
+                if let Ok(mut show) = show.lock() {
+                    show(x)
+                }
+            });
+            (
+                Some(std::thread::spawn(move || pump(out, file, shown, agent))),
+                log,
+            )
         }
-        _ => None,
+        _ => (None, None),
     };
     Ok(Running {
         child,
@@ -154,6 +236,7 @@ pub fn spawn(spec: Launch) -> Result<Running> {
         group: print.is_some(),
         token: spec.token,
         reader,
+        log,
         _scratch: spec.scratch,
     })
 }
@@ -193,19 +276,43 @@ impl Running {
         } else {
             Target::Pid(self.pid)
         };
-        let (status, ended) = supervise(
+        let facts = self.log.as_ref().map(|l| l.facts.clone());
+        let cut_at = || {
+            facts
+                .as_ref()
+                .and_then(|f| f.lock().ok().and_then(|f| f.cut_at))
+        };
+        let deadline = self.deadline;
+        let (status, ended) = supervise_until(
             &mut self.child,
             target,
-            self.deadline,
+            &|| match (deadline, cut_at()) {
+                (Some(d), Some(c)) => Some(d.min(c)),
+                (d, c) => d.or(c),
+            },
             &crate::procs::signals::signals_received,
         )?;
         let ending = ended;
         let status = Some(status);
         let leftovers = crate::procs::leftovers::end_leftovers(&self.token, self.pid);
-        let stream = match self.reader {
+        let mut stream = match self.reader {
             Some(h) => h.join().unwrap_or_default(),
             None => stream::Session::default(),
         };
+        if let Some(log) = self.log {
+            let _ = log.thread.join();
+            let facts = log.facts.lock().map(|mut f| std::mem::take(&mut *f));
+            // Cut short at a limit its log said: that limit is how it ended.
+            if let Ok(LogFacts {
+                said: Some(said),
+                cut_at: Some(_),
+            }) = facts
+                && stream.limit.is_none()
+            {
+                stream.limit = said.limit;
+                stream.last_error = Some(said.text);
+            }
+        }
         Ok(Finished {
             status,
             ending,

@@ -222,14 +222,26 @@ fn ended_with_what_it_started(
         .args(extra)
         .args(["--max-iterations", "1"])
         .spawn();
-    assert!(
-        eventually(Duration::from_secs(30), || !processes_with(&format!(
-            "sleep {marker}"
-        ))
-        .is_empty()
-            && env.api.requests().len() > turns + 1),
-        "{agent}: the session never started its command"
-    );
+    let started = eventually(Duration::from_secs(30), || {
+        !processes_with(&format!("sleep {marker}")).is_empty()
+            && env.api.requests().len() > turns + 1
+    });
+    if !started {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        );
+        let out = wait_output(child, Duration::from_secs(60));
+        panic!(
+            "{agent}: the session never started its command: {out:?}\n{:?}",
+            env.api
+                .requests()
+                .iter()
+                .skip(turns)
+                .map(|r| r.path.clone())
+                .collect::<Vec<_>>()
+        );
+    }
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
         nix::sys::signal::Signal::SIGINT,

@@ -548,3 +548,51 @@ fn a_pi_model_without_prices_is_a_cost_unknown_and_stops_a_capped_run() {
         .stdout_with(4);
     assert!(out.contains("cost unknown"), "{out}");
 }
+
+/// opencode waits out an API's `retry-after` by itself, silently, for as
+/// long as it says (an hour here): ralph reads the failed call in its log,
+/// ends the session as a usage limit at once, and waits its own way (its
+/// backoff, `--max-limit-wait`, a fallback agent); the next session does
+/// the step.
+#[test]
+fn an_opencode_session_waiting_out_a_limit_by_itself_is_ended_as_a_limit() {
+    let env = one_step_project();
+    env.api.session([
+        Reply::usage_limit("You've hit your usage limit. Try again at 11:29 AM.")
+            .retry_after("3600"),
+    ]);
+    env.api.session([
+        Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Step done."),
+    ]);
+    let t0 = Instant::now();
+    let out = agent_loop(&env, "opencode")
+        .args([
+            "--max-iterations",
+            "3",
+            "--limit-backoff",
+            "1s",
+            "--timeout",
+            "10m",
+        ])
+        .stdout_with(0);
+    assert!(
+        out.contains("opencode: You've hit your usage limit. Try again at 11:29 AM. (ralph ends the session and waits its own way)")
+            && out.contains("usage limit reached; waiting")
+            && out.contains("complete: its one step done"),
+        "{out}"
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(120),
+        "{:?}",
+        t0.elapsed()
+    );
+    let recs = records(&env);
+    assert_eq!(
+        recs[0]["outcome"], "limited: usage limit reached",
+        "{}",
+        recs[0]
+    );
+    assert_eq!(recs[0]["counted"], false);
+    assert_eq!(recs.len(), 2);
+}

@@ -227,7 +227,12 @@ pub struct SessionEnd {
 pub fn classify(e: &SessionEnd, stop: Option<&str>) -> SessionOutcome {
     match e.ending {
         Ending::Stopped => SessionOutcome::Interrupted(stop.unwrap_or("signal").to_string()),
-        Ending::TimedOut => SessionOutcome::TimedOut,
+        // A limit said before it was ended (an agent waiting out a limit
+        // by itself, cut short) is the limit.
+        Ending::TimedOut => match (&e.limit, e.interactive) {
+            (Some(l), false) => SessionOutcome::Limited(l.clone()),
+            _ => SessionOutcome::TimedOut,
+        },
         Ending::Exited => match (&e.limit, e.interactive) {
             (Some(l), false) => SessionOutcome::Limited(l.clone()),
             // Interactive sessions have no result event: their exit decides.
