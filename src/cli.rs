@@ -48,6 +48,7 @@ pub enum Cmd {
     Logs(cmd::logs::Logs),
     Trust(cmd::trust::Trust),
     Add(cmd::add::Add),
+    Import(cmd::import::Import),
     Review(cmd::review::Review),
     Watch(cmd::watch::Watch),
 }

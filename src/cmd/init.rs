@@ -6,7 +6,7 @@ use crate::exit::ExitStatus;
 use crate::outln;
 use crate::work::project::Project;
 
-const TEMPLATES: [(&str, &str); 4] = [
+pub const TEMPLATES: [(&str, &str); 4] = [
     ("spec.md", include_str!("../templates/spec.md")),
     ("readme.md", include_str!("../templates/readme.md")),
     ("prompt.md", include_str!("../templates/prompt.md")),

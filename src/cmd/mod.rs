@@ -6,6 +6,7 @@ pub mod complete;
 pub mod completions;
 pub mod doctor;
 pub mod hook;
+pub mod import;
 pub mod init;
 pub mod install_command;
 pub mod install_hook;
@@ -58,5 +59,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Add(c) => c.run(),
         Cmd::Review(c) => c.run(),
         Cmd::Watch(c) => c.run(),
+        Cmd::Import(c) => c.run(),
     }
 }

@@ -5,6 +5,7 @@ pub mod add;
 pub mod budget;
 pub mod completion;
 pub mod gate;
+pub mod import;
 pub mod progress_log;
 pub mod project;
 pub mod readiness;

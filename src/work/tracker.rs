@@ -265,6 +265,26 @@ impl Beads {
         Ok(id)
     }
 
+    /// Close these tasks, in one call, saying why.
+    pub fn close(&self, ids: &[String], reason: &str) -> Result<(), TrackerError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut args: Vec<&str> = vec!["close", "--reason", reason, "--"];
+        args.extend(ids.iter().map(String::as_str));
+        let out = spawn(&self.bin, &self.project, &args)?
+            .wait_with_output()
+            .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
+        if !out.status.success() {
+            return Err(TrackerError::Failed(format!(
+                "`{} close` failed: {}",
+                self.name(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
     pub fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
         // br builds and prints every field of every issue unless told which:
         // asking for the three we read makes the call about a fifth cheaper
