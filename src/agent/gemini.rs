@@ -38,6 +38,25 @@ pub fn session_arguments(a: &super::Ask) -> Vec<String> {
 /// node process (one process to supervise and signal).
 pub const ENV: [(&str, &str); 1] = [("GEMINI_CLI_NO_RELAUNCH", "true")];
 
+/// What in its folder runs code or names what runs: its settings (MCP
+/// servers, hooks, tool commands), extensions, custom commands (`!{...}`)
+/// and `.env`.
+pub fn kept(state: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
+    state
+        .iter()
+        .flat_map(|d| {
+            [
+                "settings.json",
+                "extensions",
+                "commands",
+                ".env",
+                "policies",
+            ]
+            .map(|k| d.join(k))
+        })
+        .collect()
+}
+
 /// `/ralph-setup` for Gemini CLI: a custom command (TOML) in
 /// `~/.gemini/commands` (under `$GEMINI_CLI_HOME` when set).
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {

@@ -205,7 +205,7 @@ const CAPS: [(Agent, Caps); 5] = [
 pub type SetupCommand = (std::path::PathBuf, String, &'static str);
 
 /// A folder named by an environment variable, when set and not empty.
-fn dir_var(k: &str) -> Option<std::path::PathBuf> {
+pub fn dir_var(k: &str) -> Option<std::path::PathBuf> {
     std::env::var_os(k)
         .filter(|v| !v.is_empty())
         .map(std::path::PathBuf::from)
@@ -275,6 +275,38 @@ impl Agent {
             Agent::Pi => pi::state_dir(&var).into_iter().collect(),
             Agent::Opencode => opencode::state_dirs(&var),
             Agent::Claude | Agent::Codex => Vec::new(),
+        }
+    }
+
+    /// What in its state folders runs code or names what runs (its
+    /// settings, extensions, plugins, credentials that may be commands):
+    /// read-only to a session ralph's bubblewrap confines, and what was not
+    /// there before the session is removed after it, so that nothing a
+    /// confined session plants runs later outside any sandbox.
+    pub fn kept_paths(
+        self,
+        var: impl Fn(&str) -> Option<std::path::PathBuf>,
+    ) -> Vec<std::path::PathBuf> {
+        match self {
+            Agent::Pi => pi::kept(&var),
+            Agent::Opencode => opencode::kept(&var),
+            Agent::Gemini => gemini::kept(self.state_dirs(&var)),
+            Agent::Claude | Agent::Codex => Vec::new(),
+        }
+    }
+
+    /// The files it makes itself as it starts, as it makes them (path,
+    /// text, mode): made by ralph first where missing, so that they can be
+    /// kept read-only (`kept_paths`) to a confined session.
+    pub fn made_at_start(
+        self,
+        var: impl Fn(&str) -> Option<std::path::PathBuf>,
+    ) -> Vec<(std::path::PathBuf, &'static str, u32)> {
+        match self {
+            Agent::Pi => pi::state_dir(var)
+                .map(|d| vec![(d.join("auth.json"), "{}", 0o600)])
+                .unwrap_or_default(),
+            _ => Vec::new(),
         }
     }
 

@@ -77,6 +77,36 @@ pub fn state_dirs(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
         .collect()
 }
 
+/// What in its folders runs code or names what runs: its config
+/// (`mcp` servers, `plugin` names), plugins and tools in its config
+/// folder, and the programs it downloads (`bin`) and plugins it installs
+/// (`node_modules`) in its data and cache folders. (What it writes there
+/// itself as it starts, `package.json` and the plugin API's package in
+/// its config folder, is left writable: it would fail without.)
+pub fn kept(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
+    let dirs = state_dirs(var);
+    let mut out = Vec::new();
+    if let [config, data, cache, ..] = &dirs[..] {
+        for k in [
+            "opencode.json",
+            "opencode.jsonc",
+            "config.json",
+            "plugin",
+            "plugins",
+            "tool",
+            "tools",
+        ] {
+            out.push(config.join(k));
+        }
+        out.extend([
+            data.join("bin"),
+            cache.join("bin"),
+            cache.join("node_modules"),
+        ]);
+    }
+    out
+}
+
 /// Its config folder (`$XDG_CONFIG_HOME/opencode`, else
 /// `~/.config/opencode`).
 pub fn config_dir() -> anyhow::Result<PathBuf> {

@@ -47,6 +47,31 @@ pub fn state_dir(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
     var("PI_CODING_AGENT_DIR").or_else(|| var("HOME").map(|h| h.join(".pi/agent")))
 }
 
+/// What in its folder runs code or names what runs: settings
+/// (`shellCommandPrefix`, `packages`), models and credentials (an `apiKey`
+/// of `"!command"` runs it), extensions, the `bin` put first on the bash
+/// tool's PATH, and what its packages bring.
+const KEPT: [&str; 11] = [
+    "settings.json",
+    "models.json",
+    "auth.json",
+    "keybindings.json",
+    "extensions",
+    "bin",
+    "prompts",
+    "skills",
+    "themes",
+    "npm",
+    "git",
+];
+
+/// `KEPT` in its folder (see `Agent::kept_paths`).
+pub fn kept(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
+    state_dir(var)
+        .map(|d| KEPT.iter().map(|k| d.join(k)).collect())
+        .unwrap_or_default()
+}
+
 /// `/ralph-setup` for pi: a prompt template in its state folder's
 /// `prompts`.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {

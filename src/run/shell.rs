@@ -624,10 +624,19 @@ impl Shell<'_> {
             .confined
             .as_ref()
             .and_then(|_| crate::sandbox::gitguard::keep(&self.project.root));
+        let agent = spec.agent;
         let running = session::spawn(spec)?;
         lock.set_session(Some((running.pid, running.start_time)))?;
         let ended = running.wait();
         lock.set_session(None)?;
+        if let Ok(e) = &ended
+            && !e.removed.is_empty()
+        {
+            self.ui.note(&format!(
+                "session {number} ({agent}) made what a confined session may not, as it would run or steer what runs later, outside any sandbox: {}",
+                e.removed.join("; ")
+            ));
+        }
         if let Some(k) = kept {
             let said = k
                 .restore()

@@ -75,7 +75,7 @@ fn in_bwrap(
     c: &crate::sandbox::confine::Confinement,
     seat: Seat,
     args: Vec<String>,
-) -> Result<(Vec<String>, tempfile::TempDir)> {
+) -> Result<(Vec<String>, tempfile::TempDir, Vec<std::path::PathBuf>)> {
     use crate::sandbox::confine;
     let state = seat.agent.state_dirs_here();
     for d in &state {
@@ -87,6 +87,23 @@ fn in_bwrap(
             )
         })?;
     }
+    for (path, text, mode) in seat.agent.made_at_start(crate::agent::dir_var) {
+        if std::fs::symlink_metadata(&path).is_err() {
+            crate::fsutil::atomic_write(&path, text.as_bytes(), mode)
+                .with_context(|| format!("cannot make {}", path.display()))?;
+        }
+    }
+    // What runs code later: read-only where it is, removed after the
+    // session where it was not.
+    // ralph's own control files, bound read-only where they are, may not
+    // be made where they are not (a config of the session's making would
+    // set the next run's options).
+    let (kept, fresh): (Vec<_>, Vec<_>) = seat
+        .agent
+        .kept_paths(crate::agent::dir_var)
+        .into_iter()
+        .chain(std::iter::once(project.config()))
+        .partition(|p| std::fs::symlink_metadata(p).is_ok());
     let git_dirs = git_dirs(&project.root);
     let mut writable = state;
     writable.extend(
@@ -95,9 +112,11 @@ fn in_bwrap(
             .filter(|d| !d.starts_with(&project.root))
             .cloned(),
     );
+    let mut read_only = confine::agent_read_only(&project.root, &git_dirs);
+    read_only.extend(kept);
     let room = confine::Room {
         writable,
-        read_only: confine::agent_read_only(&project.root, &git_dirs),
+        read_only,
     };
     let tmp = tempfile::Builder::new()
         .prefix(&format!("ralph-{}-", seat.agent))
@@ -110,7 +129,7 @@ fn in_bwrap(
         &confine::Host::read(),
         (seat.program, &args),
     );
-    Ok((argv, tmp))
+    Ok((argv, tmp, fresh))
 }
 
 /// The repository's git folders, the common one first (a linked
@@ -170,13 +189,15 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
     };
     let mut program = seat.program.to_path_buf();
     let mut scratch = scratch;
+    let mut not_after = Vec::new();
     if let Some(c) = s.confined.as_ref()
         && seat.agent.caps().confine == crate::agent::Confine::Bwrap
     {
-        let (argv, tmp) = in_bwrap(project, c, seat, args)?;
+        let (argv, tmp, fresh) = in_bwrap(project, c, seat, args)?;
         program = std::path::PathBuf::from(&argv[0]);
         args = argv[1..].to_vec();
         scratch = Some(tmp);
+        not_after = fresh;
     }
     Ok(Launch {
         program,
@@ -187,6 +208,7 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
         timeout: s.timeout,
         token,
         scratch,
+        not_after,
         agent: seat.agent,
     })
 }

@@ -70,6 +70,10 @@ pub struct Launch {
     pub token: String,
     /// A folder the session uses as its TMPDIR, removed once it has ended.
     pub scratch: Option<tempfile::TempDir>,
+    /// What must not be there after the session (what would run code
+    /// later, outside any sandbox, and was not there before it): removed
+    /// once it has ended, and said.
+    pub not_after: Vec<PathBuf>,
     /// Whose session it is: its stream is read as that agent's.
     pub agent: crate::agent::Agent,
 }
@@ -88,6 +92,8 @@ pub struct Finished {
     pub duration: Duration,
     /// Leftover processes ended after the session: pid and name.
     pub leftovers: Vec<(u32, String)>,
+    /// What it left of `Launch::not_after`, removed (or why it could not be).
+    pub removed: Vec<String>,
 }
 
 /// A started session.
@@ -100,8 +106,10 @@ pub struct Running {
     group: bool,
     token: String,
     reader: Option<std::thread::JoinHandle<stream::Session>>,
-    /// The agent's log on stderr (`Caps::log_on_stderr`), read as it comes.
+    /// The agent's stderr (its log, for `Caps::log_on_stderr`), read as it
+    /// comes.
     log: Option<LogWatch>,
+    not_after: Vec<PathBuf>,
     _scratch: Option<tempfile::TempDir>,
 }
 
@@ -121,10 +129,12 @@ struct LogWatch {
 /// Shown from two threads: the stream's and the log's.
 type SharedShow = std::sync::Arc<std::sync::Mutex<Box<dyn FnMut(Shown) + Send>>>;
 
-/// Read the agent's log line by line: a failed model call it retries by
-/// itself is said; a usage limit cuts the session short (the agent would
-/// wait for the reset silently, for hours: ralph waits its own way, or
-/// falls back). Lines that are not its log pass to ralph's stderr.
+/// Read the agent's stderr line by line: in its log (`log_on_stderr`), a
+/// failed model call it retries by itself is said, and a usage limit cuts
+/// the session short (the agent would wait for the reset silently, for
+/// hours: ralph waits its own way, or falls back). Other lines pass to
+/// ralph's stderr, control characters shown (a session's command can
+/// write there).
 fn watch_log(
     err: impl Read + Send + 'static,
     agent: crate::agent::Agent,
@@ -158,8 +168,8 @@ fn watch_log(
                     }
                     f.said = Some(said);
                 }
-                None if text.starts_with("timestamp=") => {}
-                None => eprintln!("{text}"),
+                None if agent.caps().log_on_stderr && text.starts_with("timestamp=") => {}
+                None => eprintln!("{}", crate::output::visible_line(text)),
             }
             line.clear();
         }
@@ -178,12 +188,12 @@ pub fn spawn(spec: Launch) -> Result<Running> {
     if let Some(p) = &print {
         let prompt = File::open(&p.prompt)
             .with_context(|| format!("cannot open the prompt {}", p.prompt.display()))?;
-        let err = if spec.agent.caps().log_on_stderr {
-            Stdio::piped()
-        } else {
-            Stdio::inherit()
-        };
-        cmd.stdin(prompt).stdout(Stdio::piped()).stderr(err);
+        // Its stderr is read too: for its log (`log_on_stderr`), and so
+        // that what a session's command writes there reaches the terminal
+        // with its control characters shown, not sent.
+        cmd.stdin(prompt)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
         cmd.process_group(0);
     }
     die_with_parent(&mut cmd, print.is_some());
@@ -237,6 +247,7 @@ pub fn spawn(spec: Launch) -> Result<Running> {
         token: spec.token,
         reader,
         log,
+        not_after: spec.not_after,
         _scratch: spec.scratch,
     })
 }
@@ -313,6 +324,7 @@ impl Running {
                 stream.last_error = Some(said.text);
             }
         }
+        let removed = remove_planted(&self.not_after);
         Ok(Finished {
             status,
             ending,
@@ -320,8 +332,32 @@ impl Running {
             stream,
             duration: self.t0.elapsed(),
             leftovers,
+            removed,
         })
     }
+}
+
+/// Remove what of `paths` is there now: each as said (an empty folder
+/// the agent made for itself goes unsaid).
+fn remove_planted(paths: &[PathBuf]) -> Vec<String> {
+    let mut said = Vec::new();
+    for p in paths {
+        let Ok(m) = std::fs::symlink_metadata(p) else {
+            continue;
+        };
+        let empty = m.is_dir() && std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_none());
+        let done = if m.is_dir() {
+            std::fs::remove_dir_all(p)
+        } else {
+            std::fs::remove_file(p)
+        };
+        match done {
+            Ok(()) if empty => {}
+            Ok(()) => said.push(format!("removed {}", p.display())),
+            Err(e) => said.push(format!("could not remove {}: {e}", p.display())),
+        }
+    }
+    said
 }
 
 /// Copy the stream to its file and parse it line by line, holding at most

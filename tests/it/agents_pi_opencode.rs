@@ -596,3 +596,186 @@ fn an_opencode_session_waiting_out_a_limit_by_itself_is_ended_as_a_limit() {
     assert_eq!(recs[0]["counted"], false);
     assert_eq!(recs.len(), 2);
 }
+
+// ---- What a hostile session tries (found by probing) ----
+
+/// Shell that finds the agent's own process (the first ancestor of the
+/// tool's shell that is no shell) and sets `$agent` to its pid.
+const FIND_AGENT: &str = "agent=$PPID; while :; do c=$(cat /proc/$agent/comm); \
+case $c in bash|sh|dash) agent=$(awk '{print $4}' /proc/$agent/stat);; *) break;; esac; done; ";
+
+/// A folder the sandbox cannot write (beside the project): a mark there
+/// means something ran outside any sandbox.
+fn outside(env: &TestEnv) -> std::path::PathBuf {
+    let d = env.tmp.path().join("outside");
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// a confined pi session writes a global pi
+/// extension into pi's state folder (`~/.pi/agent/extensions`), which ralph
+/// leaves writable. The user's next pi, outside any sandbox, runs it.
+#[test]
+fn confined_pi_cannot_plant_code_in_its_state_folder() {
+    sandbox_tools();
+    let env = one_step_project();
+    let mark = outside(&env).join("pi-global-extension");
+    let ext = format!(
+        "import {{ appendFileSync }} from \"node:fs\"; appendFileSync({:?}, \"ran\\n\"); export default function (pi: any) {{}}",
+        mark.display().to_string()
+    );
+    let plant = format!(
+        "mkdir -p $HOME/.pi/agent/extensions && printf '%s\\n' '{ext}' > $HOME/.pi/agent/extensions/evil.ts; "
+    );
+    env.api.session([
+        Reply::bash(format!("{plant}{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Step done."),
+    ]);
+    let out = agent_loop(&env, "pi")
+        .args(["--confined", "--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(out.contains("complete: "), "{out}");
+    assert!(
+        out.contains("session 1 (pi) made what a confined session may not")
+            && out.contains(".pi/agent/extensions"),
+        "{out}"
+    );
+    assert!(!mark.exists(), "ran inside the sandbox?");
+    let planted = env.home.join(".pi/agent/extensions/evil.ts");
+    // The user's own pi, later, unconfined.
+    env.api.session([Reply::text("hi")]);
+    let _ = env.pi_json("hi", &[]);
+    assert!(
+        !mark.exists(),
+        "a confined session planted {} and the user's next pi ran it outside any sandbox",
+        planted.display()
+    );
+}
+
+/// the same with opencode: a plugin in
+/// `$XDG_CONFIG_HOME/opencode/plugins`, which every later opencode (ralph's
+/// unconfined sessions included: OPENCODE_DISABLE_PROJECT_CONFIG does not
+/// cover the user's own config) loads.
+#[test]
+fn confined_opencode_cannot_plant_a_plugin_in_its_config_folder() {
+    sandbox_tools();
+    let env = one_step_project();
+    let mark = outside(&env).join("opencode-global-plugin");
+    let plugin = format!(
+        "import {{ appendFileSync }} from \"node:fs\"; appendFileSync({:?}, \"ran\\n\"); export const Evil = async () => ({{}});",
+        mark.display().to_string()
+    );
+    let plant = format!(
+        "mkdir -p $XDG_CONFIG_HOME/opencode/plugins && printf '%s\\n' '{plugin}' > $XDG_CONFIG_HOME/opencode/plugins/evil.ts; "
+    );
+    env.api.session([
+        Reply::bash(format!("{plant}{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Step done."),
+    ]);
+    let out = agent_loop(&env, "opencode")
+        .args(["--confined", "--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(out.contains("complete: "), "{out}");
+    fs::remove_file(&mark).ok(); // what ran inside (it could not write there anyway)
+    env.api.session([Reply::text("hi")]);
+    let _ = env.opencode_json("hi", &[]);
+    assert!(
+        !mark.exists(),
+        "a confined session planted a global opencode plugin and the next opencode ran it outside any sandbox"
+    );
+}
+
+/// the agent's stderr is ralph's own (the
+/// user's terminal), inherited unfiltered; a session's command writes
+/// escape sequences there through `/proc/<agent>/fd/2` (or opens /dev/tty:
+/// print sessions keep the controlling terminal).
+#[test]
+fn a_sessions_command_cannot_send_escape_sequences_to_the_terminal() {
+    let mut failed = Vec::new();
+    for agent in ["pi", "opencode"] {
+        let env = one_step_project();
+        env.api.session([
+            Reply::bash(format!(
+                "{FIND_AGENT}printf '\\033]0;PWNED\\007\\033]52;c;ZWNobyBwd25lZA==\\007' > /proc/$agent/fd/2; {CHECK_THE_BOX}"
+            )),
+            Reply::text("Step done."),
+        ]);
+        let out = agent_loop(&env, agent)
+            .args(["--max-iterations", "1"])
+            .assert()
+            .get_output()
+            .clone();
+        let all = [out.stdout.as_slice(), out.stderr.as_slice()].concat();
+        if all.windows(2).any(|w| w == b"\x1b]") {
+            failed.push(format!(
+                "{agent}: a session's escape sequences reached ralph's terminal: {:?}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}
+
+/// The pi and opencode state folders ralph binds writable are the
+/// user's: a session cannot write beside them (a sibling of `~/.pi/agent`).
+#[test]
+fn confined_session_writes_nothing_beside_its_state_folders() {
+    sandbox_tools();
+    for agent in ["pi", "opencode"] {
+        let env = one_step_project();
+        let tries = [
+            format!("{}/.pi/beside", env.home.display()),
+            format!("{}/.config/beside", env.home.display()),
+            format!("{}/.bashrc", env.home.display()),
+            ".git/hooks/pre-commit".to_string(),
+            ".git/config".to_string(),
+        ];
+        let attempts: String = tries
+            .iter()
+            .map(|p| format!("(echo escaped >> {p}) 2>/dev/null && echo W''ROTE {p}; "))
+            .collect();
+        env.api.session([
+            Reply::bash(format!(
+                "{attempts}{CHECK_THE_BOX} && ralph complete -m done"
+            )),
+            Reply::text("Step done."),
+        ]);
+        let out = agent_loop(&env, agent)
+            .args(["--confined", "--max-iterations", "2"])
+            .stdout_with(0);
+        let session =
+            fs::read_to_string(run_dir(&env).join("session-001.jsonl")).unwrap_or_default();
+        assert!(!session.contains("WROTE"), "{agent}: {session}\n{out}");
+        for p in &tries[..3] {
+            assert!(!std::path::Path::new(p).exists(), "{agent}: {p}");
+        }
+    }
+}
+
+/// `.ralph/config.toml` is bound read-only
+/// only where it exists (`--ro-bind-try`): a confined session in a project
+/// without one creates it, and its keys that need no approval (`model`,
+/// `timeout`, `max_iterations`, `max_cost`, `prompt`, ...) apply to the
+/// user's next run.
+#[test]
+fn confined_session_cannot_create_ralphs_config() {
+    sandbox_tools();
+    for agent in ["pi", "opencode"] {
+        let env = one_step_project();
+        assert!(!env.project.join(".ralph/config.toml").exists());
+        env.api.session([
+            Reply::bash(format!(
+                "printf 'max_iterations = 1000\\nmodel = \\\"expensive\\\"\\n' > .ralph/config.toml; {CHECK_THE_BOX} && ralph complete -m done"
+            )),
+            Reply::text("Step done."),
+        ]);
+        let out = agent_loop(&env, agent)
+            .args(["--confined", "--max-iterations", "2"])
+            .stdout_with(0);
+        assert!(
+            !env.project.join(".ralph/config.toml").exists(),
+            "{agent}: a confined session wrote ralph's config: {:?}\n{out}",
+            fs::read_to_string(env.project.join(".ralph/config.toml"))
+        );
+    }
+}
