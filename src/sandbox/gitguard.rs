@@ -48,6 +48,23 @@ pub struct Kept {
     /// What `.git` was: a session that swapped it (a folder for a file
     /// that points elsewhere) is not put right by putting files back.
     dot_git: Option<std::fs::FileType>,
+    /// The gitlinks (nested repositories) the index held.
+    links: Vec<String>,
+}
+
+/// The paths the index holds as gitlinks (mode 160000): nested
+/// repositories, whose own config and hooks git runs when it looks into
+/// them (`git status` in the project does).
+fn gitlinks(root: &Path) -> Vec<String> {
+    crate::git::at(root)
+        .run(&["ls-files", "--stage", "-z"], &[])
+        .map(|out| {
+            out.split('\0')
+                .filter_map(|e| e.strip_prefix("160000 "))
+                .filter_map(|e| e.split_once('\t').map(|(_, p)| p.to_string()))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What `dir` holds, by name (hooks; submodules' folders).
@@ -90,6 +107,7 @@ pub fn keep(root: &Path) -> Option<Kept> {
         shown: root.to_path_buf(),
         dot_git: kind(&root.join(".git")),
         root: root.to_path_buf(),
+        links: gitlinks(root),
     })
 }
 
@@ -119,7 +137,42 @@ impl Kept {
                 said.push(s);
             }
         }
+        said.extend(self.quarantine_new_links());
         Ok(said)
+    }
+
+    /// A nested repository the session added to the index: git would run
+    /// what its own config and hooks name (`core.fsmonitor` on your next
+    /// `git status`), which no sandbox held. Its `.git` is renamed
+    /// (`.git.ralph-quarantined`): nothing is lost, and git no longer
+    /// looks into it.
+    fn quarantine_new_links(&self) -> Vec<String> {
+        let mut said = Vec::new();
+        for link in gitlinks(&self.root) {
+            if self.links.contains(&link) {
+                continue;
+            }
+            let git = self.root.join(&link).join(".git");
+            if fs::symlink_metadata(&git).is_err() {
+                continue;
+            }
+            let mut to = git.with_file_name(".git.ralph-quarantined");
+            for n in 2.. {
+                if fs::symlink_metadata(&to).is_err() {
+                    break;
+                }
+                to = git.with_file_name(format!(".git.ralph-quarantined-{n}"));
+            }
+            said.push(match fs::rename(&git, &to) {
+                Ok(()) => format!(
+                    "renamed {} to {} (a repository it added inside the project: git would run what its config names)",
+                    self.show(&git),
+                    self.show(&to)
+                ),
+                Err(e) => format!("could not rename {}: {e}", self.show(&git)),
+            });
+        }
+        said
     }
 
     fn show(&self, p: &Path) -> String {

@@ -779,3 +779,47 @@ fn confined_session_cannot_create_ralphs_config() {
         );
     }
 }
+
+/// A confined session makes a nested git repository whose own config
+/// names a program (`core.fsmonitor`), and stages it as a gitlink: the
+/// user's next plain `git status` in the project would run it outside any
+/// sandbox. ralph renames the nested `.git` after the session, and says so.
+#[test]
+fn confined_session_cannot_make_the_users_git_status_run_a_program() {
+    sandbox_tools();
+    let mut failed = Vec::new();
+    for agent in ["pi", "opencode"] {
+        let env = one_step_project();
+        let mark = outside(&env).join("fsmonitor");
+        let nested = format!(
+            "mkdir -p sub && (cd sub && git init -q && git -c user.name=x -c user.email=x@x commit -q --allow-empty -m s \
+             && git config core.fsmonitor 'echo ran >> {m}; false') && git add sub 2>/dev/null; ",
+            m = mark.display()
+        );
+        env.api.session([
+            Reply::bash(format!("{nested}{CHECK_THE_BOX} && ralph complete -m done")),
+            Reply::text("Step done."),
+        ]);
+        let out = agent_loop(&env, agent)
+            .args(["--confined", "--max-iterations", "2"])
+            .stdout_with(0);
+        assert!(
+            out.contains("complete: ")
+                && out.contains("renamed sub/.git to sub/.git.ralph-quarantined"),
+            "{agent}: {out}"
+        );
+        assert!(
+            !mark.exists(),
+            "{agent}: ran already (outside the sandbox?)"
+        );
+        // The user, after the run.
+        let st = env.command("git").arg("status").output().unwrap();
+        assert!(st.status.success(), "{st:?}");
+        if mark.exists() {
+            failed.push(format!(
+                "{agent}: the user's `git status` ran a program a confined session named in sub/.git/config"
+            ));
+        }
+    }
+    assert!(failed.is_empty(), "{failed:#?}");
+}
