@@ -294,6 +294,21 @@ mod tests {
         assert_eq!(s.cost_usd, 0.5);
     }
 
+    /// A tool that did not fail says nothing more; a failed one without
+    /// pi's exit line is said as it is.
+    #[test]
+    fn only_a_failed_tool_is_an_error_and_its_text_stays_as_it_is() {
+        let (_, shown) = fed(
+            r#"{"type":"tool_execution_end","toolName":"bash","result":{"content":[{"type":"text","text":"fine"}]},"isError":false}"#,
+        );
+        assert_eq!(shown, []);
+        assert_eq!(exit_first("no such file\nmore"), "no such file\nmore");
+        assert_eq!(
+            exit_first("out\nCommand exited with code 2\n"),
+            "Exit code 2\nout"
+        );
+    }
+
     #[test]
     fn a_failed_tool_says_its_telling_line() {
         let (_, shown) = fed(
