@@ -329,6 +329,13 @@ impl Run for Import {
                 what.join("; "),
             ));
         }
+        if plan.rules.is_some() {
+            targets.push((
+                dir.join("rules.md"),
+                None,
+                format!("the project's rules from {}", readme_from.join(", ")),
+            ));
+        }
         let from = progress_from.as_deref().unwrap_or("progress.txt");
         if let Some(p) = &plan.progress {
             targets.push((
@@ -362,10 +369,16 @@ impl Run for Import {
             };
             outln!("  {}: {} ({verb})", path.display(), visible_line(what));
         }
-        let prompt = dir.join("prompt.md");
-        let write_prompt = !prompt.exists();
-        if write_prompt {
-            outln!("  {}: ralph's template (new)", prompt.display());
+        // What a loop needs that the plan does not give: init's templates.
+        let with_rules = plan.rules.is_some() || !plan.references.is_empty();
+        let fill: Vec<PathBuf> = ["prompt.md", "readme.md"]
+            .iter()
+            .filter(|n| **n != "readme.md" || !with_rules)
+            .map(|n| dir.join(n))
+            .filter(|p| !p.exists())
+            .collect();
+        for p in &fill {
+            outln!("  {}: ralph's template (new)", p.display());
         }
         match &beads {
             Some(b) => outln!(
@@ -437,9 +450,12 @@ impl Run for Import {
             outln!("wrote {}", path.display());
             Ok(())
         };
-        if plan.rules.is_some() || !plan.references.is_empty() {
+        if with_rules {
             let text = import::render_readme(&plan, template("readme.md"), &readme_from.join(", "));
             write(&dir.join("readme.md"), &text)?;
+        }
+        if let Some(text) = import::render_rules(&plan, &readme_from.join(", ")) {
+            write(&dir.join("rules.md"), &text)?;
         }
         if let Some(text) = import::render_progress(&plan, from) {
             write(&project.progress_log(), &text)?;
@@ -447,8 +463,9 @@ impl Run for Import {
         if let Some(text) = import::render_learnings(&plan, template("learnings.md"), from) {
             write(&project.learnings(), &text)?;
         }
-        if write_prompt {
-            write(&prompt, template("prompt.md"))?;
+        for p in &fill {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            write(p, template(name))?;
         }
         super::init::ensure_gitignore(&project)?;
         write(&project.spec(), &spec)?;

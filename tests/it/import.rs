@@ -106,6 +106,14 @@ fn real_plans_import_with_their_steps_checked_and_tasks_in_br() {
             );
         let finish = finish_check(&env);
         assert_eq!(finish["ok"], true, "{fixture}: {finish}");
+        // What a loop needs is there, the plan's or init's templates; the
+        // map within its budget (a large plan's spec may not be).
+        let project = env.doctor_check("project");
+        let detail = project["detail"].as_str().unwrap_or_default();
+        assert!(
+            !detail.contains("missing") && !detail.contains("readme.md ~"),
+            "{fixture}: {project}"
+        );
         // The tasks are the steps: titles with the source's ids, the
         // criteria as descriptions, done ones closed.
         let list: Value =
@@ -152,9 +160,16 @@ fn a_story_keeps_its_id_criteria_and_the_progress_log_its_patterns() {
     );
     let readme = fs::read_to_string(env.project.join(".ralph/readme.md")).unwrap();
     assert!(
-        readme.contains("## Project rules (imported from plan/AGENT.md)")
-            && readme.contains("Comandos de validación"),
+        readme.contains(
+            "| rules.md | `.ralph/rules.md` | the project's rules, imported from plan/AGENT.md"
+        ),
         "{readme}"
+    );
+    let rules = fs::read_to_string(env.project.join(".ralph/rules.md")).unwrap();
+    assert!(
+        rules.starts_with("# Project rules\n\nImported by `ralph import` from plan/AGENT.md.")
+            && rules.contains("Comandos de validación"),
+        "{rules}"
     );
 }
 
@@ -175,11 +190,12 @@ fn without_a_tracker_the_details_stay_under_the_steps() {
         "",
     );
     let readme = fs::read_to_string(env.project.join(".ralph/readme.md")).unwrap();
+    let rules = fs::read_to_string(env.project.join(".ralph/rules.md")).unwrap();
     assert!(
         readme.contains("| pib.md | `plan/specs/pib.md` |")
-            && readme.contains("### Project Context")
-            && !readme.contains("RALPH_STATUS"),
-        "{readme}"
+            && rules.contains("### Project Context")
+            && !rules.contains("RALPH_STATUS"),
+        "{readme}\n{rules}"
     );
     assert_eq!(finish_check(&env)["ok"], true);
 }

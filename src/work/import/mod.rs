@@ -300,14 +300,25 @@ pub fn render_readme(plan: &Plan, template: &str, rules_from: &str) -> String {
             r.replace(['|', '`'], "/")
         ));
     }
-    if let Some(rules) = &plan.rules {
+    // The rules go in a file of their own, which the map names: the
+    // readme stays within its budget whatever their size.
+    if plan.rules.is_some() {
         out.push_str(&format!(
-            "\n## Project rules (imported from {rules_from})\n\n"
+            "| rules.md | `.ralph/rules.md` | the project's rules, imported from {}: read them before any step |\n",
+            rules_from.replace(['|', '`'], "/")
         ));
-        out.push_str(rules.trim());
-        out.push('\n');
     }
     out
+}
+
+/// `.ralph/rules.md`: the project's rules from the other Ralph's prompt
+/// and agent files, under a line saying whence.
+pub fn render_rules(plan: &Plan, rules_from: &str) -> Option<String> {
+    let rules = plan.rules.as_ref()?;
+    Some(format!(
+        "# Project rules\n\nImported by `ralph import` from {rules_from}.\n\n{}\n",
+        rules.trim()
+    ))
 }
 
 /// `.ralph/learnings.md`: ralph's header (`template`), then the patterns.
