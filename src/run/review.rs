@@ -55,36 +55,16 @@ impl Shell<'_> {
             self.launch(lock, (&settings, seat), at, saved.first_head.clone())?;
         let after = progress::take(&project.root, &project.spec());
         let outcome = self.outcome_of(&ended, false);
-        // At its agent's usage limit it judged nothing: no verdict to hand
-        // over, and no round of the reviewer's.
-        let limited = match &outcome {
-            crate::run::engine::SessionOutcome::Limited(l) => Some(l.clone()),
-            _ => None,
-        };
-        let verdict = match &limited {
-            Some(l) => Verdict::NoVerdict(format!(
-                "{}'s {}: waited out, no round counted",
-                seat.agent,
-                l.describe()
-            )),
-            None => verdict_of(&ended, &before, &after),
-        };
         let cost = self.cost_of(&ended.stream, seat);
         saved.tokens.add(&ended.stream.usage);
         saved.cost_unknown |= cost.is_none();
-        let mut rec = ReviewRecord::new(number, &subject.what, &verdict, cost.unwrap_or(0.0));
-        match &limited {
-            Some(l) => {
-                rec.verdict = crate::history::records::Judgement::Limited;
-                rec.findings.clear();
-                self.ui.note(&format!(
-                    "the reviewer's agent {}: {}; the review waits for it and counts no round",
-                    seat.agent,
-                    l.describe()
-                ));
-            }
-            None => self.hand_review_over(&verdict, &subject.what, saved)?,
-        }
+        let (rec, event) = self.conclude(
+            &outcome,
+            (&ended, &before, &after),
+            (number, &subject.what, seat.agent),
+            cost.unwrap_or(0.0),
+            saved,
+        )?;
         saved.last_review = Some(rec.clone());
         let ran = crate::run::shell::Ran {
             iteration: saved.state.iteration,
@@ -105,18 +85,48 @@ impl Shell<'_> {
         let mut record = self.record(&ran, None);
         record.counted = false;
         record.review = Some(rec);
-        let event = match limited {
-            Some(limit) => Event::ReviewLimited {
-                limit,
-                cost_usd: cost.unwrap_or(0.0),
-                now_epoch: crate::run::shell::now_epoch(),
-            },
-            None => Event::Reviewed(Reviewed {
-                verdict,
-                cost_usd: cost.unwrap_or(0.0),
-            }),
-        };
         Ok((event, record))
+    }
+
+    /// What a review session came to: its record (said, its findings
+    /// handed over) and the engine's event. At its agent's usage limit it
+    /// judged nothing: no verdict to hand over, and no round of the
+    /// reviewer's.
+    fn conclude(
+        &self,
+        outcome: &crate::run::engine::SessionOutcome,
+        (ended, before, after): (
+            &crate::session::Finished,
+            &progress::Checkpoint,
+            &progress::Checkpoint,
+        ),
+        (number, what, agent): (u32, &str, crate::agent::Agent),
+        cost_usd: f64,
+        saved: &Saved,
+    ) -> Result<(ReviewRecord, Event)> {
+        if let crate::run::engine::SessionOutcome::Limited(l) = outcome {
+            let verdict = Verdict::NoVerdict(format!(
+                "{agent}'s {}: waited out, no round counted",
+                l.describe()
+            ));
+            let mut rec = ReviewRecord::new(number, what, &verdict, cost_usd);
+            rec.verdict = crate::history::records::Judgement::Limited;
+            rec.findings.clear();
+            self.ui.note(&format!(
+                "the reviewer's agent {agent}: {}; the review waits for it and counts no round",
+                l.describe()
+            ));
+            let event = Event::ReviewLimited {
+                limit: l.clone(),
+                cost_usd,
+                now_epoch: crate::run::shell::now_epoch(),
+            };
+            return Ok((rec, event));
+        }
+        let verdict = verdict_of(ended, before, after);
+        let rec = ReviewRecord::new(number, what, &verdict, cost_usd);
+        self.hand_review_over(&verdict, what, saved)?;
+        Ok((rec, Event::Reviewed(Reviewed { verdict, cost_usd })))
     }
 
     /// What a review looks at: its words for it, its criteria, and the

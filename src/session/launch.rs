@@ -87,23 +87,7 @@ fn in_bwrap(
             )
         })?;
     }
-    for (path, text, mode) in seat.agent.made_at_start(crate::agent::dir_var) {
-        if std::fs::symlink_metadata(&path).is_err() {
-            crate::fsutil::atomic_write(&path, text.as_bytes(), mode)
-                .with_context(|| format!("cannot make {}", path.display()))?;
-        }
-    }
-    // What runs code later: read-only where it is, removed after the
-    // session where it was not.
-    // ralph's own control files, bound read-only where they are, may not
-    // be made where they are not (a config of the session's making would
-    // set the next run's options).
-    let (kept, fresh): (Vec<_>, Vec<_>) = seat
-        .agent
-        .kept_paths(crate::agent::dir_var)
-        .into_iter()
-        .chain(std::iter::once(project.config()))
-        .partition(|p| std::fs::symlink_metadata(p).is_ok());
+    let (kept, fresh) = kept_and_fresh(project, seat.agent)?;
     let git_dirs = git_dirs(&project.root);
     let mut writable = state;
     writable.extend(
@@ -130,6 +114,28 @@ fn in_bwrap(
         (seat.program, &args),
     );
     Ok((argv, tmp, fresh))
+}
+
+/// What runs code later (the agent's `kept_paths`), and ralph's config
+/// (a config of the session's making would set the next run's options):
+/// those there, to bind read-only, and those not, to remove after the
+/// session. What the agent makes itself as it starts is made first, so
+/// that it is among the first.
+fn kept_and_fresh(
+    project: &Project,
+    agent: crate::agent::Agent,
+) -> Result<(Vec<std::path::PathBuf>, Vec<std::path::PathBuf>)> {
+    for (path, text, mode) in agent.made_at_start(crate::agent::dir_var) {
+        if std::fs::symlink_metadata(&path).is_err() {
+            crate::fsutil::atomic_write(&path, text.as_bytes(), mode)
+                .with_context(|| format!("cannot make {}", path.display()))?;
+        }
+    }
+    Ok(agent
+        .kept_paths(crate::agent::dir_var)
+        .into_iter()
+        .chain(std::iter::once(project.config()))
+        .partition(|p| std::fs::symlink_metadata(p).is_ok()))
 }
 
 /// The repository's git folders, the common one first (a linked

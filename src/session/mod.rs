@@ -213,25 +213,9 @@ pub fn spawn(spec: Launch) -> Result<Running> {
         .map_or(0, |p| p.start_time);
     let (reader, log) = match (print.as_mut(), stream_file) {
         (Some(p), Some(file)) => {
-            let out = child.stdout.take().expect("stdout is piped");
-            let show: SharedShow = std::sync::Arc::new(std::sync::Mutex::new(std::mem::replace(
-                &mut p.show,
-                Box::new(|_| {}),
-            )));
-            let agent = spec.agent;
-            let log = child
-                .stderr
-                .take()
-                .map(|err| watch_log(err, agent, show.clone()));
-            let shown = Box::new(move |x| {
-                if let Ok(mut show) = show.lock() {
-                    show(x)
-                }
-            });
-            (
-                Some(std::thread::spawn(move || pump(out, file, shown, agent))),
-                log,
-            )
+            let show = std::mem::replace(&mut p.show, Box::new(|_| {}));
+            let (reader, log) = read_outputs(&mut child, file, show, spec.agent);
+            (Some(reader), log)
         }
         _ => (None, None),
     };
@@ -335,6 +319,32 @@ impl Running {
             removed,
         })
     }
+}
+
+/// A print session's two outputs, each read by a thread of its own: its
+/// stream (saved and parsed), and its stderr (its log, or lines passed on);
+/// both show what they say through the one `show`.
+fn read_outputs(
+    child: &mut std::process::Child,
+    file: File,
+    show: Box<dyn FnMut(Shown) + Send>,
+    agent: crate::agent::Agent,
+) -> (std::thread::JoinHandle<stream::Session>, Option<LogWatch>) {
+    let out = child.stdout.take().expect("stdout is piped");
+    let show: SharedShow = std::sync::Arc::new(std::sync::Mutex::new(show));
+    let log = child
+        .stderr
+        .take()
+        .map(|err| watch_log(err, agent, show.clone()));
+    let shown = Box::new(move |x| {
+        if let Ok(mut show) = show.lock() {
+            show(x)
+        }
+    });
+    (
+        std::thread::spawn(move || pump(out, file, shown, agent)),
+        log,
+    )
 }
 
 /// Remove what of `paths` is there now: each as said (an empty folder
