@@ -7,10 +7,10 @@ use super::Run;
 use super::init::TEMPLATES;
 use crate::exit::{ExitStatus, Stop};
 use crate::outln;
-use crate::output::visible_line;
+use crate::output::{counted, visible_line};
 use crate::work::import::{self, Format, Plan, fix_plan, prd};
 use crate::work::project::Project;
-use crate::work::tracker;
+use crate::work::tracker::{self, Beads};
 
 /// The most ralph reads of each file it imports.
 const CAP: u64 = 1 << 20;
@@ -118,11 +118,36 @@ fn shown(path: &Path, root: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// The plan, and the names of the files its parts came from.
+/// The plan, and where its parts came from.
 struct Read {
     plan: Plan,
+    /// The plan's file, as the readme and spec name it.
+    source: String,
     rules_from: Vec<String>,
     progress_from: Option<String>,
+}
+
+impl Read {
+    fn rules_from(&self) -> String {
+        self.rules_from.join(", ")
+    }
+
+    fn progress_from(&self) -> &str {
+        self.progress_from.as_deref().unwrap_or("progress.txt")
+    }
+
+    /// Whether the readme gets rows of its own: the rules', the documents'.
+    fn with_rules(&self) -> bool {
+        self.plan.rules.is_some() || !self.plan.references.is_empty()
+    }
+}
+
+/// A plan the parser refused, as the command says it.
+fn nothing_imported(e: import::Refused) -> anyhow::Error {
+    refuse(format!(
+        "{}; nothing imported",
+        visible_line(&e.to_string())
+    ))
 }
 
 fn read_plan(file: &Path, root: &Path) -> Result<Read> {
@@ -134,58 +159,61 @@ fn read_plan(file: &Path, root: &Path) -> Result<Read> {
         ))
     })?;
     let dir = file.parent().unwrap_or(Path::new("."));
-    let refused = |e: import::Refused| {
-        refuse(format!(
-            "{}; nothing imported",
-            visible_line(&e.to_string())
-        ))
-    };
-    let mut rules_from = Vec::new();
-    let mut rules = Vec::new();
+    // Each part of the rules with the file it came from, in the readme's order.
+    let mut rules: Vec<(String, String)> = Vec::new();
     let (mut plan, progress_from) = match format {
-        Format::Prd => {
-            let p = dir.join("progress.txt");
-            let progress = read(&p)?;
-            let from = progress.as_ref().map(|_| shown(&p, root));
-            (
-                prd::parse(&name, &text, progress.as_deref()).map_err(refused)?,
-                from,
-            )
-        }
+        Format::Prd => read_prd(&name, &text, dir, root)?,
         Format::FixPlan => {
-            let plan = fix_plan::parse(&name, &text).map_err(refused)?;
-            let p = dir.join("PROMPT.md");
-            if let Some(prompt) = read(&p)? {
-                let r = fix_plan::rules_of_prompt(&prompt);
-                if !r.is_empty() {
-                    rules_from.push(shown(&p, root));
-                    rules.push(r);
-                }
-            }
+            let plan = fix_plan::parse(&name, &text).map_err(nothing_imported)?;
+            rules.extend(prompt_rules(dir, root)?);
             (plan, None)
         }
     };
-    for agent in ["AGENT.md", "@AGENT.md"] {
-        let p = dir.join(agent);
-        if let Some(a) = read(&p)? {
-            rules_from.push(shown(&p, root));
-            rules.push(fix_plan::demote(a.trim()));
-            break;
-        }
-    }
+    rules.extend(agent_rules(dir, root)?);
     if let Some(notes) = plan.rules.take() {
-        rules_from.push(shown(file, root));
-        rules.push(notes);
+        rules.push((shown(file, root), notes));
     }
+    let (rules_from, rules): (Vec<String>, Vec<String>) = rules.into_iter().unzip();
     plan.rules = (!rules.is_empty()).then(|| rules.join("\n\n"));
     if format == Format::FixPlan {
         plan.references = specs_in(&dir.join("specs"), root);
     }
     Ok(Read {
         plan,
+        source: shown(file, root),
         rules_from,
         progress_from,
     })
+}
+
+/// A prd.json's plan with the progress.txt beside it, and that file's name.
+fn read_prd(name: &str, text: &str, dir: &Path, root: &Path) -> Result<(Plan, Option<String>)> {
+    let p = dir.join("progress.txt");
+    let progress = read(&p)?;
+    let from = progress.as_ref().map(|_| shown(&p, root));
+    let plan = prd::parse(name, text, progress.as_deref()).map_err(nothing_imported)?;
+    Ok((plan, from))
+}
+
+/// The project's own part of the PROMPT.md beside a fix plan, and its name.
+fn prompt_rules(dir: &Path, root: &Path) -> Result<Option<(String, String)>> {
+    let p = dir.join("PROMPT.md");
+    let Some(prompt) = read(&p)? else {
+        return Ok(None);
+    };
+    let rules = fix_plan::rules_of_prompt(&prompt);
+    Ok((!rules.is_empty()).then(|| (shown(&p, root), rules)))
+}
+
+/// The first agent file beside the plan, headings one level down, and its name.
+fn agent_rules(dir: &Path, root: &Path) -> Result<Option<(String, String)>> {
+    for agent in ["AGENT.md", "@AGENT.md"] {
+        let p = dir.join(agent);
+        if let Some(a) = read(&p)? {
+            return Ok(Some((shown(&p, root), fix_plan::demote(a.trim()))));
+        }
+    }
+    Ok(None)
 }
 
 /// The documents in `specs/` (two levels, at most 50), sorted.
@@ -210,22 +238,44 @@ fn specs_in(dir: &Path, root: &Path) -> Vec<String> {
     out
 }
 
+/// Read back before anything is made: with stand-in task ids, the spec
+/// must read as exactly these steps.
+fn check_reads_back(read: &Read, with_tasks: bool) -> Result<()> {
+    let stand_ins: Vec<String> = (1..=read.plan.total())
+        .map(|n| format!("imp-{n}"))
+        .collect();
+    let tasks = with_tasks.then_some(stand_ins.as_slice());
+    import::render_spec(&read.plan, &read.source, tasks).map_err(nothing_imported)?;
+    Ok(())
+}
+
 /// What is at a ralph file now.
-#[derive(PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum There {
     Nothing,
     Template,
     Yours,
 }
 
-fn what_is_at(path: &Path, template: Option<&str>) -> Result<There> {
-    Ok(match crate::fsutil::read_optional(path)? {
-        None => There::Nothing,
-        Some(t) if t.trim().is_empty() || template.is_some_and(|x| x.trim() == t.trim()) => {
-            There::Template
+impl There {
+    /// An empty file or init's template loses nothing when replaced.
+    fn of(now: Option<&str>, template: Option<&str>) -> There {
+        match now {
+            None => There::Nothing,
+            Some(t) if t.trim().is_empty() || template.is_some_and(|x| x.trim() == t.trim()) => {
+                There::Template
+            }
+            Some(_) => There::Yours,
         }
-        Some(_) => There::Yours,
-    })
+    }
+
+    fn verb(self) -> &'static str {
+        match self {
+            There::Nothing => "new",
+            There::Template => "replaces ralph init's template",
+            There::Yours => "replaces your own",
+        }
+    }
 }
 
 fn template(name: &str) -> &'static str {
@@ -234,6 +284,164 @@ fn template(name: &str) -> &'static str {
         .find(|(n, _)| *n == name)
         .map(|(_, t)| *t)
         .expect("a template of init's")
+}
+
+/// What the import puts in a file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Holds {
+    Spec,
+    Readme,
+    Rules,
+    Progress,
+    Learnings,
+    /// Init's template of this name, which a loop needs and the plan does
+    /// not give: written only where there is no file.
+    Template(&'static str),
+}
+
+impl Holds {
+    /// The template ralph init wrote there, which the import may replace.
+    fn init_template(self) -> Option<&'static str> {
+        match self {
+            Holds::Spec => Some(template("spec.md")),
+            Holds::Readme => Some(template("readme.md")),
+            Holds::Learnings => Some(template("learnings.md")),
+            Holds::Rules | Holds::Progress | Holds::Template(_) => None,
+        }
+    }
+}
+
+/// A file the import would write: where, what it holds, said in a line.
+#[derive(Debug, PartialEq)]
+struct Target {
+    path: PathBuf,
+    holds: Holds,
+    what: String,
+}
+
+/// The files the import would write, in the order it shows and writes
+/// them (the spec shown first, written last).
+fn targets(read: &Read, project: &Project) -> Vec<Target> {
+    let plan = &read.plan;
+    let dir = project.ralph_dir();
+    let target = |path: PathBuf, holds, what: String| Target { path, holds, what };
+    let mut out = vec![target(project.spec(), Holds::Spec, spec_what(plan))];
+    if read.with_rules() {
+        out.push(target(
+            dir.join("readme.md"),
+            Holds::Readme,
+            readme_what(read),
+        ));
+    }
+    if plan.rules.is_some() {
+        let what = format!("the project's rules from {}", read.rules_from());
+        out.push(target(dir.join("rules.md"), Holds::Rules, what));
+    }
+    let from = read.progress_from();
+    if let Some(p) = &plan.progress {
+        let what = format!("{} lines from {from}", p.lines().count());
+        out.push(target(project.progress_log(), Holds::Progress, what));
+    }
+    if let Some(l) = &plan.learnings {
+        let what = format!("{} lines from {from} (its patterns)", l.lines().count());
+        out.push(target(project.learnings(), Holds::Learnings, what));
+    }
+    for name in ["prompt.md", "readme.md"] {
+        if name != "readme.md" || !read.with_rules() {
+            let what = "ralph's template".to_string();
+            out.push(target(dir.join(name), Holds::Template(name), what));
+        }
+    }
+    out
+}
+
+fn spec_what(plan: &Plan) -> String {
+    let under = match plan.headings() {
+        0 => String::new(),
+        n => format!(" under {}", counted(n as u64, "heading", "headings")),
+    };
+    format!(
+        "{}, {} checked{under}",
+        counted(plan.total() as u64, "step", "steps"),
+        plan.done()
+    )
+}
+
+fn readme_what(read: &Read) -> String {
+    let mut what = Vec::new();
+    if !read.rules_from.is_empty() {
+        what.push(format!("the project's rules from {}", read.rules_from()));
+    }
+    let documents = read.plan.references.len();
+    if documents > 0 {
+        what.push(counted(
+            documents as u64,
+            "reference document",
+            "reference documents",
+        ));
+    }
+    what.join("; ")
+}
+
+/// What is at each target now; init's templates are dropped where a file is.
+fn look(targets: Vec<Target>) -> Result<Vec<(Target, There)>> {
+    let mut out = Vec::new();
+    for t in targets {
+        let there = match t.holds {
+            Holds::Template(_) if t.path.exists() => continue,
+            Holds::Template(_) => There::Nothing,
+            holds => There::of(
+                crate::fsutil::read_optional(&t.path)?.as_deref(),
+                holds.init_template(),
+            ),
+        };
+        out.push((t, there));
+    }
+    Ok(out)
+}
+
+fn show(read: &Read, targets: &[(Target, There)], beads: Option<&Beads>) {
+    outln!(
+        "Import {} ({}):",
+        visible_line(&read.source),
+        read.plan.format.describe()
+    );
+    for (t, there) in targets {
+        outln!(
+            "  {}: {} ({})",
+            t.path.display(),
+            visible_line(&t.what),
+            there.verb()
+        );
+    }
+    match beads {
+        Some(b) => outln!(
+            "  {}: {} to make, {} of them closed",
+            b.name(),
+            counted(read.plan.total() as u64, "task", "tasks"),
+            read.plan.done()
+        ),
+        None => outln!(
+            "  no tracker set up here (no .beads): the steps are checked by their boxes alone, their details kept under them"
+        ),
+    }
+}
+
+/// Why nothing may be written: files of the user's own, without --force.
+fn refusal(targets: &[(Target, There)], force: bool) -> Option<String> {
+    let yours: Vec<String> = targets
+        .iter()
+        .filter(|(_, there)| *there == There::Yours)
+        .map(|(t, _)| t.path.display().to_string())
+        .collect();
+    if yours.is_empty() || force {
+        return None;
+    }
+    Some(format!(
+        "nothing written: {} your own, not ralph init's template (--force replaces {})",
+        yours.join(", "),
+        if yours.len() == 1 { "it" } else { "them" }
+    ))
 }
 
 /// A yes at the terminal; with no terminal, nobody to ask.
@@ -252,234 +460,295 @@ fn ask(path: &Path) -> Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
+/// A task for each step, the done ones closed; their ids, in step order.
+fn make_tasks(beads: &Beads, plan: &Plan, source: &str) -> Result<Vec<String>> {
+    let mut made: Vec<String> = Vec::new();
+    for step in plan.steps() {
+        let description = step.details.join("\n");
+        let description = (!description.trim().is_empty()).then_some(description);
+        let id = beads
+            .create(&step.title(), None, description.as_deref())
+            .map_err(|e| {
+                refuse(format!(
+                    "making the task of {} failed: {e}; no file written{}",
+                    visible_line(&step.place),
+                    made_before(&made)
+                ))
+            })?;
+        made.push(id);
+    }
+    let done: Vec<String> = plan
+        .steps()
+        .zip(&made)
+        .filter(|(s, _)| s.done)
+        .map(|(_, id)| id.clone())
+        .collect();
+    beads
+        .close(&done, &format!("done before the import from {source}"))
+        .map_err(|e| {
+            refuse(format!(
+                "{e}; no file written (tasks made: {})",
+                made.join(" ")
+            ))
+        })?;
+    Ok(made)
+}
+
+/// The tasks a failed create leaves behind, for the user to clean up.
+fn made_before(made: &[String]) -> String {
+    if made.is_empty() {
+        String::new()
+    } else {
+        format!(" (tasks made before it: {})", made.join(" "))
+    }
+}
+
+/// The text of a target other than the spec, if the plan gives one.
+fn text_of(holds: Holds, read: &Read) -> Option<String> {
+    let plan = &read.plan;
+    match holds {
+        // Rendered with the tasks' ids, by `write`.
+        Holds::Spec => None,
+        Holds::Readme => Some(import::render_readme(
+            plan,
+            template("readme.md"),
+            &read.rules_from(),
+        )),
+        Holds::Rules => import::render_rules(plan, &read.rules_from()),
+        Holds::Progress => import::render_progress(plan, read.progress_from()),
+        Holds::Learnings => {
+            import::render_learnings(plan, template("learnings.md"), read.progress_from())
+        }
+        Holds::Template(name) => Some(template(name).to_string()),
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> Result<()> {
+    crate::fsutil::atomic_write(path, text.as_bytes(), 0o644)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    outln!("wrote {}", path.display());
+    Ok(())
+}
+
+/// The targets, then the .gitignore, the spec (with the tasks' ids) last.
+fn write(
+    project: &Project,
+    read: &Read,
+    targets: &[(Target, There)],
+    tasks: Option<&[String]>,
+) -> Result<()> {
+    let spec = import::render_spec(&read.plan, &read.source, tasks)
+        .map_err(|e| refuse(visible_line(&e.to_string())))?;
+    let dir = project.ralph_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (t, _) in targets {
+        if let Some(text) = text_of(t.holds, read) {
+            write_file(&t.path, &text)?;
+        }
+    }
+    super::init::ensure_gitignore(project)?;
+    write_file(&project.spec(), &spec)
+}
+
+impl Import {
+    /// The project's tracker, where it has one (.beads).
+    fn beads(&self, project: &Project) -> Result<Option<Beads>> {
+        if !project.root.join(".beads").is_dir() {
+            return Ok(None);
+        }
+        let kind = self.tracker.or_else(|| {
+            crate::config::load(&project.config())
+                .ok()
+                .and_then(|c| c.tracker)
+        });
+        let beads = tracker::detect(kind, &project.root).map_err(|e| {
+            refuse(format!(
+                "the project has a tracker (.beads), but {e}; nothing imported"
+            ))
+        })?;
+        Ok(Some(beads))
+    }
+}
+
 impl Run for Import {
     fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
-        let file = the_file(&self.path)?;
-        let Read {
-            plan,
-            rules_from,
-            progress_from,
-        } = read_plan(&file, &project.root)?;
-        let source = shown(&file, &project.root);
-        let beads = if project.root.join(".beads").is_dir() {
-            let kind = self.tracker.or_else(|| {
-                crate::config::load(&project.config())
-                    .ok()
-                    .and_then(|c| c.tracker)
-            });
-            Some(tracker::detect(kind, &project.root).map_err(|e| {
-                refuse(format!(
-                    "the project has a tracker (.beads), but {e}; nothing imported"
-                ))
-            })?)
-        } else {
-            None
-        };
-        // Read back before anything is made: with stand-in task ids, the
-        // spec must read as exactly these steps.
-        let stand_ins: Vec<String> = (1..=plan.total()).map(|n| format!("imp-{n}")).collect();
-        let check = beads.as_ref().map(|_| stand_ins.as_slice());
-        import::render_spec(&plan, &source, check).map_err(|e| {
-            refuse(format!(
-                "{}; nothing imported",
-                visible_line(&e.to_string())
-            ))
-        })?;
-
+        let read = read_plan(&the_file(&self.path)?, &project.root)?;
+        let beads = self.beads(&project)?;
+        check_reads_back(&read, beads.is_some())?;
         let dir = project.ralph_dir();
         if dir.exists() {
             crate::fsutil::real_dir(&dir)?;
         }
-        let readme_from: Vec<String> = rules_from.clone();
-        let mut targets: Vec<(PathBuf, Option<&str>, String)> = vec![(
-            project.spec(),
-            Some(template("spec.md")),
-            format!(
-                "{}, {} checked{}",
-                crate::output::counted(plan.total() as u64, "step", "steps"),
-                plan.done(),
-                match plan.headings() {
-                    0 => String::new(),
-                    n => format!(
-                        " under {}",
-                        crate::output::counted(n as u64, "heading", "headings")
-                    ),
-                }
-            ),
-        )];
-        if plan.rules.is_some() || !plan.references.is_empty() {
-            let mut what = Vec::new();
-            if !readme_from.is_empty() {
-                what.push(format!(
-                    "the project's rules from {}",
-                    readme_from.join(", ")
-                ));
-            }
-            if !plan.references.is_empty() {
-                what.push(crate::output::counted(
-                    plan.references.len() as u64,
-                    "reference document",
-                    "reference documents",
-                ));
-            }
-            targets.push((
-                dir.join("readme.md"),
-                Some(template("readme.md")),
-                what.join("; "),
-            ));
-        }
-        if plan.rules.is_some() {
-            targets.push((
-                dir.join("rules.md"),
-                None,
-                format!("the project's rules from {}", readme_from.join(", ")),
-            ));
-        }
-        let from = progress_from.as_deref().unwrap_or("progress.txt");
-        if let Some(p) = &plan.progress {
-            targets.push((
-                project.progress_log(),
-                None,
-                format!("{} lines from {from}", p.lines().count()),
-            ));
-        }
-        if let Some(l) = &plan.learnings {
-            targets.push((
-                project.learnings(),
-                Some(template("learnings.md")),
-                format!("{} lines from {from} (its patterns)", l.lines().count()),
-            ));
-        }
-        outln!(
-            "Import {} ({}):",
-            visible_line(&source),
-            plan.format.describe()
-        );
-        let mut yours = Vec::new();
-        for (path, tpl, what) in &targets {
-            let there = what_is_at(path, *tpl)?;
-            let verb = match there {
-                There::Nothing => "new",
-                There::Template => "replaces ralph init's template",
-                There::Yours => {
-                    yours.push(path.display().to_string());
-                    "replaces your own"
-                }
-            };
-            outln!("  {}: {} ({verb})", path.display(), visible_line(what));
-        }
-        // What a loop needs that the plan does not give: init's templates.
-        let with_rules = plan.rules.is_some() || !plan.references.is_empty();
-        let fill: Vec<PathBuf> = ["prompt.md", "readme.md"]
-            .iter()
-            .filter(|n| **n != "readme.md" || !with_rules)
-            .map(|n| dir.join(n))
-            .filter(|p| !p.exists())
-            .collect();
-        for p in &fill {
-            outln!("  {}: ralph's template (new)", p.display());
-        }
-        match &beads {
-            Some(b) => outln!(
-                "  {}: {} to make, {} of them closed",
-                b.name(),
-                crate::output::counted(plan.total() as u64, "task", "tasks"),
-                plan.done()
-            ),
-            None => outln!(
-                "  no tracker set up here (no .beads): the steps are checked by their boxes alone, their details kept under them"
-            ),
-        }
-        if !yours.is_empty() && !self.force {
-            return Err(refuse(format!(
-                "nothing written: {} your own, not ralph init's template (--force replaces {})",
-                yours.join(", "),
-                if yours.len() == 1 { "it" } else { "them" }
-            )));
+        let targets = look(targets(&read, &project))?;
+        show(&read, &targets, beads.as_ref());
+        if let Some(why) = refusal(&targets, self.force) {
+            return Err(refuse(why));
         }
         if !self.yes && !ask(&self.path)? {
             return Err(refuse("nothing written"));
         }
-
         let tasks = match &beads {
+            Some(b) => Some(make_tasks(b, &read.plan, &read.source)?),
             None => None,
-            Some(b) => {
-                let mut made: Vec<String> = Vec::new();
-                for step in plan.steps() {
-                    let description = step.details.join("\n");
-                    let description = (!description.trim().is_empty()).then_some(description);
-                    let id = b
-                        .create(&step.title(), None, description.as_deref())
-                        .map_err(|e| {
-                            refuse(format!(
-                                "making the task of {} failed: {e}; no file written{}",
-                                visible_line(&step.place),
-                                if made.is_empty() {
-                                    String::new()
-                                } else {
-                                    format!(" (tasks made before it: {})", made.join(" "))
-                                }
-                            ))
-                        })?;
-                    made.push(id);
-                }
-                let done: Vec<String> = plan
-                    .steps()
-                    .zip(&made)
-                    .filter(|(s, _)| s.done)
-                    .map(|(_, id)| id.clone())
-                    .collect();
-                b.close(&done, &format!("done before the import from {source}"))
-                    .map_err(|e| {
-                        refuse(format!(
-                            "{e}; no file written (tasks made: {})",
-                            made.join(" ")
-                        ))
-                    })?;
-                Some(made)
-            }
         };
-        let spec = import::render_spec(&plan, &source, tasks.as_deref())
-            .map_err(|e| refuse(visible_line(&e.to_string())))?;
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        let write = |path: &Path, text: &str| -> Result<()> {
-            crate::fsutil::atomic_write(path, text.as_bytes(), 0o644)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            outln!("wrote {}", path.display());
-            Ok(())
-        };
-        if with_rules {
-            let text = import::render_readme(&plan, template("readme.md"), &readme_from.join(", "));
-            write(&dir.join("readme.md"), &text)?;
-        }
-        if let Some(text) = import::render_rules(&plan, &readme_from.join(", ")) {
-            write(&dir.join("rules.md"), &text)?;
-        }
-        if let Some(text) = import::render_progress(&plan, from) {
-            write(&project.progress_log(), &text)?;
-        }
-        if let Some(text) = import::render_learnings(&plan, template("learnings.md"), from) {
-            write(&project.learnings(), &text)?;
-        }
-        for p in &fill {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            write(p, template(name))?;
-        }
-        super::init::ensure_gitignore(&project)?;
-        write(&project.spec(), &spec)?;
+        write(&project, &read, &targets, tasks.as_deref())?;
         if let Some(t) = &tasks {
             outln!(
                 "made {} in {} ({} closed)",
-                crate::output::counted(t.len() as u64, "task", "tasks"),
+                counted(t.len() as u64, "task", "tasks"),
                 beads.as_ref().map_or("the tracker", |b| b.name()),
-                plan.done()
+                read.plan.done()
             );
         }
         outln!(
             "Next: `ralph doctor` (can a loop here finish?), commit .ralph/, then `ralph loop`."
         );
         Ok(ExitStatus::Success)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::work::import::{Section, Step};
+
+    fn read(rules: Option<&str>, references: &[&str], progress: Option<&str>) -> Read {
+        let step = |done| Step {
+            id: None,
+            text: "a".into(),
+            done,
+            details: vec![],
+            place: "p:1".into(),
+        };
+        Read {
+            plan: Plan {
+                format: Format::Prd,
+                intro: vec![],
+                sections: vec![Section {
+                    heading: Some((2, "H".into())),
+                    steps: vec![step(true), step(false)],
+                }],
+                rules: rules.map(String::from),
+                references: references.iter().map(|r| r.to_string()).collect(),
+                progress: progress.map(String::from),
+                learnings: progress.map(|_| "- a pattern".into()),
+            },
+            source: "prd.json".into(),
+            rules_from: rules.map(|_| "AGENT.md".into()).into_iter().collect(),
+            progress_from: None,
+        }
+    }
+
+    fn shown(targets: &[Target]) -> Vec<(&str, Holds, &str)> {
+        targets
+            .iter()
+            .map(|t| {
+                let name = t.path.file_name().and_then(|n| n.to_str()).unwrap();
+                (name, t.holds, t.what.as_str())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_bare_plan_gets_the_spec_and_inits_templates() {
+        let t = targets(&read(None, &[], None), &Project::at(Path::new("/p")));
+        assert_eq!(
+            shown(&t),
+            [
+                ("spec.md", Holds::Spec, "2 steps, 1 checked under 1 heading"),
+                (
+                    "prompt.md",
+                    Holds::Template("prompt.md"),
+                    "ralph's template"
+                ),
+                (
+                    "readme.md",
+                    Holds::Template("readme.md"),
+                    "ralph's template"
+                ),
+            ]
+        );
+        assert_eq!(t[0].path, Path::new("/p/.ralph/spec.md"));
+    }
+
+    #[test]
+    fn rules_documents_and_progress_get_files_of_their_own() {
+        let r = read(Some("Never push."), &["specs/a.md"], Some("l1\nl2"));
+        let t = targets(&r, &Project::at(Path::new("/p")));
+        assert_eq!(
+            shown(&t)[1..],
+            [
+                (
+                    "readme.md",
+                    Holds::Readme,
+                    "the project's rules from AGENT.md; 1 reference document"
+                ),
+                (
+                    "rules.md",
+                    Holds::Rules,
+                    "the project's rules from AGENT.md"
+                ),
+                ("progress.md", Holds::Progress, "2 lines from progress.txt"),
+                (
+                    "learnings.md",
+                    Holds::Learnings,
+                    "1 lines from progress.txt (its patterns)"
+                ),
+                (
+                    "prompt.md",
+                    Holds::Template("prompt.md"),
+                    "ralph's template"
+                ),
+            ]
+        );
+        let only_documents = read(None, &["specs/a.md"], None);
+        assert_eq!(readme_what(&only_documents), "1 reference document");
+    }
+
+    #[test]
+    fn only_an_empty_file_or_inits_template_may_be_replaced() {
+        let tpl = Some("# Spec\n");
+        assert_eq!(There::of(None, tpl), There::Nothing);
+        assert_eq!(There::of(Some(" \n"), None), There::Template);
+        assert_eq!(There::of(Some("# Spec"), tpl), There::Template);
+        assert_eq!(There::of(Some("# Spec\n- [ ] mine\n"), tpl), There::Yours);
+        assert_eq!(There::of(Some("log"), None), There::Yours);
+    }
+
+    #[test]
+    fn the_users_own_files_stop_the_import_unless_forced() {
+        let at = |name: &str, there| {
+            let path = PathBuf::from(name);
+            let t = Target {
+                path,
+                holds: Holds::Spec,
+                what: String::new(),
+            };
+            (t, there)
+        };
+        let none = [at("a", There::Nothing), at("b", There::Template)];
+        assert_eq!(refusal(&none, false), None);
+        let one = [at("a", There::Yours), at("b", There::Template)];
+        assert_eq!(
+            refusal(&one, false).unwrap(),
+            "nothing written: a your own, not ralph init's template (--force replaces it)"
+        );
+        assert_eq!(refusal(&one, true), None);
+        let two = [at("a", There::Yours), at("b", There::Yours)];
+        assert!(
+            refusal(&two, false)
+                .unwrap()
+                .ends_with("b your own, not ralph init's template (--force replaces them)")
+        );
+    }
+
+    #[test]
+    fn a_failed_task_names_those_made_before_it() {
+        assert_eq!(made_before(&[]), "");
+        assert_eq!(
+            made_before(&["br-1".into(), "br-2".into()]),
+            " (tasks made before it: br-1 br-2)"
+        );
     }
 }

@@ -7,6 +7,8 @@
 //! refused with its line.
 
 use super::{Format, Plan, Refused, Section, Step, fenced_lines, heading, refused};
+use std::collections::HashMap;
+
 use crate::work::spec;
 
 pub fn parse(name: &str, text: &str) -> Result<Plan, Refused> {
@@ -19,67 +21,135 @@ pub fn parse(name: &str, text: &str) -> Result<Plan, Refused> {
     }
     let lines: Vec<&str> = text.lines().collect();
     let fenced = fenced_lines(text);
-    let step_at: std::collections::HashMap<usize, bool> =
+    // Which lines are items is the Markdown reader's word, not ours.
+    let step_at: HashMap<usize, bool> =
         read.steps.iter().map(|s| (s.line - 1, s.checked)).collect();
-    let mut intro = Vec::new();
-    let mut sections: Vec<(usize, Section)> = vec![(1, Section::default())];
-    let mut notes: Vec<(String, Vec<String>)> = Vec::new();
-    let mut heading_now = String::new();
+    let mut outline = Outline::default();
     let mut i = 0;
     while i < lines.len() {
-        let line = lines[i];
-        if let Some(&done) = step_at.get(&i) {
-            let indent = indent_of(line);
-            let (id, text) = item_text(line);
-            if text.is_empty() {
-                return Err(refused(format!("{name}:{}", i + 1), "an item with no text"));
+        match step_at.get(&i) {
+            Some(&done) => {
+                let end = item_end(&lines, &fenced, |j| step_at.contains_key(&j), i);
+                outline.item(item(name, &lines[i..end], i, done)?);
+                i = end;
             }
-            let mut details = Vec::new();
-            let mut j = i + 1;
-            while j < lines.len() && !step_at.contains_key(&j) {
-                let l = lines[j];
-                if !l.trim().is_empty() && indent_of(l) <= indent && !fenced[j] {
-                    break;
-                }
-                if !l.trim().is_empty() {
-                    details.push(l.trim().to_string());
-                }
-                j += 1;
+            None => {
+                outline.line(lines[i], fenced[i]);
+                i += 1;
             }
-            sections.last_mut().expect("one").1.steps.push(Step {
-                id,
-                text,
-                done,
-                details,
-                place: format!("{name}:{}", i + 1),
-            });
-            i = j;
-            continue;
         }
-        match heading(line).filter(|_| !fenced[i]) {
-            Some((1, h)) if sections.len() == 1 && sections[0].1.steps.is_empty() => {
-                intro.push(format!("Plan: {h}"));
-                heading_now = h;
+    }
+    Ok(outline.into_plan(name))
+}
+
+/// The line after an item's last: below it come its details, the lines
+/// indented deeper than it or inside code, up to the next item.
+fn item_end(lines: &[&str], fenced: &[bool], is_item: impl Fn(usize) -> bool, at: usize) -> usize {
+    let indent = indent_of(lines[at]);
+    (at + 1..lines.len())
+        .find(|&j| {
+            let l = lines[j];
+            is_item(j) || !l.trim().is_empty() && indent_of(l) <= indent && !fenced[j]
+        })
+        .unwrap_or(lines.len())
+}
+
+/// The step of an item's lines (its own, then its details), `at` its index.
+fn item(name: &str, lines: &[&str], at: usize, done: bool) -> Result<Step, Refused> {
+    let place = format!("{name}:{}", at + 1);
+    let (id, text) = item_text(lines[0]);
+    if text.is_empty() {
+        return Err(refused(place, "an item with no text"));
+    }
+    let details = lines[1..]
+        .iter()
+        .map(|l| l.trim())
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect();
+    Ok(Step {
+        id,
+        text,
+        done,
+        details,
+        place,
+    })
+}
+
+/// A fix plan as read so far: its title, its headings with their items,
+/// and the other lines under each heading (the plan's notes).
+struct Outline {
+    intro: Vec<String>,
+    /// Each with its level as written: which are below which.
+    sections: Vec<(usize, Section)>,
+    /// Under which heading, which lines.
+    notes: Vec<(String, Vec<String>)>,
+    heading_now: String,
+}
+
+impl Default for Outline {
+    fn default() -> Self {
+        Outline {
+            intro: Vec::new(),
+            sections: vec![(1, Section::default())],
+            notes: Vec::new(),
+            heading_now: String::new(),
+        }
+    }
+}
+
+impl Outline {
+    fn item(&mut self, step: Step) {
+        self.sections.last_mut().expect("one").1.steps.push(step);
+    }
+
+    /// A line that is no item: a heading, a note, or nothing to keep.
+    fn line(&mut self, line: &str, fenced: bool) {
+        let first = self.sections.len() == 1 && self.sections[0].1.steps.is_empty();
+        match heading(line).filter(|_| !fenced) {
+            // A title before any item names the plan; under ralph's own
+            // title it would be a second one.
+            Some((1, h)) if first => {
+                self.intro.push(format!("Plan: {h}"));
+                self.heading_now = h;
             }
             Some((level, h)) => {
-                sections.push((
-                    level,
-                    Section {
-                        heading: Some((level.max(2), h.clone())),
-                        steps: Vec::new(),
-                    },
-                ));
-                heading_now = h;
+                let section = Section {
+                    heading: Some((level.max(2), h.clone())),
+                    steps: Vec::new(),
+                };
+                self.sections.push((level, section));
+                self.heading_now = h;
             }
-            None if !line.trim().is_empty() && line.trim() != "---" => match notes.last_mut() {
-                Some((h, ls)) if *h == heading_now => ls.push(line.to_string()),
-                _ => notes.push((heading_now.clone(), vec![line.to_string()])),
-            },
+            None if !line.trim().is_empty() && line.trim() != "---" => {
+                match self.notes.last_mut() {
+                    Some((h, ls)) if *h == self.heading_now => ls.push(line.to_string()),
+                    _ => self
+                        .notes
+                        .push((self.heading_now.clone(), vec![line.to_string()])),
+                }
+            }
             None => {}
         }
-        i += 1;
     }
-    // A heading stays where it, or a heading below it, has items.
+
+    fn into_plan(self, name: &str) -> Plan {
+        let notes = notes_text(self.notes);
+        Plan {
+            format: Format::FixPlan,
+            intro: self.intro,
+            sections: with_items(self.sections),
+            rules: (!notes.is_empty()).then(|| format!("Notes from {name}:\n\n{notes}")),
+            references: Vec::new(),
+            progress: None,
+            learnings: None,
+        }
+    }
+}
+
+/// The sections to keep: a heading stays where it, or a heading below it,
+/// has items.
+fn with_items(sections: Vec<(usize, Section)>) -> Vec<Section> {
     let mut keep = vec![false; sections.len()];
     for k in (0..sections.len()).rev() {
         let level = sections[k].0;
@@ -89,13 +159,17 @@ pub fn parse(name: &str, text: &str) -> Result<Plan, Refused> {
                     .take_while(|&m| sections[m].0 > level)
                     .any(|m| keep[m]);
     }
-    let sections = sections
+    sections
         .into_iter()
         .zip(keep)
         .filter(|(_, k)| *k)
         .map(|((_, s), _)| s)
-        .collect();
-    let notes: Vec<String> = notes
+        .collect()
+}
+
+/// The notes as Markdown, each under its heading's name (if it has one).
+fn notes_text(notes: Vec<(String, Vec<String>)>) -> String {
+    notes
         .into_iter()
         .map(|(h, ls)| {
             let body = ls.join("\n");
@@ -105,16 +179,8 @@ pub fn parse(name: &str, text: &str) -> Result<Plan, Refused> {
                 format!("{h}:\n\n{body}")
             }
         })
-        .collect();
-    Ok(Plan {
-        format: Format::FixPlan,
-        intro,
-        sections,
-        rules: (!notes.is_empty()).then(|| format!("Notes from {name}:\n\n{}", notes.join("\n\n"))),
-        references: Vec::new(),
-        progress: None,
-        learnings: None,
-    })
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 fn indent_of(line: &str) -> usize {
@@ -253,5 +319,67 @@ mod tests {
             rules_of_prompt(prompt),
             "### Context\nA Rust CLI.\n\n### Rules\n```\n## inside\n```\nNever push."
         );
+    }
+
+    #[test]
+    fn an_items_details_are_the_lines_below_it_deeper_or_in_code() {
+        let lines = [
+            "- [ ] a",
+            "  - deeper",
+            "",
+            "```",
+            "x",
+            "```",
+            "text",
+            "- [ ] b",
+        ];
+        let fenced = [false, false, false, true, true, true, false, false];
+        assert_eq!(item_end(&lines, &fenced, |j| j == 7, 0), 6);
+        let lines = ["- [ ] a", "  - deeper", "- [ ] b"];
+        assert_eq!(item_end(&lines, &[false; 3], |j| j == 2, 0), 2);
+        assert_eq!(item_end(&lines[..2], &[false; 2], |_| false, 0), 2);
+    }
+
+    #[test]
+    fn a_heading_stays_where_it_or_one_below_it_has_items() {
+        let section = |level: usize, items: usize| {
+            let step = Step {
+                id: None,
+                text: "a".into(),
+                done: false,
+                details: vec![],
+                place: "p".into(),
+            };
+            let s = Section {
+                heading: Some((level, format!("h{level}-{items}"))),
+                steps: vec![step; items],
+            };
+            (level, s)
+        };
+        let kept: Vec<String> = with_items(vec![
+            (1, Section::default()),
+            section(2, 0),
+            section(3, 1),
+            section(2, 0),
+            section(3, 0),
+            section(2, 2),
+        ])
+        .into_iter()
+        .map(|s| s.heading.unwrap().1)
+        .collect();
+        assert_eq!(kept, ["h2-0", "h3-1", "h2-2"]);
+    }
+
+    #[test]
+    fn notes_go_under_their_headings_name() {
+        let notes = vec![
+            (String::new(), vec!["intro".to_string()]),
+            (
+                "Notes".to_string(),
+                vec!["- a".to_string(), "- b".to_string()],
+            ),
+        ];
+        assert_eq!(notes_text(notes), "intro\n\nNotes:\n\n- a\n- b");
+        assert_eq!(notes_text(vec![]), "");
     }
 }

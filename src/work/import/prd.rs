@@ -4,7 +4,7 @@
 //! numeric ids, multi-line notes; what cannot be read as a story is refused
 //! with its place (`userStories[3].passes`).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::{Format, Plan, Refused, Section, Step, refused, split_section};
 
@@ -20,54 +20,19 @@ pub fn parse(name: &str, text: &str, progress: Option<&str>) -> Result<Plan, Ref
     let Some(top) = json.as_object() else {
         return Err(refused(name, "not a JSON object with userStories"));
     };
-    let stories = match top.get("userStories") {
-        Some(Value::Array(a)) => a,
-        Some(_) => return Err(refused(format!("{name}: userStories"), "not a list")),
-        None => return Err(refused(name, "no userStories: not a snarktank prd.json")),
-    };
-    if stories.is_empty() {
-        return Err(refused(
-            format!("{name}: userStories"),
-            "empty: nothing to import",
-        ));
-    }
-    let mut intro = Vec::new();
-    for key in ["project", "description", "branchName"] {
-        if let Some(Value::String(s)) = top.get(key)
-            && !s.trim().is_empty()
-        {
-            let label = match key {
-                "project" => "Project",
-                "description" => "What",
-                _ => "Branch",
-            };
-            intro.push(format!("{label}: {}", s.trim()));
-        }
-    }
     let mut steps = Vec::new();
     let mut priorities = Vec::new();
-    for (i, story) in stories.iter().enumerate() {
+    for (i, story) in stories_of(name, top)?.iter().enumerate() {
         let place = format!("{name}: userStories[{i}]");
         let (step, priority) = story_of(&place, story)?;
         steps.push(step);
         priorities.push(priority);
     }
-    let sections = by_priority(steps, &priorities);
-    let (learnings, progress) = match progress {
-        Some(p) => {
-            let (l, rest) = split_section(p, |h| {
-                let h = h.to_lowercase();
-                h.contains("pattern") || h.contains("learning")
-            });
-            let rest = rest.trim().to_string();
-            (l, (!rest.is_empty()).then_some(rest))
-        }
-        None => (None, None),
-    };
+    let (learnings, progress) = progress.map(split_progress).unwrap_or_default();
     Ok(Plan {
         format: Format::Prd,
-        intro,
-        sections,
+        intro: intro_of(top),
+        sections: by_priority(steps, &priorities),
         rules: None,
         references: Vec::new(),
         progress,
@@ -75,98 +40,141 @@ pub fn parse(name: &str, text: &str, progress: Option<&str>) -> Result<Plan, Ref
     })
 }
 
+fn stories_of<'a>(name: &str, top: &'a Map<String, Value>) -> Result<&'a [Value], Refused> {
+    match top.get("userStories") {
+        Some(Value::Array(a)) if a.is_empty() => Err(refused(
+            format!("{name}: userStories"),
+            "empty: nothing to import",
+        )),
+        Some(Value::Array(a)) => Ok(a),
+        Some(_) => Err(refused(format!("{name}: userStories"), "not a list")),
+        None => Err(refused(name, "no userStories: not a snarktank prd.json")),
+    }
+}
+
+/// The lines that open the spec: the project, what it is, its branch.
+fn intro_of(top: &Map<String, Value>) -> Vec<String> {
+    [
+        ("project", "Project"),
+        ("description", "What"),
+        ("branchName", "Branch"),
+    ]
+    .into_iter()
+    .filter_map(|(key, label)| match top.get(key) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(format!("{label}: {}", s.trim())),
+        _ => None,
+    })
+    .collect()
+}
+
+/// progress.txt as its patterns (for the learnings) and the rest (the log).
+fn split_progress(progress: &str) -> (Option<String>, Option<String>) {
+    let (learnings, rest) = split_section(progress, |h| {
+        let h = h.to_lowercase();
+        h.contains("pattern") || h.contains("learning")
+    });
+    let rest = rest.trim().to_string();
+    (learnings, (!rest.is_empty()).then_some(rest))
+}
+
 fn story_of(place: &str, story: &Value) -> Result<(Step, Option<String>), Refused> {
     let Some(s) = story.as_object() else {
         return Err(refused(place, "not a story (a JSON object)"));
     };
-    let text_of = |key: &str| -> Result<Option<String>, Refused> {
-        match s.get(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(t)) => Ok(Some(t.trim().to_string()).filter(|t| !t.is_empty())),
-            Some(Value::Number(n)) if key == "id" || key == "priority" => Ok(Some(n.to_string())),
-            Some(_) => Err(refused(format!("{place}.{key}"), "not text")),
-        }
-    };
-    let id = text_of("id")?;
-    let description = text_of("description")?;
-    let title = match (text_of("title")?, &description) {
+    let id = text_of(place, s, "id")?;
+    let description = text_of(place, s, "description")?;
+    let title = match (text_of(place, s, "title")?, &description) {
         (Some(t), _) => t,
         (None, Some(d)) => d.lines().next().unwrap_or_default().to_string(),
         (None, None) => return Err(refused(place, "a story with neither title nor description")),
     };
-    let done = match s.get("passes") {
-        Some(Value::Bool(b)) => *b,
-        None | Some(Value::Null) => match s.get("status") {
-            None | Some(Value::Null) => false,
-            Some(Value::String(st)) => matches!(
-                st.to_ascii_lowercase().as_str(),
-                "done" | "complete" | "completed" | "passed" | "passes" | "closed"
-            ),
-            Some(v) => {
-                return Err(refused(
-                    format!("{place}.status"),
-                    format!("{v} is not text"),
-                ));
-            }
-        },
-        Some(v) => {
-            return Err(refused(
-                format!("{place}.passes"),
-                format!("{v} is not true or false"),
-            ));
-        }
-    };
+    let done = done_of(place, s)?;
     let mut details = Vec::new();
+    // Without a title, the description is the title: not said twice.
     if let Some(d) = &description
         && s.get("title").is_some()
     {
         details.extend(d.lines().map(String::from));
     }
-    match s.get("acceptanceCriteria") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(c)) => {
-            details.push("Acceptance criteria:".into());
-            details.extend(c.lines().map(|l| format!("- {l}")));
-        }
-        Some(Value::Array(a)) => {
-            if !a.is_empty() {
-                details.push("Acceptance criteria:".into());
-            }
-            for (k, c) in a.iter().enumerate() {
-                match c {
-                    Value::String(c) => details.push(format!("- {}", c.trim())),
-                    Value::Number(_) | Value::Bool(_) => details.push(format!("- {c}")),
-                    _ => {
-                        return Err(refused(
-                            format!("{place}.acceptanceCriteria[{k}]"),
-                            "not text",
-                        ));
-                    }
-                }
-            }
-        }
-        Some(_) => {
-            return Err(refused(
-                format!("{place}.acceptanceCriteria"),
-                "not a list of text",
-            ));
-        }
-    }
-    if let Some(n) = text_of("notes")? {
+    details.extend(criteria_of(place, s.get("acceptanceCriteria"))?);
+    if let Some(n) = text_of(place, s, "notes")? {
         details.push("Notes:".into());
         details.extend(n.lines().map(String::from));
     }
-    let priority = text_of("priority")?;
-    Ok((
-        Step {
-            id,
-            text: title,
-            done,
-            details,
-            place: place.to_string(),
+    let priority = text_of(place, s, "priority")?;
+    let step = Step {
+        id,
+        text: title,
+        done,
+        details,
+        place: place.to_string(),
+    };
+    Ok((step, priority))
+}
+
+/// A story's field as text, none where it is missing or blank; real files
+/// number their ids and priorities.
+fn text_of(place: &str, story: &Map<String, Value>, key: &str) -> Result<Option<String>, Refused> {
+    match story.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(t)) => Ok(Some(t.trim().to_string()).filter(|t| !t.is_empty())),
+        Some(Value::Number(n)) if key == "id" || key == "priority" => Ok(Some(n.to_string())),
+        Some(_) => Err(refused(format!("{place}.{key}"), "not text")),
+    }
+}
+
+/// Whether a story is done: its `passes`, or else a `status` that says so.
+fn done_of(place: &str, story: &Map<String, Value>) -> Result<bool, Refused> {
+    match story.get("passes") {
+        Some(Value::Bool(b)) => Ok(*b),
+        None | Some(Value::Null) => match story.get("status") {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::String(st)) => Ok(matches!(
+                st.to_ascii_lowercase().as_str(),
+                "done" | "complete" | "completed" | "passed" | "passes" | "closed"
+            )),
+            Some(v) => Err(refused(
+                format!("{place}.status"),
+                format!("{v} is not text"),
+            )),
         },
-        priority,
-    ))
+        Some(v) => Err(refused(
+            format!("{place}.passes"),
+            format!("{v} is not true or false"),
+        )),
+    }
+}
+
+/// The acceptance criteria as details: a heading line, then one bullet each.
+fn criteria_of(place: &str, criteria: Option<&Value>) -> Result<Vec<String>, Refused> {
+    let mut out = Vec::new();
+    match criteria {
+        None | Some(Value::Null) => {}
+        Some(Value::String(c)) => {
+            out.push("Acceptance criteria:".into());
+            out.extend(c.lines().map(|l| format!("- {l}")));
+        }
+        Some(Value::Array(a)) => {
+            if !a.is_empty() {
+                out.push("Acceptance criteria:".into());
+            }
+            for (k, c) in a.iter().enumerate() {
+                out.push(match c {
+                    Value::String(c) => format!("- {}", c.trim()),
+                    Value::Number(_) | Value::Bool(_) => format!("- {c}"),
+                    _ => {
+                        let at = format!("{place}.acceptanceCriteria[{k}]");
+                        return Err(refused(at, "not text"));
+                    }
+                });
+            }
+        }
+        Some(_) => {
+            let at = format!("{place}.acceptanceCriteria");
+            return Err(refused(at, "not a list of text"));
+        }
+    }
+    Ok(out)
 }
 
 /// The stories in their order, under a `Priority N` heading each time the
@@ -292,5 +300,60 @@ mod tests {
             p.progress.as_deref(),
             Some("# Ralph Progress Log\nStarted: today\n---\n## 2026 - US-001\n- did it")
         );
+    }
+
+    #[test]
+    fn a_story_is_done_by_passes_or_else_by_its_status() {
+        let done = |v: Value| done_of("s", v.as_object().unwrap()).map_err(|e| e.place);
+        assert_eq!(
+            done(serde_json::json!({"passes": true, "status": "open"})),
+            Ok(true)
+        );
+        assert_eq!(
+            done(serde_json::json!({"passes": null, "status": "Completed"})),
+            Ok(true)
+        );
+        assert_eq!(
+            done(serde_json::json!({"status": "in progress"})),
+            Ok(false)
+        );
+        assert_eq!(done(serde_json::json!({})), Ok(false));
+        assert_eq!(
+            done(serde_json::json!({"status": 1})),
+            Err("s.status".into())
+        );
+        assert_eq!(
+            done(serde_json::json!({"passes": "yes"})),
+            Err("s.passes".into())
+        );
+    }
+
+    #[test]
+    fn criteria_are_bullets_under_a_line_of_their_own() {
+        let of = |v: Value| criteria_of("s", Some(&v)).map_err(|e| e.place);
+        let heading = "Acceptance criteria:".to_string();
+        assert_eq!(
+            of(serde_json::json!("one\ntwo")),
+            Ok(vec![heading.clone(), "- one".into(), "- two".into()])
+        );
+        assert_eq!(
+            of(serde_json::json!([" a ", 2, true])),
+            Ok(vec![heading, "- a".into(), "- 2".into(), "- true".into()])
+        );
+        assert_eq!(of(serde_json::json!([])), Ok(vec![]));
+        assert_eq!(of(Value::Null), Ok(vec![]));
+        assert_eq!(
+            of(serde_json::json!({})),
+            Err("s.acceptanceCriteria".into())
+        );
+    }
+
+    #[test]
+    fn only_ids_and_priorities_may_be_numbers() {
+        let story = serde_json::json!({"id": 7, "notes": 7, "title": "  "});
+        let s = story.as_object().unwrap();
+        assert_eq!(text_of("s", s, "id").unwrap().as_deref(), Some("7"));
+        assert_eq!(text_of("s", s, "title").unwrap(), None);
+        assert_eq!(text_of("s", s, "notes").unwrap_err().place, "s.notes");
     }
 }
