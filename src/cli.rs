@@ -11,9 +11,10 @@ use crate::cmd;
 #[command(
     name = "ralph",
     version,
-    about = "Run Claude Code in a Ralph loop: a fresh session per step of work, state in files and git",
-    long_about = "Run Claude Code in a Ralph loop: a fresh session per step of work, state in files \
-and git, until the work is done or a human is needed.\n\n\
+    about = "Run coding agents (Claude Code, Codex, Gemini CLI, pi, opencode) in a Ralph loop: a fresh session per step of work, state in files and git",
+    long_about = "Run coding agents (Claude Code, Codex, Gemini CLI, pi, opencode) in a Ralph loop: a \
+fresh session per step of work, state in files and git, until the work is done or a human is \
+needed.\n\n\
 Start with `ralph install-hook` (once per machine): it adds `ralph hook stop` to Claude Code's \
 settings as a Stop hook. The hook does nothing unless a ralph loop started the session."
 )]

@@ -165,8 +165,9 @@ pub struct Options {
     #[arg(skip)]
     pub prices: Option<std::collections::BTreeMap<String, crate::agent::prices::Price>>,
 
-    /// Extra arguments for the agent, after `--`
-    #[arg(last = true, value_name = "CLAUDE_ARGS")]
+    /// Extra arguments for the agent, after `--` (Claude Code's, or the
+    /// agent's given with --agent)
+    #[arg(last = true, value_name = "AGENT_ARGS")]
     pub claude_args: Option<Vec<String>>,
 }
 

@@ -157,8 +157,37 @@ fn agent_version(h: &Here, agent: Agent) -> Result<(String, PathBuf), Verdict> {
     }
 }
 
+/// The agents a loop here runs: the config's agent, its fallbacks, and
+/// its reviewer's (Claude Code when the config does not read).
+fn agents_used(h: &Here) -> Vec<Agent> {
+    let Ok(cfg) = h.cfg.as_ref() else {
+        return vec![Agent::default()];
+    };
+    let own = cfg.agent.unwrap_or_default();
+    let mut used = vec![own];
+    used.extend(cfg.fallback.iter().flatten().copied());
+    if cfg.review.on() {
+        used.push(cfg.review.agent.unwrap_or(own));
+    }
+    used
+}
+
+/// What a check of Claude Code's own says where no loop here runs it.
+fn claude_unused(h: &Here) -> Option<Verdict> {
+    let used = agents_used(h);
+    (!used.contains(&Agent::Claude)).then(|| {
+        pass(format!(
+            "not used here: the config runs {}",
+            used.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+        ))
+    })
+}
+
 /// The claude the loop would run.
 fn claude(h: &Here) -> Verdict {
+    if let Some(v) = claude_unused(h) {
+        return v;
+    }
     match agent_version(h, Agent::default()) {
         Ok((v, p)) => pass(format!("{v} at {}", p.display())),
         Err(failed) => failed,
@@ -261,6 +290,9 @@ fn review(h: &Here) -> Verdict {
 }
 
 fn hook(h: &Here) -> Verdict {
+    if let Some(v) = claude_unused(h) {
+        return v;
+    }
     let Some((role, path, cmd)) = h.hooks.first() else {
         return if h.via_plugin && which::which("ralph").is_ok() {
             pass("through the ralph plugin (ralph is on PATH)")
@@ -298,6 +330,17 @@ fn hook(h: &Here) -> Verdict {
 }
 
 fn slash_command(h: &Here) -> Verdict {
+    let own = agents_used(h)[0];
+    if own != Agent::Claude {
+        let installed = own.setup_command().ok().map(|(p, _, _)| p);
+        return match installed.filter(|p| p.is_file()) {
+            Some(p) => pass(format!("/ralph-setup for {own} from {}", p.display())),
+            None => fail(
+                format!("/ralph-setup is not installed for {own}"),
+                &format!("ralph install-command --agent {own}"),
+            ),
+        };
+    }
     let command = user_settings_path()
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("commands/ralph-setup.md")))

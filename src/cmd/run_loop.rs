@@ -43,7 +43,8 @@ the command line overrides it.";
 ///
 /// Before each session: stop if .ralph/COMPLETE exists (done) or
 /// .ralph/WAITING exists (a human is needed). Each session is a fresh
-/// `claude` (or `codex exec`, `gemini -p` with --agent; never resumed)
+/// `claude` (or `codex exec`, `gemini -p`, `pi`, `opencode run` with
+/// --agent; never resumed)
 /// started with RALPH_LOOP=1, the prompt on stdin (print mode) or as its
 /// argument (--interactive, Claude Code only). Sessions stream to the
 /// terminal; the raw stream and a record of each session are kept under

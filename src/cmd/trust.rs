@@ -12,9 +12,11 @@ use crate::work::project::Project;
 
 /// Approve what the project's files make ralph, and the claude it starts, run.
 ///
-/// The settings of .ralph/config.toml that run programs or widen a session
-/// (`claude`, `claude_args`, `allow_write`, `allow_domains`, `[gate]
-/// commands`, `[hooks]`), and what the project's Claude Code files would
+/// The settings of .ralph/config.toml that run programs, widen a session or
+/// keep "done" honest (`agent`, `fallback`, `commit = "auto"`, `[prices]`,
+/// each agent's program such as `claude` or `pi`, `claude_args`,
+/// `allow_write`, `allow_domains`, `[gate] commands` and `protect`,
+/// `[hooks]`, `[review]`, `[notify]`), and what the project's Claude Code files would
 /// have a `claude -p` run without asking (hooks other than ralph's own, env,
 /// helpers, plugins, MCP servers in .claude/settings.json,
 /// .claude/settings.local.json and .mcp.json), and what Gemini CLI would

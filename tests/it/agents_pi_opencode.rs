@@ -509,6 +509,34 @@ fn doctor_finds_pi_and_opencode_and_says_their_versions() {
             && line.contains(&format!("opencode: {OPENCODE_VERSION}")),
         "{out}"
     );
+    // Claude Code's own checks have nothing to check where no loop runs it;
+    // /ralph-setup is looked for where pi keeps it.
+    for check in ["claude", "hook"] {
+        let c = env.doctor_check(check);
+        assert_eq!(
+            (c["ok"].as_bool(), c["detail"].as_str()),
+            (
+                Some(true),
+                Some("not used here: the config runs pi, opencode")
+            ),
+            "{check}: {c}"
+        );
+    }
+    let c = env.doctor_check("slash-command");
+    assert_eq!(
+        (c["ok"].as_bool(), c["detail"].as_str(), c["fix"].as_str()),
+        (
+            Some(false),
+            Some("/ralph-setup is not installed for pi"),
+            Some("ralph install-command --agent pi")
+        ),
+        "{c}"
+    );
+    env.ralph()
+        .args(["install-command", "--agent", "pi"])
+        .assert()
+        .success();
+    assert_eq!(env.doctor_check("slash-command")["ok"], true);
 }
 
 /// pi prices tokens from the user's own `models.json`: a model with no

@@ -217,39 +217,46 @@ fn item_text(line: &str) -> (Option<String>, String) {
 /// What of a ralph-claude-code `PROMPT.md` is the project's own: its
 /// sections, less those about that loop's own protocol (its status block,
 /// `RALPH_STATUS`, `EXIT_SIGNAL`, `<promise>`, exit scenarios and status
-/// reporting), with headings one level down.
+/// reporting, and its protected files, which are ralph's `.ralph/`), and
+/// less the lines that send a session to its plan (`fix_plan.md`: ralph's
+/// is the spec), with headings one level down.
 pub fn rules_of_prompt(text: &str) -> String {
     let fenced = fenced_lines(text);
     let lines: Vec<&str> = text.lines().collect();
-    let mut parts: Vec<(Option<String>, Vec<&str>)> = vec![(None, Vec::new())];
+    let mut parts: Vec<(Option<String>, Vec<(bool, &str)>)> = vec![(None, Vec::new())];
     for (i, l) in lines.iter().enumerate() {
         match heading(l).filter(|_| !fenced[i]) {
             Some((1, _)) => {}
-            Some((2, h)) => parts.push((Some(h), vec![l])),
-            _ => parts.last_mut().expect("one").1.push(l),
+            Some((2 | 3, h)) => parts.push((Some(h), vec![(false, l)])),
+            _ => parts.last_mut().expect("one").1.push((fenced[i], l)),
         }
     }
-    let protocol = |h: &Option<String>, body: &[&str]| {
-        let h = h.as_deref().unwrap_or_default().to_lowercase();
-        [
-            "status report",
-            "status output",
-            "exit scenario",
-            "exit criteria",
-            "exit condition",
-        ]
-        .iter()
-        .any(|w| h.contains(w))
-            || body.iter().any(|l| {
-                l.contains("RALPH_STATUS") || l.contains("EXIT_SIGNAL") || l.contains("<promise>")
-            })
-    };
     let kept: Vec<&str> = parts
         .iter()
-        .filter(|(h, body)| !protocol(h, body))
-        .flat_map(|(_, body)| body.iter().copied())
+        .filter(|(h, body)| !protocol(h.as_deref(), body))
+        .flat_map(|(_, body)| body.iter())
+        .filter(|(fenced, l)| *fenced || !l.to_lowercase().contains("fix_plan"))
+        .map(|(_, l)| *l)
         .collect();
     demote(&kept.join("\n")).trim().to_string()
+}
+
+/// Is a section of the other loop's `PROMPT.md` about that loop itself?
+fn protocol(heading: Option<&str>, body: &[(bool, &str)]) -> bool {
+    let h = heading.unwrap_or_default().to_lowercase();
+    [
+        "status report",
+        "status output",
+        "exit scenario",
+        "exit criteria",
+        "exit condition",
+        "protected file",
+    ]
+    .iter()
+    .any(|w| h.contains(w))
+        || body.iter().any(|(_, l)| {
+            l.contains("RALPH_STATUS") || l.contains("EXIT_SIGNAL") || l.contains("<promise>")
+        })
 }
 
 /// Headings one level down (outside code), so the text sits under ralph's.
@@ -318,6 +325,13 @@ mod tests {
         assert_eq!(
             rules_of_prompt(prompt),
             "### Context\nA Rust CLI.\n\n### Rules\n```\n## inside\n```\nNever push."
+        );
+        // Its own plan and its protected files are the other loop's: a
+        // session here works from the spec, and checks boxes in `.ralph/`.
+        let prompt = "## Rules\n- Follow tasks in fix_plan.md. Implement ONE task per loop.\n- Run the tests.\n\n### Protected Files (DO NOT MODIFY)\n- `.ralph/` (entire directory)\n\n## Build\n```\ncat @fix_plan.md\n```\n";
+        assert_eq!(
+            rules_of_prompt(prompt),
+            "### Rules\n- Run the tests.\n\n### Build\n```\ncat @fix_plan.md\n```"
         );
     }
 
