@@ -223,7 +223,7 @@ fn item_text(line: &str) -> (Option<String>, String) {
 pub fn rules_of_prompt(text: &str) -> String {
     let fenced = fenced_lines(text);
     let lines: Vec<&str> = text.lines().collect();
-    let mut parts: Vec<(Option<String>, Vec<(bool, &str)>)> = vec![(None, Vec::new())];
+    let mut parts: Vec<(Option<String>, Vec<Line>)> = vec![(None, Vec::new())];
     for (i, l) in lines.iter().enumerate() {
         match heading(l).filter(|_| !fenced[i]) {
             Some((1, _)) => {}
@@ -241,8 +241,11 @@ pub fn rules_of_prompt(text: &str) -> String {
     demote(&kept.join("\n")).trim().to_string()
 }
 
+/// A line of a section, and whether it is inside a code block.
+type Line<'a> = (bool, &'a str);
+
 /// Is a section of the other loop's `PROMPT.md` about that loop itself?
-fn protocol(heading: Option<&str>, body: &[(bool, &str)]) -> bool {
+fn protocol(heading: Option<&str>, body: &[Line]) -> bool {
     let h = heading.unwrap_or_default().to_lowercase();
     [
         "status report",
