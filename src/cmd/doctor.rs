@@ -481,11 +481,19 @@ fn config(h: &Here) -> Verdict {
             }
         )
     });
+    let exists = path.exists();
     if parts.is_empty() {
-        let nothing = format!(
-            "{}: nothing in it runs programs or allows more",
-            path.display()
-        );
+        let nothing = if exists {
+            format!(
+                "{}: nothing in it runs programs or allows more",
+                path.display()
+            )
+        } else {
+            format!(
+                "no {}: nothing runs programs or allows more",
+                path.display()
+            )
+        };
         return pass(match agents {
             Some(a) => format!("{nothing}; {a}"),
             None => nothing,
@@ -496,7 +504,11 @@ fn config(h: &Here) -> Verdict {
         ok,
         format!(
             "{} {}: {}{}{}",
-            path.display(),
+            if exists {
+                format!("{} and the project's agent files", path.display())
+            } else {
+                "the project's agent files".to_string()
+            },
             standing.text(),
             approval::summary(&parts),
             if ok {
@@ -506,7 +518,7 @@ fn config(h: &Here) -> Verdict {
             },
             agents.map(|a| format!("; {a}")).unwrap_or_default()
         ),
-        "read it, then `ralph trust`",
+        "read them (`ralph trust` shows them), then `ralph trust`",
     )
 }
 

@@ -322,6 +322,15 @@ fn a_clones_pi_and_opencode_files_run_nothing_until_approved() {
         "{err}"
     );
     assert!(!mark.exists(), "ran before approval");
+    // doctor names what is to approve (there is no config here).
+    let check = env.doctor_check("config");
+    let detail = check["detail"].as_str().unwrap_or_default();
+    assert!(
+        check["ok"] == false
+            && detail.starts_with("the project's agent files not approved")
+            && detail.contains(".opencode/plugins/mark.ts"),
+        "{check}"
+    );
     env.ralph().args(["trust", "--yes"]).assert().success();
     for agent in ["pi", "opencode"] {
         env.api.session(step_session(false));
