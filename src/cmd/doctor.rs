@@ -689,8 +689,17 @@ impl Run for Doctor {
 fn render(checks: &[Check], failed: usize) {
     for c in checks {
         let verdict = if c.ok { "ok  " } else { "FAIL" };
-        let detail = crate::output::visible_line(&c.detail);
-        outln!("{verdict} {:<14} {detail}", c.name);
+        // A detail of several lines (a TOML error with its snippet) keeps
+        // them, each under the first.
+        let mut lines = c.detail.lines().map(crate::output::visible_line);
+        outln!(
+            "{verdict} {:<14} {}",
+            c.name,
+            lines.next().unwrap_or_default()
+        );
+        for l in lines {
+            outln!("     {:<14} {l}", "");
+        }
         if let Some(f) = &c.fix {
             outln!("     {:<14} fix: {f}", "");
         }

@@ -27,6 +27,24 @@ fn a_key_under_the_wrong_table_says_where_it_landed_and_where_it_belongs() {
         "ralph trust: invalid loop configuration: {project}/.ralph/config.toml: TOML parse error at line 3, column 1\n  |\n3 | when = \"step\"\n  | ^^^^\n\
          `when` is under [notify], where it is not a key; it belongs under [gate] or [review]\n",
     );
+    // doctor keeps the error's lines, each under the first.
+    let out = env
+        .ralph()
+        .arg("doctor")
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    let line = |s: &str| format!("\n                    {s}\n");
+    assert!(
+        out.contains("FAIL config         ")
+            && out.contains(&line("3 | when = \"step\""))
+            && out.contains(&line("`when` is under [notify], where it is not a key; it belongs under [gate] or [review]"))
+            && !out.contains("^J"),
+        "{out}"
+    );
 }
 
 #[test]
