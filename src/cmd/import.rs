@@ -461,9 +461,24 @@ fn ask(path: &Path) -> Result<bool> {
 }
 
 /// A task for each step, the done ones closed; their ids, in step order.
-fn make_tasks(beads: &Beads, plan: &Plan, source: &str) -> Result<Vec<String>> {
+fn make_tasks(beads: &Beads, plan: &Plan, source: &str) -> Result<Tasks> {
+    // A task there already under a step's title (an import before this
+    // one) is that step's: made again, it would be there twice.
+    let there = beads.snapshot(None).map(|s| s.issues).map_err(|e| {
+        refuse(format!(
+            "cannot read {}: {e}; no file written",
+            beads.name()
+        ))
+    })?;
+    let titles: Vec<String> = plan.steps().map(|s| s.title()).collect();
+    let found = already_there(&titles, &there);
+    let mut ids: Vec<String> = Vec::new();
     let mut made: Vec<String> = Vec::new();
-    for step in plan.steps() {
+    for (step, found) in plan.steps().zip(&found) {
+        if let Some(id) = found {
+            ids.push(id.clone());
+            continue;
+        }
         let description = step.details.join("\n");
         let description = (!description.trim().is_empty()).then_some(description);
         let id = beads
@@ -475,12 +490,14 @@ fn make_tasks(beads: &Beads, plan: &Plan, source: &str) -> Result<Vec<String>> {
                     made_before(&made)
                 ))
             })?;
-        made.push(id);
+        made.push(id.clone());
+        ids.push(id);
     }
+    let open = |id: &String| !there.iter().any(|i| &i.id == id && i.is_closed());
     let done: Vec<String> = plan
         .steps()
-        .zip(&made)
-        .filter(|(s, _)| s.done)
+        .zip(&ids)
+        .filter(|(s, id)| s.done && open(id))
         .map(|(_, id)| id.clone())
         .collect();
     beads
@@ -491,7 +508,33 @@ fn make_tasks(beads: &Beads, plan: &Plan, source: &str) -> Result<Vec<String>> {
                 made.join(" ")
             ))
         })?;
-    Ok(made)
+    Ok(Tasks {
+        reused: ids.len() - made.len(),
+        ids,
+    })
+}
+
+/// The tasks of the steps, in order, and how many of them were there
+/// already.
+struct Tasks {
+    ids: Vec<String>,
+    reused: usize,
+}
+
+/// For each title, the id of a task `there` with that very title, each
+/// task given to one step at most.
+fn already_there(titles: &[String], there: &[tracker::Issue]) -> Vec<Option<String>> {
+    let mut taken: Vec<&str> = Vec::new();
+    titles
+        .iter()
+        .map(|t| {
+            let i = there
+                .iter()
+                .find(|i| i.title == *t && !taken.contains(&i.id.as_str()))?;
+            taken.push(&i.id);
+            Some(i.id.clone())
+        })
+        .collect()
 }
 
 /// The tasks a failed create leaves behind, for the user to clean up.
@@ -592,11 +635,21 @@ impl Run for Import {
             Some(b) => Some(make_tasks(b, &read.plan, &read.source)?),
             None => None,
         };
-        write(&project, &read, &targets, tasks.as_deref())?;
+        write(
+            &project,
+            &read,
+            &targets,
+            tasks.as_ref().map(|t| t.ids.as_slice()),
+        )?;
         if let Some(t) = &tasks {
+            let found = match t.reused {
+                0 => String::new(),
+                1 => ", 1 task there already under its title".to_string(),
+                n => format!(", {n} tasks there already under their titles"),
+            };
             outln!(
-                "made {} in {} ({} closed)",
-                counted(t.len() as u64, "task", "tasks"),
+                "made {} in {}{found} ({} closed)",
+                counted((t.ids.len() - t.reused) as u64, "task", "tasks"),
                 beads.as_ref().map_or("the tracker", |b| b.name()),
                 read.plan.done()
             );
@@ -610,6 +663,27 @@ impl Run for Import {
 
 #[cfg(test)]
 mod tests {
+
+    /// A step takes the task with its very title, each task one step.
+    #[test]
+    fn a_step_takes_a_task_there_under_its_title_once() {
+        let issue = |id: &str, title: &str| tracker::Issue {
+            id: id.into(),
+            status: "open".into(),
+            title: title.into(),
+            parent: None,
+        };
+        let there = [
+            issue("a-1", "US-001 Login"),
+            issue("a-2", "US-001 Login"),
+            issue("a-3", "Other"),
+        ];
+        let titles = ["US-001 Login", "US-001 Login", "US-001 Login", "New"].map(String::from);
+        assert_eq!(
+            already_there(&titles, &there),
+            [Some("a-1".into()), Some("a-2".into()), None, None]
+        );
+    }
     use super::*;
     use crate::work::import::{Section, Step};
 

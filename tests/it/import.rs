@@ -309,3 +309,36 @@ fn what_is_no_plan_is_not_recognised() {
         "ralph import: nowhere.json: no such file or folder\n",
     );
 }
+
+/// Imported again (`--force` over the spec it wrote), a plan's tasks are
+/// the ones already there under their titles: none made twice, the done
+/// ones closed once, and `verify-sync` agrees.
+#[test]
+fn imported_again_the_tasks_there_are_reused_not_made_twice() {
+    let env = project_with("panel-incidentes", true);
+    let import = |extra: &[&str]| {
+        env.ralph()
+            .env("PATH", env.path_with_br())
+            .args(["import", "plan/prd.json", "--yes"])
+            .args(extra)
+            .stdout_with(0)
+    };
+    let first = import(&[]);
+    assert!(first.contains("made 5 tasks in br (1 closed)"), "{first}");
+    let again = import(&["--force"]);
+    assert!(
+        again.contains("made 0 tasks in br, 5 tasks there already under their titles (1 closed)"),
+        "{again}"
+    );
+    let list: Value =
+        serde_json::from_str(&env.br(&["list", "--all", "--limit", "0", "--json"])).unwrap();
+    assert_eq!(list["issues"].as_array().unwrap().len(), 5, "{list}");
+    env.ralph()
+        .env("PATH", env.path_with_br())
+        .arg("verify-sync")
+        .prints(
+            0,
+            ".ralph/spec.md is in sync with br: 5 steps, 1/5 steps done.\n",
+            "",
+        );
+}
