@@ -427,6 +427,21 @@ fn show(read: &Read, targets: &[(Target, There)], beads: Option<&Beads>) {
     }
 }
 
+/// What every session reads that the import made larger than its token
+/// budget (a large plan's spec, often): said, as `ralph budget` would.
+fn say_over_budget(project: &Project) {
+    use crate::work::budget::{BUDGETS, tokens_within};
+    let learnings = [("learnings.md", crate::work::progress_log::LEARNINGS_BUDGET)];
+    for (name, budget) in BUDGETS.iter().chain(&learnings) {
+        let tokens = tokens_within(&project.ralph_dir().join(name), *budget);
+        if tokens > *budget {
+            outln!(
+                "note: .ralph/{name} is ~{tokens} tokens, over its budget of {budget}: every session reads it (`ralph budget` shows the figures); shorten it before a long run"
+            );
+        }
+    }
+}
+
 /// Why nothing may be written: files of the user's own, without --force.
 fn refusal(targets: &[(Target, There)], force: bool) -> Option<String> {
     let yours: Vec<String> = targets
@@ -654,6 +669,7 @@ impl Run for Import {
                 read.plan.done()
             );
         }
+        say_over_budget(&project);
         outln!(
             "Next: `ralph doctor` (can a loop here finish?), commit .ralph/, then `ralph loop`."
         );

@@ -114,6 +114,15 @@ fn real_plans_import_with_their_steps_checked_and_tasks_in_br() {
             !detail.contains("missing") && !detail.contains("readme.md ~"),
             "{fixture}: {project}"
         );
+        // A spec over its budget is said as the import ends.
+        assert_eq!(
+            detail.contains("spec.md ~"),
+            out.contains("note: .ralph/spec.md is ~"),
+            "{fixture}: {project}\n{out}"
+        );
+        if fixture == "world-wide-webb" {
+            assert!(out.contains("note: .ralph/spec.md is ~"), "{out}");
+        }
         // The tasks are the steps: titles with the source's ids, the
         // criteria as descriptions, done ones closed.
         let list: Value =
