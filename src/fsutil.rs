@@ -446,6 +446,13 @@ pub fn real_dir(dir: &Path) -> Result<()> {
             parent.display()
         );
     }
+    // A link (a dangling one too) is said as one, before anything is made.
+    if fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        bail!(
+            "{} is a symlink; ralph writes its run files only into a real folder there (remove the link)",
+            dir.display()
+        );
+    }
     fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let m = fs::symlink_metadata(dir).with_context(|| format!("cannot read {}", dir.display()))?;
     if m.file_type().is_symlink() {

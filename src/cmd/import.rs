@@ -14,6 +14,8 @@ use crate::work::tracker::{self, Beads};
 
 /// The most ralph reads of each file it imports.
 const CAP: u64 = 1 << 20;
+/// The longest task description given to the tracker (its command line).
+const MAX_DESCRIPTION: usize = 64 << 10;
 
 /// The names looked for in a folder given as PATH.
 const NAMES: [&str; 5] = [
@@ -68,9 +70,17 @@ fn refuse(m: impl Into<String>) -> anyhow::Error {
     Stop::with(ExitStatus::Failure, m)
 }
 
-/// A file beside the plan, read whole or refused.
+/// A file beside the plan, read whole or refused; never through a link (a
+/// clone's `progress.txt` pointing at your secrets would be copied into
+/// `.ralph/`, for you to commit).
 fn read(path: &Path) -> Result<Option<String>> {
-    crate::fsutil::read_optional_capped(path, CAP).map_err(|e| {
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(refuse(format!(
+            "{} is a link: ralph reads no link beside a plan; nothing imported",
+            visible_line(&path.display().to_string())
+        )));
+    }
+    crate::fsutil::read_regular_capped(path, CAP).map_err(|e| {
         refuse(format!(
             "{}: nothing imported",
             visible_line(&format!("{e:#}"))
@@ -222,14 +232,27 @@ fn specs_in(dir: &Path, root: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
+    // Links are left out: a clone's link names what is outside it.
+    let real = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .filter(|m| !m.file_type().is_symlink())
+    };
     for e in entries.flatten() {
         let p = e.path();
-        if p.is_dir() {
-            if let Ok(inner) = std::fs::read_dir(&p) {
-                out.extend(inner.flatten().map(|e| e.path()).filter(|p| p.is_file()));
+        match real(&p) {
+            Some(m) if m.is_dir() => {
+                if let Ok(inner) = std::fs::read_dir(&p) {
+                    out.extend(
+                        inner
+                            .flatten()
+                            .map(|e| e.path())
+                            .filter(|p| real(p).is_some_and(|m| m.is_file())),
+                    );
+                }
             }
-        } else if p.is_file() {
-            out.push(p);
+            Some(m) if m.is_file() => out.push(p),
+            _ => {}
         }
     }
     let mut out: Vec<String> = out.iter().map(|p| shown(p, root)).collect();
@@ -476,15 +499,30 @@ fn ask(path: &Path) -> Result<bool> {
 }
 
 /// A task for each step, the done ones closed; their ids, in step order.
-fn make_tasks(beads: &Beads, plan: &Plan, source: &str) -> Result<Tasks> {
+fn make_tasks(beads: &Beads, plan: &Plan, source: &str, named: &[String]) -> Result<Tasks> {
+    for step in plan.steps() {
+        let (title, details) = (step.title(), step.details.join("\n"));
+        if title.contains('\0') || details.contains('\0') || details.len() > MAX_DESCRIPTION {
+            return Err(refuse(format!(
+                "{}: its text holds a NUL, or its details pass {} KiB, which {} does not take; nothing imported",
+                visible_line(&step.place),
+                MAX_DESCRIPTION >> 10,
+                beads.name()
+            )));
+        }
+    }
     // A task there already under a step's title (an import before this
     // one) is that step's: made again, it would be there twice.
-    let there = beads.snapshot(None).map(|s| s.issues).map_err(|e| {
+    let mut there = beads.snapshot(None).map(|s| s.issues).map_err(|e| {
         refuse(format!(
             "cannot read {}: {e}; no file written",
             beads.name()
         ))
     })?;
+    // Only a task the spec being replaced names is a step's (an earlier
+    // import's): one of your own, or one a clone planted, with a step's
+    // title is neither reused nor closed.
+    there.retain(|i| named.contains(&i.id));
     let titles: Vec<String> = plan.steps().map(|s| s.title()).collect();
     let found = already_there(&titles, &there);
     let mut ids: Vec<String> = Vec::new();
@@ -534,6 +572,21 @@ fn make_tasks(beads: &Beads, plan: &Plan, source: &str) -> Result<Tasks> {
 struct Tasks {
     ids: Vec<String>,
     reused: usize,
+}
+
+/// The task ids the spec at `path` names (none where there is none).
+fn named_tasks(path: &Path) -> Vec<String> {
+    crate::fsutil::read_regular_capped(path, CAP)
+        .ok()
+        .flatten()
+        .map(|t| {
+            crate::work::spec::parse(&t)
+                .steps
+                .iter()
+                .filter_map(|s| s.task.clone())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// For each title, the id of a task `there` with that very title, each
@@ -611,6 +664,18 @@ fn write(
 impl Import {
     /// The project's tracker, where it has one (.beads).
     fn beads(&self, project: &Project) -> Result<Option<Beads>> {
+        let dot_beads = project.root.join(".beads");
+        let Ok(m) = std::fs::symlink_metadata(&dot_beads) else {
+            return Ok(None);
+        };
+        // A clone's link or redirect would send the tasks to another
+        // project's tracker (and close its tasks).
+        if !m.is_dir() || dot_beads.join("redirect").exists() {
+            return Err(refuse(format!(
+                "{} is a link, or redirects elsewhere: the tasks would go to another project's tracker; nothing imported",
+                dot_beads.display()
+            )));
+        }
         if !project.root.join(".beads").is_dir() {
             return Ok(None);
         }
@@ -635,8 +700,17 @@ impl Run for Import {
         let beads = self.beads(&project)?;
         check_reads_back(&read, beads.is_some())?;
         let dir = project.ralph_dir();
-        if dir.exists() {
+        if std::fs::symlink_metadata(&dir).is_ok() {
             crate::fsutil::real_dir(&dir)?;
+        }
+        // What would stop a write half-way is refused before anything is
+        // made: a folder where a file is to go.
+        let gitignore = dir.join(".gitignore");
+        if std::fs::symlink_metadata(&gitignore).is_ok_and(|m| m.is_dir()) {
+            return Err(refuse(format!(
+                "{} is a folder, where ralph keeps a file; nothing imported",
+                gitignore.display()
+            )));
         }
         let targets = look(targets(&read, &project))?;
         show(&read, &targets, beads.as_ref());
@@ -647,7 +721,12 @@ impl Run for Import {
             return Err(refuse("nothing written"));
         }
         let tasks = match &beads {
-            Some(b) => Some(make_tasks(b, &read.plan, &read.source)?),
+            Some(b) => Some(make_tasks(
+                b,
+                &read.plan,
+                &read.source,
+                &named_tasks(&project.spec()),
+            )?),
             None => None,
         };
         write(

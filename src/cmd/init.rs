@@ -51,12 +51,19 @@ pub const IGNORED: [&str; 7] = [
 /// whether it changed the file.
 pub fn ensure_gitignore(project: &Project) -> Result<bool> {
     let path = project.ralph_dir().join(".gitignore");
-    let text = crate::fsutil::read_optional(&path)?.unwrap_or_default();
+    // A link (a clone's, to your secrets) is replaced, never read: its
+    // target's text would land in the repository.
+    let link = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink());
+    let text = if link {
+        String::new()
+    } else {
+        crate::fsutil::read_regular_capped(&path, 64 << 10)?.unwrap_or_default()
+    };
     let missing: Vec<&str> = IGNORED
         .into_iter()
         .filter(|l| !text.lines().any(|x| x.trim() == *l))
         .collect();
-    if missing.is_empty() {
+    if missing.is_empty() && !link {
         return Ok(false);
     }
     let mut new = text;

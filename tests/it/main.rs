@@ -11,6 +11,7 @@ mod confinement;
 mod gate;
 mod harness;
 mod hostile;
+mod hostile_import;
 mod import;
 mod install_hook;
 mod logs;
