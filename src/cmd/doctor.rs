@@ -462,25 +462,7 @@ fn config(h: &Here) -> Verdict {
         (Ok(_), None) => unreachable!("a loaded config has a standing"),
     };
     let parts = approval::project_parts(&h.project.root, cfg);
-    let switchable = approval::switchable_parts(&h.project.root);
-    let agents = (!switchable.is_empty()).then(|| {
-        let s = approval::switchable_standing_of(&h.project.root, &switchable);
-        format!(
-            "pi's and opencode's files {}: {}{}",
-            s.text(),
-            // By name: a plugin's whole text is no line to read here.
-            switchable
-                .iter()
-                .map(|(k, _)| k.as_str())
-                .collect::<Vec<_>>()
-                .join(", "),
-            if s == Standing::Approved {
-                ""
-            } else {
-                " (disabled until approved: `ralph trust`)"
-            }
-        )
-    });
+    let agents = switchable_files(&h.project.root);
     let exists = path.exists();
     if parts.is_empty() {
         let nothing = if exists {
@@ -520,6 +502,29 @@ fn config(h: &Here) -> Verdict {
         ),
         "read them (`ralph trust` shows them), then `ralph trust`",
     )
+}
+
+/// pi's and opencode's files that a switch turns off, by name (a plugin's
+/// whole text is no line to read here), and their standing; `None`: none.
+fn switchable_files(root: &Path) -> Option<String> {
+    let switchable = approval::switchable_parts(root);
+    (!switchable.is_empty()).then(|| {
+        let s = approval::switchable_standing_of(root, &switchable);
+        format!(
+            "pi's and opencode's files {}: {}{}",
+            s.text(),
+            switchable
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            if s == Standing::Approved {
+                ""
+            } else {
+                " (disabled until approved: `ralph trust`)"
+            }
+        )
+    })
 }
 
 /// The gate's commands: shown, and whether their programs exist; never run.

@@ -500,17 +500,7 @@ fn ask(path: &Path) -> Result<bool> {
 
 /// A task for each step, the done ones closed; their ids, in step order.
 fn make_tasks(beads: &Beads, plan: &Plan, source: &str, named: &[String]) -> Result<Tasks> {
-    for step in plan.steps() {
-        let (title, details) = (step.title(), step.details.join("\n"));
-        if title.contains('\0') || details.contains('\0') || details.len() > MAX_DESCRIPTION {
-            return Err(refuse(format!(
-                "{}: its text holds a NUL, or its details pass {} KiB, which {} does not take; nothing imported",
-                visible_line(&step.place),
-                MAX_DESCRIPTION >> 10,
-                beads.name()
-            )));
-        }
-    }
+    tracker_takes(beads, plan)?;
     // A task there already under a step's title (an import before this
     // one) is that step's: made again, it would be there twice.
     let mut there = beads.snapshot(None).map(|s| s.issues).map_err(|e| {
@@ -565,6 +555,23 @@ fn make_tasks(beads: &Beads, plan: &Plan, source: &str, named: &[String]) -> Res
         reused: ids.len() - made.len(),
         ids,
     })
+}
+
+/// Whether the tracker takes every step's text: checked before the first
+/// task is made, so that none is left half-way.
+fn tracker_takes(beads: &Beads, plan: &Plan) -> Result<()> {
+    for step in plan.steps() {
+        let (title, details) = (step.title(), step.details.join("\n"));
+        if title.contains('\0') || details.contains('\0') || details.len() > MAX_DESCRIPTION {
+            return Err(refuse(format!(
+                "{}: its text holds a NUL, or its details pass {} KiB, which {} does not take; nothing imported",
+                visible_line(&step.place),
+                MAX_DESCRIPTION >> 10,
+                beads.name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The tasks of the steps, in order, and how many of them were there
