@@ -625,6 +625,11 @@ impl Shell<'_> {
             .as_ref()
             .and_then(|_| crate::sandbox::gitguard::keep(&self.project.root));
         let agent = spec.agent;
+        // ralph's config where there was none: whatever the sandbox, a
+        // confined session may not make one (it would set the next run's
+        // options, with nobody asked).
+        let config = self.project.config();
+        let no_config = self.s.confined.is_some() && std::fs::symlink_metadata(&config).is_err();
         let running = session::spawn(spec)?;
         lock.set_session(Some((running.pid, running.start_time)))?;
         let ended = running.wait();
@@ -635,6 +640,14 @@ impl Shell<'_> {
             self.ui.note(&format!(
                 "session {number} ({agent}) made what a confined session may not, as it would run or steer what runs later, outside any sandbox: {}",
                 e.removed.join("; ")
+            ));
+        }
+        if no_config && std::fs::symlink_metadata(&config).is_ok() {
+            let done = std::fs::remove_file(&config)
+                .map(|()| format!("removed {}", config.display()))
+                .unwrap_or_else(|e| format!("could not remove {}: {e}", config.display()));
+            self.ui.note(&format!(
+                "session {number} ({agent}) made .ralph/config.toml, which a confined session may not: {done}"
             ));
         }
         if let Some(k) = kept {

@@ -249,6 +249,39 @@ fn bench_confined_overhead_per_session() {
     );
 }
 
+/// A confined session may not make `.ralph/config.toml` where there is
+/// none (its keys that need no approval would set the next run's
+/// options): Claude Code's sandbox lets it, so ralph removes it after the
+/// session, and says so.
+#[test]
+fn a_confined_claude_session_cannot_leave_a_config_of_its_making() {
+    let (env, _) = project();
+    let config = env.project.join(".ralph/config.toml");
+    assert!(!config.exists());
+    env.api.session([
+        Reply::bash("printf 'max_iterations = 1000\\n' > .ralph/config.toml && echo made"),
+        Reply::text("Done."),
+    ]);
+    let out = env
+        .ralph()
+        .env("PATH", env.path_with_br())
+        .args(["loop", "--confined", "--max-iterations", "1", "--claude"])
+        .arg(crate::support::claude_bin())
+        .assert()
+        .code(4)
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(
+        out.contains(
+            "session 1 (claude) made .ralph/config.toml, which a confined session may not: removed"
+        ),
+        "{out}"
+    );
+    assert!(!config.exists(), "{out}");
+}
+
 #[test]
 fn ralph_waiting_works_from_inside_a_confined_session() {
     let (env, _) = project();
