@@ -352,12 +352,24 @@ fn slash_command(h: &Here) -> Verdict {
     }
 }
 
-fn tracker(_: &Here) -> Verdict {
+fn tracker(h: &Here) -> Verdict {
+    // A project with no .beads whose spec names no task uses none: its
+    // steps are checked by their boxes alone.
+    let uses_none = || {
+        std::fs::symlink_metadata(h.project.root.join(".beads")).is_err()
+            && crate::fsutil::read_optional_capped(&h.project.spec(), 1 << 20)
+                .ok()
+                .flatten()
+                .is_some_and(|t| !crate::work::spec::parse(&t).references_tasks())
+    };
     match ["br", "bd"]
         .into_iter()
         .find_map(|t| which::which(t).ok().map(|p| (t, p)))
     {
         Some((t, p)) => pass(format!("{t} at {}", p.display())),
+        None if uses_none() => pass(
+            "none used here: no .beads, and the spec names no task (its steps are checked by their boxes; br adds tasks)",
+        ),
         None => fail(
             "neither br nor bd is on PATH (verify-sync cannot check tasks)",
             crate::work::tracker::INSTALL_HINT,

@@ -207,6 +207,9 @@ fn without_a_tracker_the_details_stay_under_the_steps() {
         "{readme}\n{rules}"
     );
     assert_eq!(finish_check(&env)["ok"], true);
+    // No .beads, no task named: doctor has no tracker to ask for.
+    let tracker = env.doctor_check("tracker");
+    assert_eq!(tracker["ok"], true, "{tracker}");
 }
 
 #[test]
