@@ -10,7 +10,7 @@ use crate::output::visible;
 use crate::trust::approval::{self, Standing};
 use crate::work::project::Project;
 
-/// Approve what the project's files make ralph, and the claude it starts, run.
+/// Approve what the project's files make ralph, and the agents it starts, run.
 ///
 /// The settings of .ralph/config.toml that run programs, widen a session or
 /// keep "done" honest (`agent`, `fallback`, `commit = "auto"`, `[prices]`,
@@ -68,7 +68,7 @@ impl Run for Trust {
         }
         if !parts.is_empty() {
             outln!(
-                "{} asks ralph (and the claude it starts) to run or allow:",
+                "{} asks ralph (and the agents it starts) to run or allow:",
                 project.root.display()
             );
             for line in approval::describe(&parts) {

@@ -23,7 +23,7 @@ pub fn groups(parts: &[Part]) -> Vec<Vec<String>> {
     let mut files: Vec<Vec<String>> = Vec::new();
     for (name, v) in parts {
         if !of_config(name) {
-            files.push(vec![format!("{name} = {v}")]);
+            files.push(file_lines(name, v));
             continue;
         }
         let Some(rest) = name.strip_prefix('[') else {
@@ -51,6 +51,24 @@ pub fn groups(parts: &[Part]) -> Vec<Vec<String>> {
     }
     top.extend(files);
     top
+}
+
+/// Another file's part: its value as JSON on one line; a text of several
+/// lines (a plugin's code, a command file) line by line under its name,
+/// each after `|`, so that it can be read before it is approved (control
+/// characters shown, not sent).
+fn file_lines(name: &str, v: &Value) -> Vec<String> {
+    match v.as_str().map(str::trim_end) {
+        Some(t) if t.lines().count() > 1 => {
+            let mut out = vec![format!("{name}, {} lines:", t.lines().count())];
+            out.extend(
+                t.lines()
+                    .map(|l| format!("  | {}", crate::output::visible_line(l))),
+            );
+            out
+        }
+        _ => vec![format!("{name} = {v}")],
+    }
 }
 
 /// `[name]` (a dotted path of keys as TOML writes them) and its keys, then its subtables (`[prices.MODEL]`), each a
@@ -142,6 +160,22 @@ mod tests {
             .map(|g| g.join("\n"))
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// A file of several lines is shown line by line, to be read; one
+    /// line stays one line.
+    #[test]
+    fn a_files_lines_are_shown_as_lines() {
+        assert_eq!(
+            shown(&[
+                (
+                    ".opencode/plugins/y.ts",
+                    json!("export const Y = 1\n\x1b]0;x\x07\n")
+                ),
+                (".pi/extensions/x.ts", json!("run()\n")),
+            ]),
+            ".opencode/plugins/y.ts, 2 lines:\n  | export const Y = 1\n  | ^[]0;x^G\n.pi/extensions/x.ts = \"run()\\n\""
+        );
     }
 
     #[test]

@@ -318,7 +318,7 @@ fn a_clones_pi_and_opencode_files_run_nothing_until_approved() {
     env.commit_all("a plugin");
     let err = agent_loop(&env, "opencode").stderr_with(2);
     assert!(
-        err.contains(".opencode/plugins/mark.ts = ") && err.contains("`ralph trust`"),
+        err.contains(".opencode/plugins/mark.ts, 3 lines:\n") && err.contains("`ralph trust`"),
         "{err}"
     );
     assert!(!mark.exists(), "ran before approval");

@@ -57,7 +57,7 @@ fn trust_and_the_loops_refusal_show_the_settings_as_toml() {
     let shown = "    [gate]\n    commands = [\"make test\"]\n    [review]\n    when = \"step\"\n";
     env.ralph().args(["trust"]).prints(
         2,
-        &format!("{{project}} asks ralph (and the claude it starts) to run or allow:\n{shown}"),
+        &format!("{{project}} asks ralph (and the agents it starts) to run or allow:\n{shown}"),
         "ralph trust: not approved: nobody to ask here (no terminal); read the lines above and run `ralph trust --yes`\n",
     );
     let refusal = env.ralph().args(["loop"]).stderr_with(2);
