@@ -713,17 +713,10 @@ pub fn settings(
     saved: Option<&Limits>,
 ) -> Result<Settings, String> {
     let cfg: Options = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
-    // What the file makes ralph run or allow counts only once approved.
-    let parts = crate::trust::approval::project_parts(&project.root, &cfg);
-    let standing = crate::trust::approval::standing_of(&project.root, &parts);
-    if let crate::trust::approval::Standing::NotApproved { .. } = standing {
-        return Err(crate::trust::approval::refusal(
-            &project.root,
-            &parts,
-            &standing,
-        ));
-    }
+    // Merged and bounded only (nothing read or run): which agents the run
+    // starts, for what it must have approved.
     let r = resolve(cli, &cfg, saved)?;
+    approved_for(project, &cfg, &r.settings)?;
     // A path the config names (`claude = "bin/claude"`) is the project's,
     // as every config path is, whatever folder ralph runs from (doctor
     // reads it so too); one typed on the command line is where you are.
@@ -767,6 +760,24 @@ pub fn settings(
         return Err(format!("--confined cannot be had here: {why}"));
     }
     Ok(s)
+}
+
+/// What the config makes ralph run or allow, and what the files of the
+/// agents this run starts (its own, its fallbacks, its reviewer) make them
+/// run, count only once approved; another agent's files do not hold the
+/// run up.
+fn approved_for(project: &Project, cfg: &Options, s: &Settings) -> Result<(), String> {
+    use crate::trust::approval;
+    let mut agents = vec![s.agent];
+    agents.extend(s.fallbacks.iter().map(|(a, _)| *a));
+    agents.extend(s.review.as_ref().map(|r| r.agent));
+    let parts = approval::project_parts(&project.root, cfg);
+    let standing = approval::standing_for(&project.root, &parts, &agents);
+    if let approval::Standing::NotApproved { .. } = standing {
+        let read = approval::parts_for(&parts, &agents);
+        return Err(approval::refusal(&project.root, &read, &standing));
+    }
+    Ok(())
 }
 
 /// The prompt file, there and not empty. The config's (and the default)

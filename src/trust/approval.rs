@@ -306,6 +306,68 @@ struct Record {
     switchable_sha256: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     switchable_parts: Vec<String>,
+    /// Each refusing part's own digest, by its name: a run that uses no
+    /// agent of a part that changed since (`standing_for`) need not wait
+    /// for it. (Older records have none: the whole digest decides.)
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    by_part: std::collections::BTreeMap<String, String>,
+}
+
+/// One part's own digest (of its name and value).
+fn part_digest(p: &Part) -> String {
+    digest(std::slice::from_ref(p))
+}
+
+/// Whose file a part is: the agent that reads it (Claude Code's settings
+/// and MCP servers, Gemini CLI's files, pi's, opencode's, in the project's
+/// folder or one above it), or `None` for the config's, which every run
+/// reads.
+pub fn agent_of_part(name: &str) -> Option<crate::agent::Agent> {
+    use crate::agent::Agent;
+    let mut n = name;
+    while let Some(rest) = n.strip_prefix("../") {
+        n = rest;
+    }
+    if n.starts_with(".claude/") || n.starts_with(".mcp.json") {
+        Some(Agent::Claude)
+    } else if n.starts_with(".gemini/") || n.ends_with("(read by Gemini CLI)") {
+        Some(Agent::Gemini)
+    } else if n.starts_with(".pi/") {
+        Some(Agent::Pi)
+    } else if n.starts_with(".opencode/") || n.starts_with("opencode.json") {
+        Some(Agent::Opencode)
+    } else {
+        None
+    }
+}
+
+/// The parts a run of `agents` reads: the config's, and those agents'
+/// files.
+pub fn parts_for(parts: &[Part], agents: &[crate::agent::Agent]) -> Vec<Part> {
+    parts
+        .iter()
+        .filter(|(k, _)| agent_of_part(k).is_none_or(|a| agents.contains(&a)))
+        .cloned()
+        .collect()
+}
+
+/// Where `parts` stand for a run of `agents`: approved as a whole, or
+/// every part that run reads as approved (an agent's files the run never
+/// starts do not hold it up).
+pub fn standing_for(root: &Path, parts: &[Part], agents: &[crate::agent::Agent]) -> Standing {
+    let whole = standing_of(root, parts);
+    if !matches!(whole, Standing::NotApproved { .. }) {
+        return whole;
+    }
+    let read = parts_for(parts, agents);
+    if read.is_empty() {
+        return Standing::NothingToApprove;
+    }
+    let by_part = record(root).map(|r| r.by_part).unwrap_or_default();
+    let each = read
+        .iter()
+        .all(|p| by_part.get(&p.0) == Some(&part_digest(p)));
+    if each { Standing::Approved } else { whole }
 }
 
 /// A record's text, read for the project whose real path is `project`:
@@ -670,11 +732,15 @@ fn write_record(
     let path = super::store::approval_file(root)?;
     let dir = path.parent().expect("approval files live in a folder");
     super::store::private_dir(dir)?;
-    let (sha256, parts) = match (refusing, &before) {
-        (Some(p), _) => (digest(p), describe(p)),
-        (None, Some(b)) => (b.sha256.clone(), b.parts.clone()),
+    let (sha256, parts, by_part) = match (refusing, &before) {
+        (Some(p), _) => (
+            digest(p),
+            describe(p),
+            p.iter().map(|x| (x.0.clone(), part_digest(x))).collect(),
+        ),
+        (None, Some(b)) => (b.sha256.clone(), b.parts.clone(), b.by_part.clone()),
         // A digest no parts have: nothing approved.
-        (None, None) => (String::new(), Vec::new()),
+        (None, None) => (String::new(), Vec::new(), Default::default()),
     };
     let (switchable_sha256, switchable_parts) = match (switchable, before) {
         (Some([]), _) => (None, Vec::new()),
@@ -689,6 +755,7 @@ fn write_record(
         parts,
         switchable_sha256,
         switchable_parts,
+        by_part,
     };
     let text = serde_json::to_string_pretty(&r)? + "\n";
     crate::fsutil::atomic_write(&path, text.as_bytes(), 0o600)
@@ -926,6 +993,35 @@ mod tests {
         assert_eq!(claude_parts(".mcp.json", " \n", own), vec![]);
     }
 
+    /// Whose file each part is: the config's belong to every run.
+    #[test]
+    fn each_part_is_an_agents_or_every_runs() {
+        use crate::agent::Agent;
+        for (name, agent) in [
+            ("agent", None),
+            ("[gate] commands", None),
+            (".claude/settings.json hooks", Some(Agent::Claude)),
+            (".mcp.json", Some(Agent::Claude)),
+            (".gemini/commands/go.toml", Some(Agent::Gemini)),
+            ("../.env (read by Gemini CLI)", Some(Agent::Gemini)),
+            (".pi/settings.json", Some(Agent::Pi)),
+            ("../.opencode/plugins/p.ts", Some(Agent::Opencode)),
+            ("opencode.json", Some(Agent::Opencode)),
+        ] {
+            assert_eq!(agent_of_part(name), agent, "{name}");
+        }
+        let parts: Vec<Part> = ["agent", ".gemini/settings.json", ".opencode/plugins/p.ts"]
+            .iter()
+            .map(|k| (k.to_string(), json!(1)))
+            .collect();
+        let names = |p: Vec<Part>| p.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(names(parts_for(&parts, &[Agent::Claude])), ["agent"]);
+        assert_eq!(
+            names(parts_for(&parts, &[Agent::Claude, Agent::Opencode])),
+            ["agent", ".opencode/plugins/p.ts"]
+        );
+    }
+
     #[test]
     fn each_standing_says_itself() {
         assert_eq!(
@@ -1003,6 +1099,7 @@ mod tests {
             parts: vec![],
             switchable_sha256: Some(digest(&files)),
             switchable_parts: describe(&files),
+            by_part: [("agent".to_string(), "d".to_string())].into(),
         };
         let text = serde_json::to_string(&new).unwrap();
         assert_eq!(serde_json::from_str::<Before>(&text).unwrap().sha256, "abc");

@@ -267,8 +267,8 @@ fn plant_agent_files(env: &TestEnv, mark: &std::path::Path) {
 #[test]
 fn a_clones_pi_and_opencode_files_run_nothing_until_approved() {
     let env = project();
-    // A session each, four times.
-    let steps: String = (1..=5)
+    // A session each, five times.
+    let steps: String = (1..=6)
         .map(|i| format!("- [ ] **{i}** Step {i}\n"))
         .collect();
     fs::write(
@@ -321,6 +321,17 @@ fn a_clones_pi_and_opencode_files_run_nothing_until_approved() {
         err.contains(".opencode/plugins/mark.ts, 3 lines:\n") && err.contains("`ralph trust`"),
         "{err}"
     );
+    // A run that starts no opencode is not held up by its plugin; one that
+    // could fall back on it is.
+    let err = agent_loop(&env, "pi")
+        .args(["--fallback", "opencode"])
+        .stderr_with(2);
+    assert!(err.contains(".opencode/plugins/mark.ts"), "{err}");
+    env.api.session(step_session(false));
+    let out = agent_loop(&env, "pi")
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(out.contains("Step done."), "{out}");
     assert!(!mark.exists(), "ran before approval");
     // doctor names what is to approve (there is no config here).
     let check = env.doctor_check("config");

@@ -69,8 +69,9 @@ fn trust_and_the_loops_refusal_show_the_settings_as_toml() {
 }
 
 /// pi's `.pi/settings.json` has no switch that turns it off (its
-/// `shellCommandPrefix` runs before every bash call): the loop refuses a
-/// clone's until `ralph trust`, before any agent starts.
+/// `shellCommandPrefix` runs before every bash call): a loop on pi refuses
+/// a clone's until `ralph trust`, before any agent starts; a loop that
+/// starts no pi is not held up by it.
 #[test]
 fn a_clones_pi_settings_are_refused_until_approved() {
     let env = project();
@@ -82,11 +83,16 @@ fn a_clones_pi_settings_are_refused_until_approved() {
     .unwrap();
     env.commit_all("as cloned");
     let shown = "    .pi/settings.json = {\"shellCommandPrefix\":\"touch pwned;\"}\n";
-    let refusal = env.ralph().args(["loop"]).stderr_with(2);
+    let refusal = env.ralph().args(["loop", "--agent", "pi"]).stderr_with(2);
     assert!(
         refusal.contains(&format!("approved:\n{shown}A session can write"))
             && refusal.contains("`ralph trust`"),
         "{refusal}"
+    );
+    let claude = env.ralph().args(["loop"]).stderr_with(2);
+    assert!(
+        !claude.contains(".pi/settings.json") && claude.contains("`claude` not found"),
+        "{claude}"
     );
     let check = env.doctor_check("config");
     assert_eq!(check["ok"], false, "{check}");
@@ -175,5 +181,54 @@ fn pi_and_opencode_files_are_shown_and_disabled_until_approved() {
             .as_str()
             .unwrap()
             .contains("not approved"),
+    );
+}
+
+/// Approved, then one agent's file changed (a session may write it): a
+/// run of that agent waits for a new approval; a run of another does not,
+/// as every part it reads is as approved.
+#[test]
+fn a_changed_file_of_one_agent_holds_up_only_that_agents_runs() {
+    let env = project();
+    fs::create_dir_all(env.project.join(".gemini")).unwrap();
+    fs::create_dir_all(env.project.join(".pi")).unwrap();
+    fs::write(
+        env.project.join(".gemini/settings.json"),
+        r#"{"mcpServers": {}}"#,
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".pi/settings.json"),
+        r#"{"shellPath": "/bin/bash"}"#,
+    )
+    .unwrap();
+    env.commit_all("both agents' files");
+    env.ralph().args(["trust", "--yes"]).assert().success();
+    fs::write(
+        env.project.join(".gemini/settings.json"),
+        r#"{"mcpServers": {"x": {"command": "touch pwned"}}}"#,
+    )
+    .unwrap();
+    let gemini = env
+        .ralph()
+        .args([
+            "loop",
+            "--agent",
+            "gemini",
+            "--gemini",
+            "/nonexistent/gemini",
+        ])
+        .stderr_with(2);
+    assert!(
+        gemini.contains(".gemini/settings.json") && gemini.contains("`ralph trust`"),
+        "{gemini}"
+    );
+    let pi = env
+        .ralph()
+        .args(["loop", "--agent", "pi", "--pi", "/nonexistent/pi"])
+        .stderr_with(2);
+    assert!(
+        !pi.contains("`ralph trust`") && pi.contains("/nonexistent/pi"),
+        "{pi}"
     );
 }
