@@ -159,7 +159,9 @@ fn gate_of(project: &Project) -> Result<(Option<Gate>, Result<Confined, String>)
     }
     let cfg = crate::config::load(&project.config())?;
     let gate = Gate::from_config(&cfg.gate).map_err(anyhow::Error::msg)?;
-    let standing = crate::trust::approval::standing(&project.root, &cfg);
+    // The gate reads the config alone: the agents' files do not hold it up.
+    let parts = crate::trust::approval::project_parts(&project.root, &cfg);
+    let standing = crate::trust::approval::standing_for(&project.root, &parts, &[]);
     let approved = match standing {
         Standing::NotApproved { .. } => Err(standing.text().to_string()),
         // By hand in a confined project: confined, as the loop runs it.
