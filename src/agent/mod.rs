@@ -303,9 +303,7 @@ impl Agent {
         var: impl Fn(&str) -> Option<std::path::PathBuf>,
     ) -> Vec<(std::path::PathBuf, &'static str, u32)> {
         match self {
-            Agent::Pi => pi::state_dir(var)
-                .map(|d| vec![(d.join("auth.json"), "{}", 0o600)])
-                .unwrap_or_default(),
+            Agent::Pi => pi::made_at_start(var),
             _ => Vec::new(),
         }
     }

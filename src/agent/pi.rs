@@ -65,6 +65,13 @@ const KEPT: [&str; 11] = [
     "git",
 ];
 
+/// What pi makes as it starts: its credentials file, empty, private.
+pub fn made_at_start(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<(PathBuf, &'static str, u32)> {
+    state_dir(var)
+        .map(|d| vec![(d.join("auth.json"), "{}", 0o600)])
+        .unwrap_or_default()
+}
+
 /// `KEPT` in its folder (see `Agent::kept_paths`).
 pub fn kept(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
     state_dir(var)

@@ -87,7 +87,7 @@ fn in_bwrap(
             )
         })?;
     }
-    let (kept, fresh) = kept_and_fresh(project, seat.agent)?;
+    let (kept, fresh) = kept_and_fresh(seat.agent)?;
     let git_dirs = git_dirs(&project.root);
     let mut writable = state;
     writable.extend(
@@ -116,13 +116,13 @@ fn in_bwrap(
     Ok((argv, tmp, fresh))
 }
 
-/// What runs code later (the agent's `kept_paths`), and ralph's config
-/// (a config of the session's making would set the next run's options):
-/// those there, to bind read-only, and those not, to remove after the
-/// session. What the agent makes itself as it starts is made first, so
-/// that it is among the first.
+/// What runs code later (the agent's `kept_paths`): those there, to bind
+/// read-only, and those not, to remove after the session. What the agent
+/// makes itself as it starts is made first, so that it is among the first.
+/// (ralph's own config is bound read-only with the project's control
+/// files; one the session makes where there was none, the shell removes,
+/// whatever the agent.)
 fn kept_and_fresh(
-    project: &Project,
     agent: crate::agent::Agent,
 ) -> Result<(Vec<std::path::PathBuf>, Vec<std::path::PathBuf>)> {
     for (path, text, mode) in agent.made_at_start(crate::agent::dir_var) {
@@ -134,7 +134,6 @@ fn kept_and_fresh(
     Ok(agent
         .kept_paths(crate::agent::dir_var)
         .into_iter()
-        .chain(std::iter::once(project.config()))
         .partition(|p| std::fs::symlink_metadata(p).is_ok()))
 }
 
