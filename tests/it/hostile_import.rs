@@ -36,6 +36,17 @@ fn secret_file(env: &TestEnv, name: &str) -> std::path::PathBuf {
     p
 }
 
+/// None of these files of `.ralph/` holds the secret.
+fn no_secret_in(env: &TestEnv, files: &[&str]) {
+    for f in files {
+        let text = fs::read_to_string(env.project.join(".ralph").join(f)).unwrap_or_default();
+        assert!(
+            !text.contains(SECRET),
+            ".ralph/{f} holds the secret:\n{text}"
+        );
+    }
+}
+
 fn import(env: &TestEnv, args: &[&str]) -> std::process::Output {
     env.ralph()
         .env("PATH", env.path_with_br())
@@ -155,13 +166,7 @@ fn a_progress_link_outside_is_not_copied_in() {
     write(&env, "plan/prd.json", DONE_PRD);
     symlink(&secret, env.project.join("plan/progress.txt")).unwrap();
     import(&env, &["plan/prd.json", "--yes"]);
-    for f in ["progress.md", "learnings.md"] {
-        let text = fs::read_to_string(env.project.join(".ralph").join(f)).unwrap_or_default();
-        assert!(
-            !text.contains(SECRET),
-            ".ralph/{f} holds the secret:\n{text}"
-        );
-    }
+    no_secret_in(&env, &["progress.md", "learnings.md"]);
 }
 
 /// AGENT.md beside a fix plan, linked to a file outside the project.
@@ -173,13 +178,7 @@ fn an_agent_md_link_outside_is_not_copied_in() {
     symlink(&secret, env.project.join("plan/AGENT.md")).unwrap();
     symlink(&secret, env.project.join("plan/PROMPT.md")).unwrap();
     import(&env, &["plan/fix_plan.md", "--yes"]);
-    for f in ["rules.md", "readme.md"] {
-        let text = fs::read_to_string(env.project.join(".ralph").join(f)).unwrap_or_default();
-        assert!(
-            !text.contains(SECRET),
-            ".ralph/{f} holds the secret:\n{text}"
-        );
-    }
+    no_secret_in(&env, &["rules.md", "readme.md"]);
 }
 
 /// A cloned `.ralph/.gitignore` linked to a file outside: the import must
