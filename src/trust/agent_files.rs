@@ -426,4 +426,28 @@ mod tests {
             |(k, v)| k == ".opencode" && v.as_str().unwrap().starts_with("more than 200 files")
         ));
     }
+
+    /// The bounds themselves are within: a file of exactly `CAP` bytes is
+    /// read, and a folder of exactly `MAX_FILES` files says no "more than".
+    #[test]
+    fn what_is_at_a_bound_is_read_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path();
+        write(
+            &root.join(".pi/extensions/full.ts"),
+            &"/".repeat(CAP as usize),
+        );
+        let p = switchable_parts(root);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].1.as_str().map(str::len), Some(CAP as usize));
+        for i in 0..MAX_FILES {
+            write(&root.join(format!(".opencode/tools/t{i:03}.ts")), "t");
+        }
+        let p = switchable_parts(root);
+        assert_eq!(
+            p.iter().filter(|(k, _)| k.starts_with(".opencode")).count(),
+            MAX_FILES
+        );
+        assert!(!p.iter().any(|(k, _)| k == ".opencode"));
+    }
 }
