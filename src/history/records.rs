@@ -519,6 +519,11 @@ pub struct Record {
     /// A review session (not a work session): what it judged and its verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewRecord>,
+    /// The worker of a parallel run that ran it (`w1`...), and its step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 impl Record {
