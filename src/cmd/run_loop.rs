@@ -233,9 +233,10 @@ impl Loop {
             None => None,
         };
         let project = Project::find()?;
-        let ui = match &self.args.worktree {
-            Some(name) => Ui::for_loop(name, true),
-            None => Ui::for_loop(&folder_name(&project.root), false),
+        let ui = match (&self.args.worker_name, &self.args.worktree) {
+            // A worker's lines are shown among its siblings': each says whose.
+            (Some(name), _) | (None, Some(name)) => Ui::for_loop(name, true),
+            (None, None) => Ui::for_loop(&folder_name(&project.root), false),
         };
         self.run_in(project, ui, worktree.is_some())
     }
@@ -257,8 +258,19 @@ impl Loop {
         let mut settings = settings;
         if let Some(step) = &self.args.worker_step {
             // A worker of a parallel run: its run tells, and coordinates.
+            let text = crate::fsutil::read_optional(&project.spec())?.unwrap_or_default();
+            let parsed = crate::work::spec::parse(&text);
+            let label = crate::parallel::texts::find(&parsed.steps, step)
+                .map(|s| {
+                    s.label
+                        .clone()
+                        .or(s.task.clone())
+                        .unwrap_or(s.title.clone())
+                })
+                .ok_or_else(|| usage(format!("the spec here has no step {step}")))?;
             settings.worker = Some(crate::parallel::Worker {
                 step: step.clone(),
+                label,
                 name: self.args.worker_name.clone().unwrap_or_default(),
                 budget: self.args.worker_budget.clone().unwrap_or_default(),
             });

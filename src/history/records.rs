@@ -431,6 +431,14 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// Another count's tokens added to this one's.
+    pub fn plus(&mut self, t: &Tokens) {
+        self.input += t.input;
+        self.output += t.output;
+        self.cache_read += t.cache_read;
+        self.cache_creation += t.cache_creation;
+    }
+
     pub fn add(&mut self, u: &Usage) {
         self.input += u.input_tokens;
         self.output += u.output_tokens;

@@ -130,7 +130,7 @@ impl Coordinator<'_> {
 
     /// The whole run: the workers and the queue, then the ordinary loop.
     pub fn run(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
-        let s = self.shell.s;
+        let (s, t0) = (self.shell.s, std::time::Instant::now());
         budget::start(&self.budget(), saved.state.iteration, saved.state.cost_usd)?;
         let mut board = Board::load(&self.board_path());
         board.parallel = s.parallel;
@@ -158,9 +158,11 @@ impl Coordinator<'_> {
             saved,
         };
         self.restart_working(&mut live)?;
+        let elapsed_before = live.saved.elapsed_s;
         let finished = self.work(&mut live, lock)?;
         live.board.save(&self.board_path())?;
         self.count_spent(&mut live.saved)?;
+        live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
         match finished {
             Some((outcome, reason)) => {
                 if outcome == Outcome::Waiting {
@@ -337,10 +339,9 @@ impl Coordinator<'_> {
         slot.place = Place::Working;
         let described = step.map_or_else(|| key.to_string(), spec::Step::describe);
         let prompt = self.worker_prompt(&worker, &described, slot.feedback.as_deref())?;
-        self.shell.ui.note(&format!(
-            "{worker} starts step {described} in {}",
-            dir.display()
-        ));
+        self.shell
+            .ui
+            .note(&format!("{worker} starts step {key} in {}", dir.display()));
         let budget = self.budget();
         let running = workers::start(
             &workers::worker_args(&self.args),
@@ -421,7 +422,9 @@ impl Coordinator<'_> {
                 continue;
             };
             let w = live.running.remove(i);
-            self.keep_records(&w)?;
+            self.keep_records(&w, &mut live.saved)?;
+            self.count_spent(&mut live.saved)?;
+            self.shell.run.save_state(&live.saved)?;
             let slot = live.board.steps.get_mut(&w.step);
             match outcome {
                 Outcome::StepDone => {
@@ -477,7 +480,7 @@ impl Coordinator<'_> {
 
     /// A worker's records, kept with the run's (its stream files copied
     /// beside them, so they outlive its worktree).
-    fn keep_records(&self, w: &Running) -> Result<()> {
+    fn keep_records(&self, w: &Running, saved: &mut Saved) -> Result<()> {
         let Some(from) = w.run_dir() else {
             return Ok(());
         };
@@ -499,6 +502,8 @@ impl Coordinator<'_> {
                 let name = Path::new(f).file_name().unwrap_or_default();
                 to.join(name).display().to_string()
             });
+            saved.tokens.plus(&r.tokens);
+            saved.cost_unknown |= r.cost_unknown;
             self.shell.run.append_record(&r)?;
         }
         Ok(())

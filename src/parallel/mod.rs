@@ -18,6 +18,9 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Worker {
     pub step: String,
+    /// How its sessions know the step (`RALPH_STEP`): its label, else its
+    /// task, else its text.
+    pub label: String,
     pub name: String,
     pub budget: PathBuf,
 }

@@ -112,6 +112,12 @@ fn shown(
         let reader = std::io::BufReader::new(from);
         for line in reader.split(b'\n').map_while(Result::ok) {
             let line = String::from_utf8_lossy(&line);
+            // Its loop tags its own lines; what else it prints gets the tag.
+            let tag = if line.starts_with(tag.as_str()) {
+                ""
+            } else {
+                tag.as_str()
+            };
             if err {
                 eprintln!("{tag}{line}");
             } else {

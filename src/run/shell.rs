@@ -319,7 +319,7 @@ impl Shell<'_> {
         {
             return Ok(None);
         }
-        Ok(Some(format!("step {}", step.describe())))
+        Ok(Some(format!("step {}", step.key())))
     }
 
     /// When the project's sessions of the last hour started (so restarts
