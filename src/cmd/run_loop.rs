@@ -280,6 +280,9 @@ impl Loop {
         prepare_confined(&mut settings, &project, in_worktree, &ui)?;
         let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
         refuse_what_cannot_finish(&settings, &project, &checked, &ui)?;
+        if settings.parallel > 1 {
+            crate::parallel::coordinator::refuse_what_cannot_start(&project, settings.tracker)?;
+        }
         if let Some(done) = first_move(&settings, &project, &checked, &ui)? {
             return Ok(done);
         }

@@ -72,12 +72,18 @@ pub struct Board {
 }
 
 impl Board {
+    /// As saved, less any step whose worktree name is not one ralph makes
+    /// (the run folder is in the project, where a session can write).
     fn load(path: &Path) -> Board {
-        crate::fsutil::read_regular_capped(path, 4 << 20)
+        let mut b: Board = crate::fsutil::read_regular_capped(path, 4 << 20)
             .ok()
             .flatten()
             .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        b.steps.retain(|_, s| {
+            s.worktree.starts_with("par-") && worktree::check_name(&s.worktree).is_ok()
+        });
+        b
     }
 
     fn save(&self, path: &Path) -> Result<()> {
@@ -97,6 +103,72 @@ impl Board {
 pub fn board_of(run: &Path) -> Option<Board> {
     let p = run.join("parallel.json");
     p.exists().then(|| Board::load(&p))
+}
+
+/// Workers start from the branch's last commit: a spec changed since is
+/// not theirs. Tasks that wait on each other would never start.
+pub fn refuse_what_cannot_start(
+    project: &crate::work::project::Project,
+    tracker: Option<crate::work::tracker::Kind>,
+) -> Result<()> {
+    use crate::exit::{ExitStatus, Stop};
+    let g = crate::git::at(&project.root);
+    let changed = g.run(&["status", "--porcelain", "--", ".ralph/spec.md"], &[])?;
+    if !changed.trim().is_empty() {
+        return Err(Stop::with(
+            ExitStatus::Usage,
+            "--parallel: .ralph/spec.md has changes that are not committed; the workers start from the branch's last commit, so commit the spec first",
+        ));
+    }
+    let parsed = spec::parse(&crate::fsutil::read_optional(&project.spec())?.unwrap_or_default());
+    let items: Vec<Item> = parsed
+        .steps
+        .iter()
+        .map(|s| Item {
+            key: s.key(),
+            task: s.task.clone(),
+            merged: s.checked,
+            phase: 0,
+        })
+        .collect();
+    if let Order::Tracker { blockers, .. } = order_of(&project.root, tracker, &items)?
+        && let Some(c) = plan::cycle(&blockers)
+    {
+        return Err(Stop::with(
+            ExitStatus::Usage,
+            format!(
+                "--parallel: these tasks wait on each other, so none of them could start: {} (remove one with `br dep remove`)",
+                c.join(" → ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// By the tracker's blockers when the spec's steps name tasks and a
+/// tracker answers; else by the spec's sections.
+fn order_of(
+    root: &Path,
+    tracker: Option<crate::work::tracker::Kind>,
+    items: &[Item],
+) -> Result<Order> {
+    let tasks: Vec<String> = items.iter().filter_map(|i| i.task.clone()).collect();
+    if tasks.is_empty() {
+        return Ok(Order::Phases);
+    }
+    let Ok(beads) = crate::work::tracker::detect(tracker, root) else {
+        return Ok(Order::Phases);
+    };
+    let blockers = beads.blockers(&tasks).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let closed = beads
+        .snapshot(None)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .issues
+        .into_iter()
+        .filter(|i| i.is_closed())
+        .map(|i| i.id)
+        .collect();
+    Ok(Order::Tracker { blockers, closed })
 }
 
 /// A parallel run in the integration checkout `shell.project`.
@@ -256,26 +328,8 @@ impl Coordinator<'_> {
         Ok(next.never)
     }
 
-    /// By the tracker's blockers when the spec's steps name tasks and a
-    /// tracker answers; else by the spec's sections.
     fn order(&self, items: &[Item]) -> Result<Order> {
-        let tasks: Vec<String> = items.iter().filter_map(|i| i.task.clone()).collect();
-        if tasks.is_empty() {
-            return Ok(Order::Phases);
-        }
-        let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root()) else {
-            return Ok(Order::Phases);
-        };
-        let blockers = beads.blockers(&tasks).map_err(|e| anyhow::anyhow!("{e}"))?;
-        let closed = beads
-            .snapshot(None)
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .issues
-            .into_iter()
-            .filter(|i| i.is_closed())
-            .map(|i| i.id)
-            .collect();
-        Ok(Order::Tracker { blockers, closed })
+        order_of(self.root(), self.shell.s.tracker, items)
     }
 
     fn worktree_name(&self, parsed: &spec::Spec, key: &str) -> String {

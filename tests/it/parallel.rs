@@ -423,3 +423,85 @@ echo '{RESULT}'"#
     }
     assert_eq!(s["spec"], "0/3", "no step was finished: {s}");
 }
+
+#[test]
+fn what_a_parallel_run_cannot_do_is_refused_before_anything_starts() {
+    // (br itself refuses tasks that wait on each other: ralph's own check of
+    // that is for trackers that do not, and is unit-tested.)
+    let env = project();
+    let (_, tasks) = workspace(&env);
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        format!("# Spec\n\n- [ ] A [{}]\n- [ ] B [{}]\n", tasks[0], tasks[1]),
+    )
+    .unwrap();
+    env.commit_all("spec");
+    let refused = |extra: &[&str]| {
+        let out = ralph_br(&env)
+            .args(["loop", "--claude", "/bin/true"])
+            .args(extra)
+            .assert()
+            .code(2)
+            .get_output()
+            .clone();
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    assert!(refused(&["--parallel", "0"]).contains("--parallel must be 1 to 16"));
+    assert!(refused(&["--parallel", "17"]).contains("--parallel must be 1 to 16"));
+    let err = refused(&["--parallel", "2", "--interactive"]);
+    assert!(
+        err.contains("an interactive loop has one terminal"),
+        "{err}"
+    );
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        format!(
+            "# Spec\n\n- [ ] A [{}]\n- [ ] B [{}]\n- [ ] C\n",
+            tasks[0], tasks[1]
+        ),
+    )
+    .unwrap();
+    let err = refused(&["--parallel", "2"]);
+    assert!(err.contains("not committed"), "{err}");
+    // Nothing was made.
+    assert!(!env.project.join(".ralph/runs").exists());
+    assert_eq!(env.git(&["worktree", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn a_step_that_waits_for_a_task_outside_the_spec_stops_for_a_human_and_status_shows_the_board() {
+    let env = project();
+    let (_, tasks) = workspace(&env);
+    // The second waits for the third task, which no step of the spec does.
+    env.br(&["dep", "add", &tasks[1], &tasks[2]]);
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        format!("# Spec\n\n- [ ] A [{}]\n- [ ] B [{}]\n", tasks[0], tasks[1]),
+    )
+    .unwrap();
+    env.commit_all("spec");
+    let (claude, _) = timed_stand_in(&env, 0);
+    let out = ralph_br(&env)
+        .args(["loop", "--parallel", "2", "--claude"])
+        .arg(&claude)
+        .stdout_with(3);
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    assert!(
+        waiting.contains(&tasks[2]) && waiting.contains("no step of the spec"),
+        "{waiting}\n{out}"
+    );
+    let status = ralph_br(&env).args(["status"]).stdout_with(0);
+    assert!(
+        status.contains("parallel: up to 2 at once · 0 working · 0 queued · 1 merged"),
+        "{status}"
+    );
+    assert!(
+        status.contains(&format!("w1   merged    {}", tasks[0])),
+        "{status}"
+    );
+    let json = ralph_br(&env).args(["status", "--json"]).json_with(0);
+    assert_eq!(
+        json["parallel"]["steps"][&tasks[0]]["place"], "merged",
+        "{json}"
+    );
+}
