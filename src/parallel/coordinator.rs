@@ -481,7 +481,10 @@ impl Coordinator<'_> {
             self.shell.run.save_state(&live.saved)?;
             let slot = live.board.steps.get_mut(&w.step);
             match outcome {
-                Outcome::StepDone => {
+                // A worker whose session found every box checked (the last
+                // step) and wrote COMPLETE: its step is done all the same,
+                // and the run judges COMPLETE once it is merged.
+                Outcome::StepDone | Outcome::Complete => {
                     self.shell
                         .ui
                         .note(&format!("{}: {reason}; queued for merging", w.name));
