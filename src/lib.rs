@@ -7,6 +7,7 @@ pub mod config;
 pub mod exit;
 pub mod fsutil;
 pub mod git;
+pub mod github;
 pub mod handoff;
 pub mod history;
 pub mod hook;

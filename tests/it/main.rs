@@ -9,6 +9,7 @@ mod config_file;
 mod confined;
 mod confinement;
 mod gate;
+mod github_api;
 mod harness;
 mod hostile;
 mod hostile_import;
