@@ -256,6 +256,10 @@ impl Loop {
         refuse_what_cannot_run(&settings, &project)?;
         let mut settings = settings;
         prepare_confined(&mut settings, &project, in_worktree, &ui)?;
+        // --push / --pr: the branch, its remote, the pull request's base,
+        // the token: what is missing is said before anything runs.
+        let mut ship =
+            crate::ship::Ship::start(&project.root, settings.push, settings.pr).map_err(usage)?;
         let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
         refuse_what_cannot_finish(&settings, &project, &checked, &ui)?;
         if let Some(done) = first_move(&settings, &project, &checked, &ui)? {
@@ -287,6 +291,9 @@ impl Loop {
             project.root.clone(),
             run.new_file("notifications.jsonl").ok(),
         );
+        if let Some(s) = &mut ship {
+            s.log_to(run.new_file("ship.jsonl").ok());
+        }
         let result = Shell {
             project: &project,
             s: &settings,
@@ -296,6 +303,7 @@ impl Loop {
             outbox,
             pacing: std::cell::RefCell::new(None),
             own_dirty,
+            ship,
         }
         .run(&mut lock, saved);
         lock.release();

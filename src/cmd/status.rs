@@ -434,6 +434,9 @@ struct Report<'a> {
     /// Changes to `[gate] protect` files since the latest run began.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     protected: Vec<String>,
+    /// The pull request the newest run with `--pr` opened or updated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pull_request: Option<crate::ship::PullShown>,
 }
 
 impl Report<'_> {
@@ -507,6 +510,10 @@ impl Report<'_> {
         if let Some(r) = &self.last_run {
             show!("{}", r.line());
         }
+        if let Some(p) = &self.pull_request {
+            let state = if p.draft { "draft" } else { "ready for review" };
+            show!("pr:      #{} ({state}) {}", p.number, p.url);
+        }
         for p in &self.protected {
             show!("protected: {p} (since the run began)");
         }
@@ -579,6 +586,9 @@ impl Run for Status {
             no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
             no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
             protected: protected_touched(&project),
+            pull_request: RunDir::newest_first(&project.runs())
+                .take(50)
+                .find_map(|r| r.summary()?.pull_request),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

@@ -102,6 +102,10 @@ pub struct Settings {
     pub notify: Option<crate::notify::Notifier>,
     /// Sessions confined by Claude Code's sandbox, and what they may reach.
     pub confined: Option<crate::sandbox::confine::Confinement>,
+    /// Push the run's branch (`--push`; `--pr` pushes too).
+    pub push: bool,
+    /// Open or update a pull request for it (`--pr`).
+    pub pr: bool,
 }
 
 const DAY: u64 = 86_400;
@@ -403,6 +407,8 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
             review,
             notify,
             confined,
+            push: o.push || o.pr,
+            pr: o.pr,
         },
     })
 }

@@ -22,6 +22,7 @@ mod review;
 mod run_loop;
 mod sentinels;
 mod setup;
+mod ship;
 mod stop_hook;
 mod watch;
 mod worktrees;
