@@ -175,14 +175,35 @@ impl Ship {
                     body: &text,
                     draft,
                 };
-                (pr.client.create_pull(&pr.repo, &new)?, true)
+                match pr.client.create_pull(&pr.repo, &new) {
+                    // A private repository on a plan without drafts: an
+                    // open pull request rather than none.
+                    Err(crate::github::Error::Unprocessable { message, .. })
+                        if draft && message.to_lowercase().contains("draft") =>
+                    {
+                        let ready = NewPull {
+                            draft: false,
+                            ..new
+                        };
+                        let p = pr.client.create_pull(&pr.repo, &ready)?;
+                        return Ok((
+                            PullShown {
+                                number: p.number,
+                                url: crate::output::visible_line(&p.html_url),
+                                draft: false,
+                            },
+                            true,
+                        ));
+                    }
+                    r => (r?, true),
+                }
             }
         };
         pr.client.set_draft(&pull, draft)?;
         Ok((
             PullShown {
                 number: pull.number,
-                url: pull.html_url.clone(),
+                url: crate::output::visible_line(&pull.html_url),
                 draft,
             },
             made,

@@ -351,6 +351,25 @@ fn pull_request_refusals_say_what_to_fix_and_the_pushed_work_stays() {
     let out = shipping_loop(&env, &gh).args(["--pr"]).stdout_with(3);
     assert!(out.contains("GitHub's rate limit stopped GET /repos/octo/hello/pulls: no calls left until 2030-01-01T00:00:00Z"), "{out}");
     assert!(gh.pulls().is_empty());
+    // A repository whose plan has no drafts: the pull request is opened
+    // ready rather than not at all.
+    env.ralph().args(["resume"]).assert().success();
+    gh.refuse(Refusal::new(
+        Some("POST"),
+        "/repos/octo/hello/pulls",
+        422,
+        "Draft pull requests are not supported in this repository.",
+    ));
+    env.api.session([
+        Reply::bash("ralph waiting -r 'once more'"),
+        Reply::text("ok"),
+    ]);
+    let out = shipping_loop(&env, &gh).args(["--pr"]).stdout_with(3);
+    assert!(
+        out.contains("opened pull request #1 (ready for review)"),
+        "{out}"
+    );
+    assert_eq!(gh.pulls()[0]["draft"], false);
     token_kept_secret(&env, &gh, &[&out, &err]);
 }
 
