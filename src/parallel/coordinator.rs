@@ -696,6 +696,13 @@ impl Coordinator<'_> {
             self.integration(),
             took.as_millis()
         ));
+        // `--push`: what is merged goes to the remote as it lands.
+        if let Some(ship) = &self.shell.ship
+            && let Err(why) = ship.push(self.root(), &self.shell.ui)
+        {
+            live.end
+                .get_or_insert((Outcome::Waiting, format!("--push: {why}")));
+        }
         let dir = worktree::path_for(&main, name);
         if let Err(e) = worktree::remove(&main, &dir, name) {
             self.shell.ui.note(&format!(

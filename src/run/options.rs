@@ -117,6 +117,10 @@ pub struct Settings {
     pub on_conflict: crate::parallel::OnConflict,
     /// This loop is a worker of a parallel run (set by its coordinator).
     pub worker: Option<crate::parallel::Worker>,
+    /// Push the run's branch (`--push`; `--pr` pushes too).
+    pub push: bool,
+    /// Open or update a pull request for it (`--pr`).
+    pub pr: bool,
 }
 
 const DAY: u64 = 86_400;
@@ -422,6 +426,8 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
             parallel,
             on_conflict: o.on_conflict.unwrap_or_default(),
             worker: None,
+            push: o.push || o.pr,
+            pr: o.pr,
         },
     })
 }

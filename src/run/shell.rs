@@ -101,6 +101,8 @@ pub struct Shell<'a> {
     /// ralph's own files (`progress::OWN`) that had uncommitted changes
     /// before the loop wrote to them: not ralph's to commit.
     pub own_dirty: Vec<String>,
+    /// `--push` / `--pr`: where the run's work goes.
+    pub ship: Option<crate::ship::Ship>,
 }
 
 impl Shell<'_> {
@@ -868,8 +870,12 @@ impl Shell<'_> {
             self.append(record)?;
         }
         let quit_by_user = self.quit_by_user(&p.ended);
+        let head_before = live.before.head.clone();
         // `before` is the next session's: this one's `after`.
         let step_before = std::mem::replace(&mut live.before, p.after).next;
+        if live.before.head != head_before {
+            self.push_after_session(live)?;
+        }
         Ok(engine::Recorded {
             error,
             cost_usd: cost.unwrap_or(0.0),
@@ -880,6 +886,24 @@ impl Shell<'_> {
             step_before,
             step_after: live.before.next.clone(),
         })
+    }
+
+    /// `--push`: what a session committed goes to the remote as it ends; a
+    /// push that needs a human writes WAITING, which stops the loop. A
+    /// rebase moved HEAD: the next session starts from there.
+    fn push_after_session(&self, live: &mut Live) -> Result<()> {
+        let Some(ship) = &self.ship else {
+            return Ok(());
+        };
+        let root = &self.project.root;
+        if let Err(why) = ship.push(root, &self.ui) {
+            sentinel::Waiting::new(format!("--push: {why}")).write(&self.project.waiting())?;
+        }
+        let now = progress::take(root, &self.project.spec());
+        if now.head != live.before.head {
+            live.before = now;
+        }
+        Ok(())
     }
 
     /// After a session's record: its `on_session_end` hook, what the user
@@ -1244,7 +1268,7 @@ impl Shell<'_> {
             ))
             .write(&project.waiting())?;
         }
-        let summary = Summary {
+        let mut summary = Summary {
             run_id: run.id.clone(),
             outcome,
             exit_code: outcome.code(),
@@ -1267,19 +1291,24 @@ impl Shell<'_> {
             cost_unknown: saved.cost_unknown,
             reviews: saved.state.reviews,
             review: saved.last_review.clone(),
+            pull_request: None,
         };
         run.write_summary(&summary)?;
         // You stopped it: what it leaves is yours to see as it is.
         if outcome != Outcome::Interrupted {
             self.commit_own();
+            if let Some(ship) = &self.ship {
+                crate::ship::finish(ship, (project, &self.ui), saved, &mut summary)?;
+                run.write_summary(&summary)?;
+            }
         }
         // A worker's end is its run's to tell.
         if self.s.worker.is_none() {
             self.end_hook(&summary);
         }
         self.say_end(&summary);
-        self.tell_end(outcome, &reason);
-        Ok(outcome.code())
+        self.tell_end(summary.outcome, &summary.reason);
+        Ok(summary.outcome.code())
     }
 
     /// The run's end, told (`[notify]`), and any notice that failed, said.
@@ -1463,6 +1492,7 @@ mod tests {
             outbox: crate::notify::send::Outbox::new(None, "t".into(), root.into(), None),
             pacing: std::cell::RefCell::new(None),
             own_dirty: Vec::new(),
+            ship: None,
         };
         let first = before.head.clone();
         let mut live = Live {

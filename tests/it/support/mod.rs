@@ -38,6 +38,7 @@
 pub mod agents;
 pub mod api;
 mod chat;
+pub mod github;
 pub mod loops;
 pub mod tmux;
 mod wire;
