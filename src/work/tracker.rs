@@ -285,6 +285,45 @@ impl Beads {
         Ok(())
     }
 
+    /// Set the tracker up in the project (`init`).
+    pub fn init(&self) -> Result<(), TrackerError> {
+        let out = spawn(&self.bin, &self.project, &["init"])?
+            .wait_with_output()
+            .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
+        if !out.status.success() {
+            return Err(TrackerError::Failed(format!(
+                "`{} init` failed: {}",
+                self.name(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Delete these tasks (br: tombstoned and pruned from its JSONL), in
+    /// one call, saying why: what a plan that was not kept had made.
+    pub fn delete(&self, ids: &[String], reason: &str) -> Result<(), TrackerError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut args: Vec<&str> = match self.kind {
+            Kind::Br => vec!["delete", "--force", "--hard", "--reason", reason, "--"],
+            Kind::Bd => vec!["delete", "--force", "--"],
+        };
+        args.extend(ids.iter().map(String::as_str));
+        let out = spawn(&self.bin, &self.project, &args)?
+            .wait_with_output()
+            .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
+        if !out.status.success() {
+            return Err(TrackerError::Failed(format!(
+                "`{} delete` failed: {}",
+                self.name(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
     pub fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
         // br builds and prints every field of every issue unless told which:
         // asking for the three we read makes the call about a fifth cheaper
