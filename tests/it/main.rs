@@ -17,6 +17,7 @@ mod install_hook;
 mod logs;
 mod loop_edges;
 mod notify;
+mod plan;
 mod review;
 mod run_loop;
 mod sentinels;
