@@ -267,6 +267,35 @@ fn a_spec_of_your_own_is_not_replaced_without_force_and_no_session_runs() {
     assert_planned(&env, &out);
 }
 
+/// A clone's config runs nothing until approved: no planning session
+/// either, as no loop.
+#[test]
+fn a_clones_config_refuses_the_plan_until_approved() {
+    let env = bare_project();
+    fs::create_dir_all(env.project.join(".ralph")).unwrap();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"touch pwned\"]\n",
+    )
+    .unwrap();
+    let err = plan(&env, "a CLI that greets").stderr_with(2);
+    assert!(
+        err.starts_with(&format!(
+            "ralph plan: what {} asks to run or allow has not been approved:",
+            env.project.display()
+        )) && err.contains("`ralph trust`"),
+        "{err}"
+    );
+    assert!(env.api.requests().is_empty(), "no session was started");
+    assert!(!env.project.join(".beads").exists(), "no tracker made");
+    env.approve_config();
+    env.api
+        .session([Reply::bash(PLAN), Reply::text("Planned.")]);
+    let out = plan(&env, "a CLI that greets").stdout_with(0);
+    assert_planned(&env, &out);
+    assert!(!env.project.join("pwned").exists());
+}
+
 #[test]
 fn plan_help_says_what_it_writes() {
     let env = TestEnv::new();
