@@ -266,6 +266,14 @@ struct Session<'a> {
 /// Links are left out (ralph writes through none).
 type Guarded = Vec<(PathBuf, Option<Vec<u8>>)>;
 
+/// What was there before the session, to tell what it did.
+struct Before {
+    tasks: Vec<String>,
+    guarded: Guarded,
+    /// Files `git status` showed changed outside `.ralph/` and `.beads/`.
+    outside: Vec<String>,
+}
+
 impl Session<'_> {
     fn run(&self, what: &str) -> Result<Outcome> {
         let project = self.project;
@@ -275,14 +283,27 @@ impl Session<'_> {
         let text = plan::prompt(what, &shown_draft, self.beads.name());
         let prompt = draft_dir.join("planning-prompt.md");
         crate::fsutil::atomic_write(&prompt, text.as_bytes(), 0o644)?;
-        let before_tasks = self.task_ids()?;
-        // Its draft stays out of git, kept or not.
-        super::init::ensure_gitignore(project)?;
-        let guarded = guard(project);
-        let outside = changed_outside(&project.root);
+        let before = Before {
+            tasks: self.task_ids()?,
+            // Its draft stays out of git, kept or not (before the guard).
+            guarded: super::init::ensure_gitignore(project).map(|_| guard(project))?,
+            outside: changed_outside(&project.root),
+        };
         let mut s = self.s.clone();
         s.prompt = prompt;
-        let ended = self.session(&s, &draft_dir)?;
+        let ended = match self.session(&s, &draft_dir) {
+            Ok(e) => e,
+            Err(e) => {
+                // Not started, or not waited for: what it made goes too.
+                let mut notes = put_back(&before.guarded);
+                let made = self.made_since(&before.tasks).unwrap_or_default();
+                self.undo_tasks(&made, &mut notes);
+                for n in notes {
+                    crate::errln!("{}", visible_line(&n));
+                }
+                return Err(e);
+            }
+        };
         let mut o = Outcome {
             agent: s.agent.to_string(),
             model: s.model.clone(),
@@ -291,27 +312,11 @@ impl Session<'_> {
             draft: Some(shown_draft),
             ..Outcome::default()
         };
-        o.notes = put_back(&guarded);
-        o.notes.extend(left_outside(&project.root, &outside));
-        o.tasks_made = self
-            .task_ids()?
-            .into_iter()
-            .filter(|id| !before_tasks.contains(id))
-            .collect();
+        o.notes = put_back(&before.guarded);
+        o.notes.extend(left_outside(&project.root, &before.outside));
+        o.tasks_made = self.made_since(&before.tasks)?;
         let draft = read_draft(&draft_dir, &mut o.problems);
-        if o.session != "ok" {
-            o.problems.insert(0, self.ended_badly(&ended, &o.session));
-        } else if o.problems.is_empty() {
-            let judged = draft
-                .spec
-                .as_deref()
-                .map(|t| crate::work::completion::check_text(t, &project.root, s.tracker));
-            if let Some(Ok(j)) = &judged {
-                o.steps = j.spec.total();
-                o.epic = j.spec.epic.as_ref().map(|(_, e)| e.clone());
-            }
-            o.problems = plan::problems(&draft, judged.as_ref(), template("readme.md"));
-        }
+        self.judge(&mut o, &draft, &ended);
         if o.problems.is_empty() {
             o.written = keep(project, &draft)?;
             o.kept = true;
@@ -321,6 +326,37 @@ impl Session<'_> {
             o.tasks_deleted = self.undo_tasks(&o.tasks_made, &mut o.notes);
         }
         Ok(o)
+    }
+
+    /// The draft of a session that ended well, checked: its problems (and
+    /// its steps and epic) in `o`.
+    fn judge(&self, o: &mut Outcome, draft: &Draft, ended: &crate::session::Finished) {
+        if o.session != "ok" {
+            o.problems.insert(0, self.ended_badly(ended, &o.session));
+            return;
+        }
+        if !o.problems.is_empty() {
+            return;
+        }
+        let root = &self.project.root;
+        let judged = draft
+            .spec
+            .as_deref()
+            .map(|t| crate::work::completion::check_text(t, root, self.s.tracker));
+        if let Some(Ok(j)) = &judged {
+            o.steps = j.spec.total();
+            o.epic = j.spec.epic.as_ref().map(|(_, e)| e.clone());
+        }
+        o.problems = plan::problems(draft, judged.as_ref(), template("readme.md"));
+    }
+
+    /// The tasks in the tracker now that were not among `before`.
+    fn made_since(&self, before: &[String]) -> Result<Vec<String>> {
+        Ok(self
+            .task_ids()?
+            .into_iter()
+            .filter(|id| !before.contains(id))
+            .collect())
     }
 
     /// Start the session and wait for its end, its stream shown as a

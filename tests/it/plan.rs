@@ -296,6 +296,31 @@ fn a_clones_config_refuses_the_plan_until_approved() {
     assert!(!env.project.join("pwned").exists());
 }
 
+/// An agent that cannot even start leaves no tracker behind (the one ralph
+/// set up for the plan) and says why.
+#[test]
+fn a_planner_that_cannot_start_leaves_nothing_behind() {
+    let env = bare_project();
+    let broken = env.tmp.path().join("claude");
+    fs::write(&broken, "#!/nonexistent/interpreter\n").unwrap();
+    fs::set_permissions(&broken, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let err = env
+        .ralph()
+        .env("PATH", env.path_with_br())
+        .args(["plan", "a CLI that greets", "--claude"])
+        .arg(&broken)
+        .stderr_with(1);
+    assert!(
+        err.contains(&format!(
+            "removed {}, which ralph set up for this plan",
+            env.project.join(".beads").display()
+        )) && err.contains(&format!("cannot start {}", broken.display())),
+        "{err}"
+    );
+    assert!(!env.project.join(".beads").exists());
+    assert!(!env.project.join(".ralph/spec.md").exists());
+}
+
 #[test]
 fn plan_help_says_what_it_writes() {
     let env = TestEnv::new();
