@@ -296,6 +296,36 @@ fn a_clones_config_refuses_the_plan_until_approved() {
     assert!(!env.project.join("pwned").exists());
 }
 
+/// Ctrl+C ends the session cleanly and keeps nothing, whatever it drafted
+/// and made by then (exit 130).
+#[test]
+fn an_interrupted_plan_keeps_nothing() {
+    let env = bare_project();
+    env.api.session([
+        Reply::bash(PLAN),
+        Reply::Stall(std::time::Duration::from_secs(120)),
+        Reply::text("late"),
+    ]);
+    let live = Live::start(plan(&env, "a CLI that greets"));
+    let drafted = env.project.join(".ralph/plan-draft/readme.md");
+    assert!(
+        eventually(std::time::Duration::from_secs(60), || drafted.is_file()),
+        "{}{}",
+        live.stdout(),
+        live.stderr()
+    );
+    live.signal(nix::sys::signal::Signal::SIGINT);
+    let (code, out, err) = live.finish(std::time::Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{out}{err}");
+    assert!(
+        out.contains("  - the planning session did not end well (interrupted)")
+            && out.contains("deleted the 3 tasks it made from the tracker: "),
+        "{out}"
+    );
+    assert!(!env.project.join(".beads").exists());
+    assert!(!env.project.join(".ralph/spec.md").exists());
+}
+
 /// An agent that cannot even start leaves no tracker behind (the one ralph
 /// set up for the plan) and says why.
 #[test]
