@@ -1107,26 +1107,7 @@ impl Shell<'_> {
         st: &crate::session::stream::Session,
         seat: crate::run::options::Seat,
     ) -> Option<f64> {
-        use crate::agent::prices::{cost, price};
-        if seat.agent.reports_cost() {
-            // pi and opencode price tokens from the user's own config: no
-            // price there is $0 for work done, which is not known.
-            let worked = st.usage.input_tokens + st.usage.output_tokens > 0;
-            return (st.cost_usd > 0.0 || !worked).then_some(st.cost_usd);
-        }
-        let worked: Vec<_> = st
-            .by_model
-            .iter()
-            .filter(|(_, u)| *u != Default::default())
-            .collect();
-        if !worked.is_empty() {
-            return worked
-                .iter()
-                .map(|(m, u)| price(m, &self.s.prices).map(|p| cost(u, p)))
-                .sum();
-        }
-        let model = seat.model.or(st.model.as_deref())?;
-        Some(cost(&st.usage, price(model, &self.s.prices)?))
+        cost_of(st, seat, &self.s.prices)
     }
 
     /// The session's record, as `records.jsonl` keeps it.
@@ -1427,6 +1408,36 @@ impl Shell<'_> {
             ui.line(hint);
         }
     }
+}
+
+/// What a session cost: as the agent said (Claude Code), else its tokens
+/// at the model's price (by model, where the stream breaks them down);
+/// `None` when a model that did work has no price.
+pub(crate) fn cost_of(
+    st: &crate::session::stream::Session,
+    seat: crate::run::options::Seat,
+    prices: &std::collections::BTreeMap<String, crate::agent::prices::Price>,
+) -> Option<f64> {
+    use crate::agent::prices::{cost, price};
+    if seat.agent.reports_cost() {
+        // pi and opencode price tokens from the user's own config: no
+        // price there is $0 for work done, which is not known.
+        let worked = st.usage.input_tokens + st.usage.output_tokens > 0;
+        return (st.cost_usd > 0.0 || !worked).then_some(st.cost_usd);
+    }
+    let worked: Vec<_> = st
+        .by_model
+        .iter()
+        .filter(|(_, u)| *u != Default::default())
+        .collect();
+    if !worked.is_empty() {
+        return worked
+            .iter()
+            .map(|(m, u)| price(m, prices).map(|p| cost(u, p)))
+            .sum();
+    }
+    let model = seat.model.or(st.model.as_deref())?;
+    Some(cost(&st.usage, price(model, prices)?))
 }
 
 #[cfg(test)]
