@@ -257,45 +257,67 @@ impl Coordinator<'_> {
 
     /// Until every step is merged (`None`) or the run must stop.
     fn work(&self, live: &mut Live, lock: &mut LoopLock) -> Result<Option<(Outcome, String)>> {
+        // The scheduler asks the tracker: only when something changed.
+        let mut changed = true;
         loop {
             if let Some(sig) = crate::procs::signals::stop_requested() {
                 self.stop_all(live)?;
                 return Ok(Some((Outcome::Interrupted, format!("{sig} received"))));
             }
-            self.reap(live)?;
-            if let Some(key) = live.queue.pop_front() {
-                self.merge(live, &key)?;
-            }
-            let never = if live.end.is_none() {
-                self.start_free(live)?
-            } else {
-                Vec::new()
+            changed |= self.reap(live)?;
+            // One merge at a time, and the next at once: the freed slots
+            // are filled between them.
+            let merged = match live.queue.pop_front() {
+                Some(key) => {
+                    self.merge(live, &key)?;
+                    true
+                }
+                None => false,
             };
-            lock.set_iteration(live.board.workers)?;
-            live.board.save(&self.board_path())?;
-            if live.running.is_empty() && live.queue.is_empty() {
-                if let Some(end) = live.end.take() {
-                    return Ok(Some(end));
+            if changed || merged {
+                changed = false;
+                let never = match live.end {
+                    None => self.start_free(live)?,
+                    Some(_) => Vec::new(),
+                };
+                lock.set_iteration(live.board.workers)?;
+                live.board.save(&self.board_path())?;
+                if live.running.is_empty() && live.queue.is_empty() {
+                    return self.all_done_or(live, &never);
                 }
-                let open = spec::parse(&self.spec_text()?)
-                    .steps
-                    .iter()
-                    .any(|s| !s.checked);
-                if !open {
-                    return Ok(None);
-                }
-                let why = never
-                    .iter()
-                    .map(|(k, why)| format!("{k}: {why}"))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                return Ok(Some((
-                    Outcome::Waiting,
-                    format!("no open step can start: {why}"),
-                )));
             }
-            std::thread::sleep(Duration::from_millis(200));
+            if !merged {
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
+    }
+
+    /// Nothing runs and nothing waits to merge: every step is merged
+    /// (`None`), or why the run stops.
+    fn all_done_or(
+        &self,
+        live: &mut Live,
+        never: &[(String, String)],
+    ) -> Result<Option<(Outcome, String)>> {
+        if let Some(end) = live.end.take() {
+            return Ok(Some(end));
+        }
+        let open = spec::parse(&self.spec_text()?)
+            .steps
+            .iter()
+            .any(|s| !s.checked);
+        if !open {
+            return Ok(None);
+        }
+        let why = never
+            .iter()
+            .map(|(k, why)| format!("{k}: {why}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Ok(Some((
+            Outcome::Waiting,
+            format!("no open step can start: {why}"),
+        )))
     }
 
     fn spec_text(&self) -> Result<String> {
@@ -468,14 +490,15 @@ impl Coordinator<'_> {
 
     /// Workers that ended: a done step queued; any other end kept as the
     /// run's reason to stop (after the others finish what they work on).
-    fn reap(&self, live: &mut Live) -> Result<()> {
-        let mut i = 0;
+    fn reap(&self, live: &mut Live) -> Result<bool> {
+        let (mut i, mut any) = (0, false);
         while i < live.running.len() {
             let Some((outcome, reason)) = live.running[i].ended()? else {
                 i += 1;
                 continue;
             };
             let w = live.running.remove(i);
+            any = true;
             self.keep_records(&w, &mut live.saved)?;
             self.count_spent(&mut live.saved)?;
             self.shell.run.save_state(&live.saved)?;
@@ -516,7 +539,7 @@ impl Coordinator<'_> {
                 }
             }
         }
-        Ok(())
+        Ok(any)
     }
 
     /// A task its worker gave up: open again, nobody's.
