@@ -280,7 +280,8 @@ impl Coordinator<'_> {
                     None => self.start_free(live)?,
                     Some(_) => Vec::new(),
                 };
-                lock.set_iteration(live.board.workers)?;
+                // The run's sessions so far, as `status` and `watch` show a loop's.
+                lock.set_iteration(budget::read(&self.budget())?.sessions)?;
                 live.board.save(&self.board_path())?;
                 if live.running.is_empty() && live.queue.is_empty() {
                     return self.all_done_or(live, &never);
