@@ -258,8 +258,14 @@ impl Coordinator<'_> {
     /// Until every step is merged (`None`) or the run must stop.
     fn work(&self, live: &mut Live, lock: &mut LoopLock) -> Result<Option<(Outcome, String)>> {
         // The scheduler asks the tracker: only when something changed.
-        let mut changed = true;
+        let (mut changed, mut sessions) = (true, None);
         loop {
+            // The run's sessions so far, as `status` and `watch` show a loop's.
+            let now = budget::read(&self.budget())?.sessions;
+            if sessions != Some(now) {
+                lock.set_iteration(now)?;
+                sessions = Some(now);
+            }
             if let Some(sig) = crate::procs::signals::stop_requested() {
                 self.stop_all(live)?;
                 return Ok(Some((Outcome::Interrupted, format!("{sig} received"))));
@@ -280,8 +286,6 @@ impl Coordinator<'_> {
                     None => self.start_free(live)?,
                     Some(_) => Vec::new(),
                 };
-                // The run's sessions so far, as `status` and `watch` show a loop's.
-                lock.set_iteration(budget::read(&self.budget())?.sessions)?;
                 live.board.save(&self.board_path())?;
                 if live.running.is_empty() && live.queue.is_empty() {
                     return self.all_done_or(live, &never);
