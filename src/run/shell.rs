@@ -63,6 +63,9 @@ struct Live {
     /// What was uncommitted when the loop started: the user's, never a
     /// session's (not blamed on one, never committed by `--commit auto`).
     users: Vec<String>,
+    /// The agent whose usage limit the last session met (a parallel run's
+    /// other workers are told how long it holds).
+    limited: Option<usize>,
 }
 
 /// A session that ended, as its round goes on: what its record needs.
@@ -423,6 +426,7 @@ impl Shell<'_> {
             before,
             pending: None,
             users,
+            limited: None,
         };
         let mut ev = Event::Begin;
         let mut last_saved = live.saved.state.counts();
@@ -444,7 +448,10 @@ impl Shell<'_> {
                 last_saved = live.saved.state.counts();
             }
             // A worker's session claimed from the run's budget, then refused.
-            if let (true, Action::Stop { .. }, Some(w)) = (claimed, &action, &self.s.worker) {
+            if let (true, Some(w)) = (
+                claimed && !matches!(action, Action::Spawn { .. }),
+                &self.s.worker,
+            ) {
                 crate::parallel::budget::unclaim_session(&w.budget)?;
             }
             ev = match action {
@@ -526,6 +533,9 @@ impl Shell<'_> {
     /// of it.
     fn act(&self, action: Action, lock: &mut LoopLock, live: &mut Live) -> Result<Event> {
         let (s, ui) = (self.s, &self.ui);
+        if let Some(agent) = live.limited.take() {
+            self.share_limit(&action, agent, &live.saved)?;
+        }
         Ok(match action {
             Action::Stop { .. } => unreachable!("the loop stops before acting"),
             Action::Round(need) => self.carry_out(need, live)?,
@@ -540,6 +550,7 @@ impl Shell<'_> {
                 event
             }
             Action::Prepare { iteration } => self.prepare(iteration, &live.saved, &live.before),
+
             Action::Spawn {
                 iteration,
                 session,
@@ -567,6 +578,23 @@ impl Shell<'_> {
             }
             Action::Wait { wait, why } => self.wait_for_limit(lock, &live.saved, wait, &why)?,
         })
+    }
+
+    /// A worker's session met its agent's usage limit: until when it holds
+    /// (as the engine judged it), for the run's other workers.
+    fn share_limit(&self, action: &Action, agent: usize, saved: &Saved) -> Result<()> {
+        let Some(w) = &self.s.worker else {
+            return Ok(());
+        };
+        let until = match action {
+            Action::Wait { wait, .. } => now_epoch() + wait.as_secs(),
+            Action::Fallback { from, .. } => {
+                saved.state.limited_until.get(*from).copied().unwrap_or(0)
+            }
+            _ => return Ok(()),
+        };
+        let name = self.s.seat(agent).agent.to_string();
+        crate::parallel::budget::limited(&w.budget, &name, until)
     }
 
     /// Carry out what the engine's round needs.
@@ -646,7 +674,11 @@ impl Shell<'_> {
         );
         let stop = crate::procs::signals::stop_requested();
         let shared = match (&self.s.worker, &stop) {
-            (Some(w), None) => match crate::parallel::budget::claim_session(&w.budget) {
+            (Some(w), None) => match crate::parallel::budget::claim_session(
+                &w.budget,
+                &self.s.seat(saved.state.agent).agent.to_string(),
+                now_epoch(),
+            ) {
                 Ok(s) => Some(s),
                 Err(e) => {
                     self.ui.note(&format!("{e:#}"));
@@ -846,6 +878,9 @@ impl Shell<'_> {
     /// and what the engine counts.
     fn record_session(&self, live: &mut Live) -> Result<engine::Recorded> {
         let p = live.pending.take().expect("a session's round records it");
+        if matches!(p.outcome, SessionOutcome::Limited(_)) {
+            live.limited = Some(p.agent);
+        }
         let before = &live.before;
         let seat = self.s.seat(p.agent);
         let session = Ran {
@@ -1511,6 +1546,7 @@ mod tests {
             before,
             pending: None,
             users: Vec::new(),
+            limited: None,
         };
         let mut ev = Event::Begin;
         let mut asked = Vec::new();

@@ -505,3 +505,52 @@ fn a_step_that_waits_for_a_task_outside_the_spec_stops_for_a_human_and_status_sh
         "{json}"
     );
 }
+
+#[test]
+fn a_usage_limit_one_worker_meets_holds_the_others_on_that_agent_until_it_resets() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
+    let reset = now_epoch() + 14;
+    let work = "echo \"$RALPH_STEP\" > \"step-$RALPH_STEP.txt\" && \
+                sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
+                git add -A && git commit -qm \"step $RALPH_STEP\"";
+    // Whichever worker's session comes first meets the limit; the other
+    // does its step, which frees a slot for the third step's worker.
+    env.api.session([Reply::usage_limit(format!(
+        "Claude AI usage limit reached|{reset}"
+    ))]);
+    env.api.session([
+        Reply::Stall(Duration::from_secs(2)),
+        Reply::bash(work),
+        Reply::text("Done."),
+    ]);
+    for _ in 0..2 {
+        env.api.session([Reply::bash(work), Reply::text("Done.")]);
+    }
+    let out = ralph_loop(&env)
+        .args(["--parallel", "2", "--max-iterations", "8"])
+        .stdout_with(0);
+    assert!(out.contains("complete: all 3 steps done"), "{out}");
+    let recs = records(&env);
+    let limited: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["outcome"].as_str().unwrap().starts_with("limited"))
+        .collect();
+    assert_eq!(limited.len(), 1, "one session met the limit: {recs:?}");
+    // The third step's worker started after the limit was known: it waited
+    // for the reset instead of meeting the limit itself.
+    let w3: Vec<&Value> = recs.iter().filter(|r| r["worker"] == "w3").collect();
+    assert!(!w3.is_empty(), "{recs:?}");
+    for r in &w3 {
+        let start = humantime::parse_rfc3339(r["start"].as_str().unwrap())
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert!(start >= reset, "w3's session started before the reset: {r}");
+    }
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("[w3]") && l.contains("usage limit reached")),
+        "w3 said why it waited: {out}"
+    );
+}
