@@ -28,6 +28,12 @@ pub fn path_for(root: &Path, run_id: &str) -> PathBuf {
     crate::trust::store::lock_file(root).with_extension(format!("{run_id}.budget.json"))
 }
 
+/// Beside the budget: the repository's shared git setup as the run began
+/// (`sandbox::gitguard::Baseline`), which confined workers put back to.
+pub fn baseline_path(budget: &Path) -> PathBuf {
+    budget.with_extension("gitguard.json")
+}
+
 /// Start a run's budget at what it had spent (a resumed run's count).
 pub fn start(path: &Path, sessions: u32, cost_usd: f64) -> Result<()> {
     if let Some(dir) = path.parent() {

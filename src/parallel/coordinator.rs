@@ -204,6 +204,12 @@ impl Coordinator<'_> {
     pub fn run(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
         let (s, t0) = (self.shell.s, std::time::Instant::now());
         budget::start(&self.budget(), saved.state.iteration, saved.state.cost_usd)?;
+        // Confined workers put the shared git setup back to this.
+        if s.confined.is_some()
+            && let Some(b) = crate::sandbox::gitguard::Baseline::take(self.root())
+        {
+            b.save(&budget::baseline_path(&self.budget()))?;
+        }
         let mut board = Board::load(&self.board_path());
         board.parallel = s.parallel;
         let mut queue = VecDeque::new();

@@ -725,11 +725,18 @@ impl Shell<'_> {
         spec: session::Launch,
         number: u32,
     ) -> Result<session::Finished> {
-        let kept = self
-            .s
-            .confined
-            .as_ref()
-            .and_then(|_| crate::sandbox::gitguard::keep(&self.project.root));
+        let kept = self.s.confined.as_ref().and_then(|_| {
+            use crate::sandbox::gitguard;
+            let root = &self.project.root;
+            // A parallel run's worker: the shared files as the run found them.
+            let base = self.s.worker.as_ref().and_then(|w| {
+                gitguard::Baseline::load(&crate::parallel::budget::baseline_path(&w.budget))
+            });
+            match base {
+                Some(b) => gitguard::keep_from(root, &b),
+                None => gitguard::keep(root),
+            }
+        });
         let agent = spec.agent;
         // ralph's config where there was none: whatever the sandbox, a
         // confined session may not make one (it would set the next run's

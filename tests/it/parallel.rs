@@ -554,3 +554,54 @@ fn a_usage_limit_one_worker_meets_holds_the_others_on_that_agent_until_it_resets
         "w3 said why it waited: {out}"
     );
 }
+
+#[test]
+fn confined_workers_put_the_shared_git_setup_back_as_the_run_found_it() {
+    sandbox_tools();
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
+    let mark = env.tmp.path().join("PWNED");
+    // Step 1's session plants a hook and a config key in the git folder
+    // every worktree shares, and works on; step 3's session starts while
+    // they are there and ends after step 1's guard removed them.
+    let body = format!(
+        r#"c=$(git rev-parse --git-common-dir)
+case "$RALPH_STEP" in
+1) printf '#!/bin/sh\ntouch {m}-hook\n' > "$c/hooks/post-checkout"; chmod +x "$c/hooks/post-checkout"
+   git config --file "$c/config" core.fsmonitor "touch {m}-fsmonitor; false"; sleep 4;;
+3) sleep 6;;
+esac
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md; echo "$RALPH_STEP" > "f$RALPH_STEP.txt"
+git add -A; git -c core.fsmonitor=false -c core.hooksPath=/dev/null commit -qm step
+echo '{RESULT}'"#,
+        m = mark.display()
+    );
+    let claude = stand_in(&env, "claude-planter", &body);
+    let out = ralph_br(&env)
+        .args([
+            "loop",
+            "--confined",
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "6",
+            "--claude",
+        ])
+        .arg(&claude)
+        .stdout_with(0);
+    assert!(out.contains("complete: all 3 steps done"), "{out}");
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("[w3]") && l.contains("put back .git/hooks/post-checkout")),
+        "w3's guard put back what w1's session planted: {out}"
+    );
+    let fsmonitor = env
+        .command("git")
+        .args(["config", "--get-all", "core.fsmonitor"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&fsmonitor.stdout), "", "{out}");
+    assert!(
+        !env.project.join(".git/hooks/post-checkout").exists(),
+        "{out}"
+    );
+}
