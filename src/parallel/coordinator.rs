@@ -99,6 +99,17 @@ impl Board {
     }
 }
 
+/// A regular file (never through a link) copied to a new file, up to the
+/// run files' cap.
+fn copy_capped(from: &Path, to: &Path) -> Result<()> {
+    use std::io::Read;
+    let src = crate::fsutil::open_regular(from)?;
+    let mut dst =
+        crate::fsutil::create_new(to).with_context(|| format!("cannot create {}", to.display()))?;
+    std::io::copy(&mut src.take(crate::fsutil::RUN_FILE_CAP), &mut dst)?;
+    Ok(())
+}
+
 /// The board of a run folder, if it was a parallel run.
 pub fn board_of(run: &Path) -> Option<Board> {
     let p = run.join("parallel.json");
@@ -569,29 +580,38 @@ impl Coordinator<'_> {
         }
     }
 
-    /// A worker's records, kept with the run's (its stream files copied
-    /// beside them, so they outlive its worktree).
+    /// A worker's records, kept with the run's, and its files copied beside
+    /// them (`w1.session-001.jsonl`...), so that they outlive its worktree.
+    /// Its run folder is where its sessions could write: read only as a
+    /// folder ralph holds, regular files only, each up to the run files'
+    /// cap, written as new files of the run's own folder.
     fn keep_records(&self, w: &Running, saved: &mut Saved) -> Result<()> {
         let Some(from) = w.run_dir() else {
             return Ok(());
         };
-        let to = self
-            .shell
-            .run
-            .path
-            .join("workers")
-            .join(format!("{}-{}", w.name, from.id));
-        std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
-        for entry in std::fs::read_dir(&from.path)?.flatten() {
-            let ft = entry.file_type()?;
-            if ft.is_file() {
-                std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        if !from.held() {
+            self.shell.ui.note(&format!(
+                "{}'s run folder {} is not a folder of ralph's (a link?): its records are not kept",
+                w.name,
+                from.path.display()
+            ));
+            return Ok(());
+        }
+        let mut copied = std::collections::BTreeMap::new();
+        for entry in std::fs::read_dir(from.file(""))?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let to = format!("{}.{name}", w.name);
+            if copy_capped(&from.file(&name), &self.shell.run.new_file(&to)?).is_ok() {
+                copied.insert(name, self.shell.run.path.join(&to));
             }
         }
         for mut r in from.records() {
-            r.stream_file = r.stream_file.as_ref().map(|f| {
-                let name = Path::new(f).file_name().unwrap_or_default();
-                to.join(name).display().to_string()
+            r.stream_file = r.stream_file.as_ref().and_then(|f| {
+                let name = Path::new(f).file_name()?.to_string_lossy().into_owned();
+                copied.get(&name).map(|p| p.display().to_string())
             });
             saved.tokens.plus(&r.tokens);
             saved.cost_unknown |= r.cost_unknown;
@@ -620,6 +640,15 @@ impl Coordinator<'_> {
         };
         let branch = worktree::branch(&slot.worktree);
         let worker = slot.worker.clone().unwrap_or_default();
+        // Only a branch whose own spec has the step done (a board says
+        // queued where a session could write it).
+        if !queue::step_checked_on(self.root(), &branch, key) {
+            self.shell.ui.note(&format!(
+                "{branch} does not have {key} checked: not merged; its step is worked again"
+            ));
+            let parsed = spec::parse(&self.spec_text()?);
+            return self.start_worker(live, key, &parsed);
+        }
         let message = format!("ralph: merge {key} ({worker}, {branch})");
         let t0 = std::time::Instant::now();
         let merged = queue::merge(self.root(), &branch, key, &message)?;

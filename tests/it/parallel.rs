@@ -605,3 +605,75 @@ echo '{RESULT}'"#,
         "{out}"
     );
 }
+
+#[test]
+fn workers_end_with_a_run_killed_outright_and_a_step_text_may_begin_with_a_dash() {
+    let env = with_spec("# Spec\n\n- [ ] --claude=/bin/false odd\n- [ ] plain\n");
+    let marker = env.tmp.path().join("never");
+    let body = format!(
+        r#"sh -c 'while [ ! -e {m} ]; do sleep 0.2; done; echo parked-4242' &
+wait
+echo '{RESULT}'"#,
+        m = marker.display()
+    );
+    let claude = stand_in(&env, "claude-parked", &body);
+    let child = ralph_br(&env)
+        .args(["loop", "--parallel", "2", "--claude"])
+        .arg(&claude)
+        .spawn();
+    let held = || processes_with(&format!("while [ ! -e {}", marker.display())).len();
+    assert!(
+        eventually(Duration::from_secs(60), || held() == 2),
+        "both steps' sessions, the dashed one's too: {}",
+        held()
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = wait_output(child, Duration::from_secs(10));
+    assert!(
+        eventually(Duration::from_secs(20), || processes_with("--worker-step=")
+            .is_empty()),
+        "a worker outlived its run"
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || held() == 0),
+        "a worker's session outlived its run"
+    );
+}
+
+#[test]
+fn a_worker_run_folder_swapped_for_a_link_is_not_copied_through() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let secrets = env.tmp.path().join("secrets");
+    fs::create_dir_all(&secrets).unwrap();
+    fs::write(secrets.join("id_rsa"), "PRIVATE KEY").unwrap();
+    let body = format!(
+        r#"mv "$RALPH_RUN_DIR" "$RALPH_RUN_DIR.away" && ln -s {s} "$RALPH_RUN_DIR"
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md; echo "$RALPH_STEP" > "f$RALPH_STEP.txt"
+git add -A; git commit -qm step
+echo '{RESULT}'"#,
+        s = secrets.display()
+    );
+    let claude = stand_in(&env, "claude-swapper", &body);
+    let out = ralph_br(&env)
+        .args(["loop", "--parallel", "2", "--claude"])
+        .arg(&claude)
+        .assert()
+        .get_output()
+        .clone();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let copies: Vec<String> = walkdir::WalkDir::new(env.project.join(".ralph/runs"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("id_rsa"))
+        .map(|e| e.path().display().to_string())
+        .collect();
+    assert!(
+        copies.is_empty(),
+        "copied through the link: {copies:?}\n{said}"
+    );
+    assert!(said.contains("is not a folder of ralph's"), "{said}");
+}
