@@ -57,6 +57,9 @@ pub struct Slot {
     /// The last word on it (why its worker stopped, the files in conflict).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The files its last merge conflicted on, while it is resolved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
 }
 
 /// The run's board, by step key.
@@ -432,6 +435,7 @@ impl Coordinator<'_> {
             undone: 0,
             feedback: None,
             note: None,
+            conflicts: Vec::new(),
         });
         slot.worker = Some(worker.clone());
         slot.place = Place::Working;
@@ -530,12 +534,21 @@ impl Coordinator<'_> {
                 // step) and wrote COMPLETE: its step is done all the same,
                 // and the run judges COMPLETE once it is merged.
                 Outcome::StepDone | Outcome::Complete => {
+                    let left = slot
+                        .as_ref()
+                        .map(|s| queue::with_markers(&w.dir, &s.conflicts))
+                        .unwrap_or_default();
+                    if !left.is_empty() {
+                        self.unresolved(live, &w, &left)?;
+                        continue;
+                    }
                     self.shell
                         .ui
                         .note(&format!("{}: {reason}; queued for merging", w.name));
                     if let Some(slot) = slot {
                         slot.place = Place::Queued;
                         slot.feedback = None;
+                        slot.conflicts.clear();
                     }
                     live.queue.push_back(w.step.clone());
                 }
@@ -562,6 +575,44 @@ impl Coordinator<'_> {
             }
         }
         Ok(any)
+    }
+
+    /// A resolution that left conflict markers: its worker goes on, told
+    /// where they are.
+    fn unresolved(&self, live: &mut Live, w: &Running, files: &[String]) -> Result<()> {
+        let listed = files.join(", ");
+        self.shell.ui.note(&format!(
+            "{}: conflict markers are left in {listed}: the resolution goes on",
+            w.name
+        ));
+        let most = self.shell.s.limits.max_gate_failures;
+        let slot = live
+            .board
+            .steps
+            .get_mut(&w.step)
+            .expect("a worked step has a slot");
+        slot.undone += 1;
+        if slot.undone >= most {
+            slot.place = Place::GaveUp;
+            live.end.get_or_insert((
+                Outcome::Waiting,
+                format!(
+                    "{} was resolved {} times and conflict markers are still in {listed} (worktree {}): resolve them by hand and commit, then `ralph resume` and `ralph loop --resume`",
+                    w.step,
+                    slot.undone,
+                    w.dir.display()
+                ),
+            ));
+            return Ok(());
+        }
+        slot.feedback = Some(format!(
+            "Your branch's merge was committed with conflict markers still in: {listed}. Your step is open again: resolve them so that both sides' changes survive, leave no marker (no `<<<<<<<`, `=======`, `>>>>>>>` lines), run the project's checks, commit, and check your step's box again."
+        ));
+        let name = slot.worktree.clone();
+        // Open again where it works: done means a session resolved them.
+        self.reopen_in_worktree(&name, &w.step, "conflict markers left")?;
+        let parsed = spec::parse(&self.spec_text()?);
+        self.start_worker(live, &w.step, &parsed)
     }
 
     /// A task its worker gave up: open again, nobody's.
@@ -708,7 +759,7 @@ impl Coordinator<'_> {
             "the gate failed after merging {key} ({}): the merge is undone and the step worked again",
             v.summary()
         ));
-        self.reopen_in_worktree(&slot.worktree, key)?;
+        self.reopen_in_worktree(&slot.worktree, key, "the gate failed after its merge")?;
         let parsed = spec::parse(&self.spec_text()?);
         self.start_worker(live, key, &parsed)?;
         Ok(false)
@@ -716,7 +767,7 @@ impl Coordinator<'_> {
 
     /// The step's box unchecked (and its task opened) where its worker
     /// works, so that its next worker takes it up again.
-    fn reopen_in_worktree(&self, name: &str, key: &str) -> Result<()> {
+    fn reopen_in_worktree(&self, name: &str, key: &str, why: &str) -> Result<()> {
         let main = worktree::main_root(self.root())?;
         let dir = worktree::path_for(&main, name);
         let spec_path = dir.join(".ralph/spec.md");
@@ -737,7 +788,7 @@ impl Coordinator<'_> {
             crate::fsutil::atomic_write(&spec_path, lines.concat().as_bytes(), 0o644)?;
             let g = crate::git::at(&dir);
             g.run(&["add", "--", ".ralph/spec.md"], &[])?;
-            let message = format!("ralph: {key} reopened (the gate failed after its merge)");
+            let message = format!("ralph: {key} reopened ({why})");
             g.run(&["commit", "--quiet", "--no-verify", "-m", &message], &[])?;
         }
         Ok(())
@@ -786,6 +837,7 @@ impl Coordinator<'_> {
             .expect("a queued step has a slot");
         let listed = files.join(", ");
         slot.note = Some(format!("conflicts with what is merged: {listed}"));
+        slot.conflicts = files.clone();
         match self.shell.s.on_conflict {
             OnConflict::Wait => {
                 slot.place = Place::GaveUp;

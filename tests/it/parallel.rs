@@ -677,3 +677,39 @@ echo '{RESULT}'"#,
     );
     assert!(said.contains("is not a folder of ralph's"), "{said}");
 }
+
+#[test]
+fn a_resolution_that_leaves_conflict_markers_goes_on_until_none_is_left() {
+    let env = conflicting();
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(REWRITE), Reply::text("Done.")]);
+    }
+    // The first resolution commits the markers as they are; told so, the
+    // next one resolves.
+    env.api.session([
+        Reply::bash("git add -A && git commit -q --no-edit"),
+        Reply::text("Resolved (not really)."),
+    ]);
+    env.api.session([
+        Reply::bash(
+            "printf 'line of 1\\nline of 2\\n' > shared.txt && sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam 'resolve the markers'",
+        ),
+        Reply::text("Resolved."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--parallel", "2", "--max-iterations", "6"])
+        .stdout_with(0);
+    assert!(
+        out.contains("conflict markers are left in shared.txt"),
+        "{out}"
+    );
+    assert!(out.contains("complete: all 2 steps done"), "{out}");
+    let shared = fs::read_to_string(env.project.join("shared.txt")).unwrap();
+    assert_eq!(shared, "line of 1\nline of 2\n");
+    let told = env.api.turns().iter().any(|t| {
+        t.user_text()
+            .contains("committed with conflict markers still in: shared.txt")
+    });
+    assert!(told, "the next session was told where the markers are");
+}
