@@ -252,44 +252,9 @@ impl Loop {
             Some((run, _)) => resumed_options(&project, run, &self.args.options, &ui)?,
             None => (self.args.options.clone(), None),
         };
-        let settings = options::settings(&cli, &project, resume.as_ref().map(|(_, s)| &s.limits))
-            .map_err(usage)?;
-        refuse_what_cannot_run(&settings, &project)?;
-        let mut settings = settings;
-        if let Some(step) = &self.args.worker_step {
-            // A worker of a parallel run: its run tells, and coordinates.
-            let text = crate::fsutil::read_optional(&project.spec())?.unwrap_or_default();
-            let parsed = crate::work::spec::parse(&text);
-            let label = crate::parallel::texts::find(&parsed.steps, step)
-                .map(|s| {
-                    s.label
-                        .clone()
-                        .or(s.task.clone())
-                        .unwrap_or(s.title.clone())
-                })
-                .ok_or_else(|| usage(format!("the spec here has no step {step}")))?;
-            settings.worker = Some(crate::parallel::Worker {
-                step: step.clone(),
-                label,
-                name: self.args.worker_name.clone().unwrap_or_default(),
-                budget: self.args.worker_budget.clone().unwrap_or_default(),
-            });
-            settings.parallel = 1;
-            settings.notify = None;
-            // The run pushes what is merged, not each worker its branch.
-            settings.push = false;
-            settings.pr = false;
-        }
-        prepare_confined(&mut settings, &project, in_worktree, &ui)?;
-        // --push / --pr: the branch, its remote, the pull request's base,
-        // the token: what is missing is said before anything runs.
-        let mut ship =
-            crate::ship::Ship::start(&project.root, settings.push, settings.pr).map_err(usage)?;
-        let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
-        refuse_what_cannot_finish(&settings, &project, &checked, &ui)?;
-        if settings.parallel > 1 {
-            crate::parallel::coordinator::refuse_what_cannot_start(&project, settings.tracker)?;
-        }
+        let limits = resume.as_ref().map(|(_, s)| &s.limits);
+        let (settings, mut ship, checked) =
+            self.checked_settings((&project, &ui), &cli, limits, in_worktree)?;
         if let Some(done) = first_move(&settings, &project, &checked, &ui)? {
             return Ok(done);
         }
@@ -304,14 +269,7 @@ impl Loop {
         if !project.complete().exists() && !project.waiting().exists() {
             complete_if_done(&settings, &project, &checked, &ui)?;
         }
-        // ralph's own files that have your changes: left to you at the end
-        // (a resumed run's are its own, from before it was stopped).
-        let own_dirty = if self.args.resume {
-            Vec::new()
-        } else {
-            progress::uncommitted_among(&project.root, &progress::OWN)
-                .unwrap_or_else(|| progress::OWN.map(String::from).to_vec())
-        };
+        let own_dirty = self.own_dirty(&project);
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
         let outbox = crate::notify::send::Outbox::new(
@@ -334,25 +292,97 @@ impl Loop {
             own_dirty,
             ship,
         };
-        let result = if settings.parallel > 1 {
-            let before = progress::take(&project.root, &project.spec());
-            let args = match &invocation_args {
-                Some(a) => a.clone(),
-                None => std::env::args().skip(1).collect(),
-            };
-            shell.open(saved, &before).and_then(|saved| {
-                crate::parallel::coordinator::Coordinator {
-                    shell: &shell,
-                    args,
-                }
-                .run(&mut lock, saved)
-            })
-        } else {
-            shell.run(&mut lock, saved)
+        let result = match settings.parallel {
+            1 => shell.run(&mut lock, saved),
+            _ => in_parallel(&shell, &mut lock, saved, invocation_args),
         };
         lock.release();
         Ok(ExitStatus::from(result?))
     }
+}
+
+impl Loop {
+    /// The settings in force, checked against the machine and the project
+    /// before anything is made; the run's shipping; the spec as checked.
+    fn checked_settings(
+        &self,
+        (project, ui): (&Project, &Ui),
+        cli: &Options,
+        limits: Option<&crate::run::engine::Limits>,
+        in_worktree: bool,
+    ) -> Result<(options::Settings, Option<crate::ship::Ship>, Checked)> {
+        let mut settings = options::settings(cli, project, limits).map_err(usage)?;
+        refuse_what_cannot_run(&settings, project)?;
+        if let Some(step) = &self.args.worker_step {
+            self.as_worker(&mut settings, project, step)?;
+        }
+        prepare_confined(&mut settings, project, in_worktree, ui)?;
+        // --push / --pr: the branch, its remote, the pull request's base,
+        // the token: what is missing is said before anything runs.
+        let ship =
+            crate::ship::Ship::start(&project.root, settings.push, settings.pr).map_err(usage)?;
+        let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
+        refuse_what_cannot_finish(&settings, project, &checked, ui)?;
+        if settings.parallel > 1 {
+            crate::parallel::coordinator::refuse_what_cannot_start(project, settings.tracker)?;
+        }
+        Ok((settings, ship, checked))
+    }
+
+    /// ralph's own files that have your changes: left to you at the end
+    /// (a resumed run's are its own, from before it was stopped).
+    fn own_dirty(&self, project: &Project) -> Vec<String> {
+        if self.args.resume {
+            return Vec::new();
+        }
+        progress::uncommitted_among(&project.root, &progress::OWN)
+            .unwrap_or_else(|| progress::OWN.map(String::from).to_vec())
+    }
+
+    /// A worker of a parallel run: its one step, its run's budget; its run
+    /// tells (no notices), coordinates and pushes.
+    fn as_worker(
+        &self,
+        settings: &mut options::Settings,
+        project: &Project,
+        step: &str,
+    ) -> Result<()> {
+        let text = crate::fsutil::read_optional(&project.spec())?.unwrap_or_default();
+        let parsed = crate::work::spec::parse(&text);
+        let label = crate::parallel::texts::find(&parsed.steps, step)
+            .map(|s| {
+                s.label
+                    .clone()
+                    .or(s.task.clone())
+                    .unwrap_or(s.title.clone())
+            })
+            .ok_or_else(|| usage(format!("the spec here has no step {step}")))?;
+        settings.worker = Some(crate::parallel::Worker {
+            step: step.to_string(),
+            label,
+            name: self.args.worker_name.clone().unwrap_or_default(),
+            budget: self.args.worker_budget.clone().unwrap_or_default(),
+        });
+        settings.parallel = 1;
+        settings.notify = None;
+        settings.push = false;
+        settings.pr = false;
+        Ok(())
+    }
+}
+
+/// `--parallel N`: the coordinator, with the run's command line for its
+/// workers (a resumed run's as it was started).
+fn in_parallel(
+    shell: &Shell,
+    lock: &mut crate::run::lock::LoopLock,
+    saved: Option<Saved>,
+    invocation_args: Option<Vec<String>>,
+) -> Result<u8> {
+    let before = progress::take(&shell.project.root, &shell.project.spec());
+    let args = invocation_args.unwrap_or_else(|| std::env::args().skip(1).collect());
+    let saved = shell.open(saved, &before)?;
+    crate::parallel::coordinator::Coordinator { shell, args }.run(lock, saved)
 }
 
 /// What stops a run before anything is made: an interactive run without the

@@ -540,6 +540,16 @@ impl Report<'_> {
     }
 }
 
+/// Whether what the config would run is approved (read, never run).
+fn config_standing(project: &Project) -> String {
+    match crate::config::load(&project.config()) {
+        Ok(c) => crate::trust::approval::standing(&project.root, &c)
+            .text()
+            .to_string(),
+        Err(e) => format!("invalid: {e:#}"),
+    }
+}
+
 /// A parallel run's board: a line per step it took up, where it is.
 fn render_board(b: &crate::parallel::coordinator::Board) {
     use crate::parallel::coordinator::Place;
@@ -581,13 +591,7 @@ impl Run for Status {
         let complete = sentinel::Complete::read(&project.complete())?;
         let waiting = sentinel::Waiting::read(&project.waiting())?;
         let running = runlock::running(&project.lock());
-        // Whether what the config would run is approved (read, never run).
-        let config = match crate::config::load(&project.config()) {
-            Ok(c) => crate::trust::approval::standing(&project.root, &c)
-                .text()
-                .to_string(),
-            Err(e) => format!("invalid: {e:#}"),
-        };
+        let config = config_standing(&project);
         // The last work session (review sessions change nothing).
         let last = RunDir::latest(&project.runs())
             .and_then(|r| r.records_newest_first().find(|r| r.review.is_none()));

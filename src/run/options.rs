@@ -381,16 +381,7 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
     let gate = crate::work::gate::Gate::from_config(&o.gate)?;
     let claude_args = o.claude_args.clone().unwrap_or_default();
     let confined = confinement(cli, &o, agent, &claude_args)?;
-    // A confined agent that can write `.git` (its hooks too) and `--commit
-    // auto`, which runs the project's git hooks outside the sandbox.
-    if o.commit == Some(crate::config::CommitMode::Auto)
-        && confined.is_some()
-        && std::iter::once(&agent)
-            .chain(&fallbacks)
-            .any(|a| a.caps().sandbox_writes_git)
-    {
-        return Err(COMMIT_WITH_CODEX.into());
-    }
+    refuse_commit_with_git_writer(&o, confined.is_some(), agent, &fallbacks)?;
     let review = reviewer_of(cli, &o, agent)?;
     let notify = notifier_of(&o.notify)?;
     let limits = limits_of(&o, (gate.as_ref(), review.as_ref()), 1 + fallbacks.len())?;
@@ -430,6 +421,25 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
             pr: o.pr,
         },
     })
+}
+
+/// A confined agent that can write `.git` (its hooks too) and `--commit
+/// auto`, which runs the project's git hooks outside the sandbox.
+fn refuse_commit_with_git_writer(
+    o: &Options,
+    confined: bool,
+    agent: Agent,
+    fallbacks: &[Agent],
+) -> Result<(), String> {
+    if o.commit == Some(crate::config::CommitMode::Auto)
+        && confined
+        && std::iter::once(&agent)
+            .chain(fallbacks)
+            .any(|a| a.caps().sandbox_writes_git)
+    {
+        return Err(COMMIT_WITH_CODEX.into());
+    }
+    Ok(())
 }
 
 /// `--parallel N`: 1 to 16 (each a session, a worktree, a share of the

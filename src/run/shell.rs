@@ -410,16 +410,7 @@ impl Shell<'_> {
             .collect();
         self.run.save_state(&saved)?;
         lock.set_iteration(saved.state.iteration)?;
-        lifecycle::run(
-            &self.s.hooks.on_loop_start,
-            &self.facts("loop_start", saved.state.iteration, &[]),
-        );
-        self.ui.note(&format!(
-            "run {} in {}",
-            self.run.id,
-            self.run.path.display()
-        ));
-        self.say_who_judges();
+        self.say_start(saved.state.iteration);
         let users = self.say_uncommitted(&before);
         let mut live = Live {
             saved,
@@ -447,13 +438,7 @@ impl Shell<'_> {
                 self.run.save_state(&live.saved)?;
                 last_saved = live.saved.state.counts();
             }
-            // A worker's session claimed from the run's budget, then refused.
-            if let (true, Some(w)) = (
-                claimed && !matches!(action, Action::Spawn { .. }),
-                &self.s.worker,
-            ) {
-                crate::parallel::budget::unclaim_session(&w.budget)?;
-            }
+            self.unclaim_unless_spawned(claimed, &action)?;
             ev = match action {
                 Action::Stop { outcome, reason } => break (outcome, reason),
                 action => self.act(action, lock, &mut live)?,
@@ -462,6 +447,31 @@ impl Shell<'_> {
         live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
         self.run.save_state(&live.saved)?;
         self.finish(&live.saved, outcome, reason)
+    }
+
+    /// The run starts: its `on_loop_start` hook, where it is, who judges.
+    fn say_start(&self, iteration: u32) {
+        lifecycle::run(
+            &self.s.hooks.on_loop_start,
+            &self.facts("loop_start", iteration, &[]),
+        );
+        self.ui.note(&format!(
+            "run {} in {}",
+            self.run.id,
+            self.run.path.display()
+        ));
+        self.say_who_judges();
+    }
+
+    /// A worker's session claimed from the run's budget, then not started
+    /// (the engine stopped or waited): given back.
+    fn unclaim_unless_spawned(&self, claimed: bool, action: &Action) -> Result<()> {
+        match &self.s.worker {
+            Some(w) if claimed && !matches!(action, Action::Spawn { .. }) => {
+                crate::parallel::budget::unclaim_session(&w.budget)
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Is the loop's project a worktree of another checkout?

@@ -873,55 +873,14 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             next_in_round(s, limits)
         }
         Event::SessionRan(ran) => new_round(s, limits, Some(ran)),
-        Event::Between {
-            stop: Some(sig), ..
-        } => {
-            s.round = None;
-            stop(Outcome::Interrupted, format!("{sig} received"))
-        }
-        Event::Between {
-            waiting,
-            step_done,
-            recent_starts,
-            now_epoch,
-            ..
-        } => {
-            let judged = round::judged(&s.round.take().unwrap_or_default(), limits);
-            between(
-                s,
-                limits,
-                judged.completion,
-                (waiting, step_done),
-                (recent_starts, now_epoch),
-                &judged.reviews,
-            )
-        }
+        event @ Event::Between { .. } => looked(s, limits, event),
         Event::BeforeSpawn {
             stop: Some(sig), ..
         } => stop(
             Outcome::Interrupted,
             format!("{sig} received before the session started"),
         ),
-        Event::BeforeSpawn { stop: None, shared } => {
-            if let Some(a) = shared.and_then(|sh| over_shared(limits, sh)) {
-                return a;
-            }
-            s.iteration += 1;
-            // Another worker met this agent's usage limit: this one waits
-            // (or falls back) as if its own session had, without one.
-            if let Some(sh) = shared.filter(|sh| sh.limited_until > sh.now_epoch) {
-                let l = Limit::Usage {
-                    reset_at: Some(sh.limited_until),
-                };
-                return after_limit(s, limits, &l, sh.now_epoch);
-            }
-            s.sessions += 1;
-            Action::Spawn {
-                iteration: s.iteration,
-                session: s.sessions,
-                agent: s.agent,
-            }
-        }
+        Event::BeforeSpawn { stop: None, shared } => before_spawn(s, limits, shared),
         Event::Waited { stop: Some(sig) } => {
             s.round = None;
             stop(
@@ -938,6 +897,58 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             now_epoch,
         } => review_limited(s, limits, &limit, cost_usd, now_epoch),
         Event::SessionEnded(recorded) => session_ended(s, limits, *recorded),
+    }
+}
+
+/// Between sessions, the round judged: a stop request, or what the round
+/// and the sentinels say.
+fn looked(s: &mut State, limits: &Limits, event: Event) -> Action {
+    let Event::Between {
+        stop: signal,
+        waiting,
+        step_done,
+        recent_starts,
+        now_epoch,
+    } = event
+    else {
+        unreachable!("only a Between is looked at")
+    };
+    if let Some(sig) = signal {
+        s.round = None;
+        return stop(Outcome::Interrupted, format!("{sig} received"));
+    }
+    let judged = round::judged(&s.round.take().unwrap_or_default(), limits);
+    between(
+        s,
+        limits,
+        judged.completion,
+        (waiting, step_done),
+        (recent_starts, now_epoch),
+        &judged.reviews,
+    )
+}
+
+/// The session about to start: numbered and spawned, unless (a worker of
+/// a parallel run) the whole run is at a cap or its agent at a usage limit
+/// another worker met.
+fn before_spawn(s: &mut State, limits: &Limits, shared: Option<Shared>) -> Action {
+    if let Some(a) = shared.and_then(|sh| over_shared(limits, sh)) {
+        return a;
+    }
+    s.iteration += 1;
+    // Another worker met this agent's usage limit: this one waits
+    // (or falls back) as if its own session had, without one.
+    if let Some(sh) = shared.filter(|sh| sh.limited_until > sh.now_epoch) {
+        let l = Limit::Usage {
+            reset_at: Some(sh.limited_until),
+        };
+        return after_limit(s, limits, &l, sh.now_epoch);
+    }
+    s.sessions += 1;
+    Action::Spawn {
+        iteration: s.iteration,
+        session: s.sessions,
+        agent: s.agent,
     }
 }
 
