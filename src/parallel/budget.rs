@@ -20,6 +20,11 @@ struct Spent {
     /// at its usage limit.
     #[serde(default)]
     limited: std::collections::BTreeMap<String, u64>,
+    /// When the run's sessions (and the project's before it) started in
+    /// the last hour, seconds since the epoch: `--max-sessions-per-hour`
+    /// counts every worker's.
+    #[serde(default)]
+    starts: Vec<u64>,
 }
 
 /// The budget file of the run with the lock of `root` (the integration
@@ -34,8 +39,9 @@ pub fn baseline_path(budget: &Path) -> PathBuf {
     budget.with_extension("gitguard.json")
 }
 
-/// Start a run's budget at what it had spent (a resumed run's count).
-pub fn start(path: &Path, sessions: u32, cost_usd: f64) -> Result<()> {
+/// Start a run's budget at what it had spent (a resumed run's count), and
+/// the project's session starts of the last hour.
+pub fn start(path: &Path, (sessions, cost_usd): (u32, f64), starts: Vec<u64>) -> Result<()> {
     if let Some(dir) = path.parent() {
         crate::trust::store::private_dir(dir)?;
     }
@@ -43,8 +49,17 @@ pub fn start(path: &Path, sessions: u32, cost_usd: f64) -> Result<()> {
         *s = Spent {
             sessions,
             cost_usd,
+            starts,
             ..Spent::default()
         };
+    })
+}
+
+/// When the run's sessions started since `since` (every worker's).
+pub fn starts_since(path: &Path, since: u64) -> Result<Vec<u64>> {
+    with(path, |s| {
+        s.starts.retain(|&t| t >= since);
+        s.starts.clone()
     })
 }
 
@@ -55,6 +70,7 @@ pub fn claim_session(path: &Path, agent: &str, now_epoch: u64) -> Result<Shared>
     with(path, |s| {
         let before = shared(s, agent, now_epoch);
         s.sessions += 1;
+        s.starts.push(now_epoch);
         before
     })
 }
@@ -69,7 +85,10 @@ pub fn limited(path: &Path, agent: &str, until: u64) -> Result<()> {
 
 /// A claimed session that did not start after all (the engine refused it).
 pub fn unclaim_session(path: &Path) -> Result<()> {
-    with(path, |s| s.sessions = s.sessions.saturating_sub(1))
+    with(path, |s| {
+        s.sessions = s.sessions.saturating_sub(1);
+        s.starts.pop();
+    })
 }
 
 /// A session's (or review's) cost, added once its record is written.
@@ -129,7 +148,7 @@ mod tests {
     fn sessions_are_claimed_one_at_a_time_and_costs_add_up() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("b.json");
-        start(&p, 2, 0.5).unwrap();
+        start(&p, (2, 0.5), vec![1]).unwrap();
         let threads: Vec<_> = (0..8)
             .map(|_| {
                 let p = p.clone();
@@ -161,5 +180,11 @@ mod tests {
             "the latest reset"
         );
         assert_eq!(claim_session(&p, "codex", 7).unwrap().limited_until, 0);
+        let starts = starts_since(&p, 5).unwrap();
+        assert_eq!(
+            starts.len(),
+            9,
+            "each claim kept (one given back), the older start gone: {starts:?}"
+        );
     }
 }

@@ -217,7 +217,14 @@ impl Coordinator<'_> {
     /// The whole run: the workers and the queue, then the ordinary loop.
     pub fn run(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
         let (s, t0) = (self.shell.s, std::time::Instant::now());
-        budget::start(&self.budget(), saved.state.iteration, saved.state.cost_usd)?;
+        let hour_ago = crate::run::shell::now_epoch().saturating_sub(3600);
+        let starts =
+            crate::history::records::RunDir::starts_since(&self.shell.project.runs(), hour_ago);
+        budget::start(
+            &self.budget(),
+            (saved.state.iteration, saved.state.cost_usd),
+            starts,
+        )?;
         // Confined workers put the shared git setup back to this.
         if s.confined.is_some()
             && let Some(b) = crate::sandbox::gitguard::Baseline::take(self.root())

@@ -334,6 +334,10 @@ impl Shell<'_> {
             return Vec::new();
         }
         let since = now_epoch().saturating_sub(3600);
+        // A worker of a parallel run: every worker's, from the run's budget.
+        if let Some(w) = &self.s.worker {
+            return crate::parallel::budget::starts_since(&w.budget, since).unwrap_or_default();
+        }
         let mut window = self.pacing.borrow_mut();
         let w = window.get_or_insert_with(|| RunDir::starts_since(&self.project.runs(), since));
         w.retain(|&t| t >= since);
