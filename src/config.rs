@@ -61,6 +61,19 @@ pub struct Options {
     #[arg(long, value_name = "N")]
     pub max_failures: Option<u32>,
 
+    /// Work up to N of the spec's steps at once, each by a worker loop in a
+    /// worktree of its own, merged back one at a time (gate after each);
+    /// steps wait for their tracker blockers, or, without a tracker, for the
+    /// spec's earlier `##` sections [default: 1, one step at a time]
+    #[arg(long, value_name = "N")]
+    pub parallel: Option<u32>,
+
+    /// With --parallel: when a finished step's merge conflicts, `resolve`
+    /// runs a session that merges both, `wait` stops for a human (WAITING
+    /// names the files) [default: resolve]
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub on_conflict: Option<crate::parallel::OnConflict>,
+
     /// Run the interactive TUI in this terminal instead of print mode; the
     /// Stop hook ends each session (quitting claude yourself stops the loop)
     #[arg(long)]
@@ -381,6 +394,8 @@ layered!(Options {
     max_sessions_per_hour,
     commit,
     max_failures,
+    parallel,
+    on_conflict,
     interactive,
     agent,
     fallback,

@@ -15,6 +15,8 @@ pub mod env {
     /// The run folder, where the hook logs.
     pub const RUN_DIR: &str = "RALPH_RUN_DIR";
     pub const ITERATION: &str = "RALPH_ITERATION";
+    /// A worker of a parallel run: the one step its sessions work.
+    pub const STEP: &str = "RALPH_STEP";
     /// `<run id>-<session>`: marks every process a session starts, so what a
     /// session (or a killed loop) left behind can be found exactly.
     pub const SESSION_TOKEN: &str = "RALPH_SESSION_TOKEN";

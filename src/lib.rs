@@ -13,6 +13,7 @@ pub mod history;
 pub mod hook;
 pub mod notify;
 pub mod output;
+pub mod parallel;
 pub mod procs;
 pub mod run;
 pub mod sandbox;

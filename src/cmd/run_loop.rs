@@ -233,9 +233,10 @@ impl Loop {
             None => None,
         };
         let project = Project::find()?;
-        let ui = match &self.args.worktree {
-            Some(name) => Ui::for_loop(name, true),
-            None => Ui::for_loop(&folder_name(&project.root), false),
+        let ui = match (&self.args.worker_name, &self.args.worktree) {
+            // A worker's lines are shown among its siblings': each says whose.
+            (Some(name), _) | (None, Some(name)) => Ui::for_loop(name, true),
+            (None, None) => Ui::for_loop(&folder_name(&project.root), false),
         };
         self.run_in(project, ui, worktree.is_some())
     }
@@ -255,9 +256,33 @@ impl Loop {
             .map_err(usage)?;
         refuse_what_cannot_run(&settings, &project)?;
         let mut settings = settings;
+        if let Some(step) = &self.args.worker_step {
+            // A worker of a parallel run: its run tells, and coordinates.
+            let text = crate::fsutil::read_optional(&project.spec())?.unwrap_or_default();
+            let parsed = crate::work::spec::parse(&text);
+            let label = crate::parallel::texts::find(&parsed.steps, step)
+                .map(|s| {
+                    s.label
+                        .clone()
+                        .or(s.task.clone())
+                        .unwrap_or(s.title.clone())
+                })
+                .ok_or_else(|| usage(format!("the spec here has no step {step}")))?;
+            settings.worker = Some(crate::parallel::Worker {
+                step: step.clone(),
+                label,
+                name: self.args.worker_name.clone().unwrap_or_default(),
+                budget: self.args.worker_budget.clone().unwrap_or_default(),
+            });
+            settings.parallel = 1;
+            settings.notify = None;
+        }
         prepare_confined(&mut settings, &project, in_worktree, &ui)?;
         let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
         refuse_what_cannot_finish(&settings, &project, &checked, &ui)?;
+        if settings.parallel > 1 {
+            crate::parallel::coordinator::refuse_what_cannot_start(&project, settings.tracker)?;
+        }
         if let Some(done) = first_move(&settings, &project, &checked, &ui)? {
             return Ok(done);
         }
@@ -266,6 +291,7 @@ impl Loop {
         // to answer (exit 130), never a death that leaves the lock behind.
         crate::procs::signals::become_subreaper();
         crate::procs::signals::install_signal_handlers()?;
+        let invocation_args = record.as_ref().map(|r| r.args.clone());
         let (run, saved, mut lock) = take_lock(&project, &settings, resume, record, &ui)?;
         // Written only with the lock held: no other loop is judging here.
         if !project.complete().exists() && !project.waiting().exists() {
@@ -287,7 +313,7 @@ impl Loop {
             project.root.clone(),
             run.new_file("notifications.jsonl").ok(),
         );
-        let result = Shell {
+        let shell = Shell {
             project: &project,
             s: &settings,
             run: &run,
@@ -296,8 +322,23 @@ impl Loop {
             outbox,
             pacing: std::cell::RefCell::new(None),
             own_dirty,
-        }
-        .run(&mut lock, saved);
+        };
+        let result = if settings.parallel > 1 {
+            let before = progress::take(&project.root, &project.spec());
+            let args = match &invocation_args {
+                Some(a) => a.clone(),
+                None => std::env::args().skip(1).collect(),
+            };
+            shell.open(saved, &before).and_then(|saved| {
+                crate::parallel::coordinator::Coordinator {
+                    shell: &shell,
+                    args,
+                }
+                .run(&mut lock, saved)
+            })
+        } else {
+            shell.run(&mut lock, saved)
+        };
         lock.release();
         Ok(ExitStatus::from(result?))
     }

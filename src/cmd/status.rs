@@ -434,6 +434,10 @@ struct Report<'a> {
     /// Changes to `[gate] protect` files since the latest run began.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     protected: Vec<String>,
+    /// The latest run's steps, workers and merges, when it ran them in
+    /// parallel.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel: Option<crate::parallel::coordinator::Board>,
 }
 
 impl Report<'_> {
@@ -507,6 +511,9 @@ impl Report<'_> {
         if let Some(r) = &self.last_run {
             show!("{}", r.line());
         }
+        if let Some(b) = &self.parallel {
+            render_board(b);
+        }
         for p in &self.protected {
             show!("protected: {p} (since the run began)");
         }
@@ -523,6 +530,37 @@ impl Report<'_> {
                 "changes: the last session left changes uncommitted (see `git status`; `--commit auto` commits them)"
             );
         }
+    }
+}
+
+/// A parallel run's board: a line per step it took up, where it is.
+fn render_board(b: &crate::parallel::coordinator::Board) {
+    use crate::parallel::coordinator::Place;
+    let count = |p: Place| b.steps.values().filter(|s| s.place == p).count();
+    show!(
+        "parallel: up to {} at once · {} working · {} queued · {} merged",
+        b.parallel,
+        count(Place::Working) + count(Place::Resolving),
+        count(Place::Queued),
+        count(Place::Merged)
+    );
+    for (key, slot) in &b.steps {
+        let place = match slot.place {
+            Place::Working => "working",
+            Place::Queued => "queued",
+            Place::Resolving => "resolving a conflict",
+            Place::Merged => "merged",
+            Place::GaveUp => "stopped",
+        };
+        let note = slot
+            .note
+            .as_deref()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        show!(
+            "  {:<4} {place:<9} {key}{note}",
+            slot.worker.as_deref().unwrap_or("-")
+        );
     }
 }
 
@@ -579,6 +617,8 @@ impl Run for Status {
             no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
             no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
             protected: protected_touched(&project),
+            parallel: RunDir::latest(&project.runs())
+                .and_then(|r| crate::parallel::coordinator::board_of(&r.path)),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

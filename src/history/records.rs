@@ -431,6 +431,14 @@ pub struct Tokens {
 }
 
 impl Tokens {
+    /// Another count's tokens added to this one's.
+    pub fn plus(&mut self, t: &Tokens) {
+        self.input += t.input;
+        self.output += t.output;
+        self.cache_read += t.cache_read;
+        self.cache_creation += t.cache_creation;
+    }
+
     pub fn add(&mut self, u: &Usage) {
         self.input += u.input_tokens;
         self.output += u.output_tokens;
@@ -519,6 +527,11 @@ pub struct Record {
     /// A review session (not a work session): what it judged and its verdict.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewRecord>,
+    /// The worker of a parallel run that ran it (`w1`...), and its step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<String>,
 }
 
 impl Record {

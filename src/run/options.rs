@@ -38,6 +38,15 @@ pub struct LoopArgs {
     /// With --worktree: this file becomes the worktree's .ralph/spec.md
     #[arg(long, value_name = "FILE", requires = "worktree")]
     pub spec: Option<PathBuf>,
+
+    /// A worker of a parallel run works this one step (`Step::key`), set by
+    /// the run that starts it
+    #[arg(long, hide = true, value_name = "STEP", requires_all = ["worker_name", "worker_budget"])]
+    pub worker_step: Option<String>,
+    #[arg(long, hide = true, value_name = "NAME", requires = "worker_step")]
+    pub worker_name: Option<String>,
+    #[arg(long, hide = true, value_name = "FILE", requires = "worker_step")]
+    pub worker_budget: Option<PathBuf>,
 }
 
 /// One agent of a run as a session runs it: the run's own (with the model
@@ -102,6 +111,12 @@ pub struct Settings {
     pub notify: Option<crate::notify::Notifier>,
     /// Sessions confined by Claude Code's sandbox, and what they may reach.
     pub confined: Option<crate::sandbox::confine::Confinement>,
+    /// Steps worked at once (`--parallel`; 1: today's loop), and what a
+    /// conflicting merge does.
+    pub parallel: u32,
+    pub on_conflict: crate::parallel::OnConflict,
+    /// This loop is a worker of a parallel run (set by its coordinator).
+    pub worker: Option<crate::parallel::Worker>,
 }
 
 const DAY: u64 = 86_400;
@@ -375,6 +390,7 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
     let review = reviewer_of(cli, &o, agent)?;
     let notify = notifier_of(&o.notify)?;
     let limits = limits_of(&o, (gate.as_ref(), review.as_ref()), 1 + fallbacks.len())?;
+    let parallel = parallel_of(&o)?;
     let named = Agent::ALL
         .iter()
         .filter_map(|&a| Some((a, o.program_of(a)?.clone())))
@@ -403,8 +419,24 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
             review,
             notify,
             confined,
+            parallel,
+            on_conflict: o.on_conflict.unwrap_or_default(),
+            worker: None,
         },
     })
+}
+
+/// `--parallel N`: 1 to 16 (each a session, a worktree, a share of the
+/// machine); not with an interactive loop, which has one terminal.
+fn parallel_of(o: &Options) -> Result<u32, String> {
+    let n = o.parallel.unwrap_or(1);
+    if !(1..=16).contains(&n) {
+        return Err("--parallel must be 1 to 16".into());
+    }
+    if n > 1 && o.interactive {
+        return Err("--parallel: an interactive loop has one terminal; run the workers in print mode (without --interactive)".into());
+    }
+    Ok(n)
 }
 
 /// `--max-cost` and `[prices]`: what the cost cap counts with.

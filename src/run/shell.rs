@@ -185,7 +185,7 @@ impl Shell<'_> {
 
     /// Run the gate, keep its output in the run folder, hand a failure to
     /// the next session (`.ralph/gate-failed.md`) and remember the verdict.
-    fn run_gate(&self, gate: &gate::Gate, saved: &mut Saved) -> Result<gate::Verdict> {
+    pub(crate) fn run_gate(&self, gate: &gate::Gate, saved: &mut Saved) -> Result<gate::Verdict> {
         saved.gate_runs += 1;
         let name = format!("gate-{:03}.log", saved.gate_runs);
         let log = self.run.new_file(&name)?;
@@ -289,9 +289,37 @@ impl Shell<'_> {
         Ok(Event::Between {
             stop: crate::procs::signals::stop_requested(),
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
+            step_done: self.step_done()?,
             recent_starts: self.recent_starts(),
             now_epoch: now_epoch(),
         })
+    }
+
+    /// A worker's step, once done: its box checked and its task (if it has
+    /// one and the run a tracker) closed.
+    fn step_done(&self) -> Result<Option<String>> {
+        let Some(w) = &self.s.worker else {
+            return Ok(None);
+        };
+        let text = crate::fsutil::read_optional(&self.project.spec())?.unwrap_or_default();
+        let parsed = crate::work::spec::parse(&text);
+        let Some(step) = crate::parallel::texts::find(&parsed.steps, &w.step) else {
+            return Ok(None);
+        };
+        // Checked, and no merge under way (a resolution commits it).
+        let g = crate::git::at(&self.project.root);
+        if !step.checked || g.ok(&["rev-parse", "--verify", "--quiet", "MERGE_HEAD"], &[]) {
+            return Ok(None);
+        }
+        // Without a tracker to ask, the box is the word.
+        if let Some(task) = &step.task
+            && let Ok(beads) = crate::work::tracker::detect(self.s.tracker, &self.project.root)
+            && let Ok(snap) = beads.snapshot(None)
+            && !snap.issues.iter().any(|i| &i.id == task && i.is_closed())
+        {
+            return Ok(None);
+        }
+        Ok(Some(format!("step {}", step.key())))
     }
 
     /// When the project's sessions of the last hour started (so restarts
@@ -309,6 +337,20 @@ impl Shell<'_> {
 
     /// Append a session's record, and count its start in the pacing window.
     fn append(&self, record: &Record) -> Result<()> {
+        let worked;
+        let record = match &self.s.worker {
+            Some(w) => {
+                // Spent from the whole run's budget, as it is written.
+                crate::parallel::budget::add_cost(&w.budget, record.cost_usd)?;
+                worked = Record {
+                    worker: Some(w.name.clone()),
+                    step: Some(w.step.clone()),
+                    ..record.clone()
+                };
+                &worked
+            }
+            None => record,
+        };
         self.run.append_record(record)?;
         if let (Some(w), Some(t)) = (self.pacing.borrow_mut().as_mut(), record.start_epoch()) {
             w.push(t);
@@ -318,7 +360,7 @@ impl Shell<'_> {
 
     /// The run's saved state: the one resumed (with today's limits), or a
     /// new one.
-    fn open(&self, resumed: Option<Saved>, before: &Checkpoint) -> Result<Saved> {
+    pub(crate) fn open(&self, resumed: Option<Saved>, before: &Checkpoint) -> Result<Saved> {
         let (s, run) = (self.s, self.run);
         Ok(match resumed {
             Some(mut saved) => {
@@ -344,9 +386,19 @@ impl Shell<'_> {
     }
 
     pub fn run(&self, lock: &mut LoopLock, resumed: Option<Saved>) -> Result<u8> {
-        let t0 = Instant::now();
         let before = progress::take(&self.project.root, &self.project.spec());
-        let mut saved = self.open(resumed, &before)?;
+        let saved = self.open(resumed, &before)?;
+        self.run_from(lock, saved, before)
+    }
+
+    /// The loop from `saved` (a parallel run's, once its steps are merged).
+    pub fn run_from(
+        &self,
+        lock: &mut LoopLock,
+        mut saved: Saved,
+        before: Checkpoint,
+    ) -> Result<u8> {
+        let t0 = Instant::now();
         let elapsed_before = saved.elapsed_s;
         saved.agents = (0..=self.s.fallbacks.len())
             .map(|i| self.s.seat(i).agent)
@@ -373,6 +425,13 @@ impl Shell<'_> {
         let mut ev = Event::Begin;
         let mut last_saved = live.saved.state.counts();
         let (outcome, reason) = loop {
+            let claimed = matches!(
+                ev,
+                Event::BeforeSpawn {
+                    shared: Some(_),
+                    ..
+                }
+            );
             let action = engine::step(&mut live.saved.state, &self.s.limits, ev);
             // Saved whenever the engine counted something, before acting on
             // it: a loop killed in the next session leaves the truth behind.
@@ -381,6 +440,10 @@ impl Shell<'_> {
                 live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
                 self.run.save_state(&live.saved)?;
                 last_saved = live.saved.state.counts();
+            }
+            // A worker's session claimed from the run's budget, then refused.
+            if let (true, Action::Stop { .. }, Some(w)) = (claimed, &action, &self.s.worker) {
+                crate::parallel::budget::unclaim_session(&w.budget)?;
             }
             ev = match action {
                 Action::Stop { outcome, reason } => break (outcome, reason),
@@ -579,9 +642,18 @@ impl Shell<'_> {
             &self.s.hooks.on_session_start,
             &self.facts("session_start", iteration, &[]),
         );
-        Event::BeforeSpawn {
-            stop: crate::procs::signals::stop_requested(),
-        }
+        let stop = crate::procs::signals::stop_requested();
+        let shared = match (&self.s.worker, &stop) {
+            (Some(w), None) => match crate::parallel::budget::claim_session(&w.budget) {
+                Ok(s) => Some(s),
+                Err(e) => {
+                    self.ui.note(&format!("{e:#}"));
+                    None
+                }
+            },
+            _ => None,
+        };
+        Event::BeforeSpawn { stop, shared }
     }
 
     /// Start one session (work, or with `settings` of its own a review)
@@ -1073,6 +1145,8 @@ impl Shell<'_> {
             no_evidence: r.no_evidence,
             no_change: r.no_change,
             review: None,
+            worker: None,
+            step: None,
         }
     }
 
@@ -1155,7 +1229,7 @@ impl Shell<'_> {
             })
     }
 
-    fn finish(&self, saved: &Saved, outcome: Outcome, reason: String) -> Result<u8> {
+    pub(crate) fn finish(&self, saved: &Saved, outcome: Outcome, reason: String) -> Result<u8> {
         let (run, project) = (self.run, self.project);
         let last = progress::take(&project.root, &project.spec());
         let commits = match (&saved.first_head, &last.head) {
@@ -1199,7 +1273,10 @@ impl Shell<'_> {
         if outcome != Outcome::Interrupted {
             self.commit_own();
         }
-        self.end_hook(&summary);
+        // A worker's end is its run's to tell.
+        if self.s.worker.is_none() {
+            self.end_hook(&summary);
+        }
         self.say_end(&summary);
         self.tell_end(outcome, &reason);
         Ok(outcome.code())

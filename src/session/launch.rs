@@ -41,6 +41,9 @@ fn environment(s: &Settings, who: &Who) -> Vec<(String, String)> {
             crate::work::gate::Gate::handed(s.gate.as_ref()),
         ),
     ];
+    if let Some(w) = &s.worker {
+        env.push((env::STEP.to_string(), w.label.clone()));
+    }
     if let (false, Some(base)) = (s.protect.is_empty(), who.base.as_deref()) {
         let handed = serde_json::json!({"base": base, "globs": s.protect});
         env.push((env::PROTECT.to_string(), handed.to_string()));

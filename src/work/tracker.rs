@@ -285,6 +285,86 @@ impl Beads {
         Ok(())
     }
 
+    /// Run one command whose output is not read; its failure said.
+    fn change(&self, args: &[&str]) -> Result<(), TrackerError> {
+        let out = spawn(&self.bin, &self.project, args)?
+            .wait_with_output()
+            .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
+        if !out.status.success() {
+            return Err(TrackerError::Failed(format!(
+                "`{} {}` failed: {}",
+                self.name(),
+                args.first().copied().unwrap_or_default(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(())
+    }
+
+    /// A task taken by a worker of a parallel run: in progress, its name
+    /// the assignee (given up: open again, nobody's).
+    pub fn claim(&self, id: &str, worker: Option<&str>) -> Result<(), TrackerError> {
+        let (status, who) = match worker {
+            Some(w) => ("in_progress", w),
+            None => ("open", ""),
+        };
+        self.change(&["update", "--status", status, "--assignee", who, "--", id])
+    }
+
+    /// Open a closed task again (its step's merge was undone).
+    pub fn reopen(&self, id: &str) -> Result<(), TrackerError> {
+        self.change(&["reopen", "--", id])
+    }
+
+    /// The tasks each of `ids` waits for (its `blocks` dependencies), in
+    /// one call.
+    pub fn blockers(
+        &self,
+        ids: &[String],
+    ) -> Result<std::collections::BTreeMap<String, Vec<String>>, TrackerError> {
+        let mut out = std::collections::BTreeMap::new();
+        if ids.is_empty() {
+            return Ok(out);
+        }
+        let mut args: Vec<&str> = vec!["show", "--json", "--"];
+        args.extend(ids.iter().map(String::as_str));
+        let run = spawn(&self.bin, &self.project, &args)?
+            .wait_with_output()
+            .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
+        #[derive(serde::Deserialize)]
+        struct Dep {
+            #[serde(alias = "depends_on_id")]
+            id: String,
+            #[serde(default, alias = "type")]
+            dependency_type: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Shown {
+            id: String,
+            #[serde(default)]
+            dependencies: Vec<Dep>,
+        }
+        let shown: Vec<Shown> = serde_json::from_slice(&run.stdout).map_err(|e| {
+            TrackerError::Failed(format!(
+                "`{} show --json` printed what ralph cannot read ({e}): {}",
+                self.name(),
+                String::from_utf8_lossy(&run.stderr).trim()
+            ))
+        })?;
+        for s in shown {
+            let waits: Vec<String> = s
+                .dependencies
+                .into_iter()
+                .filter(|d| d.dependency_type == "blocks" || d.dependency_type.is_empty())
+                .map(|d| d.id)
+                .collect();
+            if !waits.is_empty() {
+                out.insert(s.id, waits);
+            }
+        }
+        Ok(out)
+    }
+
     pub fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {
         // br builds and prints every field of every issue unless told which:
         // asking for the three we read makes the call about a fifth cheaper

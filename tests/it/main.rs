@@ -18,6 +18,7 @@ mod install_hook;
 mod logs;
 mod loop_edges;
 mod notify;
+mod parallel;
 mod review;
 mod run_loop;
 mod sentinels;

@@ -303,13 +303,20 @@ pub enum Event {
     Between {
         stop: Option<String>,
         waiting: Option<String>,
+        /// A worker of a parallel run (`--parallel`): its one step, when it
+        /// is done (box checked, task closed).
+        step_done: Option<String>,
         /// When sessions of the project started in the last hour (seconds
         /// since the epoch), for pacing; and the time now.
         recent_starts: Vec<u64>,
         now_epoch: u64,
     },
-    /// The `on_session_start` hook has run (or there is none).
-    BeforeSpawn { stop: Option<String> },
+    /// The `on_session_start` hook has run (or there is none). A worker of
+    /// a parallel run says what the run's workers have spent before it.
+    BeforeSpawn {
+        stop: Option<String>,
+        shared: Option<Shared>,
+    },
     /// A session ended: how, before anything is judged.
     SessionRan(SessionRan),
     /// What it left is settled (`--commit auto`).
@@ -318,6 +325,16 @@ pub enum Event {
     SessionEnded(Box<Recorded>),
     /// A limit wait ended, by running out or by a stop request.
     Waited { stop: Option<String> },
+}
+
+/// What every worker of a parallel run has spent, read (and this session
+/// claimed) at once under the run's lock: the run's caps are the whole
+/// run's, not each worker's.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Shared {
+    /// Sessions the workers started before this one.
+    pub sessions: u32,
+    pub cost_usd: f64,
 }
 
 /// What the shell reports of a session once its record is written.
@@ -387,6 +404,9 @@ pub enum Outcome {
     /// The loop was killed (SIGKILL, OOM) and left no summary; written by the
     /// loop that took over its lock.
     EndedAbnormally,
+    /// A worker of a parallel run: its one step is done, for the run's
+    /// merge queue to take.
+    StepDone,
 }
 
 /// Everything said of one way a run ends, in one place.
@@ -418,7 +438,7 @@ const LIMIT_TODO: &str = "see `ralph status`; start a new run with higher limits
 
 /// One row an outcome: (outcome, code, text, hook, writes WAITING,
 /// resumable, the notice's to-do, the last line).
-const FACTS: [(Outcome, Facts); 11] = {
+const FACTS: [(Outcome, Facts); 12] = {
     const fn f(
         code: u8,
         text: &'static str,
@@ -554,6 +574,11 @@ const FACTS: [(Outcome, Facts); 11] = {
                 Some(FAILED_TODO),
                 Some(RESUME_HINT),
             ),
+        ),
+        // A worker's end is its run's to tell: no hook, no notice.
+        (
+            Outcome::StepDone,
+            f(0, "step done", None, (false, false), None, None),
         ),
     ]
 };
@@ -783,7 +808,7 @@ fn between(
     s: &mut State,
     limits: &Limits,
     gate: Completion,
-    waiting: Option<String>,
+    (waiting, step_done): (Option<String>, Option<String>),
     (recent_starts, now_epoch): (Vec<u64>, u64),
     reviews: &[Reviewed],
 ) -> Action {
@@ -794,6 +819,9 @@ fn between(
     }
     if let Some(a) = judge_gate(s, limits, gate).or(review_stop) {
         return a;
+    }
+    if let Some(done) = step_done {
+        return stop(Outcome::StepDone, format!("{done} is done"));
     }
     if let Some(w) = waiting {
         return stop(Outcome::Waiting, w);
@@ -849,6 +877,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
         }
         Event::Between {
             waiting,
+            step_done,
             recent_starts,
             now_epoch,
             ..
@@ -858,16 +887,21 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
                 s,
                 limits,
                 judged.completion,
-                waiting,
+                (waiting, step_done),
                 (recent_starts, now_epoch),
                 &judged.reviews,
             )
         }
-        Event::BeforeSpawn { stop: Some(sig) } => stop(
+        Event::BeforeSpawn {
+            stop: Some(sig), ..
+        } => stop(
             Outcome::Interrupted,
             format!("{sig} received before the session started"),
         ),
-        Event::BeforeSpawn { stop: None } => {
+        Event::BeforeSpawn { stop: None, shared } => {
+            if let Some(a) = shared.and_then(|sh| over_shared(limits, sh)) {
+                return a;
+            }
             s.iteration += 1;
             s.sessions += 1;
             Action::Spawn {
@@ -893,6 +927,30 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
         } => review_limited(s, limits, &limit, cost_usd, now_epoch),
         Event::SessionEnded(recorded) => session_ended(s, limits, *recorded),
     }
+}
+
+/// A worker's next session would take the whole run past a cap.
+fn over_shared(limits: &Limits, sh: Shared) -> Option<Action> {
+    if sh.sessions >= limits.max_iterations {
+        return Some(stop(
+            Outcome::IterationLimit,
+            format!(
+                "{} run by the run's workers (--max-iterations)",
+                crate::output::counted(limits.max_iterations, "session", "sessions")
+            ),
+        ));
+    }
+    let cap = limits.max_cost?;
+    (sh.cost_usd >= cap).then(|| {
+        stop(
+            Outcome::CostLimit,
+            format!(
+                "the run's workers have spent {} of {} (--max-cost)",
+                crate::output::usd(sh.cost_usd),
+                crate::output::usd(cap)
+            ),
+        )
+    })
 }
 
 /// A session's round is over and its record written: what the loop counts
@@ -1289,6 +1347,7 @@ mod tests {
             Outcome::ReviewRejected,
             Outcome::Interrupted,
             Outcome::EndedAbnormally,
+            Outcome::StepDone,
         ];
         assert_eq!(FACTS.len(), all.len());
         for o in all {
@@ -1324,6 +1383,7 @@ mod tests {
             stop: None,
             gate: Completion::Absent,
             waiting: None,
+            step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
             reviews: Vec::from_iter(None),
@@ -1367,6 +1427,7 @@ mod tests {
         stop: Option<String>,
         gate: Completion,
         waiting: Option<String>,
+        step_done: Option<String>,
         recent_starts: Vec<u64>,
         now_epoch: u64,
         reviews: Vec<Reviewed>,
@@ -1397,6 +1458,7 @@ mod tests {
                 Event::Between {
                     stop: Some(sig),
                     waiting: None,
+                    step_done: None,
                     recent_starts: Vec::new(),
                     now_epoch: 0,
                 },
@@ -1405,7 +1467,7 @@ mod tests {
                 s,
                 l,
                 b.gate,
-                b.waiting,
+                (b.waiting, b.step_done),
                 (b.recent_starts, b.now_epoch),
                 &b.reviews,
             ),
@@ -1426,7 +1488,13 @@ mod tests {
         let mut ev: T = between().into();
         for _ in 0..1000 {
             match step(&mut s, limits, ev) {
-                Action::Prepare { .. } => ev = Event::BeforeSpawn { stop: None }.into(),
+                Action::Prepare { .. } => {
+                    ev = Event::BeforeSpawn {
+                        stop: None,
+                        shared: None,
+                    }
+                    .into()
+                }
                 Action::Spawn { session, .. } => ev = ended(make(session)),
                 Action::Wait { .. } | Action::Fallback { .. } | Action::Pause { .. } => {
                     ev = Event::Waited { stop: None }.into()
@@ -1458,10 +1526,14 @@ mod tests {
         go(Event::Between {
             stop: None,
             waiting: None,
+            step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
         });
-        go(Event::BeforeSpawn { stop: None });
+        go(Event::BeforeSpawn {
+            stop: None,
+            shared: None,
+        });
         go(Event::SessionRan(SessionRan {
             session: 1,
             outcome: SessionOutcome::Ok,
@@ -1534,11 +1606,15 @@ mod tests {
         let between = Event::Between {
             stop: None,
             waiting: None,
+            step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
         };
         assert_eq!(go(between), Action::Prepare { iteration: 1 });
-        go(Event::BeforeSpawn { stop: None });
+        go(Event::BeforeSpawn {
+            stop: None,
+            shared: None,
+        });
         let ran = SessionRan {
             session: 1,
             outcome: SessionOutcome::Ok,
@@ -1601,7 +1677,14 @@ mod tests {
         );
         assert_eq!(s, State::default(), "preparing counts nothing");
         assert_eq!(
-            step(&mut s, &limits(), Event::BeforeSpawn { stop: None }),
+            step(
+                &mut s,
+                &limits(),
+                Event::BeforeSpawn {
+                    stop: None,
+                    shared: None
+                }
+            ),
             Action::Spawn {
                 iteration: 1,
                 session: 1,
@@ -1782,6 +1865,7 @@ mod tests {
                 stop: sig(),
                 gate: Completion::Absent,
                 waiting: None,
+                step_done: None,
                 recent_starts: Vec::new(),
                 now_epoch: 1_000_000,
                 reviews: Vec::from_iter(None),
@@ -1794,7 +1878,14 @@ mod tests {
             step(&mut s, &l, between()),
             Action::Prepare { .. }
         ));
-        let a = step(&mut s, &l, Event::BeforeSpawn { stop: sig() });
+        let a = step(
+            &mut s,
+            &l,
+            Event::BeforeSpawn {
+                stop: sig(),
+                shared: None,
+            },
+        );
         assert_eq!(stopped(&a), Some(Outcome::Interrupted), "before spawn");
         assert_eq!((s.iteration, s.sessions), (0, 0), "no session counted");
         // During a limit wait.
@@ -1824,7 +1915,14 @@ mod tests {
         let l = limits();
         let mut s = State::default();
         step(&mut s, &l, between());
-        step(&mut s, &l, Event::BeforeSpawn { stop: None });
+        step(
+            &mut s,
+            &l,
+            Event::BeforeSpawn {
+                stop: None,
+                shared: None,
+            },
+        );
         let limited = |reset_at| {
             ended(Report {
                 now_epoch: 1_000_000,
@@ -1847,7 +1945,14 @@ mod tests {
             Action::Prepare { iteration: 1 }
         );
         assert_eq!(
-            step(&mut s, &l, Event::BeforeSpawn { stop: None }),
+            step(
+                &mut s,
+                &l,
+                Event::BeforeSpawn {
+                    stop: None,
+                    shared: None
+                }
+            ),
             Action::Spawn {
                 iteration: 1,
                 session: 2,
@@ -1900,7 +2005,14 @@ mod tests {
         let mut waits = Vec::new();
         for _ in 0..3 {
             step(&mut s, &l, between());
-            step(&mut s, &l, Event::BeforeSpawn { stop: None });
+            step(
+                &mut s,
+                &l,
+                Event::BeforeSpawn {
+                    stop: None,
+                    shared: None,
+                },
+            );
             match step(&mut s, &l, overloaded()) {
                 Action::Wait { wait, .. } => waits.push(wait.as_secs()),
                 a => {
@@ -1967,13 +2079,14 @@ mod tests {
             (ReviewRejected, true),
             (Interrupted, true),
             (EndedAbnormally, true),
+            (StepDone, false),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
                 Complete => Some(EndHook::Complete),
                 Waiting | NoProgress | Stuck | ReviewRejected => Some(EndHook::Waiting),
                 IterationLimit | CostLimit | LimitWait => Some(EndHook::Limit),
-                Failed | Interrupted | EndedAbnormally => None,
+                Failed | Interrupted | EndedAbnormally | StepDone => None,
             };
             assert_eq!(o.hook(), hook, "{o:?}");
             // Told to whoever `[notify]` names, but for a stop you asked for.
@@ -1983,7 +2096,7 @@ mod tests {
                 Waiting | NoProgress | Stuck | ReviewRejected => Some(E::Waiting),
                 Failed | EndedAbnormally => Some(E::Failed),
                 IterationLimit | CostLimit | LimitWait => Some(E::Stopped),
-                Interrupted => None,
+                Interrupted | StepDone => None,
             };
             assert_eq!(o.notice().map(|(e, _)| e), want, "{o:?}");
             assert_eq!(
@@ -2253,7 +2366,14 @@ mod tests {
         );
         step(&mut s, &l, between());
         assert_eq!(
-            step(&mut s, &l, Event::BeforeSpawn { stop: None }),
+            step(
+                &mut s,
+                &l,
+                Event::BeforeSpawn {
+                    stop: None,
+                    shared: None
+                }
+            ),
             Action::Spawn {
                 iteration: 1,
                 session: 2,
@@ -2275,7 +2395,14 @@ mod tests {
         s.agent = 1;
         s.limited_until = vec![now + 7201, 0];
         step(&mut s, &l, between());
-        step(&mut s, &l, Event::BeforeSpawn { stop: None });
+        step(
+            &mut s,
+            &l,
+            Event::BeforeSpawn {
+                stop: None,
+                shared: None,
+            },
+        );
         step(
             &mut s,
             &l,
@@ -2315,7 +2442,14 @@ mod tests {
         let mut s = State::default();
         let session = |s: &mut State, r: Report| {
             step(s, &l, between());
-            step(s, &l, Event::BeforeSpawn { stop: None });
+            step(
+                s,
+                &l,
+                Event::BeforeSpawn {
+                    stop: None,
+                    shared: None,
+                },
+            );
             step(s, &l, ended(r))
         };
         // Two sessions on br-1 (one failing), then one that finishes it.
@@ -2374,6 +2508,7 @@ mod tests {
             stop: None,
             gate: Completion::Absent,
             waiting: None,
+            step_done: None,
             recent_starts: starts,
             now_epoch: now,
             reviews: Vec::from_iter(None),
@@ -2570,6 +2705,7 @@ mod tests {
             stop: None,
             gate: Completion::ReviewRejected,
             waiting: None,
+            step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
             reviews: Vec::from_iter(review),
@@ -2604,6 +2740,7 @@ mod tests {
                 stop: None,
                 gate: Completion::Accepted { steps: 1 },
                 waiting: None,
+                step_done: None,
                 recent_starts: Vec::new(),
                 now_epoch: 1_000_000,
                 reviews: Vec::from_iter(reviewed(true, 0.2)),
@@ -2629,5 +2766,59 @@ mod tests {
             true,
             &SessionOutcome::Limited(Limit::RateLimit)
         ));
+    }
+
+    #[test]
+    fn a_worker_stops_once_its_step_is_done_but_a_failing_gate_or_waiting_comes_first() {
+        let l = limits();
+        let mut s = State::default();
+        let done = TB {
+            step_done: Some("step **2** Second".into()),
+            ..between()
+        };
+        assert_eq!(
+            stopped(&step(&mut s, &l, done)),
+            Some(Outcome::StepDone),
+            "its step checked: the worker is done"
+        );
+        assert_eq!(Outcome::StepDone.code(), 0);
+        assert_eq!(Outcome::StepDone.notice(), None, "its run tells, not it");
+        assert_eq!(Outcome::StepDone.hook(), None);
+        let a = step(&mut s, &l, between());
+        assert_eq!(a, Action::Prepare { iteration: 1 }, "not done: goes on");
+    }
+
+    #[test]
+    fn a_workers_session_is_refused_once_the_whole_run_reaches_a_cap() {
+        let l = limits(); // 5 sessions, $2
+        let spawn = |shared| {
+            let mut s = State::default();
+            let a = step(&mut s, &l, Event::BeforeSpawn { stop: None, shared });
+            (a, s.iteration)
+        };
+        let under = Shared {
+            sessions: 4,
+            cost_usd: 1.99,
+        };
+        assert!(matches!(spawn(Some(under)), (Action::Spawn { .. }, 1)));
+        let (a, counted) = spawn(Some(Shared {
+            sessions: 5,
+            ..under
+        }));
+        assert_eq!(stopped(&a), Some(Outcome::IterationLimit));
+        assert_eq!(counted, 0, "a session refused is not counted");
+        let (a, _) = spawn(Some(Shared {
+            cost_usd: 2.0,
+            ..under
+        }));
+        assert_eq!(stopped(&a), Some(Outcome::CostLimit));
+        match a {
+            Action::Stop { reason, .. } => assert!(reason.contains("$2.00 of $2.00"), "{reason}"),
+            _ => unreachable!(),
+        }
+        assert!(
+            matches!(spawn(None), (Action::Spawn { .. }, 1)),
+            "not a worker"
+        );
     }
 }

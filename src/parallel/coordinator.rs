@@ -1,0 +1,805 @@
+//! The coordinator of a parallel run: starts a worker loop for each step
+//! the scheduler frees (never more than N, never a step twice), takes
+//! finished steps through the merge queue one at a time (the gate after
+//! each), and, once every step is merged, hands the integration checkout
+//! to the ordinary loop, which judges COMPLETE as it always does.
+//!
+//! Its board (`parallel.json` in the run folder) says where each step is,
+//! so `status` can show it and `ralph loop --resume` goes on from it.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::history::records::Saved;
+use crate::parallel::plan::{self, Item, Order};
+use crate::parallel::queue::{self, Merged};
+use crate::parallel::workers::{self, Running};
+use crate::parallel::{OnConflict, budget, texts};
+use crate::run::engine::Outcome;
+use crate::run::lock::LoopLock;
+use crate::run::shell::Shell;
+use crate::run::worktree;
+use crate::work::spec;
+
+/// Where a step of the run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Place {
+    /// A worker works it (or will again, on resume).
+    Working,
+    /// Done in its worktree, waiting for its merge.
+    Queued,
+    /// A resolution session merges it with what was merged before.
+    Resolving,
+    Merged,
+    /// Its worker stopped without finishing it (the run's outcome says why).
+    GaveUp,
+}
+
+/// A step's line on the board.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Slot {
+    /// Its worktree (and branch `ralph/<name>`).
+    pub worktree: String,
+    /// The worker that last worked it.
+    pub worker: Option<String>,
+    pub place: Place,
+    /// Merges of it the gate failed (each undone).
+    #[serde(default)]
+    pub undone: u32,
+    /// What its next worker is told (the gate's failure after its merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// The last word on it (why its worker stopped, the files in conflict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The run's board, by step key.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Board {
+    pub parallel: u32,
+    /// Workers started so far (`w1`, `w2`, ...).
+    pub workers: u32,
+    pub steps: BTreeMap<String, Slot>,
+    /// Merges made, in order (step keys).
+    #[serde(default)]
+    pub merged: Vec<String>,
+}
+
+impl Board {
+    /// As saved, less any step whose worktree name is not one ralph makes
+    /// (the run folder is in the project, where a session can write).
+    fn load(path: &Path) -> Board {
+        let mut b: Board = crate::fsutil::read_regular_capped(path, 4 << 20)
+            .ok()
+            .flatten()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        b.steps.retain(|_, s| {
+            s.worktree.starts_with("par-") && worktree::check_name(&s.worktree).is_ok()
+        });
+        b
+    }
+
+    fn save(&self, path: &Path) -> Result<()> {
+        crate::fsutil::atomic_write(path, serde_json::to_string_pretty(self)?.as_bytes(), 0o644)
+    }
+
+    fn busy(&self) -> BTreeSet<String> {
+        self.steps
+            .iter()
+            .filter(|(_, s)| s.place != Place::Merged)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}
+
+/// The board of a run folder, if it was a parallel run.
+pub fn board_of(run: &Path) -> Option<Board> {
+    let p = run.join("parallel.json");
+    p.exists().then(|| Board::load(&p))
+}
+
+/// Workers start from the branch's last commit: a spec changed since is
+/// not theirs. Tasks that wait on each other would never start.
+pub fn refuse_what_cannot_start(
+    project: &crate::work::project::Project,
+    tracker: Option<crate::work::tracker::Kind>,
+) -> Result<()> {
+    use crate::exit::{ExitStatus, Stop};
+    let g = crate::git::at(&project.root);
+    let changed = g.run(&["status", "--porcelain", "--", ".ralph/spec.md"], &[])?;
+    if !changed.trim().is_empty() {
+        return Err(Stop::with(
+            ExitStatus::Usage,
+            "--parallel: .ralph/spec.md has changes that are not committed; the workers start from the branch's last commit, so commit the spec first",
+        ));
+    }
+    let parsed = spec::parse(&crate::fsutil::read_optional(&project.spec())?.unwrap_or_default());
+    let items: Vec<Item> = parsed
+        .steps
+        .iter()
+        .map(|s| Item {
+            key: s.key(),
+            task: s.task.clone(),
+            merged: s.checked,
+            phase: 0,
+        })
+        .collect();
+    if let Order::Tracker { blockers, .. } = order_of(&project.root, tracker, &items)?
+        && let Some(c) = plan::cycle(&blockers)
+    {
+        return Err(Stop::with(
+            ExitStatus::Usage,
+            format!(
+                "--parallel: these tasks wait on each other, so none of them could start: {} (remove one with `br dep remove`)",
+                c.join(" → ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// By the tracker's blockers when the spec's steps name tasks and a
+/// tracker answers; else by the spec's sections.
+fn order_of(
+    root: &Path,
+    tracker: Option<crate::work::tracker::Kind>,
+    items: &[Item],
+) -> Result<Order> {
+    let tasks: Vec<String> = items.iter().filter_map(|i| i.task.clone()).collect();
+    if tasks.is_empty() {
+        return Ok(Order::Phases);
+    }
+    let Ok(beads) = crate::work::tracker::detect(tracker, root) else {
+        return Ok(Order::Phases);
+    };
+    let blockers = beads.blockers(&tasks).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let closed = beads
+        .snapshot(None)
+        .map_err(|e| anyhow::anyhow!("{e}"))?
+        .issues
+        .into_iter()
+        .filter(|i| i.is_closed())
+        .map(|i| i.id)
+        .collect();
+    Ok(Order::Tracker { blockers, closed })
+}
+
+/// A parallel run in the integration checkout `shell.project`.
+pub struct Coordinator<'a> {
+    pub shell: &'a Shell<'a>,
+    /// The run's command line (`loop ...`), for its workers'.
+    pub args: Vec<String>,
+}
+
+struct Live {
+    board: Board,
+    running: Vec<Running>,
+    queue: VecDeque<String>,
+    /// The first reason the run cannot finish (a worker that stopped).
+    end: Option<(Outcome, String)>,
+    saved: Saved,
+}
+
+impl Coordinator<'_> {
+    fn root(&self) -> &Path {
+        &self.shell.project.root
+    }
+
+    fn board_path(&self) -> PathBuf {
+        self.shell.run.path.join("parallel.json")
+    }
+
+    fn budget(&self) -> PathBuf {
+        budget::path_for(self.root(), &self.shell.run.id)
+    }
+
+    /// The whole run: the workers and the queue, then the ordinary loop.
+    pub fn run(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
+        let (s, t0) = (self.shell.s, std::time::Instant::now());
+        budget::start(&self.budget(), saved.state.iteration, saved.state.cost_usd)?;
+        let mut board = Board::load(&self.board_path());
+        board.parallel = s.parallel;
+        let mut queue = VecDeque::new();
+        for (key, slot) in &mut board.steps {
+            match slot.place {
+                // You have acted (`ralph resume`): its worker goes on.
+                Place::GaveUp | Place::Resolving => slot.place = Place::Working,
+                Place::Queued => queue.push_back(key.clone()),
+                _ => {}
+            }
+        }
+        self.shell.ui.note(&format!(
+            "run {} in {}: up to {} steps at once, each in a worktree of its own, merged into {} one at a time",
+            self.shell.run.id,
+            self.shell.run.path.display(),
+            s.parallel,
+            self.integration()
+        ));
+        let mut live = Live {
+            board,
+            running: Vec::new(),
+            queue,
+            end: None,
+            saved,
+        };
+        self.restart_working(&mut live)?;
+        let elapsed_before = live.saved.elapsed_s;
+        let finished = self.work(&mut live, lock)?;
+        live.board.save(&self.board_path())?;
+        self.count_spent(&mut live.saved)?;
+        live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
+        match finished {
+            Some((outcome, reason)) => {
+                if outcome == Outcome::Waiting {
+                    crate::work::sentinel::Waiting::new(reason.clone())
+                        .write(&self.shell.project.waiting())?;
+                }
+                self.shell.run.save_state(&live.saved)?;
+                self.shell.finish(&live.saved, outcome, reason)
+            }
+            None => self.judge(lock, live.saved),
+        }
+    }
+
+    /// The branch steps are merged into.
+    fn integration(&self) -> String {
+        crate::git::at(self.root())
+            .run(&["rev-parse", "--abbrev-ref", "HEAD"], &[])
+            .unwrap_or_else(|_| "HEAD".into())
+    }
+
+    /// Until every step is merged (`None`) or the run must stop.
+    fn work(&self, live: &mut Live, lock: &mut LoopLock) -> Result<Option<(Outcome, String)>> {
+        loop {
+            if let Some(sig) = crate::procs::signals::stop_requested() {
+                self.stop_all(live)?;
+                return Ok(Some((Outcome::Interrupted, format!("{sig} received"))));
+            }
+            self.reap(live)?;
+            if let Some(key) = live.queue.pop_front() {
+                self.merge(live, &key)?;
+            }
+            let never = if live.end.is_none() {
+                self.start_free(live)?
+            } else {
+                Vec::new()
+            };
+            lock.set_iteration(live.board.workers)?;
+            live.board.save(&self.board_path())?;
+            if live.running.is_empty() && live.queue.is_empty() {
+                if let Some(end) = live.end.take() {
+                    return Ok(Some(end));
+                }
+                let open = spec::parse(&self.spec_text()?)
+                    .steps
+                    .iter()
+                    .any(|s| !s.checked);
+                if !open {
+                    return Ok(None);
+                }
+                let why = never
+                    .iter()
+                    .map(|(k, why)| format!("{k}: {why}"))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Ok(Some((
+                    Outcome::Waiting,
+                    format!("no open step can start: {why}"),
+                )));
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn spec_text(&self) -> Result<String> {
+        Ok(crate::fsutil::read_optional(&self.shell.project.spec())?.unwrap_or_default())
+    }
+
+    /// Steps free to start, each given a worker; the steps that never can.
+    fn start_free(&self, live: &mut Live) -> Result<Vec<(String, String)>> {
+        let text = self.spec_text()?;
+        let parsed = spec::parse(&text);
+        let phases = texts::phases(&text);
+        let items: Vec<Item> = parsed
+            .steps
+            .iter()
+            .zip(phases)
+            .map(|(s, phase)| Item {
+                key: s.key(),
+                task: s.task.clone(),
+                merged: s.checked,
+                phase,
+            })
+            .collect();
+        let order = self.order(&items)?;
+        let slots = (self.shell.s.parallel as usize).saturating_sub(live.running.len());
+        let busy = live.board.busy();
+        let next = plan::next(&items, &order, &busy, slots);
+        for key in &next.start {
+            self.start_worker(live, key, &parsed)?;
+        }
+        Ok(next.never)
+    }
+
+    fn order(&self, items: &[Item]) -> Result<Order> {
+        order_of(self.root(), self.shell.s.tracker, items)
+    }
+
+    fn worktree_name(&self, parsed: &spec::Spec, key: &str) -> String {
+        let n = parsed
+            .steps
+            .iter()
+            .position(|s| s.key() == key)
+            .map_or(0, |i| i + 1);
+        let id: String = self
+            .shell
+            .run
+            .id
+            .chars()
+            .filter(char::is_ascii_alphanumeric)
+            .collect();
+        let tail = &id[id.len().saturating_sub(12)..];
+        format!(
+            "par-{tail}-{n}-{:06x}",
+            crate::fsutil::fnv1a(key.as_bytes()) & 0xff_ffff
+        )
+    }
+
+    /// A worker for `key`: its worktree made (from the integration
+    /// branch's head) or reused, its task claimed, its loop started.
+    fn start_worker(&self, live: &mut Live, key: &str, parsed: &spec::Spec) -> Result<()> {
+        let main = worktree::main_root(self.root())?;
+        let name = match live.board.steps.get(key) {
+            Some(slot) => slot.worktree.clone(),
+            None => self.worktree_name(parsed, key),
+        };
+        // From the integration branch's head (a worktree loop's, not the
+        // main checkout's).
+        let head = crate::git::at(self.root()).run(&["rev-parse", "HEAD"], &[])?;
+        let (dir, made) = worktree::ensure(&main, &name, Some(&head))
+            .with_context(|| format!("cannot make the worktree of step {key}"))?;
+        if made {
+            self.seed(&main, &dir, key)?;
+        }
+        // A human has acted on what stopped it: its loop starts afresh.
+        crate::fsutil::remove_optional(&dir.join(".ralph/WAITING"))?;
+        live.board.workers += 1;
+        let worker = format!("w{}", live.board.workers);
+        let step = texts::find(&parsed.steps, key);
+        if let Some(task) = step.and_then(|s| s.task.as_deref())
+            && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
+            && let Err(e) = beads.claim(task, Some(&worker))
+        {
+            self.shell
+                .ui
+                .note(&format!("could not claim {task} for {worker}: {e}"));
+        }
+        let slot = live.board.steps.entry(key.to_string()).or_insert(Slot {
+            worktree: name.clone(),
+            worker: None,
+            place: Place::Working,
+            undone: 0,
+            feedback: None,
+            note: None,
+        });
+        slot.worker = Some(worker.clone());
+        slot.place = Place::Working;
+        let described = step.map_or_else(|| key.to_string(), spec::Step::describe);
+        let prompt = self.worker_prompt(&worker, &described, slot.feedback.as_deref())?;
+        self.shell
+            .ui
+            .note(&format!("{worker} starts step {key} in {}", dir.display()));
+        let budget = self.budget();
+        let running = workers::start(
+            &workers::worker_args(&self.args),
+            &workers::Job {
+                name: &worker,
+                step: key,
+                dir: &dir,
+                prompt: &prompt,
+                budget: &budget,
+            },
+        )?;
+        live.running.push(running);
+        Ok(())
+    }
+
+    /// A new worktree: ralph's untracked files copied, what you approved
+    /// carried over, and its spec with its step first, committed.
+    fn seed(&self, main: &Path, dir: &Path, key: &str) -> Result<()> {
+        worktree::seed(self.root(), dir, None)?;
+        if let Ok(cfg) = crate::config::load(&crate::work::project::Project::at(dir).config()) {
+            crate::trust::approval::carry_over(main, dir, &cfg)?;
+        }
+        let spec_path = dir.join(".ralph/spec.md");
+        let text = crate::fsutil::read_optional(&spec_path)?.unwrap_or_default();
+        let first = texts::first_open(&text, key);
+        if first != text {
+            crate::fsutil::atomic_write(&spec_path, first.as_bytes(), 0o644)?;
+            let g = crate::git::at(dir);
+            g.run(&["add", "--", ".ralph/spec.md"], &[])?;
+            let message = format!("ralph: this worktree works {key} (its step first)");
+            g.run(&["commit", "--quiet", "--no-verify", "-m", &message], &[])?;
+        }
+        Ok(())
+    }
+
+    /// The run's prompt, after what only this worker is told: its step.
+    fn worker_prompt(&self, worker: &str, step: &str, feedback: Option<&str>) -> Result<PathBuf> {
+        let prompt = crate::fsutil::read_optional(&self.shell.s.prompt)?
+            .with_context(|| format!("{} is gone", self.shell.s.prompt.display()))?;
+        let mut text = format!(
+            "You are {worker}, one of several workers of a parallel ralph run. Your step, the first open step of .ralph/spec.md here:\n\n    {step}\n\nDo this step only: the other open steps are other workers' (they work at the same time, in other worktrees). When it is done, check its box (and close its task), commit, and end the session. Do not write .ralph/COMPLETE: the run merges your branch.\n"
+        );
+        if let Some(f) = feedback {
+            text.push_str(&format!("\n{f}\n"));
+        }
+        text.push_str("\n---\n\n");
+        text.push_str(&prompt);
+        let path = self.shell.run.path.join(format!("{worker}.prompt.md"));
+        crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
+        Ok(path)
+    }
+
+    /// Workers that were working when the run stopped: started again.
+    fn restart_working(&self, live: &mut Live) -> Result<()> {
+        let text = self.spec_text()?;
+        let parsed = spec::parse(&text);
+        let working: Vec<String> = live
+            .board
+            .steps
+            .iter()
+            .filter(|(_, s)| s.place == Place::Working)
+            .map(|(k, _)| k.clone())
+            .take(self.shell.s.parallel as usize)
+            .collect();
+        for key in working {
+            self.start_worker(live, &key, &parsed)?;
+        }
+        Ok(())
+    }
+
+    /// Workers that ended: a done step queued; any other end kept as the
+    /// run's reason to stop (after the others finish what they work on).
+    fn reap(&self, live: &mut Live) -> Result<()> {
+        let mut i = 0;
+        while i < live.running.len() {
+            let Some((outcome, reason)) = live.running[i].ended()? else {
+                i += 1;
+                continue;
+            };
+            let w = live.running.remove(i);
+            self.keep_records(&w, &mut live.saved)?;
+            self.count_spent(&mut live.saved)?;
+            self.shell.run.save_state(&live.saved)?;
+            let slot = live.board.steps.get_mut(&w.step);
+            match outcome {
+                Outcome::StepDone => {
+                    self.shell
+                        .ui
+                        .note(&format!("{}: {reason}; queued for merging", w.name));
+                    if let Some(slot) = slot {
+                        slot.place = Place::Queued;
+                        slot.feedback = None;
+                    }
+                    live.queue.push_back(w.step.clone());
+                }
+                other => {
+                    let why = format!("{} (step {}): {reason}", w.name, w.step);
+                    if let Some(slot) = slot {
+                        slot.place = if other == Outcome::Interrupted {
+                            Place::Working
+                        } else {
+                            Place::GaveUp
+                        };
+                        slot.note = Some(format!("{}: {reason}", other.text()));
+                    }
+                    self.release(&w.step);
+                    if other != Outcome::Interrupted {
+                        self.shell.ui.note(&format!(
+                            "{}: stopped ({}): {reason}; no new worker starts",
+                            w.name,
+                            other.text()
+                        ));
+                    }
+                    live.end.get_or_insert((other, why));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A task its worker gave up: open again, nobody's.
+    fn release(&self, key: &str) {
+        let Ok(text) = self.spec_text() else { return };
+        let parsed = spec::parse(&text);
+        if let Some(task) = texts::find(&parsed.steps, key).and_then(|s| s.task.clone())
+            && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
+        {
+            let closed = beads
+                .snapshot(None)
+                .is_ok_and(|s| s.issues.iter().any(|i| i.id == task && i.is_closed()));
+            if !closed {
+                let _ = beads.claim(&task, None);
+            }
+        }
+    }
+
+    /// A worker's records, kept with the run's (its stream files copied
+    /// beside them, so they outlive its worktree).
+    fn keep_records(&self, w: &Running, saved: &mut Saved) -> Result<()> {
+        let Some(from) = w.run_dir() else {
+            return Ok(());
+        };
+        let to = self
+            .shell
+            .run
+            .path
+            .join("workers")
+            .join(format!("{}-{}", w.name, from.id));
+        std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
+        for entry in std::fs::read_dir(&from.path)?.flatten() {
+            let ft = entry.file_type()?;
+            if ft.is_file() {
+                std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+            }
+        }
+        for mut r in from.records() {
+            r.stream_file = r.stream_file.as_ref().map(|f| {
+                let name = Path::new(f).file_name().unwrap_or_default();
+                to.join(name).display().to_string()
+            });
+            saved.tokens.plus(&r.tokens);
+            saved.cost_unknown |= r.cost_unknown;
+            self.shell.run.append_record(&r)?;
+        }
+        Ok(())
+    }
+
+    /// Every worker asked to stop, and waited for.
+    fn stop_all(&self, live: &mut Live) -> Result<()> {
+        for w in &live.running {
+            w.interrupt();
+        }
+        while !live.running.is_empty() {
+            self.reap(live)?;
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok(())
+    }
+
+    /// The queue's next step merged, the gate run on the result; a failing
+    /// merge undone and its step reopened; a conflict resolved or waited on.
+    fn merge(&self, live: &mut Live, key: &str) -> Result<()> {
+        let Some(slot) = live.board.steps.get(key).cloned() else {
+            return Ok(());
+        };
+        let branch = worktree::branch(&slot.worktree);
+        let worker = slot.worker.clone().unwrap_or_default();
+        let message = format!("ralph: merge {key} ({worker}, {branch})");
+        let t0 = std::time::Instant::now();
+        let merged = queue::merge(self.root(), &branch, key, &message)?;
+        let took = t0.elapsed();
+        match merged {
+            Merged::Committed { before, .. } => {
+                let passed = self.gate_after_merge(live, key, &before)?;
+                if passed {
+                    self.merged(live, key, &slot.worktree, took)?;
+                }
+            }
+            Merged::Conflicts(files) => self.conflict(live, key, files)?,
+        }
+        Ok(())
+    }
+
+    /// The gate on the merged tree; `false` when it failed (the merge then
+    /// undone, the step reopened with the gate's output).
+    fn gate_after_merge(&self, live: &mut Live, key: &str, before: &str) -> Result<bool> {
+        let Some(gate) = &self.shell.s.gate else {
+            return Ok(true);
+        };
+        let v = self.shell.run_gate(gate, &mut live.saved)?;
+        if v.passed || v.interrupted {
+            return Ok(v.passed);
+        }
+        queue::undo(self.root(), before)?;
+        let s = self.shell.s;
+        let slot = live
+            .board
+            .steps
+            .get_mut(key)
+            .expect("a merged step has a slot");
+        slot.undone += 1;
+        if slot.undone >= s.limits.max_gate_failures {
+            slot.place = Place::GaveUp;
+            slot.note = Some(format!(
+                "the gate failed after each of its {} merges",
+                slot.undone
+            ));
+            live.end.get_or_insert((
+                Outcome::Failed,
+                format!(
+                    "the gate failed after each of {} merges of {key} ({})",
+                    slot.undone,
+                    v.summary()
+                ),
+            ));
+            return Ok(false);
+        }
+        slot.feedback = Some(format!(
+            "Your step was done once, but after it was merged the project's checks failed, so the merge was undone. What failed:\n\n{}",
+            crate::work::gate::feedback(&v)
+        ));
+        slot.place = Place::Working;
+        self.shell.ui.note(&format!(
+            "the gate failed after merging {key} ({}): the merge is undone and the step worked again",
+            v.summary()
+        ));
+        self.reopen_in_worktree(&slot.worktree, key)?;
+        let parsed = spec::parse(&self.spec_text()?);
+        self.start_worker(live, key, &parsed)?;
+        Ok(false)
+    }
+
+    /// The step's box unchecked (and its task opened) where its worker
+    /// works, so that its next worker takes it up again.
+    fn reopen_in_worktree(&self, name: &str, key: &str) -> Result<()> {
+        let main = worktree::main_root(self.root())?;
+        let dir = worktree::path_for(&main, name);
+        let spec_path = dir.join(".ralph/spec.md");
+        let text = crate::fsutil::read_optional(&spec_path)?.unwrap_or_default();
+        let parsed = spec::parse(&text);
+        if let Some(step) = texts::find(&parsed.steps, key) {
+            if let Some(task) = &step.task
+                && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
+            {
+                let _ = beads.reopen(task);
+            }
+            let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
+            if let Some(l) = lines.get_mut(step.line - 1)
+                && let Some(at) = l.find("[x]").or_else(|| l.find("[X]"))
+            {
+                l.replace_range(at..at + 3, "[ ]");
+            }
+            crate::fsutil::atomic_write(&spec_path, lines.concat().as_bytes(), 0o644)?;
+            let g = crate::git::at(&dir);
+            g.run(&["add", "--", ".ralph/spec.md"], &[])?;
+            let message = format!("ralph: {key} reopened (the gate failed after its merge)");
+            g.run(&["commit", "--quiet", "--no-verify", "-m", &message], &[])?;
+        }
+        Ok(())
+    }
+
+    /// A merged step: said, its worktree and branch removed.
+    fn merged(&self, live: &mut Live, key: &str, name: &str, took: Duration) -> Result<()> {
+        let main = worktree::main_root(self.root())?;
+        let slot = live
+            .board
+            .steps
+            .get_mut(key)
+            .expect("a merged step has a slot");
+        slot.place = Place::Merged;
+        slot.note = None;
+        live.board.merged.push(key.to_string());
+        self.shell.ui.note(&format!(
+            "merged {key} into {} ({} ms)",
+            self.integration(),
+            took.as_millis()
+        ));
+        let dir = worktree::path_for(&main, name);
+        if let Err(e) = worktree::remove(&main, &dir, name) {
+            self.shell.ui.note(&format!(
+                "could not remove worktree {}: {e:#}",
+                dir.display()
+            ));
+        }
+        Ok(())
+    }
+
+    /// A merge in conflict: with `--on-conflict wait`, the run stops for a
+    /// human naming the files; else a resolution session merges both.
+    fn conflict(&self, live: &mut Live, key: &str, files: Vec<String>) -> Result<()> {
+        let slot = live
+            .board
+            .steps
+            .get_mut(key)
+            .expect("a queued step has a slot");
+        let listed = files.join(", ");
+        slot.note = Some(format!("conflicts with what is merged: {listed}"));
+        match self.shell.s.on_conflict {
+            OnConflict::Wait => {
+                slot.place = Place::GaveUp;
+                live.end.get_or_insert((
+                    Outcome::Waiting,
+                    format!(
+                        "merging {key} (branch {}) conflicts with what is merged in {}: {listed}; merge it by hand (`git merge {}`), or end the run",
+                        worktree::branch(&slot.worktree),
+                        self.integration(),
+                        worktree::branch(&slot.worktree),
+                    ),
+                ));
+            }
+            OnConflict::Resolve => {
+                slot.place = Place::Resolving;
+                let name = slot.worktree.clone();
+                self.shell.ui.note(&format!(
+                    "merging {key} conflicts with what is merged ({listed}): its worker merges {} into its branch and resolves them",
+                    self.integration()
+                ));
+                self.resolve(live, key, &name, &files)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The resolution: in the step's own worktree, the integration branch
+    /// merged in (ralph's files kept as the step has them), and a worker
+    /// told both sides and the files; when it has committed the merge with
+    /// no marker left, the step is queued again.
+    fn resolve(&self, live: &mut Live, key: &str, name: &str, files: &[String]) -> Result<()> {
+        let main = worktree::main_root(self.root())?;
+        let dir = worktree::path_for(&main, name);
+        let head = crate::git::at(self.root()).run(&["rev-parse", "HEAD"], &[])?;
+        let g = crate::git::at(&dir);
+        let _ = g.attempt(&["merge", "--no-ff", "--no-commit", "--quiet"], &[&head])?;
+        for own in [".ralph", ".beads"] {
+            // The step's own files stay its own: ralph merges them.
+            let _ = g.attempt(&["checkout", "HEAD", "--"], &[own]);
+        }
+        let merged_steps: Vec<String> = live.board.merged.clone();
+        let slot = live
+            .board
+            .steps
+            .get_mut(key)
+            .expect("a queued step has a slot");
+        slot.feedback = Some(format!(
+            "A merge is in progress in this worktree: {} (with the steps merged so far: {}) is being merged into your branch, and these files conflict: {}.\nResolve every conflict so that both sides' changes survive (your step's and the merged steps'), leave no conflict marker, run the project's checks, then `git add` the files and `git commit --no-edit`. Your step stays checked.",
+            self.integration(),
+            merged_steps.join(", "),
+            files.join(", ")
+        ));
+        let parsed = spec::parse(&self.spec_text()?);
+        self.start_worker(live, key, &parsed)
+    }
+
+    /// The run's counts, as its workers spent them.
+    fn count_spent(&self, saved: &mut Saved) -> Result<()> {
+        let spent = budget::read(&self.budget())?;
+        saved.state.iteration = saved.state.iteration.max(spent.sessions);
+        saved.state.sessions = saved.state.sessions.max(spent.sessions);
+        saved.state.cost_usd = saved.state.cost_usd.max(spent.cost_usd);
+        Ok(())
+    }
+
+    /// Every step merged: COMPLETE written and judged by the ordinary loop
+    /// in the integration checkout (spec and tracker, the gate, the
+    /// reviewer), which goes on as any loop does if it does not hold.
+    fn judge(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
+        let project = self.shell.project;
+        let checked =
+            crate::work::completion::check(&project.spec(), &project.root, self.shell.s.tracker)?;
+        if let Ok(j) = &checked
+            && j.is_complete()
+        {
+            crate::work::sentinel::Complete {
+                completed: Some(crate::timefmt::now()),
+                forced: false,
+                spec: Some(j.spec.progress()),
+                tracker: Some(j.tracker.unwrap_or("none").to_string()),
+                message: "every step was merged by the parallel run".into(),
+                file_time: None,
+            }
+            .write(&project.complete())?;
+        }
+        self.shell.run.save_state(&saved)?;
+        let before = crate::run::progress::take(&project.root, &project.spec());
+        self.shell.run_from(lock, saved, before)
+    }
+}

@@ -1,0 +1,47 @@
+//! `ralph loop --parallel N`: a spec's independent steps worked side by side,
+//! each by a worker loop in a worktree of its own, merged back one at a time.
+//!
+//! Pure parts (which steps may start, the spec and progress edits of a
+//! merge) are apart from the coordinator's processes and git.
+
+pub mod budget;
+pub mod coordinator;
+pub mod plan;
+pub mod queue;
+pub mod texts;
+pub mod workers;
+
+use std::path::PathBuf;
+
+/// A worker loop of a parallel run: the one step it works (`Step::key`),
+/// its name (`w1`...), and the run's shared budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worker {
+    pub step: String,
+    /// How its sessions know the step (`RALPH_STEP`): its label, else its
+    /// task, else its text.
+    pub label: String,
+    pub name: String,
+    pub budget: PathBuf,
+}
+
+/// What to do when a finished step's merge conflicts with what is merged.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Deserialize,
+    serde::Serialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum OnConflict {
+    /// A resolution session (the run's agent) merges both steps' changes.
+    #[default]
+    Resolve,
+    /// Stop for a human: WAITING names the conflicting files.
+    Wait,
+}
