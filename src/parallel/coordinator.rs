@@ -371,7 +371,6 @@ impl Coordinator<'_> {
         let worker = format!("w{}", live.board.workers);
         let step = texts::find(&parsed.steps, key);
         if let Some(task) = step.and_then(|s| s.task.as_deref())
-            && self.shell.s.tracker != Some(crate::work::tracker::Kind::Github)
             && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
             && let Err(e) = beads.claim(task, Some(&worker))
         {
@@ -519,7 +518,6 @@ impl Coordinator<'_> {
         let Ok(text) = self.spec_text() else { return };
         let parsed = spec::parse(&text);
         if let Some(task) = texts::find(&parsed.steps, key).and_then(|s| s.task.clone())
-            && self.shell.s.tracker != Some(crate::work::tracker::Kind::Github)
             && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
         {
             let closed = beads
@@ -656,10 +654,12 @@ impl Coordinator<'_> {
         let text = crate::fsutil::read_optional(&spec_path)?.unwrap_or_default();
         let parsed = spec::parse(&text);
         if let Some(step) = texts::find(&parsed.steps, key) {
+            // (GitHub's issue is closed only once merged with the gate
+            // passing: nothing to reopen; `detect` has no beads for it.)
             if let Some(task) = &step.task
-                && let Ok(t) = crate::work::tracker::open(self.shell.s.tracker, self.root())
+                && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
             {
-                let _ = t.reopen(task);
+                let _ = beads.reopen(task);
             }
             let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
             if let Some(l) = lines.get_mut(step.line - 1)

@@ -334,10 +334,9 @@ impl Shell<'_> {
         if !step.checked || g.ok(&["rev-parse", "--verify", "--quiet", "MERGE_HEAD"], &[]) {
             return Ok(None);
         }
-        // Without a tracker to ask, the box is the word; and with GitHub's
-        // issues, which ralph closes once the step is merged.
+        // Without a tracker to ask, the box is the word; so with GitHub's
+        // issues (no beads for `detect`), which ralph closes on the merge.
         if let Some(task) = &step.task
-            && self.s.tracker != Some(crate::work::tracker::Kind::Github)
             && let Ok(beads) = crate::work::tracker::detect(self.s.tracker, &self.project.root)
             && let Ok(snap) = beads.snapshot(None)
             && !snap.issues.iter().any(|i| &i.id == task && i.is_closed())

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::github::{self, Client, Error, IssueFilter, Repo};
 use crate::work::spec::issue_number;
-use crate::work::tracker::{Issue, Snapshot, TrackerError};
+use crate::work::tracker::{Issue, Snapshot, TrackerError, Waits};
 
 /// The label that marks the issues ralph works, unless told another.
 pub const DEFAULT_LABEL: &str = "ralph";
@@ -207,10 +207,7 @@ impl Issues {
 
     /// The issues each task waits for (from its body), and which of the
     /// tasks and their blockers are closed.
-    pub fn order(
-        &self,
-        tasks: &[String],
-    ) -> Result<(BTreeMap<String, Vec<String>>, BTreeSet<String>), TrackerError> {
+    pub fn order(&self, tasks: &[String]) -> Result<Waits, TrackerError> {
         let wanted: Vec<u64> = tasks.iter().filter_map(|t| issue_number(t)).collect();
         let first = self.fetch(&wanted)?;
         let mut blockers = BTreeMap::new();
@@ -257,19 +254,6 @@ impl Issues {
             closed.push(task_id(n));
         }
         Ok(closed)
-    }
-
-    /// Open a closed issue again (its step's merge was undone).
-    pub fn reopen(&self, task: &str) -> Result<(), TrackerError> {
-        let Some(n) = issue_number(task) else {
-            return Ok(());
-        };
-        let url = format!("/repos/{}/{}/issues/{n}", self.repo.owner, self.repo.name);
-        let body = serde_json::json!({"state": "open"});
-        self.client
-            .call("PATCH", &url, Some(&body))
-            .map(|_| ())
-            .map_err(said)
     }
 }
 

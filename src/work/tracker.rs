@@ -124,8 +124,10 @@ pub fn configured(
         return Ok(None);
     };
     if cfg.tracker == Some(Kind::Github)
-        && crate::trust::approval::standing(&project.root, &cfg)
-            != crate::trust::approval::Standing::Approved
+        && matches!(
+            crate::trust::approval::standing(&project.root, &cfg),
+            crate::trust::approval::Standing::NotApproved { .. }
+        )
     {
         return Err(TrackerError::Missing(
             "tracker = \"github\" in .ralph/config.toml is not approved: read the file, then `ralph trust` (or pass --tracker github)".into(),
@@ -133,6 +135,12 @@ pub fn configured(
     }
     Ok(cfg.tracker)
 }
+
+/// The tasks each task waits for, and which tasks are closed.
+pub type Waits = (
+    std::collections::BTreeMap<String, Vec<String>>,
+    std::collections::BTreeSet<String>,
+);
 
 /// Either tracker: beads (a program) or GitHub's issues.
 pub enum Tracker {
@@ -166,32 +174,8 @@ impl Tracker {
         }
     }
 
-    /// A task taken by a worker (GitHub: nothing to record).
-    pub fn claim(&self, id: &str, worker: Option<&str>) -> Result<(), TrackerError> {
-        match self {
-            Tracker::Beads(b) => b.claim(id, worker),
-            Tracker::GitHub(_) => Ok(()),
-        }
-    }
-
-    pub fn reopen(&self, id: &str) -> Result<(), TrackerError> {
-        match self {
-            Tracker::Beads(b) => b.reopen(id),
-            Tracker::GitHub(g) => g.reopen(id),
-        }
-    }
-
     /// The tasks each of `ids` waits for, and which tasks are closed.
-    pub fn order(
-        &self,
-        ids: &[String],
-    ) -> Result<
-        (
-            std::collections::BTreeMap<String, Vec<String>>,
-            std::collections::BTreeSet<String>,
-        ),
-        TrackerError,
-    > {
+    pub fn order(&self, ids: &[String]) -> Result<Waits, TrackerError> {
         match self {
             Tracker::Beads(b) => {
                 let blockers = b.blockers(ids)?;
