@@ -157,6 +157,22 @@ pub struct Options {
     #[arg(long = "allow-domain", value_name = "DOMAIN")]
     pub allow_domains: Option<Vec<String>>,
 
+    /// Push the run's branch to its upstream (default origin) after each
+    /// session that committed and at the end: never forced; a rejected
+    /// push is rebased onto the remote's branch only if that applies
+    /// cleanly, else the loop waits for you
+    #[arg(long)]
+    #[serde(default)]
+    pub push: bool,
+
+    /// Push (as --push) and open a pull request for the run's branch, or
+    /// update the open one: a draft until the run completes. Needs a branch
+    /// other than the default (--worktree NAME, or your own) and a GitHub
+    /// token (GH_TOKEN, GITHUB_TOKEN, or `gh auth login`)
+    #[arg(long)]
+    #[serde(default)]
+    pub pr: bool,
+
     #[command(flatten)]
     #[serde(default)]
     pub gate: GateConfig,
@@ -413,6 +429,8 @@ layered!(Options {
     confined,
     allow_write,
     allow_domains,
+    push,
+    pr,
     gate,
     review,
     notify,

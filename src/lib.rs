@@ -19,6 +19,7 @@ pub mod run;
 pub mod sandbox;
 pub mod session;
 pub mod settings;
+pub mod ship;
 pub mod timefmt;
 pub mod trust;
 pub mod watch;

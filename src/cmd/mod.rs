@@ -11,6 +11,7 @@ pub mod init;
 pub mod install_command;
 pub mod install_hook;
 pub mod logs;
+pub mod plan;
 pub mod reset;
 pub mod resume;
 pub mod review;
@@ -60,5 +61,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Review(c) => c.run(),
         Cmd::Watch(c) => c.run(),
         Cmd::Import(c) => c.run(),
+        Cmd::Plan(c) => c.run(),
     }
 }

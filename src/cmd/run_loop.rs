@@ -276,9 +276,16 @@ impl Loop {
             });
             settings.parallel = 1;
             settings.notify = None;
+            // The run pushes what is merged, not each worker its branch.
+            settings.push = false;
+            settings.pr = false;
         }
         prepare_confined(&mut settings, &project, in_worktree, &ui)?;
-        let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
+        // --push / --pr: the branch, its remote, the pull request's base,
+        // the token: what is missing is said before anything runs.
+        let mut ship =
+            crate::ship::Ship::start(&project.root, settings.push, settings.pr).map_err(usage)?;
+        let checked = completion::check_run(&project.spec(), &project.root, &settings)?;
         refuse_what_cannot_finish(&settings, &project, &checked, &ui)?;
         if settings.parallel > 1 {
             crate::parallel::coordinator::refuse_what_cannot_start(&project, settings.tracker)?;
@@ -313,6 +320,9 @@ impl Loop {
             project.root.clone(),
             run.new_file("notifications.jsonl").ok(),
         );
+        if let Some(s) = &mut ship {
+            s.log_to(run.new_file("ship.jsonl").ok());
+        }
         let shell = Shell {
             project: &project,
             s: &settings,
@@ -322,6 +332,7 @@ impl Loop {
             outbox,
             pacing: std::cell::RefCell::new(None),
             own_dirty,
+            ship,
         };
         let result = if settings.parallel > 1 {
             let before = progress::take(&project.root, &project.spec());

@@ -438,6 +438,9 @@ struct Report<'a> {
     /// parallel.
     #[serde(skip_serializing_if = "Option::is_none")]
     parallel: Option<crate::parallel::coordinator::Board>,
+    /// The pull request the newest run with `--pr` opened or updated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pull_request: Option<crate::ship::PullShown>,
 }
 
 impl Report<'_> {
@@ -513,6 +516,10 @@ impl Report<'_> {
         }
         if let Some(b) = &self.parallel {
             render_board(b);
+        }
+        if let Some(p) = &self.pull_request {
+            let state = if p.draft { "draft" } else { "ready for review" };
+            show!("pr:      #{} ({state}) {}", p.number, p.url);
         }
         for p in &self.protected {
             show!("protected: {p} (since the run began)");
@@ -619,6 +626,9 @@ impl Run for Status {
             protected: protected_touched(&project),
             parallel: RunDir::latest(&project.runs())
                 .and_then(|r| crate::parallel::coordinator::board_of(&r.path)),
+            pull_request: RunDir::newest_first(&project.runs())
+                .take(50)
+                .find_map(|r| r.summary()?.pull_request),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

@@ -7,9 +7,10 @@
 //! confined Codex's sandbox leaves `.git` writable), and git runs programs
 //! named there. ralph's own git acts for the user, not for the session, so
 //! it runs none of them: see `overrides` for each key and why the list is
-//! whole. ralph's git never fetches or pushes (remote.*.uploadpack and
-//! receivepack, which `-c` cannot override, would need `--upload-pack` and
-//! `--receive-pack` there).
+//! whole. It fetches and pushes only for `--push` (`ship::push`), to a
+//! URL read as the run began and with `--upload-pack`/`--receive-pack`
+//! given (remote.*.uploadpack and receivepack, which `-c` cannot
+//! override, then do not apply).
 
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -25,9 +25,14 @@ use std::path::{Path, PathBuf};
 /// `core.fsmonitor` and hooks by `HARDENED`; `credential.*helper` is reset
 /// and your own helpers given again. Left out, as ralph runs none of the
 /// commands that read them: difftool, mergetool, web--browse, help,
-/// send-email, imap-send, archive, interpret-trailers, rebase, submodule
-/// update, fetch and push.
-const PROGRAM_KEYS: [(&str, Option<&str>, &str, &str); 19] = [
+/// send-email, imap-send, archive, interpret-trailers, submodule update.
+/// `--push`'s push, fetch and rebase (`ship::push`) go to the URL the
+/// remote had as the run began, so no `remote.*` key (receivepack,
+/// uploadpack, vcs, mirror) applies, with `--no-signed --no-verify
+/// --recurse-submodules=no` and git's own receive-pack and upload-pack;
+/// the repository's keys that steer transport (`remote.*`, `url.*`,
+/// `http.*`, `credential.*`...) must be as they were then.
+const PROGRAM_KEYS: [(&str, Option<&str>, &str, &str); 20] = [
     ("filter", Some("*"), "clean", ""),
     ("filter", Some("*"), "smudge", ""),
     ("filter", Some("*"), "process", ""),
@@ -46,6 +51,8 @@ const PROGRAM_KEYS: [(&str, Option<&str>, &str, &str); 19] = [
     ("core", None, "alternaterefscommand", ""),
     ("core", None, "pager", "cat"),
     ("core", None, "editor", "true"),
+    // `--push`'s rebase after a rejected push (never interactive).
+    ("sequence", None, "editor", "true"),
     ("pager", None, "*", "false"),
     ("submodule", None, "recurse", "false"),
 ];

@@ -709,6 +709,9 @@ pub struct Summary {
     pub reviews: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<ReviewRecord>,
+    /// The pull request `--pr` opened or updated for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<crate::ship::PullShown>,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -478,7 +478,10 @@ impl Coordinator<'_> {
             self.shell.run.save_state(&live.saved)?;
             let slot = live.board.steps.get_mut(&w.step);
             match outcome {
-                Outcome::StepDone => {
+                // A worker whose session found every box checked (the last
+                // step) and wrote COMPLETE: its step is done all the same,
+                // and the run judges COMPLETE once it is merged.
+                Outcome::StepDone | Outcome::Complete => {
                     self.shell
                         .ui
                         .note(&format!("{}: {reason}; queued for merging", w.name));
@@ -692,6 +695,14 @@ impl Coordinator<'_> {
             self.integration(),
             took.as_millis()
         ));
+        // `--push`: what is merged goes to the remote as it lands.
+        if let Some(ship) = &self.shell.ship
+            && let Err(why) = ship.push(self.root(), &self.shell.ui)
+        {
+            live.end
+                .get_or_insert((Outcome::Waiting, format!("--push: {why}")));
+        }
+        // GitHub's issues: the step's closed (unless `--pr`'s body does).
         let parsed = spec::parse(&self.spec_text()?);
         let task = texts::find(&parsed.steps, key).and_then(|s| s.task.clone());
         let done: Vec<String> = task.into_iter().collect();
@@ -789,7 +800,7 @@ impl Coordinator<'_> {
     fn judge(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
         let project = self.shell.project;
         let checked =
-            crate::work::completion::check(&project.spec(), &project.root, self.shell.s.tracker)?;
+            crate::work::completion::check_run(&project.spec(), &project.root, self.shell.s)?;
         if let Ok(j) = &checked
             && j.is_complete()
         {

@@ -12,7 +12,9 @@ use crate::run::engine::Outcome;
 
 /// Options of the run's command line that are the run's own, not a
 /// worker's: (flag, takes a value).
-const RUN_ONLY: [(&str, bool); 8] = [
+const RUN_ONLY: [(&str, bool); 10] = [
+    ("--push", false),
+    ("--pr", false),
     ("--parallel", true),
     ("--on-conflict", true),
     ("--worktree", true),

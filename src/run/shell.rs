@@ -101,6 +101,8 @@ pub struct Shell<'a> {
     /// ralph's own files (`progress::OWN`) that had uncommitted changes
     /// before the loop wrote to them: not ralph's to commit.
     pub own_dirty: Vec<String>,
+    /// `--push` / `--pr`: where the run's work goes.
+    pub ship: Option<crate::ship::Ship>,
 }
 
 impl Shell<'_> {
@@ -128,7 +130,7 @@ impl Shell<'_> {
             return Ok(None);
         }
         self.close_done_issues();
-        let checked = completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?;
+        let checked = completion::check_run(&self.project.spec(), &self.project.root, self.s)?;
         Ok(Some(engine::Claim {
             protected: self.protected_touched(saved).unwrap_or_default(),
             base: saved.first_head.clone().unwrap_or_else(|| "?".into()),
@@ -893,8 +895,12 @@ impl Shell<'_> {
             self.append(record)?;
         }
         let quit_by_user = self.quit_by_user(&p.ended);
+        let head_before = live.before.head.clone();
         // `before` is the next session's: this one's `after`.
         let step_before = std::mem::replace(&mut live.before, p.after).next;
+        if live.before.head != head_before {
+            self.push_after_session(live)?;
+        }
         Ok(engine::Recorded {
             error,
             cost_usd: cost.unwrap_or(0.0),
@@ -905,6 +911,24 @@ impl Shell<'_> {
             step_before,
             step_after: live.before.next.clone(),
         })
+    }
+
+    /// `--push`: what a session committed goes to the remote as it ends; a
+    /// push that needs a human writes WAITING, which stops the loop. A
+    /// rebase moved HEAD: the next session starts from there.
+    fn push_after_session(&self, live: &mut Live) -> Result<()> {
+        let Some(ship) = &self.ship else {
+            return Ok(());
+        };
+        let root = &self.project.root;
+        if let Err(why) = ship.push(root, &self.ui) {
+            sentinel::Waiting::new(format!("--push: {why}")).write(&self.project.waiting())?;
+        }
+        let now = progress::take(root, &self.project.spec());
+        if now.head != live.before.head {
+            live.before = now;
+        }
+        Ok(())
     }
 
     /// After a session's record: its `on_session_end` hook, what the user
@@ -1108,26 +1132,7 @@ impl Shell<'_> {
         st: &crate::session::stream::Session,
         seat: crate::run::options::Seat,
     ) -> Option<f64> {
-        use crate::agent::prices::{cost, price};
-        if seat.agent.reports_cost() {
-            // pi and opencode price tokens from the user's own config: no
-            // price there is $0 for work done, which is not known.
-            let worked = st.usage.input_tokens + st.usage.output_tokens > 0;
-            return (st.cost_usd > 0.0 || !worked).then_some(st.cost_usd);
-        }
-        let worked: Vec<_> = st
-            .by_model
-            .iter()
-            .filter(|(_, u)| *u != Default::default())
-            .collect();
-        if !worked.is_empty() {
-            return worked
-                .iter()
-                .map(|(m, u)| price(m, &self.s.prices).map(|p| cost(u, p)))
-                .sum();
-        }
-        let model = seat.model.or(st.model.as_deref())?;
-        Some(cost(&st.usage, price(model, &self.s.prices)?))
+        cost_of(st, seat, &self.s.prices)
     }
 
     /// The session's record, as `records.jsonl` keeps it.
@@ -1269,7 +1274,7 @@ impl Shell<'_> {
             ))
             .write(&project.waiting())?;
         }
-        let summary = Summary {
+        let mut summary = Summary {
             run_id: run.id.clone(),
             outcome,
             exit_code: outcome.code(),
@@ -1292,19 +1297,24 @@ impl Shell<'_> {
             cost_unknown: saved.cost_unknown,
             reviews: saved.state.reviews,
             review: saved.last_review.clone(),
+            pull_request: None,
         };
         run.write_summary(&summary)?;
         // You stopped it: what it leaves is yours to see as it is.
         if outcome != Outcome::Interrupted {
             self.commit_own();
+            if let Some(ship) = &self.ship {
+                crate::ship::finish(ship, (project, &self.ui), saved, &mut summary)?;
+                run.write_summary(&summary)?;
+            }
         }
         // A worker's end is its run's to tell.
         if self.s.worker.is_none() {
             self.end_hook(&summary);
         }
         self.say_end(&summary);
-        self.tell_end(outcome, &reason);
-        Ok(outcome.code())
+        self.tell_end(summary.outcome, &summary.reason);
+        Ok(summary.outcome.code())
     }
 
     /// The run's end, told (`[notify]`), and any notice that failed, said.
@@ -1425,6 +1435,36 @@ impl Shell<'_> {
     }
 }
 
+/// What a session cost: as the agent said (Claude Code), else its tokens
+/// at the model's price (by model, where the stream breaks them down);
+/// `None` when a model that did work has no price.
+pub(crate) fn cost_of(
+    st: &crate::session::stream::Session,
+    seat: crate::run::options::Seat,
+    prices: &std::collections::BTreeMap<String, crate::agent::prices::Price>,
+) -> Option<f64> {
+    use crate::agent::prices::{cost, price};
+    if seat.agent.reports_cost() {
+        // pi and opencode price tokens from the user's own config: no
+        // price there is $0 for work done, which is not known.
+        let worked = st.usage.input_tokens + st.usage.output_tokens > 0;
+        return (st.cost_usd > 0.0 || !worked).then_some(st.cost_usd);
+    }
+    let worked: Vec<_> = st
+        .by_model
+        .iter()
+        .filter(|(_, u)| *u != Default::default())
+        .collect();
+    if !worked.is_empty() {
+        return worked
+            .iter()
+            .map(|(m, u)| price(m, prices).map(|p| cost(u, p)))
+            .sum();
+    }
+    let model = seat.model.or(st.model.as_deref())?;
+    Some(cost(&st.usage, price(model, prices)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1488,6 +1528,7 @@ mod tests {
             outbox: crate::notify::send::Outbox::new(None, "t".into(), root.into(), None),
             pacing: std::cell::RefCell::new(None),
             own_dirty: Vec::new(),
+            ship: None,
         };
         let first = before.head.clone();
         let mut live = Live {

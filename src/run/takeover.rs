@@ -43,6 +43,7 @@ pub fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
                 confined: false,
                 agent: Default::default(),
                 cost_unknown: saved.as_ref().is_some_and(|s| s.cost_unknown),
+                pull_request: None,
                 reviews: state.reviews,
                 review: saved.as_ref().and_then(|s| s.last_review.clone()),
             };

@@ -69,7 +69,7 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
             cfg.gate.protect.as_ref().map(|v| json!(v)),
         ),
     ];
-    let last: [(&'static str, Option<Value>); 3] = [
+    let last: [(&'static str, Option<Value>); 5] = [
         // Runs an agent, and keeps "done" honest: a session that drops or
         // softens it must not get its way.
         (
@@ -83,6 +83,10 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
         // must not choose either. URLs are secrets: shown by host, approved
         // by their digest.
         ("[notify]", notify_part(&cfg.notify)),
+        // Send the project's work to a server, and act on GitHub with your
+        // token: a clone may not turn either on by itself.
+        ("push", cfg.push.then(|| json!(true))),
+        ("pr", cfg.pr.then(|| json!(true))),
         // Calls GitHub with your token, and closes issues there.
         (
             "tracker",

@@ -97,6 +97,20 @@ pub fn check(
     check_against(spec_path, Some((project_root, kind)))
 }
 
+/// The check as a run makes it. GitHub's issues that the run's pull
+/// request closes (`--pr`: `Closes #N`) stay open until it is merged, so
+/// there the boxes are the word.
+pub fn check_run(
+    spec_path: &Path,
+    project_root: &Path,
+    s: &crate::run::options::Settings,
+) -> Result<Result<Judgement, CannotCheck>> {
+    if s.tracker == Some(Kind::Github) && crate::work::issues::closes_on_merge(s) {
+        return check_boxes(spec_path);
+    }
+    check(spec_path, project_root, s.tracker)
+}
+
 /// The check of the spec alone, no tracker asked: for a loop's session
 /// whose tasks are GitHub issues, which the loop closes (and checks) once
 /// the session is over.
@@ -114,7 +128,24 @@ fn check_against(
             spec_path.display()
         ))));
     };
-    let spec = spec::parse(&text);
+    Ok(text_against(&text, tracker))
+}
+
+/// The same check of a spec already read (a draft, read without following
+/// a link).
+pub fn check_text(
+    text: &str,
+    project_root: &Path,
+    kind: Option<Kind>,
+) -> Result<Judgement, CannotCheck> {
+    text_against(text, Some((project_root, kind)))
+}
+
+fn text_against(
+    text: &str,
+    tracker: Option<(&Path, Option<Kind>)>,
+) -> Result<Judgement, CannotCheck> {
+    let spec = spec::parse(text);
     let mut findings: Vec<Finding> = spec
         .problems
         .iter()
@@ -132,23 +163,23 @@ fn check_against(
     {
         let tracker = match tracker::open(kind, project_root) {
             Ok(t) => t,
-            Err(e) => return Ok(Err(CannotCheck::Tracker(e))),
+            Err(e) => return Err(CannotCheck::Tracker(e)),
         };
         let tasks: Vec<String> = spec.steps.iter().filter_map(|s| s.task.clone()).collect();
         let snap = match tracker.snapshot(spec.epic.as_ref().map(|(_, e)| e.as_str()), &tasks) {
             Ok(s) => s,
-            Err(e) => return Ok(Err(CannotCheck::Tracker(e))),
+            Err(e) => return Err(CannotCheck::Tracker(e)),
         };
         tracker_name = Some(tracker.name());
         findings.extend(sync::compare(&spec, &snap));
     }
     // In file order; findings about no particular line (unreferenced tasks) last.
     findings.sort_by_key(|f| f.line.unwrap_or(usize::MAX));
-    Ok(Ok(Judgement {
+    Ok(Judgement {
         spec,
         tracker: tracker_name,
         findings,
-    }))
+    })
 }
 
 #[cfg(test)]

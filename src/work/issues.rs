@@ -257,11 +257,10 @@ impl Issues {
     }
 }
 
-/// Whether the run's pull request closes the issues (`Closes #N` in its
-/// body, closed by GitHub on merge) rather than ralph. No run opens one
-/// yet, so ralph closes them.
-pub fn closes_on_merge(_s: &crate::run::options::Settings) -> bool {
-    false
+/// Whether the run's pull request closes the issues (`--pr`: `Closes #N`
+/// in its body, closed by GitHub on merge) rather than ralph.
+pub fn closes_on_merge(s: &crate::run::options::Settings) -> bool {
+    s.pr
 }
 
 /// A done step's issues closed (the run has the GitHub tracker, and no

@@ -7,6 +7,7 @@ pub mod completion;
 pub mod gate;
 pub mod import;
 pub mod issues;
+pub mod plan;
 pub mod progress_log;
 pub mod project;
 pub mod readiness;

@@ -434,3 +434,44 @@ echo '{RESULT}'"#,
     }
     token_only_in_headers(&gh);
 }
+
+#[test]
+fn with_pr_the_pull_request_closes_the_issues_not_ralph() {
+    let env = project();
+    let gh = linked(&env);
+    env.git(&["switch", "-q", "-c", "work"]);
+    gh.add_issue("One", "", &["ralph"]);
+    gh.add_issue("Two", "", &["ralph"]);
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Issues\n\n- [ ] One [#1]\n- [ ] Two [#2]\n",
+    )
+    .unwrap();
+    tracker_github(&env);
+    env.approve_config();
+    env.commit_all("issues as steps");
+    let (claude, _) = closing_stand_in(&env);
+    let out = ralph_gh(&env, &gh)
+        .args(["loop", "--pr", "--max-iterations", "4", "--claude"])
+        .arg(&claude)
+        .stdout_with(0);
+    assert!(out.contains("complete: all 2 steps done"), "{out}");
+    assert!(!out.contains("closed on GitHub"), "{out}");
+    assert!(
+        gh.requests()
+            .iter()
+            .all(|q| !(q.method == "PATCH" && q.path().contains("/issues/"))),
+        "ralph closed no issue: {:?}",
+        gh.requests()
+    );
+    let pull = &gh.pulls()[0];
+    let body = pull["body"].as_str().unwrap();
+    assert!(body.ends_with("\nCloses #1\nCloses #2\n"), "{body}");
+    // Until it is merged the boxes and the issues disagree; merged, they
+    // agree.
+    let before = ralph_gh(&env, &gh).args(["verify-sync"]).stdout_with(1);
+    assert!(before.contains("checked, but task #1 is open"), "{before}");
+    gh.close_pull(pull["number"].as_u64().unwrap());
+    ralph_gh(&env, &gh).args(["verify-sync"]).stdout_with(0);
+    token_only_in_headers(&gh);
+}

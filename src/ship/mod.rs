@@ -1,0 +1,316 @@
+//! Shipping a run's work: `--push` (its branch to its upstream, after each
+//! session that committed and at the end) and `--pr` (a pull request for it).
+
+pub mod body;
+pub mod push;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::github::{Client, NewPull, PullUpdate, Repo};
+use crate::run::ui::Ui;
+
+/// A run's pull request, as its summary keeps it (`ralph status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullShown {
+    pub number: u64,
+    pub url: String,
+    pub draft: bool,
+}
+
+/// Where the pull request goes.
+struct PrTo {
+    client: Client,
+    repo: Repo,
+    base: String,
+}
+
+/// What the run ships, set up as it starts.
+pub struct Ship {
+    pub target: push::Target,
+    pr: Option<PrTo>,
+    /// `ship.jsonl` in the run folder.
+    log: Option<PathBuf>,
+}
+
+/// One line of `ship.jsonl`.
+#[derive(Serialize)]
+struct Line<'a> {
+    time: String,
+    what: &'a str,
+    ok: bool,
+    detail: &'a str,
+}
+
+/// The run's end, as the pull request tells it.
+pub struct End<'a> {
+    pub facts: body::Facts<'a>,
+}
+
+impl Ship {
+    /// Set up for `--push` (and `--pr`, which pushes too): the branch and
+    /// its remote; for a pull request the token, the repository and its
+    /// default branch, which the run's branch may not be. `Err` says what
+    /// to fix, before any session runs.
+    pub fn start(root: &Path, push: bool, pr: bool) -> Result<Option<Ship>, String> {
+        if !(push || pr) {
+            return Ok(None);
+        }
+        let target = push::target(root)?;
+        let pr = if pr { Some(pr_to(&target)?) } else { None };
+        Ok(Some(Ship {
+            target,
+            pr,
+            log: None,
+        }))
+    }
+
+    /// Keep what is done in `log` (the run folder's `ship.jsonl`).
+    pub fn log_to(&mut self, log: Option<PathBuf>) {
+        self.log = log;
+    }
+
+    fn record(&self, what: &str, ok: bool, detail: &str) {
+        let Some(log) = &self.log else { return };
+        let line = Line {
+            time: crate::timefmt::now(),
+            what,
+            ok,
+            detail,
+        };
+        if let Ok(mut text) = serde_json::to_string(&line) {
+            text.push('\n');
+            let _ = crate::fsutil::append(log, text.as_bytes());
+        }
+    }
+
+    /// Push the run's branch; said and recorded. `Err`: why a human must
+    /// step in (the loop waits).
+    pub fn push(&self, root: &Path, ui: &Ui) -> Result<(), String> {
+        let t = &self.target;
+        let to = format!("{} to {}", t.branch, t.remote);
+        match t.push(root) {
+            Ok(push::Pushed::Done) => {
+                self.record("push", true, &to);
+                ui.note(&format!("pushed {to}"));
+                Ok(())
+            }
+            Ok(push::Pushed::Rebased { rejected }) => {
+                let said = format!(
+                    "the push of {to} was rejected ({rejected}): the remote's branch had moved; fetched it, rebased the run's commits onto it cleanly, and pushed"
+                );
+                self.record("rejected", true, &said);
+                ui.note(&said);
+                Ok(())
+            }
+            Err(e) => {
+                let said = e.to_string();
+                self.record("push", false, &said);
+                ui.note(&format!("{to}: {said}"));
+                Err(said)
+            }
+        }
+    }
+
+    /// The run's end: its branch pushed, and its pull request opened or
+    /// updated (a draft unless complete). The push's refusal is `Err` (the
+    /// loop waits); a pull request's refusal is said, with what to fix, and
+    /// the pushed work stays.
+    pub fn at_end(&self, root: &Path, ui: &Ui, end: &End) -> Result<Option<PullShown>, String> {
+        self.push(root, ui)?;
+        let Some(pr) = &self.pr else { return Ok(None) };
+        match self.open_or_update(pr, end) {
+            Ok((shown, made)) => {
+                let state = if shown.draft {
+                    "draft"
+                } else {
+                    "ready for review"
+                };
+                let said = format!(
+                    "{} pull request #{} ({state}): {}",
+                    if made { "opened" } else { "updated" },
+                    shown.number,
+                    shown.url
+                );
+                self.record("pull request", true, &said);
+                ui.note(&said);
+                Ok(Some(shown))
+            }
+            Err(e) => {
+                let said = format!(
+                    "no pull request for {}: {e} (the branch is pushed; the next run with --pr tries again)",
+                    self.target.branch
+                );
+                self.record("pull request", false, &said);
+                ui.note(&said);
+                Ok(None)
+            }
+        }
+    }
+
+    fn open_or_update(
+        &self,
+        pr: &PrTo,
+        end: &End,
+    ) -> Result<(PullShown, bool), crate::github::Error> {
+        let branch = &self.target.branch;
+        let title = body::title(end.facts.spec, branch);
+        let text = body::body(&end.facts);
+        let draft = !end.facts.complete;
+        let (pull, made) = match pr.client.find_pull(&pr.repo, branch)? {
+            Some(p) => {
+                let change = PullUpdate {
+                    title: Some(&title),
+                    body: Some(&text),
+                    base: None,
+                };
+                (pr.client.update_pull(&pr.repo, p.number, &change)?, false)
+            }
+            None => {
+                let new = NewPull {
+                    title: &title,
+                    head: branch,
+                    base: &pr.base,
+                    body: &text,
+                    draft,
+                };
+                match pr.client.create_pull(&pr.repo, &new) {
+                    // A private repository on a plan without drafts: an
+                    // open pull request rather than none.
+                    Err(crate::github::Error::Unprocessable { message, .. })
+                        if draft && message.to_lowercase().contains("draft") =>
+                    {
+                        let ready = NewPull {
+                            draft: false,
+                            ..new
+                        };
+                        let p = pr.client.create_pull(&pr.repo, &ready)?;
+                        return Ok((
+                            PullShown {
+                                number: p.number,
+                                url: crate::output::visible_line(&p.html_url),
+                                draft: false,
+                            },
+                            true,
+                        ));
+                    }
+                    r => (r?, true),
+                }
+            }
+        };
+        pr.client.set_draft(&pull, draft)?;
+        Ok((
+            PullShown {
+                number: pull.number,
+                url: crate::output::visible_line(&pull.html_url),
+                draft,
+            },
+            made,
+        ))
+    }
+}
+
+/// The run's end for `--push` and `--pr`: its branch pushed, its pull
+/// request opened or updated, and the summary told of it. A push that
+/// needs a human turns the run's end into WAITING, with why.
+pub fn finish(
+    ship: &Ship,
+    (project, ui): (&crate::work::project::Project, &Ui),
+    saved: &crate::history::records::Saved,
+    summary: &mut crate::history::records::Summary,
+) -> anyhow::Result<()> {
+    use crate::run::engine::Outcome;
+    let spec = crate::fsutil::read_optional(&project.spec())
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let gate = saved.last_gate.as_ref().map(|g| match (&g.failed, &g.why) {
+        _ if g.passed => format!("passed ({})", g.time),
+        (Some(c), Some(w)) => format!("`{}` failed ({w})", crate::output::visible_line(c)),
+        _ => "failed".into(),
+    });
+    let facts = body::Facts {
+        spec: &spec,
+        branch: &ship.target.branch,
+        run_id: &summary.run_id,
+        outcome: summary.outcome.text(),
+        reason: &summary.reason,
+        complete: summary.outcome == Outcome::Complete,
+        gate,
+        review: saved.last_review.as_ref().map(|r| r.line()),
+        sessions: summary.sessions,
+        agents: saved.agents.iter().map(|a| a.to_string()).collect(),
+        cost: crate::output::spent(summary.cost_usd, summary.cost_unknown),
+    };
+    match ship.at_end(&project.root, ui, &End { facts }) {
+        Ok(pr) => summary.pull_request = pr,
+        Err(why) => {
+            let reason = format!("--push: {why}");
+            crate::work::sentinel::Waiting::new(reason.clone()).write(&project.waiting())?;
+            summary.outcome = Outcome::Waiting;
+            summary.exit_code = Outcome::Waiting.code();
+            summary.reason = reason;
+        }
+    }
+    Ok(())
+}
+
+/// The pull request's repository (from the remote's URL), client (token,
+/// API base) and base branch (the repository's default, which the run's
+/// branch may not be).
+fn pr_to(target: &push::Target) -> Result<PrTo, String> {
+    let repo = crate::github::remote::parse(&target.url).ok_or_else(|| {
+        format!(
+            "--pr: remote {}'s URL {:?} names no GitHub repository (https://HOST/OWNER/REPO or git@HOST:OWNER/REPO)",
+            target.remote,
+            crate::output::visible_line(&shown_url(&target.url))
+        )
+    })?;
+    let client =
+        Client::from_env(&repo.default_api_base(), &repo.host).map_err(|e| format!("--pr: {e}"))?;
+    let base = client
+        .repository(&repo)
+        .map_err(|e| format!("--pr: {e}"))?
+        .default_branch;
+    if base == target.branch {
+        return Err(format!(
+            "--pr: the run is on {base}, the repository's default branch, and a pull request needs a branch of its own: run it in a worktree (`ralph loop --worktree NAME --pr`, on branch ralph/NAME) or on a new branch (`git switch -c NAME`)"
+        ));
+    }
+    Ok(PrTo { client, repo, base })
+}
+
+/// A URL as said: no user or secret in it.
+fn shown_url(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('@') {
+            Some((_, host))
+                if !rest.split('/').next().unwrap_or("").is_empty()
+                    && rest.find('@') < rest.find('/') =>
+            {
+                format!("{scheme}://{host}")
+            }
+            _ => url.to_string(),
+        },
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_secret_in_a_remote_url_is_not_said() {
+        assert_eq!(
+            shown_url("https://x:ghp_s@github.com/a/b"),
+            "https://github.com/a/b"
+        );
+        assert_eq!(
+            shown_url("https://github.com/a@b"),
+            "https://github.com/a@b"
+        );
+        assert_eq!(shown_url("git@github.com:a/b"), "git@github.com:a/b");
+    }
+}

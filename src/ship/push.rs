@@ -1,0 +1,496 @@
+//! Pushing the run's branch: where to (its upstream, read once as the run
+//! starts), the push itself (never forced), and after a rejection a fetch
+//! and a rebase that must apply cleanly. Every git call is ralph's
+//! hardened one; the repository's config that steers transport is read as
+//! the run starts and must be the same at each push (a session can write
+//! `.git/config`: it may not choose where ralph pushes, nor what runs).
+
+use std::path::Path;
+#[cfg(test)]
+use std::path::PathBuf;
+
+/// Where the run's branch goes, as it was when the run started.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub branch: String,
+    pub remote: String,
+    /// The remote's URL as configured (GitHub's, for the pull request).
+    pub url: String,
+    /// Where git pushes it (after `insteadOf`/`pushInsteadOf`).
+    pushes_to: String,
+    /// The repository's transport keys at the start.
+    steering: Vec<(String, String)>,
+}
+
+/// What a push came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pushed {
+    /// The remote's branch is at the run's head.
+    Done,
+    /// It was rejected (the remote moved); the run's commits were rebased
+    /// onto the remote's and pushed.
+    Rebased { rejected: String },
+}
+
+/// Why a push did not happen; each says what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refused {
+    /// The repository's push setup changed since the run started.
+    Changed(Vec<String>),
+    /// Rejected, and the remote's work does not rebase cleanly under the
+    /// run's.
+    Conflict { rejected: String, why: String },
+    /// git failed (no access, no network...).
+    Failed(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Changed(keys) => write!(
+                f,
+                "the repository's git config for pushing changed during the run ({}): a session may have changed it, and ralph pushes only where it would when the run began; check .git/config, then start the loop again",
+                keys.join(", ")
+            ),
+            Refused::Conflict { rejected, why } => write!(
+                f,
+                "the push was rejected ({rejected}): the remote's branch has commits the run's do not rebase onto cleanly ({why}); merge or rebase it by hand, push, then resume the loop"
+            ),
+            Refused::Failed(why) => write!(f, "git push failed: {why}"),
+        }
+    }
+}
+
+/// The keys of the repository's own config (`local`, `worktree`) that
+/// steer where and how git reaches a remote, from `git config --list
+/// --show-scope --includes -z`. Pure.
+pub fn steering(listing: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut it = listing.split(|b| *b == 0);
+    while let (Some(scope), Some(kv)) = (it.next(), it.next()) {
+        if !matches!(scope, b"local" | b"worktree") {
+            continue;
+        }
+        let text = String::from_utf8_lossy(kv);
+        let (key, value) = text.split_once('\n').unwrap_or((&text, ""));
+        let key = key.to_lowercase();
+        let section = key.split('.').next().unwrap_or_default();
+        let var = key.rsplit('.').next().unwrap_or_default();
+        let steers = matches!(
+            section,
+            "remote" | "url" | "http" | "protocol" | "credential" | "push" | "fetch" | "transfer"
+        ) || (section == "core"
+            && matches!(var, "sshcommand" | "gitproxy" | "askpass" | "hookspath"));
+        if steers {
+            out.push((key, value.to_string()));
+        }
+    }
+    out
+}
+
+/// Which keys differ between two `steering` lists.
+fn changed(then: &[(String, String)], now: &[(String, String)]) -> Vec<String> {
+    let mut keys: Vec<String> = then
+        .iter()
+        .filter(|e| !now.contains(e))
+        .chain(now.iter().filter(|e| !then.contains(e)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// A remote's name as git allows it here: nothing an option could be.
+fn plain_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+fn read_steering(root: &Path) -> Vec<(String, String)> {
+    let listing = crate::git::at(root)
+        .bytes(&["config", "--list", "--show-scope", "--includes", "-z"])
+        .unwrap_or_default();
+    steering(&listing)
+}
+
+fn pushes_to(root: &Path, remote: &str) -> Result<String, String> {
+    crate::git::at(root)
+        .run(&["remote", "get-url", "--push"], &[remote])
+        .map(|u| u.trim().to_string())
+        .map_err(|e| format!("{e:#}"))
+}
+
+/// The run's branch and where it goes: its upstream's remote, else
+/// `origin`. `Err` says what to fix.
+pub fn target(root: &Path) -> Result<Target, String> {
+    let git = crate::git::at(root);
+    let Some(branch) = crate::run::progress::branch(root) else {
+        return Err("--push pushes the run's branch, and HEAD is on none (detached): check a branch out (`git switch -c NAME`)".into());
+    };
+    let remote = git
+        .run(
+            &["config", "--get", &format!("branch.{branch}.remote")],
+            &[],
+        )
+        .ok()
+        .map(|r| r.trim().to_string())
+        .filter(|r| !r.is_empty() && r != ".")
+        .unwrap_or_else(|| "origin".into());
+    if !plain_name(&remote) {
+        return Err(format!(
+            "--push: branch {branch}'s remote {:?} is not a name ralph pushes to",
+            crate::output::visible_line(&remote)
+        ));
+    }
+    let url = git
+        .run(&["config", "--get", &format!("remote.{remote}.url")], &[])
+        .map(|u| u.trim().to_string())
+        .map_err(|_| {
+            format!("--push: there is no remote {remote:?} to push branch {branch} to (`git remote add {remote} URL`, or set the branch's upstream)")
+        })?;
+    Ok(Target {
+        pushes_to: pushes_to(root, &remote)?,
+        steering: read_steering(root),
+        branch,
+        remote,
+        url,
+    })
+}
+
+/// The words of a push of HEAD to the branch: never forced, no hooks, no
+/// signing, no submodules, git's own receive-pack whatever the config says.
+const PUSH: [&str; 6] = [
+    "push",
+    "--porcelain",
+    "--no-signed",
+    "--no-verify",
+    "--recurse-submodules=no",
+    "--receive-pack=git-receive-pack",
+];
+
+/// Was a failed push rejected by the remote (not fast-forward, fetch
+/// first), rather than failing? Its reason, from `--porcelain`'s output.
+pub fn rejection(stdout: &str, stderr: &str) -> Option<String> {
+    stdout
+        .lines()
+        .find(|l| l.starts_with('!') && l.contains("[rejected]"))
+        .map(|l| {
+            let why = l.rsplit('\t').next().unwrap_or(l);
+            crate::output::visible_line(why.trim())
+        })
+        .or_else(|| {
+            (stderr.contains("[rejected]") || stderr.contains("non-fast-forward"))
+                .then(|| "non-fast-forward".to_string())
+        })
+}
+
+fn last_lines(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().filter(|l| !l.trim().is_empty()).collect();
+    let tail = &lines[lines.len().saturating_sub(3)..];
+    crate::output::visible_line(&tail.join(" / "))
+}
+
+impl Target {
+    fn refspec(&self) -> String {
+        format!("HEAD:refs/heads/{}", self.branch)
+    }
+
+    /// Is the repository's push setup as it was when the run started?
+    fn unchanged(&self, root: &Path) -> Result<(), Refused> {
+        let mut keys = changed(&self.steering, &read_steering(root));
+        if pushes_to(root, &self.remote).ok().as_deref() != Some(self.pushes_to.as_str()) {
+            keys.push(format!("remote {}'s push URL", self.remote));
+        }
+        if keys.is_empty() {
+            Ok(())
+        } else {
+            Err(Refused::Changed(keys))
+        }
+    }
+
+    fn try_push(&self, root: &Path) -> Result<(bool, String, String), Refused> {
+        crate::git::at(root)
+            .attempt(&PUSH, &[&self.pushes_to, &self.refspec()])
+            .map_err(|e| Refused::Failed(format!("{e:#}")))
+    }
+
+    /// Push the run's head to its branch on the remote; rejected, fetch the
+    /// remote's branch and rebase onto it when that applies cleanly, then
+    /// push again. Never forced.
+    pub fn push(&self, root: &Path) -> Result<Pushed, Refused> {
+        self.unchanged(root)?;
+        let (ok, out, err) = self.try_push(root)?;
+        if ok {
+            return Ok(Pushed::Done);
+        }
+        let Some(rejected) = rejection(&out, &err) else {
+            return Err(Refused::Failed(last_lines(&err)));
+        };
+        self.rebase_onto_remote(root)
+            .map_err(|why| Refused::Conflict {
+                rejected: rejected.clone(),
+                why,
+            })?;
+        let (ok, _, err) = self.try_push(root)?;
+        if !ok {
+            return Err(Refused::Failed(last_lines(&err)));
+        }
+        Ok(Pushed::Rebased { rejected })
+    }
+
+    /// The remote's branch fetched (to a ref of ralph's own) and the run's
+    /// commits rebased onto it; undone if it does not apply cleanly.
+    fn rebase_onto_remote(&self, root: &Path) -> Result<(), String> {
+        let git = crate::git::at(root);
+        let theirs = format!("refs/ralph/upstream/{}", self.branch);
+        git.run(
+            &[
+                "fetch",
+                "--quiet",
+                "--no-tags",
+                "--no-write-fetch-head",
+                "--recurse-submodules=no",
+                "--upload-pack=git-upload-pack",
+            ],
+            &[
+                &self.pushes_to,
+                &format!("+refs/heads/{}:{theirs}", self.branch),
+            ],
+        )
+        .map_err(|e| last_lines(&format!("{e:#}")))?;
+        let (ok, _, err) = git
+            .attempt(
+                &[
+                    "rebase",
+                    "--quiet",
+                    "--no-autostash",
+                    "--no-autosquash",
+                    "--no-update-refs",
+                ],
+                &[&theirs],
+            )
+            .map_err(|e| format!("{e:#}"))?;
+        if ok {
+            return Ok(());
+        }
+        let _ = git.attempt(&["rebase", "--abort"], &[]);
+        Err(last_lines(&err))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_keys_that_steer_a_push_are_the_repositorys_own() {
+        let l = b"global\0url.x.insteadof\ny\0local\0remote.origin.url\nhttps://github.com/a/b\0local\0user.name\nme\0worktree\0URL./tmp/evil.insteadOf\nhttps://github.com/a/b\0local\0core.sshCommand\nevil\0local\0core.editor\nvim\0";
+        assert_eq!(
+            steering(l),
+            vec![
+                ("remote.origin.url".into(), "https://github.com/a/b".into()),
+                (
+                    "url./tmp/evil.insteadof".into(),
+                    "https://github.com/a/b".into()
+                ),
+                ("core.sshcommand".into(), "evil".into()),
+            ]
+        );
+        let then = steering(b"local\0remote.origin.url\na\0");
+        let now = steering(b"local\0remote.origin.url\nb\0local\0remote.origin.vcs\nx\0");
+        assert_eq!(
+            changed(&then, &now),
+            ["remote.origin.url", "remote.origin.vcs"]
+        );
+        assert!(changed(&now, &now).is_empty());
+    }
+
+    /// git with an identity, outside ralph's hardening (as a user or a
+    /// session runs it).
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgSign=false",
+            ])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// A repository on branch `work` whose `origin` is a bare repository
+    /// that has it; a second clone to move the remote with.
+    fn setup() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let (bare, repo, other) = (
+            d.path().join("o.git"),
+            d.path().join("r"),
+            d.path().join("x"),
+        );
+        git(
+            d.path(),
+            &["init", "-q", "--bare", "-b", "main", bare.to_str().unwrap()],
+        );
+        git(
+            d.path(),
+            &["init", "-q", "-b", "main", repo.to_str().unwrap()],
+        );
+        for (f, t) in [("a.txt", "a\n"), ("b.txt", "b\n")] {
+            std::fs::write(repo.join(f), t).unwrap();
+        }
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", "start"]);
+        git(&repo, &["remote", "add", "origin", bare.to_str().unwrap()]);
+        git(&repo, &["push", "-q", "origin", "main"]);
+        git(&repo, &["switch", "-q", "-c", "work"]);
+        git(
+            d.path(),
+            &[
+                "clone",
+                "-q",
+                bare.to_str().unwrap(),
+                other.to_str().unwrap(),
+            ],
+        );
+        (d, bare, repo, other)
+    }
+
+    fn commit(dir: &Path, file: &str, text: &str) {
+        std::fs::write(dir.join(file), text).unwrap();
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", file]);
+    }
+
+    #[test]
+    fn a_push_goes_where_it_did_at_the_start_and_runs_nothing_planted() {
+        use std::os::unix::fs::PermissionsExt;
+        let (d, bare, repo, _) = setup();
+        let t = target(&repo).unwrap();
+        assert_eq!((t.branch.as_str(), t.remote.as_str()), ("work", "origin"));
+        commit(&repo, "c.txt", "c\n");
+        // What a session could plant in .git: a pre-push hook, git's
+        // receive-pack swapped, a signing program.
+        let mark = d.path().join("ran");
+        let evil = format!("touch {}; exec git-receive-pack \"$@\"", mark.display());
+        let hook = repo.join(".git/hooks/pre-push");
+        std::fs::write(&hook, format!("#!/bin/sh\ntouch {}\n", mark.display())).unwrap();
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        git(
+            &repo,
+            &[
+                "config",
+                "sequence.editor",
+                &format!("touch {}", mark.display()),
+            ],
+        );
+        git(&repo, &["config", "push.gpgSign", "true"]);
+        git(
+            &repo,
+            &[
+                "config",
+                "gpg.program",
+                &format!("touch {}", mark.display()),
+            ],
+        );
+        // (Read once as the run starts; a key added since refuses the push.)
+        let t = target(&repo).unwrap();
+        git(&repo, &["config", "remote.origin.receivepack", &evil]);
+        let e = t.push(&repo).unwrap_err();
+        assert_eq!(
+            e,
+            Refused::Changed(vec!["remote.origin.receivepack".into()])
+        );
+        assert!(e.to_string().contains("changed during the run"), "{e}");
+        // Present from the start (the user's), it is still not run.
+        let t = target(&repo).unwrap();
+        assert_eq!(t.push(&repo), Ok(Pushed::Done));
+        assert!(!mark.exists(), "a program the repository names ran");
+        assert_eq!(
+            git(&bare, &["rev-parse", "work"]),
+            git(&repo, &["rev-parse", "HEAD"])
+        );
+        // A planted insteadOf that would send the push elsewhere.
+        let elsewhere = d.path().join("elsewhere.git");
+        git(
+            d.path(),
+            &["init", "-q", "--bare", elsewhere.to_str().unwrap()],
+        );
+        git(
+            &repo,
+            &[
+                "config",
+                &format!("url.{}.pushInsteadOf", elsewhere.display()),
+                bare.to_str().unwrap(),
+            ],
+        );
+        let e = t.push(&repo).unwrap_err();
+        assert!(
+            matches!(&e, Refused::Changed(k) if k.iter().any(|k| k.starts_with("url."))),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_rejected_push_is_rebased_when_it_applies_cleanly_else_left_for_a_human() {
+        let (_d, bare, repo, other) = setup();
+        let t = target(&repo).unwrap();
+        commit(&repo, "c.txt", "c\n");
+        assert_eq!(t.push(&repo), Ok(Pushed::Done));
+        // Someone else pushes to the branch: the next push is rejected.
+        git(&other, &["fetch", "-q", "origin"]);
+        git(&other, &["switch", "-q", "work"]);
+        commit(&other, "theirs.txt", "t\n");
+        git(&other, &["push", "-q", "origin", "work"]);
+        commit(&repo, "d.txt", "d\n");
+        let Ok(Pushed::Rebased { rejected }) = t.push(&repo) else {
+            panic!("not rebased")
+        };
+        assert!(rejected.contains("rejected"), "{rejected}");
+        assert!(repo.join("theirs.txt").exists());
+        assert_eq!(
+            git(&bare, &["rev-parse", "work"]),
+            git(&repo, &["rev-parse", "HEAD"])
+        );
+        // Now a change that conflicts: nothing is forced, nothing is lost.
+        git(&other, &["pull", "-q", "--rebase", "origin", "work"]);
+        commit(&other, "a.txt", "theirs\n");
+        git(&other, &["push", "-q", "origin", "work"]);
+        commit(&repo, "a.txt", "mine\n");
+        let mine = git(&repo, &["rev-parse", "HEAD"]);
+        let e = t.push(&repo).unwrap_err();
+        assert!(matches!(e, Refused::Conflict { .. }), "{e}");
+        assert!(e.to_string().contains("by hand"), "{e}");
+        assert_eq!(
+            git(&repo, &["rev-parse", "HEAD"]),
+            mine,
+            "the rebase is undone"
+        );
+        assert!(!repo.join(".git/rebase-merge").exists());
+        assert_eq!(
+            git(&bare, &["rev-parse", "work"]),
+            git(&other, &["rev-parse", "HEAD"])
+        );
+    }
+
+    #[test]
+    fn a_rejection_is_told_from_a_failure() {
+        let out = "To /tmp/o.git\n!\tHEAD:refs/heads/b\t[rejected] (fetch first)\nDone\n";
+        assert_eq!(
+            rejection(out, "error: failed to push").as_deref(),
+            Some("[rejected] (fetch first)")
+        );
+        assert_eq!(rejection("", "fatal: could not read Username"), None);
+        assert!(!plain_name("--upload-pack=x") && plain_name("origin") && !plain_name(""));
+    }
+}

@@ -1,0 +1,420 @@
+//! `--push` and `--pr` with the real Claude Code client against the
+//! scripted model API, a local bare repository as `origin` (reached through
+//! the test home's `url.<bare>.insteadOf`, so the remote reads as GitHub's)
+//! and a scripted GitHub REST API.
+
+use std::fs;
+use std::path::Path;
+
+use crate::support::github::{GitHub, Origin, Refusal};
+use crate::support::{Reply, TestEnv, project, ralph_loop, run_dir, step_session};
+
+const TOKEN: &str = "ghp_shipTESTtoken0123456789abcdef";
+
+/// A project on branch `work` whose `origin` is GitHub's octo/hello.
+fn shipping() -> (TestEnv, Origin, GitHub) {
+    let env = project();
+    let origin = Origin::new(&env, "octo", "hello");
+    origin.link(&env, &env.project);
+    env.git(&["switch", "-q", "-c", "work"]);
+    (env, origin, GitHub::start("octo", "hello"))
+}
+
+/// `ralph loop` with GitHub's API and token in its environment, and a
+/// `git` first on PATH that logs each command line it is given.
+fn shipping_loop(env: &TestEnv, gh: &GitHub) -> crate::support::Ralph {
+    let bin = env.tmp.path().join("logging-bin");
+    fs::create_dir_all(&bin).unwrap();
+    let log = env.tmp.path().join("git-argv.log");
+    let git = bin.join("git");
+    fs::write(
+        &git,
+        format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec /usr/bin/git \"$@\"\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&git, fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        bin.display(),
+        crate::support::ralph_bin().parent().unwrap().display()
+    );
+    ralph_loop(env)
+        .env("PATH", path)
+        .env("GITHUB_API_URL", &gh.url)
+        .env("GH_TOKEN", TOKEN)
+}
+
+/// The token is in no file of the project or the run, no git command
+/// line, and nowhere but the Authorization header of GitHub's requests.
+fn token_kept_secret(env: &TestEnv, gh: &GitHub, outputs: &[&str]) {
+    for o in outputs {
+        assert!(!o.contains(TOKEN), "the token was shown: {o}");
+    }
+    let argv = fs::read_to_string(env.tmp.path().join("git-argv.log")).unwrap_or_default();
+    assert!(argv.contains("push"), "git was not logged: {argv}");
+    assert!(!argv.contains(TOKEN), "the token in a git command line");
+    for e in walkdir::WalkDir::new(env.project.join(".ralph")) {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            let bytes = fs::read(e.path()).unwrap();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains(TOKEN),
+                "the token in {}",
+                e.path().display()
+            );
+        }
+    }
+    for q in gh.requests() {
+        assert_eq!(
+            q.authorization.as_deref(),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+        assert!(!q.url.contains(TOKEN) && !q.body.to_string().contains(TOKEN));
+    }
+}
+
+fn ship_log(dir: &Path) -> String {
+    fs::read_to_string(dir.join("ship.jsonl")).unwrap_or_default()
+}
+
+#[test]
+fn a_run_that_completes_pushes_each_session_and_opens_one_ready_pull_request() {
+    let (env, origin, gh) = shipping();
+    for i in 1..=3 {
+        env.api.session(step_session(i == 3));
+    }
+    let out = shipping_loop(&env, &gh)
+        .args(["--pr", "--max-iterations", "5"])
+        .assert()
+        .code(0)
+        .get_output()
+        .clone();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    let said = format!("{stdout}{stderr}");
+    assert!(said.contains("pushed work to origin"), "{said}");
+    assert!(
+        said.contains(
+            "opened pull request #1 (ready for review): https://github.com/octo/hello/pull/1"
+        ),
+        "{said}"
+    );
+    // Each session's commit went as it ended, then the run's notes.
+    let log = ship_log(&run_dir(&env));
+    assert_eq!(
+        log.matches(r#""what":"push","ok":true"#).count(),
+        4,
+        "{log}"
+    );
+    assert_eq!(
+        origin.head_of(&env, "work").unwrap(),
+        env.git(&["rev-parse", "HEAD"]).trim()
+    );
+    let pulls = gh.pulls();
+    assert_eq!(pulls.len(), 1);
+    let p = &pulls[0];
+    assert_eq!(
+        (&p["draft"], &p["head"]["ref"], &p["base"]["ref"]),
+        (&false.into(), &"work".into(), &"main".into())
+    );
+    assert_eq!(p["title"], "Spec");
+    let body = p["body"].as_str().unwrap();
+    assert!(
+        body.starts_with("Complete: complete — all 3 steps done"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- [x] **1** First step\n- [x] **2** Second step\n- [x] **3** Review\n"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- Gate: none set\n- Review: none\n"),
+        "{body}"
+    );
+    assert!(body.contains("- Sessions: 3\n- Agents: claude\n"), "{body}");
+    // `ralph status` shows it.
+    let status = env.ralph().args(["status"]).stdout_with(0);
+    assert!(
+        status.contains("pr:      #1 (ready for review) https://github.com/octo/hello/pull/1"),
+        "{status}"
+    );
+    token_kept_secret(&env, &gh, &[&stdout, &stderr, &status]);
+}
+
+#[test]
+fn a_run_that_waits_leaves_a_draft_and_the_next_run_updates_it_and_marks_it_ready() {
+    let (env, _origin, gh) = shipping();
+    // Issue 4 is a step of the spec: its pull request closes it.
+    let spec = "# Fix the parser\n\n- [ ] **1** First step\n- [ ] **#4** Second step\n";
+    fs::write(env.project.join(".ralph/spec.md"), spec).unwrap();
+    env.commit_all("spec");
+    env.api.session([
+        Reply::bash(format!(
+            "{} && ralph waiting -r 'which format?'",
+            crate::support::DO_STEP
+        )),
+        Reply::text("Asked."),
+    ]);
+    let out = shipping_loop(&env, &gh).args(["--pr"]).stdout_with(3);
+    assert!(out.contains("opened pull request #1 (draft)"), "{out}");
+    let p = &gh.pulls()[0];
+    assert_eq!(p["draft"], true);
+    assert_eq!(p["title"], "Fix the parser");
+    let body = p["body"].as_str().unwrap();
+    assert!(body.starts_with("Not complete (draft): waiting"), "{body}");
+    assert!(
+        body.contains("- [x] **1** First step\n- [ ] **#4** Second step\n"),
+        "{body}"
+    );
+    assert!(body.ends_with("\nCloses #4\n"), "{body}");
+
+    // You answer; the next run finishes, and the same pull request is
+    // updated and marked ready.
+    env.ralph().args(["resume"]).assert().success();
+    env.api.session(step_session(true));
+    let out = shipping_loop(&env, &gh).args(["--pr"]).stdout_with(0);
+    assert!(
+        out.contains("updated pull request #1 (ready for review)"),
+        "{out}"
+    );
+    let pulls = gh.pulls();
+    assert_eq!(pulls.len(), 1, "one pull request for the branch");
+    assert_eq!(pulls[0]["draft"], false);
+    assert!(
+        pulls[0]["body"]
+            .as_str()
+            .unwrap()
+            .contains("- [x] **#4** Second step")
+    );
+    assert!(gh.requests().iter().any(|q| {
+        q.path() == "/graphql"
+            && q.body["query"]
+                .as_str()
+                .unwrap()
+                .contains("markPullRequestReadyForReview")
+            && q.body["variables"]["id"] == "PR_node1"
+    }));
+    assert!(
+        gh.requests()
+            .iter()
+            .any(|q| q.method == "PATCH" && q.path() == "/repos/octo/hello/pulls/1")
+    );
+    token_kept_secret(&env, &gh, &[&out]);
+}
+
+#[test]
+fn a_rejected_push_is_rebased_when_clean_and_waits_for_a_human_when_not() {
+    let (env, origin, gh) = shipping();
+    env.git(&["push", "-q", "origin", "work"]);
+    // Someone else pushes to the run's branch meanwhile.
+    let other = env.tmp.path().join("other");
+    env.git_in(
+        env.tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "-b",
+            "work",
+            &origin.url,
+            other.to_str().unwrap(),
+        ],
+    );
+    fs::write(other.join("theirs.txt"), "theirs\n").unwrap();
+    env.git_in(&other, &["add", "-A"]);
+    env.git_in(
+        &other,
+        &[
+            "-c",
+            "user.name=O",
+            "-c",
+            "user.email=o@o",
+            "commit",
+            "-qm",
+            "theirs",
+        ],
+    );
+    env.git_in(&other, &["push", "-q", "origin", "work"]);
+    env.api.session(step_session(false));
+    env.api.session([
+        Reply::bash("ralph waiting -r 'stop here'"),
+        Reply::text("ok"),
+    ]);
+    let out = shipping_loop(&env, &gh).args(["--push"]).stdout_with(3);
+    assert!(
+        out.contains("the push of work to origin was rejected ([rejected] (fetch first)): the remote's branch had moved; fetched it, rebased the run's commits onto it cleanly, and pushed"),
+        "{out}"
+    );
+    assert!(env.project.join("theirs.txt").exists());
+    assert!(ship_log(&run_dir(&env)).contains(r#""what":"rejected""#));
+    assert_eq!(
+        origin.head_of(&env, "work").unwrap(),
+        env.git(&["rev-parse", "HEAD"]).trim()
+    );
+
+    // Now their change conflicts with the next session's: nothing is
+    // forced, and the loop waits with why.
+    env.ralph().args(["resume"]).assert().success();
+    env.git_in(&other, &["pull", "-q", "--rebase"]);
+    let spec = fs::read_to_string(other.join(".ralph/spec.md")).unwrap();
+    fs::write(
+        other.join(".ralph/spec.md"),
+        spec.replace("Second step", "Their second step"),
+    )
+    .unwrap();
+    env.git_in(
+        &other,
+        &[
+            "-c",
+            "user.name=O",
+            "-c",
+            "user.email=o@o",
+            "commit",
+            "-qam",
+            "theirs 2",
+        ],
+    );
+    env.git_in(&other, &["push", "-q", "origin", "work"]);
+    let theirs = origin.head_of(&env, "work").unwrap();
+    env.api.session(step_session(false));
+    let out = shipping_loop(&env, &gh).args(["--push"]).stdout_with(3);
+    assert!(
+        out.contains("merge or rebase it by hand, push, then resume the loop"),
+        "{out}"
+    );
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    assert!(
+        waiting.contains("--push: the push was rejected"),
+        "{waiting}"
+    );
+    assert_eq!(
+        origin.head_of(&env, "work").unwrap(),
+        theirs,
+        "never forced"
+    );
+    assert!(!env.project.join(".git/rebase-merge").exists());
+    assert!(gh.requests().is_empty(), "--push alone asks GitHub nothing");
+}
+
+#[test]
+fn pull_request_refusals_say_what_to_fix_and_the_pushed_work_stays() {
+    let (env, origin, gh) = shipping();
+    // A bad token is found before any session runs.
+    gh.refuse(Refusal::new(
+        Some("GET"),
+        "/repos/octo/hello",
+        401,
+        "Bad credentials",
+    ));
+    let err = shipping_loop(&env, &gh).args(["--pr"]).stderr_with(2);
+    assert!(
+        err.contains("--pr: GitHub refused the token (401)") && err.contains("GH_TOKEN"),
+        "{err}"
+    );
+    assert!(env.api.turns().is_empty(), "no session ran");
+    // No token at all.
+    let err = ralph_loop(&env)
+        .env("GITHUB_API_URL", &gh.url)
+        .args(["--pr"])
+        .stderr_with(2);
+    assert!(err.contains("no GitHub token: set GH_TOKEN"), "{err}");
+    // Not allowed to open pull requests, then a rate limit: said, and the
+    // branch is pushed all the same.
+    gh.refuse(Refusal::new(
+        Some("POST"),
+        "/repos/octo/hello/pulls",
+        403,
+        "Resource not accessible by personal access token",
+    ));
+    env.api.session(step_session(false));
+    env.api
+        .session([Reply::bash("ralph waiting -r 'later'"), Reply::text("ok")]);
+    let out = shipping_loop(&env, &gh).args(["--pr"]).stdout_with(3);
+    assert!(out.contains("no pull request for work: GitHub forbade POST /repos/octo/hello/pulls (403: Resource not accessible by personal access token)"), "{out}");
+    assert!(out.contains("\"Pull requests\" read and write"), "{out}");
+    assert_eq!(
+        origin.head_of(&env, "work").unwrap(),
+        env.git(&["rev-parse", "HEAD"]).trim()
+    );
+    env.ralph().args(["resume"]).assert().success();
+    gh.refuse(Refusal::rate_limited(
+        Some("GET"),
+        "/repos/octo/hello/pulls",
+    ));
+    env.api
+        .session([Reply::bash("ralph waiting -r 'again'"), Reply::text("ok")]);
+    let out = shipping_loop(&env, &gh).args(["--pr"]).stdout_with(3);
+    assert!(out.contains("GitHub's rate limit stopped GET /repos/octo/hello/pulls: no calls left until 2030-01-01T00:00:00Z"), "{out}");
+    assert!(gh.pulls().is_empty());
+    // A repository whose plan has no drafts: the pull request is opened
+    // ready rather than not at all.
+    env.ralph().args(["resume"]).assert().success();
+    gh.refuse(Refusal::new(
+        Some("POST"),
+        "/repos/octo/hello/pulls",
+        422,
+        "Draft pull requests are not supported in this repository.",
+    ));
+    env.api.session([
+        Reply::bash("ralph waiting -r 'once more'"),
+        Reply::text("ok"),
+    ]);
+    let out = shipping_loop(&env, &gh).args(["--pr"]).stdout_with(3);
+    assert!(
+        out.contains("opened pull request #1 (ready for review)"),
+        "{out}"
+    );
+    assert_eq!(gh.pulls()[0]["draft"], false);
+    token_kept_secret(&env, &gh, &[&out, &err]);
+}
+
+#[test]
+fn a_pull_request_needs_a_branch_of_its_own_and_a_clones_config_needs_your_trust() {
+    let (env, _origin, gh) = shipping();
+    env.git(&["switch", "-q", "main"]);
+    let err = shipping_loop(&env, &gh).args(["--pr"]).stderr_with(2);
+    assert!(
+        err.contains("--pr: the run is on main, the repository's default branch")
+            && err.contains("ralph loop --worktree NAME --pr"),
+        "{err}"
+    );
+    // A config that pushes is the user's to approve, as a clone could ship it.
+    env.git(&["switch", "-q", "work"]);
+    fs::write(env.project.join(".ralph/config.toml"), "push = true\n").unwrap();
+    env.commit_all("config");
+    let err = shipping_loop(&env, &gh).stderr_with(2);
+    assert!(err.contains("push") && err.contains("ralph trust"), "{err}");
+    assert!(env.api.turns().is_empty());
+}
+
+#[test]
+fn a_worktree_loop_pushes_its_ralph_branch_and_opens_its_pull_request() {
+    let (env, origin, gh) = shipping();
+    env.git(&["switch", "-q", "main"]);
+    env.api.session(step_session(false));
+    env.api.session(step_session(false));
+    env.api.session(step_session(true));
+    let out = shipping_loop(&env, &gh)
+        .args(["--worktree", "feat", "--pr"])
+        .stdout_with(0);
+    assert!(
+        out.contains("opened pull request #1 (ready for review)"),
+        "{out}"
+    );
+    let wt = crate::support::wt_dir(&env.project, "feat");
+    assert_eq!(
+        origin.head_of(&env, "ralph/feat").unwrap(),
+        env.git_in(&wt, &["rev-parse", "HEAD"]).trim()
+    );
+    assert_eq!(gh.pulls()[0]["head"]["ref"], "ralph/feat");
+    assert!(
+        gh.requests()
+            .iter()
+            .any(|q| q.url.contains("head=octo%3Aralph%2Ffeat"))
+    );
+}
