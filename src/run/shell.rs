@@ -336,9 +336,10 @@ impl Shell<'_> {
         if !step.checked || g.ok(&["rev-parse", "--verify", "--quiet", "MERGE_HEAD"], &[]) {
             return Ok(None);
         }
-        // Without a tracker to ask, the box is the word; so with GitHub's
-        // issues (no beads for `detect`), which ralph closes on the merge.
+        // Without a tracker to ask, the box is the word; so for a GitHub
+        // issue (no beads task; the tracker github closes it on the merge).
         if let Some(task) = &step.task
+            && crate::work::spec::issue_number(task).is_none()
             && let Ok(beads) = crate::work::tracker::detect(self.s.tracker, &self.project.root)
             && let Ok(snap) = beads.snapshot(None)
             && !snap.issues.iter().any(|i| &i.id == task && i.is_closed())

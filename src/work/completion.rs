@@ -158,20 +158,33 @@ fn text_against(
         })
         .collect();
     let mut tracker_name = None;
-    if spec.references_tasks()
+    // Issues (`[#12]`) are tasks of the GitHub tracker only: with beads
+    // (or none) such a step is checked by its box, as it always was.
+    let github = tracker.is_some_and(|(_, k)| k == Some(Kind::Github));
+    let compared = if github {
+        spec.clone()
+    } else {
+        spec.without_issue_tasks()
+    };
+    if compared.references_tasks()
         && let Some((project_root, kind)) = tracker
     {
         let tracker = match tracker::open(kind, project_root) {
             Ok(t) => t,
             Err(e) => return Err(CannotCheck::Tracker(e)),
         };
-        let tasks: Vec<String> = spec.steps.iter().filter_map(|s| s.task.clone()).collect();
-        let snap = match tracker.snapshot(spec.epic.as_ref().map(|(_, e)| e.as_str()), &tasks) {
+        let tasks: Vec<String> = compared
+            .steps
+            .iter()
+            .filter_map(|s| s.task.clone())
+            .collect();
+        let epic = compared.epic.as_ref().map(|(_, e)| e.as_str());
+        let snap = match tracker.snapshot(epic, &tasks) {
             Ok(s) => s,
             Err(e) => return Err(CannotCheck::Tracker(e)),
         };
         tracker_name = Some(tracker.name());
-        findings.extend(sync::compare(&spec, &snap));
+        findings.extend(sync::compare(&compared, &snap));
     }
     // In file order; findings about no particular line (unreferenced tasks) last.
     findings.sort_by_key(|f| f.line.unwrap_or(usize::MAX));
@@ -294,5 +307,12 @@ mod tests {
         assert_eq!(lines, sorted);
         std::fs::write(&spec, "- [x] **1** One\n- [x] **2** Two\n").unwrap();
         assert!(check(&spec, d.path(), None).unwrap().unwrap().is_complete());
+        // A GitHub issue is a task of the GitHub tracker only: with beads
+        // (or none) its box is the word, and no tracker is asked.
+        std::fs::write(&spec, "- [x] One [#12]\n- [x] Two [#3]\n").unwrap();
+        let c = check(&spec, d.path(), Some(Kind::Br)).unwrap().unwrap();
+        assert_eq!(c.tracker, None);
+        assert!(c.is_complete(), "{:?}", c.findings);
+        assert_eq!(c.spec.steps[0].task.as_deref(), Some("#12"));
     }
 }

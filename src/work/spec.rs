@@ -94,6 +94,18 @@ impl Spec {
                 .any(|s| s.task.is_some() || s.other_form.is_some())
     }
 
+    /// The spec as a beads tracker sees it: a GitHub issue (`[#12]`) is
+    /// no task of its.
+    pub fn without_issue_tasks(&self) -> Spec {
+        let mut s = self.clone();
+        for step in &mut s.steps {
+            if step.task.as_deref().and_then(issue_number).is_some() {
+                step.task = None;
+            }
+        }
+        s
+    }
+
     /// `4/6 steps done`
     pub fn progress(&self) -> String {
         format!("{}/{} steps done", self.done(), self.total())

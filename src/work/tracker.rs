@@ -392,6 +392,10 @@ impl Beads {
     /// A task taken by a worker of a parallel run: in progress, its name
     /// the assignee (given up: open again, nobody's).
     pub fn claim(&self, id: &str, worker: Option<&str>) -> Result<(), TrackerError> {
+        // A GitHub issue (`#12`) is no task of beads'.
+        if crate::work::spec::issue_number(id).is_some() {
+            return Ok(());
+        }
         let (status, who) = match worker {
             Some(w) => ("in_progress", w),
             None => ("open", ""),
@@ -401,6 +405,9 @@ impl Beads {
 
     /// Open a closed task again (its step's merge was undone).
     pub fn reopen(&self, id: &str) -> Result<(), TrackerError> {
+        if crate::work::spec::issue_number(id).is_some() {
+            return Ok(());
+        }
         self.change(&["reopen", "--", id])
     }
 
@@ -411,11 +418,16 @@ impl Beads {
         ids: &[String],
     ) -> Result<std::collections::BTreeMap<String, Vec<String>>, TrackerError> {
         let mut out = std::collections::BTreeMap::new();
+        let ids: Vec<&str> = ids
+            .iter()
+            .map(String::as_str)
+            .filter(|i| crate::work::spec::issue_number(i).is_none())
+            .collect();
         if ids.is_empty() {
             return Ok(out);
         }
         let mut args: Vec<&str> = vec!["show", "--json", "--"];
-        args.extend(ids.iter().map(String::as_str));
+        args.extend(ids);
         let run = spawn(&self.bin, &self.project, &args)?
             .wait_with_output()
             .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
