@@ -63,6 +63,9 @@ struct Live {
     /// What was uncommitted when the loop started: the user's, never a
     /// session's (not blamed on one, never committed by `--commit auto`).
     users: Vec<String>,
+    /// The agent whose usage limit the last session met (a parallel run's
+    /// other workers are told how long it holds).
+    limited: Option<usize>,
 }
 
 /// A session that ended, as its round goes on: what its record needs.
@@ -448,6 +451,7 @@ impl Shell<'_> {
             before,
             pending: None,
             users,
+            limited: None,
         };
         let mut ev = Event::Begin;
         let mut last_saved = live.saved.state.counts();
@@ -469,7 +473,10 @@ impl Shell<'_> {
                 last_saved = live.saved.state.counts();
             }
             // A worker's session claimed from the run's budget, then refused.
-            if let (true, Action::Stop { .. }, Some(w)) = (claimed, &action, &self.s.worker) {
+            if let (true, Some(w)) = (
+                claimed && !matches!(action, Action::Spawn { .. }),
+                &self.s.worker,
+            ) {
                 crate::parallel::budget::unclaim_session(&w.budget)?;
             }
             ev = match action {
@@ -551,6 +558,9 @@ impl Shell<'_> {
     /// of it.
     fn act(&self, action: Action, lock: &mut LoopLock, live: &mut Live) -> Result<Event> {
         let (s, ui) = (self.s, &self.ui);
+        if let Some(agent) = live.limited.take() {
+            self.share_limit(&action, agent, &live.saved)?;
+        }
         Ok(match action {
             Action::Stop { .. } => unreachable!("the loop stops before acting"),
             Action::Round(need) => self.carry_out(need, live)?,
@@ -565,6 +575,7 @@ impl Shell<'_> {
                 event
             }
             Action::Prepare { iteration } => self.prepare(iteration, &live.saved, &live.before),
+
             Action::Spawn {
                 iteration,
                 session,
@@ -592,6 +603,23 @@ impl Shell<'_> {
             }
             Action::Wait { wait, why } => self.wait_for_limit(lock, &live.saved, wait, &why)?,
         })
+    }
+
+    /// A worker's session met its agent's usage limit: until when it holds
+    /// (as the engine judged it), for the run's other workers.
+    fn share_limit(&self, action: &Action, agent: usize, saved: &Saved) -> Result<()> {
+        let Some(w) = &self.s.worker else {
+            return Ok(());
+        };
+        let until = match action {
+            Action::Wait { wait, .. } => now_epoch() + wait.as_secs(),
+            Action::Fallback { from, .. } => {
+                saved.state.limited_until.get(*from).copied().unwrap_or(0)
+            }
+            _ => return Ok(()),
+        };
+        let name = self.s.seat(agent).agent.to_string();
+        crate::parallel::budget::limited(&w.budget, &name, until)
     }
 
     /// Carry out what the engine's round needs.
@@ -671,7 +699,11 @@ impl Shell<'_> {
         );
         let stop = crate::procs::signals::stop_requested();
         let shared = match (&self.s.worker, &stop) {
-            (Some(w), None) => match crate::parallel::budget::claim_session(&w.budget) {
+            (Some(w), None) => match crate::parallel::budget::claim_session(
+                &w.budget,
+                &self.s.seat(saved.state.agent).agent.to_string(),
+                now_epoch(),
+            ) {
                 Ok(s) => Some(s),
                 Err(e) => {
                     self.ui.note(&format!("{e:#}"));
@@ -718,11 +750,18 @@ impl Shell<'_> {
         spec: session::Launch,
         number: u32,
     ) -> Result<session::Finished> {
-        let kept = self
-            .s
-            .confined
-            .as_ref()
-            .and_then(|_| crate::sandbox::gitguard::keep(&self.project.root));
+        let kept = self.s.confined.as_ref().and_then(|_| {
+            use crate::sandbox::gitguard;
+            let root = &self.project.root;
+            // A parallel run's worker: the shared files as the run found them.
+            let base = self.s.worker.as_ref().and_then(|w| {
+                gitguard::Baseline::load(&crate::parallel::budget::baseline_path(&w.budget))
+            });
+            match base {
+                Some(b) => gitguard::keep_from(root, &b),
+                None => gitguard::keep(root),
+            }
+        });
         let agent = spec.agent;
         // ralph's config where there was none: whatever the sandbox, a
         // confined session may not make one (it would set the next run's
@@ -871,6 +910,9 @@ impl Shell<'_> {
     /// and what the engine counts.
     fn record_session(&self, live: &mut Live) -> Result<engine::Recorded> {
         let p = live.pending.take().expect("a session's round records it");
+        if matches!(p.outcome, SessionOutcome::Limited(_)) {
+            live.limited = Some(p.agent);
+        }
         let before = &live.before;
         let seat = self.s.seat(p.agent);
         let session = Ran {
@@ -1537,6 +1579,7 @@ mod tests {
             before,
             pending: None,
             users: Vec::new(),
+            limited: None,
         };
         let mut ev = Event::Begin;
         let mut asked = Vec::new();
