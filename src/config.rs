@@ -135,7 +135,9 @@ pub struct Options {
     #[arg(long, value_name = "DURATION")]
     pub max_limit_wait: Option<Span>,
 
-    /// Tracker for the completion check [default: br if installed, else bd]
+    /// Tracker for the completion check; github: the issues of `origin`'s
+    /// repository, each step's task `[#N]`, closed by ralph once its step is
+    /// done [default: br if installed, else bd]
     #[arg(long, value_enum)]
     pub tracker: Option<Kind>,
 

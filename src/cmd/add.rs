@@ -16,13 +16,21 @@ use crate::work::{spec, tracker};
 /// right after the step labelled LABEL with --after. Where the spec names
 /// tracker tasks, the task is created first (under the spec's epic, with
 /// --criteria as its description) and its id ends the step's line; without
-/// a tracker the step is added alone, and ralph says so. A COMPLETE that no
-/// longer holds (there is an open step again) is removed. Works while a loop
-/// runs: its next session sees the step.
+/// a tracker the step is added alone, and ralph says so. With --issue N,
+/// the step is open GitHub issue N of `origin`'s repository: its title,
+/// `[#N]` its task (see `ralph import github`). A COMPLETE that no longer
+/// holds (there is an open step again) is removed. Works while a loop runs:
+/// its next session sees the step.
 #[derive(Debug, Args)]
 pub struct Add {
     /// What the step is (one line; brackets become parentheses)
-    title: String,
+    #[arg(required_unless_present = "issue")]
+    title: Option<String>,
+
+    /// The step is this open GitHub issue (of `origin`'s repository; the
+    /// token from GH_TOKEN, GITHUB_TOKEN or `gh auth token`)
+    #[arg(long, value_name = "N", conflicts_with_all = ["title", "criteria"])]
+    issue: Option<u64>,
 
     /// Put it right after the step with this label
     #[arg(long, value_name = "LABEL", conflicts_with = "phase")]
@@ -36,9 +44,38 @@ pub struct Add {
     #[arg(long, value_name = "TEXT")]
     criteria: Option<String>,
 
-    /// Which tracker to use [default: br if installed, else bd]
+    /// Which tracker to use [default: the config's `tracker`, else br if
+    /// installed, else bd]
     #[arg(long, value_enum)]
     tracker: Option<tracker::Kind>,
+}
+
+/// A GitHub issue as a step: its title and task (`#N`), if it is open and
+/// no step names it yet.
+fn issue_step(project: &Project, spec_text: &str, n: u64) -> Result<(String, String)> {
+    let failed = |e: String| Stop::with(ExitStatus::Failure, e);
+    let task = crate::work::issues::task_id(n);
+    if let Some(s) = spec::parse(spec_text)
+        .steps
+        .iter()
+        .find(|s| s.task.as_deref() == Some(task.as_str()))
+    {
+        return Err(failed(format!(
+            "issue {task} is the task of line {} already; nothing added",
+            s.line
+        )));
+    }
+    let issues =
+        crate::work::issues::Issues::open(&project.root).map_err(|e| failed(e.to_string()))?;
+    let issue = issues.issue(n).map_err(|e| failed(e.to_string()))?;
+    if !issue.state.eq_ignore_ascii_case("open") {
+        return Err(failed(format!(
+            "issue {task} of {} is {}: nothing to do; nothing added",
+            issues.repo(),
+            crate::output::visible_line(&issue.state)
+        )));
+    }
+    Ok((add::clean_title(&issue.title), task))
 }
 
 impl Add {
@@ -55,7 +92,8 @@ impl Add {
             return Ok(None);
         }
         let failed = |e: tracker::TrackerError| Stop::with(ExitStatus::Failure, format!("{e}"));
-        let beads = tracker::detect(self.tracker, &project.root).map_err(failed)?;
+        let kind = tracker::configured(self.tracker, project).map_err(failed)?;
+        let beads = tracker::detect(kind, &project.root).map_err(failed)?;
         let epic = parsed.epic.as_ref().map(|(_, e)| e.as_str());
         let id = beads
             .create(title, epic, self.criteria.as_deref())
@@ -75,7 +113,14 @@ impl Run for Add {
                 path.display()
             ))
         })?;
-        let title = add::clean_title(&self.title);
+        let from_issue = match self.issue {
+            Some(n) => Some(issue_step(&project, &text, n)?),
+            None => None,
+        };
+        let title = match &from_issue {
+            Some((t, _)) => t.clone(),
+            None => add::clean_title(self.title.as_deref().unwrap_or_default()),
+        };
         if title.is_empty() {
             return Err(usage("the step's title is empty".into()));
         }
@@ -86,7 +131,10 @@ impl Run for Add {
         };
         // The place is checked before a task is made for it.
         add::insert(&text, &title, None, &place).map_err(usage)?;
-        let task = self.make_task(&project, &text, &title)?;
+        let task = match from_issue {
+            Some((_, id)) => Some(("GitHub", id)),
+            None => self.make_task(&project, &text, &title)?,
+        };
         let (new, label) = add::insert(
             &text,
             &title,
@@ -97,6 +145,11 @@ impl Run for Add {
         crate::fsutil::atomic_write(&path, new.as_bytes(), 0o644)
             .with_context(|| format!("cannot write {}", path.display()))?;
         match &task {
+            Some(("GitHub", id)) => outln!(
+                "Added step {label} {} [{id}] to {} (GitHub issue {id}).",
+                visible(&title),
+                path.display()
+            ),
             Some((name, id)) => outln!(
                 "Added step {label} {} [{id}] to {} (task {id} made with {name}).",
                 visible(&title),

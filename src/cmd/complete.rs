@@ -35,7 +35,8 @@ pub struct Complete {
     #[arg(long)]
     force: bool,
 
-    /// Which tracker to ask [default: br if installed, else bd]
+    /// Which tracker to ask [default: the config's `tracker`, else br if
+    /// installed, else bd]
     #[arg(long, value_enum)]
     tracker: Option<Kind>,
 }
@@ -43,7 +44,16 @@ pub struct Complete {
 impl Run for Complete {
     fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
-        let check = completion::check(&project.spec(), &project.root, self.tracker)?;
+        let kind = crate::work::tracker::configured(self.tracker, &project)
+            .map_err(|e| crate::exit::Stop::with(ExitStatus::Failure, format!("refused: {e}")))?;
+        // A loop's session leaves GitHub's issues to the loop, which closes
+        // those of checked steps after it, and checks again.
+        let in_loop = std::env::var_os(crate::handoff::env::LOOP).is_some();
+        let check = if kind == Some(Kind::Github) && in_loop {
+            completion::check_boxes(&project.spec())?
+        } else {
+            completion::check(&project.spec(), &project.root, kind)?
+        };
         let (summary, tracker) = describe(&check);
         let (gate, approved) = gate_of(&project)?;
         // The run's protected files, as the loop handed them: said up front,

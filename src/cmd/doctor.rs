@@ -353,6 +353,9 @@ fn slash_command(h: &Here) -> Verdict {
 }
 
 fn tracker(h: &Here) -> Verdict {
+    if h.cfg.as_ref().ok().and_then(|c| c.tracker) == Some(crate::work::tracker::Kind::Github) {
+        return github_tracker(h);
+    }
     // A project with no .beads whose spec names no task uses none: its
     // steps are checked by their boxes alone.
     let uses_none = || {
@@ -373,6 +376,36 @@ fn tracker(h: &Here) -> Verdict {
         None => fail(
             "neither br nor bd is on PATH (verify-sync cannot check tasks)",
             crate::work::tracker::INSTALL_HINT,
+        ),
+    }
+}
+
+/// GitHub's issues as the tracker: `origin` names the repository, and a
+/// token is there (looked for in the environment only: doctor runs nothing,
+/// not even `gh`, and sends nothing).
+fn github_tracker(h: &Here) -> Verdict {
+    let repo = match crate::work::issues::origin_repo(&h.project.root) {
+        Ok(r) => r,
+        Err(e) => {
+            return fail(
+                e.to_string(),
+                "git remote add origin https://github.com/OWNER/REPO.git",
+            );
+        }
+    };
+    let env = |k: &str| std::env::var(k).ok();
+    match crate::github::token::find_with(env, || None) {
+        Some((_, from)) => pass(format!(
+            "GitHub issues of {repo} (labelled `{}`), token from {}",
+            crate::work::issues::DEFAULT_LABEL,
+            from.name()
+        )),
+        None if which::which("gh").is_ok() => pass(format!(
+            "GitHub issues of {repo}; no GH_TOKEN or GITHUB_TOKEN: ralph asks `gh auth token`"
+        )),
+        None => fail(
+            format!("tracker github ({repo}): no GH_TOKEN or GITHUB_TOKEN, and no `gh`"),
+            "set GH_TOKEN to a token that may read and write the repository's issues, or `gh auth login`",
         ),
     }
 }
@@ -623,7 +656,11 @@ fn project_files(h: &Here) -> Verdict {
 /// first session: a template spec, a tracker missing or not set up, tasks it
 /// does not know, gate programs not found.
 fn finish(h: &Here) -> Verdict {
-    let tracker = h.cfg.as_ref().ok().and_then(|c| c.tracker);
+    // A clone's `tracker = "github"` calls GitHub only once approved.
+    let tracker = match crate::work::tracker::configured(None, &h.project) {
+        Ok(t) => t,
+        Err(e) => return fail(e.to_string(), "read .ralph/config.toml, then `ralph trust`"),
+    };
     let checked = match crate::work::completion::check(&h.project.spec(), &h.project.root, tracker)
     {
         Ok(c) => c,

@@ -27,7 +27,16 @@ const NAMES: [&str; 5] = [
 ];
 
 /// Import another Ralph's plan: a snarktank prd.json or a
-/// ralph-claude-code fix_plan.md.
+/// ralph-claude-code fix_plan.md; or, with `github`, the repository's open
+/// GitHub issues.
+///
+/// `ralph import github` makes a step of each open issue labelled `ralph`
+/// (--label) of the repository `origin` names, oldest first, its task the
+/// issue (`- [ ] **1** Title [#12]`); pull requests are left out. It needs
+/// a token that may read the issues (GH_TOKEN, GITHUB_TOKEN, or `gh auth
+/// token`; GITHUB_API_URL for GitHub Enterprise), and, to have the loop
+/// check and close them, `tracker = "github"` in .ralph/config.toml. (A
+/// folder named github is `./github`.)
 ///
 /// PATH is the file (or a folder holding one: prd.json, fix_plan.md,
 /// @fix_plan.md, scripts/ralph/prd.json, .ralph/fix_plan.md); which format
@@ -46,8 +55,12 @@ const NAMES: [&str; 5] = [
 /// whole is refused, naming the place, and nothing is written.
 #[derive(Debug, Args)]
 pub struct Import {
-    /// The prd.json or fix_plan.md (or the folder holding it)
+    /// The prd.json or fix_plan.md (or the folder holding it), or `github`
     path: PathBuf,
+
+    /// With `github`: the label of the issues to import
+    #[arg(long, value_name = "LABEL", default_value = crate::work::issues::DEFAULT_LABEL)]
+    label: String,
 
     /// Write without asking
     #[arg(long)]
@@ -178,6 +191,8 @@ fn read_plan(file: &Path, root: &Path) -> Result<Read> {
             rules.extend(prompt_rules(dir, root)?);
             (plan, None)
         }
+        // Told by content, a file is never GitHub's issues.
+        Format::GitHub => unreachable!("`recognise` reads files only"),
     };
     rules.extend(agent_rules(dir, root)?);
     if let Some(notes) = plan.rules.take() {
@@ -707,9 +722,92 @@ pub(crate) fn project_tracker(
     Ok(Some(beads))
 }
 
+/// The open issues labelled `label` of `origin`'s repository, as a plan,
+/// and their tasks.
+fn read_issues(project: &Project, label: &str) -> Result<(Read, Vec<String>)> {
+    let failed = |e: tracker::TrackerError| refuse(format!("{e}; nothing imported"));
+    let issues = crate::work::issues::Issues::open(&project.root).map_err(failed)?;
+    let repo = issues.repo().to_string();
+    let open = issues.open_labelled(label).map_err(failed)?;
+    if open.is_empty() {
+        return Err(refuse(format!(
+            "no open issue of {repo} is labelled `{}`; nothing imported",
+            visible_line(label)
+        )));
+    }
+    let (plan, tasks) = import::github::plan(&repo, label, &open);
+    let read = Read {
+        plan,
+        source: format!("{repo}, labelled {label}"),
+        rules_from: Vec::new(),
+        progress_from: None,
+    };
+    Ok((read, tasks))
+}
+
+fn show_issues(read: &Read, targets: &[(Target, There)], tasks: &[String]) {
+    outln!(
+        "Import {} ({}):",
+        visible_line(&read.source),
+        read.plan.format.describe()
+    );
+    for (t, there) in targets {
+        outln!(
+            "  {}: {} ({})",
+            t.path.display(),
+            visible_line(&t.what),
+            there.verb()
+        );
+    }
+    let (first, last) = (&tasks[0], &tasks[tasks.len() - 1]);
+    outln!(
+        "  GitHub: {} ({first} … {last}), each a step's task, closed by ralph once its step is done",
+        counted(tasks.len() as u64, "issue", "issues")
+    );
+}
+
+impl Import {
+    /// `ralph import github`: the same show, ask and write as a file's.
+    fn run_github(&self, project: &Project) -> Result<ExitStatus> {
+        let (read, tasks) = read_issues(project, &self.label)?;
+        import::render_spec(&read.plan, &read.source, Some(&tasks)).map_err(nothing_imported)?;
+        let dir = project.ralph_dir();
+        if std::fs::symlink_metadata(&dir).is_ok() {
+            crate::fsutil::real_dir(&dir)?;
+        }
+        let targets = look(targets(&read, project))?;
+        show_issues(&read, &targets, &tasks);
+        if let Some(why) = refusal(&targets, self.force) {
+            return Err(refuse(why));
+        }
+        if !self.yes && !ask(&self.path)? {
+            return Err(refuse("nothing written"));
+        }
+        write(project, &read, &targets, Some(&tasks))?;
+        outln!(
+            "imported {} as steps",
+            counted(tasks.len() as u64, "issue", "issues")
+        );
+        let tracker = crate::config::load(&project.config())
+            .ok()
+            .and_then(|c| c.tracker);
+        if tracker != Some(tracker::Kind::Github) {
+            outln!(
+                "Next: set `tracker = \"github\"` in .ralph/config.toml (then `ralph trust`), so that the loop checks the issues and closes each once its step is done; commit .ralph/, then `ralph loop`."
+            );
+        } else {
+            outln!("Next: `ralph doctor`, commit .ralph/, then `ralph loop`.");
+        }
+        Ok(ExitStatus::Success)
+    }
+}
+
 impl Run for Import {
     fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
+        if self.path == Path::new("github") {
+            return self.run_github(&project);
+        }
         let read = read_plan(&the_file(&self.path)?, &project.root)?;
         let beads = self.beads(&project)?;
         check_reads_back(&read, beads.is_some())?;

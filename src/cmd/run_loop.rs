@@ -321,7 +321,7 @@ impl Loop {
         // the token: what is missing is said before anything runs.
         let ship =
             crate::ship::Ship::start(&project.root, settings.push, settings.pr).map_err(usage)?;
-        let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
+        let checked = completion::check_run(&project.spec(), &project.root, &settings)?;
         refuse_what_cannot_finish(&settings, project, &checked, ui)?;
         if settings.parallel > 1 {
             crate::parallel::coordinator::refuse_what_cannot_start(project, settings.tracker)?;

@@ -27,7 +27,8 @@ pub struct VerifySync {
     #[arg(long, value_name = "PATH")]
     spec: Option<PathBuf>,
 
-    /// Which tracker to ask [default: br if installed, else bd]
+    /// Which tracker to ask [default: the config's `tracker`, else br if
+    /// installed, else bd]
     #[arg(long, value_enum)]
     tracker: Option<Kind>,
 
@@ -47,7 +48,11 @@ impl Run for VerifySync {
             .to_string();
         // Anything that stops the check (an unreadable spec, say) is "could
         // not check", exit 2, never "out of sync".
-        let check = match completion::check(&spec_path, &project.root, self.tracker) {
+        let kind = match crate::work::tracker::configured(self.tracker, &project) {
+            Ok(k) => k,
+            Err(e) => return self.cannot_check(&shown, "cannot read the tracker", e.to_string()),
+        };
+        let check = match completion::check(&spec_path, &project.root, kind) {
             Ok(Ok(c)) => c,
             Err(e) => return self.cannot_check(&shown, "cannot check", e.to_string()),
             Ok(Err(e)) => {

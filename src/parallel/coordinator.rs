@@ -151,8 +151,13 @@ pub fn refuse_what_cannot_start(
         return Err(Stop::with(
             ExitStatus::Usage,
             format!(
-                "--parallel: these tasks wait on each other, so none of them could start: {} (remove one with `br dep remove`)",
-                c.join(" → ")
+                "--parallel: these tasks wait on each other, so none of them could start: {} (remove one with {})",
+                c.join(" → "),
+                if tracker == Some(crate::work::tracker::Kind::Github) {
+                    "an edit of its issue's \"Blocked by\" / \"Depends on\" line"
+                } else {
+                    "`br dep remove`"
+                }
             ),
         ));
     }
@@ -170,18 +175,10 @@ fn order_of(
     if tasks.is_empty() {
         return Ok(Order::Phases);
     }
-    let Ok(beads) = crate::work::tracker::detect(tracker, root) else {
+    let Ok(t) = crate::work::tracker::open(tracker, root) else {
         return Ok(Order::Phases);
     };
-    let blockers = beads.blockers(&tasks).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let closed = beads
-        .snapshot(None)
-        .map_err(|e| anyhow::anyhow!("{e}"))?
-        .issues
-        .into_iter()
-        .filter(|i| i.is_closed())
-        .map(|i| i.id)
-        .collect();
+    let (blockers, closed) = t.order(&tasks).map_err(|e| anyhow::anyhow!("{e}"))?;
     Ok(Order::Tracker { blockers, closed })
 }
 
@@ -781,6 +778,8 @@ impl Coordinator<'_> {
         let text = crate::fsutil::read_optional(&spec_path)?.unwrap_or_default();
         let parsed = spec::parse(&text);
         if let Some(step) = texts::find(&parsed.steps, key) {
+            // (GitHub's issue is closed only once merged with the gate
+            // passing: nothing to reopen; `detect` has no beads for it.)
             if let Some(task) = &step.task
                 && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
             {
@@ -823,6 +822,13 @@ impl Coordinator<'_> {
         {
             live.end
                 .get_or_insert((Outcome::Waiting, format!("--push: {why}")));
+        }
+        // GitHub's issues: the step's closed (unless `--pr`'s body does).
+        let parsed = spec::parse(&self.spec_text()?);
+        let task = texts::find(&parsed.steps, key).and_then(|s| s.task.clone());
+        let done: Vec<String> = task.into_iter().collect();
+        if let Some(said) = crate::work::issues::close_done(self.shell.s, self.root(), &done) {
+            self.shell.ui.note(&said);
         }
         let dir = worktree::path_for(&main, name);
         if let Err(e) = worktree::remove(&main, &dir, name) {
@@ -916,7 +922,7 @@ impl Coordinator<'_> {
     fn judge(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
         let project = self.shell.project;
         let checked =
-            crate::work::completion::check(&project.spec(), &project.root, self.shell.s.tracker)?;
+            crate::work::completion::check_run(&project.spec(), &project.root, self.shell.s)?;
         if let Ok(j) = &checked
             && j.is_complete()
         {

@@ -132,12 +132,35 @@ impl Shell<'_> {
         if !self.project.complete().exists() {
             return Ok(None);
         }
-        let checked = completion::check(&self.project.spec(), &self.project.root, self.s.tracker)?;
+        self.close_done_issues();
+        let checked = completion::check_run(&self.project.spec(), &self.project.root, self.s)?;
         Ok(Some(engine::Claim {
             protected: self.protected_touched(saved).unwrap_or_default(),
             base: saved.first_head.clone().unwrap_or_else(|| "?".into()),
             rule: completion::rule(&checked, self.s.gate.is_some()),
         }))
+    }
+
+    /// GitHub's issues as the tracker: the issues of checked steps closed
+    /// (ralph's to do, not a session's), in a run of one step at a time;
+    /// a parallel run closes each on its merge.
+    fn close_done_issues(&self) {
+        if self.s.worker.is_some() {
+            return;
+        }
+        let text = crate::fsutil::read_optional(&self.project.spec())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let done: Vec<String> = crate::work::spec::parse(&text)
+            .steps
+            .into_iter()
+            .filter(|s| s.checked)
+            .filter_map(|s| s.task)
+            .collect();
+        if let Some(said) = crate::work::issues::close_done(self.s, &self.project.root, &done) {
+            self.ui.note(&said);
+        }
     }
 
     /// What changed of the protected files since the run began, one line
@@ -316,8 +339,10 @@ impl Shell<'_> {
         if !step.checked || g.ok(&["rev-parse", "--verify", "--quiet", "MERGE_HEAD"], &[]) {
             return Ok(None);
         }
-        // Without a tracker to ask, the box is the word.
+        // Without a tracker to ask, the box is the word; so for a GitHub
+        // issue (no beads task; the tracker github closes it on the merge).
         if let Some(task) = &step.task
+            && crate::work::spec::issue_number(task).is_none()
             && let Ok(beads) = crate::work::tracker::detect(self.s.tracker, &self.project.root)
             && let Ok(snap) = beads.snapshot(None)
             && !snap.issues.iter().any(|i| &i.id == task && i.is_closed())
@@ -921,6 +946,7 @@ impl Shell<'_> {
             after: &p.after,
         };
         self.append(&self.record(&session, p.gate.clone()))?;
+        self.close_done_issues();
         let (error, cost) = self.tell(&session, p.progress, p.gate.as_ref(), &mut live.saved);
         for record in &p.reviews {
             self.append(record)?;

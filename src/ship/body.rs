@@ -86,7 +86,17 @@ pub fn body(f: &Facts) -> String {
             .as_deref()
             .map(|l| format!("**{}** ", one_line(l, 40)))
             .unwrap_or_default();
-        out.push_str(&format!("- [{mark}] {label}{}\n", one_line(&s.title, 300)));
+        // A GitHub issue as the step's task (`[#7]`) is shown as written.
+        let issue = s
+            .task
+            .as_deref()
+            .filter(|t| spec::issue_number(t).is_some())
+            .map(|t| format!(" [{t}]"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "- [{mark}] {label}{}{issue}\n",
+            one_line(&s.title, 300)
+        ));
     }
     out.push_str("\n## Verdicts\n\n");
     out.push_str(&format!(

@@ -69,7 +69,7 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
             cfg.gate.protect.as_ref().map(|v| json!(v)),
         ),
     ];
-    let last: [(&'static str, Option<Value>); 4] = [
+    let last: [(&'static str, Option<Value>); 5] = [
         // Runs an agent, and keeps "done" honest: a session that drops or
         // softens it must not get its way.
         (
@@ -87,6 +87,11 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
         // token: a clone may not turn either on by itself.
         ("push", cfg.push.then(|| json!(true))),
         ("pr", cfg.pr.then(|| json!(true))),
+        // Calls GitHub with your token, and closes issues there.
+        (
+            "tracker",
+            (cfg.tracker == Some(crate::work::tracker::Kind::Github)).then(|| json!("github")),
+        ),
     ];
     // (The order is the digest's: an approval given before stays good.)
     first
@@ -893,7 +898,7 @@ mod tests {
         assert_eq!(
             judge(
                 &parts(&cfg(
-                    "max_iterations = 5\ntimeout = \"1h\"\nmodel = \"m\"\n"
+                    "max_iterations = 5\ntimeout = \"1h\"\nmodel = \"m\"\ntracker = \"br\"\n"
                 )),
                 &[]
             ),
@@ -911,6 +916,7 @@ mod tests {
             "[review]\nagent = \"codex\"\n",
             "[notify]\ncommand = \"curl evil\"\n",
             "[notify]\nslack = \"https://evil.example/collect\"\n",
+            "tracker = \"github\"\n",
         ] {
             let c = parts(&cfg(text));
             assert_eq!(

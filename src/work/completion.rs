@@ -94,13 +94,41 @@ pub fn check(
     project_root: &Path,
     kind: Option<Kind>,
 ) -> Result<Result<Judgement, CannotCheck>> {
+    check_against(spec_path, Some((project_root, kind)))
+}
+
+/// The check as a run makes it. GitHub's issues that the run's pull
+/// request closes (`--pr`: `Closes #N`) stay open until it is merged, so
+/// there the boxes are the word.
+pub fn check_run(
+    spec_path: &Path,
+    project_root: &Path,
+    s: &crate::run::options::Settings,
+) -> Result<Result<Judgement, CannotCheck>> {
+    if s.tracker == Some(Kind::Github) && crate::work::issues::closes_on_merge(s) {
+        return check_boxes(spec_path);
+    }
+    check(spec_path, project_root, s.tracker)
+}
+
+/// The check of the spec alone, no tracker asked: for a loop's session
+/// whose tasks are GitHub issues, which the loop closes (and checks) once
+/// the session is over.
+pub fn check_boxes(spec_path: &Path) -> Result<Result<Judgement, CannotCheck>> {
+    check_against(spec_path, None)
+}
+
+fn check_against(
+    spec_path: &Path,
+    tracker: Option<(&Path, Option<Kind>)>,
+) -> Result<Result<Judgement, CannotCheck>> {
     let Some(text) = fsutil::read_optional(spec_path)? else {
         return Ok(Err(CannotCheck::NoSpec(format!(
             "no spec at {} (write one with /ralph-setup, or `ralph init`)",
             spec_path.display()
         ))));
     };
-    Ok(check_text(&text, project_root, kind))
+    Ok(text_against(&text, tracker))
 }
 
 /// The same check of a spec already read (a draft, read without following
@@ -109,6 +137,13 @@ pub fn check_text(
     text: &str,
     project_root: &Path,
     kind: Option<Kind>,
+) -> Result<Judgement, CannotCheck> {
+    text_against(text, Some((project_root, kind)))
+}
+
+fn text_against(
+    text: &str,
+    tracker: Option<(&Path, Option<Kind>)>,
 ) -> Result<Judgement, CannotCheck> {
     let spec = spec::parse(text);
     let mut findings: Vec<Finding> = spec
@@ -123,17 +158,33 @@ pub fn check_text(
         })
         .collect();
     let mut tracker_name = None;
-    if spec.references_tasks() {
-        let tracker = match tracker::detect(kind, project_root) {
+    // Issues (`[#12]`) are tasks of the GitHub tracker only: with beads
+    // (or none) such a step is checked by its box, as it always was.
+    let github = tracker.is_some_and(|(_, k)| k == Some(Kind::Github));
+    let compared = if github {
+        spec.clone()
+    } else {
+        spec.without_issue_tasks()
+    };
+    if compared.references_tasks()
+        && let Some((project_root, kind)) = tracker
+    {
+        let tracker = match tracker::open(kind, project_root) {
             Ok(t) => t,
             Err(e) => return Err(CannotCheck::Tracker(e)),
         };
-        let snap = match tracker.snapshot(spec.epic.as_ref().map(|(_, e)| e.as_str())) {
+        let tasks: Vec<String> = compared
+            .steps
+            .iter()
+            .filter_map(|s| s.task.clone())
+            .collect();
+        let epic = compared.epic.as_ref().map(|(_, e)| e.as_str());
+        let snap = match tracker.snapshot(epic, &tasks) {
             Ok(s) => s,
             Err(e) => return Err(CannotCheck::Tracker(e)),
         };
         tracker_name = Some(tracker.name());
-        findings.extend(sync::compare(&spec, &snap));
+        findings.extend(sync::compare(&compared, &snap));
     }
     // In file order; findings about no particular line (unreferenced tasks) last.
     findings.sort_by_key(|f| f.line.unwrap_or(usize::MAX));
@@ -256,5 +307,12 @@ mod tests {
         assert_eq!(lines, sorted);
         std::fs::write(&spec, "- [x] **1** One\n- [x] **2** Two\n").unwrap();
         assert!(check(&spec, d.path(), None).unwrap().unwrap().is_complete());
+        // A GitHub issue is a task of the GitHub tracker only: with beads
+        // (or none) its box is the word, and no tracker is asked.
+        std::fs::write(&spec, "- [x] One [#12]\n- [x] Two [#3]\n").unwrap();
+        let c = check(&spec, d.path(), Some(Kind::Br)).unwrap().unwrap();
+        assert_eq!(c.tracker, None);
+        assert!(c.is_complete(), "{:?}", c.findings);
+        assert_eq!(c.spec.steps[0].task.as_deref(), Some("#12"));
     }
 }

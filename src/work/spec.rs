@@ -94,6 +94,18 @@ impl Spec {
                 .any(|s| s.task.is_some() || s.other_form.is_some())
     }
 
+    /// The spec as a beads tracker sees it: a GitHub issue (`[#12]`) is
+    /// no task of its.
+    pub fn without_issue_tasks(&self) -> Spec {
+        let mut s = self.clone();
+        for step in &mut s.steps {
+            if step.task.as_deref().and_then(issue_number).is_some() {
+                step.task = None;
+            }
+        }
+        s
+    }
+
     /// `4/6 steps done`
     pub fn progress(&self) -> String {
         format!("{}/{} steps done", self.done(), self.total())
@@ -125,6 +137,16 @@ pub fn is_task_id(s: &str) -> bool {
             c.split('.')
                 .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
         })
+}
+
+/// A GitHub issue as a step's task (`[#12]` ending its line): its number.
+/// Read only in brackets: a `(#12)` in a step's text is a mention.
+pub fn issue_number(s: &str) -> Option<u64> {
+    let digits = s.strip_prefix('#')?;
+    if digits.is_empty() || digits.len() > 12 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().filter(|&n| n > 0)
 }
 
 /// Read the spec as a CommonMark reader does (pulldown-cmark, with GFM task
@@ -296,7 +318,7 @@ fn step(line: usize, checked: bool, rest: &str) -> Step {
         && let Some(open) = rest.rfind('[')
     {
         let id = rest[open + 1..rest.len() - 1].trim();
-        if is_task_id(id) {
+        if is_task_id(id) || issue_number(id).is_some() {
             task = Some(id.to_string());
             rest = rest[..open].trim_end();
         }
@@ -463,6 +485,21 @@ Epic: [brt-wxv]\n\
             "a--b",
         ] {
             assert!(!is_task_id(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_github_issue_in_brackets_is_the_steps_task() {
+        let s = parse(
+            "- [ ] Fix login [#12]\n- [x] **2** Docs [ #7 ]\n- [ ] See (#9)\n- [ ] Not [#0]\n- [ ] Nor [#1a]\n",
+        );
+        let tasks: Vec<Option<&str>> = s.steps.iter().map(|s| s.task.as_deref()).collect();
+        assert_eq!(tasks, [Some("#12"), Some("#7"), None, None, None]);
+        assert_eq!(s.steps[0].title, "Fix login");
+        assert_eq!(s.steps[2].other_form, None, "a mention is no task");
+        assert_eq!(issue_number("#12"), Some(12));
+        for bad in ["12", "#", "#-1", "# 1", "#0", "#1234567890123"] {
+            assert_eq!(issue_number(bad), None, "{bad}");
         }
     }
 

@@ -1,5 +1,6 @@
-//! The task tracker (beads: `br`, or the original `bd`) behind one small
-//! interface, read in one call: `list --all --json`, never one call per step.
+//! The task tracker (beads: `br`, or the original `bd`; or GitHub's issues)
+//! behind one small interface, read in one call: `list --all --json`, never
+//! one call per step.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,8 @@ pub enum Kind {
     Br,
     /// the original beads (Go)
     Bd,
+    /// GitHub's issues (`origin`'s repository), steps' tasks as `#N`
+    Github,
 }
 
 pub const INSTALL_HINT: &str = "Install beads_rust with: RUSTC_BOOTSTRAP=1 cargo install beads_rust --version 0.7.6 \
@@ -77,6 +80,11 @@ pub fn session_programs(kind: Option<Kind>, project: &Path) -> Vec<&'static str>
 pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Beads, TrackerError> {
     let find = |name: &str| which::which(name).ok();
     let (kind, bin) = match kind {
+        Some(Kind::Github) => {
+            return Err(TrackerError::Missing(
+                "tracker github makes no tasks of its own: open an issue on GitHub (labelled `ralph`), then `ralph add --issue N` or `ralph import github`".into(),
+            ));
+        }
         Some(k) => {
             let name = if k == Kind::Br { "br" } else { "bd" };
             let bin = find(name).ok_or_else(|| {
@@ -99,6 +107,90 @@ pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Beads, TrackerError>
         bin,
         project: project.to_path_buf(),
     })
+}
+
+/// The tracker a command asks: its `--tracker`, else the project config's
+/// (`.ralph/config.toml`, unreadable: none). A config's `github` counts
+/// only once approved (`ralph trust`): a clone's file must not make ralph
+/// use your token on its say-so.
+pub fn configured(
+    flag: Option<Kind>,
+    project: &crate::work::project::Project,
+) -> Result<Option<Kind>, TrackerError> {
+    if flag.is_some() {
+        return Ok(flag);
+    }
+    let Ok(cfg) = crate::config::load(&project.config()) else {
+        return Ok(None);
+    };
+    if cfg.tracker == Some(Kind::Github)
+        && matches!(
+            crate::trust::approval::standing(&project.root, &cfg),
+            crate::trust::approval::Standing::NotApproved { .. }
+        )
+    {
+        return Err(TrackerError::Missing(
+            "tracker = \"github\" in .ralph/config.toml is not approved: read the file, then `ralph trust` (or pass --tracker github)".into(),
+        ));
+    }
+    Ok(cfg.tracker)
+}
+
+/// The tasks each task waits for, and which tasks are closed.
+pub type Waits = (
+    std::collections::BTreeMap<String, Vec<String>>,
+    std::collections::BTreeSet<String>,
+);
+
+/// Either tracker: beads (a program) or GitHub's issues.
+pub enum Tracker {
+    Beads(Beads),
+    GitHub(crate::work::issues::Issues),
+}
+
+/// The tracker to use: GitHub's issues when asked for, else beads as
+/// `detect` finds it.
+pub fn open(kind: Option<Kind>, project: &Path) -> Result<Tracker, TrackerError> {
+    match kind {
+        Some(Kind::Github) => crate::work::issues::Issues::open(project).map(Tracker::GitHub),
+        k => detect(k, project).map(Tracker::Beads),
+    }
+}
+
+impl Tracker {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Tracker::Beads(b) => b.name(),
+            Tracker::GitHub(_) => "GitHub issues",
+        }
+    }
+
+    /// The tracker's issues (GitHub's: the labelled ones and those
+    /// `tasks` name), and the epic's children.
+    pub fn snapshot(&self, epic: Option<&str>, tasks: &[String]) -> Result<Snapshot, TrackerError> {
+        match self {
+            Tracker::Beads(b) => b.snapshot(epic),
+            Tracker::GitHub(g) => g.snapshot(epic, tasks),
+        }
+    }
+
+    /// The tasks each of `ids` waits for, and which tasks are closed.
+    pub fn order(&self, ids: &[String]) -> Result<Waits, TrackerError> {
+        match self {
+            Tracker::Beads(b) => {
+                let blockers = b.blockers(ids)?;
+                let closed = b
+                    .snapshot(None)?
+                    .issues
+                    .into_iter()
+                    .filter(|i| i.is_closed())
+                    .map(|i| i.id)
+                    .collect();
+                Ok((blockers, closed))
+            }
+            Tracker::GitHub(g) => g.order(ids),
+        }
+    }
 }
 
 /// The tracker: `br` or `bd`, the same `list --all --json` call, the
@@ -231,7 +323,8 @@ impl Beads {
     pub fn name(&self) -> &'static str {
         match self.kind {
             Kind::Br => "br",
-            Kind::Bd => "bd",
+            // (A `Beads` is never GitHub's: `detect` refuses it.)
+            Kind::Bd | Kind::Github => "bd",
         }
     }
 
@@ -299,6 +392,10 @@ impl Beads {
     /// A task taken by a worker of a parallel run: in progress, its name
     /// the assignee (given up: open again, nobody's).
     pub fn claim(&self, id: &str, worker: Option<&str>) -> Result<(), TrackerError> {
+        // A GitHub issue (`#12`) is no task of beads'.
+        if crate::work::spec::issue_number(id).is_some() {
+            return Ok(());
+        }
         let (status, who) = match worker {
             Some(w) => ("in_progress", w),
             None => ("open", ""),
@@ -308,6 +405,9 @@ impl Beads {
 
     /// Open a closed task again (its step's merge was undone).
     pub fn reopen(&self, id: &str) -> Result<(), TrackerError> {
+        if crate::work::spec::issue_number(id).is_some() {
+            return Ok(());
+        }
         self.change(&["reopen", "--", id])
     }
 
@@ -318,11 +418,16 @@ impl Beads {
         ids: &[String],
     ) -> Result<std::collections::BTreeMap<String, Vec<String>>, TrackerError> {
         let mut out = std::collections::BTreeMap::new();
+        let ids: Vec<&str> = ids
+            .iter()
+            .map(String::as_str)
+            .filter(|i| crate::work::spec::issue_number(i).is_none())
+            .collect();
         if ids.is_empty() {
             return Ok(out);
         }
         let mut args: Vec<&str> = vec!["show", "--json", "--"];
-        args.extend(ids.iter().map(String::as_str));
+        args.extend(ids);
         let run = spawn(&self.bin, &self.project, &args)?
             .wait_with_output()
             .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
@@ -368,7 +473,7 @@ impl Beads {
         }
         let mut args: Vec<&str> = match self.kind {
             Kind::Br => vec!["delete", "--force", "--hard", "--reason", reason, "--"],
-            Kind::Bd => vec!["delete", "--force", "--"],
+            Kind::Bd | Kind::Github => vec!["delete", "--force", "--"],
         };
         args.extend(ids.iter().map(String::as_str));
         self.change(&args)
@@ -388,13 +493,13 @@ impl Beads {
                 "--fields",
                 "id,status,title",
             ],
-            Kind::Bd => &["list", "--all", "--json", "--limit", "0"],
+            Kind::Bd | Kind::Github => &["list", "--all", "--json", "--limit", "0"],
         };
         let issues = finish(self.name(), args, spawn(&self.bin, &self.project, args)?)?;
         let epic_children = epic.map(|e| match self.kind {
             Kind::Br => dotted_children(&issues, e),
             // bd's list items carry their parent.
-            Kind::Bd => issues
+            Kind::Bd | Kind::Github => issues
                 .iter()
                 .filter(|i| {
                     i.parent

@@ -10,6 +10,7 @@ mod confined;
 mod confinement;
 mod gate;
 mod github_api;
+mod github_issues;
 mod harness;
 mod hostile;
 mod hostile_import;

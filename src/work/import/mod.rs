@@ -7,6 +7,7 @@
 //! ralph-claude-code `fix_plan.md` (Markdown with checkboxes, `fix_plan`).
 
 pub mod fix_plan;
+pub mod github;
 pub mod prd;
 
 use crate::work::add::clean_title;
@@ -20,6 +21,9 @@ pub enum Format {
     /// frankbria/ralph-claude-code: `fix_plan.md` / `@fix_plan.md` (and
     /// `PROMPT.md`, `AGENT.md` / `@AGENT.md`, `specs/` beside it).
     FixPlan,
+    /// A repository's open GitHub issues with ralph's label (`ralph import
+    /// github`): each a step, the issue its task.
+    GitHub,
 }
 
 impl Format {
@@ -27,6 +31,7 @@ impl Format {
         match self {
             Format::Prd => "a snarktank prd.json",
             Format::FixPlan => "a ralph-claude-code fix plan",
+            Format::GitHub => "its open GitHub issues",
         }
     }
 }

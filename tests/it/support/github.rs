@@ -161,6 +161,33 @@ impl GitHub {
         s.new_pull(&body)["number"].as_u64().unwrap()
     }
 
+    /// Set issue (or pull request) `n`'s state, as someone on GitHub would.
+    pub fn set_state(&self, n: u64, state: &str) {
+        let mut s = self.state.lock().unwrap();
+        let State { issues, pulls, .. } = &mut *s;
+        for i in issues.iter_mut().chain(pulls.iter_mut()) {
+            if i["number"] == n {
+                i["state"] = json!(state);
+            }
+        }
+    }
+
+    /// Label issue (or pull request) `n`, as someone on GitHub would.
+    pub fn label(&self, n: u64, labels: &[&str]) {
+        let mut s = self.state.lock().unwrap();
+        let State { issues, pulls, .. } = &mut *s;
+        for i in issues.iter_mut().chain(pulls.iter_mut()) {
+            if i["number"] == n {
+                i["labels"] = json!(
+                    labels
+                        .iter()
+                        .map(|l| json!({"name": l}))
+                        .collect::<Vec<_>>()
+                );
+            }
+        }
+    }
+
     pub fn requests(&self) -> Vec<GhRequest> {
         self.state.lock().unwrap().requests.clone()
     }
@@ -361,7 +388,7 @@ fn route(s: &mut State, method: &str, url: &str, path: &str, body: &Value, base:
             let as_issues = s.pulls.iter().map(|p| {
                 let mut i = p.clone();
                 i["pull_request"] = json!({"url": p["html_url"]});
-                i["labels"] = json!([]);
+                i["labels"] = p.get("labels").cloned().unwrap_or(json!([]));
                 i
             });
             let items: Vec<Value> = s
