@@ -88,6 +88,9 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // Workers neither push nor open pull requests (the run does, with the
+    // token it read): theirs would only reach their sessions' reach.
+    crate::github::token::withhold(&mut c);
     let mut child = c
         .spawn()
         .with_context(|| format!("cannot start worker {}", job.name))?;
