@@ -24,6 +24,8 @@ pub enum Error {
     /// No token for the API's host (`explicit`: the host of
     /// `GITHUB_API_URL`, else the remote's).
     NoToken { host: String, explicit: bool },
+    /// `GITHUB_API_URL` names no API ralph would send a token to.
+    BadApiUrl { url: String },
     /// 401: the token is wrong, expired or revoked.
     Unauthorized { call: String },
     /// 403 (not a rate limit): the token may not do this.
@@ -59,6 +61,10 @@ impl fmt::Display for Error {
             Error::NoToken { host, explicit } => {
                 f.write_str(&super::token::no_token(host, *explicit))
             }
+            Error::BadApiUrl { url } => write!(
+                f,
+                "GITHUB_API_URL {url:?} is not an http or https URL without a user part (GitHub Enterprise Server: https://HOST/api/v3)"
+            ),
             Error::Unauthorized { call } => write!(
                 f,
                 "GitHub refused the token (401) for {call}: it is wrong, expired or revoked; set GH_TOKEN (or GITHUB_TOKEN) to a valid one, or `gh auth login`"
@@ -248,12 +254,8 @@ impl Client {
         let base = explicit.clone().unwrap_or_else(|| default_base.to_string());
         let graphql = var("GITHUB_GRAPHQL_URL").unwrap_or_else(|| graphql_url_for(&base));
         let api_host = match &explicit {
-            Some(url) => place(url).map(|p| p.host).ok_or_else(|| Error::BadAnswer {
-                call: "GITHUB_API_URL".into(),
-                message: format!(
-                    "{:?} is not an http(s) URL without a user (https://HOST/api/v3)",
-                    crate::output::visible_line(url)
-                ),
+            Some(url) => place(url).map(|p| p.host).ok_or_else(|| Error::BadApiUrl {
+                url: crate::output::visible_line(url),
             })?,
             None => host.to_string(),
         };
@@ -592,6 +594,17 @@ mod tests {
         // A relative `Link` glued to the base.
         assert!(!under_base(&format!("{gh}@evil.com/x"), gh));
         assert!(!under_base(&format!("{gh}.evil.com/x"), gh));
+        // GITHUB_API_URL must be one the token could go to.
+        assert!(place("https://user@ghe.corp/api/v3").is_none());
+        assert_eq!(place("https://GHE.corp/api/v3").unwrap().host, "ghe.corp");
+        let e = Error::BadApiUrl {
+            url: "ftp://x".into(),
+        }
+        .to_string();
+        assert!(
+            e.starts_with("GITHUB_API_URL \"ftp://x\" is not an http or https URL"),
+            "{e}"
+        );
         // An Enterprise base's path, at a `/` boundary.
         let ghe = "https://ghe.corp/api/v3";
         assert!(under_base("https://ghe.corp/api/v3/repos/o/r", ghe));

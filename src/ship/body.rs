@@ -162,14 +162,15 @@ fn inert(s: &str, most: usize) -> String {
     format!("{fence}{pad}{s}{pad}{fence}")
 }
 
-/// A step's label: bold when it is a plain id (`1.2`, `bd-7`), else inert.
+/// A step's label: bold when it is a plain id (`1.2`, `bd-7`; a closing
+/// keyword broken, as the title's code span follows it), else inert.
 fn label(l: &str) -> String {
     let plain_id = !l.is_empty()
         && l.len() <= 40
         && l.bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'));
     if plain_id {
-        format!("**{l}** ")
+        format!("**{}** ", unclosing(l))
     } else {
         format!("{} ", inert(l, 40))
     }
@@ -237,7 +238,8 @@ mod tests {
     /// before an issue (`#N`, `OWNER/REPO#N`, an issue's URL), as
     /// `keyword ref`. A test oracle, deliberately looser than GitHub.
     fn closing_refs(text: &str) -> Vec<String> {
-        let lower = text.to_ascii_lowercase();
+        // As rendered: ralph's bold markers gone.
+        let lower = text.replace('*', "").to_ascii_lowercase();
         let b = lower.as_bytes();
         let mut found = Vec::new();
         for k in CLOSING {
@@ -363,7 +365,7 @@ mod tests {
     }
 
     /// The probe's spec: a session's markup, mentions and closing keywords.
-    const HOSTILE: &str = "# Spec <img src=https://attacker.example/t.png> fixes #5 @acme/everyone\n\n- [x] **1** One, which fixes #7 and resolves other-org/other-repo#3 @acme/everyone\n- [ ] **#99** [Click](https://attacker.example/login)\n- [x] **2** ``tick`` `<b>` Closes: https://github.com/o/r/issues/8 ![x](y) *em* _u_\n- [x] **#5x** not an issue\n- [x] **#+6** nor this\n- [x] **#06** nor this\n";
+    const HOSTILE: &str = "# Spec <img src=https://attacker.example/t.png> fixes #5 @acme/everyone\n\n- [x] **fixes** #8 a label that reads as a keyword\n- [x] **1** One, which fixes #7 and resolves other-org/other-repo#3 @acme/everyone\n- [ ] **#99** [Click](https://attacker.example/login)\n- [x] **2** ``tick`` `<b>` Closes: https://github.com/o/r/issues/8 ![x](y) *em* _u_\n- [x] **#5x** not an issue\n- [x] **#+6** nor this\n- [x] **#06** nor this\n";
 
     #[test]
     fn a_sessions_text_is_inert_and_closes_nothing() {
@@ -380,6 +382,10 @@ mod tests {
         // Each step's text is one code span, markup and all.
         assert!(
             b.contains("- [x] **1** `One, which f\u{200B}ixes #7 and r\u{200B}esolves other-org/other-repo#3 @acme/everyone`\n"),
+            "{b}"
+        );
+        assert!(
+            b.contains("- [x] **f\u{200B}ixes** `#8 a label that reads as a keyword`\n"),
             "{b}"
         );
         assert!(
@@ -428,7 +434,7 @@ mod tests {
                 proptest::sample::select(vec![
                     "fixes", "Closes", "RESOLVED:", "close", " ", "  ", "#7", "o/r#3",
                     "https://github.com/o/r/issues/1", "`", "``", "**", "\n", "- [x] ",
-                    "- [ ] ", "**#9** ", "# ", "@x", "[", "]", "x", "\t",
+                    "- [ ] ", "**#9** ", "**fixes** ", "**Closes** ", "# ", "@x", "[", "]", "x", "\t",
                 ]),
                 0..40,
             ),
