@@ -170,7 +170,8 @@ pub struct Options {
     /// Push (as --push) and open a pull request for the run's branch, or
     /// update the open one: a draft until the run completes. Needs a branch
     /// other than the default (--worktree NAME, or your own) and a GitHub
-    /// token (GH_TOKEN, GITHUB_TOKEN, or `gh auth login`)
+    /// token (GH_TOKEN or GITHUB_TOKEN for github.com, GH_ENTERPRISE_TOKEN
+    /// for another host, or `gh auth login`)
     #[arg(long)]
     #[serde(default)]
     pub pr: bool,

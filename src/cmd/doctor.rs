@@ -394,7 +394,9 @@ fn github_tracker(h: &Here) -> Verdict {
         }
     };
     let env = |k: &str| std::env::var(k).ok();
-    match crate::github::token::find_with(env, || None) {
+    let explicit = std::env::var_os("GITHUB_API_URL").is_some();
+    let names = crate::github::token::vars_for(&repo.host, explicit);
+    match crate::github::token::find_with(names, env, || None) {
         Some((_, from)) => pass(format!(
             "GitHub issues of {repo} (labelled `{}`), token from {}",
             crate::work::issues::DEFAULT_LABEL,

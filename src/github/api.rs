@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::token::{NO_TOKEN, Token};
+use super::token::Token;
 
 /// One call's longest time.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
@@ -21,8 +21,11 @@ const MAX_PAGES: usize = 50;
 /// the token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
-    /// No token anywhere.
-    NoToken,
+    /// No token for the API's host (`explicit`: the host of
+    /// `GITHUB_API_URL`, else the remote's).
+    NoToken { host: String, explicit: bool },
+    /// `GITHUB_API_URL` names no API ralph would send a token to.
+    BadApiUrl { url: String },
     /// 401: the token is wrong, expired or revoked.
     Unauthorized { call: String },
     /// 403 (not a rate limit): the token may not do this.
@@ -55,7 +58,13 @@ pub enum Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::NoToken => f.write_str(NO_TOKEN),
+            Error::NoToken { host, explicit } => {
+                f.write_str(&super::token::no_token(host, *explicit))
+            }
+            Error::BadApiUrl { url } => write!(
+                f,
+                "GITHUB_API_URL {url:?} is not an http or https URL without a user part (GitHub Enterprise Server: https://HOST/api/v3)"
+            ),
             Error::Unauthorized { call } => write!(
                 f,
                 "GitHub refused the token (401) for {call}: it is wrong, expired or revoked; set GH_TOKEN (or GITHUB_TOKEN) to a valid one, or `gh auth login`"
@@ -236,12 +245,25 @@ impl Client {
 
     /// A client as the environment says: `GITHUB_API_URL` (else
     /// `default_base`, github.com's or the remote's Enterprise host's),
-    /// `GITHUB_GRAPHQL_URL`, and the token from `GH_TOKEN`/`GITHUB_TOKEN`/`gh`.
+    /// `GITHUB_GRAPHQL_URL`, and the token for the API's host (see
+    /// [`super::token::vars_for`]: the remote's URL alone never earns a
+    /// host github.com's token).
     pub fn from_env(default_base: &str, host: &str) -> Result<Client, Error> {
         let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
-        let base = var("GITHUB_API_URL").unwrap_or_else(|| default_base.to_string());
+        let explicit = var("GITHUB_API_URL");
+        let base = explicit.clone().unwrap_or_else(|| default_base.to_string());
         let graphql = var("GITHUB_GRAPHQL_URL").unwrap_or_else(|| graphql_url_for(&base));
-        let (token, _) = super::token::find(host).ok_or(Error::NoToken)?;
+        let api_host = match &explicit {
+            Some(url) => place(url).map(|p| p.host).ok_or_else(|| Error::BadApiUrl {
+                url: crate::output::visible_line(url),
+            })?,
+            None => host.to_string(),
+        };
+        let (token, _) =
+            super::token::find(&api_host, explicit.is_some()).ok_or(Error::NoToken {
+                host: api_host,
+                explicit: explicit.is_some(),
+            })?;
         Ok(Client::new(&base, &graphql, token))
     }
 
@@ -258,9 +280,9 @@ impl Client {
             format!("{}{url}", self.base)
         };
         let call = format!("{method} {}", shown_path(&full, &self.base));
-        // The token goes to the API's own host only (a `Link` from
+        // The token goes to the API's own place only (a `Link` from
         // elsewhere is not followed with it).
-        if !full.starts_with(&self.base) && full != self.graphql {
+        if full != self.graphql && !under_base(&full, &self.base) {
             return Err(Error::BadAnswer {
                 call,
                 message: "a link away from the API's base".into(),
@@ -366,6 +388,60 @@ impl Client {
     }
 }
 
+/// Where a URL sends a request: scheme, host and port (the scheme's own
+/// when none is written), lower-cased, and its path.
+#[derive(Debug, PartialEq, Eq)]
+struct Place {
+    scheme: String,
+    host: String,
+    port: u16,
+    path: String,
+}
+
+/// The place of an `http`/`https` URL with no user in it: pure.
+fn place(url: &str) -> Option<Place> {
+    let uri: ureq::http::Uri = url.trim().parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let authority = uri.authority()?;
+    // A user part hides the real host behind one that reads as the API's.
+    if authority.as_str().contains('@') {
+        return None;
+    }
+    let port = match (authority.port_u16(), scheme.as_str()) {
+        (Some(p), "http" | "https") => p,
+        (None, "https") => 443,
+        (None, "http") => 80,
+        _ => return None,
+    };
+    Some(Place {
+        scheme,
+        host: authority.host().to_ascii_lowercase(),
+        port,
+        path: uri.path().to_string(),
+    })
+}
+
+/// May the token go to `url`, the API being at `base`? Only to the base's
+/// own scheme, host and port, at or under its path at a `/` boundary, by
+/// a path with no `.` or `..` step (plain or percent-encoded) nor an
+/// encoded or backward slash: pure.
+pub fn under_base(url: &str, base: &str) -> bool {
+    let (Some(u), Some(b)) = (place(url), place(base)) else {
+        return false;
+    };
+    let lower = u.path.to_ascii_lowercase();
+    let sly = ["%2e", "%2f", "%5c", "\\"]
+        .iter()
+        .any(|s| lower.contains(s))
+        || lower.split('/').any(|seg| seg == "." || seg == "..");
+    let root = b.path.trim_end_matches('/');
+    let beneath = u.path == root
+        || u.path
+            .strip_prefix(root)
+            .is_some_and(|rest| rest.starts_with('/'));
+    (u.scheme, u.host, u.port) == (b.scheme, b.host, b.port) && !sly && beneath
+}
+
 fn parse<T: DeserializeOwned>(method: &str, url: &str, body: &str) -> Result<T, Error> {
     serde_json::from_str(body).map_err(|e| Error::BadAnswer {
         call: format!("{method} {url}"),
@@ -373,9 +449,13 @@ fn parse<T: DeserializeOwned>(method: &str, url: &str, body: &str) -> Result<T, 
     })
 }
 
-/// A URL as said in a message: its path under the base, no query.
+/// A URL as said in a message: its path under the base (else all of it),
+/// no query.
 fn shown_path(full: &str, base: &str) -> String {
-    let p = full.strip_prefix(base).unwrap_or(full);
+    let p = match full.strip_prefix(base) {
+        Some(p) if under_base(full, base) => p,
+        _ => full,
+    };
     let p = p.split('?').next().unwrap_or(p);
     crate::output::visible_line(p)
 }
@@ -471,6 +551,67 @@ mod tests {
             graphql_url_for("http://127.0.0.1:9"),
             "http://127.0.0.1:9/graphql"
         );
+    }
+
+    #[test]
+    fn the_token_goes_only_under_the_apis_base() {
+        // The probe's: a base as text, another host in fact.
+        let local = "http://127.0.0.1:18766";
+        assert!(under_base(
+            "http://127.0.0.1:18766/repos/o/r/pulls?page=2",
+            local
+        ));
+        assert!(!under_base(
+            "http://127.0.0.1:18766@localhost:18767/steal",
+            local
+        ));
+        assert!(!under_base("http://127.0.0.1:187661/x", local));
+        assert!(!under_base("http://127.0.0.1/x", local));
+        let gh = "https://api.github.com";
+        for ok in [
+            "https://api.github.com/repos/o/r/pulls?page=2",
+            "https://API.github.com:443/repositories/1/issues",
+            "https://api.github.com",
+        ] {
+            assert!(under_base(ok, gh), "{ok}");
+        }
+        for bad in [
+            "https://api.github.com.evil.com/",
+            "https://api.github.com@evil/",
+            "https://api.github.com:x@evil.com/",
+            "https://user@api.github.com/repos",
+            "https://api.github.com:8443/repos",
+            "http://api.github.com/repos",
+            "https://evil.com/?https://api.github.com",
+            "https://api.github.com/repos/../../x",
+            "https://api.github.com/repos/%2e%2e/x",
+            "https://api.github.com/repos/%2E./x",
+            "ftp://api.github.com/",
+            "not a url",
+        ] {
+            assert!(!under_base(bad, gh), "{bad}");
+        }
+        // A relative `Link` glued to the base.
+        assert!(!under_base(&format!("{gh}@evil.com/x"), gh));
+        assert!(!under_base(&format!("{gh}.evil.com/x"), gh));
+        // GITHUB_API_URL must be one the token could go to.
+        assert!(place("https://user@ghe.corp/api/v3").is_none());
+        assert_eq!(place("https://GHE.corp/api/v3").unwrap().host, "ghe.corp");
+        let e = Error::BadApiUrl {
+            url: "ftp://x".into(),
+        }
+        .to_string();
+        assert!(
+            e.starts_with("GITHUB_API_URL \"ftp://x\" is not an http or https URL"),
+            "{e}"
+        );
+        // An Enterprise base's path, at a `/` boundary.
+        let ghe = "https://ghe.corp/api/v3";
+        assert!(under_base("https://ghe.corp/api/v3/repos/o/r", ghe));
+        assert!(under_base("https://ghe.corp/api/v3", ghe));
+        assert!(!under_base("https://ghe.corp/api/v30/repos", ghe));
+        assert!(!under_base("https://ghe.corp/api/v3/../../login", ghe));
+        assert!(!under_base("https://ghe.corp/login", ghe));
     }
 
     #[test]

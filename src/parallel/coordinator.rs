@@ -457,6 +457,7 @@ impl Coordinator<'_> {
                 dir: &dir,
                 prompt: &prompt,
                 budget: &budget,
+                needs_token: self.shell.s.tracker == Some(crate::work::tracker::Kind::Github),
             },
         )?;
         live.running.push(running);

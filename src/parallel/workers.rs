@@ -58,6 +58,9 @@ pub struct Job<'a> {
     pub dir: &'a Path,
     pub prompt: &'a Path,
     pub budget: &'a Path,
+    /// The run's tracker is GitHub's: the worker reads its issues' states
+    /// (its sessions still never get the token).
+    pub needs_token: bool,
 }
 
 /// A worker loop running.
@@ -97,6 +100,13 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
             nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)
                 .map_err(std::io::Error::from)
         });
+    }
+    // Workers neither push nor open pull requests (the run does, with the
+    // token it read): a token in a worker's environment is in reach of an
+    // unconfined session (`/proc/<its parent>/environ`), so only a worker
+    // that reads GitHub's issues has it.
+    if !job.needs_token {
+        crate::github::token::withhold(&mut c);
     }
     let mut child = c
         .spawn()

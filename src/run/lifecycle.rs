@@ -64,6 +64,9 @@ fn run_one(cmd: &str, f: &Facts) -> Ran {
         .env(env::ITERATION, f.iteration.to_string())
         .env(env::MAX_ITERATIONS, f.max_iterations.to_string())
         .env_remove(env::LOOP);
+    // A hook runs in the project, often its own script, which sessions
+    // edit: it gets no GitHub token, as they get none.
+    crate::github::token::withhold(&mut c);
     for (k, v) in f.extra {
         c.env(k, v);
     }

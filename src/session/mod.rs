@@ -184,6 +184,9 @@ pub fn spawn(spec: Launch) -> Result<Running> {
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
     cmd.env(crate::handoff::env::SESSION_TOKEN, &spec.token);
+    // The model gets no GitHub token: ralph holds it, to push and open
+    // the pull request itself.
+    crate::github::token::withhold(&mut cmd);
     let mut print = spec.print;
     if let Some(p) = &print {
         let prompt = File::open(&p.prompt)

@@ -1,7 +1,12 @@
 //! A run's pull request as text: its title (the spec's), and its body (the
 //! steps, checked or not; the gate's and the reviewer's verdicts; the
-//! run's sessions, agents and cost; `Closes #N` for each step that is a
-//! GitHub issue). Pure.
+//! run's sessions, agents and cost; `Closes #N` for each checked step that
+//! is a GitHub issue). Pure.
+//!
+//! Whatever a session could have written (the spec's title and steps, a
+//! WAITING reason, the reviewer's verdict) goes in as inert text: in code
+//! spans, where GitHub makes no mention, link, image or HTML of it, with
+//! GitHub's closing keywords broken so no issue closes on its say-so.
 
 use crate::work::spec::{self, Step};
 
@@ -26,39 +31,148 @@ pub struct Facts<'a> {
     pub cost: String,
 }
 
-/// The issue a step is, when its id is `#N` (its label `**#N**`, its task
-/// `[#N]` at the end of its line).
+/// The words after which GitHub closes the issue a pull request names.
+const CLOSING: [&str; 9] = [
+    "close", "closes", "closed", "fix", "fixes", "fixed", "resolve", "resolves", "resolved",
+];
+
+/// Put inside a closing keyword (or after `@`, `#` in a title): unseen,
+/// and no longer the word GitHub looks for.
+const BREAK: char = '\u{200B}';
+
+/// The longest pull request title ralph writes.
+const TITLE_MOST: usize = 120;
+
+/// The issue a step is, when its id is exactly `#N` (its label `**#N**`,
+/// its task `[#N]` at the end of its line) with N a number.
 pub fn issue_of(step: &Step) -> Option<u64> {
-    let num = |s: &str| s.strip_prefix('#').and_then(|n| n.parse::<u64>().ok());
+    let num = |s: &str| {
+        let n = s.strip_prefix('#')?;
+        let digits = !n.is_empty() && n.len() <= 12 && n.bytes().all(|b| b.is_ascii_digit());
+        (digits && !n.starts_with('0')).then(|| n.parse::<u64>().ok())?
+    };
     let trailing = step
         .title
         .strip_suffix(']')
         .and_then(|t| t.rsplit_once('['))
-        .map(|(_, id)| id.trim());
+        .map(|(_, id)| id);
     [step.label.as_deref(), step.task.as_deref(), trailing]
         .into_iter()
         .flatten()
         .find_map(num)
 }
 
-/// The spec's first `# ` heading, else one made of the branch.
+/// The spec's first `# ` heading as plain text, else one made of the
+/// branch: one line, bounded, no mention, reference or closing keyword.
 pub fn title(spec: &str, branch: &str) -> String {
-    spec.lines()
+    let heading = spec
+        .lines()
         .find_map(|l| l.strip_prefix("# "))
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .map(|t| one_line(t, 200))
-        .unwrap_or_else(|| format!("ralph: {branch}"))
+        .map(plain)
+        .filter(|t| !t.is_empty());
+    heading.unwrap_or_else(|| plain(&format!("ralph: {branch}")))
 }
 
-/// Text from a file a session wrote, made safe for one line of Markdown:
-/// no control characters, no line breaks, bounded.
-fn one_line(s: &str, most: usize) -> String {
+/// A title's text: visible, spaces collapsed, `@` and `#` kept from
+/// naming anyone or anything, a closing keyword broken where what follows
+/// could name an issue (`Fix the parser` stays as it is), bounded.
+fn plain(s: &str) -> String {
     let s = crate::output::visible_line(s);
+    let words: Vec<&str> = s.split_whitespace().collect();
+    let mut kept = Vec::with_capacity(words.len());
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).copied().unwrap_or("");
+        let names = |t: &str| t.contains(['#', '/']);
+        if names(w) || names(next) {
+            kept.push(unclosing(w));
+        } else {
+            kept.push(w.to_string());
+        }
+    }
+    let mut out = String::new();
+    for c in kept.join(" ").chars() {
+        out.push(c);
+        if c == '@' || c == '#' {
+            out.push(BREAK);
+        }
+    }
+    bounded(&out, TITLE_MOST)
+}
+
+/// `s` cut to `most` characters, marked when cut.
+fn bounded(s: &str, most: usize) -> String {
     if s.chars().count() > most {
         s.chars().take(most).collect::<String>() + "…"
     } else {
-        s
+        s.to_string()
+    }
+}
+
+/// `s` with each of GitHub's closing keywords (a whole run of letters,
+/// any case) broken after its first letter.
+fn unclosing(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if CLOSING.iter().any(|k| word.eq_ignore_ascii_case(k)) {
+            let mut cs = word.chars();
+            out.extend(cs.next());
+            out.push(BREAK);
+            out.extend(cs);
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    for c in s.chars() {
+        if c.is_ascii_alphabetic() {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+/// Text a session could have written, as one inert line of Markdown: a
+/// code span (its fence longer than any run of backticks inside), no
+/// control characters or line breaks, closing keywords broken, bounded.
+/// Empty text is nothing.
+fn inert(s: &str, most: usize) -> String {
+    let s = unclosing(&bounded(crate::output::visible_line(s).trim(), most));
+    if s.is_empty() {
+        return String::new();
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in s.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    // A span that starts or ends with a backtick needs a space inside its
+    // fence; a space each side is taken off again when rendered.
+    let pad = if s.starts_with('`') || s.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{s}{pad}{fence}")
+}
+
+/// A step's label: bold when it is a plain id (`1.2`, `bd-7`; a closing
+/// keyword broken, as the title's code span follows it), else inert.
+fn label(l: &str) -> String {
+    let plain_id = !l.is_empty()
+        && l.len() <= 40
+        && l.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-'));
+    if plain_id {
+        format!("**{}** ", unclosing(l))
+    } else {
+        format!("{} ", inert(l, 40))
     }
 }
 
@@ -72,20 +186,16 @@ pub fn body(f: &Facts) -> String {
         "Not complete (draft)"
     };
     out.push_str(&format!(
-        "{state}: {} — {}. Opened by ralph from branch `{}`, run `{}`.\n\n",
+        "{state}: {} — {}. Opened by ralph from branch {}, run `{}`.\n\n",
         f.outcome,
-        one_line(f.reason, 300),
-        one_line(f.branch, 200),
+        inert(f.reason, 300),
+        inert(f.branch, 200),
         f.run_id
     ));
     out.push_str(&format!("## Steps ({})\n\n", spec.progress()));
     for s in spec.steps.iter().take(500) {
         let mark = if s.checked { "x" } else { " " };
-        let label = s
-            .label
-            .as_deref()
-            .map(|l| format!("**{}** ", one_line(l, 40)))
-            .unwrap_or_default();
+        let label = s.label.as_deref().map(label).unwrap_or_default();
         // A GitHub issue as the step's task (`[#7]`) is shown as written.
         let issue = s
             .task
@@ -95,26 +205,29 @@ pub fn body(f: &Facts) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "- [{mark}] {label}{}{issue}\n",
-            one_line(&s.title, 300)
+            inert(&s.title, 300)
         ));
     }
     out.push_str("\n## Verdicts\n\n");
-    out.push_str(&format!(
-        "- Gate: {}\n",
-        f.gate.as_deref().unwrap_or("none set")
-    ));
-    out.push_str(&format!(
-        "- Review: {}\n",
-        f.review.as_deref().unwrap_or("none")
-    ));
+    let verdict = |v: &Option<String>, none: &str| match v {
+        Some(v) => inert(v, 300),
+        None => none.to_string(),
+    };
+    out.push_str(&format!("- Gate: {}\n", verdict(&f.gate, "none set")));
+    out.push_str(&format!("- Review: {}\n", verdict(&f.review, "none")));
     out.push_str(&format!(
         "\n## Run\n\n- Sessions: {}\n- Agents: {}\n- Cost: {}\n",
         f.sessions,
         f.agents.join(", "),
         f.cost
     ));
-    let mut closes: Vec<u64> = spec.steps.iter().filter_map(issue_of).collect();
-    closes.dedup();
+    // Only work done closes an issue: an open step's does not.
+    let mut closes: Vec<u64> = Vec::new();
+    for n in spec.steps.iter().filter(|s| s.checked).filter_map(issue_of) {
+        if !closes.contains(&n) {
+            closes.push(n);
+        }
+    }
     if !closes.is_empty() {
         out.push('\n');
         for n in closes {
@@ -127,13 +240,87 @@ pub fn body(f: &Facts) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
-    const SPEC: &str = "# Make the parser strict\n\n- [x] **#12** Reject bad input\n- [ ] **2** Document it [#7]\n- [x] **3** Plain step\n";
+    const SPEC: &str = "# Make the parser strict\n\n- [x] **#12** Reject bad input\n- [ ] **2** Document it [#7]\n- [x] **3** Plain step [#4]\n- [x] **4** Again [#4]\n";
 
-    #[test]
-    fn the_body_lists_steps_verdicts_and_the_issues_it_closes() {
-        let f = Facts {
-            spec: SPEC,
+    /// Every place in `text` where GitHub would see a closing keyword
+    /// before an issue (`#N`, `OWNER/REPO#N`, an issue's URL), as
+    /// `keyword ref`. A test oracle, deliberately looser than GitHub.
+    fn closing_refs(text: &str) -> Vec<String> {
+        // As rendered: ralph's bold markers gone.
+        let lower = text.replace('*', "").to_ascii_lowercase();
+        let b = lower.as_bytes();
+        let mut found = Vec::new();
+        for k in CLOSING {
+            for (at, _) in lower.match_indices(k) {
+                let before = at.checked_sub(1).map(|i| b[i]);
+                if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
+                    continue;
+                }
+                let rest = &lower[at + k.len()..];
+                let rest = rest.strip_prefix(':').unwrap_or(rest);
+                let after = rest.trim_start();
+                if after.len() == rest.len() {
+                    continue;
+                }
+                let word = after.split_whitespace().next().unwrap_or("");
+                let word = word.trim_start_matches(['`', '*', '_', '(', '[']);
+                let refers = word.starts_with('#')
+                    && word[1..].starts_with(|c: char| c.is_ascii_digit())
+                    || word.split_once('#').is_some_and(|(repo, n)| {
+                        repo.contains('/') && n.starts_with(|c: char| c.is_ascii_digit())
+                    })
+                    || word.starts_with("http");
+                if refers {
+                    found.push(format!("{k} {word}"));
+                }
+            }
+        }
+        found.sort();
+        found
+    }
+
+    /// `text` without its code spans (CommonMark's rule: a run of N
+    /// backticks up to the next run of exactly N).
+    fn outside_code(text: &str) -> String {
+        let b = text.as_bytes();
+        let run = |i: usize| b[i..].iter().take_while(|c| **c == b'`').count();
+        let (mut out, mut i) = (Vec::new(), 0);
+        while i < b.len() {
+            if b[i] != b'`' {
+                out.push(b[i]);
+                i += 1;
+                continue;
+            }
+            let n = run(i);
+            let mut j = i + n;
+            let close = loop {
+                match b[j..].iter().position(|c| *c == b'`') {
+                    None => break None,
+                    Some(k) => {
+                        let m = run(j + k);
+                        if m == n {
+                            break Some(j + k + m);
+                        }
+                        j += k + m;
+                    }
+                }
+            };
+            match close {
+                Some(end) => i = end,
+                None => {
+                    out.extend(&b[i..i + n]);
+                    i += n;
+                }
+            }
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    fn facts(spec: &str) -> Facts<'_> {
+        Facts {
+            spec,
             branch: "ralph/strict",
             run_id: "r1",
             outcome: "waiting for a human",
@@ -144,20 +331,34 @@ mod tests {
             sessions: 4,
             agents: vec!["claude".into(), "codex".into()],
             cost: "$1.25".into(),
-        };
-        let b = body(&f);
+        }
+    }
+
+    #[test]
+    fn the_body_lists_steps_verdicts_and_the_issues_it_closes() {
+        let b = body(&facts(SPEC));
         assert!(
-            b.starts_with("Not complete (draft): waiting for a human — step 2 needs a decision.")
+            b.starts_with("Not complete (draft): waiting for a human — `step 2 needs a decision`. Opened by ralph from branch `ralph/strict`, run `r1`."),
+            "{b}"
         );
-        assert!(b.contains("## Steps (2/3 steps done)\n\n- [x] **#12** Reject bad input\n- [ ] **2** Document it [#7]\n- [x] **3** Plain step\n"), "{b}");
-        assert!(b.contains("- Gate: passed\n- Review: approved\n"), "{b}");
+        assert!(b.contains("## Steps (3/4 steps done)\n\n- [x] `#12` `Reject bad input`\n- [ ] **2** `Document it` [#7]\n- [x] **3** `Plain step` [#4]\n"), "{b}");
+        assert!(
+            b.contains("- Gate: `passed`\n- Review: `approved`\n"),
+            "{b}"
+        );
         assert!(
             b.contains("- Sessions: 4\n- Agents: claude, codex\n- Cost: $1.25\n"),
             "{b}"
         );
-        assert!(b.ends_with("\nCloses #12\nCloses #7\n"), "{b}");
+        // Checked steps only, each issue once; #7's step is still open.
+        assert!(b.ends_with("\nCloses #12\nCloses #4\n"), "{b}");
         assert_eq!(title(SPEC, "ralph/strict"), "Make the parser strict");
         assert_eq!(title("- [ ] x\n", "ralph/strict"), "ralph: ralph/strict");
+        assert_eq!(title("# Fix  the\tparser\n", "b"), "Fix the parser");
+        assert_eq!(
+            title("# Fix it: fixes https://github.com/o/r/issues/1\n", "b"),
+            "Fix it: f\u{200B}ixes https://github.com/o/r/issues/1"
+        );
     }
 
     #[test]
@@ -171,5 +372,96 @@ mod tests {
         assert!(!b.contains('\x1b') && !b.contains('\x07'), "{b}");
         assert!(!b.contains("\nCloses #99"), "{b}");
         assert_eq!(title("# T\x1b[31m\n", "b"), "T^[[31m");
+    }
+
+    /// The probe's spec: a session's markup, mentions and closing keywords.
+    const HOSTILE: &str = "# Spec <img src=https://attacker.example/t.png> fixes #5 @acme/everyone\n\n- [x] **fixes** #8 a label that reads as a keyword\n- [x] **1** One, which fixes #7 and resolves other-org/other-repo#3 @acme/everyone\n- [ ] **#99** [Click](https://attacker.example/login)\n- [x] **2** ``tick`` `<b>` Closes: https://github.com/o/r/issues/8 ![x](y) *em* _u_\n- [x] **#5x** not an issue\n- [x] **#+6** nor this\n- [x] **#06** nor this\n";
+
+    #[test]
+    fn a_sessions_text_is_inert_and_closes_nothing() {
+        let f = Facts {
+            reason: "done; fixes #11",
+            review: Some("approved, resolves #12".into()),
+            gate: Some("`make` failed (closed #13)".into()),
+            ..facts(HOSTILE)
+        };
+        let b = body(&f);
+        // Nothing closes but a checked step whose id is `#N`; none is.
+        assert_eq!(closing_refs(&b), Vec::<String>::new(), "{b}");
+        assert!(!b.contains("Closes #"), "{b}");
+        // Each step's text is one code span, markup and all.
+        assert!(
+            b.contains("- [x] **1** `One, which f\u{200B}ixes #7 and r\u{200B}esolves other-org/other-repo#3 @acme/everyone`\n"),
+            "{b}"
+        );
+        assert!(
+            b.contains("- [x] **f\u{200B}ixes** `#8 a label that reads as a keyword`\n"),
+            "{b}"
+        );
+        assert!(
+            b.contains("- [ ] `#99` `[Click](https://attacker.example/login)`\n"),
+            "{b}"
+        );
+        assert!(
+            b.contains("- [x] **2** ``` ``tick`` `<b>` C\u{200B}loses: https://github.com/o/r/issues/8 ![x](y) *em* _u_ ```\n"),
+            "{b}"
+        );
+        // Outside code spans: only ralph's own words and Markdown.
+        let outside = outside_code(&b);
+        assert!(
+            outside.matches('[').count() == outside.matches("- [").count(),
+            "{outside}"
+        );
+        for c in ['<', '@', '!', '_'] {
+            assert!(!outside.contains(c), "{c} outside a code span: {outside}");
+        }
+        assert_eq!(
+            outside.matches('#').count(),
+            3 * 2,
+            "only ralph's ## headings: {outside}"
+        );
+        // The title: plain, bounded, naming no one and closing nothing.
+        let t = title(HOSTILE, "b");
+        assert_eq!(closing_refs(&t), Vec::<String>::new(), "{t}");
+        assert!(!t.contains("@a") && !t.contains("#5"), "{t}");
+        assert_eq!(
+            title(&format!("# {}\n", "x".repeat(500)), "b")
+                .chars()
+                .count(),
+            TITLE_MOST + 1
+        );
+        // A checked issue step still closes its issue.
+        let b = body(&facts(
+            "- [x] **#42** Fix it\n- [ ] **#43** Later\n- [x] Other [#44]\n",
+        ));
+        assert_eq!(closing_refs(&b), ["closes #42", "closes #44"], "{b}");
+    }
+
+    proptest! {
+        #[test]
+        fn no_closing_keyword_survives_in_any_spec(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "fixes", "Closes", "RESOLVED:", "close", " ", "  ", "#7", "o/r#3",
+                    "https://github.com/o/r/issues/1", "`", "``", "**", "\n", "- [x] ",
+                    "- [ ] ", "**#9** ", "**fixes** ", "**Closes** ", "# ", "@x", "[", "]", "x", "\t",
+                ]),
+                0..40,
+            ),
+            reason in "[a-zA-Z #:`\n]{0,40}",
+        ) {
+            let spec = parts.concat();
+            let f = Facts { spec: &spec, reason: &reason, review: Some(spec.clone()), ..Default::default() };
+            let b = body(&f);
+            let ours: Vec<String> = b
+                .lines()
+                .filter(|l| l.starts_with("Closes #"))
+                .map(|l| l.to_ascii_lowercase())
+                .collect();
+            let mut ours = ours;
+            ours.sort();
+            prop_assert_eq!(closing_refs(&b), ours);
+            prop_assert!(closing_refs(&title(&spec, "b")).is_empty());
+        }
     }
 }

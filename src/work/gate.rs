@@ -278,7 +278,7 @@ fn run_one(
         }
         _ => vec!["/bin/sh".into(), "-c".into(), cmd.into()],
     };
-    let mut child = Command::new(&argv[0])
+    let mut child = crate::github::token::withhold(&mut Command::new(&argv[0]))
         .args(&argv[1..])
         .current_dir(cwd)
         .env(crate::handoff::env::SESSION_TOKEN, &runner.token)

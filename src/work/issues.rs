@@ -81,9 +81,10 @@ pub fn said(e: Error) -> TrackerError {
         Error::Forbidden { call, message } => TrackerError::Failed(format!(
             "GitHub forbade {call} (403: {message}): the token needs to read and write the repository's issues (a fine-grained token: \"Issues\" read and write; a classic one: the `repo` scope, or `public_repo` for a public repository; in GitHub Actions: `permissions: issues: write`)"
         )),
-        Error::NoToken => TrackerError::Missing(
-            "no GitHub token: set GH_TOKEN (or GITHUB_TOKEN) to a token that may read and write the repository's issues, or log in with `gh auth login`".into(),
-        ),
+        Error::NoToken { host, explicit } => TrackerError::Missing(format!(
+            "{}; it must be allowed to read and write the repository's issues",
+            crate::github::token::no_token(&host, explicit)
+        )),
         other => TrackerError::Failed(other.to_string()),
     }
 }
@@ -331,6 +332,13 @@ mod tests {
             "{m}"
         );
         assert!(m.contains("issues: write"), "{m}");
-        assert!(said(Error::NoToken).to_string().contains("GH_TOKEN"));
+        assert!(
+            said(Error::NoToken {
+                host: "github.com".into(),
+                explicit: false
+            })
+            .to_string()
+            .contains("GH_TOKEN")
+        );
     }
 }

@@ -755,3 +755,52 @@ fn the_pace_counts_every_workers_sessions() {
     );
     assert_eq!(out.status.code(), Some(130), "{said}");
 }
+
+#[test]
+fn a_parallel_runs_workers_and_their_sessions_hold_no_github_token() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let seen = env.tmp.path().join("seen");
+    fs::create_dir_all(&seen).unwrap();
+    // The stand-in's parent is the worker loop that started it.
+    let body = format!(
+        r#"env > {seen}/session-$RALPH_STEP.env
+tr '\0' '\n' < /proc/$PPID/environ > {seen}/worker-$RALPH_STEP.env
+tr '\0' ' ' < /proc/$PPID/cmdline > {seen}/worker-$RALPH_STEP.cmd
+echo "$RALPH_STEP" > "step-$RALPH_STEP.txt"
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md
+git add -A && git commit -qm "step $RALPH_STEP"
+echo '{RESULT}'"#,
+        seen = seen.display()
+    );
+    let claude = stand_in(&env, "claude-env", &body);
+    let tokens = [
+        ("GH_TOKEN", "ghp_parallelTESTtoken01234567"),
+        ("GITHUB_TOKEN", "ghs_parallelTESTtoken01234567"),
+        ("GH_ENTERPRISE_TOKEN", "ghe_parallelTESTtoken0123456"),
+        ("GITHUB_ENTERPRISE_TOKEN", "ghe_parallelTESTtoken7654321"),
+    ];
+    let mut run = ralph_br(&env)
+        .args(["loop", "--claude"])
+        .arg(&claude)
+        .args(["--parallel", "2", "--max-iterations", "4"])
+        .env("RALPH_TEST_MARK", "seen");
+    for (k, v) in tokens {
+        run = run.env(k, v);
+    }
+    let out = run.stdout_with(0);
+    assert!(out.contains("complete: all 2 steps done"), "{out}");
+    for step in ["1", "2"] {
+        let cmd = fs::read_to_string(seen.join(format!("worker-{step}.cmd"))).unwrap();
+        assert!(cmd.contains("--worker-step"), "a worker loop: {cmd}");
+        for f in [format!("worker-{step}.env"), format!("session-{step}.env")] {
+            let text = fs::read_to_string(seen.join(&f)).unwrap();
+            assert!(text.contains("RALPH_TEST_MARK=seen"), "{f}: {text}");
+            for (k, v) in tokens {
+                assert!(
+                    !text.contains(&format!("{k}=")) && !text.contains(v),
+                    "{k} reached {f}"
+                );
+            }
+        }
+    }
+}

@@ -126,11 +126,13 @@ fn a_run_that_completes_pushes_each_session_and_opens_one_ready_pull_request() {
     assert_eq!(p["title"], "Spec");
     let body = p["body"].as_str().unwrap();
     assert!(
-        body.starts_with("Complete: complete — all 3 steps done"),
+        body.starts_with("Complete: complete — `all 3 steps done"),
         "{body}"
     );
     assert!(
-        body.contains("- [x] **1** First step\n- [x] **2** Second step\n- [x] **3** Review\n"),
+        body.contains(
+            "- [x] **1** `First step`\n- [x] **2** `Second step`\n- [x] **3** `Review`\n"
+        ),
         "{body}"
     );
     assert!(
@@ -150,7 +152,8 @@ fn a_run_that_completes_pushes_each_session_and_opens_one_ready_pull_request() {
 #[test]
 fn a_run_that_waits_leaves_a_draft_and_the_next_run_updates_it_and_marks_it_ready() {
     let (env, _origin, gh) = shipping();
-    // Issue 4 is a step of the spec: its pull request closes it.
+    // Issue 4 is a step of the spec: its pull request closes it, once the
+    // step is done.
     let spec = "# Fix the parser\n\n- [ ] **1** First step\n- [ ] **#4** Second step\n";
     fs::write(env.project.join(".ralph/spec.md"), spec).unwrap();
     env.commit_all("spec");
@@ -169,10 +172,10 @@ fn a_run_that_waits_leaves_a_draft_and_the_next_run_updates_it_and_marks_it_read
     let body = p["body"].as_str().unwrap();
     assert!(body.starts_with("Not complete (draft): waiting"), "{body}");
     assert!(
-        body.contains("- [x] **1** First step\n- [ ] **#4** Second step\n"),
+        body.contains("- [x] **1** `First step`\n- [ ] `#4` `Second step`\n"),
         "{body}"
     );
-    assert!(body.ends_with("\nCloses #4\n"), "{body}");
+    assert!(!body.contains("Closes"), "{body}");
 
     // You answer; the next run finishes, and the same pull request is
     // updated and marked ready.
@@ -186,12 +189,9 @@ fn a_run_that_waits_leaves_a_draft_and_the_next_run_updates_it_and_marks_it_read
     let pulls = gh.pulls();
     assert_eq!(pulls.len(), 1, "one pull request for the branch");
     assert_eq!(pulls[0]["draft"], false);
-    assert!(
-        pulls[0]["body"]
-            .as_str()
-            .unwrap()
-            .contains("- [x] **#4** Second step")
-    );
+    let body = pulls[0]["body"].as_str().unwrap();
+    assert!(body.contains("- [x] `#4` `Second step`\n"), "{body}");
+    assert!(body.ends_with("\nCloses #4\n"), "{body}");
     assert!(gh.requests().iter().any(|q| {
         q.path() == "/graphql"
             && q.body["query"]
@@ -417,4 +417,102 @@ fn a_worktree_loop_pushes_its_ralph_branch_and_opens_its_pull_request() {
             .iter()
             .any(|q| q.url.contains("head=octo%3Aralph%2Ffeat"))
     );
+}
+
+/// Every variable a GitHub token may be in, each with its own value.
+const TOKEN_VARS: [(&str, &str); 4] = [
+    ("GH_TOKEN", TOKEN),
+    ("GITHUB_TOKEN", "ghs_secondTESTtoken0123456789"),
+    ("GH_ENTERPRISE_TOKEN", "ghe_thirdTESTtoken0123456789"),
+    ("GITHUB_ENTERPRISE_TOKEN", "ghe_fourthTESTtoken012345678"),
+];
+
+/// `file`, an environment as `env` printed it, holds the test's mark (so
+/// it was written where the test thinks) and no GitHub token.
+fn tokenless(file: &Path) {
+    let text = fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("{} was not written: {e}", file.display()));
+    assert!(text.contains("RALPH_TEST_MARK=seen"), "{text}");
+    for (name, value) in TOKEN_VARS {
+        assert!(
+            !text.contains(&format!("{name}=")) && !text.contains(value),
+            "{name} reached {}",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn no_session_reviewer_gate_or_hook_sees_a_github_token_while_the_pull_request_is_opened_with_it() {
+    let (env, _origin, gh) = shipping();
+    let seen = env.tmp.path().join("seen");
+    fs::create_dir_all(&seen).unwrap();
+    let at = |n: &str| seen.join(n).display().to_string();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** Write parse.txt saying v2\n",
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "[gate]\ncommands = [\"env > {}\"]\n\n[review]\nmax_rounds = 1\n\n[hooks]\non_session_start = \"env > {}\"\n",
+            at("gate.env"),
+            at("hook.env")
+        ),
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("one step, gated, reviewed, hooked");
+    env.api.session([
+        Reply::bash(format!(
+            "env > {} && echo v2 > parse.txt && git add parse.txt && sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && git commit -qam 'step 1' && ralph complete -m done",
+            at("session.env")
+        )),
+        Reply::text("Done."),
+    ]);
+    env.api.session([
+        Reply::bash(format!("env > {}", at("review.env"))),
+        Reply::text("Approved.\nVERDICT: approve"),
+    ]);
+    let mut run = shipping_loop(&env, &gh).env("RALPH_TEST_MARK", "seen");
+    for (name, value) in TOKEN_VARS {
+        run = run.env(name, value);
+    }
+    let out = run.args(["--pr", "--max-iterations", "3"]).stdout_with(0);
+    assert!(out.contains("the reviewer approved"), "{out}");
+    for f in ["session.env", "review.env", "gate.env", "hook.env"] {
+        tokenless(&seen.join(f));
+    }
+    // ralph itself still had GH_TOKEN: the pull request was opened with it.
+    assert!(
+        out.contains("opened pull request #1 (ready for review)"),
+        "{out}"
+    );
+    token_kept_secret(&env, &gh, &[&out]);
+}
+
+#[test]
+fn github_coms_token_is_not_sent_to_a_host_only_the_remotes_url_names() {
+    let (env, _origin, _gh) = shipping();
+    // What a session of an earlier run could leave in .git/config.
+    env.git(&[
+        "remote",
+        "set-url",
+        "origin",
+        "https://ghe.example.invalid/octo/hello",
+    ]);
+    let err = ralph_loop(&env)
+        .env("GH_TOKEN", TOKEN)
+        .env("GITHUB_TOKEN", TOKEN)
+        .args(["--pr"])
+        .stderr_with(2);
+    assert!(
+        err.contains("--pr: no GitHub token for ghe.example.invalid: GH_TOKEN and GITHUB_TOKEN go only to github.com")
+            && err.contains("set GH_ENTERPRISE_TOKEN (or GITHUB_ENTERPRISE_TOKEN)")
+            && err.contains("gh auth login --hostname ghe.example.invalid"),
+        "{err}"
+    );
+    assert!(env.api.turns().is_empty(), "no session ran");
+    assert!(!err.contains(TOKEN));
 }
