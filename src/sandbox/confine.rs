@@ -391,12 +391,10 @@ const GIT_SETUP: [&str; 6] = [
 ];
 
 /// What ralph's own confined agent may not write within what it may, in
-/// order: `.git` and `.ralph` pinned (`READ_ONLY`), ralph's control files; in the repository's git folders (`git`),
-/// every worktree's control files but its own HEAD, index and logs (the
-/// other worktrees' and, from a linked one, the main checkout's own), and
-/// the shared config, hooks and pointers (`GIT_SETUP`), the folders
-/// between them and their git folder pinned; a linked worktree's `.git`
-/// file. Its commits' objects, refs and logs stay writable.
+/// order: `.git` and `.ralph` pinned (`READ_ONLY`), ralph's control files,
+/// a linked worktree's `.git` file; then the repository's git folders
+/// (`git`, as `linked_over` and `checkout_over` say), the submodules'
+/// config and hooks read-only.
 pub fn agent_over(root: &Path, git: Option<&GitDirs>) -> Vec<Over> {
     let ro = |p: PathBuf| Over::ReadOnly(p);
     let mut out: Vec<Over> = READ_ONLY.map(|p| Over::Pin(root.join(p))).to_vec();
@@ -417,27 +415,54 @@ pub fn agent_over(root: &Path, git: Option<&GitDirs>) -> Vec<Over> {
         );
         return out;
     };
-    let (common, own) = (&g.common, &g.own);
     if g.dot_git_file {
         // Pinned with `.ralph` (`READ_ONLY`), read-only here.
         out.push(ro(root.join(".git")));
     }
-    out.push(ro(common.join("worktrees")));
-    if own != common {
-        out.push(Over::Pin(own.clone()));
-        out.extend(["commondir", "gitdir", "config.worktree"].map(|f| ro(own.join(f))));
-        // The main checkout's own state, as `worktrees/` is for the others.
-        out.extend(["HEAD", "index"].map(|f| ro(common.join(f))));
+    if g.own == g.common {
+        out.extend(checkout_over(g));
+    } else {
+        out.extend(linked_over(g));
     }
-    out.extend(setup_over(common, &GIT_SETUP));
     if !g.modules.is_empty() {
-        out.push(Over::Pin(common.join("modules")));
+        out.push(Over::Pin(g.common.join("modules")));
     }
     for m in &g.modules {
         out.push(Over::Pin(m.clone()));
         out.extend(setup_over(m, &["config", "hooks"]));
     }
-    out.dedup();
+    out
+}
+
+/// What a linked worktree's commits write of the shared git folder: the
+/// objects, the refs and their logs (and, where the repository has them,
+/// its reftable, git-lfs's objects and rerere's records).
+const SHARED_WRITTEN: [&str; 6] = ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"];
+
+/// A linked worktree's: the shared git folder read-only, whole (bound
+/// again: it may lie in a folder the sandbox empties), less what its
+/// commits write there (`SHARED_WRITTEN`) and its own folder, less that
+/// folder's pointers and config. Nothing else can be made there: not a
+/// `commondir` or a `config.worktree` of the main checkout's, which its
+/// git (and ralph's, merging a worker's step while other workers' sessions
+/// run) would follow to a config of the session's making, nor a packed
+/// refs file (so a session cannot delete a ref: its lock is made there).
+fn linked_over(g: &GitDirs) -> Vec<Over> {
+    let (common, own) = (&g.common, &g.own);
+    let mut out = vec![Over::ReadOnly(common.clone())];
+    out.extend(SHARED_WRITTEN.map(|d| Over::Pin(common.join(d))));
+    out.push(Over::Pin(common.join("objects/info")));
+    out.push(Over::ReadOnly(common.join("objects/info/alternates")));
+    out.push(Over::Pin(own.clone()));
+    out.extend(["commondir", "gitdir", "config.worktree"].map(|f| Over::ReadOnly(own.join(f))));
+    out
+}
+
+/// A main checkout's (its `.git` pinned writable, for its commits): the
+/// other worktrees' folders and the git setup (`GIT_SETUP`) read-only.
+fn checkout_over(g: &GitDirs) -> Vec<Over> {
+    let mut out = vec![Over::ReadOnly(g.common.join("worktrees"))];
+    out.extend(setup_over(&g.common, &GIT_SETUP));
     out
 }
 
@@ -947,38 +972,39 @@ mod tests {
                 .any(|o| matches!(o, Over::Pin(p) | Over::ReadOnly(p) if under(p))),
             "{over:?}"
         );
-        // Every worktree's folder read-only, its own writable again after,
-        // less its pointers and config.
-        let others = ro("/m/.git/worktrees");
-        let own = pin("/m/.git/worktrees/a");
-        assert!(own > others);
-        for f in ["commondir", "gitdir", "config.worktree"] {
-            assert!(ro(&format!("/m/.git/worktrees/a/{f}")) > own, "{f}");
+        // The shared git folder read-only, bound again, then what its
+        // commits write there, and its own folder, less its pointers and
+        // config, and the alternates (folders on the way pinned first).
+        let common = ro("/m/.git");
+        for d in ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"] {
+            assert!(pin(&format!("/m/.git/{d}")) > common, "{d}");
         }
-        // The main checkout's own state, and the shared setup, folders on
-        // the way pinned first.
-        for p in [
-            "/m/.git/HEAD",
-            "/m/.git/index",
-            "/m/.git/config",
-            "/m/.git/config.worktree",
-            "/m/.git/commondir",
-            "/m/.git/hooks",
-            "/m/.git/modules/lib/config",
-            "/m/.git/modules/lib/hooks",
-        ] {
-            ro(p);
-        }
-        assert!(ro("/m/.git/info/attributes") > pin("/m/.git/info"));
         let alternates = ro("/m/.git/objects/info/alternates");
         assert!(alternates > pin("/m/.git/objects/info"));
         assert!(pin("/m/.git/objects/info") > pin("/m/.git/objects"));
-        assert!(ro("/m/.git/modules/lib/config") > pin("/m/.git/modules/lib"));
-        assert!(pin("/m/.git/modules/lib") > pin("/m/.git/modules"));
-        // Its commits' objects, refs and logs are not bound over.
-        for p in ["/m/.git/refs", "/m/.git/logs", "/m/.git"] {
+        let own = pin("/m/.git/worktrees/a");
+        assert!(own > common);
+        for f in ["commondir", "gitdir", "config.worktree"] {
+            assert!(ro(&format!("/m/.git/worktrees/a/{f}")) > own, "{f}");
+        }
+        // Nothing else of it is bound over: the other worktrees, the main
+        // checkout's HEAD and index, the config, hooks, attributes and
+        // pointers stay read-only with the folder.
+        for p in [
+            "/m/.git/worktrees",
+            "/m/.git/worktrees/b",
+            "/m/.git/HEAD",
+            "/m/.git/config",
+            "/m/.git/hooks",
+            "/m/.git/info",
+        ] {
             assert_eq!(bound(&over, p), None, "{p}");
         }
+        // A submodule's git folder is written, less its config and hooks.
+        assert!(pin("/m/.git/modules") > common);
+        assert!(ro("/m/.git/modules/lib/config") > pin("/m/.git/modules/lib"));
+        assert!(ro("/m/.git/modules/lib/hooks") > pin("/m/.git/modules/lib"));
+        assert!(pin("/m/.git/modules/lib") > pin("/m/.git/modules"));
     }
 
     #[test]
@@ -998,6 +1024,9 @@ mod tests {
             ".git/config",
             ".git/hooks",
             ".git/worktrees",
+            ".git/commondir",
+            ".git/info/attributes",
+            ".git/objects/info/alternates",
         ] {
             assert!(
                 bound(&over, &format!("/p/{p}")).is_some_and(|(_, ro)| ro),

@@ -93,11 +93,13 @@ fn in_bwrap(
     let (kept, fresh) = kept_and_fresh(seat.agent)?;
     let git = git_dirs(&project.root);
     let mut writable = state;
-    // A linked worktree's commits write its shared git folder.
+    // A main checkout whose git folder lies elsewhere (`git init
+    // --separate-git-dir`) writes it as its `.git`; a linked worktree's
+    // commits, parts of it (`confine::agent_over`).
     let real_root = std::fs::canonicalize(&project.root).unwrap_or(project.root.clone());
     writable.extend(
         git.iter()
-            .filter(|g| !g.common.starts_with(&real_root))
+            .filter(|g| g.own == g.common && !g.common.starts_with(&real_root))
             .map(|g| g.common.clone()),
     );
     let mut over = confine::agent_over(&project.root, git.as_ref());

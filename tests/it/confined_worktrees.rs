@@ -62,13 +62,18 @@ fn a_confined_pi_loop_in_a_worktree_commits_and_writes_no_other_checkout_nor_the
     let other = users_worktree(&env);
     let common = env.project.join(".git");
     fs::write(common.join("info/attributes"), "*.bin binary\n").unwrap();
-    // What exists of the git setup, and every other checkout's state.
+    // The git setup, every other checkout's state, and pointers that
+    // would lead the main checkout's git elsewhere.
     let paths: Vec<String> = [
         "config",
         "hooks/pre-commit",
         "info/attributes",
+        "info/new",
         "HEAD",
         "index",
+        "MERGE_HEAD",
+        "commondir",
+        "config.worktree",
         "worktrees/other-wt/commondir",
         "worktrees/other-wt/config.worktree",
         "worktrees/other-wt/gitdir",
@@ -111,14 +116,15 @@ fn a_confined_pi_loop_in_a_worktree_commits_and_writes_no_other_checkout_nor_the
         .iter()
         .map(|p| format!("echo escaped >> {} 2>/dev/null; ", p.display()))
         .collect();
-    // Pointers that do not exist: a sandbox can bind only what exists, so
-    // the session makes them, and ralph removes them after it.
-    let planted = "echo /tmp/evil.git > $c/commondir; echo '[core]' > $me/config.worktree; ";
+    // Its own folder's worktree config, which does not exist: a sandbox
+    // binds only what exists, so the session makes it, and ralph removes
+    // it after the session, and says so.
+    let planted = "echo '[core]' > $me/config.worktree; ";
     let before = bytes(&watched);
     env.api.session([
         Reply::bash(format!(
             "c=$(git rev-parse --path-format=absolute --git-common-dir); me=$(git rev-parse --absolute-git-dir); \
-             {}{beside}{planted}echo in > inside.txt && git add inside.txt && git branch tmp && git branch -D tmp && {CHECK_THE_BOX} && ralph complete -m done",
+             {}{beside}{planted}echo in > inside.txt && git add inside.txt && git branch kept && {CHECK_THE_BOX} && ralph complete -m done",
             attempts(&paths, &folders)
         )),
         Reply::text("Step done."),
@@ -139,17 +145,10 @@ fn a_confined_pi_loop_in_a_worktree_commits_and_writes_no_other_checkout_nor_the
         .lines()
         .find(|l| l.contains("changed the repository's git setup"))
         .unwrap_or_default();
-    let gitdir = common.join("worktrees/x");
-    for p in [common.join("commondir"), gitdir.join("config.worktree")] {
-        assert!(
-            said.contains(&format!("removed {}", p.display())) && !p.exists(),
-            "{}: {out}",
-            p.display()
-        );
-    }
+    let planted = common.join("worktrees/x/config.worktree");
     assert!(
-        !said.contains("put back"),
-        "the sandbox kept the rest: {said}"
+        said.ends_with(&format!(": removed {}", planted.display())) && !planted.exists(),
+        "the sandbox kept the rest: {out}"
     );
     assert_eq!(bytes(&watched), before, "{watched:?}");
     assert!(recs[0]["command"].to_string().starts_with("[\"bwrap\""));
