@@ -563,14 +563,7 @@ fn bwrap(b: &Bounds, root: &Path, tmp: &Path, host: &Host) -> Vec<String> {
         let p = p.display().to_string();
         a.extend([flag.into(), p.clone(), p]);
     }
-    // A host socket inside the project or a folder it may write: covered
-    // again over those binds.
-    for s in &host.sockets {
-        if s.starts_with(&root) || b.writable.iter().any(|w| s.starts_with(w)) {
-            let s = s.display().to_string();
-            a.extend(["--ro-bind-try".into(), "/dev/null".into(), s]);
-        }
-    }
+    a.extend(covered_again(b, &root, host));
     for v in &host.unset {
         a.extend(["--unsetenv".into(), v.clone()]);
     }
@@ -579,6 +572,30 @@ fn bwrap(b: &Bounds, root: &Path, tmp: &Path, host: &Host) -> Vec<String> {
     a.extend(["--setenv".into(), "TMPDIR".into(), tmp]);
     a.extend(["--chdir".into(), root, "--".into()]);
     a
+}
+
+/// A host socket inside the project or a folder bound again (a linked
+/// worktree's git folder holds git's fsmonitor daemon's): covered again
+/// over those binds.
+fn covered_again(b: &Bounds, root: &str, host: &Host) -> Vec<String> {
+    let again = |s: &Path| {
+        s.starts_with(root)
+            || b.writable.iter().any(|w| s.starts_with(w))
+            || b.over
+                .iter()
+                .any(|o| matches!(o, Over::Pin(p) | Over::ReadOnly(p) if s.starts_with(p)))
+    };
+    host.sockets
+        .iter()
+        .filter(|s| again(s))
+        .flat_map(|s| {
+            [
+                "--ro-bind-try".into(),
+                "/dev/null".into(),
+                s.display().to_string(),
+            ]
+        })
+        .collect()
 }
 
 /// What of the host the sandbox sees emptied or covered, before the
@@ -1000,6 +1017,30 @@ mod tests {
         ] {
             assert_eq!(bound(&over, p), None, "{p}");
         }
+        // A socket of the host there (git's fsmonitor daemon's) is covered
+        // again after the folder is bound again.
+        let host = Host {
+            sockets: vec!["/m/.git/fsmonitor--daemon.ipc".into()],
+            ..Host::default()
+        };
+        let room = Room {
+            writable: Vec::new(),
+            over: over.clone(),
+        };
+        let a = agent_argv(
+            &Confinement::default(),
+            &room,
+            (Path::new("/w/a"), Path::new("/t")),
+            &host,
+            (Path::new("/bin/pi"), &[]),
+        );
+        let socket = [
+            "--ro-bind-try",
+            "/dev/null",
+            "/m/.git/fsmonitor--daemon.ipc",
+        ];
+        let covered = a.windows(3).rposition(|w| w == socket).unwrap();
+        assert!(covered > pos(&a, &["--ro-bind-try", "/m/.git", "/m/.git"]));
         // A submodule's git folder is written, less its config and hooks.
         assert!(pin("/m/.git/modules") > common);
         assert!(ro("/m/.git/modules/lib/config") > pin("/m/.git/modules/lib"));
