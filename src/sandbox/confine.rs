@@ -305,8 +305,7 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
     let bounds = Bounds {
         network: false,
         writable: c.allow_write.iter().map(|w| expand_home(w)).collect(),
-        pinned: Vec::new(),
-        read_only: READ_ONLY.map(|p| root.join(p)).to_vec(),
+        over: READ_ONLY.map(|p| Over::ReadOnly(root.join(p))).to_vec(),
     };
     let mut a = bwrap(&bounds, root, tmp, host);
     a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
@@ -314,13 +313,24 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
 }
 
 /// Where an agent that ralph confines itself (`Confine::Bwrap`) may write
-/// besides its project: its state folders, and a linked worktree's git
-/// folders; and what it may not, within those and the project
-/// (`agent_read_only`).
+/// besides its project: its state folders, and a linked worktree's shared
+/// git folder; and, in order over those and the project, what is bound
+/// again (`agent_over`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Room {
     pub writable: Vec<PathBuf>,
-    pub read_only: Vec<PathBuf>,
+    pub over: Vec<Over>,
+}
+
+/// One bind over what a session may write, applied in order, where the
+/// path exists (`--bind-try`, `--ro-bind-try`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Over {
+    /// Writable, onto itself: a mount point, which cannot be renamed away
+    /// with what is bound inside it and replaced by a folder of the
+    /// session's making.
+    Pin(PathBuf),
+    ReadOnly(PathBuf),
 }
 
 /// The command line that runs an agent with no sandbox of its own under
@@ -328,8 +338,8 @@ pub struct Room {
 /// that it keeps the network (the model's API is reached over TCP; the
 /// host's Unix sockets stay hidden, but not its abstract ones, which live
 /// in the network namespace) and writes `.git` and `.ralph` (its commits,
-/// the spec's boxes) less `CONTROL` (`room.read_only`) and its state
-/// folders (`room.writable`). `.git` and `.ralph` are bound onto
+/// the spec's boxes) and its state folders (`room.writable`), less what
+/// `room.over` binds read-only. `.git` and `.ralph` are bound onto
 /// themselves: a mount point cannot be renamed away, with the read-only
 /// binds inside it, and replaced by a folder of the session's making.
 pub fn agent_argv(
@@ -344,8 +354,7 @@ pub fn agent_argv(
     let bounds = Bounds {
         network: true,
         writable,
-        pinned: READ_ONLY.map(|p| root.join(p)).to_vec(),
-        read_only: room.read_only.clone(),
+        over: room.over.clone(),
     };
     let mut a = bwrap(&bounds, root, tmp, host);
     a.push(program.display().to_string());
@@ -353,28 +362,151 @@ pub fn agent_argv(
     a
 }
 
-/// What ralph's own confined agent may not write within what it may:
-/// `CONTROL` in the project, and, for a linked worktree whose `.git` is a
-/// file naming its git folders elsewhere (`git_dirs`: the common one, then
-/// the worktree's own), that file and those folders' config and hooks.
-pub fn agent_read_only(root: &Path, git_dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = CONTROL.iter().map(|p| root.join(p)).collect();
-    let outside: Vec<&PathBuf> = git_dirs.iter().filter(|d| !d.starts_with(root)).collect();
-    if !outside.is_empty() {
-        out.push(root.join(".git"));
+/// Where git keeps a checkout's repository, as git named it from ralph's
+/// side before the session (`git rev-parse --git-common-dir --git-dir`):
+/// never read off a `.git` file a session could have rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitDirs {
+    /// The folder every worktree shares: objects, refs, config, hooks.
+    pub common: PathBuf,
+    /// The checkout's own (`<common>/worktrees/<name>` in a linked
+    /// worktree; `common` itself in the main checkout).
+    pub own: PathBuf,
+    /// The submodules' git folders (`<common>/modules/*`) there are.
+    pub modules: Vec<PathBuf>,
+    /// The checkout's `.git` is a file (a linked worktree's, naming `own`).
+    pub dot_git_file: bool,
+}
+
+/// The files of a git folder whose text names programs git runs (config,
+/// hooks) or where the repository lies (`commondir`, `alternates`), or
+/// which git reads as config (`info/attributes` picks a config's filters).
+const GIT_SETUP: [&str; 6] = [
+    "config",
+    "config.worktree",
+    "hooks",
+    "commondir",
+    "info/attributes",
+    "objects/info/alternates",
+];
+
+/// What ralph's own confined agent may not write within what it may, in
+/// order: `.git` and `.ralph` pinned (`READ_ONLY`), ralph's control files,
+/// a linked worktree's `.git` file; then the repository's git folders
+/// (`git`, as `linked_over` and `checkout_over` say), the submodules'
+/// config and hooks read-only.
+pub fn agent_over(root: &Path, git: Option<&GitDirs>) -> Vec<Over> {
+    let ro = |p: PathBuf| Over::ReadOnly(p);
+    let mut out: Vec<Over> = READ_ONLY.map(|p| Over::Pin(root.join(p))).to_vec();
+    out.extend(
+        CONTROL
+            .iter()
+            .filter(|p| p.starts_with(".ralph/"))
+            .map(|p| ro(root.join(p))),
+    );
+    let Some(g) = git else {
+        // Not a repository (as git sees it): `.git`, if anything, as a
+        // main checkout's.
+        out.extend(
+            CONTROL
+                .iter()
+                .filter(|p| p.starts_with(".git/"))
+                .map(|p| ro(root.join(p))),
+        );
+        return out;
+    };
+    if g.dot_git_file {
+        // Pinned with `.ralph` (`READ_ONLY`), read-only here.
+        out.push(ro(root.join(".git")));
     }
-    for d in outside {
-        for p in [
-            "config",
-            "config.worktree",
-            "hooks",
-            "commondir",
-            "info/attributes",
-        ] {
-            out.push(d.join(p));
+    if g.own == g.common {
+        out.extend(checkout_over(g));
+    } else {
+        out.extend(linked_over(g));
+    }
+    if !g.modules.is_empty() {
+        out.push(Over::Pin(g.common.join("modules")));
+    }
+    for m in &g.modules {
+        out.push(Over::Pin(m.clone()));
+        out.extend(setup_over(m, &["config", "hooks"]));
+    }
+    out
+}
+
+/// What a linked worktree's commits write of the shared git folder: the
+/// objects, the refs and their logs (and, where the repository has them,
+/// its reftable, git-lfs's objects and rerere's records).
+const SHARED_WRITTEN: [&str; 6] = ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"];
+
+/// A linked worktree's: the shared git folder read-only, whole (bound
+/// again: it may lie in a folder the sandbox empties), less what its
+/// commits write there (`SHARED_WRITTEN`) and its own folder, less that
+/// folder's pointers and config. Nothing else can be made there: not a
+/// `commondir` or a `config.worktree` of the main checkout's, which its
+/// git (and ralph's, merging a worker's step while other workers' sessions
+/// run) would follow to a config of the session's making, nor a packed
+/// refs file (so a session cannot delete a ref: its lock is made there).
+fn linked_over(g: &GitDirs) -> Vec<Over> {
+    let (common, own) = (&g.common, &g.own);
+    let mut out = vec![Over::ReadOnly(common.clone())];
+    out.extend(SHARED_WRITTEN.map(|d| Over::Pin(common.join(d))));
+    out.push(Over::Pin(common.join("objects/info")));
+    out.push(Over::ReadOnly(common.join("objects/info/alternates")));
+    out.push(Over::Pin(own.clone()));
+    out.extend(["commondir", "gitdir", "config.worktree"].map(|f| Over::ReadOnly(own.join(f))));
+    out
+}
+
+/// A main checkout's (its `.git` pinned writable, for its commits): the
+/// other worktrees' folders and the git setup (`GIT_SETUP`) read-only.
+fn checkout_over(g: &GitDirs) -> Vec<Over> {
+    let mut out = vec![Over::ReadOnly(g.common.join("worktrees"))];
+    out.extend(setup_over(&g.common, &GIT_SETUP));
+    out
+}
+
+/// `over` less the folders to pin that lie through a link below the
+/// first of `anchors` they lie in (the project, the shared git folder): a
+/// session may have made `.git/info` a link to `../../..` before, and
+/// bubblewrap follows a relative link, binding where it leads writable.
+pub fn unlinked_pins(over: Vec<Over>, anchors: &[&Path]) -> Vec<Over> {
+    let through_link = |p: &Path| {
+        let Some(a) = anchors.iter().find(|a| p.starts_with(a)) else {
+            return true;
+        };
+        let mut at = a.to_path_buf();
+        p.strip_prefix(a).unwrap_or(p).components().any(|c| {
+            at.push(c);
+            std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink())
+        })
+    };
+    over.into_iter()
+        .filter(|o| !matches!(o, Over::Pin(p) if through_link(p)))
+        .collect()
+}
+
+/// `files` of the git folder `dir` read-only, each folder between pinned
+/// first (`info`, `objects/info`: a folder holding a read-only bind could
+/// be renamed away, with the bind, and made again).
+fn setup_over(dir: &Path, files: &[&str]) -> Vec<Over> {
+    let mut out = Vec::new();
+    for f in files {
+        let rel = Path::new(f);
+        let mut between: Vec<PathBuf> = rel
+            .ancestors()
+            .skip(1)
+            .filter(|a| !a.as_os_str().is_empty())
+            .map(|a| dir.join(a))
+            .collect();
+        between.reverse();
+        for b in between {
+            if !out.contains(&Over::Pin(b.clone())) {
+                out.push(Over::Pin(b));
+            }
         }
+        out.push(Over::ReadOnly(dir.join(rel)));
     }
-    out.dedup();
     out
 }
 
@@ -383,10 +515,8 @@ struct Bounds {
     network: bool,
     /// Writable besides the project and TMPDIR (bound when they exist).
     writable: Vec<String>,
-    /// Bound writable onto themselves, when they exist: mount points.
-    pinned: Vec<PathBuf>,
-    /// Read-only over what is writable, when they exist.
-    read_only: Vec<PathBuf>,
+    /// Over what is writable, in order, when they exist.
+    over: Vec<Over>,
 }
 
 /// bubblewrap's arguments up to and with `--`, the program to follow.
@@ -425,22 +555,15 @@ fn bwrap(b: &Bounds, root: &Path, tmp: &Path, host: &Host) -> Vec<String> {
     for w in &b.writable {
         a.extend(["--bind-try".into(), w.clone(), w.clone()]);
     }
-    for p in &b.pinned {
+    for o in &b.over {
+        let (flag, p) = match o {
+            Over::Pin(p) => ("--bind-try", p),
+            Over::ReadOnly(p) => ("--ro-bind-try", p),
+        };
         let p = p.display().to_string();
-        a.extend(["--bind-try".into(), p.clone(), p]);
+        a.extend([flag.into(), p.clone(), p]);
     }
-    for p in &b.read_only {
-        let p = p.display().to_string();
-        a.extend(["--ro-bind-try".into(), p.clone(), p]);
-    }
-    // A host socket inside the project or a folder it may write: covered
-    // again over those binds.
-    for s in &host.sockets {
-        if s.starts_with(&root) || b.writable.iter().any(|w| s.starts_with(w)) {
-            let s = s.display().to_string();
-            a.extend(["--ro-bind-try".into(), "/dev/null".into(), s]);
-        }
-    }
+    a.extend(covered_again(b, &root, host));
     for v in &host.unset {
         a.extend(["--unsetenv".into(), v.clone()]);
     }
@@ -449,6 +572,30 @@ fn bwrap(b: &Bounds, root: &Path, tmp: &Path, host: &Host) -> Vec<String> {
     a.extend(["--setenv".into(), "TMPDIR".into(), tmp]);
     a.extend(["--chdir".into(), root, "--".into()]);
     a
+}
+
+/// A host socket inside the project or a folder bound again (a linked
+/// worktree's git folder holds git's fsmonitor daemon's): covered again
+/// over those binds.
+fn covered_again(b: &Bounds, root: &str, host: &Host) -> Vec<String> {
+    let again = |s: &Path| {
+        s.starts_with(root)
+            || b.writable.iter().any(|w| s.starts_with(w))
+            || b.over
+                .iter()
+                .any(|o| matches!(o, Over::Pin(p) | Over::ReadOnly(p) if s.starts_with(p)))
+    };
+    host.sockets
+        .iter()
+        .filter(|s| again(s))
+        .flat_map(|s| {
+            [
+                "--ro-bind-try".into(),
+                "/dev/null".into(),
+                s.display().to_string(),
+            ]
+        })
+        .collect()
 }
 
 /// What of the host the sandbox sees emptied or covered, before the
@@ -739,9 +886,15 @@ mod tests {
             allow_write: vec!["/data".into()],
             allow_domains: Vec::new(),
         };
+        let git = GitDirs {
+            common: "/p/.git".into(),
+            own: "/p/.git".into(),
+            modules: Vec::new(),
+            dot_git_file: false,
+        };
         let room = Room {
             writable: vec!["/s/g".into()],
-            read_only: agent_read_only(Path::new("/p"), &["/p/.git".into()]),
+            over: agent_over(Path::new("/p"), Some(&git)),
         };
         let args = ["-p".to_string(), "".into()];
         let a = agent_argv(
@@ -801,23 +954,165 @@ mod tests {
         assert!(!g.iter().any(|x| x == resolver), "{g:?}");
     }
 
+    /// Where each path of `over` is bound, and how: `Some(true)` read-only.
+    fn bound(over: &[Over], p: &str) -> Option<(usize, bool)> {
+        over.iter()
+            .rposition(|o| matches!(o, Over::Pin(x) | Over::ReadOnly(x) if x == Path::new(p)))
+            .map(|i| (i, matches!(over[i], Over::ReadOnly(_))))
+    }
+
     #[test]
-    fn a_worktrees_git_folders_are_its_to_write_less_their_config_and_hooks() {
-        let root = Path::new("/w/a");
-        assert_eq!(
-            agent_read_only(root, &["/w/a/.git".into(), "/w/a/.git".into()]),
-            CONTROL.map(|p| root.join(p))
+    fn a_linked_worktree_writes_its_own_git_state_and_no_other_worktrees_nor_the_shared_setup() {
+        let git = GitDirs {
+            common: "/m/.git".into(),
+            own: "/m/.git/worktrees/a".into(),
+            modules: vec!["/m/.git/modules/lib".into()],
+            dot_git_file: true,
+        };
+        let over = agent_over(Path::new("/w/a"), Some(&git));
+        let ro = |p: &str| {
+            let (i, ro) = bound(&over, p).unwrap_or_else(|| panic!("{p}: {over:?}"));
+            assert!(ro, "{p} writable: {over:?}");
+            i
+        };
+        let pin = |p: &str| {
+            let (i, ro) = bound(&over, p).unwrap_or_else(|| panic!("{p}: {over:?}"));
+            assert!(!ro, "{p} read-only: {over:?}");
+            i
+        };
+        // `.git` (a file) pinned, then read-only; never `.git/config` under it.
+        assert!(ro("/w/a/.git") > pin("/w/a/.ralph"));
+        let under = |p: &Path| p.starts_with("/w/a/.git") && p != Path::new("/w/a/.git");
+        assert!(
+            !over
+                .iter()
+                .any(|o| matches!(o, Over::Pin(p) | Over::ReadOnly(p) if under(p))),
+            "{over:?}"
         );
-        let ro = agent_read_only(root, &["/m/.git".into(), "/m/.git/worktrees/a".into()]);
+        // The shared git folder read-only, bound again, then what its
+        // commits write there, and its own folder, less its pointers and
+        // config, and the alternates (folders on the way pinned first).
+        let common = ro("/m/.git");
+        for d in ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"] {
+            assert!(pin(&format!("/m/.git/{d}")) > common, "{d}");
+        }
+        let alternates = ro("/m/.git/objects/info/alternates");
+        assert!(alternates > pin("/m/.git/objects/info"));
+        assert!(pin("/m/.git/objects/info") > pin("/m/.git/objects"));
+        let own = pin("/m/.git/worktrees/a");
+        assert!(own > common);
+        for f in ["commondir", "gitdir", "config.worktree"] {
+            assert!(ro(&format!("/m/.git/worktrees/a/{f}")) > own, "{f}");
+        }
+        // Nothing else of it is bound over: the other worktrees, the main
+        // checkout's HEAD and index, the config, hooks, attributes and
+        // pointers stay read-only with the folder.
         for p in [
-            "/w/a/.git",
+            "/m/.git/worktrees",
+            "/m/.git/worktrees/b",
+            "/m/.git/HEAD",
             "/m/.git/config",
             "/m/.git/hooks",
-            "/m/.git/worktrees/a/config.worktree",
-            "/m/.git/worktrees/a/commondir",
+            "/m/.git/info",
         ] {
-            assert!(ro.contains(&PathBuf::from(p)), "{p}: {ro:?}");
+            assert_eq!(bound(&over, p), None, "{p}");
         }
+        // A socket of the host there (git's fsmonitor daemon's) is covered
+        // again after the folder is bound again.
+        let host = Host {
+            sockets: vec!["/m/.git/fsmonitor--daemon.ipc".into()],
+            ..Host::default()
+        };
+        let room = Room {
+            writable: Vec::new(),
+            over: over.clone(),
+        };
+        let a = agent_argv(
+            &Confinement::default(),
+            &room,
+            (Path::new("/w/a"), Path::new("/t")),
+            &host,
+            (Path::new("/bin/pi"), &[]),
+        );
+        let socket = [
+            "--ro-bind-try",
+            "/dev/null",
+            "/m/.git/fsmonitor--daemon.ipc",
+        ];
+        let covered = a.windows(3).rposition(|w| w == socket).unwrap();
+        assert!(covered > pos(&a, &["--ro-bind-try", "/m/.git", "/m/.git"]));
+        // A submodule's git folder is written, less its config and hooks.
+        assert!(pin("/m/.git/modules") > common);
+        assert!(ro("/m/.git/modules/lib/config") > pin("/m/.git/modules/lib"));
+        assert!(ro("/m/.git/modules/lib/hooks") > pin("/m/.git/modules/lib"));
+        assert!(pin("/m/.git/modules/lib") > pin("/m/.git/modules"));
+    }
+
+    #[test]
+    fn a_main_checkout_keeps_the_other_worktrees_and_its_git_setup_read_only() {
+        let root = Path::new("/p");
+        let git = GitDirs {
+            common: "/p/.git".into(),
+            own: "/p/.git".into(),
+            modules: Vec::new(),
+            dot_git_file: false,
+        };
+        let over = agent_over(root, Some(&git));
+        assert_eq!(bound(&over, "/p/.git"), Some((0, false)));
+        for p in [
+            ".ralph/config.toml",
+            ".ralph/runs",
+            ".git/config",
+            ".git/hooks",
+            ".git/worktrees",
+            ".git/commondir",
+            ".git/info/attributes",
+            ".git/objects/info/alternates",
+        ] {
+            assert!(
+                bound(&over, &format!("/p/{p}")).is_some_and(|(_, ro)| ro),
+                "{p}: {over:?}"
+            );
+        }
+        // Its own HEAD and index are its own.
+        assert_eq!(bound(&over, "/p/.git/HEAD"), None);
+        // Outside a repository, as a main checkout's.
+        let none = agent_over(root, None);
+        for p in CONTROL {
+            assert!(
+                bound(&none, &format!("/p/{p}")).is_some_and(|(_, ro)| ro),
+                "{p}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_folder_to_pin_that_is_reached_through_a_link_is_not_bound() {
+        let d = tempfile::tempdir().unwrap();
+        let (root, common) = (d.path().join("w"), d.path().join("m.git"));
+        std::fs::create_dir_all(root.join(".ralph")).unwrap();
+        std::fs::create_dir_all(common.join("objects")).unwrap();
+        std::os::unix::fs::symlink("../..", common.join("info")).unwrap();
+        std::os::unix::fs::symlink("../../..", common.join("objects/info")).unwrap();
+        std::os::unix::fs::symlink("../../m.git", root.join("elsewhere")).unwrap();
+        let over = vec![
+            Over::Pin(root.join(".ralph")),
+            Over::Pin(common.join("objects")),
+            Over::Pin(common.join("info")),
+            Over::Pin(common.join("objects/info")),
+            Over::Pin(common.join("objects/info/x")),
+            Over::Pin(root.join("elsewhere/objects")),
+            Over::Pin(d.path().join("outside")),
+            Over::ReadOnly(common.join("info/attributes")),
+        ];
+        assert_eq!(
+            unlinked_pins(over, &[&root, &common]),
+            [
+                Over::Pin(root.join(".ralph")),
+                Over::Pin(common.join("objects")),
+                Over::ReadOnly(common.join("info/attributes")),
+            ]
+        );
     }
 
     #[test]

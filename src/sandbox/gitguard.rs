@@ -42,6 +42,9 @@ fn state(path: &Path) -> State {
 #[derive(Debug)]
 pub struct Kept {
     files: Vec<(PathBuf, State)>,
+    /// The other worktrees' pointers and config: put back only while their
+    /// folder is there (ralph removes a worker's worktree as it ends).
+    others: Vec<(PathBuf, State)>,
     hooks: PathBuf,
     shown: PathBuf,
     root: PathBuf,
@@ -90,10 +93,14 @@ pub fn keep(root: &Path) -> Option<Kept> {
     let hooks = common.join("hooks");
     let mut names = vec![
         common.join("config"),
-        own.join("config.worktree"),
-        own.join("commondir"),
+        common.join("config.worktree"),
+        common.join("commondir"),
         common.join("info/attributes"),
+        common.join("objects/info/alternates"),
     ];
+    if own != common {
+        names.extend(["config.worktree", "commondir", "gitdir"].map(|f| own.join(f)));
+    }
     names.extend(files_in(&hooks));
     // Submodules' git folders: their configs run programs too.
     names.extend(
@@ -101,8 +108,17 @@ pub fn keep(root: &Path) -> Option<Kept> {
             .into_iter()
             .map(|m| m.join("config")),
     );
+    // Another worktree's pointers lead its git (and ralph's, merging a
+    // worker's step) to a config of the session's making.
+    let others: Vec<PathBuf> = files_in(&common.join("worktrees"))
+        .into_iter()
+        .filter(|w| fs::canonicalize(w).ok() != fs::canonicalize(&own).ok())
+        .flat_map(|w| ["config.worktree", "commondir", "gitdir"].map(|f| w.join(f)))
+        .collect();
+    let states = |v: Vec<PathBuf>| v.into_iter().map(|p| (p.clone(), state(&p))).collect();
     Some(Kept {
-        files: names.into_iter().map(|p| (p.clone(), state(&p))).collect(),
+        files: states(names),
+        others: states(others),
         hooks,
         shown: root.to_path_buf(),
         dot_git: kind(&root.join(".git")),
@@ -203,7 +219,11 @@ impl Kept {
             ));
         }
         let mut said = self.restore_hooks_folder();
-        for (p, was) in &self.files {
+        let others = self
+            .others
+            .iter()
+            .filter(|(p, _)| p.parent().is_some_and(Path::is_dir));
+        for (p, was) in self.files.iter().chain(others) {
             if let Some(s) = self.restore_file(p, was) {
                 said.push(s);
             }
@@ -421,5 +441,75 @@ mod tests {
             e.contains("replaced") && e.contains("it was a folder"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn in_a_linked_worktree_the_shared_setup_and_every_worktrees_pointers_are_put_back() {
+        let d = tempfile::tempdir().unwrap();
+        let main = d.path().join("m");
+        fs::create_dir_all(&main).unwrap();
+        let g = crate::git::at(&main);
+        g.run(&["init", "-q"], &[]).unwrap();
+        let id = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        g.run(
+            &[&id[..], &["commit", "-q", "--allow-empty", "-m", "s"]].concat(),
+            &[],
+        )
+        .unwrap();
+        for w in ["a", "b", "c"] {
+            let at = d.path().join(w).display().to_string();
+            g.run(&["worktree", "add", "-q", "-b", w, &at], &[])
+                .unwrap();
+        }
+        let (common, a) = (main.join(".git"), d.path().join("a"));
+        let wt = |w: &str, f: &str| common.join("worktrees").join(w).join(f);
+        let commondir = fs::read(wt("b", "commondir")).unwrap();
+        let gitdir = fs::read(wt("a", "gitdir")).unwrap();
+        let kept = keep(&a).unwrap();
+        // Worktree c ends meanwhile (before the session breaks the repository) (a worker's, removed by ralph).
+        g.run(
+            &[
+                "worktree",
+                "remove",
+                "--force",
+                &d.path().join("c").display().to_string(),
+            ],
+            &[],
+        )
+        .unwrap();
+        // The session, in worktree a: another worktree's pointer and
+        // config, its own, the main checkout's, the alternates.
+        fs::write(wt("b", "commondir"), "/tmp/evil.git\n").unwrap();
+        fs::write(wt("b", "config.worktree"), "[core]\n\tfsmonitor = x\n").unwrap();
+        fs::write(wt("a", "gitdir"), "/elsewhere/.git\n").unwrap();
+        fs::write(wt("a", "config.worktree"), "[core]\n\tfsmonitor = x\n").unwrap();
+        fs::write(common.join("commondir"), "/tmp/evil.git\n").unwrap();
+        fs::write(common.join("config.worktree"), "[core]\n\tfsmonitor = x\n").unwrap();
+        fs::write(
+            common.join("objects/info/alternates"),
+            "/tmp/evil.git/objects\n",
+        )
+        .unwrap();
+        let mut said = kept.restore().unwrap();
+        said.sort();
+        let shown = |p: PathBuf| p.display().to_string();
+        let mut expected = vec![
+            format!("put back {}", shown(wt("a", "gitdir"))),
+            format!("put back {}", shown(wt("b", "commondir"))),
+            format!("removed {}", shown(common.join("commondir"))),
+            format!("removed {}", shown(common.join("config.worktree"))),
+            format!("removed {}", shown(common.join("objects/info/alternates"))),
+            format!("removed {}", shown(wt("a", "config.worktree"))),
+            format!("removed {}", shown(wt("b", "config.worktree"))),
+        ];
+        expected.sort();
+        assert_eq!(said, expected);
+        assert_eq!(fs::read(wt("b", "commondir")).unwrap(), commondir);
+        assert_eq!(fs::read(wt("a", "gitdir")).unwrap(), gitdir);
+        assert!(
+            !common.join("worktrees/c").exists(),
+            "an ended worktree is not made again"
+        );
+        assert!(keep(&a).unwrap().restore().unwrap().is_empty());
     }
 }

@@ -91,20 +91,23 @@ fn in_bwrap(
         })?;
     }
     let (kept, fresh) = kept_and_fresh(seat.agent)?;
-    let git_dirs = git_dirs(&project.root);
+    let git = git_dirs(&project.root);
     let mut writable = state;
+    // A main checkout whose git folder lies elsewhere (`git init
+    // --separate-git-dir`) writes it as its `.git`; a linked worktree's
+    // commits, parts of it (`confine::agent_over`).
+    let real_root = std::fs::canonicalize(&project.root).unwrap_or(project.root.clone());
     writable.extend(
-        git_dirs
-            .iter()
-            .filter(|d| !d.starts_with(&project.root))
-            .cloned(),
+        git.iter()
+            .filter(|g| g.own == g.common && !g.common.starts_with(&real_root))
+            .map(|g| g.common.clone()),
     );
-    let mut read_only = confine::agent_read_only(&project.root, &git_dirs);
-    read_only.extend(kept);
-    let room = confine::Room {
-        writable,
-        read_only,
-    };
+    let mut over = confine::agent_over(&project.root, git.as_ref());
+    over.extend(kept.into_iter().map(confine::Over::ReadOnly));
+    let mut anchors = vec![project.root.as_path()];
+    anchors.extend(git.iter().map(|g| g.common.as_path()));
+    let over = confine::unlinked_pins(over, &anchors);
+    let room = confine::Room { writable, over };
     let tmp = tempfile::Builder::new()
         .prefix(&format!("ralph-{}-", seat.agent))
         .tempdir()
@@ -140,10 +143,11 @@ fn kept_and_fresh(
         .partition(|p| std::fs::symlink_metadata(p).is_ok()))
 }
 
-/// The repository's git folders, the common one first (a linked
-/// worktree's lie outside its folder, and its commits write there).
-fn git_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
-    crate::git::at(root)
+/// Where git keeps the repository of the checkout at `root`, as git
+/// itself says before the session (a `.git` file's text is git's to read,
+/// not ralph's); `None` outside a repository.
+fn git_dirs(root: &std::path::Path) -> Option<crate::sandbox::confine::GitDirs> {
+    let out = crate::git::at(root)
         .run(
             &[
                 "rev-parse",
@@ -153,12 +157,25 @@ fn git_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
             ],
             &[],
         )
-        .map(|out| {
-            out.lines()
-                .map(|l| std::fs::canonicalize(l).unwrap_or_else(|_| l.into()))
-                .collect()
-        })
-        .unwrap_or_default()
+        .ok()?;
+    let mut dirs = out
+        .lines()
+        .map(|l| std::fs::canonicalize(l).unwrap_or_else(|_| l.into()));
+    let (common, own) = (dirs.next()?, dirs.next()?);
+    let mut modules: Vec<std::path::PathBuf> = std::fs::read_dir(common.join("modules"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    modules.sort();
+    Some(crate::sandbox::confine::GitDirs {
+        common,
+        own,
+        modules,
+        dot_git_file: std::fs::symlink_metadata(root.join(".git")).is_ok_and(|m| m.is_file()),
+    })
 }
 
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt

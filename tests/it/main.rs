@@ -7,6 +7,7 @@ mod agents;
 mod agents_pi_opencode;
 mod config_file;
 mod confined;
+mod confined_worktrees;
 mod confinement;
 mod gate;
 mod github_api;
