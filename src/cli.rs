@@ -52,6 +52,9 @@ pub enum Cmd {
     Import(cmd::import::Import),
     Review(cmd::review::Review),
     Watch(cmd::watch::Watch),
+    Steps(cmd::steps::Steps),
+    Worker(Box<cmd::worker::Worker>),
+    Merge(Box<cmd::merge::Merge>),
 }
 
 /// The command line as clap reads it, each option that has a default

@@ -57,6 +57,13 @@ pub struct Loop {
     args: LoopArgs,
 }
 
+impl Loop {
+    /// A loop with these arguments (`ralph worker`, `ralph merge`).
+    pub fn with(args: LoopArgs) -> Loop {
+        Loop { args }
+    }
+}
+
 fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
     Stop::with(ExitStatus::Usage, msg.to_string())
 }
@@ -285,6 +292,10 @@ impl Loop {
         // the token: what is missing is said before anything runs.
         let mut ship =
             crate::ship::Ship::start(&project.root, settings.push, settings.pr).map_err(usage)?;
+        // `ralph merge` pushes with the token its remote was reached with.
+        if let (Some(s), Some(r)) = (ship.as_mut(), &self.args.remote) {
+            s.target = r.target.for_branch(&s.target.branch);
+        }
         let checked = completion::check(&project.spec(), &project.root, settings.tracker)?;
         refuse_what_cannot_finish(&settings, &project, &checked, &ui)?;
         if settings.parallel > 1 {
@@ -333,17 +344,20 @@ impl Loop {
             pacing: std::cell::RefCell::new(None),
             own_dirty,
             ship,
+            clock: std::cell::Cell::new(None),
         };
-        let result = if settings.parallel > 1 {
+        let result = if settings.parallel > 1 || self.args.remote.is_some() {
             let before = progress::take(&project.root, &project.spec());
-            let args = match &invocation_args {
-                Some(a) => a.clone(),
-                None => std::env::args().skip(1).collect(),
+            let args = match (&self.args.remote, &invocation_args) {
+                (Some(r), _) => r.args.clone(),
+                (None, Some(a)) => a.clone(),
+                (None, None) => std::env::args().skip(1).collect(),
             };
             shell.open(saved, &before).and_then(|saved| {
                 crate::parallel::coordinator::Coordinator {
                     shell: &shell,
                     args,
+                    remote: self.args.remote.as_ref(),
                 }
                 .run(&mut lock, saved)
             })

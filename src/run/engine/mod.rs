@@ -80,6 +80,10 @@ pub struct Limits {
     /// `[gate] require_change`: a box checked with no change is unchecked.
     #[serde(default)]
     pub require_change: bool,
+    /// `--max-time`: no session starts once the run has taken this long,
+    /// and the one running then ends at it.
+    #[serde(default, with = "opt_secs")]
+    pub max_time: Option<Duration>,
 }
 
 fn five() -> u32 {
@@ -107,6 +111,7 @@ impl Limits {
             review_complete: false,
             gate_each: false,
             require_change: false,
+            max_time: None,
         }
     }
 }
@@ -310,6 +315,8 @@ pub enum Event {
         /// since the epoch), for pacing; and the time now.
         recent_starts: Vec<u64>,
         now_epoch: u64,
+        /// How long the run has taken so far (`--max-time`).
+        elapsed: Duration,
     },
     /// The `on_session_start` hook has run (or there is none). A worker of
     /// a parallel run says what the run's workers have spent before it.
@@ -407,6 +414,11 @@ pub enum Outcome {
     /// A worker of a parallel run: its one step is done, for the run's
     /// merge queue to take.
     StepDone,
+    /// The run took `--max-time`.
+    TimeLimit,
+    /// `ralph merge`: every finished step is merged; others are still open,
+    /// for the next workers.
+    Partial,
 }
 
 /// Everything said of one way a run ends, in one place.
@@ -438,7 +450,7 @@ const LIMIT_TODO: &str = "see `ralph status`; start a new run with higher limits
 
 /// One row an outcome: (outcome, code, text, hook, writes WAITING,
 /// resumable, the notice's to-do, the last line).
-const FACTS: [(Outcome, Facts); 12] = {
+const FACTS: [(Outcome, Facts); 14] = {
     const fn f(
         code: u8,
         text: &'static str,
@@ -579,6 +591,22 @@ const FACTS: [(Outcome, Facts); 12] = {
         (
             Outcome::StepDone,
             f(0, "step done", None, (false, false), None, None),
+        ),
+        (
+            Outcome::TimeLimit,
+            f(
+                4,
+                "time limit reached",
+                Some(H::Limit),
+                (false, false),
+                Some(LIMIT_TODO),
+                None,
+            ),
+        ),
+        // What is merged is shipped; the rest is the next workers'.
+        (
+            Outcome::Partial,
+            f(0, "merged so far", None, (false, false), None, None),
         ),
     ]
 };
@@ -809,7 +837,7 @@ fn between(
     limits: &Limits,
     gate: Completion,
     (waiting, step_done): (Option<String>, Option<String>),
-    (recent_starts, now_epoch): (Vec<u64>, u64),
+    (recent_starts, now_epoch, elapsed): (Vec<u64>, u64, Duration),
     reviews: &[Reviewed],
 ) -> Action {
     // Counted first (its cost), said after what became of COMPLETE.
@@ -838,6 +866,16 @@ fn between(
             format!(
                 "{} run (--max-iterations)",
                 crate::output::counted(limits.max_iterations, "session", "sessions")
+            ),
+        );
+    }
+    if let Some(max) = limits.max_time.filter(|m| elapsed >= *m) {
+        return stop(
+            Outcome::TimeLimit,
+            format!(
+                "the run has taken {} (--max-time {})",
+                crate::timefmt::human_duration(elapsed),
+                crate::timefmt::human_duration(max)
             ),
         );
     }
@@ -880,6 +918,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             step_done,
             recent_starts,
             now_epoch,
+            elapsed,
             ..
         } => {
             let judged = round::judged(&s.round.take().unwrap_or_default(), limits);
@@ -888,7 +927,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
                 limits,
                 judged.completion,
                 (waiting, step_done),
-                (recent_starts, now_epoch),
+                (recent_starts, now_epoch, elapsed),
                 &judged.reviews,
             )
         }
@@ -1316,6 +1355,35 @@ pub fn limit_wait(l: &Limit, base: Duration, waits_in_a_row: u32, now_epoch: u64
     }
 }
 
+/// How long the next session may run: its `--timeout`, but never past the
+/// run's `--max-time` (at least a second, so that a session is a session).
+pub fn session_timeout(
+    timeout: Duration,
+    max_time: Option<Duration>,
+    elapsed: Duration,
+) -> Duration {
+    match max_time {
+        Some(m) => timeout.min(m.saturating_sub(elapsed).max(Duration::from_secs(1))),
+        None => timeout,
+    }
+}
+
+mod opt_secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs()),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<u64>::deserialize(d).map(|o| o.map(Duration::from_secs))
+    }
+}
+
 mod secs {
     use std::time::Duration;
 
@@ -1348,6 +1416,8 @@ mod tests {
             Outcome::Interrupted,
             Outcome::EndedAbnormally,
             Outcome::StepDone,
+            Outcome::TimeLimit,
+            Outcome::Partial,
         ];
         assert_eq!(FACTS.len(), all.len());
         for o in all {
@@ -1378,6 +1448,40 @@ mod tests {
         Limits::sample()
     }
 
+    #[test]
+    fn past_max_time_no_session_starts_and_a_session_ends_at_the_deadline() {
+        let l = Limits {
+            max_time: Some(Duration::from_secs(3600)),
+            ..limits()
+        };
+        let mut s = State::default();
+        let at = |elapsed: u64| TB {
+            elapsed: Duration::from_secs(elapsed),
+            ..between()
+        };
+        assert_eq!(step(&mut s, &l, at(3599)), Action::Prepare { iteration: 1 });
+        let a = step(&mut s, &l, at(3600));
+        assert_eq!(stopped(&a), Some(Outcome::TimeLimit), "{a:?}");
+        assert_eq!(Outcome::TimeLimit.code(), 4);
+        // Without --max-time, time is no limit.
+        assert_eq!(
+            step(&mut State::default(), &limits(), at(999_999)),
+            Action::Prepare { iteration: 1 }
+        );
+        let m = |t, max: Option<u64>, e| {
+            session_timeout(
+                Duration::from_secs(t),
+                max.map(Duration::from_secs),
+                Duration::from_secs(e),
+            )
+            .as_secs()
+        };
+        assert_eq!(m(1800, None, 5000), 1800);
+        assert_eq!(m(1800, Some(3600), 600), 1800);
+        assert_eq!(m(1800, Some(3600), 3000), 600, "the deadline comes first");
+        assert_eq!(m(1800, Some(3600), 4000), 1, "past it: at once");
+    }
+
     fn between() -> TB {
         TB {
             stop: None,
@@ -1386,6 +1490,7 @@ mod tests {
             step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
+            elapsed: Duration::ZERO,
             reviews: Vec::from_iter(None),
         }
     }
@@ -1430,6 +1535,7 @@ mod tests {
         step_done: Option<String>,
         recent_starts: Vec<u64>,
         now_epoch: u64,
+        elapsed: Duration,
         reviews: Vec<Reviewed>,
     }
 
@@ -1461,6 +1567,7 @@ mod tests {
                     step_done: None,
                     recent_starts: Vec::new(),
                     now_epoch: 0,
+                    elapsed: Duration::ZERO,
                 },
             ),
             T::Between(b) => super::between(
@@ -1468,7 +1575,7 @@ mod tests {
                 l,
                 b.gate,
                 (b.waiting, b.step_done),
-                (b.recent_starts, b.now_epoch),
+                (b.recent_starts, b.now_epoch, b.elapsed),
                 &b.reviews,
             ),
         }
@@ -1529,6 +1636,7 @@ mod tests {
             step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
+            elapsed: Duration::ZERO,
         });
         go(Event::BeforeSpawn {
             stop: None,
@@ -1609,6 +1717,7 @@ mod tests {
             step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
+            elapsed: Duration::ZERO,
         };
         assert_eq!(go(between), Action::Prepare { iteration: 1 });
         go(Event::BeforeSpawn {
