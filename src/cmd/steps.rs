@@ -43,7 +43,8 @@ impl On {
         };
         let ok = !name.starts_with('-')
             && !name.starts_with(remote::STEP_PREFIX)
-            && crate::git::at(root).ok(&["check-ref-format", "--branch"], &[&name]);
+            // (`refs/heads/...` cannot be read as an option.)
+            && crate::git::at(root).ok(&["check-ref-format", &format!("refs/heads/{name}")], &[]);
         if !ok {
             return Err(usage(format!(
                 "--branch {:?} is not a branch name ralph merges into",

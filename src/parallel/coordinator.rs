@@ -635,8 +635,10 @@ impl Coordinator<'_> {
             return Ok(());
         };
         let branch = worktree::branch(&slot.worktree);
-        let worker = slot.worker.clone().unwrap_or_default();
-        let message = format!("ralph: merge {key} ({worker}, {branch})");
+        let message = match &slot.worker {
+            Some(worker) => format!("ralph: merge {key} ({worker}, {branch})"),
+            None => format!("ralph: merge {key} ({branch})"),
+        };
         let t0 = std::time::Instant::now();
         let merged = queue::merge(self.root(), &branch, key, &message)?;
         let took = t0.elapsed();

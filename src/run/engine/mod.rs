@@ -1976,6 +1976,7 @@ mod tests {
                 waiting: None,
                 step_done: None,
                 recent_starts: Vec::new(),
+                elapsed: Duration::ZERO,
                 now_epoch: 1_000_000,
                 reviews: Vec::from_iter(None),
             },
@@ -2189,13 +2190,15 @@ mod tests {
             (Interrupted, true),
             (EndedAbnormally, true),
             (StepDone, false),
+            (TimeLimit, false),
+            (Partial, false),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
                 Complete => Some(EndHook::Complete),
                 Waiting | NoProgress | Stuck | ReviewRejected => Some(EndHook::Waiting),
-                IterationLimit | CostLimit | LimitWait => Some(EndHook::Limit),
-                Failed | Interrupted | EndedAbnormally | StepDone => None,
+                IterationLimit | CostLimit | LimitWait | TimeLimit => Some(EndHook::Limit),
+                Failed | Interrupted | EndedAbnormally | StepDone | Partial => None,
             };
             assert_eq!(o.hook(), hook, "{o:?}");
             // Told to whoever `[notify]` names, but for a stop you asked for.
@@ -2204,8 +2207,8 @@ mod tests {
                 Complete => Some(E::Complete),
                 Waiting | NoProgress | Stuck | ReviewRejected => Some(E::Waiting),
                 Failed | EndedAbnormally => Some(E::Failed),
-                IterationLimit | CostLimit | LimitWait => Some(E::Stopped),
-                Interrupted | StepDone => None,
+                IterationLimit | CostLimit | LimitWait | TimeLimit => Some(E::Stopped),
+                Interrupted | StepDone | Partial => None,
             };
             assert_eq!(o.notice().map(|(e, _)| e), want, "{o:?}");
             assert_eq!(
@@ -2619,6 +2622,7 @@ mod tests {
             waiting: None,
             step_done: None,
             recent_starts: starts,
+            elapsed: Duration::ZERO,
             now_epoch: now,
             reviews: Vec::from_iter(None),
         };
@@ -2816,6 +2820,7 @@ mod tests {
             waiting: None,
             step_done: None,
             recent_starts: Vec::new(),
+            elapsed: Duration::ZERO,
             now_epoch: 1_000_000,
             reviews: Vec::from_iter(review),
         };
@@ -2851,6 +2856,7 @@ mod tests {
                 waiting: None,
                 step_done: None,
                 recent_starts: Vec::new(),
+                elapsed: Duration::ZERO,
                 now_epoch: 1_000_000,
                 reviews: Vec::from_iter(reviewed(true, 0.2)),
             },
@@ -2883,6 +2889,7 @@ mod tests {
         let mut s = State::default();
         let done = TB {
             step_done: Some("step **2** Second".into()),
+            elapsed: Duration::ZERO,
             ..between()
         };
         assert_eq!(
