@@ -186,7 +186,7 @@ fn inside(project: &Project, p: &std::path::Path) -> Result<PathBuf, String> {
 /// `config::DEFAULTS`' (`limit-wait-over`, `[notify]`'s, has its own).
 const DURATIONS: [(&str, u64, u64); 6] = [
     ("timeout", 1, 7 * DAY),
-    ("max-time", 60, 30 * DAY),
+    ("max-time", 1, 30 * DAY),
     ("limit-backoff", 1, DAY),
     ("max-limit-wait", 60, 30 * DAY),
     ("fallback-after", 1, 30 * DAY),

@@ -1,0 +1,460 @@
+//! GitHub Actions: the workflow `ralph init --github-actions` writes,
+//! checked by actionlint and zizmor (installed by the tests), and its jobs
+//! run on this machine as GitHub would run them: each job in a fresh clone
+//! of the repository (a local bare one, reached as GitHub's through the
+//! test home's `url.<bare>.insteadOf`), its `run:` steps in order with
+//! GitHub's variables set, the workflow's `${{ }}` expressions filled in,
+//! and the scripted GitHub API for the pull request. The steps that
+//! install ralph, the agent and the sandbox's tools from the network are
+//! the ones not run: this machine has them (ralph's build, a stand-in for
+//! the agent).
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use serde_json::Value;
+
+use crate::support::github::{GitHub, Origin};
+use crate::support::*;
+
+const TOKEN: &str = "ghs_actionsTESTtoken0123456789abcdef";
+const WORKFLOW: &str = ".github/workflows/ralph.yml";
+
+/// What a job's run came to.
+struct JobRun {
+    /// The first failing step's exit status, else 0.
+    code: i32,
+    outputs: BTreeMap<String, String>,
+    log: String,
+    /// What its upload-artifact steps upload (the paths that exist).
+    uploaded: Vec<PathBuf>,
+}
+
+/// A workflow run: its inputs and secrets, and the jobs run so far.
+struct Actions<'a> {
+    env: &'a TestEnv,
+    gh: &'a GitHub,
+    workflow: Value,
+    inputs: BTreeMap<String, String>,
+    secrets: BTreeMap<String, String>,
+    /// First on each job's PATH: the agent's stand-in, a `git` that logs.
+    bin: PathBuf,
+    jobs: AtomicU32,
+}
+
+/// The expressions' contexts of one job.
+struct Ctx<'a> {
+    inputs: &'a BTreeMap<String, String>,
+    secrets: &'a BTreeMap<String, String>,
+    matrix: Option<&'a str>,
+    needs: &'a BTreeMap<String, BTreeMap<String, String>>,
+    steps: BTreeMap<String, BTreeMap<String, String>>,
+    env: BTreeMap<String, String>,
+}
+
+impl Ctx<'_> {
+    /// One expression, as GitHub evaluates the ones this workflow uses.
+    fn eval(&self, expr: &str) -> String {
+        let e = expr.trim();
+        let parts: Vec<&str> = e.split('.').collect();
+        let get = |m: Option<&BTreeMap<String, String>>, k: &str| {
+            m.and_then(|m| m.get(k)).cloned().unwrap_or_default()
+        };
+        match parts.as_slice() {
+            ["inputs", k] => self.inputs[*k].clone(),
+            // A secret the repository does not have is empty.
+            ["secrets", k] => self.secrets.get(*k).cloned().unwrap_or_default(),
+            ["github", "token"] => TOKEN.into(),
+            ["matrix", "step"] => self.matrix.expect("a matrix job").into(),
+            ["runner", "os"] => "Linux".into(),
+            ["env", k] => self.env[*k].clone(),
+            ["steps", id, "outputs", k] => get(self.steps.get(*id), k),
+            ["needs", j, "outputs", k] => get(self.needs.get(*j), k),
+            _ => panic!("this runner does not know the expression `{e}`: teach it"),
+        }
+    }
+
+    /// A value with its `${{ }}` filled in.
+    fn fill(&self, text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("${{") {
+            out.push_str(&rest[..at]);
+            let end = rest[at..].find("}}").expect("a closed expression") + at;
+            out.push_str(&self.eval(&rest[at + 3..end]));
+            rest = &rest[end + 2..];
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// `key=value` lines and `key<<DELIM` blocks, as in `$GITHUB_OUTPUT`.
+fn outputs_of(text: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut lines = text.lines();
+    while let Some(l) = lines.next() {
+        if let Some((k, delim)) = l.split_once("<<") {
+            let v: Vec<&str> = lines.by_ref().take_while(|x| *x != delim).collect();
+            out.insert(k.to_string(), v.join("\n"));
+        } else if let Some((k, v)) = l.split_once('=') {
+            out.insert(k.to_string(), v.to_string());
+        }
+    }
+    out
+}
+
+impl<'a> Actions<'a> {
+    /// The workflow of the project's `main` on GitHub, run with `inputs`.
+    fn new(env: &'a TestEnv, gh: &'a GitHub, inputs: &[(&str, &str)], agent: &Path) -> Self {
+        let text = fs::read_to_string(env.project.join(WORKFLOW)).unwrap();
+        let yaml: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+        let workflow = serde_json::to_value(yaml).unwrap();
+        let mut given: BTreeMap<String, String> = BTreeMap::new();
+        // Each input as given, else its default.
+        for (k, v) in workflow["on"]["workflow_dispatch"]["inputs"]
+            .as_object()
+            .unwrap()
+        {
+            given.insert(k.clone(), text_of(&v["default"]));
+        }
+        for (k, v) in inputs {
+            assert!(given.contains_key(*k), "the workflow has no input {k}");
+            given.insert(k.to_string(), v.to_string());
+        }
+        let bin = env.tmp.path().join("runner-bin");
+        fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(agent, bin.join("claude")).unwrap();
+        write_exec(
+            &bin.join("git"),
+            &format!(
+                "#!/bin/sh\nprintf '%s\\n' \"$*\" >> {}\nexec /usr/bin/git \"$@\"\n",
+                env.tmp.path().join("git-argv.log").display()
+            ),
+        );
+        let secrets = [("ANTHROPIC_API_KEY", "sk-ant-secret-of-the-repository")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into();
+        Actions {
+            env,
+            gh,
+            workflow,
+            inputs: given,
+            secrets,
+            bin,
+            jobs: AtomicU32::new(0),
+        }
+    }
+
+    /// One run of job `id` (one matrix entry of it), in a fresh clone.
+    fn job(
+        &self,
+        id: &str,
+        matrix: Option<&str>,
+        needs: &BTreeMap<String, BTreeMap<String, String>>,
+    ) -> JobRun {
+        let n = self.jobs.fetch_add(1, Ordering::SeqCst) + 1;
+        let root = self.env.tmp.path().join(format!("runner-{n}-{id}"));
+        let (ws, temp) = (root.join("work"), root.join("temp"));
+        fs::create_dir_all(&temp).unwrap();
+        // actions/checkout: the repository at the ref the run was started on.
+        self.env.git_in(
+            &root,
+            &["clone", "-q", "https://github.com/octo/hello.git", "work"],
+        );
+        let sha = self
+            .env
+            .git_in(&ws, &["rev-parse", "HEAD"])
+            .trim()
+            .to_string();
+        let job = &self.workflow["jobs"][id];
+        assert!(job.is_object(), "no job {id}");
+        let mut ctx = Ctx {
+            inputs: &self.inputs,
+            secrets: &self.secrets,
+            matrix,
+            needs,
+            steps: BTreeMap::new(),
+            env: BTreeMap::new(),
+        };
+        for (k, v) in self.workflow["env"].as_object().into_iter().flatten() {
+            let filled = ctx.fill(&text_of(v));
+            ctx.env.insert(k.clone(), filled);
+        }
+        let file = |name: &str| {
+            let p = temp.join(name);
+            fs::write(&p, "").unwrap();
+            p
+        };
+        let (output, github_env, path, summary) =
+            (file("output"), file("env"), file("path"), file("summary"));
+        let github = [
+            ("GITHUB_ACTIONS", "true".to_string()),
+            ("CI", "true".into()),
+            ("GITHUB_REPOSITORY", "octo/hello".into()),
+            ("GITHUB_REPOSITORY_OWNER", "octo".into()),
+            ("GITHUB_REF", "refs/heads/main".into()),
+            ("GITHUB_REF_NAME", "main".into()),
+            ("GITHUB_REF_TYPE", "branch".into()),
+            ("GITHUB_SHA", sha),
+            ("GITHUB_RUN_ID", "7000001".into()),
+            ("GITHUB_RUN_NUMBER", "1".into()),
+            ("GITHUB_RUN_ATTEMPT", "1".into()),
+            ("GITHUB_JOB", id.into()),
+            ("GITHUB_WORKFLOW", "ralph".into()),
+            ("GITHUB_EVENT_NAME", "workflow_dispatch".into()),
+            ("GITHUB_ACTOR", "octo".into()),
+            ("GITHUB_SERVER_URL", "https://github.com".into()),
+            ("GITHUB_API_URL", self.gh.url.clone()),
+            ("GITHUB_GRAPHQL_URL", format!("{}/graphql", self.gh.url)),
+            ("GITHUB_WORKSPACE", ws.display().to_string()),
+            ("GITHUB_OUTPUT", output.display().to_string()),
+            ("GITHUB_ENV", github_env.display().to_string()),
+            ("GITHUB_PATH", path.display().to_string()),
+            ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
+            ("RUNNER_OS", "Linux".into()),
+            ("RUNNER_ARCH", "X64".into()),
+            ("RUNNER_TEMP", temp.display().to_string()),
+        ];
+        let mut run = JobRun {
+            code: 0,
+            outputs: BTreeMap::new(),
+            log: String::new(),
+            uploaded: Vec::new(),
+        };
+        for (i, step) in job["steps"].as_array().unwrap().iter().enumerate() {
+            let name = step["name"].as_str().unwrap_or_default();
+            let always = step["if"].as_str().is_some_and(|c| c.contains("always()"));
+            if run.code != 0 && !always {
+                continue;
+            }
+            if let Some(uses) = step["uses"].as_str() {
+                if uses.starts_with("actions/upload-artifact@") {
+                    let p = ws.join(text_of(&step["with"]["path"]));
+                    if p.exists() {
+                        run.uploaded.push(p);
+                    }
+                }
+                // (checkout: the clone above; cache: nothing cached here.)
+                continue;
+            }
+            let Some(script) = step["run"].as_str() else {
+                continue;
+            };
+            // From the network: this machine has them.
+            if name.starts_with("Install") {
+                continue;
+            }
+            let script_file = temp.join(format!("step-{i}.sh"));
+            fs::write(&script_file, script).unwrap();
+            let mut c = Command::new("bash");
+            c.env_clear()
+                .envs(
+                    self.env
+                        .vars()
+                        .into_iter()
+                        .filter(|(k, _)| !k.ends_with("_API_KEY")),
+                )
+                .envs(github.iter().map(|(k, v)| (k, v)))
+                .envs(&ctx.env);
+            for (k, v) in step["env"].as_object().into_iter().flatten() {
+                c.env(k, ctx.fill(&text_of(v)));
+            }
+            let added = fs::read_to_string(&path).unwrap();
+            let dirs: Vec<&str> = added.lines().rev().collect();
+            let base_path = self
+                .env
+                .vars()
+                .into_iter()
+                .find(|(k, _)| k == "PATH")
+                .unwrap()
+                .1;
+            c.env(
+                "PATH",
+                format!(
+                    "{}:{}{base_path}",
+                    self.bin.display(),
+                    dirs.iter().map(|d| format!("{d}:")).collect::<String>()
+                ),
+            );
+            c.args(["--noprofile", "--norc", "-eo", "pipefail"])
+                .arg(&script_file)
+                .current_dir(&ws);
+            default_signals(&mut c);
+            let out = c.output().unwrap();
+            run.log.push_str(&format!(
+                "== {id}: {name}\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            if let Some(sid) = step["id"].as_str() {
+                ctx.steps.insert(
+                    sid.into(),
+                    outputs_of(&fs::read_to_string(&output).unwrap()),
+                );
+            }
+            fs::write(&output, "").unwrap();
+            if !out.status.success() {
+                run.code = out.status.code().unwrap_or(-1);
+            }
+        }
+        for (k, v) in job["outputs"].as_object().into_iter().flatten() {
+            run.outputs.insert(k.clone(), ctx.fill(&text_of(v)));
+        }
+        run
+    }
+
+    /// The plan job, then a work job per step it lists (each at once, as
+    /// separate processes), then the merge job.
+    fn run_all(&self) -> (JobRun, Vec<JobRun>, JobRun) {
+        let none = BTreeMap::new();
+        let plan = self.job("plan", None, &none);
+        assert_eq!(plan.code, 0, "{}", plan.log);
+        let needs: BTreeMap<String, BTreeMap<String, String>> =
+            [("plan".to_string(), plan.outputs.clone())].into();
+        let steps: Vec<String> = serde_json::from_str(&plan.outputs["steps"]).unwrap();
+        let work: Vec<JobRun> = std::thread::scope(|s| {
+            let jobs: Vec<_> = steps
+                .iter()
+                .map(|step| s.spawn(|| self.job("work", Some(step), &needs)))
+                .collect();
+            jobs.into_iter().map(|j| j.join().unwrap()).collect()
+        });
+        let merge = self.job("merge", None, &needs);
+        (plan, work, merge)
+    }
+}
+
+fn write_exec(path: &Path, text: &str) {
+    fs::write(path, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A project with `spec`, the workflow written by `ralph init
+/// --github-actions`, pushed to GitHub's octo/hello (its `main`).
+fn on_github(spec: &str) -> (TestEnv, Origin, GitHub) {
+    let env = project();
+    fs::write(env.project.join(".ralph/spec.md"), spec).unwrap();
+    let out = env
+        .ralph()
+        .args(["init", "--github-actions"])
+        .stdout_with(0);
+    assert!(
+        out.contains(&format!("wrote {}", env.project.join(WORKFLOW).display())),
+        "{out}"
+    );
+    env.commit_all("the spec, and ralph on GitHub Actions");
+    let origin = Origin::new(&env, "octo", "hello");
+    origin.link(&env, &env.project);
+    (env, origin, GitHub::start("octo", "hello"))
+}
+
+/// A session that does its step (the first open one of its spec), says in
+/// `tokens` which GitHub token it could see, and commits.
+fn stepping_agent(env: &TestEnv) -> (PathBuf, PathBuf) {
+    let tokens = env.tmp.path().join("tokens-seen.log");
+    let body = format!(
+        r#"echo "${{GH_TOKEN:-none}} ${{GITHUB_TOKEN:-none}}" >> {tokens}
+echo "$RALPH_STEP" > "step-$RALPH_STEP.txt"
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md
+echo "- step $RALPH_STEP done" >> .ralph/progress.md
+git add -A && git commit -qm "step $RALPH_STEP"
+echo '{RESULT}'"#,
+        tokens = tokens.display()
+    );
+    (stand_in(env, "claude-actions", &body), tokens)
+}
+
+fn remote_branches(env: &TestEnv, origin: &Origin) -> Vec<String> {
+    origin
+        .git(
+            env,
+            &["for-each-ref", "--format=%(refname:short)", "refs/heads"],
+        )
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn the_workflows_jobs_run_in_order_and_the_merge_lands_every_step_in_one_pull_request() {
+    let (env, origin, gh) =
+        on_github("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
+    let (agent, tokens) = stepping_agent(&env);
+    let actions = Actions::new(&env, &gh, &[("parallel", "3")], &agent);
+    let (plan, work, merge) = actions.run_all();
+    let listed: Vec<String> = serde_json::from_str(&plan.outputs["steps"]).unwrap();
+    assert_eq!(listed.len(), 3, "{}", plan.log);
+    assert_eq!(plan.outputs["count"], "3");
+    assert!(plan.log.contains("0 of 3 steps merged"), "{}", plan.log);
+    for w in &work {
+        assert_eq!(w.code, 0, "{}", w.log);
+        assert!(w.log.contains("step done"), "{}", w.log);
+        assert!(w.log.contains("pushed ralph/step-"), "{}", w.log);
+        // Its records are the job's artifact.
+        assert_eq!(w.uploaded.len(), 1, "{}", w.log);
+        let runs: Vec<_> = fs::read_dir(&w.uploaded[0]).unwrap().collect();
+        assert_eq!(runs.len(), 1, "one run's records");
+    }
+    assert_eq!(merge.code, 0, "{}", merge.log);
+    for n in 1..=3 {
+        assert!(
+            merge.log.contains(&format!("merged **{n}**")),
+            "{}",
+            merge.log
+        );
+    }
+    assert!(
+        merge.log.contains(
+            "opened pull request #1 (ready for review): https://github.com/octo/hello/pull/1"
+        ),
+        "{}",
+        merge.log
+    );
+    assert_eq!(merge.uploaded.len(), 1);
+    // Every step landed on the run's branch; the step branches are gone.
+    assert_eq!(remote_branches(&env, &origin), ["main", "ralph/spec"]);
+    let files = origin.git(&env, &["ls-tree", "--name-only", "ralph/spec"]);
+    for n in 1..=3 {
+        assert!(files.contains(&format!("step-{n}.txt")), "{files}");
+    }
+    let spec = origin.git(&env, &["show", "ralph/spec:.ralph/spec.md"]);
+    assert_eq!(spec.matches("- [x]").count(), 3, "{spec}");
+    let progress = origin.git(&env, &["show", "ralph/spec:.ralph/progress.md"]);
+    for n in 1..=3 {
+        assert_eq!(progress.matches(&format!("- step {n} done")).count(), 1);
+    }
+    let pulls = gh.pulls();
+    assert_eq!(pulls.len(), 1, "{pulls:?}");
+    assert_eq!(pulls[0]["head"]["ref"], "ralph/spec");
+    assert_eq!(pulls[0]["base"]["ref"], "main");
+    assert_eq!(pulls[0]["draft"], false);
+    // The token: ralph's, never a session's, never in an argument.
+    let seen = fs::read_to_string(&tokens).unwrap();
+    assert_eq!(seen.lines().count(), 3, "{seen}");
+    assert!(seen.lines().all(|l| l == "none none"), "{seen}");
+    let argv = fs::read_to_string(env.tmp.path().join("git-argv.log")).unwrap();
+    assert!(argv.contains("push"), "{argv}");
+    assert!(!argv.contains(TOKEN), "the token in a git command line");
+    for r in gh.requests() {
+        assert_eq!(
+            r.authorization.as_deref(),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+    }
+    for log in [&plan.log, &merge.log] {
+        assert!(!log.contains(TOKEN));
+    }
+}
