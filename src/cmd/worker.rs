@@ -177,6 +177,15 @@ impl Worker {
             .map(|s| s.outcome);
         Ok(match outcome {
             Some(Outcome::StepDone | Outcome::Complete) => ExitStatus::Success,
+            // The session that reached a limit did the step too: the merge
+            // takes it (its box is the word).
+            Some(o) if done_here(project, &info.key) => {
+                Ui::for_loop(name, true).note(&format!(
+                    "its step is done all the same (the loop stopped: {}): `ralph merge` merges it",
+                    o.text()
+                ));
+                ExitStatus::Success
+            }
             _ => status,
         })
     }

@@ -458,3 +458,154 @@ fn the_workflows_jobs_run_in_order_and_the_merge_lands_every_step_in_one_pull_re
         assert!(!log.contains(TOKEN));
     }
 }
+
+#[test]
+fn a_worker_job_run_again_goes_on_from_the_branch_it_pushed() {
+    let (env, origin, gh) = on_github("# Spec\n\n- [ ] **1** Only step\n");
+    // Each session costs $0.75: the first does half the step, the next
+    // (seeing that half) finishes it.
+    let agent = stand_in(
+        &env,
+        "claude-halves",
+        &format!(
+            r#"if [ -e half.txt ]; then sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md; echo done > done.txt; else echo half > half.txt; fi
+git add -A && git commit -qm "a session"
+echo '{RESULT}'"#
+        ),
+    );
+    let actions = Actions::new(&env, &gh, &[("max-cost", "0.5")], &agent);
+    let none = BTreeMap::new();
+    let plan = actions.job("plan", None, &none);
+    let needs: BTreeMap<String, BTreeMap<String, String>> =
+        [("plan".to_string(), plan.outputs.clone())].into();
+    let step: Vec<String> = serde_json::from_str(&plan.outputs["steps"]).unwrap();
+    // The cost cap stops it after one session: its work is pushed all the same.
+    let first = actions.job("work", Some(&step[0]), &needs);
+    assert_eq!(first.code, 4, "{}", first.log);
+    assert!(first.log.contains("cost limit reached"), "{}", first.log);
+    let branch = format!("ralph/step-{}", step[0]);
+    let half = origin
+        .head_of(&env, &branch)
+        .expect("the half-done step pushed");
+    assert_eq!(
+        first.uploaded.len(),
+        1,
+        "the records kept when the job fails"
+    );
+    // Run again: the same branch, from where it was.
+    let again = actions.job("work", Some(&step[0]), &needs);
+    assert_eq!(again.code, 0, "{}", again.log);
+    assert!(
+        again.log.contains("going on from origin's"),
+        "{}",
+        again.log
+    );
+    let done = origin.head_of(&env, &branch).unwrap();
+    assert_ne!(done, half);
+    origin.git(&env, &["merge-base", "--is-ancestor", &half, &done]);
+    let files = origin.git(&env, &["ls-tree", "--name-only", &done]);
+    assert!(
+        files.contains("half.txt") && files.contains("done.txt"),
+        "{files}"
+    );
+    let merge = actions.job("merge", None, &needs);
+    assert_eq!(merge.code, 0, "{}", merge.log);
+    assert_eq!(remote_branches(&env, &origin), ["main", "ralph/spec"]);
+}
+
+/// Two steps that both rewrite `shared.txt`; a session told of a merge in
+/// progress keeps both lines.
+fn conflicting(env: &TestEnv) -> PathBuf {
+    fs::write(env.project.join("shared.txt"), "base\n").unwrap();
+    env.commit_all("shared");
+    env.git(&["push", "-q", "origin", "main"]);
+    let path = env.tmp.path().join("claude-conflicts");
+    write_exec(
+        &path,
+        &format!(
+            r#"#!/bin/sh
+prompt=$(cat)
+if printf '%s' "$prompt" | grep -q 'A merge is in progress'; then
+  printf 'line of 1\nline of 2\n' > shared.txt
+  git add shared.txt && git commit -q --no-edit
+else
+  echo "line of $RALPH_STEP" > shared.txt
+  sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md
+  git add -A && git commit -qm "step $RALPH_STEP"
+fi
+echo '{RESULT}'"#
+        ),
+    );
+    path
+}
+
+#[test]
+fn steps_that_conflict_are_merged_by_a_resolution_session_in_the_merge_job() {
+    let (env, origin, gh) = on_github("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let agent = conflicting(&env);
+    let actions = Actions::new(&env, &gh, &[], &agent);
+    let (_, work, merge) = actions.run_all();
+    assert!(work.iter().all(|w| w.code == 0));
+    assert_eq!(merge.code, 0, "{}", merge.log);
+    assert!(
+        merge
+            .log
+            .contains("conflicts with what is merged (shared.txt)"),
+        "{}",
+        merge.log
+    );
+    let shared = origin.git(&env, &["show", "ralph/spec:shared.txt"]);
+    assert_eq!(shared, "line of 1\nline of 2\n");
+    assert_eq!(remote_branches(&env, &origin), ["main", "ralph/spec"]);
+    assert_eq!(gh.pulls().len(), 1);
+}
+
+#[test]
+fn with_on_conflict_wait_the_merge_stops_for_a_human_and_keeps_the_steps_branch() {
+    let (env, origin, gh) = on_github("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let agent = conflicting(&env);
+    let actions = Actions::new(&env, &gh, &[], &agent);
+    let none = BTreeMap::new();
+    let plan = actions.job("plan", None, &none);
+    let needs: BTreeMap<String, BTreeMap<String, String>> =
+        [("plan".to_string(), plan.outputs.clone())].into();
+    for step in serde_json::from_str::<Vec<String>>(&plan.outputs["steps"]).unwrap() {
+        assert_eq!(actions.job("work", Some(&step), &needs).code, 0);
+    }
+    // `ralph merge` by hand, in a clone of its own.
+    env.git_in(
+        env.tmp.path(),
+        &[
+            "clone",
+            "-q",
+            "https://github.com/octo/hello.git",
+            "by-hand",
+        ],
+    );
+    let out = env
+        .ralph()
+        .current_dir(env.tmp.path().join("by-hand"))
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                actions.bin.display(),
+                "/usr/local/bin:/usr/bin:/bin"
+            ),
+        )
+        .env("GITHUB_API_URL", &gh.url)
+        .env("GH_TOKEN", TOKEN)
+        .args(["merge", "--on-conflict", "wait"])
+        .stdout_with(3);
+    let waiting = fs::read_to_string(env.tmp.path().join("by-hand/.ralph/WAITING")).unwrap();
+    assert!(
+        waiting.contains("conflicts") && waiting.contains("shared.txt"),
+        "{waiting}\n{out}"
+    );
+    // The first is merged and pushed; the other's branch stays.
+    let branches = remote_branches(&env, &origin);
+    assert_eq!(branches.len(), 3, "{branches:?}");
+    assert!(branches.iter().any(|b| b.starts_with("ralph/step-2-")));
+    let spec = origin.git(&env, &["show", "ralph/spec:.ralph/spec.md"]);
+    assert_eq!(spec.matches("- [x]").count(), 1, "{spec}");
+}
