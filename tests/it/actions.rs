@@ -867,3 +867,37 @@ fn the_workflow_passes_actionlint_and_zizmor_and_asks_for_the_least() {
         format!("v{}", env!("CARGO_PKG_VERSION"))
     );
 }
+
+#[test]
+fn max_time_ends_the_running_session_at_the_deadline_and_starts_no_other() {
+    let env = one_step_project();
+    let marker = env.tmp.path().join("finished");
+    // A session that would take half a minute, then do the step.
+    let agent = stand_in(
+        &env,
+        "claude-slow",
+        &format!(
+            "sleep 30\ntouch {}\n{DO_STEP}\necho '{RESULT}'",
+            marker.display()
+        ),
+    );
+    let out = env
+        .ralph()
+        .args(["loop", "--max-time", "2s", "--claude"])
+        .arg(&agent)
+        .stdout_with(4);
+    assert!(out.contains("time limit reached"), "{out}");
+    assert!(out.contains("(--max-time 2s)"), "{out}");
+    assert!(!marker.exists(), "the session was ended at the deadline");
+    let recs = records(&env);
+    assert_eq!(recs.len(), 1, "no session after the deadline: {recs:?}");
+    assert_eq!(recs[0]["outcome"], "timeout", "{}", recs[0]);
+    assert_eq!(summary(&env)["outcome"], "time-limit");
+    // Bounded, as every duration is.
+    let err = env
+        .ralph()
+        .args(["loop", "--max-time", "0s", "--claude"])
+        .arg(&agent)
+        .stderr_with(2);
+    assert!(err.contains("--max-time: \"0s\" is out of range"), "{err}");
+}
