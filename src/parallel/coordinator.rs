@@ -172,6 +172,24 @@ pub fn order_of(
     Ok(Order::Tracker { blockers, closed })
 }
 
+/// `ralph merge`: each step done on the remote, on the board as queued
+/// (its branch `ralph/step-<slug>`).
+fn queue_remote(board: &mut Board, r: &RemoteMerge) {
+    for (key, slug, _) in &r.steps {
+        board.steps.insert(
+            key.clone(),
+            Slot {
+                worktree: format!("step-{slug}"),
+                worker: None,
+                place: Place::Queued,
+                undone: 0,
+                feedback: None,
+                note: None,
+            },
+        );
+    }
+}
+
 /// A parallel run in the integration checkout `shell.project`.
 pub struct Coordinator<'a> {
     pub shell: &'a Shell<'a>,
@@ -222,19 +240,7 @@ impl Coordinator<'_> {
         board.parallel = s.parallel;
         let mut queue = VecDeque::new();
         if let Some(r) = self.remote {
-            for (key, slug, _) in &r.steps {
-                board.steps.insert(
-                    key.clone(),
-                    Slot {
-                        worktree: format!("step-{slug}"),
-                        worker: None,
-                        place: Place::Queued,
-                        undone: 0,
-                        feedback: None,
-                        note: None,
-                    },
-                );
-            }
+            queue_remote(&mut board, r);
         }
         for (key, slot) in &mut board.steps {
             match slot.place {

@@ -158,10 +158,16 @@ pub fn base(root: &Path, remote: &Target, spec: Option<&Path>) -> Result<Base> {
     })
 }
 
-/// A file at a commit (empty when it has none).
+/// The most of a file at a commit that is read (a branch's spec is
+/// another machine's, or a session's, writing).
+const SHOWN_CAP: usize = 4 << 20;
+
+/// A file at a commit (empty when it has none, or is larger than a spec
+/// may be).
 pub fn show(root: &Path, rev: &str, path: &str) -> String {
     crate::git::at(root)
         .bytes(&["show", &format!("{rev}:{path}")])
+        .filter(|b| b.len() <= SHOWN_CAP)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default()
 }

@@ -307,7 +307,9 @@ impl Target {
             .filter_map(|l| {
                 let (sha, name) = l.split_once('\t')?;
                 let name = name.strip_prefix("refs/heads/")?;
-                Some((name.to_string(), sha.to_string()))
+                // What a remote says is a commit id, or nothing ralph uses.
+                crate::history::records::is_object_id(sha)
+                    .then(|| (name.to_string(), sha.to_string()))
             })
             .collect())
     }

@@ -33,6 +33,16 @@ struct JobRun {
     uploaded: Vec<PathBuf>,
 }
 
+/// A job's machine.
+struct Runner {
+    id: String,
+    ws: PathBuf,
+    temp: PathBuf,
+    output: PathBuf,
+    path: PathBuf,
+    github: Vec<(String, String)>,
+}
+
 /// A workflow run: its inputs and secrets, and the jobs run so far.
 struct Actions<'a> {
     env: &'a TestEnv,
@@ -164,20 +174,7 @@ impl<'a> Actions<'a> {
         matrix: Option<&str>,
         needs: &BTreeMap<String, BTreeMap<String, String>>,
     ) -> JobRun {
-        let n = self.jobs.fetch_add(1, Ordering::SeqCst) + 1;
-        let root = self.env.tmp.path().join(format!("runner-{n}-{id}"));
-        let (ws, temp) = (root.join("work"), root.join("temp"));
-        fs::create_dir_all(&temp).unwrap();
-        // actions/checkout: the repository at the ref the run was started on.
-        self.env.git_in(
-            &root,
-            &["clone", "-q", "https://github.com/octo/hello.git", "work"],
-        );
-        let sha = self
-            .env
-            .git_in(&ws, &["rev-parse", "HEAD"])
-            .trim()
-            .to_string();
+        let runner = self.runner(id);
         let job = &self.workflow["jobs"][id];
         assert!(job.is_object(), "no job {id}");
         let mut ctx = Ctx {
@@ -192,13 +189,57 @@ impl<'a> Actions<'a> {
             let filled = ctx.fill(&text_of(v));
             ctx.env.insert(k.clone(), filled);
         }
+        let mut run = JobRun {
+            code: 0,
+            outputs: BTreeMap::new(),
+            log: String::new(),
+            uploaded: Vec::new(),
+        };
+        for (i, step) in job["steps"].as_array().unwrap().iter().enumerate() {
+            let always = step["if"].as_str().is_some_and(|c| c.contains("always()"));
+            if run.code != 0 && !always {
+                continue;
+            }
+            if let Some(uses) = step["uses"].as_str() {
+                if uses.starts_with("actions/upload-artifact@") {
+                    let p = runner.ws.join(text_of(&step["with"]["path"]));
+                    if p.exists() {
+                        run.uploaded.push(p);
+                    }
+                }
+                // (checkout: the runner's clone; cache: nothing cached here.)
+                continue;
+            }
+            self.run_step(&runner, i, step, &mut ctx, &mut run);
+        }
+        for (k, v) in job["outputs"].as_object().into_iter().flatten() {
+            run.outputs.insert(k.clone(), ctx.fill(&text_of(v)));
+        }
+        run
+    }
+
+    /// A job's machine: a fresh clone of the repository at the ref the run
+    /// was started on (actions/checkout), its files and GitHub's variables.
+    fn runner(&self, id: &str) -> Runner {
+        let n = self.jobs.fetch_add(1, Ordering::SeqCst) + 1;
+        let root = self.env.tmp.path().join(format!("runner-{n}-{id}"));
+        let (ws, temp) = (root.join("work"), root.join("temp"));
+        fs::create_dir_all(&temp).unwrap();
+        self.env.git_in(
+            &root,
+            &["clone", "-q", "https://github.com/octo/hello.git", "work"],
+        );
+        let sha = self
+            .env
+            .git_in(&ws, &["rev-parse", "HEAD"])
+            .trim()
+            .to_string();
         let file = |name: &str| {
             let p = temp.join(name);
             fs::write(&p, "").unwrap();
             p
         };
-        let (output, github_env, path, summary) =
-            (file("output"), file("env"), file("path"), file("summary"));
+        let (output, path) = (file("output"), file("path"));
         let github = [
             ("GITHUB_ACTIONS", "true".to_string()),
             ("CI", "true".into()),
@@ -220,99 +261,79 @@ impl<'a> Actions<'a> {
             ("GITHUB_GRAPHQL_URL", format!("{}/graphql", self.gh.url)),
             ("GITHUB_WORKSPACE", ws.display().to_string()),
             ("GITHUB_OUTPUT", output.display().to_string()),
-            ("GITHUB_ENV", github_env.display().to_string()),
+            ("GITHUB_ENV", file("env").display().to_string()),
             ("GITHUB_PATH", path.display().to_string()),
-            ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
+            ("GITHUB_STEP_SUMMARY", file("summary").display().to_string()),
             ("RUNNER_OS", "Linux".into()),
             ("RUNNER_ARCH", "X64".into()),
             ("RUNNER_TEMP", temp.display().to_string()),
-        ];
-        let mut run = JobRun {
-            code: 0,
-            outputs: BTreeMap::new(),
-            log: String::new(),
-            uploaded: Vec::new(),
+        ]
+        .map(|(k, v)| (k.to_string(), v))
+        .to_vec();
+        Runner {
+            id: id.to_string(),
+            ws,
+            temp,
+            output,
+            path,
+            github,
+        }
+    }
+
+    /// A `run:` step, as GitHub runs it (`bash -e -o pipefail`), its
+    /// outputs kept. The ones that install from the network are not run:
+    /// this machine has what they install.
+    fn run_step(&self, r: &Runner, i: usize, step: &Value, ctx: &mut Ctx, run: &mut JobRun) {
+        let name = step["name"].as_str().unwrap_or_default();
+        let Some(script) = step["run"].as_str() else {
+            return;
         };
-        for (i, step) in job["steps"].as_array().unwrap().iter().enumerate() {
-            let name = step["name"].as_str().unwrap_or_default();
-            let always = step["if"].as_str().is_some_and(|c| c.contains("always()"));
-            if run.code != 0 && !always {
-                continue;
-            }
-            if let Some(uses) = step["uses"].as_str() {
-                if uses.starts_with("actions/upload-artifact@") {
-                    let p = ws.join(text_of(&step["with"]["path"]));
-                    if p.exists() {
-                        run.uploaded.push(p);
-                    }
-                }
-                // (checkout: the clone above; cache: nothing cached here.)
-                continue;
-            }
-            let Some(script) = step["run"].as_str() else {
-                continue;
-            };
-            // From the network: this machine has them.
-            if name.starts_with("Install") {
-                continue;
-            }
-            let script_file = temp.join(format!("step-{i}.sh"));
-            fs::write(&script_file, script).unwrap();
-            let mut c = Command::new("bash");
-            c.env_clear()
-                .envs(
-                    self.env
-                        .vars()
-                        .into_iter()
-                        .filter(|(k, _)| !k.ends_with("_API_KEY")),
-                )
-                .envs(github.iter().map(|(k, v)| (k, v)))
-                .envs(&ctx.env);
-            for (k, v) in step["env"].as_object().into_iter().flatten() {
-                c.env(k, ctx.fill(&text_of(v)));
-            }
-            let added = fs::read_to_string(&path).unwrap();
-            let dirs: Vec<&str> = added.lines().rev().collect();
-            let base_path = self
-                .env
-                .vars()
-                .into_iter()
-                .find(|(k, _)| k == "PATH")
-                .unwrap()
-                .1;
-            c.env(
-                "PATH",
-                format!(
-                    "{}:{}{base_path}",
-                    self.bin.display(),
-                    dirs.iter().map(|d| format!("{d}:")).collect::<String>()
-                ),
-            );
-            c.args(["--noprofile", "--norc", "-eo", "pipefail"])
-                .arg(&script_file)
-                .current_dir(&ws);
-            default_signals(&mut c);
-            let out = c.output().unwrap();
-            run.log.push_str(&format!(
-                "== {id}: {name}\n{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ));
-            if let Some(sid) = step["id"].as_str() {
-                ctx.steps.insert(
-                    sid.into(),
-                    outputs_of(&fs::read_to_string(&output).unwrap()),
-                );
-            }
-            fs::write(&output, "").unwrap();
-            if !out.status.success() {
-                run.code = out.status.code().unwrap_or(-1);
-            }
+        if name.starts_with("Install") {
+            return;
         }
-        for (k, v) in job["outputs"].as_object().into_iter().flatten() {
-            run.outputs.insert(k.clone(), ctx.fill(&text_of(v)));
+        let script_file = r.temp.join(format!("step-{i}.sh"));
+        fs::write(&script_file, script).unwrap();
+        let vars = self.env.vars();
+        let base_path = &vars.iter().find(|(k, _)| k == "PATH").unwrap().1;
+        // $GITHUB_PATH's lines, the last added first.
+        let added: String = fs::read_to_string(&r.path)
+            .unwrap()
+            .lines()
+            .rev()
+            .map(|d| format!("{d}:"))
+            .collect();
+        let mut c = Command::new("bash");
+        c.env_clear()
+            .envs(
+                vars.iter()
+                    .filter(|(k, _)| !k.ends_with("_API_KEY"))
+                    .cloned(),
+            )
+            .envs(r.github.iter().cloned())
+            .envs(&ctx.env)
+            .env("PATH", format!("{}:{added}{base_path}", self.bin.display()));
+        for (k, v) in step["env"].as_object().into_iter().flatten() {
+            c.env(k, ctx.fill(&text_of(v)));
         }
-        run
+        c.args(["--noprofile", "--norc", "-eo", "pipefail"])
+            .arg(&script_file)
+            .current_dir(&r.ws);
+        default_signals(&mut c);
+        let out = c.output().unwrap();
+        run.log.push_str(&format!(
+            "== {}: {name}\n{}{}",
+            r.id,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+        if let Some(sid) = step["id"].as_str() {
+            let outputs = outputs_of(&fs::read_to_string(&r.output).unwrap());
+            ctx.steps.insert(sid.into(), outputs);
+        }
+        fs::write(&r.output, "").unwrap();
+        if !out.status.success() {
+            run.code = out.status.code().unwrap_or(-1);
+        }
     }
 
     /// The plan job, then a work job per step it lists (each at once, as
