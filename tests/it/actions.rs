@@ -234,6 +234,11 @@ impl<'a> Actions<'a> {
             .git_in(&ws, &["rev-parse", "HEAD"])
             .trim()
             .to_string();
+        // A machine of its own: its own home, with git's config (the
+        // `insteadOf` that reaches the bare repository as GitHub's).
+        let home = root.join("home");
+        fs::create_dir_all(&home).unwrap();
+        fs::copy(self.env.home.join(".gitconfig"), home.join(".gitconfig")).unwrap();
         let file = |name: &str| {
             let p = temp.join(name);
             fs::write(&p, "").unwrap();
@@ -267,6 +272,20 @@ impl<'a> Actions<'a> {
             ("RUNNER_OS", "Linux".into()),
             ("RUNNER_ARCH", "X64".into()),
             ("RUNNER_TEMP", temp.display().to_string()),
+            ("HOME", home.display().to_string()),
+            (
+                "XDG_CONFIG_HOME",
+                home.join(".config").display().to_string(),
+            ),
+            (
+                "XDG_DATA_HOME",
+                home.join(".local/share").display().to_string(),
+            ),
+            ("XDG_CACHE_HOME", home.join(".cache").display().to_string()),
+            (
+                "XDG_STATE_HOME",
+                home.join(".local/state").display().to_string(),
+            ),
         ]
         .map(|(k, v)| (k.to_string(), v))
         .to_vec();
@@ -413,6 +432,15 @@ fn remote_branches(env: &TestEnv, origin: &Origin) -> Vec<String> {
 fn the_workflows_jobs_run_in_order_and_the_merge_lands_every_step_in_one_pull_request() {
     let (env, origin, gh) =
         on_github("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
+    // The project's gate, approved in each job's clone by the workflow: run
+    // after each merge in the merge job.
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"test ! -e broken.txt\"]\n",
+    )
+    .unwrap();
+    env.commit_all("the gate");
+    env.git(&["push", "-q", "origin", "main"]);
     let (agent, tokens) = stepping_agent(&env);
     let actions = Actions::new(&env, &gh, &[("parallel", "3")], &agent);
     let (plan, work, merge) = actions.run_all();
@@ -445,6 +473,24 @@ fn the_workflows_jobs_run_in_order_and_the_merge_lands_every_step_in_one_pull_re
         merge.log
     );
     assert_eq!(merge.uploaded.len(), 1);
+    // The gate ran after each merge (its logs are in the records).
+    let run = fs::read_dir(&merge.uploaded[0])
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let gates = fs::read_dir(&run)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with("gate-")
+        })
+        .count();
+    assert!(gates >= 3, "{gates} gate runs in {}", run.display());
     // Every step landed on the run's branch; the step branches are gone.
     assert_eq!(remote_branches(&env, &origin), ["main", "ralph/spec"]);
     let files = origin.git(&env, &["ls-tree", "--name-only", "ralph/spec"]);
@@ -603,6 +649,9 @@ fn with_on_conflict_wait_the_merge_stops_for_a_human_and_keeps_the_steps_branch(
             "by-hand",
         ],
     );
+    let by_hand = env.tmp.path().join("by-hand");
+    env.git_in(&by_hand, &["config", "user.name", "You"]);
+    env.git_in(&by_hand, &["config", "user.email", "you@example.com"]);
     let out = env
         .ralph()
         .current_dir(env.tmp.path().join("by-hand"))
