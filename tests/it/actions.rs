@@ -971,3 +971,40 @@ fn max_time_ends_the_running_session_at_the_deadline_and_starts_no_other() {
         .stderr_with(2);
     assert!(err.contains("--max-time: \"0s\" is out of range"), "{err}");
 }
+
+#[test]
+fn a_spec_file_of_its_own_starts_the_same_branch_on_every_machine() {
+    let (env, origin, gh) = on_github("# Spec\n\n- [ ] **1** Something else\n");
+    fs::create_dir_all(env.project.join("docs")).unwrap();
+    fs::write(
+        env.project.join("docs/Auth.md"),
+        "# Auth\n\n- [ ] **1** Login\n- [ ] **2** Logout\n",
+    )
+    .unwrap();
+    env.commit_all("the auth spec");
+    env.git(&["push", "-q", "origin", "main"]);
+    let (agent, _) = stepping_agent(&env);
+    let actions = Actions::new(&env, &gh, &[("spec", "docs/Auth.md")], &agent);
+    let (plan, work, merge) = actions.run_all();
+    assert!(
+        plan.log.contains("ralph/auth (not pushed yet"),
+        "{}",
+        plan.log
+    );
+    assert!(work.iter().all(|w| w.code == 0));
+    assert_eq!(merge.code, 0, "{}", merge.log);
+    assert_eq!(remote_branches(&env, &origin), ["main", "ralph/auth"]);
+    // Each machine made the spec's commit on its own: the same one.
+    let log = origin.git(&env, &["log", "--format=%s", "ralph/auth"]);
+    assert_eq!(
+        log.matches("ralph: the spec of this run").count(),
+        1,
+        "{log}"
+    );
+    let spec = origin.git(&env, &["show", "ralph/auth:.ralph/spec.md"]);
+    assert!(
+        spec.starts_with("# Auth") && spec.matches("- [x]").count() == 2,
+        "{spec}"
+    );
+    assert_eq!(gh.pulls()[0]["head"]["ref"], "ralph/auth");
+}
