@@ -1008,3 +1008,43 @@ fn a_spec_file_of_its_own_starts_the_same_branch_on_every_machine() {
     );
     assert_eq!(gh.pulls()[0]["head"]["ref"], "ralph/auth");
 }
+
+#[test]
+fn steps_that_wait_for_others_start_when_the_workflow_runs_again_and_the_pull_request_follows() {
+    let (env, origin, gh) = on_github(
+        "# Spec\n\n## First\n\n- [ ] **1** One\n- [ ] **2** Two\n\n## Then\n\n- [ ] **3** Three\n",
+    );
+    let (agent, _) = stepping_agent(&env);
+    let actions = Actions::new(&env, &gh, &[], &agent);
+    let (plan, _, merge) = actions.run_all();
+    assert_eq!(
+        plan.outputs["count"], "2",
+        "the first section: {}",
+        plan.log
+    );
+    assert_eq!(merge.code, 0, "{}", merge.log);
+    assert!(merge.log.contains("merged so far"), "{}", merge.log);
+    assert!(
+        merge.log.contains("1 still open (**3** Three)"),
+        "{}",
+        merge.log
+    );
+    let pulls = gh.pulls();
+    assert_eq!(pulls.len(), 1);
+    assert_eq!(pulls[0]["draft"], true, "not complete yet");
+    // The next run of the workflow: the rest, and the same pull request.
+    let (plan, work, merge) = actions.run_all();
+    assert_eq!(plan.outputs["count"], "1", "{}", plan.log);
+    assert!(plan.log.contains("2 of 3 steps merged"), "{}", plan.log);
+    assert!(work[0].log.contains("from ralph/spec"), "{}", work[0].log);
+    assert_eq!(merge.code, 0, "{}", merge.log);
+    assert!(
+        merge.log.contains("complete: all 3 steps done"),
+        "{}",
+        merge.log
+    );
+    let pulls = gh.pulls();
+    assert_eq!(pulls.len(), 1, "{pulls:?}");
+    assert_eq!(pulls[0]["draft"], false);
+    assert_eq!(remote_branches(&env, &origin), ["main", "ralph/spec"]);
+}
