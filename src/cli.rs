@@ -50,6 +50,7 @@ pub enum Cmd {
     Trust(cmd::trust::Trust),
     Add(cmd::add::Add),
     Import(cmd::import::Import),
+    Plan(cmd::plan::Plan),
     Review(cmd::review::Review),
     Watch(cmd::watch::Watch),
     Steps(cmd::steps::Steps),

@@ -274,7 +274,7 @@ fn check_reads_back(read: &Read, with_tasks: bool) -> Result<()> {
 
 /// What is at a ralph file now.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum There {
+pub(crate) enum There {
     Nothing,
     Template,
     Yours,
@@ -282,7 +282,7 @@ enum There {
 
 impl There {
     /// An empty file or init's template loses nothing when replaced.
-    fn of(now: Option<&str>, template: Option<&str>) -> There {
+    pub(crate) fn of(now: Option<&str>, template: Option<&str>) -> There {
         match now {
             None => There::Nothing,
             Some(t) if t.trim().is_empty() || template.is_some_and(|x| x.trim() == t.trim()) => {
@@ -301,7 +301,7 @@ impl There {
     }
 }
 
-fn template(name: &str) -> &'static str {
+pub(crate) fn template(name: &str) -> &'static str {
     TEMPLATES
         .iter()
         .find(|(n, _)| *n == name)
@@ -452,7 +452,7 @@ fn show(read: &Read, targets: &[(Target, There)], beads: Option<&Beads>) {
 
 /// What every session reads that the import made larger than its token
 /// budget (a large plan's spec, often): said, as `ralph budget` would.
-fn say_over_budget(project: &Project) {
+pub(crate) fn say_over_budget(project: &Project) {
     use crate::work::budget::{BUDGETS, tokens_within};
     let learnings = [("learnings.md", crate::work::progress_log::LEARNINGS_BUDGET)];
     for (name, budget) in BUDGETS.iter().chain(&learnings) {
@@ -671,33 +671,40 @@ fn write(
 impl Import {
     /// The project's tracker, where it has one (.beads).
     fn beads(&self, project: &Project) -> Result<Option<Beads>> {
-        let dot_beads = project.root.join(".beads");
-        let Ok(m) = std::fs::symlink_metadata(&dot_beads) else {
-            return Ok(None);
-        };
-        // A clone's link or redirect would send the tasks to another
-        // project's tracker (and close its tasks).
-        if !m.is_dir() || dot_beads.join("redirect").exists() {
-            return Err(refuse(format!(
-                "{} is a link, or redirects elsewhere: the tasks would go to another project's tracker; nothing imported",
-                dot_beads.display()
-            )));
-        }
-        if !project.root.join(".beads").is_dir() {
-            return Ok(None);
-        }
-        let kind = self.tracker.or_else(|| {
-            crate::config::load(&project.config())
-                .ok()
-                .and_then(|c| c.tracker)
-        });
-        let beads = tracker::detect(kind, &project.root).map_err(|e| {
-            refuse(format!(
-                "the project has a tracker (.beads), but {e}; nothing imported"
-            ))
-        })?;
-        Ok(Some(beads))
+        project_tracker(project, self.tracker, "nothing imported")
     }
+}
+
+/// The project's tracker, where it has one (.beads); `nothing` ends a
+/// refusal (what the command did not do).
+pub(crate) fn project_tracker(
+    project: &Project,
+    kind: Option<tracker::Kind>,
+    nothing: &str,
+) -> Result<Option<Beads>> {
+    let dot_beads = project.root.join(".beads");
+    let Ok(m) = std::fs::symlink_metadata(&dot_beads) else {
+        return Ok(None);
+    };
+    // A clone's link or redirect would send the tasks to another
+    // project's tracker (and close its tasks).
+    if !m.is_dir() || dot_beads.join("redirect").exists() {
+        return Err(refuse(format!(
+            "{} is a link, or redirects elsewhere: the tasks would go to another project's tracker; {nothing}",
+            dot_beads.display()
+        )));
+    }
+    let kind = kind.or_else(|| {
+        crate::config::load(&project.config())
+            .ok()
+            .and_then(|c| c.tracker)
+    });
+    let beads = tracker::detect(kind, &project.root).map_err(|e| {
+        refuse(format!(
+            "the project has a tracker (.beads), but {e}; {nothing}"
+        ))
+    })?;
+    Ok(Some(beads))
 }
 
 impl Run for Import {

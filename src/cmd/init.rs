@@ -56,10 +56,11 @@ pub struct Init {
 }
 
 /// What of `.ralph/` stays out of git: the run's own state (its records,
-/// the sentinels, the gate's hand-over), which a commit would carry into
-/// every later checkout and worktree. The spec, prompt, readme and config
+/// the sentinels, the gate's hand-over, the draft a `ralph plan` session
+/// writes before it is checked), which a commit would carry into every
+/// later checkout and worktree. The spec, prompt, readme and config
 /// are the project's and belong in git.
-pub const IGNORED: [&str; 7] = [
+pub const IGNORED: [&str; 8] = [
     "runs/",
     "COMPLETE",
     "WAITING",
@@ -67,6 +68,7 @@ pub const IGNORED: [&str; 7] = [
     "review-failed.md",
     "review-verdict.json",
     "loop.lock",
+    "plan-draft/",
 ];
 
 /// The lines of `IGNORED` missing from `.ralph/.gitignore` added; returns

@@ -12,6 +12,7 @@ pub mod install_command;
 pub mod install_hook;
 pub mod logs;
 pub mod merge;
+pub mod plan;
 pub mod reset;
 pub mod resume;
 pub mod review;
@@ -63,6 +64,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Review(c) => c.run(),
         Cmd::Watch(c) => c.run(),
         Cmd::Import(c) => c.run(),
+        Cmd::Plan(c) => c.run(),
         Cmd::Steps(c) => c.run(),
         Cmd::Worker(c) => c.run(),
         Cmd::Merge(c) => c.run(),

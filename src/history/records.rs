@@ -102,6 +102,11 @@ impl RunDir {
         }
     }
 
+    /// Is the folder held (a real folder of ralph's, not a link)?
+    pub fn held(&self) -> bool {
+        self.handle.is_some()
+    }
+
     /// `name` in the run folder, for reading and writing: through the held
     /// folder, else (reads only) by its path.
     pub fn file(&self, name: &str) -> PathBuf {

@@ -100,6 +100,17 @@ impl Board {
     }
 }
 
+/// A regular file (never through a link) copied to a new file, up to the
+/// run files' cap.
+fn copy_capped(from: &Path, to: &Path) -> Result<()> {
+    use std::io::Read;
+    let src = crate::fsutil::open_regular(from)?;
+    let mut dst =
+        crate::fsutil::create_new(to).with_context(|| format!("cannot create {}", to.display()))?;
+    std::io::copy(&mut src.take(crate::fsutil::RUN_FILE_CAP), &mut dst)?;
+    Ok(())
+}
+
 /// The board of a run folder, if it was a parallel run.
 pub fn board_of(run: &Path) -> Option<Board> {
     let p = run.join("parallel.json");
@@ -236,6 +247,12 @@ impl Coordinator<'_> {
     pub fn run(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
         let (s, t0) = (self.shell.s, std::time::Instant::now());
         budget::start(&self.budget(), saved.state.iteration, saved.state.cost_usd)?;
+        // Confined workers put the shared git setup back to this.
+        if s.confined.is_some()
+            && let Some(b) = crate::sandbox::gitguard::Baseline::take(self.root())
+        {
+            b.save(&budget::baseline_path(&self.budget()))?;
+        }
         let mut board = Board::load(&self.board_path());
         board.parallel = s.parallel;
         let mut queue = VecDeque::new();
@@ -301,48 +318,76 @@ impl Coordinator<'_> {
 
     /// Until every step is merged (`None`) or the run must stop.
     fn work(&self, live: &mut Live, lock: &mut LoopLock) -> Result<Option<(Outcome, String)>> {
+        // The scheduler asks the tracker: only when something changed.
+        let (mut changed, mut sessions) = (true, None);
         loop {
+            // The run's sessions so far, as `status` and `watch` show a loop's.
+            let now = budget::read(&self.budget())?.sessions;
+            if sessions != Some(now) {
+                lock.set_iteration(now)?;
+                sessions = Some(now);
+            }
             if let Some(sig) = crate::procs::signals::stop_requested() {
                 self.stop_all(live)?;
                 return Ok(Some((Outcome::Interrupted, format!("{sig} received"))));
             }
-            self.reap(live)?;
-            if let Some(key) = live.queue.pop_front() {
-                self.merge(live, &key)?;
-            }
-            let never = if live.end.is_none() && self.remote.is_none() {
-                self.start_free(live)?
-            } else {
-                Vec::new()
+            changed |= self.reap(live)?;
+            // One merge at a time, and the next at once: the freed slots
+            // are filled between them.
+            let merged = match live.queue.pop_front() {
+                Some(key) => {
+                    self.merge(live, &key)?;
+                    true
+                }
+                None => false,
             };
-            lock.set_iteration(live.board.workers)?;
-            live.board.save(&self.board_path())?;
-            if live.running.is_empty() && live.queue.is_empty() {
-                if let Some(end) = live.end.take() {
-                    return Ok(Some(end));
+            if changed || merged {
+                changed = false;
+                // `ralph merge` starts no worker: other machines work.
+                let never = match (&live.end, self.remote) {
+                    (None, None) => self.start_free(live)?,
+                    _ => Vec::new(),
+                };
+                live.board.save(&self.board_path())?;
+                if live.running.is_empty() && live.queue.is_empty() {
+                    return self.all_done_or(live, &never);
                 }
-                let open = spec::parse(&self.spec_text()?)
-                    .steps
-                    .iter()
-                    .any(|s| !s.checked);
-                if !open {
-                    return Ok(None);
-                }
-                if self.remote.is_some() {
-                    return Ok(Some((Outcome::Partial, self.still_open()?)));
-                }
-                let why = never
-                    .iter()
-                    .map(|(k, why)| format!("{k}: {why}"))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                return Ok(Some((
-                    Outcome::Waiting,
-                    format!("no open step can start: {why}"),
-                )));
             }
-            std::thread::sleep(Duration::from_millis(200));
+            if !merged {
+                std::thread::sleep(Duration::from_millis(100));
+            }
         }
+    }
+
+    /// Nothing runs and nothing waits to merge: every step is merged
+    /// (`None`), or why the run stops.
+    fn all_done_or(
+        &self,
+        live: &mut Live,
+        never: &[(String, String)],
+    ) -> Result<Option<(Outcome, String)>> {
+        if let Some(end) = live.end.take() {
+            return Ok(Some(end));
+        }
+        let open = spec::parse(&self.spec_text()?)
+            .steps
+            .iter()
+            .any(|s| !s.checked);
+        if !open {
+            return Ok(None);
+        }
+        if self.remote.is_some() {
+            return Ok(Some((Outcome::Partial, self.still_open()?)));
+        }
+        let why = never
+            .iter()
+            .map(|(k, why)| format!("{k}: {why}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Ok(Some((
+            Outcome::Waiting,
+            format!("no open step can start: {why}"),
+        )))
     }
 
     /// `ralph merge` with steps still open: which, for the next workers.
@@ -524,14 +569,15 @@ impl Coordinator<'_> {
 
     /// Workers that ended: a done step queued; any other end kept as the
     /// run's reason to stop (after the others finish what they work on).
-    fn reap(&self, live: &mut Live) -> Result<()> {
-        let mut i = 0;
+    fn reap(&self, live: &mut Live) -> Result<bool> {
+        let (mut i, mut any) = (0, false);
         while i < live.running.len() {
             let Some((outcome, reason)) = live.running[i].ended()? else {
                 i += 1;
                 continue;
             };
             let w = live.running.remove(i);
+            any = true;
             self.keep_records(&w, &mut live.saved)?;
             self.count_spent(&mut live.saved)?;
             self.shell.run.save_state(&live.saved)?;
@@ -572,7 +618,7 @@ impl Coordinator<'_> {
                 }
             }
         }
-        Ok(())
+        Ok(any)
     }
 
     /// A task its worker gave up: open again, nobody's.
@@ -591,29 +637,38 @@ impl Coordinator<'_> {
         }
     }
 
-    /// A worker's records, kept with the run's (its stream files copied
-    /// beside them, so they outlive its worktree).
+    /// A worker's records, kept with the run's, and its files copied beside
+    /// them (`w1.session-001.jsonl`...), so that they outlive its worktree.
+    /// Its run folder is where its sessions could write: read only as a
+    /// folder ralph holds, regular files only, each up to the run files'
+    /// cap, written as new files of the run's own folder.
     fn keep_records(&self, w: &Running, saved: &mut Saved) -> Result<()> {
         let Some(from) = w.run_dir() else {
             return Ok(());
         };
-        let to = self
-            .shell
-            .run
-            .path
-            .join("workers")
-            .join(format!("{}-{}", w.name, from.id));
-        std::fs::create_dir_all(&to).with_context(|| format!("cannot create {}", to.display()))?;
-        for entry in std::fs::read_dir(&from.path)?.flatten() {
-            let ft = entry.file_type()?;
-            if ft.is_file() {
-                std::fs::copy(entry.path(), to.join(entry.file_name()))?;
+        if !from.held() {
+            self.shell.ui.note(&format!(
+                "{}'s run folder {} is not a folder of ralph's (a link?): its records are not kept",
+                w.name,
+                from.path.display()
+            ));
+            return Ok(());
+        }
+        let mut copied = std::collections::BTreeMap::new();
+        for entry in std::fs::read_dir(from.file(""))?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !entry.file_type().is_ok_and(|t| t.is_file()) {
+                continue;
+            }
+            let to = format!("{}.{name}", w.name);
+            if copy_capped(&from.file(&name), &self.shell.run.new_file(&to)?).is_ok() {
+                copied.insert(name, self.shell.run.path.join(&to));
             }
         }
         for mut r in from.records() {
-            r.stream_file = r.stream_file.as_ref().map(|f| {
-                let name = Path::new(f).file_name().unwrap_or_default();
-                to.join(name).display().to_string()
+            r.stream_file = r.stream_file.as_ref().and_then(|f| {
+                let name = Path::new(f).file_name()?.to_string_lossy().into_owned();
+                copied.get(&name).map(|p| p.display().to_string())
             });
             saved.tokens.plus(&r.tokens);
             saved.cost_unknown |= r.cost_unknown;
@@ -641,6 +696,21 @@ impl Coordinator<'_> {
             return Ok(());
         };
         let branch = worktree::branch(&slot.worktree);
+        // Only a branch whose own spec has the step done (a board says
+        // queued where a session could write it).
+        if !queue::step_checked_on(self.root(), &branch, key) {
+            if self.remote.is_some() {
+                self.shell.ui.note(&format!(
+                    "{branch} does not have {key} checked: not merged; it stays for its worker"
+                ));
+                return Ok(());
+            }
+            self.shell.ui.note(&format!(
+                "{branch} does not have {key} checked: not merged; its step is worked again"
+            ));
+            let parsed = spec::parse(&self.spec_text()?);
+            return self.start_worker(live, key, &parsed);
+        }
         let message = match &slot.worker {
             Some(worker) => format!("ralph: merge {key} ({worker}, {branch})"),
             None => format!("ralph: merge {key} ({branch})"),

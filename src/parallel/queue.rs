@@ -72,6 +72,14 @@ pub fn merge(root: &Path, branch: &str, key: &str, message: &str) -> Result<Merg
     Ok(Merged::Committed { before, commit })
 }
 
+/// Does `branch`'s own spec have the step `key` checked?
+pub fn step_checked_on(root: &Path, branch: &str, key: &str) -> bool {
+    crate::git::at(root)
+        .bytes(&["show", &format!("{branch}:.ralph/spec.md")])
+        .map(|b| crate::work::spec::parse(&String::from_utf8_lossy(&b)).steps)
+        .is_some_and(|steps| texts::find(&steps, key).is_some_and(|s| s.checked))
+}
+
 /// Undo a merge the gate failed: the checkout back at `before`, keeping
 /// changes of yours to files the merge did not touch (`reset --keep`
 /// refuses rather than lose any).

@@ -102,7 +102,9 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
     c.args(before)
         .arg("--prompt")
         .arg(job.prompt)
-        .args(["--worker-step", job.step, "--worker-name", job.name])
+        // `=`: a step whose text begins with `-` is still the value.
+        .arg(format!("--worker-step={}", job.step))
+        .arg(format!("--worker-name={}", job.name))
         .arg("--worker-budget")
         .arg(job.budget)
         .args(after)
@@ -110,6 +112,14 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // A worker ends with its run, even one killed outright.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        c.pre_exec(|| {
+            nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGTERM)
+                .map_err(std::io::Error::from)
+        });
+    }
     let mut child = c
         .spawn()
         .with_context(|| format!("cannot start worker {}", job.name))?;

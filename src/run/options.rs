@@ -767,6 +767,28 @@ pub fn settings(
     // starts, for what it must have approved.
     let r = resolve(cli, &cfg, saved)?;
     approved_for(project, &cfg, &r.settings)?;
+    let prompt = prompt_file(project, &r.prompt)?;
+    let mut s = on_this_machine(cli, project, r)?;
+    s.prompt = prompt;
+    Ok(s)
+}
+
+/// The settings of one planning session (`ralph plan`): the run's agent
+/// alone (no fallback, no reviewer), approved as a loop's, without the
+/// loop's prompt (the session gets the planning prompt).
+pub fn planning_settings(cli: &Options, project: &Project) -> Result<Settings, String> {
+    let cfg: Options = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
+    let mut r = resolve(cli, &cfg, None)?;
+    r.settings.fallbacks.clear();
+    r.settings.review = None;
+    r.settings.interactive = false;
+    approved_for(project, &cfg, &r.settings)?;
+    on_this_machine(cli, project, r)
+}
+
+/// Resolved settings checked against the machine: the programs there and
+/// executable, the sandbox's programs.
+fn on_this_machine(cli: &Options, project: &Project, r: Resolved) -> Result<Settings, String> {
     // A path the config names (`claude = "bin/claude"`) is the project's,
     // as every config path is, whatever folder ralph runs from (doctor
     // reads it so too); one typed on the command line is where you are.
@@ -782,7 +804,6 @@ pub fn settings(
     };
     let program = r.program.clone().map(|p| located(r.settings.agent, p));
     let mut s = r.settings;
-    s.prompt = prompt_file(project, &r.prompt)?;
     s.program = program_file(s.agent, program)?;
     for (agent, program) in &mut s.fallbacks {
         *program = program_file(*agent, named(*agent))?;

@@ -63,6 +63,9 @@ struct Live {
     /// What was uncommitted when the loop started: the user's, never a
     /// session's (not blamed on one, never committed by `--commit auto`).
     users: Vec<String>,
+    /// The agent whose usage limit the last session met (a parallel run's
+    /// other workers are told how long it holds).
+    limited: Option<usize>,
 }
 
 /// A session that ended, as its round goes on: what its record needs.
@@ -439,6 +442,7 @@ impl Shell<'_> {
             before,
             pending: None,
             users,
+            limited: None,
         };
         let mut ev = Event::Begin;
         let mut last_saved = live.saved.state.counts();
@@ -460,7 +464,10 @@ impl Shell<'_> {
                 last_saved = live.saved.state.counts();
             }
             // A worker's session claimed from the run's budget, then refused.
-            if let (true, Action::Stop { .. }, Some(w)) = (claimed, &action, &self.s.worker) {
+            if let (true, Some(w)) = (
+                claimed && !matches!(action, Action::Spawn { .. }),
+                &self.s.worker,
+            ) {
                 crate::parallel::budget::unclaim_session(&w.budget)?;
             }
             ev = match action {
@@ -542,6 +549,9 @@ impl Shell<'_> {
     /// of it.
     fn act(&self, action: Action, lock: &mut LoopLock, live: &mut Live) -> Result<Event> {
         let (s, ui) = (self.s, &self.ui);
+        if let Some(agent) = live.limited.take() {
+            self.share_limit(&action, agent, &live.saved)?;
+        }
         Ok(match action {
             Action::Stop { .. } => unreachable!("the loop stops before acting"),
             Action::Round(need) => self.carry_out(need, live)?,
@@ -556,6 +566,7 @@ impl Shell<'_> {
                 event
             }
             Action::Prepare { iteration } => self.prepare(iteration, &live.saved, &live.before),
+
             Action::Spawn {
                 iteration,
                 session,
@@ -583,6 +594,23 @@ impl Shell<'_> {
             }
             Action::Wait { wait, why } => self.wait_for_limit(lock, &live.saved, wait, &why)?,
         })
+    }
+
+    /// A worker's session met its agent's usage limit: until when it holds
+    /// (as the engine judged it), for the run's other workers.
+    fn share_limit(&self, action: &Action, agent: usize, saved: &Saved) -> Result<()> {
+        let Some(w) = &self.s.worker else {
+            return Ok(());
+        };
+        let until = match action {
+            Action::Wait { wait, .. } => now_epoch() + wait.as_secs(),
+            Action::Fallback { from, .. } => {
+                saved.state.limited_until.get(*from).copied().unwrap_or(0)
+            }
+            _ => return Ok(()),
+        };
+        let name = self.s.seat(agent).agent.to_string();
+        crate::parallel::budget::limited(&w.budget, &name, until)
     }
 
     /// Carry out what the engine's round needs.
@@ -662,7 +690,11 @@ impl Shell<'_> {
         );
         let stop = crate::procs::signals::stop_requested();
         let shared = match (&self.s.worker, &stop) {
-            (Some(w), None) => match crate::parallel::budget::claim_session(&w.budget) {
+            (Some(w), None) => match crate::parallel::budget::claim_session(
+                &w.budget,
+                &self.s.seat(saved.state.agent).agent.to_string(),
+                now_epoch(),
+            ) {
                 Ok(s) => Some(s),
                 Err(e) => {
                     self.ui.note(&format!("{e:#}"));
@@ -711,11 +743,18 @@ impl Shell<'_> {
         spec: session::Launch,
         number: u32,
     ) -> Result<session::Finished> {
-        let kept = self
-            .s
-            .confined
-            .as_ref()
-            .and_then(|_| crate::sandbox::gitguard::keep(&self.project.root));
+        let kept = self.s.confined.as_ref().and_then(|_| {
+            use crate::sandbox::gitguard;
+            let root = &self.project.root;
+            // A parallel run's worker: the shared files as the run found them.
+            let base = self.s.worker.as_ref().and_then(|w| {
+                gitguard::Baseline::load(&crate::parallel::budget::baseline_path(&w.budget))
+            });
+            match base {
+                Some(b) => gitguard::keep_from(root, &b),
+                None => gitguard::keep(root),
+            }
+        });
         let agent = spec.agent;
         // ralph's config where there was none: whatever the sandbox, a
         // confined session may not make one (it would set the next run's
@@ -864,6 +903,9 @@ impl Shell<'_> {
     /// and what the engine counts.
     fn record_session(&self, live: &mut Live) -> Result<engine::Recorded> {
         let p = live.pending.take().expect("a session's round records it");
+        if matches!(p.outcome, SessionOutcome::Limited(_)) {
+            live.limited = Some(p.agent);
+        }
         let before = &live.before;
         let seat = self.s.seat(p.agent);
         let session = Ran {
@@ -1125,26 +1167,7 @@ impl Shell<'_> {
         st: &crate::session::stream::Session,
         seat: crate::run::options::Seat,
     ) -> Option<f64> {
-        use crate::agent::prices::{cost, price};
-        if seat.agent.reports_cost() {
-            // pi and opencode price tokens from the user's own config: no
-            // price there is $0 for work done, which is not known.
-            let worked = st.usage.input_tokens + st.usage.output_tokens > 0;
-            return (st.cost_usd > 0.0 || !worked).then_some(st.cost_usd);
-        }
-        let worked: Vec<_> = st
-            .by_model
-            .iter()
-            .filter(|(_, u)| *u != Default::default())
-            .collect();
-        if !worked.is_empty() {
-            return worked
-                .iter()
-                .map(|(m, u)| price(m, &self.s.prices).map(|p| cost(u, p)))
-                .sum();
-        }
-        let model = seat.model.or(st.model.as_deref())?;
-        Some(cost(&st.usage, price(model, &self.s.prices)?))
+        cost_of(st, seat, &self.s.prices)
     }
 
     /// The session's record, as `records.jsonl` keeps it.
@@ -1447,6 +1470,36 @@ impl Shell<'_> {
     }
 }
 
+/// What a session cost: as the agent said (Claude Code), else its tokens
+/// at the model's price (by model, where the stream breaks them down);
+/// `None` when a model that did work has no price.
+pub(crate) fn cost_of(
+    st: &crate::session::stream::Session,
+    seat: crate::run::options::Seat,
+    prices: &std::collections::BTreeMap<String, crate::agent::prices::Price>,
+) -> Option<f64> {
+    use crate::agent::prices::{cost, price};
+    if seat.agent.reports_cost() {
+        // pi and opencode price tokens from the user's own config: no
+        // price there is $0 for work done, which is not known.
+        let worked = st.usage.input_tokens + st.usage.output_tokens > 0;
+        return (st.cost_usd > 0.0 || !worked).then_some(st.cost_usd);
+    }
+    let worked: Vec<_> = st
+        .by_model
+        .iter()
+        .filter(|(_, u)| *u != Default::default())
+        .collect();
+    if !worked.is_empty() {
+        return worked
+            .iter()
+            .map(|(m, u)| price(m, prices).map(|p| cost(u, p)))
+            .sum();
+    }
+    let model = seat.model.or(st.model.as_deref())?;
+    Some(cost(&st.usage, price(model, prices)?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1519,6 +1572,7 @@ mod tests {
             before,
             pending: None,
             users: Vec::new(),
+            limited: None,
         };
         let mut ev = Event::Begin;
         let mut asked = Vec::new();

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 const CAP: u64 = 1 << 20;
 
 /// One file as it was.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum State {
     Missing,
     File(Vec<u8>, u32),
@@ -109,6 +109,77 @@ pub fn keep(root: &Path) -> Option<Kept> {
         root: root.to_path_buf(),
         links: gitlinks(root),
     })
+}
+
+/// The shared part of a repository's git setup as a parallel run began
+/// (the common config, hooks, attributes and submodules' configs, which
+/// every worktree's sessions share), kept by its coordinator in ralph's
+/// state folder. Each worker's guard puts those back to *this*, not to a
+/// copy of its own: a copy taken while a sibling's session had planted a
+/// hook would put the plant back after the sibling's guard removed it.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Baseline {
+    common: PathBuf,
+    files: Vec<(PathBuf, State)>,
+}
+
+impl Baseline {
+    /// The shared part of `root`'s setup now.
+    pub fn take(root: &Path) -> Option<Baseline> {
+        let common = common_dir(root)?;
+        let kept = keep(root)?;
+        let files = kept
+            .files
+            .into_iter()
+            .filter(|(p, _)| shared(&common, p))
+            .collect();
+        Some(Baseline { common, files })
+    }
+
+    pub fn save(&self, path: &Path) -> anyhow::Result<()> {
+        crate::fsutil::atomic_write(path, &serde_json::to_vec(self)?, 0o600)
+    }
+
+    pub fn load(path: &Path) -> Option<Baseline> {
+        let text = crate::fsutil::read_regular_capped(path, 64 << 20).ok()??;
+        serde_json::from_str(&text).ok()
+    }
+}
+
+/// Is `p` one of the files every worktree shares (not under the common
+/// folder's `worktrees/`)?
+fn shared(common: &Path, p: &Path) -> bool {
+    p.starts_with(common) && !p.starts_with(common.join("worktrees"))
+}
+
+fn common_dir(root: &Path) -> Option<PathBuf> {
+    let p = crate::git::at(root)
+        .run(&["rev-parse", "--git-common-dir"], &[])
+        .ok()?;
+    Some(root.join(p))
+}
+
+/// As `keep`, with the shared files as `base` has them: what a worker's
+/// session changed of them, or a sibling's did meanwhile, goes back to
+/// how the run found them.
+pub fn keep_from(root: &Path, base: &Baseline) -> Option<Kept> {
+    let mut kept = keep(root)?;
+    let same = |a: &Path, b: &Path| match (fs::canonicalize(a), fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    };
+    if !same(&common_dir(root)?, &base.common) {
+        return Some(kept);
+    }
+    let common = common_dir(root)?;
+    kept.files.retain(|(p, _)| !shared(&common, p));
+    kept.files.extend(base.files.iter().map(|(p, st)| {
+        (
+            common.join(p.strip_prefix(&base.common).unwrap_or(p)),
+            st.clone(),
+        )
+    }));
+    Some(kept)
 }
 
 /// What kind of thing is at `p` (a folder, a file, a link, nothing).

@@ -164,10 +164,51 @@ fn git_dirs(root: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
 /// on stdin. Interactive: the prompt as the argument, the terminal claude's.
 pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -> Result<Launch> {
-    let mut env = environment(s, who);
+    let env = environment(s, who);
     let token = handoff::session_token(who.secret, who.session);
+    let print = if s.interactive {
+        None
+    } else {
+        Some(PrintIo {
+            prompt: s.prompt.clone(),
+            stream_file: who.run.stream_file(who.session)?,
+            show: Box::new(move |x| ui.show(x)),
+        })
+    };
+    assemble(project, s, seat, (env, token), print)
+}
+
+/// One print-mode session outside any loop (`ralph plan`): the prompt
+/// file on stdin, its stream saved to `stream_file` and shown by `show`.
+/// None of the loop's environment: its Stop hook and `ralph complete`
+/// see no loop.
+pub fn lone(
+    project: &Project,
+    s: &Settings,
+    seat: Seat,
+    (secret, stream_file): (&str, std::path::PathBuf),
+    show: Box<dyn FnMut(crate::session::stream::Shown) + Send>,
+) -> Result<Launch> {
+    let print = PrintIo {
+        prompt: s.prompt.clone(),
+        stream_file,
+        show,
+    };
+    let token = handoff::session_token(secret, 1);
+    assemble(project, s, seat, (Vec::new(), token), Some(print))
+}
+
+/// The agent's command line and environment around `env`, in ralph's
+/// bubblewrap where it is confined by ralph.
+fn assemble(
+    project: &Project,
+    s: &Settings,
+    seat: Seat,
+    (mut env, token): (Vec<(String, String)>, String),
+    print: Option<PrintIo>,
+) -> Result<Launch> {
     let ask = crate::agent::Ask {
-        interactive: s.interactive,
+        interactive: print.is_none(),
         confined: s.confined.as_ref(),
         sandbox: s
             .confined
@@ -183,18 +224,11 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
     let mut args = seat.agent.arguments(&ask);
     env.extend(seat.agent.env(&ask));
     let scratch = codex_scratch(s, seat, &mut env)?;
-    let print = if s.interactive {
+    if print.is_none() {
         let prompt = crate::fsutil::read_optional(&s.prompt)?
             .with_context(|| format!("{} is gone", s.prompt.display()))?;
         args.push(prompt);
-        None
-    } else {
-        Some(PrintIo {
-            prompt: s.prompt.clone(),
-            stream_file: who.run.stream_file(who.session)?,
-            show: Box::new(move |x| ui.show(x)),
-        })
-    };
+    }
     let mut program = seat.program.to_path_buf();
     let mut scratch = scratch;
     let mut not_after = Vec::new();

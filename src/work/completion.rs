@@ -100,7 +100,17 @@ pub fn check(
             spec_path.display()
         ))));
     };
-    let spec = spec::parse(&text);
+    Ok(check_text(&text, project_root, kind))
+}
+
+/// The same check of a spec already read (a draft, read without following
+/// a link).
+pub fn check_text(
+    text: &str,
+    project_root: &Path,
+    kind: Option<Kind>,
+) -> Result<Judgement, CannotCheck> {
+    let spec = spec::parse(text);
     let mut findings: Vec<Finding> = spec
         .problems
         .iter()
@@ -116,22 +126,22 @@ pub fn check(
     if spec.references_tasks() {
         let tracker = match tracker::detect(kind, project_root) {
             Ok(t) => t,
-            Err(e) => return Ok(Err(CannotCheck::Tracker(e))),
+            Err(e) => return Err(CannotCheck::Tracker(e)),
         };
         let snap = match tracker.snapshot(spec.epic.as_ref().map(|(_, e)| e.as_str())) {
             Ok(s) => s,
-            Err(e) => return Ok(Err(CannotCheck::Tracker(e))),
+            Err(e) => return Err(CannotCheck::Tracker(e)),
         };
         tracker_name = Some(tracker.name());
         findings.extend(sync::compare(&spec, &snap));
     }
     // In file order; findings about no particular line (unreferenced tasks) last.
     findings.sort_by_key(|f| f.line.unwrap_or(usize::MAX));
-    Ok(Ok(Judgement {
+    Ok(Judgement {
         spec,
         tracker: tracker_name,
         findings,
-    }))
+    })
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@ pub mod budget;
 pub mod completion;
 pub mod gate;
 pub mod import;
+pub mod plan;
 pub mod progress_log;
 pub mod project;
 pub mod readiness;

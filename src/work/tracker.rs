@@ -272,17 +272,7 @@ impl Beads {
         }
         let mut args: Vec<&str> = vec!["close", "--reason", reason, "--"];
         args.extend(ids.iter().map(String::as_str));
-        let out = spawn(&self.bin, &self.project, &args)?
-            .wait_with_output()
-            .map_err(|e| TrackerError::Failed(format!("{}: {e}", self.name())))?;
-        if !out.status.success() {
-            return Err(TrackerError::Failed(format!(
-                "`{} close` failed: {}",
-                self.name(),
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        Ok(())
+        self.change(&args)
     }
 
     /// Run one command whose output is not read; its failure said.
@@ -299,6 +289,11 @@ impl Beads {
             )));
         }
         Ok(())
+    }
+
+    /// Set the tracker up in the project (`init`).
+    pub fn init(&self) -> Result<(), TrackerError> {
+        self.change(&["init"])
     }
 
     /// A task taken by a worker of a parallel run: in progress, its name
@@ -363,6 +358,20 @@ impl Beads {
             }
         }
         Ok(out)
+    }
+
+    /// Delete these tasks (br: tombstoned and pruned from its JSONL), in
+    /// one call, saying why: what a plan that was not kept had made.
+    pub fn delete(&self, ids: &[String], reason: &str) -> Result<(), TrackerError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut args: Vec<&str> = match self.kind {
+            Kind::Br => vec!["delete", "--force", "--hard", "--reason", reason, "--"],
+            Kind::Bd => vec!["delete", "--force", "--"],
+        };
+        args.extend(ids.iter().map(String::as_str));
+        self.change(&args)
     }
 
     pub fn snapshot(&self, epic: Option<&str>) -> Result<Snapshot, TrackerError> {

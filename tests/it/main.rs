@@ -20,6 +20,7 @@ mod logs;
 mod loop_edges;
 mod notify;
 mod parallel;
+mod plan;
 mod review;
 mod run_loop;
 mod sentinels;

@@ -505,3 +505,175 @@ fn a_step_that_waits_for_a_task_outside_the_spec_stops_for_a_human_and_status_sh
         "{json}"
     );
 }
+
+#[test]
+fn a_usage_limit_one_worker_meets_holds_the_others_on_that_agent_until_it_resets() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
+    let reset = now_epoch() + 14;
+    let work = "echo \"$RALPH_STEP\" > \"step-$RALPH_STEP.txt\" && \
+                sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
+                git add -A && git commit -qm \"step $RALPH_STEP\"";
+    // Whichever worker's session comes first meets the limit; the other
+    // does its step, which frees a slot for the third step's worker.
+    env.api.session([Reply::usage_limit(format!(
+        "Claude AI usage limit reached|{reset}"
+    ))]);
+    env.api.session([
+        Reply::Stall(Duration::from_secs(2)),
+        Reply::bash(work),
+        Reply::text("Done."),
+    ]);
+    for _ in 0..2 {
+        env.api.session([Reply::bash(work), Reply::text("Done.")]);
+    }
+    let out = ralph_loop(&env)
+        .args(["--parallel", "2", "--max-iterations", "8"])
+        .stdout_with(0);
+    assert!(out.contains("complete: all 3 steps done"), "{out}");
+    let recs = records(&env);
+    let limited: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["outcome"].as_str().unwrap().starts_with("limited"))
+        .collect();
+    assert_eq!(limited.len(), 1, "one session met the limit: {recs:?}");
+    // The third step's worker started after the limit was known: it waited
+    // for the reset instead of meeting the limit itself.
+    let w3: Vec<&Value> = recs.iter().filter(|r| r["worker"] == "w3").collect();
+    assert!(!w3.is_empty(), "{recs:?}");
+    for r in &w3 {
+        let start = humantime::parse_rfc3339(r["start"].as_str().unwrap())
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert!(start >= reset, "w3's session started before the reset: {r}");
+    }
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("[w3]") && l.contains("usage limit reached")),
+        "w3 said why it waited: {out}"
+    );
+}
+
+#[test]
+fn confined_workers_put_the_shared_git_setup_back_as_the_run_found_it() {
+    sandbox_tools();
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
+    let mark = env.tmp.path().join("PWNED");
+    // Step 1's session plants a hook and a config key in the git folder
+    // every worktree shares, and works on; step 3's session starts while
+    // they are there and ends after step 1's guard removed them.
+    let body = format!(
+        r#"c=$(git rev-parse --git-common-dir)
+case "$RALPH_STEP" in
+1) printf '#!/bin/sh\ntouch {m}-hook\n' > "$c/hooks/post-checkout"; chmod +x "$c/hooks/post-checkout"
+   git config --file "$c/config" core.fsmonitor "touch {m}-fsmonitor; false"; sleep 4;;
+3) sleep 6;;
+esac
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md; echo "$RALPH_STEP" > "f$RALPH_STEP.txt"
+git add -A; git -c core.fsmonitor=false -c core.hooksPath=/dev/null commit -qm step
+echo '{RESULT}'"#,
+        m = mark.display()
+    );
+    let claude = stand_in(&env, "claude-planter", &body);
+    let out = ralph_br(&env)
+        .args([
+            "loop",
+            "--confined",
+            "--parallel",
+            "2",
+            "--max-iterations",
+            "6",
+            "--claude",
+        ])
+        .arg(&claude)
+        .stdout_with(0);
+    assert!(out.contains("complete: all 3 steps done"), "{out}");
+    assert!(
+        !out.lines()
+            .any(|l| l.starts_with("[w3]") && l.contains("put back .git/hooks/post-checkout")),
+        "w3's guard put back what w1's session planted: {out}"
+    );
+    let fsmonitor = env
+        .command("git")
+        .args(["config", "--get-all", "core.fsmonitor"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&fsmonitor.stdout), "", "{out}");
+    assert!(
+        !env.project.join(".git/hooks/post-checkout").exists(),
+        "{out}"
+    );
+}
+
+#[test]
+fn workers_end_with_a_run_killed_outright_and_a_step_text_may_begin_with_a_dash() {
+    let env = with_spec("# Spec\n\n- [ ] --claude=/bin/false odd\n- [ ] plain\n");
+    let marker = env.tmp.path().join("never");
+    let body = format!(
+        r#"sh -c 'while [ ! -e {m} ]; do sleep 0.2; done; echo parked-4242' &
+wait
+echo '{RESULT}'"#,
+        m = marker.display()
+    );
+    let claude = stand_in(&env, "claude-parked", &body);
+    let child = ralph_br(&env)
+        .args(["loop", "--parallel", "2", "--claude"])
+        .arg(&claude)
+        .spawn();
+    let held = || processes_with(&format!("while [ ! -e {}", marker.display())).len();
+    assert!(
+        eventually(Duration::from_secs(60), || held() == 2),
+        "both steps' sessions, the dashed one's too: {}",
+        held()
+    );
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = wait_output(child, Duration::from_secs(10));
+    assert!(
+        eventually(Duration::from_secs(20), || processes_with("--worker-step=")
+            .is_empty()),
+        "a worker outlived its run"
+    );
+    assert!(
+        eventually(Duration::from_secs(10), || held() == 0),
+        "a worker's session outlived its run"
+    );
+}
+
+#[test]
+fn a_worker_run_folder_swapped_for_a_link_is_not_copied_through() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let secrets = env.tmp.path().join("secrets");
+    fs::create_dir_all(&secrets).unwrap();
+    fs::write(secrets.join("id_rsa"), "PRIVATE KEY").unwrap();
+    let body = format!(
+        r#"mv "$RALPH_RUN_DIR" "$RALPH_RUN_DIR.away" && ln -s {s} "$RALPH_RUN_DIR"
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md; echo "$RALPH_STEP" > "f$RALPH_STEP.txt"
+git add -A; git commit -qm step
+echo '{RESULT}'"#,
+        s = secrets.display()
+    );
+    let claude = stand_in(&env, "claude-swapper", &body);
+    let out = ralph_br(&env)
+        .args(["loop", "--parallel", "2", "--claude"])
+        .arg(&claude)
+        .assert()
+        .get_output()
+        .clone();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let copies: Vec<String> = walkdir::WalkDir::new(env.project.join(".ralph/runs"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().contains("id_rsa"))
+        .map(|e| e.path().display().to_string())
+        .collect();
+    assert!(
+        copies.is_empty(),
+        "copied through the link: {copies:?}\n{said}"
+    );
+    assert!(said.contains("is not a folder of ralph's"), "{said}");
+}

@@ -342,6 +342,10 @@ pub struct Shared {
     /// Sessions the workers started before this one.
     pub sessions: u32,
     pub cost_usd: f64,
+    /// Until when (seconds since the epoch) another worker found this
+    /// worker's agent at its usage limit (0: not known to be), and now.
+    pub limited_until: u64,
+    pub now_epoch: u64,
 }
 
 /// What the shell reports of a session once its record is written.
@@ -942,6 +946,14 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
                 return a;
             }
             s.iteration += 1;
+            // Another worker met this agent's usage limit: this one waits
+            // (or falls back) as if its own session had, without one.
+            if let Some(sh) = shared.filter(|sh| sh.limited_until > sh.now_epoch) {
+                let l = Limit::Usage {
+                    reset_at: Some(sh.limited_until),
+                };
+                return after_limit(s, limits, &l, sh.now_epoch);
+            }
             s.sessions += 1;
             Action::Spawn {
                 iteration: s.iteration,
@@ -2915,6 +2927,7 @@ mod tests {
         let under = Shared {
             sessions: 4,
             cost_usd: 1.99,
+            ..Shared::default()
         };
         assert!(matches!(spawn(Some(under)), (Action::Spawn { .. }, 1)));
         let (a, counted) = spawn(Some(Shared {
