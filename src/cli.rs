@@ -53,6 +53,9 @@ pub enum Cmd {
     Plan(cmd::plan::Plan),
     Review(cmd::review::Review),
     Watch(cmd::watch::Watch),
+    Steps(cmd::steps::Steps),
+    Worker(Box<cmd::worker::Worker>),
+    Merge(Box<cmd::merge::Merge>),
 }
 
 /// The command line as clap reads it, each option that has a default

@@ -36,6 +36,12 @@ pub struct Options {
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
 
+    /// Start no session once the run has taken this long, wall clock, and
+    /// end the one running then at it (e.g. `5h` under a CI job's limit)
+    /// [default: no limit]
+    #[arg(long, value_name = "DURATION")]
+    pub max_time: Option<Span>,
+
     /// Stop (writing WAITING) after this many sessions in a row that change
     /// nothing: not git HEAD, the working tree or the spec's checkboxes
     #[arg(long, value_name = "N")]
@@ -408,6 +414,7 @@ layered!(Options {
     max_iterations,
     timeout,
     max_cost,
+    max_time,
     no_progress_limit,
     max_sessions_per_step,
     max_sessions_per_hour,

@@ -15,6 +15,21 @@ pub const TEMPLATES: [(&str, &str); 4] = [
 
 const CONFIG: &str = include_str!("../templates/config.toml");
 
+/// The GitHub Actions workflow (`--github-actions`), before ralph's
+/// repository and release are filled in.
+const WORKFLOW: &str = include_str!("../templates/github/ralph.yml");
+
+/// Where `--github-actions` writes it.
+pub const WORKFLOW_PATH: &str = ".github/workflows/ralph.yml";
+
+/// The workflow as written: ralph built from its repository at this
+/// release. Pure.
+pub fn workflow() -> String {
+    WORKFLOW
+        .replace("@RALPH_GIT@", env!("CARGO_PKG_REPOSITORY"))
+        .replace("@RALPH_REF@", concat!("v", env!("CARGO_PKG_VERSION")))
+}
+
 /// Write the project's ralph files from built-in templates.
 ///
 /// Writes .ralph/spec.md, .ralph/readme.md, .ralph/prompt.md,
@@ -31,6 +46,13 @@ pub struct Init {
     /// Overwrite existing spec, readme and prompt (never the learnings).
     #[arg(long)]
     force: bool,
+
+    /// Also write .github/workflows/ralph.yml: the spec's steps worked on
+    /// GitHub Actions, a machine per step, merged into one pull request
+    /// (README: "Many machines: GitHub Actions"). Kept if it exists, unless
+    /// --force
+    #[arg(long)]
+    github_actions: bool,
 }
 
 /// What of `.ralph/` stays out of git: the run's own state (its records,
@@ -130,6 +152,23 @@ impl Run for Init {
                 dir.join(".gitignore").display(),
                 IGNORED.join(", ")
             );
+        }
+        if self.github_actions {
+            let path = project.root.join(WORKFLOW_PATH);
+            if path.exists() && !self.force {
+                kept.push(WORKFLOW_PATH);
+            } else {
+                let verb = if path.exists() { "overwrote" } else { "wrote" };
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir)
+                        .with_context(|| format!("cannot create {}", dir.display()))?;
+                }
+                crate::fsutil::atomic_write(&path, workflow().as_bytes(), 0o644)?;
+                outln!(
+                    "{verb} {}: commit and push it, add the secret ANTHROPIC_API_KEY, then run it from the Actions tab",
+                    path.display()
+                );
+            }
         }
         if !kept.is_empty() {
             outln!(

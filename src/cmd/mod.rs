@@ -11,17 +11,20 @@ pub mod init;
 pub mod install_command;
 pub mod install_hook;
 pub mod logs;
+pub mod merge;
 pub mod plan;
 pub mod reset;
 pub mod resume;
 pub mod review;
 pub mod run_loop;
 pub mod status;
+pub mod steps;
 pub mod trust;
 pub mod uninstall_hook;
 pub mod verify_sync;
 pub mod waiting;
 pub mod watch;
+pub mod worker;
 pub mod worktree;
 
 use anyhow::{Context, Result};
@@ -62,5 +65,8 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Watch(c) => c.run(),
         Cmd::Import(c) => c.run(),
         Cmd::Plan(c) => c.run(),
+        Cmd::Steps(c) => c.run(),
+        Cmd::Worker(c) => c.run(),
+        Cmd::Merge(c) => c.run(),
     }
 }

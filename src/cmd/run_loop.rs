@@ -57,6 +57,13 @@ pub struct Loop {
     args: LoopArgs,
 }
 
+impl Loop {
+    /// A loop with these arguments (`ralph worker`, `ralph merge`).
+    pub fn with(args: LoopArgs) -> Loop {
+        Loop { args }
+    }
+}
+
 fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
     Stop::with(ExitStatus::Usage, msg.to_string())
 }
@@ -291,10 +298,11 @@ impl Loop {
             pacing: std::cell::RefCell::new(None),
             own_dirty,
             ship,
+            clock: std::cell::Cell::new(None),
         };
-        let result = match settings.parallel {
-            1 => shell.run(&mut lock, saved),
-            _ => in_parallel(&shell, &mut lock, saved, invocation_args),
+        let result = match (settings.parallel, &self.args.remote) {
+            (1, None) => shell.run(&mut lock, saved),
+            (_, remote) => in_parallel(&shell, &mut lock, saved, invocation_args, remote.as_ref()),
         };
         lock.release();
         Ok(ExitStatus::from(result?))
@@ -319,8 +327,12 @@ impl Loop {
         prepare_confined(&mut settings, project, in_worktree, ui)?;
         // --push / --pr: the branch, its remote, the pull request's base,
         // the token: what is missing is said before anything runs.
-        let ship =
+        let mut ship =
             crate::ship::Ship::start(&project.root, settings.push, settings.pr).map_err(usage)?;
+        // `ralph merge` pushes with the token its remote was reached with.
+        if let (Some(s), Some(r)) = (ship.as_mut(), &self.args.remote) {
+            s.target = r.target.for_branch(&s.target.branch);
+        }
         let checked = completion::check_run(&project.spec(), &project.root, &settings)?;
         refuse_what_cannot_finish(&settings, project, &checked, ui)?;
         if settings.parallel > 1 {
@@ -378,11 +390,21 @@ fn in_parallel(
     lock: &mut crate::run::lock::LoopLock,
     saved: Option<Saved>,
     invocation_args: Option<Vec<String>>,
+    remote: Option<&crate::parallel::coordinator::RemoteMerge>,
 ) -> Result<u8> {
     let before = progress::take(&shell.project.root, &shell.project.spec());
-    let args = invocation_args.unwrap_or_else(|| std::env::args().skip(1).collect());
+    let args = match (remote, invocation_args) {
+        (Some(r), _) => r.args.clone(),
+        (None, Some(a)) => a,
+        (None, None) => std::env::args().skip(1).collect(),
+    };
     let saved = shell.open(saved, &before)?;
-    crate::parallel::coordinator::Coordinator { shell, args }.run(lock, saved)
+    crate::parallel::coordinator::Coordinator {
+        shell,
+        args,
+        remote,
+    }
+    .run(lock, saved)
 }
 
 /// What stops a run before anything is made: an interactive run without the

@@ -77,13 +77,25 @@ pub struct Git<'a> {
     /// Run the repository's hooks (for a commit made for the user, where
     /// skipping them would be a silent `--no-verify`).
     hooks: bool,
+    /// More environment for this git only (a remote's credentials, kept
+    /// out of its arguments).
+    env: &'a [(String, String)],
 }
 
 pub fn at(dir: &Path) -> Git<'_> {
-    Git { dir, hooks: false }
+    Git {
+        dir,
+        hooks: false,
+        env: &[],
+    }
 }
 
-impl Git<'_> {
+impl<'a> Git<'a> {
+    /// The same git, with this environment too.
+    pub fn with_env(self, env: &'a [(String, String)]) -> Self {
+        Git { env, ..self }
+    }
+
     /// The same git, with the repository's hooks run (still no fsmonitor).
     pub fn with_hooks(self) -> Self {
         Git {
@@ -151,7 +163,10 @@ impl Git<'_> {
         } else {
             &HARDENED[..]
         });
-        c.envs(ENV).current_dir(self.dir).stdin(Stdio::null());
+        c.envs(ENV)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(self.dir)
+            .stdin(Stdio::null());
         c
     }
 

@@ -84,7 +84,8 @@ impl Board {
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or_default();
         b.steps.retain(|_, s| {
-            s.worktree.starts_with("par-") && worktree::check_name(&s.worktree).is_ok()
+            (s.worktree.starts_with("par-") || s.worktree.starts_with("step-"))
+                && worktree::check_name(&s.worktree).is_ok()
         });
         b
     }
@@ -166,7 +167,7 @@ pub fn refuse_what_cannot_start(
 
 /// By the tracker's blockers when the spec's steps name tasks and a
 /// tracker answers; else by the spec's sections.
-fn order_of(
+pub fn order_of(
     root: &Path,
     tracker: Option<crate::work::tracker::Kind>,
     items: &[Item],
@@ -182,10 +183,42 @@ fn order_of(
     Ok(Order::Tracker { blockers, closed })
 }
 
+/// `ralph merge`: each step done on the remote, on the board as queued
+/// (its branch `ralph/step-<slug>`).
+fn queue_remote(board: &mut Board, r: &RemoteMerge) {
+    for (key, slug, _) in &r.steps {
+        board.steps.insert(
+            key.clone(),
+            Slot {
+                worktree: format!("step-{slug}"),
+                worker: None,
+                place: Place::Queued,
+                undone: 0,
+                feedback: None,
+                note: None,
+                conflicts: Vec::new(),
+            },
+        );
+    }
+}
+
 /// A parallel run in the integration checkout `shell.project`.
 pub struct Coordinator<'a> {
     pub shell: &'a Shell<'a>,
     /// The run's command line (`loop ...`), for its workers'.
+    pub args: Vec<String>,
+    /// `ralph merge`: the steps other machines did, to merge; no worker
+    /// starts but to resolve a conflict.
+    pub remote: Option<&'a RemoteMerge>,
+}
+
+/// What `ralph merge` merges: each step done on its branch of the remote.
+#[derive(Debug)]
+pub struct RemoteMerge {
+    pub target: crate::ship::push::Target,
+    /// Step key, slug, and the remote branch's commit (its lease).
+    pub steps: Vec<(String, String, String)>,
+    /// The command line (`loop ...`) a resolution's worker is given.
     pub args: Vec<String>,
 }
 
@@ -231,6 +264,9 @@ impl Coordinator<'_> {
         let mut board = Board::load(&self.board_path());
         board.parallel = s.parallel;
         let mut queue = VecDeque::new();
+        if let Some(r) = self.remote {
+            queue_remote(&mut board, r);
+        }
         for (key, slot) in &mut board.steps {
             match slot.place {
                 // You have acted (`ralph resume`): its worker goes on.
@@ -239,13 +275,22 @@ impl Coordinator<'_> {
                 _ => {}
             }
         }
-        self.shell.ui.note(&format!(
-            "run {} in {}: up to {} steps at once, each in a worktree of its own, merged into {} one at a time",
-            self.shell.run.id,
-            self.shell.run.path.display(),
-            s.parallel,
-            self.integration()
-        ));
+        self.shell.ui.note(&match self.remote {
+            Some(r) => format!(
+                "run {} in {}: {} merged into {} one at a time",
+                self.shell.run.id,
+                self.shell.run.path.display(),
+                crate::output::counted(r.steps.len() as u32, "step done on its branch", "steps done on their branches"),
+                self.integration()
+            ),
+            None => format!(
+                "run {} in {}: up to {} steps at once, each in a worktree of its own, merged into {} one at a time",
+                self.shell.run.id,
+                self.shell.run.path.display(),
+                s.parallel,
+                self.integration()
+            ),
+        });
         let mut live = Live {
             board,
             running: Vec::new(),
@@ -306,9 +351,10 @@ impl Coordinator<'_> {
             };
             if changed || merged {
                 changed = false;
-                let never = match live.end {
-                    None => self.start_free(live)?,
-                    Some(_) => Vec::new(),
+                // `ralph merge` starts no worker: other machines work.
+                let never = match (&live.end, self.remote) {
+                    (None, None) => self.start_free(live)?,
+                    _ => Vec::new(),
                 };
                 live.board.save(&self.board_path())?;
                 if live.running.is_empty() && live.queue.is_empty() {
@@ -338,6 +384,9 @@ impl Coordinator<'_> {
         if !open {
             return Ok(None);
         }
+        if self.remote.is_some() {
+            return Ok(Some((Outcome::Partial, self.still_open()?)));
+        }
         let why = never
             .iter()
             .map(|(k, why)| format!("{k}: {why}"))
@@ -347,6 +396,22 @@ impl Coordinator<'_> {
             Outcome::Waiting,
             format!("no open step can start: {why}"),
         )))
+    }
+
+    /// `ralph merge` with steps still open: which, for the next workers.
+    fn still_open(&self) -> Result<String> {
+        let parsed = spec::parse(&self.spec_text()?);
+        let open: Vec<String> = parsed
+            .steps
+            .iter()
+            .filter(|s| !s.checked)
+            .map(|s| s.key())
+            .collect();
+        Ok(format!(
+            "every step done on its branch is merged; {} still open ({}): the next workers' (`ralph steps --ready`)",
+            open.len(),
+            crate::output::visible_line(&open.join(", "))
+        ))
     }
 
     fn spec_text(&self) -> Result<String> {
@@ -488,14 +553,7 @@ impl Coordinator<'_> {
     fn worker_prompt(&self, worker: &str, step: &str, feedback: Option<&str>) -> Result<PathBuf> {
         let prompt = crate::fsutil::read_optional(&self.shell.s.prompt)?
             .with_context(|| format!("{} is gone", self.shell.s.prompt.display()))?;
-        let mut text = format!(
-            "You are {worker}, one of several workers of a parallel ralph run. Your step, the first open step of .ralph/spec.md here:\n\n    {step}\n\nDo this step only: the other open steps are other workers' (they work at the same time, in other worktrees). When it is done, check its box (and close its task), commit, and end the session. Do not write .ralph/COMPLETE: the run merges your branch.\n"
-        );
-        if let Some(f) = feedback {
-            text.push_str(&format!("\n{f}\n"));
-        }
-        text.push_str("\n---\n\n");
-        text.push_str(&prompt);
+        let text = workers::prompt(worker, step, feedback, "in other worktrees", &prompt);
         let path = self.shell.run.path.join(format!("{worker}.prompt.md"));
         crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
         Ok(path)
@@ -695,17 +753,25 @@ impl Coordinator<'_> {
             return Ok(());
         };
         let branch = worktree::branch(&slot.worktree);
-        let worker = slot.worker.clone().unwrap_or_default();
         // Only a branch whose own spec has the step done (a board says
         // queued where a session could write it).
         if !queue::step_checked_on(self.root(), &branch, key) {
+            if self.remote.is_some() {
+                self.shell.ui.note(&format!(
+                    "{branch} does not have {key} checked: not merged; it stays for its worker"
+                ));
+                return Ok(());
+            }
             self.shell.ui.note(&format!(
                 "{branch} does not have {key} checked: not merged; its step is worked again"
             ));
             let parsed = spec::parse(&self.spec_text()?);
             return self.start_worker(live, key, &parsed);
         }
-        let message = format!("ralph: merge {key} ({worker}, {branch})");
+        let message = match &slot.worker {
+            Some(worker) => format!("ralph: merge {key} ({worker}, {branch})"),
+            None => format!("ralph: merge {key} ({branch})"),
+        };
         let t0 = std::time::Instant::now();
         let merged = queue::merge(self.root(), &branch, key, &message)?;
         let took = t0.elapsed();
@@ -739,6 +805,24 @@ impl Coordinator<'_> {
             .get_mut(key)
             .expect("a merged step has a slot");
         slot.undone += 1;
+        // Another machine did it: its branch is left for a human.
+        if self.remote.is_some() {
+            let branch = worktree::branch(&slot.worktree);
+            slot.place = Place::GaveUp;
+            slot.note = Some(format!("the gate failed after its merge ({})", v.summary()));
+            self.shell.ui.note(&format!(
+                "the gate failed after merging {key} ({}): the merge is undone",
+                v.summary()
+            ));
+            live.end.get_or_insert((
+                Outcome::Waiting,
+                format!(
+                    "the gate failed after merging {key} ({}): fix it on its branch {branch} (then `ralph merge` again), or delete that branch for a worker to do it again",
+                    v.summary()
+                ),
+            ));
+            return Ok(false);
+        }
         if slot.undone >= s.limits.max_gate_failures {
             slot.place = Place::GaveUp;
             slot.note = Some(format!(
@@ -818,11 +902,19 @@ impl Coordinator<'_> {
             took.as_millis()
         ));
         // `--push`: what is merged goes to the remote as it lands.
-        if let Some(ship) = &self.shell.ship
-            && let Err(why) = ship.push(self.root(), &self.shell.ui)
-        {
-            live.end
-                .get_or_insert((Outcome::Waiting, format!("--push: {why}")));
+        let pushed = match &self.shell.ship {
+            Some(ship) => match ship.push(self.root(), &self.shell.ui) {
+                Ok(()) => true,
+                Err(why) => {
+                    live.end
+                        .get_or_insert((Outcome::Waiting, format!("--push: {why}")));
+                    false
+                }
+            },
+            None => false,
+        };
+        if pushed && let Some(r) = self.remote {
+            self.delete_step_branch(r, key);
         }
         // GitHub's issues: the step's closed (unless `--pr`'s body does).
         let parsed = spec::parse(&self.spec_text()?);
@@ -832,6 +924,9 @@ impl Coordinator<'_> {
             self.shell.ui.note(&said);
         }
         let dir = worktree::path_for(&main, name);
+        if !dir.exists() {
+            return Ok(());
+        }
         if let Err(e) = worktree::remove(&main, &dir, name) {
             self.shell.ui.note(&format!(
                 "could not remove worktree {}: {e:#}",
@@ -839,6 +934,29 @@ impl Coordinator<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// A step merged and pushed: its branch on the remote deleted, if it is
+    /// still where it was fetched (no work pushed to it since).
+    fn delete_step_branch(&self, r: &RemoteMerge, key: &str) {
+        let Some((_, slug, sha)) = r.steps.iter().find(|(k, _, _)| k == key) else {
+            return;
+        };
+        let branch = crate::parallel::remote::step_branch(slug);
+        match r.target.delete_if_at(self.root(), &branch, sha) {
+            Ok(true) => self.shell.ui.note(&format!(
+                "deleted {branch} on {}: it is merged",
+                r.target.remote
+            )),
+            Ok(false) => self.shell.ui.note(&format!(
+                "{branch} on {} has commits pushed since it was fetched: left as it is",
+                r.target.remote
+            )),
+            Err(e) => self.shell.ui.note(&format!(
+                "could not delete {branch} on {}: {e}",
+                r.target.remote
+            )),
+        }
     }
 
     /// A merge in conflict: with `--on-conflict wait`, the run stops for a
@@ -884,7 +1002,16 @@ impl Coordinator<'_> {
     /// no marker left, the step is queued again.
     fn resolve(&self, live: &mut Live, key: &str, name: &str, files: &[String]) -> Result<()> {
         let main = worktree::main_root(self.root())?;
-        let dir = worktree::path_for(&main, name);
+        // `ralph merge`: the step's branch gets a worktree now.
+        let (dir, made) = worktree::ensure(&main, name, None)
+            .with_context(|| format!("cannot make the worktree of step {key}"))?;
+        if made {
+            worktree::seed(self.root(), &dir, None)?;
+            if let Ok(cfg) = crate::config::load(&crate::work::project::Project::at(&dir).config())
+            {
+                crate::trust::approval::carry_over(&main, &dir, &cfg)?;
+            }
+        }
         let head = crate::git::at(self.root()).run(&["rev-parse", "HEAD"], &[])?;
         let g = crate::git::at(&dir);
         let _ = g.attempt(&["merge", "--no-ff", "--no-commit", "--quiet"], &[&head])?;

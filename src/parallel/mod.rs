@@ -8,6 +8,7 @@ pub mod budget;
 pub mod coordinator;
 pub mod plan;
 pub mod queue;
+pub mod remote;
 pub mod texts;
 pub mod workers;
 

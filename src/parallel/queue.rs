@@ -139,7 +139,7 @@ fn ralph_merged(g: &Git, tree: &str, branch: &str, key: &str) -> Result<String> 
     g.run_with_input(&["mktree", "-z"], &top)
 }
 
-fn entries(listing: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn entries(listing: &[u8]) -> impl Iterator<Item = &[u8]> {
     listing.split(|b| *b == 0).filter(|e| !e.is_empty())
 }
 

@@ -12,7 +12,8 @@ use crate::run::engine::Outcome;
 
 /// Options of the run's command line that are the run's own, not a
 /// worker's: (flag, takes a value).
-const RUN_ONLY: [(&str, bool); 10] = [
+const RUN_ONLY: [(&str, bool); 11] = [
+    ("--branch", true),
     ("--push", false),
     ("--pr", false),
     ("--parallel", true),
@@ -49,6 +50,27 @@ pub fn worker_args(run: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// A worker's prompt: who it is and its step (`described`), what it is
+/// told besides (`feedback`), then the run's prompt. `elsewhere`: where
+/// the other workers work. Pure.
+pub fn prompt(
+    worker: &str,
+    described: &str,
+    feedback: Option<&str>,
+    elsewhere: &str,
+    run_prompt: &str,
+) -> String {
+    let mut text = format!(
+        "You are {worker}, one of several workers of a parallel ralph run. Your step, the first open step of .ralph/spec.md here:\n\n    {described}\n\nDo this step only: the other open steps are other workers' (they work at the same time, {elsewhere}). When it is done, check its box (and close its task), commit, and end the session. Do not write .ralph/COMPLETE: the run merges your branch.\n"
+    );
+    if let Some(f) = feedback {
+        text.push_str(&format!("\n{f}\n"));
+    }
+    text.push_str("\n---\n\n");
+    text.push_str(run_prompt);
+    text
 }
 
 /// What a worker is to do.

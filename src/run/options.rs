@@ -47,6 +47,11 @@ pub struct LoopArgs {
     pub worker_name: Option<String>,
     #[arg(long, hide = true, value_name = "FILE", requires = "worker_step")]
     pub worker_budget: Option<PathBuf>,
+
+    /// `ralph merge`: the steps done on the remote's branches, merged by
+    /// the coordinator instead of worked here.
+    #[arg(skip)]
+    pub remote: Option<crate::parallel::coordinator::RemoteMerge>,
 }
 
 /// One agent of a run as a session runs it: the run's own (with the model
@@ -179,8 +184,9 @@ fn inside(project: &Project, p: &std::path::Path) -> Result<PathBuf, String> {
 
 /// Bounds of each duration option: (name, least, most). Defaults are
 /// `config::DEFAULTS`' (`limit-wait-over`, `[notify]`'s, has its own).
-const DURATIONS: [(&str, u64, u64); 5] = [
+const DURATIONS: [(&str, u64, u64); 6] = [
     ("timeout", 1, 7 * DAY),
+    ("max-time", 1, 30 * DAY),
     ("limit-backoff", 1, DAY),
     ("max-limit-wait", 60, 30 * DAY),
     ("fallback-after", 1, 30 * DAY),
@@ -313,6 +319,7 @@ fn saved_options(l: &Limits) -> Options {
     Options {
         max_iterations: Some(l.max_iterations),
         max_cost: l.max_cost,
+        max_time: l.max_time.map(|d| config::Span::secs(d.as_secs())),
         no_progress_limit: Some(l.no_progress_limit),
         max_failures: Some(l.max_failures),
         max_sessions_per_step: Some(l.max_sessions_per_step),
@@ -665,6 +672,11 @@ fn limits_of(
         review_complete: review.is_some_and(|r| r.when == crate::work::review::When::Complete),
         gate_each: gate.is_some_and(|g| g.when == crate::work::gate::When::Each),
         require_change: o.gate.require_change.unwrap_or(false),
+        max_time: o
+            .max_time
+            .as_ref()
+            .map(|t| duration("max-time", Some(t)))
+            .transpose()?,
     })
 }
 

@@ -106,6 +106,9 @@ pub struct Shell<'a> {
     pub own_dirty: Vec<String>,
     /// `--push` / `--pr`: where the run's work goes.
     pub ship: Option<crate::ship::Ship>,
+    /// When this loop began counting time, and the time the run had taken
+    /// before (a resumed run's): `--max-time`.
+    pub clock: std::cell::Cell<Option<(Instant, f64)>>,
 }
 
 impl Shell<'_> {
@@ -320,7 +323,19 @@ impl Shell<'_> {
             step_done: self.step_done()?,
             recent_starts: self.recent_starts(),
             now_epoch: now_epoch(),
+            elapsed: self.elapsed(),
         })
+    }
+
+    /// How long the run has taken (what it took before this loop began
+    /// counting, a resumed run's, included).
+    fn elapsed(&self) -> std::time::Duration {
+        match self.clock.get() {
+            Some((t0, before)) => {
+                std::time::Duration::from_secs_f64(before.max(0.0)) + t0.elapsed()
+            }
+            None => std::time::Duration::ZERO,
+        }
     }
 
     /// A worker's step, once done: its box checked and its task (if it has
@@ -434,6 +449,7 @@ impl Shell<'_> {
     ) -> Result<u8> {
         let t0 = Instant::now();
         let elapsed_before = saved.elapsed_s;
+        self.clock.set(Some((t0, elapsed_before)));
         saved.agents = (0..=self.s.fallbacks.len())
             .map(|i| self.s.seat(i).agent)
             .collect();
@@ -747,7 +763,9 @@ impl Shell<'_> {
             secret: &self.secret,
             base,
         };
-        let spec = launch::session(self.project, settings, seat, &who, self.ui)?;
+        let mut spec = launch::session(self.project, settings, seat, &who, self.ui)?;
+        spec.timeout =
+            engine::session_timeout(spec.timeout, self.s.limits.max_time, self.elapsed());
         let mut command = vec![spec.program.display().to_string()];
         let shown = spec.args.len() - usize::from(settings.interactive);
         command.extend(spec.args.iter().take(shown).cloned());
@@ -1586,6 +1604,7 @@ mod tests {
             pacing: std::cell::RefCell::new(None),
             own_dirty: Vec::new(),
             ship: None,
+            clock: std::cell::Cell::new(None),
         };
         let first = before.head.clone();
         let mut live = Live {

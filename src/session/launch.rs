@@ -269,5 +269,12 @@ fn assemble(
         scratch,
         not_after,
         agent: seat.agent,
+        // ralph's own GitHub token (`--push`, `--pr`, a worker's push) is
+        // ralph's: its sessions run the model's commands.
+        unset: if s.push || s.pr || s.worker.is_some() {
+            vec!["GH_TOKEN", "GITHUB_TOKEN"]
+        } else {
+            Vec::new()
+        },
     })
 }

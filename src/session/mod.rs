@@ -76,6 +76,9 @@ pub struct Launch {
     pub not_after: Vec<PathBuf>,
     /// Whose session it is: its stream is read as that agent's.
     pub agent: crate::agent::Agent,
+    /// Environment variables the session does not get (the GitHub token
+    /// ralph pushes with: a session's commands could read it).
+    pub unset: Vec<&'static str>,
 }
 
 pub struct PrintIo {
@@ -183,6 +186,9 @@ pub fn spawn(spec: Launch) -> Result<Running> {
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    for k in &spec.unset {
+        cmd.env_remove(k);
+    }
     cmd.env(crate::handoff::env::SESSION_TOKEN, &spec.token);
     // The model gets no GitHub token: ralph holds it, to push and open
     // the pull request itself.

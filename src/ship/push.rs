@@ -20,6 +20,10 @@ pub struct Target {
     pushes_to: String,
     /// The repository's transport keys at the start.
     steering: Vec<(String, String)>,
+    /// A GitHub token git sends to the remote's host (`ralph worker`,
+    /// `ralph merge`: a job's checkout keeps no credentials), given to
+    /// git in its environment, never in its arguments.
+    auth: Option<crate::github::Token>,
 }
 
 /// What a push came to.
@@ -145,19 +149,74 @@ pub fn target(root: &Path) -> Result<Target, String> {
             crate::output::visible_line(&remote)
         ));
     }
-    let url = git
+    target_for(root, &remote, &branch)
+}
+
+/// Where `branch` goes on `remote`, whichever branch HEAD is on.
+pub fn target_for(root: &Path, remote: &str, branch: &str) -> Result<Target, String> {
+    if !plain_name(remote) {
+        return Err(format!(
+            "--push: remote {:?} is not a name ralph pushes to",
+            crate::output::visible_line(remote)
+        ));
+    }
+    let url = crate::git::at(root)
         .run(&["config", "--get", &format!("remote.{remote}.url")], &[])
         .map(|u| u.trim().to_string())
         .map_err(|_| {
             format!("--push: there is no remote {remote:?} to push branch {branch} to (`git remote add {remote} URL`, or set the branch's upstream)")
         })?;
     Ok(Target {
-        pushes_to: pushes_to(root, &remote)?,
+        pushes_to: pushes_to(root, remote)?,
         steering: read_steering(root),
-        branch,
-        remote,
+        branch: branch.to_string(),
+        remote: remote.to_string(),
         url,
+        auth: None,
     })
+}
+
+/// What git is given to send `token` to `url`'s host (an `https` URL's
+/// only): the header GitHub takes a token in, as `-c` in git's own
+/// environment variable for it (`GIT_CONFIG_PARAMETERS`), never an
+/// argument. Pure.
+pub fn auth_env(url: &str, token: &str, inherited: Option<&str>) -> Vec<(String, String)> {
+    let Some(rest) = url.strip_prefix("https://") else {
+        return Vec::new();
+    };
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || host.contains(['\'', '@']) {
+        return Vec::new();
+    }
+    let basic = base64(format!("x-access-token:{token}").as_bytes());
+    let pair = format!("'http.https://{host}/.extraheader'='AUTHORIZATION: basic {basic}'");
+    let value = match inherited.filter(|v| !v.trim().is_empty()) {
+        Some(v) => format!("{v} {pair}"),
+        None => pair,
+    };
+    vec![("GIT_CONFIG_PARAMETERS".to_string(), value)]
+}
+
+/// Standard base64, with padding.
+fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 /// The words of a push of HEAD to the branch: never forced, no hooks, no
@@ -198,6 +257,112 @@ impl Target {
         format!("HEAD:refs/heads/{}", self.branch)
     }
 
+    /// Send `token` to the remote's host with each fetch and push.
+    pub fn with_token(mut self, token: Option<crate::github::Token>) -> Target {
+        self.auth = token;
+        self
+    }
+
+    /// The same target for another branch of the same remote.
+    pub fn for_branch(&self, branch: &str) -> Target {
+        Target {
+            branch: branch.to_string(),
+            ..self.clone()
+        }
+    }
+
+    fn auth_env(&self) -> Vec<(String, String)> {
+        match &self.auth {
+            Some(t) => auth_env(
+                &self.url,
+                t.expose(),
+                std::env::var("GIT_CONFIG_PARAMETERS").ok().as_deref(),
+            ),
+            None => Vec::new(),
+        }
+    }
+
+    /// A failure said without the token, should git echo it.
+    fn said(&self, text: &str) -> String {
+        match &self.auth {
+            Some(t) => t.redact(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// The remote's branches under `prefix` (`refs/heads/` left out), and
+    /// their commits.
+    pub fn heads(&self, root: &Path, prefix: &str) -> Result<Vec<(String, String)>, String> {
+        self.unchanged(root).map_err(|e| e.to_string())?;
+        let env = self.auth_env();
+        let out = crate::git::at(root)
+            .with_env(&env)
+            .run(
+                &["ls-remote", "--heads", "--upload-pack=git-upload-pack"],
+                &[&self.pushes_to, &format!("refs/heads/{prefix}*")],
+            )
+            .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))?;
+        Ok(out
+            .lines()
+            .filter_map(|l| {
+                let (sha, name) = l.split_once('\t')?;
+                let name = name.strip_prefix("refs/heads/")?;
+                // What a remote says is a commit id, or nothing ralph uses.
+                crate::history::records::is_object_id(sha)
+                    .then(|| (name.to_string(), sha.to_string()))
+            })
+            .collect())
+    }
+
+    /// Fetch the remote's `branch` into `into` (a ref of ralph's own).
+    pub fn fetch(&self, root: &Path, branch: &str, into: &str) -> Result<(), String> {
+        self.unchanged(root).map_err(|e| e.to_string())?;
+        let env = self.auth_env();
+        crate::git::at(root)
+            .with_env(&env)
+            .run(
+                &[
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--recurse-submodules=no",
+                    "--upload-pack=git-upload-pack",
+                ],
+                &[&self.pushes_to, &format!("+refs/heads/{branch}:{into}")],
+            )
+            .map(|_| ())
+            .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))
+    }
+
+    /// Delete the remote's `branch` if it is still at `at` (a lease: never
+    /// work pushed since); `Ok(false)` when it has moved.
+    pub fn delete_if_at(&self, root: &Path, branch: &str, at: &str) -> Result<bool, String> {
+        self.unchanged(root).map_err(|e| e.to_string())?;
+        let env = self.auth_env();
+        let lease = format!("--force-with-lease=refs/heads/{branch}:{at}");
+        let (ok, out, err) = crate::git::at(root)
+            .with_env(&env)
+            .attempt(
+                &[
+                    "push",
+                    "--porcelain",
+                    "--no-verify",
+                    "--receive-pack=git-receive-pack",
+                    &lease,
+                ],
+                &[&self.pushes_to, &format!(":refs/heads/{branch}")],
+            )
+            .map_err(|e| self.said(&format!("{e:#}")))?;
+        if ok {
+            return Ok(true);
+        }
+        if rejection(&out, &err).is_some() || err.contains("stale info") {
+            return Ok(false);
+        }
+        Err(self.said(&last_lines(&err)))
+    }
+
     /// Is the repository's push setup as it was when the run started?
     fn unchanged(&self, root: &Path) -> Result<(), Refused> {
         let mut keys = changed(&self.steering, &read_steering(root));
@@ -212,9 +377,12 @@ impl Target {
     }
 
     fn try_push(&self, root: &Path) -> Result<(bool, String, String), Refused> {
+        let env = self.auth_env();
         crate::git::at(root)
+            .with_env(&env)
             .attempt(&PUSH, &[&self.pushes_to, &self.refspec()])
-            .map_err(|e| Refused::Failed(format!("{e:#}")))
+            .map(|(ok, out, err)| (ok, out, self.said(&err)))
+            .map_err(|e| Refused::Failed(self.said(&format!("{e:#}"))))
     }
 
     /// Push the run's head to its branch on the remote; rejected, fetch the
@@ -244,23 +412,25 @@ impl Target {
     /// The remote's branch fetched (to a ref of ralph's own) and the run's
     /// commits rebased onto it; undone if it does not apply cleanly.
     fn rebase_onto_remote(&self, root: &Path) -> Result<(), String> {
+        let env = self.auth_env();
         let git = crate::git::at(root);
         let theirs = format!("refs/ralph/upstream/{}", self.branch);
-        git.run(
-            &[
-                "fetch",
-                "--quiet",
-                "--no-tags",
-                "--no-write-fetch-head",
-                "--recurse-submodules=no",
-                "--upload-pack=git-upload-pack",
-            ],
-            &[
-                &self.pushes_to,
-                &format!("+refs/heads/{}:{theirs}", self.branch),
-            ],
-        )
-        .map_err(|e| last_lines(&format!("{e:#}")))?;
+        git.with_env(&env)
+            .run(
+                &[
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--recurse-submodules=no",
+                    "--upload-pack=git-upload-pack",
+                ],
+                &[
+                    &self.pushes_to,
+                    &format!("+refs/heads/{}:{theirs}", self.branch),
+                ],
+            )
+            .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))?;
         let (ok, _, err) = git
             .attempt(
                 &[
@@ -284,6 +454,31 @@ impl Target {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_goes_to_git_as_githubs_header_in_its_environment() {
+        assert_eq!(base64(b"x-access-token:abc"), "eC1hY2Nlc3MtdG9rZW46YWJj");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"a"), "YQ==");
+        let env = auth_env("https://github.com/o/r.git", "abc", None);
+        assert_eq!(
+            env,
+            vec![(
+                "GIT_CONFIG_PARAMETERS".to_string(),
+                "'http.https://github.com/.extraheader'='AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46YWJj'".to_string()
+            )]
+        );
+        let kept = auth_env("https://ghe.example/o/r", "abc", Some("'a.b'='c'"));
+        assert!(
+            kept[0]
+                .1
+                .starts_with("'a.b'='c' 'http.https://ghe.example/.extraheader'")
+        );
+        // Not over ssh, nor to a host that reads oddly.
+        assert!(auth_env("git@github.com:o/r.git", "abc", None).is_empty());
+        assert!(auth_env("https://x'y/o/r", "abc", None).is_empty());
+        assert!(auth_env("https://u@github.com/o/r", "abc", None).is_empty());
+    }
 
     #[test]
     fn the_keys_that_steer_a_push_are_the_repositorys_own() {

@@ -3,6 +3,7 @@
 
 mod support;
 
+mod actions;
 mod agents;
 mod agents_pi_opencode;
 mod config_file;

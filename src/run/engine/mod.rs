@@ -80,6 +80,10 @@ pub struct Limits {
     /// `[gate] require_change`: a box checked with no change is unchecked.
     #[serde(default)]
     pub require_change: bool,
+    /// `--max-time`: no session starts once the run has taken this long,
+    /// and the one running then ends at it.
+    #[serde(default, with = "opt_secs")]
+    pub max_time: Option<Duration>,
 }
 
 fn five() -> u32 {
@@ -107,6 +111,7 @@ impl Limits {
             review_complete: false,
             gate_each: false,
             require_change: false,
+            max_time: None,
         }
     }
 }
@@ -310,6 +315,8 @@ pub enum Event {
         /// since the epoch), for pacing; and the time now.
         recent_starts: Vec<u64>,
         now_epoch: u64,
+        /// How long the run has taken so far (`--max-time`).
+        elapsed: Duration,
     },
     /// The `on_session_start` hook has run (or there is none). A worker of
     /// a parallel run says what the run's workers have spent before it.
@@ -411,6 +418,11 @@ pub enum Outcome {
     /// A worker of a parallel run: its one step is done, for the run's
     /// merge queue to take.
     StepDone,
+    /// The run took `--max-time`.
+    TimeLimit,
+    /// `ralph merge`: every finished step is merged; others are still open,
+    /// for the next workers.
+    Partial,
 }
 
 /// Everything said of one way a run ends, in one place.
@@ -442,7 +454,7 @@ const LIMIT_TODO: &str = "see `ralph status`; start a new run with higher limits
 
 /// One row an outcome: (outcome, code, text, hook, writes WAITING,
 /// resumable, the notice's to-do, the last line).
-const FACTS: [(Outcome, Facts); 12] = {
+const FACTS: [(Outcome, Facts); 14] = {
     const fn f(
         code: u8,
         text: &'static str,
@@ -583,6 +595,22 @@ const FACTS: [(Outcome, Facts); 12] = {
         (
             Outcome::StepDone,
             f(0, "step done", None, (false, false), None, None),
+        ),
+        (
+            Outcome::TimeLimit,
+            f(
+                4,
+                "time limit reached",
+                Some(H::Limit),
+                (false, false),
+                Some(LIMIT_TODO),
+                None,
+            ),
+        ),
+        // What is merged is shipped; the rest is the next workers'.
+        (
+            Outcome::Partial,
+            f(0, "merged so far", None, (false, false), None, None),
         ),
     ]
 };
@@ -813,7 +841,7 @@ fn between(
     limits: &Limits,
     gate: Completion,
     (waiting, step_done): (Option<String>, Option<String>),
-    (recent_starts, now_epoch): (Vec<u64>, u64),
+    (recent_starts, now_epoch, elapsed): (Vec<u64>, u64, Duration),
     reviews: &[Reviewed],
 ) -> Action {
     // Counted first (its cost), said after what became of COMPLETE.
@@ -842,6 +870,16 @@ fn between(
             format!(
                 "{} run (--max-iterations)",
                 crate::output::counted(limits.max_iterations, "session", "sessions")
+            ),
+        );
+    }
+    if let Some(max) = limits.max_time.filter(|m| elapsed >= *m) {
+        return stop(
+            Outcome::TimeLimit,
+            format!(
+                "the run has taken {} (--max-time {})",
+                crate::timefmt::human_duration(elapsed),
+                crate::timefmt::human_duration(max)
             ),
         );
     }
@@ -909,6 +947,7 @@ fn looked(s: &mut State, limits: &Limits, event: Event) -> Action {
         step_done,
         recent_starts,
         now_epoch,
+        elapsed,
     } = event
     else {
         unreachable!("only a Between is looked at")
@@ -923,7 +962,7 @@ fn looked(s: &mut State, limits: &Limits, event: Event) -> Action {
         limits,
         judged.completion,
         (waiting, step_done),
-        (recent_starts, now_epoch),
+        (recent_starts, now_epoch, elapsed),
         &judged.reviews,
     )
 }
@@ -1339,6 +1378,35 @@ pub fn limit_wait(l: &Limit, base: Duration, waits_in_a_row: u32, now_epoch: u64
     }
 }
 
+/// How long the next session may run: its `--timeout`, but never past the
+/// run's `--max-time` (at least a second, so that a session is a session).
+pub fn session_timeout(
+    timeout: Duration,
+    max_time: Option<Duration>,
+    elapsed: Duration,
+) -> Duration {
+    match max_time {
+        Some(m) => timeout.min(m.saturating_sub(elapsed).max(Duration::from_secs(1))),
+        None => timeout,
+    }
+}
+
+mod opt_secs {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs()),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Option::<u64>::deserialize(d).map(|o| o.map(Duration::from_secs))
+    }
+}
+
 mod secs {
     use std::time::Duration;
 
@@ -1371,6 +1439,8 @@ mod tests {
             Outcome::Interrupted,
             Outcome::EndedAbnormally,
             Outcome::StepDone,
+            Outcome::TimeLimit,
+            Outcome::Partial,
         ];
         assert_eq!(FACTS.len(), all.len());
         for o in all {
@@ -1401,6 +1471,40 @@ mod tests {
         Limits::sample()
     }
 
+    #[test]
+    fn past_max_time_no_session_starts_and_a_session_ends_at_the_deadline() {
+        let l = Limits {
+            max_time: Some(Duration::from_secs(3600)),
+            ..limits()
+        };
+        let mut s = State::default();
+        let at = |elapsed: u64| TB {
+            elapsed: Duration::from_secs(elapsed),
+            ..between()
+        };
+        assert_eq!(step(&mut s, &l, at(3599)), Action::Prepare { iteration: 1 });
+        let a = step(&mut s, &l, at(3600));
+        assert_eq!(stopped(&a), Some(Outcome::TimeLimit), "{a:?}");
+        assert_eq!(Outcome::TimeLimit.code(), 4);
+        // Without --max-time, time is no limit.
+        assert_eq!(
+            step(&mut State::default(), &limits(), at(999_999)),
+            Action::Prepare { iteration: 1 }
+        );
+        let m = |t, max: Option<u64>, e| {
+            session_timeout(
+                Duration::from_secs(t),
+                max.map(Duration::from_secs),
+                Duration::from_secs(e),
+            )
+            .as_secs()
+        };
+        assert_eq!(m(1800, None, 5000), 1800);
+        assert_eq!(m(1800, Some(3600), 600), 1800);
+        assert_eq!(m(1800, Some(3600), 3000), 600, "the deadline comes first");
+        assert_eq!(m(1800, Some(3600), 4000), 1, "past it: at once");
+    }
+
     fn between() -> TB {
         TB {
             stop: None,
@@ -1409,6 +1513,7 @@ mod tests {
             step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
+            elapsed: Duration::ZERO,
             reviews: Vec::from_iter(None),
         }
     }
@@ -1453,6 +1558,7 @@ mod tests {
         step_done: Option<String>,
         recent_starts: Vec<u64>,
         now_epoch: u64,
+        elapsed: Duration,
         reviews: Vec<Reviewed>,
     }
 
@@ -1484,6 +1590,7 @@ mod tests {
                     step_done: None,
                     recent_starts: Vec::new(),
                     now_epoch: 0,
+                    elapsed: Duration::ZERO,
                 },
             ),
             T::Between(b) => super::between(
@@ -1491,7 +1598,7 @@ mod tests {
                 l,
                 b.gate,
                 (b.waiting, b.step_done),
-                (b.recent_starts, b.now_epoch),
+                (b.recent_starts, b.now_epoch, b.elapsed),
                 &b.reviews,
             ),
         }
@@ -1552,6 +1659,7 @@ mod tests {
             step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
+            elapsed: Duration::ZERO,
         });
         go(Event::BeforeSpawn {
             stop: None,
@@ -1632,6 +1740,7 @@ mod tests {
             step_done: None,
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
+            elapsed: Duration::ZERO,
         };
         assert_eq!(go(between), Action::Prepare { iteration: 1 });
         go(Event::BeforeSpawn {
@@ -1890,6 +1999,7 @@ mod tests {
                 waiting: None,
                 step_done: None,
                 recent_starts: Vec::new(),
+                elapsed: Duration::ZERO,
                 now_epoch: 1_000_000,
                 reviews: Vec::from_iter(None),
             },
@@ -2103,13 +2213,15 @@ mod tests {
             (Interrupted, true),
             (EndedAbnormally, true),
             (StepDone, false),
+            (TimeLimit, false),
+            (Partial, false),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
                 Complete => Some(EndHook::Complete),
                 Waiting | NoProgress | Stuck | ReviewRejected => Some(EndHook::Waiting),
-                IterationLimit | CostLimit | LimitWait => Some(EndHook::Limit),
-                Failed | Interrupted | EndedAbnormally | StepDone => None,
+                IterationLimit | CostLimit | LimitWait | TimeLimit => Some(EndHook::Limit),
+                Failed | Interrupted | EndedAbnormally | StepDone | Partial => None,
             };
             assert_eq!(o.hook(), hook, "{o:?}");
             // Told to whoever `[notify]` names, but for a stop you asked for.
@@ -2118,8 +2230,8 @@ mod tests {
                 Complete => Some(E::Complete),
                 Waiting | NoProgress | Stuck | ReviewRejected => Some(E::Waiting),
                 Failed | EndedAbnormally => Some(E::Failed),
-                IterationLimit | CostLimit | LimitWait => Some(E::Stopped),
-                Interrupted | StepDone => None,
+                IterationLimit | CostLimit | LimitWait | TimeLimit => Some(E::Stopped),
+                Interrupted | StepDone | Partial => None,
             };
             assert_eq!(o.notice().map(|(e, _)| e), want, "{o:?}");
             assert_eq!(
@@ -2533,6 +2645,7 @@ mod tests {
             waiting: None,
             step_done: None,
             recent_starts: starts,
+            elapsed: Duration::ZERO,
             now_epoch: now,
             reviews: Vec::from_iter(None),
         };
@@ -2730,6 +2843,7 @@ mod tests {
             waiting: None,
             step_done: None,
             recent_starts: Vec::new(),
+            elapsed: Duration::ZERO,
             now_epoch: 1_000_000,
             reviews: Vec::from_iter(review),
         };
@@ -2765,6 +2879,7 @@ mod tests {
                 waiting: None,
                 step_done: None,
                 recent_starts: Vec::new(),
+                elapsed: Duration::ZERO,
                 now_epoch: 1_000_000,
                 reviews: Vec::from_iter(reviewed(true, 0.2)),
             },
@@ -2797,6 +2912,7 @@ mod tests {
         let mut s = State::default();
         let done = TB {
             step_done: Some("step **2** Second".into()),
+            elapsed: Duration::ZERO,
             ..between()
         };
         assert_eq!(
