@@ -246,51 +246,10 @@ impl Coordinator<'_> {
 
     /// The whole run: the workers and the queue, then the ordinary loop.
     pub fn run(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
-        let (s, t0) = (self.shell.s, std::time::Instant::now());
-        let hour_ago = crate::run::shell::now_epoch().saturating_sub(3600);
-        let starts =
-            crate::history::records::RunDir::starts_since(&self.shell.project.runs(), hour_ago);
-        budget::start(
-            &self.budget(),
-            (saved.state.iteration, saved.state.cost_usd),
-            starts,
-        )?;
-        // Confined workers put the shared git setup back to this.
-        if s.confined.is_some()
-            && let Some(b) = crate::sandbox::gitguard::Baseline::take(self.root())
-        {
-            b.save(&budget::baseline_path(&self.budget()))?;
-        }
-        let mut board = Board::load(&self.board_path());
-        board.parallel = s.parallel;
-        let mut queue = VecDeque::new();
-        if let Some(r) = self.remote {
-            queue_remote(&mut board, r);
-        }
-        for (key, slot) in &mut board.steps {
-            match slot.place {
-                // You have acted (`ralph resume`): its worker goes on.
-                Place::GaveUp | Place::Resolving => slot.place = Place::Working,
-                Place::Queued => queue.push_back(key.clone()),
-                _ => {}
-            }
-        }
-        self.shell.ui.note(&match self.remote {
-            Some(r) => format!(
-                "run {} in {}: {} merged into {} one at a time",
-                self.shell.run.id,
-                self.shell.run.path.display(),
-                crate::output::counted(r.steps.len() as u32, "step done on its branch", "steps done on their branches"),
-                self.integration()
-            ),
-            None => format!(
-                "run {} in {}: up to {} steps at once, each in a worktree of its own, merged into {} one at a time",
-                self.shell.run.id,
-                self.shell.run.path.display(),
-                s.parallel,
-                self.integration()
-            ),
-        });
+        let t0 = std::time::Instant::now();
+        self.start_budget(&saved)?;
+        let (board, queue) = self.board();
+        self.say_start();
         let mut live = Live {
             board,
             running: Vec::new(),
@@ -315,6 +274,66 @@ impl Coordinator<'_> {
             }
             None => self.judge(lock, live.saved),
         }
+    }
+
+    /// The run's one budget, at what it had spent and the project's
+    /// sessions of the last hour; for confined workers, the shared git
+    /// setup as the run found it.
+    fn start_budget(&self, saved: &Saved) -> Result<()> {
+        let hour_ago = crate::run::shell::now_epoch().saturating_sub(3600);
+        let starts =
+            crate::history::records::RunDir::starts_since(&self.shell.project.runs(), hour_ago);
+        budget::start(
+            &self.budget(),
+            (saved.state.iteration, saved.state.cost_usd),
+            starts,
+        )?;
+        if self.shell.s.confined.is_some()
+            && let Some(b) = crate::sandbox::gitguard::Baseline::take(self.root())
+        {
+            b.save(&budget::baseline_path(&self.budget()))?;
+        }
+        Ok(())
+    }
+
+    /// The board as saved (a resumed run's), with `ralph merge`'s steps
+    /// queued; the steps waiting to merge.
+    fn board(&self) -> (Board, VecDeque<String>) {
+        let mut board = Board::load(&self.board_path());
+        board.parallel = self.shell.s.parallel;
+        let mut queue = VecDeque::new();
+        if let Some(r) = self.remote {
+            queue_remote(&mut board, r);
+        }
+        for (key, slot) in &mut board.steps {
+            match slot.place {
+                // You have acted (`ralph resume`): its worker goes on.
+                Place::GaveUp | Place::Resolving => slot.place = Place::Working,
+                Place::Queued => queue.push_back(key.clone()),
+                _ => {}
+            }
+        }
+        (board, queue)
+    }
+
+    fn say_start(&self) {
+        let (run, path) = (&self.shell.run.id, self.shell.run.path.display());
+        self.shell.ui.note(&match self.remote {
+            Some(r) => format!(
+                "run {run} in {path}: {} merged into {} one at a time",
+                crate::output::counted(
+                    r.steps.len() as u32,
+                    "step done on its branch",
+                    "steps done on their branches"
+                ),
+                self.integration()
+            ),
+            None => format!(
+                "run {run} in {path}: up to {} steps at once, each in a worktree of its own, merged into {} one at a time",
+                self.shell.s.parallel,
+                self.integration()
+            ),
+        });
     }
 
     /// The branch steps are merged into.
@@ -807,20 +826,7 @@ impl Coordinator<'_> {
         slot.undone += 1;
         // Another machine did it: its branch is left for a human.
         if self.remote.is_some() {
-            let branch = worktree::branch(&slot.worktree);
-            slot.place = Place::GaveUp;
-            slot.note = Some(format!("the gate failed after its merge ({})", v.summary()));
-            self.shell.ui.note(&format!(
-                "the gate failed after merging {key} ({}): the merge is undone",
-                v.summary()
-            ));
-            live.end.get_or_insert((
-                Outcome::Waiting,
-                format!(
-                    "the gate failed after merging {key} ({}): fix it on its branch {branch} (then `ralph merge` again), or delete that branch for a worker to do it again",
-                    v.summary()
-                ),
-            ));
+            Self::remote_gate_failed(live, key, &v, &self.shell.ui);
             return Ok(false);
         }
         if slot.undone >= s.limits.max_gate_failures {
@@ -852,6 +858,35 @@ impl Coordinator<'_> {
         let parsed = spec::parse(&self.spec_text()?);
         self.start_worker(live, key, &parsed)?;
         Ok(false)
+    }
+
+    /// `ralph merge`: a step another machine did failed the gate once
+    /// merged: undone, and its branch left for a human.
+    fn remote_gate_failed(
+        live: &mut Live,
+        key: &str,
+        v: &crate::work::gate::Verdict,
+        ui: &crate::run::ui::Ui,
+    ) {
+        let slot = live
+            .board
+            .steps
+            .get_mut(key)
+            .expect("a merged step has a slot");
+        let branch = worktree::branch(&slot.worktree);
+        slot.place = Place::GaveUp;
+        slot.note = Some(format!("the gate failed after its merge ({})", v.summary()));
+        ui.note(&format!(
+            "the gate failed after merging {key} ({}): the merge is undone",
+            v.summary()
+        ));
+        live.end.get_or_insert((
+            Outcome::Waiting,
+            format!(
+                "the gate failed after merging {key} ({}): fix it on its branch {branch} (then `ralph merge` again), or delete that branch for a worker to do it again",
+                v.summary()
+            ),
+        ));
     }
 
     /// The step's box unchecked (and its task opened) where its worker
