@@ -223,6 +223,9 @@ pub struct RemoteMerge {
 }
 
 struct Live {
+    /// `--max-time`: when the whole run must end (its workers get what is
+    /// left of it, not the whole again).
+    deadline: Option<std::time::Instant>,
     board: Board,
     running: Vec<Running>,
     queue: VecDeque<String>,
@@ -250,7 +253,9 @@ impl Coordinator<'_> {
         self.start_budget(&saved)?;
         let (board, queue) = self.board();
         self.say_start();
+        let left = |max: Duration| max.saturating_sub(Duration::from_secs_f64(saved.elapsed_s));
         let mut live = Live {
+            deadline: self.shell.s.limits.max_time.map(|m| t0 + left(m)),
             board,
             running: Vec::new(),
             queue,
@@ -533,8 +538,14 @@ impl Coordinator<'_> {
             .ui
             .note(&format!("{worker} starts step {key} in {}", dir.display()));
         let budget = self.budget();
+        let mut args = workers::worker_args(&self.args);
+        if let Some(end) = live.deadline {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+            args.insert(at, format!("--max-time={}s", left.as_secs().max(1)));
+        }
         let running = workers::start(
-            &workers::worker_args(&self.args),
+            &args,
             &workers::Job {
                 name: &worker,
                 step: key,

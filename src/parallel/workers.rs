@@ -12,7 +12,9 @@ use crate::run::engine::Outcome;
 
 /// Options of the run's command line that are the run's own, not a
 /// worker's: (flag, takes a value).
-const RUN_ONLY: [(&str, bool); 11] = [
+const RUN_ONLY: [(&str, bool); 12] = [
+    // The run's deadline: each worker gets what is left of it.
+    ("--max-time", true),
     ("--branch", true),
     ("--push", false),
     ("--pr", false),

@@ -804,3 +804,27 @@ echo '{RESULT}'"#,
         }
     }
 }
+
+#[test]
+fn max_time_is_the_whole_runs_and_a_late_worker_gets_what_is_left() {
+    let env = with_spec("# Spec\n\n## First\n\n- [ ] **1** A\n\n## Then\n\n- [ ] **2** B\n");
+    let (claude, _) = timed_stand_in(&env, 3);
+    let out = ralph_br(&env)
+        .args(["loop", "--parallel", "2", "--max-time", "5s", "--claude"])
+        .arg(&claude)
+        .assert()
+        .get_output()
+        .clone();
+    let said = String::from_utf8_lossy(&out.stdout);
+    // The second step's worker starts after ~3 s of a 5 s run: its own
+    // limit is what was left, not 5 s again, so its 3 s session is cut.
+    assert!(said.contains("merged **1** A"), "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("[w2]") && l.contains("time limit")),
+        "w2 stopped at the run's deadline: {said}"
+    );
+    let s = summary(&env);
+    assert!(s["duration_s"].as_f64().unwrap() < 8.0, "{s}");
+    assert_eq!(out.status.code(), Some(4), "{said}");
+}
