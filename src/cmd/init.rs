@@ -129,23 +129,7 @@ impl Run for Init {
             crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
             outln!("{verb} {}", path.display());
         }
-        // Loop settings, with the gate as a commented example: written only
-        // where there is none (never replaced, even with --force).
-        let config = project.config();
-        if !config.exists() {
-            crate::fsutil::atomic_write(&config, CONFIG.as_bytes(), 0o644)?;
-            // Written by ralph at the user's word: approved as written, unless
-            // the project's Claude Code files ask for something too (those
-            // the user approves with `ralph trust`, having read them).
-            let cfg = crate::config::load(&config)?;
-            let approval = crate::trust::approval::project_parts(&project.root, &cfg);
-            // (pi's and opencode's files that can be disabled are left for
-            // the user to read and approve too.)
-            if approval.len() == crate::trust::approval::parts(&cfg).len() {
-                crate::trust::approval::approve_config(&project.root, &cfg)?;
-            }
-            outln!("wrote {}", config.display());
-        }
+        write_config(&project)?;
         if ensure_gitignore(&project)? {
             outln!(
                 "updated {} ({})",
@@ -153,22 +137,8 @@ impl Run for Init {
                 IGNORED.join(", ")
             );
         }
-        if self.github_actions {
-            let path = project.root.join(WORKFLOW_PATH);
-            if path.exists() && !self.force {
-                kept.push(WORKFLOW_PATH);
-            } else {
-                let verb = if path.exists() { "overwrote" } else { "wrote" };
-                if let Some(dir) = path.parent() {
-                    std::fs::create_dir_all(dir)
-                        .with_context(|| format!("cannot create {}", dir.display()))?;
-                }
-                crate::fsutil::atomic_write(&path, workflow().as_bytes(), 0o644)?;
-                outln!(
-                    "{verb} {}: commit and push it, add the secret ANTHROPIC_API_KEY, then run it from the Actions tab",
-                    path.display()
-                );
-            }
+        if self.github_actions && !self.write_workflow(&project)? {
+            kept.push(WORKFLOW_PATH);
         }
         if !kept.is_empty() {
             outln!(
@@ -183,6 +153,50 @@ impl Run for Init {
         outln!("  3. `ralph doctor` checks that a loop here can finish; then `ralph loop`.");
         Ok(ExitStatus::Success)
     }
+}
+
+impl Init {
+    /// `--github-actions`: the workflow, written unless one is there (or
+    /// with `--force`); `false` when it was kept.
+    fn write_workflow(&self, project: &Project) -> Result<bool> {
+        let path = project.root.join(WORKFLOW_PATH);
+        if path.exists() && !self.force {
+            return Ok(false);
+        }
+        let verb = if path.exists() { "overwrote" } else { "wrote" };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        crate::fsutil::atomic_write(&path, workflow().as_bytes(), 0o644)?;
+        outln!(
+            "{verb} {}: commit and push it, add the secret ANTHROPIC_API_KEY, then run it from the Actions tab",
+            path.display()
+        );
+        Ok(true)
+    }
+}
+
+/// Loop settings, with the gate as a commented example: written only where
+/// there is none (never replaced, even with --force).
+fn write_config(project: &Project) -> Result<()> {
+    let config = project.config();
+    if config.exists() {
+        return Ok(());
+    }
+    crate::fsutil::atomic_write(&config, CONFIG.as_bytes(), 0o644)?;
+    // Written by ralph at the user's word: approved as written, unless the
+    // project's Claude Code files ask for something too (those the user
+    // approves with `ralph trust`, having read them).
+    let cfg = crate::config::load(&config)?;
+    let approval = crate::trust::approval::project_parts(&project.root, &cfg);
+    // (pi's and opencode's files that can be disabled are left for the user
+    // to read and approve too.)
+    if approval.len() == crate::trust::approval::parts(&cfg).len() {
+        crate::trust::approval::approve_config(&project.root, &cfg)?;
+    }
+    outln!("wrote {}", config.display());
+    Ok(())
 }
 
 /// The tracker's part of the set-up, said (and `br init` run, where br is

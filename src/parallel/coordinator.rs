@@ -513,14 +513,7 @@ impl Coordinator<'_> {
         live.board.workers += 1;
         let worker = format!("w{}", live.board.workers);
         let step = texts::find(&parsed.steps, key);
-        if let Some(task) = step.and_then(|s| s.task.as_deref())
-            && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
-            && let Err(e) = beads.claim(task, Some(&worker))
-        {
-            self.shell
-                .ui
-                .note(&format!("could not claim {task} for {worker}: {e}"));
-        }
+        self.claim(step, &worker);
         let slot = live.board.steps.entry(key.to_string()).or_insert(Slot {
             worktree: name.clone(),
             worker: None,
@@ -538,12 +531,7 @@ impl Coordinator<'_> {
             .ui
             .note(&format!("{worker} starts step {key} in {}", dir.display()));
         let budget = self.budget();
-        let mut args = workers::worker_args(&self.args);
-        if let Some(end) = live.deadline {
-            let left = end.saturating_duration_since(std::time::Instant::now());
-            let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
-            args.insert(at, format!("--max-time={}s", left.as_secs().max(1)));
-        }
+        let args = self.worker_args(live.deadline);
         let running = workers::start(
             &args,
             &workers::Job {
@@ -557,6 +545,31 @@ impl Coordinator<'_> {
         )?;
         live.running.push(running);
         Ok(())
+    }
+
+    /// The run's command line for a worker, with what is left of the run's
+    /// `--max-time`.
+    fn worker_args(&self, deadline: Option<std::time::Instant>) -> Vec<String> {
+        let mut args = workers::worker_args(&self.args);
+        if let Some(end) = deadline {
+            let left = end.saturating_duration_since(std::time::Instant::now());
+            let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+            args.insert(at, format!("--max-time={}s", left.as_secs().max(1)));
+        }
+        args
+    }
+
+    /// The step's task, taken by `worker` in the tracker (in progress,
+    /// assigned): said, not fatal, when the tracker refuses.
+    fn claim(&self, step: Option<&spec::Step>, worker: &str) {
+        if let Some(task) = step.and_then(|s| s.task.as_deref())
+            && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
+            && let Err(e) = beads.claim(task, Some(worker))
+        {
+            self.shell
+                .ui
+                .note(&format!("could not claim {task} for {worker}: {e}"));
+        }
     }
 
     /// A new worktree: ralph's untracked files copied, what you approved
