@@ -438,7 +438,8 @@ fn look(targets: Vec<Target>) -> Result<Vec<(Target, There)>> {
     Ok(out)
 }
 
-fn show(read: &Read, targets: &[(Target, There)], beads: Option<&Beads>) {
+/// What is read from where, and each file it would write (and how).
+fn show_targets(read: &Read, targets: &[(Target, There)]) {
     outln!(
         "Import {} ({}):",
         visible_line(&read.source),
@@ -452,6 +453,10 @@ fn show(read: &Read, targets: &[(Target, There)], beads: Option<&Beads>) {
             there.verb()
         );
     }
+}
+
+fn show(read: &Read, targets: &[(Target, There)], beads: Option<&Beads>) {
+    show_targets(read, targets);
     match beads {
         Some(b) => outln!(
             "  {}: {} to make, {} of them closed",
@@ -746,19 +751,7 @@ fn read_issues(project: &Project, label: &str) -> Result<(Read, Vec<String>)> {
 }
 
 fn show_issues(read: &Read, targets: &[(Target, There)], tasks: &[String]) {
-    outln!(
-        "Import {} ({}):",
-        visible_line(&read.source),
-        read.plan.format.describe()
-    );
-    for (t, there) in targets {
-        outln!(
-            "  {}: {} ({})",
-            t.path.display(),
-            visible_line(&t.what),
-            there.verb()
-        );
-    }
+    show_targets(read, targets);
     let (first, last) = (&tasks[0], &tasks[tasks.len() - 1]);
     outln!(
         "  GitHub: {} ({first} … {last}), each a step's task, closed by ralph once its step is done",

@@ -412,25 +412,9 @@ impl Target {
     /// The remote's branch fetched (to a ref of ralph's own) and the run's
     /// commits rebased onto it; undone if it does not apply cleanly.
     fn rebase_onto_remote(&self, root: &Path) -> Result<(), String> {
-        let env = self.auth_env();
         let git = crate::git::at(root);
         let theirs = format!("refs/ralph/upstream/{}", self.branch);
-        git.with_env(&env)
-            .run(
-                &[
-                    "fetch",
-                    "--quiet",
-                    "--no-tags",
-                    "--no-write-fetch-head",
-                    "--recurse-submodules=no",
-                    "--upload-pack=git-upload-pack",
-                ],
-                &[
-                    &self.pushes_to,
-                    &format!("+refs/heads/{}:{theirs}", self.branch),
-                ],
-            )
-            .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))?;
+        self.fetch(root, &self.branch, &theirs)?;
         let (ok, _, err) = git
             .attempt(
                 &[
