@@ -376,12 +376,6 @@ impl<'a> Actions<'a> {
     }
 }
 
-fn write_exec(path: &Path, text: &str) {
-    fs::write(path, text).unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
-}
-
 /// A project with `spec`, the workflow written by `ralph init
 /// --github-actions`, pushed to GitHub's octo/hello (its `main`).
 fn on_github(spec: &str) -> (TestEnv, Origin, GitHub) {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::{Reply, TestEnv, claude_bin, eventually, ralph_bin};
+use crate::support::{Reply, TestEnv, claude_bin, eventually, ralph_bin, repo_root};
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -539,4 +539,91 @@ fn print_mode_watcher_ends_a_session_that_lingers_but_not_one_that_works_on() {
         "{log:?}"
     );
     assert!(log.iter().any(|l| l["action"] == "SIGINT"), "{log:?}");
+}
+
+/// The plugin's hook and the installed one both run for one Stop, at once, as
+/// Claude Code runs them. The stand-in session survives SIGINT, so every
+/// signal either hook sends is counted: exactly one, and the other hook says
+/// it deferred. (The real client exits at the first SIGINT, so there whether
+/// the second hook gets as far as its log line is a race.)
+#[test]
+fn the_plugin_and_installed_hooks_at_once_signal_the_session_once() {
+    let env = TestEnv::new();
+    install_hook(&env);
+    let stop_command = |file: &Path| -> String {
+        let v: Value = serde_json::from_str(&fs::read_to_string(file).unwrap()).unwrap();
+        let all: Vec<String> = v["hooks"]["Stop"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|m| m["hooks"].as_array().unwrap().clone())
+            .filter_map(|h| h["command"].as_str().map(String::from))
+            .collect();
+        assert_eq!(all.len(), 1, "{all:?} in {}", file.display());
+        all[0].clone()
+    };
+    let installed = stop_command(&env.user_settings());
+    let plugin = stop_command(&repo_root().join("hooks/hooks.json"));
+    assert_ne!(installed, plugin);
+
+    let d = env.tmp.path();
+    let run_dir = d.join("run");
+    fs::create_dir(&run_dir).unwrap();
+    let input = d.join("stop.json");
+    fs::write(&input, r#"{"hook_event_name":"Stop","session_id":"s1"}"#).unwrap();
+    let sig = d.join("signals");
+    let script = r#"trap 'echo INT >> "$SIG"' INT
+/bin/sh -c "$PLUGIN_HOOK; echo plugin-returned >> \"\$SIG\"" < "$IN" 2>> "$SIG.err" &
+/bin/sh -c "$INSTALLED_HOOK; echo installed-returned >> \"\$SIG\"" < "$IN" 2>> "$SIG.err" &
+for i in $(seq 600); do sleep 0.1; done"#;
+    let mut c = Command::new(fake_binary(d, "bin/claude"));
+    crate::support::default_signals(&mut c);
+    let path = format!("{}:/usr/bin:/bin", ralph_bin().parent().unwrap().display());
+    c.arg("-c").arg(script).env_clear();
+    for (k, v) in [
+        ("PATH", path.as_str()),
+        ("HOME", env.home.to_str().unwrap()),
+        ("CLAUDE_CODE_ENTRYPOINT", "cli"),
+        ("RALPH_LOOP", "1"),
+        ("RALPH_RUN_DIR", run_dir.to_str().unwrap()),
+        ("SIG", sig.to_str().unwrap()),
+        ("IN", input.to_str().unwrap()),
+        ("PLUGIN_HOOK", plugin.as_str()),
+        ("INSTALLED_HOOK", installed.as_str()),
+    ] {
+        c.env(k, v);
+    }
+    let tree = Tree {
+        child: c.stdin(Stdio::null()).spawn().unwrap(),
+        signals: sig.clone(),
+        stderr: d.join("signals.err"),
+    };
+    let returned = eventually(LONG, || {
+        let s = fs::read_to_string(&sig).unwrap_or_default();
+        s.contains("plugin-returned") && s.contains("installed-returned")
+    });
+    // The trap runs once the stand-in's current `sleep 0.1` ends: both hooks
+    // have returned, so every signal is sent; give the traps time to record.
+    eventually(Duration::from_secs(5), || {
+        fs::read_to_string(&sig).unwrap_or_default().contains("INT")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let signals = fs::read_to_string(&sig).unwrap_or_default();
+    assert!(returned, "{signals}\n{}", tree.stderr());
+    assert_eq!(
+        signals.lines().filter(|l| *l == "INT").count(),
+        1,
+        "{signals}"
+    );
+    let log = hook_log(&run_dir, 2);
+    let actions: Vec<&str> = log.iter().map(|l| l["action"].as_str().unwrap()).collect();
+    assert_eq!(actions.len(), 2, "{log:?}");
+    assert!(actions.contains(&"SIGINT"), "{log:?}");
+    assert!(
+        log.iter().any(|l| l["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("another ralph hook already handled"))),
+        "{log:?}"
+    );
+    assert_ne!(log[0]["hook_pid"], log[1]["hook_pid"]);
 }

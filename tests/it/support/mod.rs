@@ -986,6 +986,13 @@ impl Drop for Pty {
 }
 
 /// Wait until `f` holds, polling; false if it never did within `limit`.
+/// Write an executable file (a script or a wrapper).
+pub fn write_exec(path: &Path, text: &str) {
+    fs::write(path, text).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 pub fn eventually(limit: Duration, mut f: impl FnMut() -> bool) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < limit {
