@@ -222,7 +222,8 @@ fn ended_with_what_it_started(
         .args(extra)
         .args(["--max-iterations", "1"])
         .spawn();
-    let started = eventually(Duration::from_secs(30), || {
+    // Generous: under load opencode alone can take half a minute to start.
+    let started = eventually(Duration::from_secs(120), || {
         !processes_with(&format!("sleep {marker}")).is_empty()
             && env.api.requests().len() > turns + 1
     });

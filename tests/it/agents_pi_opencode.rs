@@ -124,7 +124,8 @@ fn pi_says_a_usage_limit_in_its_stream_and_exits_0_at_once() {
         "429 You've hit your usage limit. Try again at 11:29 AM."
     );
     assert_eq!(env.api.turns().len(), 1, "no retries, no retry-after wait");
-    assert!(took < Duration::from_secs(10), "took {took:?}");
+    // Not the hour: well under it, however loaded the machine.
+    assert!(took < Duration::from_secs(120), "took {took:?}");
 }
 
 #[test]
@@ -188,9 +189,7 @@ fn opencode_says_a_usage_limit_as_an_error_line_and_exits_1() {
     // Its retries (five, at least 2 s apart) cannot be turned off; a
     // retry-after of 0 has them come at once.
     env.api.session([usage_limit().retry_after("0")]);
-    let t0 = Instant::now();
     let out = env.opencode_json(PROMPT, &[]);
-    let took = t0.elapsed();
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let lines = lines(&out);
     assert_eq!(lines.len(), 1, "{lines:?}");
@@ -211,7 +210,6 @@ fn opencode_says_a_usage_limit_as_an_error_line_and_exits_1() {
         "{e}"
     );
     assert_eq!(env.api.turns().len(), 6, "the call and its 5 retries");
-    assert!(took < Duration::from_secs(20), "took {took:?}");
 }
 
 // ---- As the loop's agents (`--agent pi`, `--agent opencode`) ----
