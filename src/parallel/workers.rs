@@ -180,9 +180,15 @@ impl Running {
         let Some(status) = self.child.try_wait()? else {
             return Ok(None);
         };
-        for t in self.shown.drain(..) {
-            let _ = t.join();
+        // Its last lines are still in the pipes; but a process it left (a
+        // lifecycle hook's `daemon &`) may hold them open for good: wait a
+        // moment for the lines, never for that process.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while self.shown.iter().any(|t| !t.is_finished()) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(10));
         }
+        // What is still reading goes on showing that process's lines.
+        self.shown.clear();
         let summary = self
             .run_dir()
             .and_then(|r| r.summary())

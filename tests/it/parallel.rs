@@ -828,3 +828,36 @@ fn max_time_is_the_whole_runs_and_a_late_worker_gets_what_is_left() {
     assert!(s["duration_s"].as_f64().unwrap() < 8.0, "{s}");
     assert_eq!(out.status.code(), Some(4), "{said}");
 }
+
+/// A lifecycle hook may leave a process running that holds the worker's
+/// output open (`setsid daemon &` after the last session, which no session
+/// sweep ends): the run reads the worker's last lines and goes on without
+/// waiting for that process.
+#[test]
+fn a_hook_that_leaves_a_process_holding_a_workers_output_does_not_hold_the_run() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let (claude, _log) = timed_stand_in(&env, 0);
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!(
+            "claude = \"{}\"\n[hooks]\non_session_end = \"setsid sleep 6417 &\"\n",
+            claude.display()
+        ),
+    )
+    .unwrap();
+    env.commit_all("the config");
+    env.approve_config();
+    let child = ralph_br(&env).args(["loop", "--parallel", "2"]).spawn();
+    let out = wait_output(child, Duration::from_secs(120));
+    let left = processes_with("sleep 6417");
+    for pid in &left {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(*pid as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("complete: all 2 steps done"), "{stdout}");
+    nothing_left(&env);
+}
