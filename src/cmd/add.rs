@@ -144,31 +144,42 @@ impl Run for Add {
         .map_err(usage)?;
         crate::fsutil::atomic_write(&path, new.as_bytes(), 0o644)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        match &task {
-            Some(("GitHub", id)) => outln!(
-                "Added step {label} {} [{id}] to {} (GitHub issue {id}).",
-                visible(&title),
-                path.display()
-            ),
-            Some((name, id)) => outln!(
-                "Added step {label} {} [{id}] to {} (task {id} made with {name}).",
-                visible(&title),
-                path.display()
-            ),
-            None => outln!(
-                "Added step {label} {} to {} (the spec names no tracker tasks: no task made).",
-                visible(&title),
-                path.display()
-            ),
-        }
-        if project.complete().exists() {
-            std::fs::remove_file(project.complete())
-                .with_context(|| format!("cannot remove {}", project.complete().display()))?;
-            outln!(
-                "Removed {}: with this open step the work is not done.",
-                project.complete().display()
-            );
-        }
+        said(&label, &title, task.as_ref(), &path);
+        reopen(&project)?;
         Ok(ExitStatus::Success)
     }
+}
+
+/// What was added, and where its task came from.
+fn said(label: &str, title: &str, task: Option<&(&str, String)>, path: &std::path::Path) {
+    match task {
+        Some(("GitHub", id)) => outln!(
+            "Added step {label} {} [{id}] to {} (GitHub issue {id}).",
+            visible(title),
+            path.display()
+        ),
+        Some((name, id)) => outln!(
+            "Added step {label} {} [{id}] to {} (task {id} made with {name}).",
+            visible(title),
+            path.display()
+        ),
+        None => outln!(
+            "Added step {label} {} to {} (the spec names no tracker tasks: no task made).",
+            visible(title),
+            path.display()
+        ),
+    }
+}
+
+/// A COMPLETE left from before no longer holds with an open step.
+fn reopen(project: &Project) -> Result<()> {
+    if project.complete().exists() {
+        std::fs::remove_file(project.complete())
+            .with_context(|| format!("cannot remove {}", project.complete().display()))?;
+        outln!(
+            "Removed {}: with this open step the work is not done.",
+            project.complete().display()
+        );
+    }
+    Ok(())
 }

@@ -60,12 +60,11 @@ impl Run for Complete {
         // while the session can still revert them (the loop refuses anyway).
         let protected = protected_changes(&project);
         if !protected.is_empty() && !self.force {
-            let mut msg = String::from("refused: protected files changed since the run began:\n");
-            for p in &protected {
-                msg.push_str(&format!("  {p}\n"));
-            }
-            msg.push_str("Revert them (`git checkout <the run's first commit> -- <file>`); a human decides about them, not a session.");
-            return Err(crate::exit::Stop::with(ExitStatus::Failure, msg));
+            return Err(refused(
+                "refused: protected files changed since the run began:",
+                &protected,
+                "Revert them (`git checkout <the run's first commit> -- <file>`); a human decides about them, not a session.",
+            ));
         }
         let rule = completion::rule(&check, gate.is_some());
         let mut blockers = match &rule {
@@ -81,16 +80,27 @@ impl Run for Complete {
             blockers.extend(gate_blockers(&project, approved, &gate)?);
         }
         if !blockers.is_empty() && !self.force {
-            let mut msg = format!("refused, the work is not done ({summary}):\n");
-            for b in &blockers {
-                msg.push_str(&format!("  {b}\n"));
-            }
-            msg.push_str(
+            return Err(refused(
+                &format!("refused, the work is not done ({summary}):"),
+                &blockers,
                 "Finish these (or run `ralph waiting --reason ...` if a human is needed).",
-            );
-            return Err(crate::exit::Stop::with(ExitStatus::Failure, msg));
+            ));
         }
-        let forced = !blockers.is_empty();
+        self.write(&project, summary, tracker, blockers.len())?;
+        Ok(ExitStatus::Success)
+    }
+}
+
+impl Complete {
+    /// Write COMPLETE (forced past `blockers` problems, with --force).
+    fn write(
+        &self,
+        project: &Project,
+        summary: String,
+        tracker: String,
+        blockers: usize,
+    ) -> Result<()> {
+        let forced = blockers > 0;
         sentinel::Complete {
             completed: Some(timefmt::now()),
             forced,
@@ -104,13 +114,23 @@ impl Run for Complete {
             outln!(
                 "Wrote {} (forced past {}): {summary}.",
                 project.complete().display(),
-                crate::output::counted(blockers.len() as u64, "problem", "problems")
+                crate::output::counted(blockers as u64, "problem", "problems")
             );
         } else {
             outln!("Wrote {}: {summary}.", project.complete().display());
         }
-        Ok(ExitStatus::Success)
+        Ok(())
     }
+}
+
+/// A refusal: what is wrong, each item on a line of its own, and the fix.
+fn refused(head: &str, items: &[String], fix: &str) -> anyhow::Error {
+    let mut msg = format!("{head}\n");
+    for i in items {
+        msg.push_str(&format!("  {i}\n"));
+    }
+    msg.push_str(fix);
+    crate::exit::Stop::with(ExitStatus::Failure, msg)
 }
 
 /// The spec's progress and the tracker's agreement, as COMPLETE records them.

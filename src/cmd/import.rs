@@ -764,10 +764,7 @@ impl Import {
     fn run_github(&self, project: &Project) -> Result<ExitStatus> {
         let (read, tasks) = read_issues(project, &self.label)?;
         import::render_spec(&read.plan, &read.source, Some(&tasks)).map_err(nothing_imported)?;
-        let dir = project.ralph_dir();
-        if std::fs::symlink_metadata(&dir).is_ok() {
-            crate::fsutil::real_dir(&dir)?;
-        }
+        writable(project)?;
         let targets = look(targets(&read, project))?;
         show_issues(&read, &targets, &tasks);
         if let Some(why) = refusal(&targets, self.force) {
@@ -804,19 +801,7 @@ impl Run for Import {
         let read = read_plan(&the_file(&self.path)?, &project.root)?;
         let beads = self.beads(&project)?;
         check_reads_back(&read, beads.is_some())?;
-        let dir = project.ralph_dir();
-        if std::fs::symlink_metadata(&dir).is_ok() {
-            crate::fsutil::real_dir(&dir)?;
-        }
-        // What would stop a write half-way is refused before anything is
-        // made: a folder where a file is to go.
-        let gitignore = dir.join(".gitignore");
-        if std::fs::symlink_metadata(&gitignore).is_ok_and(|m| m.is_dir()) {
-            return Err(refuse(format!(
-                "{} is a folder, where ralph keeps a file; nothing imported",
-                gitignore.display()
-            )));
-        }
+        writable(&project)?;
         let targets = look(targets(&read, &project))?;
         show(&read, &targets, beads.as_ref());
         if let Some(why) = refusal(&targets, self.force) {
@@ -841,16 +826,10 @@ impl Run for Import {
             tasks.as_ref().map(|t| t.ids.as_slice()),
         )?;
         if let Some(t) = &tasks {
-            let found = match t.reused {
-                0 => String::new(),
-                1 => ", 1 task there already under its title".to_string(),
-                n => format!(", {n} tasks there already under their titles"),
-            };
-            outln!(
-                "made {} in {}{found} ({} closed)",
-                counted((t.ids.len() - t.reused) as u64, "task", "tasks"),
+            say_tasks(
+                t,
                 beads.as_ref().map_or("the tracker", |b| b.name()),
-                read.plan.done()
+                read.plan.done(),
             );
         }
         say_over_budget(&project);
@@ -859,6 +838,37 @@ impl Run for Import {
         );
         Ok(ExitStatus::Success)
     }
+}
+
+/// `.ralph/` as ralph will write it: a real folder (no link planted in its
+/// place), and no folder where a file of ralph's is to go, which would stop
+/// the write half-way; refused before anything is made.
+fn writable(project: &Project) -> Result<()> {
+    let dir = project.ralph_dir();
+    if std::fs::symlink_metadata(&dir).is_ok() {
+        crate::fsutil::real_dir(&dir)?;
+    }
+    let gitignore = dir.join(".gitignore");
+    if std::fs::symlink_metadata(&gitignore).is_ok_and(|m| m.is_dir()) {
+        return Err(refuse(format!(
+            "{} is a folder, where ralph keeps a file; nothing imported",
+            gitignore.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The tasks made in the tracker, and those found there already.
+fn say_tasks(t: &Tasks, tracker: &str, closed: usize) {
+    let found = match t.reused {
+        0 => String::new(),
+        1 => ", 1 task there already under its title".to_string(),
+        n => format!(", {n} tasks there already under their titles"),
+    };
+    outln!(
+        "made {} in {tracker}{found} ({closed} closed)",
+        counted((t.ids.len() - t.reused) as u64, "task", "tasks"),
+    );
 }
 
 #[cfg(test)]

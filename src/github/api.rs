@@ -288,61 +288,48 @@ impl Client {
                 message: "a link away from the API's base".into(),
             });
         }
-        let auth = format!("Bearer {}", self.token.expose());
-        let sent = match (method, body) {
-            ("GET", _) => self
-                .agent
-                .get(&full)
-                .header("Authorization", &auth)
-                .header("Accept", "application/vnd.github+json")
-                .header("X-GitHub-Api-Version", "2022-11-28")
-                .call(),
-            (m, b) => {
-                let text = b.map(Value::to_string).unwrap_or_default();
-                let req = match m {
-                    "POST" => self.agent.post(&full),
-                    "PATCH" => self.agent.patch(&full),
-                    "PUT" => self.agent.put(&full),
-                    _ => self.agent.delete(&full).force_send_body(),
-                };
-                req.header("Authorization", &auth)
-                    .header("Accept", "application/vnd.github+json")
-                    .header("X-GitHub-Api-Version", "2022-11-28")
-                    .header("Content-Type", "application/json")
-                    .send(text.as_str())
-            }
-        };
-        let mut resp = sent.map_err(|e| Error::Transport {
-            call: call.clone(),
-            message: self.token.redact(&e.to_string()),
-        })?;
-        let header = |name: &str| {
-            resp.headers()
-                .get(name)
-                .and_then(|v| v.to_str().ok())
-                .map(String::from)
-        };
-        let mut answer = Answer {
-            status: resp.status().as_u16(),
-            link: header("link"),
-            remaining: header("x-ratelimit-remaining"),
-            reset: header("x-ratelimit-reset"),
-            retry_after: header("retry-after"),
-            body: String::new(),
-        };
-        answer.body = resp
-            .body_mut()
-            .with_config()
-            .limit(MAX_BODY)
-            .read_to_string()
+        let resp = self
+            .send(method, &full, body)
             .map_err(|e| Error::Transport {
                 call: call.clone(),
-                message: e.to_string(),
+                message: self.token.redact(&e.to_string()),
             })?;
+        let answer = read_answer(resp, &call)?;
         match classify(&call, &answer) {
             Some(e) => Err(e),
             None => Ok(answer),
         }
+    }
+
+    /// Send one request with the token and GitHub's headers.
+    fn send(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&Value>,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+        let auth = format!("Bearer {}", self.token.expose());
+        if method == "GET" {
+            return self
+                .agent
+                .get(url)
+                .header("Authorization", &auth)
+                .header("Accept", "application/vnd.github+json")
+                .header("X-GitHub-Api-Version", "2022-11-28")
+                .call();
+        }
+        let text = body.map(Value::to_string).unwrap_or_default();
+        let req = match method {
+            "POST" => self.agent.post(url),
+            "PATCH" => self.agent.patch(url),
+            "PUT" => self.agent.put(url),
+            _ => self.agent.delete(url).force_send_body(),
+        };
+        req.header("Authorization", &auth)
+            .header("Accept", "application/vnd.github+json")
+            .header("X-GitHub-Api-Version", "2022-11-28")
+            .header("Content-Type", "application/json")
+            .send(text.as_str())
     }
 
     /// One call whose answer is JSON of type `T`.
@@ -458,6 +445,34 @@ fn shown_path(full: &str, base: &str) -> String {
     };
     let p = p.split('?').next().unwrap_or(p);
     crate::output::visible_line(p)
+}
+
+/// The status, the headers that matter, and the body (bounded) of an answer.
+fn read_answer(mut resp: ureq::http::Response<ureq::Body>, call: &str) -> Result<Answer, Error> {
+    let header = |name: &str| {
+        resp.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from)
+    };
+    let mut answer = Answer {
+        status: resp.status().as_u16(),
+        link: header("link"),
+        remaining: header("x-ratelimit-remaining"),
+        reset: header("x-ratelimit-reset"),
+        retry_after: header("retry-after"),
+        body: String::new(),
+    };
+    answer.body = resp
+        .body_mut()
+        .with_config()
+        .limit(MAX_BODY)
+        .read_to_string()
+        .map_err(|e| Error::Transport {
+            call: call.to_string(),
+            message: e.to_string(),
+        })?;
+    Ok(answer)
 }
 
 #[cfg(test)]

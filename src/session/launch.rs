@@ -240,14 +240,13 @@ fn assemble(
     };
     let mut args = seat.agent.arguments(&ask);
     env.extend(seat.agent.env(&ask));
-    let scratch = codex_scratch(s, seat, &mut env)?;
+    let mut scratch = codex_scratch(s, seat, &mut env)?;
     if print.is_none() {
         let prompt = crate::fsutil::read_optional(&s.prompt)?
             .with_context(|| format!("{} is gone", s.prompt.display()))?;
         args.push(prompt);
     }
     let mut program = seat.program.to_path_buf();
-    let mut scratch = scratch;
     let mut not_after = Vec::new();
     if let Some(c) = s.confined.as_ref()
         && seat.agent.caps().confine == crate::agent::Confine::Bwrap
@@ -269,12 +268,16 @@ fn assemble(
         scratch,
         not_after,
         agent: seat.agent,
-        // ralph's own GitHub token (`--push`, `--pr`, a worker's push) is
-        // ralph's: its sessions run the model's commands.
-        unset: if s.push || s.pr || s.worker.is_some() {
-            vec!["GH_TOKEN", "GITHUB_TOKEN"]
-        } else {
-            Vec::new()
-        },
+        unset: ralphs_token_vars(s),
     })
+}
+
+/// ralph's own GitHub token (`--push`, `--pr`, a worker's push) is ralph's:
+/// its sessions run the model's commands.
+fn ralphs_token_vars(s: &Settings) -> Vec<&'static str> {
+    if s.push || s.pr || s.worker.is_some() {
+        vec!["GH_TOKEN", "GITHUB_TOKEN"]
+    } else {
+        Vec::new()
+    }
 }

@@ -180,8 +180,8 @@ fn watch_log(
     LogWatch { facts, thread }
 }
 
-pub fn spawn(spec: Launch) -> Result<Running> {
-    let t0 = Instant::now();
+/// The session's program with its arguments, folder and environment.
+fn command(spec: &Launch) -> Command {
     let mut cmd = Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
@@ -193,6 +193,12 @@ pub fn spawn(spec: Launch) -> Result<Running> {
     // The model gets no GitHub token: ralph holds it, to push and open
     // the pull request itself.
     crate::github::token::withhold(&mut cmd);
+    cmd
+}
+
+pub fn spawn(spec: Launch) -> Result<Running> {
+    let t0 = Instant::now();
+    let mut cmd = command(&spec);
     let mut print = spec.print;
     if let Some(p) = &print {
         let prompt = File::open(&p.prompt)

@@ -34,7 +34,6 @@ pub type Part = (String, Value);
 /// their name in the file. Anything added to the config that runs or allows
 /// something belongs here.
 pub fn parts(cfg: &Options) -> Vec<Part> {
-    let r = &cfg.review;
     let first: [(&'static str, Option<Value>); 4] = [
         ("agent", cfg.agent.map(|a| json!(a))),
         // Moves the run to another agent, which may not be confined as the
@@ -69,7 +68,21 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
             cfg.gate.protect.as_ref().map(|v| json!(v)),
         ),
     ];
-    let last: [(&'static str, Option<Value>); 5] = [
+    // (The order is the digest's: an approval given before stays good.)
+    first
+        .into_iter()
+        .chain(programs)
+        .chain(then)
+        .chain(hook_parts(&cfg.hooks))
+        .chain(last_parts(cfg))
+        .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
+        .collect()
+}
+
+/// The reviewer, notices and GitHub: after the hooks in the digest's order.
+fn last_parts(cfg: &Options) -> [(&'static str, Option<Value>); 5] {
+    let r = &cfg.review;
+    [
         // Runs an agent, and keeps "done" honest: a session that drops or
         // softens it must not get its way.
         (
@@ -92,16 +105,7 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
             "tracker",
             (cfg.tracker == Some(crate::work::tracker::Kind::Github)).then(|| json!("github")),
         ),
-    ];
-    // (The order is the digest's: an approval given before stays good.)
-    first
-        .into_iter()
-        .chain(programs)
-        .chain(then)
-        .chain(hook_parts(&cfg.hooks))
-        .chain(last)
-        .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))
-        .collect()
+    ]
 }
 
 /// `[hooks]`: each a shell command.

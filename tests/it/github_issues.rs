@@ -475,3 +475,30 @@ fn with_pr_the_pull_request_closes_the_issues_not_ralph() {
     ralph_gh(&env, &gh).args(["verify-sync"]).stdout_with(0);
     token_only_in_headers(&gh);
 }
+
+/// A folder where ralph keeps a file (`.ralph/.gitignore`) would stop the
+/// import half-way: refused before anything is written.
+#[test]
+fn import_is_refused_whole_when_a_folder_stands_where_a_file_goes() {
+    let env = TestEnv::new();
+    env.git_init();
+    fs::write(env.project.join("README.md"), "hello\n").unwrap();
+    env.commit_all("start");
+    let gh = linked(&env);
+    gh.add_issue("One issue", "", &["ralph"]);
+    fs::create_dir_all(env.project.join(".ralph/.gitignore")).unwrap();
+    let before = tree(&env.project);
+    let out = ralph_gh(&env, &gh)
+        .args(["import", "github", "--yes"])
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr
+            .contains(".ralph/.gitignore is a folder, where ralph keeps a file; nothing imported"),
+        "{stderr}"
+    );
+    assert_eq!(tree(&env.project), before, "nothing written");
+}

@@ -9,8 +9,8 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 use crate::support::{
-    Reply, TestEnv, check_named, claude_bin, eventually, ralph_bin, repo_root, with_file_lock,
-    write_exec,
+    Reply, TestEnv, check_named, claude_bin, eventually, ralph_bin, repo_root, tree,
+    with_file_lock, write_exec,
 };
 
 #[test]
@@ -370,23 +370,6 @@ fn completions_for_each_shell() {
         .stdout(predicate::str::contains(
             "\nbash: ralph completions bash > ~/.local/share/bash-completion/completions/ralph\nzsh:  ralph completions zsh",
         ));
-}
-
-/// Every file and folder under `root`, relative, sorted.
-fn tree(root: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            out.push(p.strip_prefix(root).unwrap().display().to_string());
-            if p.is_dir() && !p.is_symlink() {
-                stack.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 #[test]

@@ -986,6 +986,23 @@ impl Drop for Pty {
 }
 
 /// Wait until `f` holds, polling; false if it never did within `limit`.
+/// Every file and folder under `root`, relative, sorted.
+pub fn tree(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            out.push(p.strip_prefix(root).unwrap().display().to_string());
+            if p.is_dir() && !p.is_symlink() {
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Write an executable file (a script or a wrapper).
 pub fn write_exec(path: &Path, text: &str) {
     fs::write(path, text).unwrap();
