@@ -169,6 +169,30 @@ fn resumed_options(
     Ok((given.clone().over(saved), Some(inv)))
 }
 
+/// A resumed run's command line for its workers: as it was started, with
+/// what each resume since (this one too) gave in place of what it
+/// overrides, as the run's own settings have it.
+fn workers_command_line(inv: &Invocation) -> Vec<String> {
+    let now: Vec<String> = std::env::args().skip(1).collect();
+    let later: Vec<Vec<String>> = inv.resumed.iter().cloned().chain([now]).collect();
+    crate::parallel::workers::layered_args(&inv.args, &later, &takes_value)
+}
+
+/// Does option `name` (`--max-cost`, `-C`) of `ralph loop` take a value?
+fn takes_value(name: &str) -> bool {
+    use clap::CommandFactory;
+    let root = crate::cli::Cli::command();
+    let named = |a: &&clap::Arg| match name.strip_prefix("--") {
+        Some(long) => a.get_long() == Some(long),
+        None => name.strip_prefix('-').and_then(|s| s.chars().next()) == a.get_short(),
+    };
+    let sub = root.find_subcommand("loop");
+    root.get_arguments()
+        .chain(sub.into_iter().flat_map(|l| l.get_arguments()))
+        .find(named)
+        .is_some_and(|a| a.get_action().takes_values())
+}
+
 /// The loop options of a saved `ralph` command line.
 pub fn loop_options(args: &[String]) -> Result<Options, String> {
     use clap::Parser;
@@ -270,7 +294,7 @@ impl Loop {
         // to answer (exit 130), never a death that leaves the lock behind.
         crate::procs::signals::become_subreaper();
         crate::procs::signals::install_signal_handlers()?;
-        let invocation_args = record.as_ref().map(|r| r.args.clone());
+        let invocation_args = record.as_ref().map(workers_command_line);
         let (run, saved, mut lock) = take_lock(&project, &settings, resume, record, &ui)?;
         // Written only with the lock held: no other loop is judging here.
         if !project.complete().exists() && !project.waiting().exists() {
@@ -384,7 +408,8 @@ impl Loop {
 }
 
 /// `--parallel N`: the coordinator, with the run's command line for its
-/// workers (a resumed run's as it was started).
+/// workers (a resumed run's as it was started, with what its resumes
+/// changed).
 fn in_parallel(
     shell: &Shell,
     lock: &mut crate::run::lock::LoopLock,
@@ -740,4 +765,24 @@ fn held_by(project: &Project, holder: Option<LockInfo>) -> anyhow::Error {
             project.root.display()
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_options_of_loop_take_a_value() {
+        for (name, takes) in [
+            ("--max-iterations", true),
+            ("--claude", true),
+            ("--gate", true),
+            ("-C", true),
+            ("--confined", false),
+            ("--resume", false),
+            ("--no-such-option", false),
+        ] {
+            assert_eq!(takes_value(name), takes, "{name}");
+        }
+    }
 }

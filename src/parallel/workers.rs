@@ -54,6 +54,79 @@ pub fn worker_args(run: &[String]) -> Vec<String> {
     out
 }
 
+/// A command line (`loop ...`, the program aside) in parts: what comes up
+/// to the subcommand, each option with its value, and what follows `--`.
+struct Parts {
+    head: Vec<String>,
+    options: Vec<(String, Vec<String>)>,
+    tail: Option<Vec<String>>,
+}
+
+/// `args` in parts; `takes_value` says whether an option (`--name`, `-C`)
+/// takes the next word as its value.
+fn parts(args: &[String], takes_value: &dyn Fn(&str) -> bool) -> Parts {
+    let mut p = Parts {
+        head: Vec::new(),
+        options: Vec::new(),
+        tail: None,
+    };
+    let mut it = args.iter();
+    let mut in_head = true;
+    while let Some(a) = it.next() {
+        if a == "--" {
+            p.tail = Some(it.by_ref().cloned().collect());
+            break;
+        }
+        let name = match a.split_once('=') {
+            Some((n, _)) if a.starts_with("--") => n,
+            _ if a.starts_with("--") || !a.starts_with('-') => a.as_str(),
+            // `-C dir` or `-Cdir`.
+            _ => a.get(..2).unwrap_or(a),
+        };
+        let mut words = vec![a.clone()];
+        if name == a && a.starts_with('-') && takes_value(name) {
+            words.extend(it.next().cloned());
+        }
+        if in_head {
+            in_head = a != "loop";
+            p.head.extend(words);
+        } else {
+            p.options.push((name.to_string(), words));
+        }
+    }
+    p
+}
+
+/// The command line a resumed run's workers are started with: the run's
+/// own (`first`), with each later one's options (a `--resume`'s, in
+/// order) in place of the same options before them, as the run's own
+/// settings are layered; each later one's `-- ARGS` in place of the
+/// earlier. What precedes a later line's subcommand took effect where it
+/// was given. Pure.
+pub fn layered_args(
+    first: &[String],
+    later: &[Vec<String>],
+    takes_value: &dyn Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut out = parts(first, takes_value);
+    for line in later {
+        let p = parts(line, takes_value);
+        out.options
+            .retain(|(name, _)| !p.options.iter().any(|(n, _)| n == name));
+        out.options.extend(p.options);
+        if p.tail.is_some() {
+            out.tail = p.tail;
+        }
+    }
+    let mut args = out.head;
+    args.extend(out.options.into_iter().flat_map(|(_, w)| w));
+    if let Some(tail) = out.tail {
+        args.push("--".into());
+        args.extend(tail);
+    }
+    args
+}
+
 /// A worker's prompt: who it is and its step (`described`), what it is
 /// told besides (`feedback`), then the run's prompt. `elsewhere`: where
 /// the other workers work. Pure.
@@ -234,5 +307,44 @@ mod tests {
             v("loop --max-cost 5 --gate make -- --parallel 9")
         );
         assert_eq!(worker_args(&v("-C x loop --parallel=2")), v("loop"));
+    }
+
+    fn takes_value(name: &str) -> bool {
+        !matches!(name, "--confined" | "--resume" | "--push")
+    }
+
+    #[test]
+    fn a_resumes_options_replace_the_same_options_of_the_run_it_resumes() {
+        let first = v(
+            "-C dir loop --confined --max-iterations 2 --claude /a/claude --gate make --gate test -- --x",
+        );
+        let layered = |later: &[&str]| {
+            let later: Vec<Vec<String>> = later.iter().map(|l| v(l)).collect();
+            layered_args(&first, &later, &takes_value)
+        };
+        assert_eq!(layered(&[]), first, "no resume: the run's own");
+        assert_eq!(
+            layered(&["loop --resume --max-iterations=6"]),
+            v(
+                "-C dir loop --confined --claude /a/claude --gate make --gate test --resume --max-iterations=6 -- --x"
+            ),
+            "a value replaced, the confinement kept"
+        );
+        // A repeated option is replaced as a whole; the last resume wins;
+        // what precedes a resume's subcommand (its folder) is not the run's.
+        assert_eq!(
+            layered(&[
+                "loop --resume --gate lint --max-iterations 4",
+                "-C elsewhere loop --resume --max-iterations 9 -- --y",
+            ]),
+            v(
+                "-C dir loop --confined --claude /a/claude --gate lint --resume --max-iterations 9 -- --y"
+            )
+        );
+        // `-C` given after the subcommand is an option like the others.
+        assert_eq!(
+            layered_args(&v("loop -C a --push"), &[v("loop -Cb")], &takes_value),
+            v("loop --push -Cb")
+        );
     }
 }

@@ -22,6 +22,7 @@ mod logs;
 mod loop_edges;
 mod notify;
 mod parallel;
+mod parallel_cross;
 mod plan;
 mod review;
 mod run_loop;
