@@ -551,6 +551,11 @@ impl Coordinator<'_> {
     /// `--max-time`.
     fn worker_args(&self, deadline: Option<std::time::Instant>) -> Vec<String> {
         let mut args = workers::worker_args(&self.args);
+        // The run resolved its own programs from this folder; a worker
+        // starts in its worktree.
+        if let Ok(here) = std::env::current_dir() {
+            args = workers::absolute_programs(&args, &here);
+        }
         if let Some(end) = deadline {
             let left = end.saturating_duration_since(std::time::Instant::now());
             let at = args.iter().position(|a| a == "--").unwrap_or(args.len());

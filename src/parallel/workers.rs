@@ -54,6 +54,41 @@ pub fn worker_args(run: &[String]) -> Vec<String> {
     out
 }
 
+/// The options naming an agent's program: a path (`./bin/claude`) is read
+/// from where the run was started, not from a worker's worktree.
+const PROGRAMS: [&str; 5] = ["--claude", "--codex", "--gemini", "--pi", "--opencode"];
+
+/// `args` with each program path made absolute against `here` (the run's
+/// folder); a bare name (`claude`) stays one, found on PATH.
+pub fn absolute_programs(args: &[String], here: &Path) -> Vec<String> {
+    let fix = |v: &str| {
+        let p = Path::new(v);
+        if p.is_relative() && p.components().count() > 1 {
+            here.join(p).display().to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            out.push(a.clone());
+            out.extend(it.by_ref().cloned());
+            break;
+        }
+        match a.split_once('=') {
+            Some((name, v)) if PROGRAMS.contains(&name) => out.push(format!("{name}={}", fix(v))),
+            _ if PROGRAMS.contains(&a.as_str()) => {
+                out.push(a.clone());
+                out.extend(it.next().map(|v| fix(v)));
+            }
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
 /// A command line (`loop ...`, the program aside) in parts: what comes up
 /// to the subcommand, each option with its value, and what follows `--`.
 struct Parts {
@@ -296,6 +331,22 @@ mod tests {
 
     fn v(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_workers_program_paths_are_the_runs_folders_and_names_stay_names() {
+        let here = Path::new("/home/me/project");
+        assert_eq!(
+            absolute_programs(
+                &v(
+                    "loop --claude ./bin/claude --codex=tools/codex --gemini gemini --pi /opt/pi --opencode=oc -- --claude ./x"
+                ),
+                here
+            ),
+            v(
+                "loop --claude /home/me/project/./bin/claude --codex=/home/me/project/tools/codex --gemini gemini --pi /opt/pi --opencode=oc -- --claude ./x"
+            )
+        );
     }
 
     #[test]

@@ -861,3 +861,20 @@ fn a_hook_that_leaves_a_process_holding_a_workers_output_does_not_hold_the_run()
     assert!(stdout.contains("complete: all 2 steps done"), "{stdout}");
     nothing_left(&env);
 }
+
+/// A program named by a path from where the run starts (`--claude
+/// tools/claude`, not committed) is the same program for every worker,
+/// though each starts in a worktree of its own.
+#[test]
+fn a_program_path_on_the_command_line_is_read_from_where_the_run_starts() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let (claude, _log) = timed_stand_in(&env, 0);
+    fs::create_dir(env.project.join("tools")).unwrap();
+    fs::copy(&claude, env.project.join("tools/claude")).unwrap();
+    fs::write(env.project.join(".git/info/exclude"), "tools/\n").unwrap();
+    let out = ralph_br(&env)
+        .args(["loop", "--parallel", "2", "--claude", "tools/claude"])
+        .stdout_with(0);
+    assert!(out.contains("complete: all 2 steps done"), "{out}");
+    nothing_left(&env);
+}
