@@ -533,10 +533,18 @@ fn fresh_dir(dir: &Path) -> Result<()> {
     crate::fsutil::real_dir(dir)
 }
 
-/// The drafted spec and readme, never read through a link (a link to your
-/// secrets would be written into `.ralph/`); what cannot be read is a
-/// problem.
+/// The drafted spec and readme, never read through a link, the folder's
+/// or a file's (a link to your secrets would be written into `.ralph/`);
+/// what cannot be read is a problem.
 fn read_draft(dir: &Path, problems: &mut Vec<String>) -> Draft {
+    // Nor through its folder made a link.
+    if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        problems.push(format!(
+            "{} is a link now, or no folder: ralph reads no draft through it",
+            dir.display()
+        ));
+        return Draft::default();
+    }
     let mut read = |name: &str| match crate::fsutil::read_regular_capped(&dir.join(name), CAP) {
         Ok(t) => t,
         Err(e) => {

@@ -4,7 +4,6 @@
 //! attack FAILED.
 
 use std::fs;
-use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
@@ -192,5 +191,34 @@ fn a_planner_that_links_ralph_outside_gets_nothing_written_there() {
             env.project.join(".ralph").display()
         )),
         "{out}"
+    );
+}
+
+/// The planning session moves its draft folder outside the project and
+/// leaves a link in its place: ralph reads no draft through a link (a
+/// link to your files would be written into `.ralph/`), the folder's no
+/// more than its files'.
+#[test]
+fn a_draft_folder_linked_outside_is_not_read() {
+    let env = bare_project();
+    let outside = env.home.join("elsewhere");
+    let cmd = format!(
+        "{PLAN} && mv .ralph/plan-draft {o} && ln -s {o} .ralph/plan-draft",
+        o = outside.display()
+    );
+    env.api
+        .session([Reply::bash(&cmd), Reply::text("Planned.")]);
+    let out = plan(&env, "a CLI that greets").stdout_with(1);
+    assert!(
+        !env.project.join(".ralph/spec.md").exists(),
+        "a draft read through a link was kept:\n{out}"
+    );
+    assert!(out.contains("ralph reads no draft through it"), "{out}");
+    assert!(outside.join("spec.md").is_file(), "{out}");
+    assert!(
+        fs::symlink_metadata(env.project.join(".ralph/plan-draft"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
     );
 }
