@@ -222,3 +222,89 @@ fn a_draft_folder_linked_outside_is_not_read() {
             .is_symlink()
     );
 }
+
+// ---------------------------------------------------------- GitHub issues
+
+/// Issues anyone can file, with titles that try to drive the terminal
+/// (ESC, CSI, OSC 52 to the clipboard, BEL, the C1 CSI), to add or check a
+/// step, to name another issue as their task, to pass as an option, to be
+/// the epic line, to open an HTML comment. `ralph import github` and `ralph add --issue`
+/// print none of it raw, and the spec reads as one open step per issue,
+/// each its own issue's.
+#[test]
+fn hostile_issue_titles_stay_one_open_step_each_and_reach_no_terminal() {
+    use crate::support::github::{GitHub, Origin};
+    let env = bare_project();
+    let gh = GitHub::start("octo", "hello");
+    Origin::new(&env, "octo", "hello").link(&env, &env.project);
+    let titles = [
+        "Red \u{1b}[31mtext\u{1b}[0m and \u{9b}2J",
+        "Copy \u{1b}]52;c;ZWNobyBwd25lZA==\u{7}this",
+        "One\n- [x] **9** fake [#1]",
+        "Names another [#1]",
+        "--help",
+        "Epic: [bd-1]",
+        "<!-- swallow",
+    ];
+    for t in titles {
+        gh.add_issue(t, "", &["ralph"]);
+    }
+    let extra = gh.add_issue("Later \u{1b}]0;title\u{7}", "", &[]);
+    let ralph = || {
+        env.ralph()
+            .env("GITHUB_API_URL", &gh.url)
+            .env("GH_TOKEN", "ghp_probe0123456789")
+    };
+    let no_escapes = |what: &str, text: &str| {
+        assert!(
+            !text.contains(['\u{1b}', '\u{9b}', '\u{7}']),
+            "{what} printed a control character raw: {text:?}"
+        );
+    };
+    let out = ralph().args(["import", "github", "--yes"]).assert();
+    let o = out.get_output();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(o.status.success(), "{stdout}{stderr}");
+    no_escapes("import github", &format!("{stdout}{stderr}"));
+    let out = ralph()
+        .args(["add", "--issue", &extra.to_string()])
+        .assert();
+    let o = out.get_output();
+    assert!(o.status.success(), "{o:?}");
+    no_escapes(
+        "add --issue",
+        &format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        ),
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    let steps: Vec<String> = spec
+        .lines()
+        .filter(|l| l.trim_start().starts_with("- ["))
+        .map(String::from)
+        .collect();
+    assert_eq!(steps.len(), titles.len() + 1, "{spec}");
+    for (i, line) in steps.iter().enumerate() {
+        assert!(
+            line.starts_with("- [ ] ") && line.ends_with(&format!(" [#{}]", i + 1)),
+            "step {} is not issue #{}'s open step: {line:?}\n{spec}",
+            i + 1,
+            i + 1
+        );
+    }
+    assert!(
+        !spec.contains(['\u{1b}', '\u{9b}', '\u{7}']),
+        "the spec holds control characters: {spec:?}"
+    );
+    assert!(
+        !spec
+            .lines()
+            .any(|l| l.to_ascii_lowercase().starts_with("epic")),
+        "a title became the spec's epic line: {spec}"
+    );
+}
