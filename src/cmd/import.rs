@@ -695,6 +695,14 @@ impl Import {
     }
 }
 
+/// Whether `.beads` (there) is another project's tracker: a link, or a
+/// folder with a `redirect` (a clone's, or one a session planted) would
+/// send the tasks there, and have ralph close or delete that project's.
+pub(crate) fn beads_elsewhere(dot_beads: &Path) -> bool {
+    std::fs::symlink_metadata(dot_beads).is_ok_and(|m| !m.is_dir())
+        || std::fs::symlink_metadata(dot_beads.join("redirect")).is_ok()
+}
+
 /// The project's tracker, where it has one (.beads); `nothing` ends a
 /// refusal (what the command did not do).
 pub(crate) fn project_tracker(
@@ -703,12 +711,10 @@ pub(crate) fn project_tracker(
     nothing: &str,
 ) -> Result<Option<Beads>> {
     let dot_beads = project.root.join(".beads");
-    let Ok(m) = std::fs::symlink_metadata(&dot_beads) else {
+    if std::fs::symlink_metadata(&dot_beads).is_err() {
         return Ok(None);
-    };
-    // A clone's link or redirect would send the tasks to another
-    // project's tracker (and close its tasks).
-    if !m.is_dir() || dot_beads.join("redirect").exists() {
+    }
+    if beads_elsewhere(&dot_beads) {
         return Err(refuse(format!(
             "{} is a link, or redirects elsewhere: the tasks would go to another project's tracker; {nothing}",
             dot_beads.display()

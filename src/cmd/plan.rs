@@ -295,16 +295,23 @@ impl Session<'_> {
             Ok(e) => e,
             Err(e) => {
                 // Not started, or not waited for: what it made goes too.
-                let mut notes = put_back(&before.guarded);
-                let made = self.made_since(&before.tasks).unwrap_or_default();
-                self.undo_tasks(&made, &mut notes);
+                let places = self.places();
+                let mut notes =
+                    plan::redirected(places, &project.ralph_dir().display().to_string());
+                if places.ralph_real {
+                    notes.extend(put_back(&before.guarded));
+                }
+                if places.tracker_own {
+                    let made = self.made_since(&before.tasks).unwrap_or_default();
+                    self.undo_tasks(&made, &mut notes);
+                }
                 for n in notes {
                     crate::errln!("{}", visible_line(&n));
                 }
                 return Err(e);
             }
         };
-        let mut o = Outcome {
+        let o = Outcome {
             agent: s.agent.to_string(),
             model: s.model.clone(),
             session: outcome_of(&ended),
@@ -312,17 +319,54 @@ impl Session<'_> {
             draft: Some(shown_draft),
             ..Outcome::default()
         };
-        o.notes = put_back(&before.guarded);
-        o.notes.extend(left_outside(&project.root, &before.outside));
-        o.tasks_made = self.made_since(&before.tasks)?;
-        let draft = read_draft(&draft_dir, &mut o.problems);
-        self.judge(&mut o, &draft, &ended);
-        if o.problems.is_empty() {
-            o.written = keep(project, &draft)?;
-            o.kept = true;
-            o.draft = None;
-            let _ = std::fs::remove_dir_all(&draft_dir);
+        self.after(o, &before, &ended)
+    }
+
+    /// Where the session left `.ralph` and the tracker.
+    fn places(&self) -> plan::Places {
+        let dir = self.project.ralph_dir();
+        plan::Places {
+            ralph_real: std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()),
+            tracker_own: !super::import::beads_elsewhere(&self.project.root.join(".beads")),
+        }
+    }
+
+    /// After the session: ralph's files put back, the draft checked and
+    /// kept, or its tasks deleted; never through a place the session
+    /// pointed elsewhere (`.ralph`, the tracker).
+    fn after(
+        &self,
+        mut o: Outcome,
+        before: &Before,
+        ended: &crate::session::Finished,
+    ) -> Result<Outcome> {
+        let project = self.project;
+        let draft_dir = project.ralph_dir().join(DRAFT_DIR);
+        let places = self.places();
+        let redirected = plan::redirected(places, &project.ralph_dir().display().to_string());
+        if places.ralph_real {
+            o.notes = put_back(&before.guarded);
         } else {
+            o.draft = None;
+        }
+        o.notes.extend(left_outside(&project.root, &before.outside));
+        if places.tracker_own {
+            o.tasks_made = self.made_since(&before.tasks)?;
+        }
+        if redirected.is_empty() {
+            let draft = read_draft(&draft_dir, &mut o.problems);
+            self.judge(&mut o, &draft, ended);
+            if o.problems.is_empty() {
+                o.written = keep(project, &draft)?;
+                o.kept = true;
+                o.draft = None;
+                let _ = std::fs::remove_dir_all(&draft_dir);
+                return Ok(o);
+            }
+        } else {
+            o.problems = redirected;
+        }
+        if places.tracker_own {
             o.tasks_deleted = self.undo_tasks(&o.tasks_made, &mut o.notes);
         }
         Ok(o)
@@ -489,10 +533,18 @@ fn fresh_dir(dir: &Path) -> Result<()> {
     crate::fsutil::real_dir(dir)
 }
 
-/// The drafted spec and readme, never read through a link (a link to your
-/// secrets would be written into `.ralph/`); what cannot be read is a
-/// problem.
+/// The drafted spec and readme, never read through a link, the folder's
+/// or a file's (a link to your secrets would be written into `.ralph/`);
+/// what cannot be read is a problem.
 fn read_draft(dir: &Path, problems: &mut Vec<String>) -> Draft {
+    // Nor through its folder made a link.
+    if !std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir()) {
+        problems.push(format!(
+            "{} is a link now, or no folder: ralph reads no draft through it",
+            dir.display()
+        ));
+        return Draft::default();
+    }
     let mut read = |name: &str| match crate::fsutil::read_regular_capped(&dir.join(name), CAP) {
         Ok(t) => t,
         Err(e) => {

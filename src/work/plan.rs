@@ -43,6 +43,34 @@ pub fn prompt(what: &str, draft: &str, tracker: &str) -> String {
         .replace("{{WHAT}}", what.trim())
 }
 
+/// Where the session left the places ralph writes and deletes in after
+/// it: `.ralph` (still a real folder of the project's?) and the tracker
+/// (still the project's own, no link or redirect to another's?).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Places {
+    pub ralph_real: bool,
+    pub tracker_own: bool,
+}
+
+/// What the session did to those places, one problem each (`ralph_dir`
+/// as said): ralph then puts back, writes and deletes nothing through
+/// them, and keeps no plan.
+pub fn redirected(p: Places, ralph_dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    if !p.ralph_real {
+        out.push(format!(
+            "{ralph_dir} is a symlink now, or no folder: the planning session replaced ralph's folder, and ralph wrote and put back nothing through it (your files are where the session moved them)"
+        ));
+    }
+    if !p.tracker_own {
+        out.push(
+            "the planning session pointed the tracker (.beads) at another project's (a link, or a redirect): ralph deleted no task there and kept no plan of its tasks; remove the link or redirect"
+                .to_string(),
+        );
+    }
+    out
+}
+
 /// What the session drafted, read back (`None`: not written).
 #[derive(Debug, Default)]
 pub struct Draft {
@@ -174,6 +202,28 @@ impl Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redirected_place_is_a_problem_each() {
+        let ok = Places {
+            ralph_real: true,
+            tracker_own: true,
+        };
+        assert!(redirected(ok, "/p/.ralph").is_empty());
+        let both = redirected(
+            Places {
+                ralph_real: false,
+                tracker_own: false,
+            },
+            "/p/.ralph",
+        );
+        assert_eq!(both.len(), 2, "{both:?}");
+        assert!(
+            both[0].starts_with("/p/.ralph is a symlink now"),
+            "{both:?}"
+        );
+        assert!(both[1].contains("deleted no task there"), "{both:?}");
+    }
     use crate::work::spec;
     use crate::work::sync::{Finding, Problem};
 

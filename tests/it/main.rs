@@ -16,6 +16,7 @@ mod github_issues;
 mod harness;
 mod hostile;
 mod hostile_import;
+mod hostile_plans;
 mod import;
 mod install_hook;
 mod logs;
