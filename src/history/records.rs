@@ -347,6 +347,11 @@ pub struct Saved {
     /// The last review of the run, if one ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_review: Option<ReviewRecord>,
+    /// With GitHub's issues as the tracker: the issues that were steps when
+    /// the run began, the only ones it closes (none saved: a run from
+    /// before this was kept closes every checked step's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issues_at_start: Option<Vec<String>>,
 }
 
 impl Saved {
@@ -371,6 +376,7 @@ impl Saved {
             cost_unknown: false,
             agents: Vec::new(),
             last_review: None,
+            issues_at_start: None,
         }
     }
 }

@@ -135,7 +135,7 @@ impl Shell<'_> {
         if !self.project.complete().exists() {
             return Ok(None);
         }
-        self.close_done_issues();
+        self.close_done_issues(saved.issues_at_start.as_deref());
         let checked = completion::check_run(&self.project.spec(), &self.project.root, self.s)?;
         Ok(Some(engine::Claim {
             protected: self.protected_touched(saved).unwrap_or_default(),
@@ -146,21 +146,24 @@ impl Shell<'_> {
 
     /// GitHub's issues as the tracker: the issues of checked steps closed
     /// (ralph's to do, not a session's), in a run of one step at a time;
-    /// a parallel run closes each on its merge.
-    fn close_done_issues(&self) {
-        if self.s.worker.is_some() {
+    /// a parallel run closes each on its merge. Only the issues that were
+    /// steps when the run began (`at_start`): one a session names later is
+    /// left to you.
+    fn close_done_issues(&self, at_start: Option<&[String]>) {
+        if self.s.worker.is_some() || self.s.tracker != Some(crate::work::tracker::Kind::Github) {
             return;
         }
-        let text = crate::fsutil::read_optional(&self.project.spec())
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        let done: Vec<String> = crate::work::spec::parse(&text)
-            .steps
-            .into_iter()
-            .filter(|s| s.checked)
-            .filter_map(|s| s.task)
-            .collect();
+        let done = self.step_tasks(true);
+        let (done, later) = match at_start {
+            Some(at_start) => crate::work::issues::closable(&done, at_start),
+            None => (done, Vec::new()),
+        };
+        if !later.is_empty() {
+            self.ui.note(&format!(
+                "left open on GitHub: {} (not steps when the run began; close them yourself if they are done)",
+                later.join(", ")
+            ));
+        }
         if let Some(said) = crate::work::issues::close_done(self.s, &self.project.root, &done) {
             self.ui.note(&said);
         }
@@ -425,13 +428,33 @@ impl Shell<'_> {
                 ));
                 saved
             }
-            None => Saved::new(
-                run.id.clone(),
-                timefmt::now(),
-                s.limits.clone(),
-                before.head.clone(),
-            ),
+            None => {
+                let mut saved = Saved::new(
+                    run.id.clone(),
+                    timefmt::now(),
+                    s.limits.clone(),
+                    before.head.clone(),
+                );
+                if s.tracker == Some(crate::work::tracker::Kind::Github) {
+                    saved.issues_at_start = Some(self.step_tasks(false));
+                }
+                saved
+            }
         })
+    }
+
+    /// The spec's steps' tasks (only the checked ones' with `checked`).
+    fn step_tasks(&self, checked: bool) -> Vec<String> {
+        let text = crate::fsutil::read_optional(&self.project.spec())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        crate::work::spec::parse(&text)
+            .steps
+            .into_iter()
+            .filter(|s| s.checked || !checked)
+            .filter_map(|s| s.task)
+            .collect()
     }
 
     pub fn run(&self, lock: &mut LoopLock, resumed: Option<Saved>) -> Result<u8> {
@@ -964,7 +987,7 @@ impl Shell<'_> {
             after: &p.after,
         };
         self.append(&self.record(&session, p.gate.clone()))?;
-        self.close_done_issues();
+        self.close_done_issues(live.saved.issues_at_start.as_deref());
         let (error, cost) = self.tell(&session, p.progress, p.gate.as_ref(), &mut live.saved);
         for record in &p.reviews {
             self.append(record)?;

@@ -264,6 +264,18 @@ pub fn closes_on_merge(s: &crate::run::options::Settings) -> bool {
     s.pr
 }
 
+/// Of the done steps' `tasks`, those ralph may close on GitHub: the issues
+/// that were steps when the run began (`at_start`). A session that adds a
+/// step naming another issue and checks it does not get that issue closed
+/// with your token; those are the second list, to be said.
+pub fn closable(tasks: &[String], at_start: &[String]) -> (Vec<String>, Vec<String>) {
+    tasks
+        .iter()
+        .filter(|t| issue_number(t).is_some())
+        .cloned()
+        .partition(|t| at_start.contains(t))
+}
+
 /// A done step's issues closed (the run has the GitHub tracker, and no
 /// pull request that closes them): what to say, if anything.
 pub fn close_done(
@@ -295,6 +307,16 @@ pub fn close_done(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_issues_that_were_steps_when_the_run_began_are_closed() {
+        let v = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            closable(&v("#1 #42 bd-3 #2"), &v("#1 #2 #3 bd-3")),
+            (v("#1 #2"), v("#42"))
+        );
+        assert_eq!(closable(&v("#1"), &[]), (vec![], v("#1")));
+    }
 
     #[test]
     fn blockers_are_read_from_the_body() {

@@ -502,3 +502,43 @@ fn import_is_refused_whole_when_a_folder_stands_where_a_file_goes() {
     );
     assert_eq!(tree(&env.project), before, "nothing written");
 }
+
+/// A session that adds a step naming another open issue and checks it
+/// does not get that issue closed with your token: ralph closes only the
+/// issues that were steps when the run began, and says which it left.
+#[test]
+fn a_step_a_session_adds_for_another_issue_does_not_get_it_closed() {
+    let env = project();
+    let gh = linked(&env);
+    gh.add_issue("One", "", &["ralph"]);
+    gh.add_issue("Someone else's", "", &["bug"]);
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] One [#1]\n",
+    )
+    .unwrap();
+    tracker_github(&env);
+    env.approve_config();
+    env.commit_all("one issue as a step");
+    let body = format!(
+        r#"sed -i 's/- \[ \] One/- [x] One/' .ralph/spec.md
+echo '- [x] Fixed, honest [#2]' >> .ralph/spec.md
+git add -A && git commit -qm step
+echo '{RESULT}'"#
+    );
+    let claude = stand_in(&env, "claude-widening", &body);
+    let stdout = ralph_gh(&env, &gh)
+        .args(["loop", "--max-iterations", "1", "--claude"])
+        .arg(&claude)
+        .stdout_with(4);
+    // #2's box is checked and its issue open: not done, at the limit.
+    assert!(stdout.contains("closed on GitHub: #1"), "{stdout}");
+    assert!(
+        stdout.contains("left open on GitHub: #2 (not steps when the run began"),
+        "{stdout}"
+    );
+    assert_eq!(
+        (state_of(&gh, 1), state_of(&gh, 2)),
+        ("closed".into(), "open".into())
+    );
+}
