@@ -192,6 +192,14 @@ mod tests {
         // A task closed but not merged yet does not free C: merged is the word.
         let got = next(&merged, &order(&["x-1"]), &set(&[]), 9);
         assert_eq!(got.start, ["C", "D"]);
+        // Never past the free slots: the first ready in the spec's order.
+        let got = next(&merged, &order(&["x-1"]), &set(&[]), 1);
+        assert_eq!(got.start, ["C"]);
+        assert!(
+            next(&merged, &order(&["x-1"]), &set(&[]), 0)
+                .start
+                .is_empty()
+        );
     }
 
     #[test]

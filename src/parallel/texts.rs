@@ -127,6 +127,12 @@ mod tests {
     fn phases_are_the_second_level_sections() {
         assert_eq!(phases(SPEC), vec![0, 1, 1, 1, 2]);
         assert_eq!(phases("- [ ] a\n- [ ] b\n"), vec![0, 0]);
+        // A step right above a heading (no blank line) is the section's
+        // before it.
+        assert_eq!(
+            phases("## One\n- [ ] a\n- [ ] b\n## Two\n- [ ] c\n"),
+            vec![1, 1, 2]
+        );
     }
 
     #[test]
