@@ -15,6 +15,8 @@ use crate::work::tracker::{Issue, Snapshot, TrackerError, Waits};
 pub const DEFAULT_LABEL: &str = "ralph";
 /// The most issues asked for one at a time (those outside the label's
 /// listing) in one look: more is a spec ralph will not hammer GitHub for.
+/// What the spec names, said in a refusal.
+const SPECS: &str = "the spec's issues";
 const MAX_SINGLE: usize = 200;
 
 /// A step's task for issue `n`.
@@ -153,9 +155,10 @@ impl Issues {
         Ok(i)
     }
 
-    /// The labelled issues in any state, and each of `wanted` not among
-    /// them, one call each (a missing one is left out: unknown).
-    fn fetch(&self, wanted: &[u64]) -> Result<Vec<github::Issue>, TrackerError> {
+    /// The labelled issues in any state, and each of `wanted` (`what` they
+    /// are, for a refusal) not among them, one call each (a missing one is
+    /// left out: unknown).
+    fn fetch(&self, wanted: &[u64], what: &str) -> Result<Vec<github::Issue>, TrackerError> {
         let labels = [self.label.as_str()];
         let filter = IssueFilter {
             labels: &labels,
@@ -170,7 +173,7 @@ impl Issues {
             .collect();
         if missing.len() > MAX_SINGLE {
             return Err(TrackerError::Failed(format!(
-                "tracker github: {} of the spec's issues are not labelled `{}`; ralph asks for at most {MAX_SINGLE} one by one: label them",
+                "tracker github: {} of {what} are not labelled `{}`; ralph asks for at most {MAX_SINGLE} one by one: label them",
                 missing.len(),
                 self.label
             )));
@@ -190,7 +193,7 @@ impl Issues {
     pub fn snapshot(&self, epic: Option<&str>, tasks: &[String]) -> Result<Snapshot, TrackerError> {
         let wanted: Vec<u64> = tasks.iter().filter_map(|t| issue_number(t)).collect();
         let issues = self
-            .fetch(&wanted)?
+            .fetch(&wanted, SPECS)?
             .into_iter()
             .map(|i| Issue {
                 id: task_id(i.number),
@@ -210,7 +213,7 @@ impl Issues {
     /// tasks and their blockers are closed.
     pub fn order(&self, tasks: &[String]) -> Result<Waits, TrackerError> {
         let wanted: Vec<u64> = tasks.iter().filter_map(|t| issue_number(t)).collect();
-        let first = self.fetch(&wanted)?;
+        let first = self.fetch(&wanted, SPECS)?;
         let mut blockers = BTreeMap::new();
         let mut named: Vec<u64> = wanted.clone();
         for i in first.iter().filter(|i| wanted.contains(&i.number)) {
@@ -226,7 +229,10 @@ impl Issues {
         let extra = if more.is_empty() {
             Vec::new()
         } else {
-            self.fetch(&more)?
+            self.fetch(
+                &more,
+                "the issues the steps wait for (`Blocked by #N` in their bodies)",
+            )?
         };
         let closed = first
             .iter()
@@ -244,7 +250,7 @@ impl Issues {
             return Ok(Vec::new());
         }
         let open: Vec<u64> = self
-            .fetch(&wanted)?
+            .fetch(&wanted, SPECS)?
             .into_iter()
             .filter(|i| wanted.contains(&i.number) && !i.state.eq_ignore_ascii_case("closed"))
             .map(|i| i.number)

@@ -542,3 +542,45 @@ echo '{RESULT}'"#
         ("closed".into(), "open".into())
     );
 }
+
+/// An issue body that says it waits for more unlabelled issues than ralph
+/// asks for one by one is refused naming what it is: the blockers, not the
+/// spec's own issues.
+#[test]
+fn too_many_unlabelled_blockers_are_refused_as_blockers() {
+    let env = project();
+    let gh = linked(&env);
+    let many: Vec<String> = (1000..1201).map(|n| format!("#{n}")).collect();
+    gh.add_issue(
+        "Waits a lot",
+        &format!("Blocked by {}", many.join(", ")),
+        &["ralph"],
+    );
+    gh.add_issue("Free", "", &["ralph"]);
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] Waits a lot [#1]\n- [ ] Free [#2]\n",
+    )
+    .unwrap();
+    tracker_github(&env);
+    env.approve_config();
+    env.commit_all("issues as steps");
+    let claude = stand_in(&env, "claude-unused", "echo '{RESULT}'");
+    let out = ralph_gh(&env, &gh)
+        .args(["loop", "--parallel", "2", "--claude"])
+        .arg(&claude)
+        .assert()
+        .failure()
+        .get_output()
+        .clone();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains("201 of the issues the steps wait for (`Blocked by #N` in their bodies) are not labelled `ralph`"),
+        "{all}"
+    );
+    assert!(!all.contains("of the spec's issues"), "{all}");
+}
