@@ -156,7 +156,10 @@ fn deliver(ch: &Channel, n: &Notice, project: &std::path::Path) -> Result<(), St
     match ch {
         Channel::Desktop => desktop(n),
         Channel::Command(cmd) => {
+            // As a hook: your command, often a script in the project, which
+            // sessions edit; it gets no GitHub token.
             let mut c = Command::new("/bin/sh");
+            crate::github::token::withhold(&mut c);
             c.args(["-c", cmd])
                 .current_dir(project)
                 .env(crate::handoff::env::EVENT, n.event.name())

@@ -443,7 +443,7 @@ fn tokenless(file: &Path) {
 }
 
 #[test]
-fn no_session_reviewer_gate_or_hook_sees_a_github_token_while_the_pull_request_is_opened_with_it() {
+fn no_session_reviewer_gate_hook_or_notice_sees_a_github_token_while_the_pull_request_is_opened_with_it() {
     let (env, _origin, gh) = shipping();
     let seen = env.tmp.path().join("seen");
     fs::create_dir_all(&seen).unwrap();
@@ -456,9 +456,10 @@ fn no_session_reviewer_gate_or_hook_sees_a_github_token_while_the_pull_request_i
     fs::write(
         env.project.join(".ralph/config.toml"),
         format!(
-            "[gate]\ncommands = [\"env > {}\"]\n\n[review]\nmax_rounds = 1\n\n[hooks]\non_session_start = \"env > {}\"\n",
+            "[gate]\ncommands = [\"env > {}\"]\n\n[review]\nmax_rounds = 1\n\n[hooks]\non_session_start = \"env > {}\"\n\n[notify]\ncommand = \"env > {}\"\n",
             at("gate.env"),
-            at("hook.env")
+            at("hook.env"),
+            at("notify.env")
         ),
     )
     .unwrap();
@@ -481,7 +482,13 @@ fn no_session_reviewer_gate_or_hook_sees_a_github_token_while_the_pull_request_i
     }
     let out = run.args(["--pr", "--max-iterations", "3"]).stdout_with(0);
     assert!(out.contains("the reviewer approved"), "{out}");
-    for f in ["session.env", "review.env", "gate.env", "hook.env"] {
+    for f in [
+        "session.env",
+        "review.env",
+        "gate.env",
+        "hook.env",
+        "notify.env",
+    ] {
         tokenless(&seen.join(f));
     }
     // ralph itself still had GH_TOKEN: the pull request was opened with it.
