@@ -443,7 +443,7 @@ fn tokenless(file: &Path) {
 }
 
 #[test]
-fn no_session_reviewer_gate_hook_or_notice_sees_a_github_token_while_the_pull_request_is_opened_with_it() {
+fn no_session_reviewer_gate_hook_or_notice_sees_the_github_token_that_opens_the_pull_request() {
     let (env, _origin, gh) = shipping();
     let seen = env.tmp.path().join("seen");
     fs::create_dir_all(&seen).unwrap();
