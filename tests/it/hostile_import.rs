@@ -57,7 +57,7 @@ fn import(env: &TestEnv, args: &[&str]) -> std::process::Output {
         .clone()
 }
 
-fn issues_in(env: &TestEnv, dir: &Path) -> Vec<Value> {
+pub(crate) fn issues_in(env: &TestEnv, dir: &Path) -> Vec<Value> {
     let out = env
         .command(br_bin())
         .current_dir(dir)

@@ -6,18 +6,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
+use crate::hostile_import::issues_in;
+use crate::plan::bare_project;
 use crate::support::*;
-
-/// A git project with one file and nothing of ralph's.
-fn bare_project() -> TestEnv {
-    let env = TestEnv::new();
-    env.git_init();
-    fs::write(env.project.join("README.md"), "# greet\n\nSays hello.\n").unwrap();
-    env.commit_all("start");
-    env
-}
 
 /// The scripted planner's whole plan (as in `plan.rs`): an epic and two
 /// tasks, then the draft naming them.
@@ -28,19 +19,6 @@ fn plan(env: &TestEnv, what: &str) -> Ralph {
         .env("PATH", env.path_with_br())
         .args(["plan", what, "--claude"])
         .arg(claude_bin())
-}
-
-/// Every issue br shows in `dir`'s tracker (closed ones too).
-fn issues_in(env: &TestEnv, dir: &Path) -> Vec<Value> {
-    let out = env
-        .command(br_bin())
-        .current_dir(dir)
-        .args(["list", "--all", "--limit", "0", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["issues"].as_array().cloned().unwrap_or_default()
 }
 
 /// Another project of the user's, with br and one open task of its own.

@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::support::*;
 
 /// A project whose spec is `spec`, committed, with br on the PATH.
-fn with_spec(spec: &str) -> TestEnv {
+pub(crate) fn with_spec(spec: &str) -> TestEnv {
     let env = project();
     fs::write(env.project.join(".ralph/spec.md"), spec).unwrap();
     env.commit_all("the spec");
@@ -62,7 +62,7 @@ fn spans(log: &Path) -> std::collections::BTreeMap<String, (f64, f64)> {
     out
 }
 
-fn head_files(env: &TestEnv) -> Vec<String> {
+pub(crate) fn head_files(env: &TestEnv) -> Vec<String> {
     env.git(&["ls-tree", "--name-only", "HEAD"])
         .lines()
         .map(String::from)
@@ -70,7 +70,7 @@ fn head_files(env: &TestEnv) -> Vec<String> {
 }
 
 /// No worktree or branch of the run is left.
-fn nothing_left(env: &TestEnv) {
+pub(crate) fn nothing_left(env: &TestEnv) {
     let worktrees = env.git(&["worktree", "list"]);
     assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
     let branches = env.git(&["branch", "--list", "ralph/*"]);

@@ -12,32 +12,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::parallel::{head_files, nothing_left, with_spec};
 use crate::support::*;
 
-/// A project whose spec is `spec`, committed.
-fn with_spec(spec: &str) -> TestEnv {
-    let env = project();
-    fs::write(env.project.join(".ralph/spec.md"), spec).unwrap();
-    env.commit_all("the spec");
-    env
-}
-
 const TWO_STEPS: &str = "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n";
-
-fn head_files(env: &TestEnv) -> Vec<String> {
-    env.git(&["ls-tree", "--name-only", "HEAD"])
-        .lines()
-        .map(String::from)
-        .collect()
-}
-
-/// No worktree or branch of the run is left.
-fn nothing_left(env: &TestEnv) {
-    let worktrees = env.git(&["worktree", "list"]);
-    assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
-    let branches = env.git(&["branch", "--list", "ralph/*"]);
-    assert_eq!(branches.trim(), "", "the workers' branches are removed");
-}
 
 /// Both steps merged: their boxes checked in the spec, their files in HEAD.
 fn both_merged(env: &TestEnv, out: &str) {

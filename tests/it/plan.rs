@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::support::*;
 
 /// A git project with one file and nothing of ralph's.
-fn bare_project() -> TestEnv {
+pub(crate) fn bare_project() -> TestEnv {
     let env = TestEnv::new();
     env.git_init();
     fs::write(env.project.join("README.md"), "# greet\n\nSays hello.\n").unwrap();
