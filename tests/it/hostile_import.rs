@@ -70,7 +70,7 @@ pub(crate) fn issues_in(env: &TestEnv, dir: &Path) -> Vec<Value> {
 }
 
 /// Another project of the user's, with br and one open task of its own.
-fn victim(env: &TestEnv, title: &str) -> std::path::PathBuf {
+pub(crate) fn victim(env: &TestEnv, title: &str) -> std::path::PathBuf {
     let v = env.home.join("work/victim");
     fs::create_dir_all(&v).unwrap();
     env.git_in(&v, &["init", "-q", "-b", "main"]);

@@ -4,9 +4,9 @@
 //! attack FAILED.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use crate::hostile_import::issues_in;
+use crate::hostile_import::{issues_in, victim};
 use crate::plan::bare_project;
 use crate::support::*;
 
@@ -19,23 +19,6 @@ fn plan(env: &TestEnv, what: &str) -> Ralph {
         .env("PATH", env.path_with_br())
         .args(["plan", what, "--claude"])
         .arg(claude_bin())
-}
-
-/// Another project of the user's, with br and one open task of its own.
-fn victim(env: &TestEnv) -> PathBuf {
-    let v = env.home.join("work/victim");
-    fs::create_dir_all(&v).unwrap();
-    env.git_in(&v, &["init", "-q", "-b", "main"]);
-    for args in [&["init"][..], &["create", "--silent", "--", "My own task"]] {
-        let out = env
-            .command(br_bin())
-            .current_dir(&v)
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{out:?}");
-    }
-    v
 }
 
 /// Every file under `dir` with its bytes, links as where they point.
@@ -72,7 +55,7 @@ fn a_planner_that_points_beads_elsewhere_gets_no_task_deleted_there() {
     let env = bare_project();
     env.br(&["init"]);
     env.commit_all("tracker");
-    let v = victim(&env);
+    let v = victim(&env, "My own task");
     let link = format!(
         "mv .beads .beads-mine && ln -s {} .beads",
         v.join(".beads").display()
@@ -113,7 +96,7 @@ fn a_plan_checked_against_another_projects_tracker_is_not_kept() {
     let env = bare_project();
     env.br(&["init"]);
     env.commit_all("tracker");
-    let v = victim(&env);
+    let v = victim(&env, "My own task");
     let cmd = format!(
         "mv .beads .beads-mine && ln -s {} .beads && {PLAN}",
         v.join(".beads").display()
