@@ -343,8 +343,24 @@ pub fn remove(main: &Path, path: &Path, name: &str) -> Result<Option<String>> {
             &[&format!("refs/heads/{branch}")],
         )
         .ok();
-    if head.is_some() {
-        g.run(&["branch", "-D"], &[&branch])?;
+    if let Some(h) = &head {
+        // Not `git branch -D`: it always rewrites the shared `.git/config`
+        // (its `config.lock` appearing and going), and Claude Code's sandbox,
+        // binding that lock read-only as it sets up a confined Bash call of
+        // a sibling worker, then fails the call. The ref alone is deleted,
+        // if it is still the commit read; the config only if it names the
+        // branch.
+        g.run(
+            &["update-ref", "-d"],
+            &[&format!("refs/heads/{branch}"), h.trim()],
+        )?;
+        let section = format!("branch.{branch}");
+        let named = g
+            .run(&["config", "--local", "--name-only", "--list"], &[])
+            .is_ok_and(|o| o.lines().any(|k| k.starts_with(&format!("{section}."))));
+        if named {
+            g.run(&["config", "--local", "--remove-section"], &[&section])?;
+        }
     }
     Ok(head)
 }

@@ -878,3 +878,31 @@ fn a_program_path_on_the_command_line_is_read_from_where_the_run_starts() {
     assert!(out.contains("complete: all 2 steps done"), "{out}");
     nothing_left(&env);
 }
+
+/// The shared `.git/config` is never rewritten by the run (a merged
+/// worker's branch is deleted without it): Claude Code's sandbox binds
+/// `config.lock` as it sets up a confined Bash call, and one appearing and
+/// going under a sibling worker's call failed that call.
+#[test]
+fn a_parallel_run_leaves_the_shared_git_config_untouched() {
+    use std::os::unix::fs::MetadataExt;
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
+    let (claude, _log) = timed_stand_in(&env, 0);
+    let config = env.project.join(".git/config");
+    let before = fs::metadata(&config).unwrap();
+    let text = fs::read_to_string(&config).unwrap();
+    let out = ralph_br(&env)
+        .args(["loop", "--parallel", "2", "--claude"])
+        .arg(&claude)
+        .stdout_with(0);
+    assert!(out.contains("complete: all 3 steps done"), "{out}");
+    nothing_left(&env);
+    let after = fs::metadata(&config).unwrap();
+    assert_eq!(
+        (after.ino(), after.mtime(), after.mtime_nsec()),
+        (before.ino(), before.mtime(), before.mtime_nsec()),
+        "rewritten: {}",
+        fs::read_to_string(&config).unwrap()
+    );
+    assert_eq!(fs::read_to_string(&config).unwrap(), text);
+}

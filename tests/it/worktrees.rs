@@ -581,3 +581,34 @@ fn worktrees_are_made_one_at_a_time() {
     let out = wait_output(loop_, Duration::from_secs(60));
     assert!(wt.is_dir(), "{out:?}");
 }
+
+/// `ralph worktree remove` deletes the branch, and its section of the
+/// config if it has one (an upstream set by a push), and nothing else.
+#[test]
+fn worktree_remove_deletes_the_branch_and_its_config_section_only() {
+    let env = project();
+    let path = env.project.parent().unwrap().join(format!(
+        "{}.ralph-worktrees/x",
+        env.project.file_name().unwrap().to_str().unwrap()
+    ));
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "ralph/x",
+        path.to_str().unwrap(),
+    ]);
+    env.git(&["config", "branch.ralph/x.remote", "origin"]);
+    env.git(&["config", "branch.ralph/x.merge", "refs/heads/ralph/x"]);
+    env.git(&["config", "branch.main.description", "mine"]);
+    env.ralph()
+        .args(["worktree", "remove", "x"])
+        .assert()
+        .success();
+    assert!(!path.exists());
+    assert_eq!(env.git(&["branch", "--list", "ralph/*"]).trim(), "");
+    let config = fs::read_to_string(env.project.join(".git/config")).unwrap();
+    assert!(!config.contains("ralph/x"), "{config}");
+    assert!(config.contains("description = mine"), "{config}");
+}
