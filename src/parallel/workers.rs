@@ -69,24 +69,20 @@ pub fn absolute_programs(args: &[String], here: &Path) -> Vec<String> {
             v.to_string()
         }
     };
-    let mut out = Vec::with_capacity(args.len());
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if a == "--" {
-            out.push(a.clone());
-            out.extend(it.by_ref().cloned());
-            break;
-        }
-        match a.split_once('=') {
-            Some((name, v)) if PROGRAMS.contains(&name) => out.push(format!("{name}={}", fix(v))),
-            _ if PROGRAMS.contains(&a.as_str()) => {
-                out.push(a.clone());
-                out.extend(it.next().map(|v| fix(v)));
+    let program = |name: &str| PROGRAMS.contains(&name);
+    let mut p = parts(args, &program);
+    for (name, words) in p.options.iter_mut().filter(|(n, _)| program(n)) {
+        match words.as_mut_slice() {
+            [_, value] => *value = fix(value),
+            [word] => {
+                if let Some(value) = word.strip_prefix(&format!("{name}=")) {
+                    *word = format!("{name}={}", fix(value));
+                }
             }
-            _ => out.push(a.clone()),
+            _ => {}
         }
     }
-    out
+    p.joined()
 }
 
 /// A command line (`loop ...`, the program aside) in parts: what comes up
@@ -95,6 +91,19 @@ struct Parts {
     head: Vec<String>,
     options: Vec<(String, Vec<String>)>,
     tail: Option<Vec<String>>,
+}
+
+impl Parts {
+    /// The command line again, in its order.
+    fn joined(self) -> Vec<String> {
+        let mut args = self.head;
+        args.extend(self.options.into_iter().flat_map(|(_, w)| w));
+        if let Some(tail) = self.tail {
+            args.push("--".into());
+            args.extend(tail);
+        }
+        args
+    }
 }
 
 /// `args` in parts; `takes_value` says whether an option (`--name`, `-C`)
@@ -153,13 +162,7 @@ pub fn layered_args(
             out.tail = p.tail;
         }
     }
-    let mut args = out.head;
-    args.extend(out.options.into_iter().flat_map(|(_, w)| w));
-    if let Some(tail) = out.tail {
-        args.push("--".into());
-        args.extend(tail);
-    }
-    args
+    out.joined()
 }
 
 /// A worker's prompt: who it is and its step (`described`), what it is
