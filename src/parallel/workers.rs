@@ -342,12 +342,12 @@ mod tests {
         assert_eq!(
             absolute_programs(
                 &v(
-                    "loop --claude ./bin/claude --codex=tools/codex --gemini gemini --pi /opt/pi --opencode=oc -- --claude ./x"
+                    "loop --claude ./bin/claude --codex=tools/codex --gemini gemini --pi /opt/pi --opencode=oc --allow-write=a/b --allow-write c/d -- --claude ./x"
                 ),
                 here
             ),
             v(
-                "loop --claude /home/me/project/./bin/claude --codex=/home/me/project/tools/codex --gemini gemini --pi /opt/pi --opencode=oc -- --claude ./x"
+                "loop --claude /home/me/project/./bin/claude --codex=/home/me/project/tools/codex --gemini gemini --pi /opt/pi --opencode=oc --allow-write=a/b --allow-write c/d -- --claude ./x"
             )
         );
     }
@@ -361,6 +361,10 @@ mod tests {
             v("loop --max-cost 5 --gate make -- --parallel 9")
         );
         assert_eq!(worker_args(&v("-C x loop --parallel=2")), v("loop"));
+        assert_eq!(
+            worker_args(&v("-Cx loop --max-cost 3 --push")),
+            v("loop --max-cost 3")
+        );
     }
 
     fn takes_value(name: &str) -> bool {
