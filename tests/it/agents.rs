@@ -187,11 +187,18 @@ fn ended_with_what_it_started(
         Reply::Stall(Duration::from_secs(60)),
         Reply::text("late"),
     ]);
+    // Long enough for a client to start and run its command on a loaded
+    // machine (opencode took more than 5 s), short of the stall: a session
+    // that timed out before it asked would leave its replies to the next.
     let out = agent_loop(&env, agent, bin, model)
         .args(extra)
-        .args(["--max-iterations", "1", "--timeout", "5s"])
+        .args(["--max-iterations", "1", "--timeout", "25s"])
         .stdout_with(4);
-    assert!(out.contains("timed out after 5s"), "{agent}: {out}");
+    assert!(out.contains("timed out after 25s"), "{agent}: {out}");
+    assert!(
+        out.contains(&format!("setsid sleep {marker}")),
+        "{agent}: the session never ran its command: {out}"
+    );
     assert!(
         eventually(Duration::from_secs(10), || processes_with(&format!(
             "sleep {marker}"
