@@ -9,9 +9,6 @@ use serde::{Deserialize, Serialize};
 pub mod env {
     /// `1`: this session belongs to a ralph loop.
     pub const LOOP: &str = "RALPH_LOOP";
-    /// The loop's pid and start time: the hook checks the session's parent.
-    pub const LOOP_PID: &str = "RALPH_LOOP_PID";
-    pub const LOOP_START: &str = "RALPH_LOOP_START";
     /// The run folder, where the hook logs.
     pub const RUN_DIR: &str = "RALPH_RUN_DIR";
     pub const ITERATION: &str = "RALPH_ITERATION";

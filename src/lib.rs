@@ -17,6 +17,7 @@ pub mod parallel;
 pub mod procs;
 pub mod run;
 pub mod sandbox;
+pub mod secrets;
 pub mod session;
 pub mod settings;
 pub mod ship;

@@ -13,6 +13,9 @@ fn main() -> ExitCode {
     if ralph::hook::stop::run_if_invoked() {
         return ExitCode::SUCCESS;
     }
+    // Before anything else runs or is started: ralph's secrets leave its
+    // environment (see `secrets`).
+    ralph::secrets::init();
     let parsed = ralph::cli::command()
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));

@@ -393,7 +393,7 @@ fn github_tracker(h: &Here) -> Verdict {
             );
         }
     };
-    let env = |k: &str| std::env::var(k).ok();
+    let env = crate::secrets::var;
     let explicit = std::env::var_os("GITHUB_API_URL").is_some();
     let names = crate::github::token::vars_for(&repo.host, explicit);
     match crate::github::token::find_with(names, env, || None) {

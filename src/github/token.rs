@@ -43,12 +43,10 @@ impl fmt::Display for Token {
 /// withholds them from each process it starts on a session's behalf (the
 /// agent, the reviewer, the gate, the hooks, a parallel run's workers), so
 /// the model never holds a token that could push or open pull requests.
-pub const ENV_VARS: [&str; 4] = [
-    "GH_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-];
+/// ralph takes them out of its own environment as it starts
+/// (`crate::secrets`): this keeps them from a process even where one was set
+/// again.
+pub const ENV_VARS: [&str; 4] = crate::secrets::TOKEN_VARS;
 
 /// `cmd` without any of [`ENV_VARS`] in its environment.
 pub fn withhold(cmd: &mut Command) -> &mut Command {
@@ -119,11 +117,9 @@ pub fn find_with(
 /// [`vars_for`] allows, else from a GitHub CLI logged in to that host.
 pub fn find(host: &str, explicit: bool) -> Option<(Token, Source)> {
     let gh_host = if is_dotcom(host) { "github.com" } else { host };
-    find_with(
-        vars_for(host, explicit),
-        |k| std::env::var(k).ok(),
-        || gh_auth_token(gh_host),
-    )
+    find_with(vars_for(host, explicit), crate::secrets::var, || {
+        gh_auth_token(gh_host)
+    })
 }
 
 /// `gh auth token --hostname HOST`: the token comes on its stdout, never

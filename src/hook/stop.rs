@@ -5,13 +5,14 @@
 //! 1. Without `RALPH_LOOP=1` in our environment, do nothing and read nothing:
 //!    this runs after every turn of every session on the machine.
 //! 2. The session is the *nearest* Claude Code ancestor: `CLAUDE_PID` (set by
-//!    Claude Code for its hooks), else the direct child of the loop named by
-//!    `RALPH_LOOP_PID`, else a process that looks like Claude Code. Nearest
-//!    matters: a claude run by another claude's Bash tool must end only itself.
+//!    Claude Code for its hooks), else a process that looks like Claude Code,
+//!    else the direct child of a ralph process (a wrapper of another name).
+//!    Nearest matters: a claude run by another claude's Bash tool must end
+//!    only itself. The loop exports no pid of its own: a session has no use
+//!    for a pointer to ralph's process.
 //! 3. Act only if whoever *started* that process asked for a loop: its start
-//!    environment holds `RALPH_LOOP=1`, or its parent is the ralph loop named
-//!    by `RALPH_LOOP_PID` + `RALPH_LOOP_START`. A project's settings `env` can
-//!    put `RALPH_LOOP=1` into our environment, but not into claude's.
+//!    environment holds `RALPH_LOOP=1`. A project's settings `env` can put
+//!    `RALPH_LOOP=1` into our environment, but not into claude's.
 //! 4. Interactive session: SIGINT now (observed: ends the TUI cleanly). Print
 //!    mode: claude exits by itself right after this hook, and a SIGINT now
 //!    would race that exit and cut its output; so a detached watcher waits a
@@ -42,8 +43,6 @@ const MAX_DEPTH: usize = 64;
 #[derive(Debug, Default, Clone)]
 pub struct HookEnv {
     pub claude_pid: Option<u32>,
-    pub loop_pid: Option<u32>,
-    pub loop_start: Option<u64>,
     pub interactive: bool,
     pub run_dir: Option<PathBuf>,
     pub grace: Duration,
@@ -83,8 +82,6 @@ impl HookEnv {
         };
         HookEnv {
             claude_pid: num("CLAUDE_PID").and_then(|p| u32::try_from(p).ok()),
-            loop_pid: num(env::LOOP_PID).and_then(|p| u32::try_from(p).ok()),
-            loop_start: num(env::LOOP_START),
             // `cli` is the TUI, `sdk-cli` print mode; ATTENDED is the newer spelling.
             interactive: get("CLAUDE_CODE_ENTRYPOINT").is_some_and(|v| v == "cli")
                 || get("CLAUDE_CODE_SESSION_ATTENDED").is_some_and(|v| v == "1"),
@@ -107,51 +104,45 @@ impl IdentifiedBy {
     fn as_str(self) -> &'static str {
         match self {
             IdentifiedBy::ClaudePid => "CLAUDE_PID",
-            IdentifiedBy::LoopChild => "child of the ralph loop",
+            IdentifiedBy::LoopChild => "child of a ralph process",
             IdentifiedBy::Name => "process name",
         }
     }
 }
 
-/// The nearest Claude Code process in `chain` (our ancestors, nearest first).
+/// The nearest Claude Code process in `chain` (our ancestors, nearest
+/// first): named by `CLAUDE_PID`, else one that looks like Claude Code, else
+/// a process whose parent (already in `chain`) is ralph.
 pub fn find_session(chain: &[ProcInfo], env: &HookEnv) -> Option<(usize, IdentifiedBy)> {
     chain.iter().enumerate().find_map(|(i, p)| {
         if env.claude_pid == Some(p.pid) {
             Some((i, IdentifiedBy::ClaudePid))
-        } else if env.loop_pid.is_some() && p.parent == env.loop_pid && loop_matches(chain, i, env)
-        {
-            Some((i, IdentifiedBy::LoopChild))
         } else if looks_like_claude(p) {
             Some((i, IdentifiedBy::Name))
+        } else if chain.get(i + 1).is_some_and(looks_like_ralph) {
+            Some((i, IdentifiedBy::LoopChild))
         } else {
             None
         }
     })
 }
 
-/// Is `chain[i]`'s parent the ralph loop that the environment names, that
-/// same process and not a later one with a recycled pid?
-fn loop_matches(chain: &[ProcInfo], i: usize, env: &HookEnv) -> bool {
-    match (chain.get(i + 1), env.loop_pid, env.loop_start) {
-        (Some(parent), Some(pid), Some(start)) => parent.pid == pid && parent.start_time == start,
-        _ => false,
-    }
+/// Is `p` a ralph process (by its name or its executable's)?
+fn looks_like_ralph(p: &ProcInfo) -> bool {
+    let base = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
+    p.name == "ralph"
+        || p.exe
+            .as_ref()
+            .is_some_and(|e| base(&e.to_string_lossy()) == "ralph")
 }
 
-/// Did whoever started the session ask for a loop?
-pub fn authorised(
-    chain: &[ProcInfo],
-    i: usize,
-    env: &HookEnv,
-    start_env: &[OsString],
-) -> Option<&'static str> {
-    if start_env.iter().any(|kv| kv == "RALPH_LOOP=1") {
-        Some("RALPH_LOOP=1 in the session's start environment")
-    } else if chain[i].parent == env.loop_pid && loop_matches(chain, i, env) {
-        Some("started by the ralph loop")
-    } else {
-        None
-    }
+/// Did whoever started the session ask for a loop? (Its start environment
+/// holds `RALPH_LOOP=1`: our own environment may come from a settings file.)
+pub fn authorised(start_env: &[OsString]) -> Option<&'static str> {
+    start_env
+        .iter()
+        .any(|kv| kv == "RALPH_LOOP=1")
+        .then_some("RALPH_LOOP=1 in the session's start environment")
 }
 
 /// `ralph hook stop` exactly as Claude Code runs it: handled before any
@@ -198,7 +189,7 @@ pub fn run() {
 fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), String> {
     let mut procs = ProcReader::new();
     let me = std::process::id();
-    let (mut chain, (i, how)) =
+    let (chain, (i, how)) =
         walk_to_session(&mut procs, nix::unistd::getppid().as_raw() as u32, env)
             .ok_or("no Claude Code process among this hook's ancestors")?;
     let session = &chain[i];
@@ -214,27 +205,14 @@ fn act(env: &HookEnv, stop: &serde_json::Value, log: &mut Log) -> Result<(), Str
             session.pid
         ));
     }
-    if !start_env.iter().any(|kv| kv == "RALPH_LOOP=1") && i + 1 == chain.len() {
-        // Only now is the session's parent needed: is it the ralph loop?
-        if let Some(parent) = session.parent.and_then(|p| procs.get(p)) {
-            chain.push(parent);
-        }
-    }
-    let session = &chain[i];
-    let why = authorised(&chain, i, env, &start_env).ok_or(
+    let why = authorised(&start_env).ok_or(
         "RALPH_LOOP=1 is set for this hook but not in the environment claude was started with \
          (a settings file's \"env\" may have set it)",
     )?;
     log.line.authorised_by = Some(why.into());
     log.authorised = true;
     // From here on, act only on what the starter of the session set.
-    let trusted;
-    let env = if start_env.iter().any(|kv| kv == "RALPH_LOOP=1") {
-        trusted = env.with_start_env(&start_env);
-        &trusted
-    } else {
-        env
-    };
+    let env = &env.with_start_env(&start_env);
     log.trusted_dir = env.run_dir.clone();
     end_session(env, session, stop, log)
 }
@@ -530,17 +508,11 @@ mod tests {
     }
 
     #[test]
-    fn nearest_claude_wins_even_when_the_loop_names_an_outer_one() {
-        let env = HookEnv {
-            loop_pid: Some(60),
-            loop_start: Some(600),
-            ..Default::default()
-        };
+    fn nearest_claude_wins_over_an_outer_one_and_over_claude_pid_of_an_outer_one() {
+        let env = HookEnv::default();
         assert_eq!(find_session(&nested(), &env), Some((1, IdentifiedBy::Name)));
         let env = HookEnv {
             claude_pid: Some(90),
-            loop_pid: Some(60),
-            loop_start: Some(600),
             ..Default::default()
         };
         assert_eq!(
@@ -550,45 +522,32 @@ mod tests {
     }
 
     #[test]
-    fn loop_child_found_without_guessing_names() {
+    fn a_wrapper_of_another_name_is_found_as_ralphs_child() {
         let chain = vec![
             p(100, 90, "sh"),
             p(90, 60, "2.1.999-custom"),
             p(60, 50, "ralph"),
         ];
-        let env = HookEnv {
-            loop_pid: Some(60),
-            loop_start: Some(600),
-            ..Default::default()
-        };
+        let env = HookEnv::default();
         assert_eq!(
             find_session(&chain, &env),
             Some((1, IdentifiedBy::LoopChild))
         );
-        assert!(authorised(&chain, 1, &env, &[]).is_some());
-        // A recycled loop pid (another start time) is not the loop.
-        let env = HookEnv {
-            loop_pid: Some(60),
-            loop_start: Some(601),
-            ..Default::default()
-        };
+        // Its parent not yet read: nothing yet (the walk reads on).
+        assert_eq!(find_session(&chain[..2], &env), None);
+        // Under something else than ralph: nothing.
+        let chain = vec![p(100, 90, "sh"), p(90, 60, "custom"), p(60, 50, "bash")];
         assert_eq!(find_session(&chain, &env), None);
     }
 
     #[test]
     fn settings_env_alone_does_not_authorise() {
-        let chain = nested();
-        let env = HookEnv::default();
         assert_eq!(
-            authorised(
-                &chain,
-                1,
-                &env,
-                &["PATH=/bin".into(), "RALPH_LOOP=0".into()]
-            ),
+            authorised(&["PATH=/bin".into(), "RALPH_LOOP=0".into()]),
             None
         );
-        assert!(authorised(&chain, 1, &env, &["RALPH_LOOP=1".into()]).is_some());
+        assert_eq!(authorised(&[]), None);
+        assert!(authorised(&["RALPH_LOOP=1".into()]).is_some());
     }
 
     #[test]

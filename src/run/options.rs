@@ -504,7 +504,8 @@ fn notifier_of(n: &config::NotifyConfig) -> Result<Option<crate::notify::Notifie
         Some(to) => to
             .iter()
             .map(|t| {
-                let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+                // A secret: out of ralph's environment once read.
+                let env = crate::secrets::var;
                 let config = |kind: &str| match kind {
                     "ntfy" => n.ntfy.clone(),
                     "slack" => n.slack.clone(),

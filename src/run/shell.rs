@@ -782,7 +782,6 @@ impl Shell<'_> {
             run: self.run,
             iteration,
             session: number,
-            loop_start: lock.info.start_time,
             secret: &self.secret,
             base,
         };

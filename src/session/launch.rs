@@ -15,22 +15,18 @@ pub struct Who<'a> {
     pub run: &'a RunDir,
     pub iteration: u32,
     pub session: u32,
-    /// The loop's own start time, as the lock records it: the hook checks it.
-    pub loop_start: u64,
     /// The run's secret (see `handoff::session_token`).
     pub secret: &'a str,
     /// The commit the run began at (for what it protects).
     pub base: Option<String>,
 }
 
-/// What every session's environment carries: the loop's identity for the
-/// hook, the run folder, and what `ralph complete` in the session checks
+/// What every session's environment carries: that a loop started it (for
+/// the hook), the run folder, and what `ralph complete` in the session checks
 /// (the gate, the protected files).
 fn environment(s: &Settings, who: &Who) -> Vec<(String, String)> {
     let mut env = vec![
         (env::LOOP.to_string(), "1".to_string()),
-        (env::LOOP_PID.to_string(), std::process::id().to_string()),
-        (env::LOOP_START.to_string(), who.loop_start.to_string()),
         (
             env::RUN_DIR.to_string(),
             who.run.real_path.display().to_string(),

@@ -757,7 +757,7 @@ fn the_pace_counts_every_workers_sessions() {
 }
 
 #[test]
-fn a_parallel_runs_workers_and_their_sessions_hold_no_github_token() {
+fn a_parallel_runs_coordinator_workers_and_their_sessions_hold_no_github_token() {
     let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
     let seen = env.tmp.path().join("seen");
     fs::create_dir_all(&seen).unwrap();
@@ -765,6 +765,7 @@ fn a_parallel_runs_workers_and_their_sessions_hold_no_github_token() {
     let body = format!(
         r#"env > {seen}/session-$RALPH_STEP.env
 tr '\0' '\n' < /proc/$PPID/environ > {seen}/worker-$RALPH_STEP.env
+tr '\0' '\n' < /proc/$(sed 's/.*) //' /proc/$PPID/stat | cut -d' ' -f2)/environ > {seen}/coordinator-$RALPH_STEP.env
 tr '\0' ' ' < /proc/$PPID/cmdline > {seen}/worker-$RALPH_STEP.cmd
 echo "$RALPH_STEP" > "step-$RALPH_STEP.txt"
 sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md
@@ -792,9 +793,14 @@ echo '{RESULT}'"#,
     for step in ["1", "2"] {
         let cmd = fs::read_to_string(seen.join(format!("worker-{step}.cmd"))).unwrap();
         assert!(cmd.contains("--worker-step"), "a worker loop: {cmd}");
-        for f in [format!("worker-{step}.env"), format!("session-{step}.env")] {
+        for f in [
+            format!("worker-{step}.env"),
+            format!("session-{step}.env"),
+            format!("coordinator-{step}.env"),
+        ] {
             let text = fs::read_to_string(seen.join(&f)).unwrap();
             assert!(text.contains("RALPH_TEST_MARK=seen"), "{f}: {text}");
+            assert!(!text.contains("RALPH_LOOP_PID"), "{f}: {text}");
             for (k, v) in tokens {
                 assert!(
                     !text.contains(&format!("{k}=")) && !text.contains(v),

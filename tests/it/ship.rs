@@ -419,47 +419,77 @@ fn a_worktree_loop_pushes_its_ralph_branch_and_opens_its_pull_request() {
     );
 }
 
-/// Every variable a GitHub token may be in, each with its own value.
-const TOKEN_VARS: [(&str, &str); 4] = [
+/// Every secret ralph knows of, each with its own value: the variables a
+/// GitHub token may be in, a notice channel's URL by its own variable, and
+/// one by a variable the command line names (`--notify ntfy=env:VAR`).
+const SECRETS: [(&str, &str); 6] = [
     ("GH_TOKEN", TOKEN),
     ("GITHUB_TOKEN", "ghs_secondTESTtoken0123456789"),
     ("GH_ENTERPRISE_TOKEN", "ghe_thirdTESTtoken0123456789"),
     ("GITHUB_ENTERPRISE_TOKEN", "ghe_fourthTESTtoken012345678"),
+    (
+        "RALPH_NOTIFY_SLACK",
+        "http://127.0.0.1:9/services/s3cr3tSLACKpath",
+    ),
+    ("MY_NTFY_URL", "http://127.0.0.1:9/s3cr3tNTFYtopic"),
 ];
 
-/// `file`, an environment as `env` printed it, holds the test's mark (so
-/// it was written where the test thinks) and no GitHub token.
-fn tokenless(file: &Path) {
+/// A shell line that appends to `file` the environment of the process
+/// running it and the start environment of each of its ancestors (as
+/// `/proc/<pid>/environ` shows them to any process of the same user):
+/// everything a session can read of ralph without escaping its sandbox.
+fn dump_ancestry(file: &str) -> String {
+    format!(
+        "{{ env; p=$$; while [ \"$p\" -gt 1 ]; do echo \"== $p\"; tr '\\0' '\\n' < /proc/$p/environ; p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2); done; }} >> {file} 2>&1"
+    )
+}
+
+/// `file`, as `dump_ancestry` wrote it, holds the test's mark (so it was
+/// written where the test thinks), reached ralph's own process (a `ralph`
+/// ancestor's environment), and holds no secret nor ralph's pid.
+fn secretless(file: &Path) {
     let text = fs::read_to_string(file)
         .unwrap_or_else(|e| panic!("{} was not written: {e}", file.display()));
     assert!(text.contains("RALPH_TEST_MARK=seen"), "{text}");
-    for (name, value) in TOKEN_VARS {
+    assert!(
+        text.matches("RALPH_TEST_MARK=seen").count() >= 2,
+        "no ancestor's environment was read: {text}"
+    );
+    for (name, value) in SECRETS {
         assert!(
             !text.contains(&format!("{name}=")) && !text.contains(value),
             "{name} reached {}",
             file.display()
         );
     }
+    assert!(
+        !text.contains("RALPH_LOOP_PID"),
+        "ralph's pid was handed on to {}",
+        file.display()
+    );
 }
 
+/// The class: every secret ralph knows of, from every process it starts
+/// (the session, the reviewer, the gate, a lifecycle hook, a notice
+/// command), and from every ancestor of those, ralph's own process first.
 #[test]
-fn no_session_reviewer_gate_hook_or_notice_sees_the_github_token_that_opens_the_pull_request() {
+fn no_session_reviewer_gate_hook_or_notice_sees_a_secret_nor_reads_one_from_ralph() {
     let (env, _origin, gh) = shipping();
     let seen = env.tmp.path().join("seen");
     fs::create_dir_all(&seen).unwrap();
-    let at = |n: &str| seen.join(n).display().to_string();
+    let at = |n: &str| dump_ancestry(&seen.join(n).display().to_string());
     fs::write(
         env.project.join(".ralph/spec.md"),
         "# Spec\n\n- [ ] **1** Write parse.txt saying v2\n",
     )
     .unwrap();
+    let toml = |s: String| s.replace('\\', "\\\\").replace('"', "\\\"");
     fs::write(
         env.project.join(".ralph/config.toml"),
         format!(
-            "[gate]\ncommands = [\"env > {}\"]\n\n[review]\nmax_rounds = 1\n\n[hooks]\non_session_start = \"env > {}\"\n\n[notify]\ncommand = \"env > {}\"\n",
-            at("gate.env"),
-            at("hook.env"),
-            at("notify.env")
+            "[gate]\ncommands = [\"{}\"]\n\n[review]\nmax_rounds = 1\n\n[hooks]\non_session_start = \"{}\"\n",
+            toml(at("gate.env")),
+            toml(at("hook.env")),
         ),
     )
     .unwrap();
@@ -467,20 +497,25 @@ fn no_session_reviewer_gate_hook_or_notice_sees_the_github_token_that_opens_the_
     env.commit_all("one step, gated, reviewed, hooked");
     env.api.session([
         Reply::bash(format!(
-            "env > {} && echo v2 > parse.txt && git add parse.txt && sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && git commit -qam 'step 1' && ralph complete -m done",
+            "{} ; echo v2 > parse.txt && git add parse.txt && sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && git commit -qam 'step 1' && ralph complete -m done",
             at("session.env")
         )),
         Reply::text("Done."),
     ]);
     env.api.session([
-        Reply::bash(format!("env > {}", at("review.env"))),
+        Reply::bash(at("review.env")),
         Reply::text("Approved.\nVERDICT: approve"),
     ]);
     let mut run = shipping_loop(&env, &gh).env("RALPH_TEST_MARK", "seen");
-    for (name, value) in TOKEN_VARS {
+    for (name, value) in SECRETS {
         run = run.env(name, value);
     }
-    let out = run.args(["--pr", "--max-iterations", "3"]).stdout_with(0);
+    let out = run
+        .args(["--pr", "--max-iterations", "3", "--notify", "slack"])
+        .args(["--notify", "ntfy=env:MY_NTFY_URL"])
+        .arg("--notify")
+        .arg(format!("command={}", at("notify.env")))
+        .stdout_with(0);
     assert!(out.contains("the reviewer approved"), "{out}");
     for f in [
         "session.env",
@@ -489,7 +524,7 @@ fn no_session_reviewer_gate_hook_or_notice_sees_the_github_token_that_opens_the_
         "hook.env",
         "notify.env",
     ] {
-        tokenless(&seen.join(f));
+        secretless(&seen.join(f));
     }
     // ralph itself still had GH_TOKEN: the pull request was opened with it.
     assert!(

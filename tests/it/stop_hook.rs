@@ -426,31 +426,28 @@ fn without_ralph_loop_the_hook_does_nothing_and_says_nothing() {
     assert_eq!(tree.stderr(), "");
 }
 
-/// The loop names its session exactly: the child of this loop pid with this
-/// start time. A wrong start time (a recycled pid) names nothing.
+/// A session of a name the hook does not know (a wrapper the user gave as
+/// `--claude`), with no `CLAUDE_PID`: found as the child of the ralph loop
+/// that started it, and ended; under a parent that is not ralph, nothing
+/// is found. The loop hands its sessions no pid of its own to find it by.
 #[test]
-fn loop_identity_finds_an_unrecognisable_session_and_a_recycled_pid_does_not() {
-    for (offset, expect_signal) in [(0i64, true), (1, false)] {
+fn an_unrecognisable_session_is_found_as_ralphs_child_and_only_there() {
+    for (parent, expect_signal) in [("ralph", true), ("fake-loop", false)] {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
-        let fake_loop = fake_binary(d, "bin/fake-loop");
+        let fake_loop = fake_binary(d, &format!("bin/{parent}"));
         let session_bin = fake_binary(d, "bin/custom-wrapper");
-        let start_file = d.join("loop-start");
         let signals = d.join("signals");
         let err = d.join("stderr");
-        // The session is started without RALPH_LOOP in its environment, so
-        // only the loop identity can authorise the hook.
         let inner = format!(
-            "trap 'echo INT >> {sig}; exit 0' INT; echo '{{}}' | /bin/sh -c 'RALPH_LOOP=1 {ralph} hook stop' 2> {err}; echo hook-returned >> {sig}; for i in $(seq 300); do sleep 0.1; done",
+            "trap 'echo INT >> {sig}; exit 0' INT; echo '{{}}' | /bin/sh -c '{ralph} hook stop' 2> {err}; echo hook-returned >> {sig}; for i in $(seq 300); do sleep 0.1; done",
             sig = signals.display(),
             err = err.display(),
             ralph = ralph_bin().display()
         );
-        let script = format!(
-            "while [ ! -s {sf} ]; do sleep 0.05; done; RALPH_LOOP_PID=$$ RALPH_LOOP_START=$(cat {sf}) {bin} -c \"$0\"; true",
-            sf = start_file.display(),
-            bin = session_bin.display()
-        );
+        // As the loop starts a session: RALPH_LOOP=1 in its start
+        // environment, and it is the loop's child.
+        let script = format!("RALPH_LOOP=1 {} -c \"$0\"; true", session_bin.display());
         let mut loop_proc = Command::new(&fake_loop);
         crate::support::default_signals(&mut loop_proc);
         let mut loop_proc = loop_proc
@@ -462,19 +459,13 @@ fn loop_identity_finds_an_unrecognisable_session_and_a_recycled_pid_does_not() {
             .env("CLAUDE_CODE_ENTRYPOINT", "cli")
             .spawn()
             .unwrap();
-        let start = ralph::procs::tree::ProcReader::new()
-            .get(loop_proc.id())
-            .unwrap()
-            .start_time as i64
-            + offset;
-        fs::write(&start_file, start.to_string()).unwrap();
         // The hook's answer, either way: a signal, or its return without one.
         assert!(
             eventually(LONG, || {
                 let s = fs::read_to_string(&signals).unwrap_or_default();
                 s.contains("INT") || s.contains("hook-returned")
             }),
-            "offset {offset}: the hook never returned"
+            "under {parent}: the hook never returned"
         );
         let got = fs::read_to_string(&signals)
             .unwrap_or_default()
@@ -482,7 +473,7 @@ fn loop_identity_finds_an_unrecognisable_session_and_a_recycled_pid_does_not() {
         let stderr = fs::read_to_string(&err).unwrap_or_default();
         let _ = loop_proc.kill();
         let _ = loop_proc.wait();
-        assert_eq!(got, expect_signal, "offset {offset}: {stderr}");
+        assert_eq!(got, expect_signal, "under {parent}: {stderr}");
         if !expect_signal {
             assert!(stderr.contains("no Claude Code process"), "{stderr}");
         }
