@@ -352,6 +352,11 @@ pub struct Saved {
     /// before this was kept closes every checked step's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issues_at_start: Option<Vec<String>>,
+    /// With `--pr`: the issues the spec's steps named when the run began,
+    /// the only ones its pull request may say it closes (none saved: a run
+    /// from before this was kept closes none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_issues_at_start: Option<Vec<u64>>,
 }
 
 impl Saved {
@@ -377,6 +382,7 @@ impl Saved {
             agents: Vec::new(),
             last_review: None,
             issues_at_start: None,
+            pr_issues_at_start: None,
         }
     }
 }

@@ -438,9 +438,25 @@ impl Shell<'_> {
                 if s.tracker == Some(crate::work::tracker::Kind::Github) {
                     saved.issues_at_start = Some(self.step_tasks(false));
                 }
+                if s.pr {
+                    saved.pr_issues_at_start = Some(self.step_issues());
+                }
                 saved
             }
         })
+    }
+
+    /// The issues the spec's steps name, as a pull request body reads them.
+    fn step_issues(&self) -> Vec<u64> {
+        let text = crate::fsutil::read_optional(&self.project.spec())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        crate::work::spec::parse(&text)
+            .steps
+            .iter()
+            .filter_map(crate::ship::body::issue_of)
+            .collect()
     }
 
     /// The spec's steps' tasks (only the checked ones' with `checked`).

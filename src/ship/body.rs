@@ -29,6 +29,36 @@ pub struct Facts<'a> {
     pub agents: Vec<String>,
     /// `$1.25`, `cost unknown`.
     pub cost: String,
+    /// The issues the spec's steps named when the run began: the only ones
+    /// the body may close (a session can add a checked step naming any).
+    pub closable: Vec<u64>,
+    /// Where the spec can be read whole (on the branch, on GitHub): the
+    /// body's step list ends with it when cut to fit.
+    pub spec_url: Option<String>,
+}
+
+/// The most characters a body ralph writes may have: GitHub refuses a pull
+/// request whose body is over 65,536, and opens none.
+const BODY_MOST: usize = 60_000;
+
+/// The most `Closes #N` lines a body writes (each issue once).
+const CLOSES_MOST: usize = 1_000;
+
+/// The URL of `path` on `branch` of `owner/name` at `host`'s web pages,
+/// the branch's characters outside a plain name percent-encoded.
+pub fn blob_url(host: &str, owner: &str, name: &str, branch: &str, path: &str) -> String {
+    let mut b = String::new();
+    for c in branch.chars() {
+        if c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-') {
+            b.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for byte in c.encode_utf8(&mut buf).bytes() {
+                b.push_str(&format!("%{byte:02X}"));
+            }
+        }
+    }
+    format!("https://{host}/{owner}/{name}/blob/{b}/{path}")
 }
 
 /// The words after which GitHub closes the issue a pull request names.
@@ -193,7 +223,25 @@ pub fn body(f: &Facts) -> String {
         f.run_id
     ));
     out.push_str(&format!("## Steps ({})\n\n", spec.progress()));
-    for s in spec.steps.iter().take(500) {
+    let mut rest = verdicts_and_run(f);
+    rest.push_str(&closes(f, &spec));
+    // The steps fill what the header and the rest leave under the bound.
+    let room = BODY_MOST.saturating_sub(count(&out) + count(&rest) + 400);
+    out.push_str(&steps(f, &spec, room));
+    out.push_str(&rest);
+    out
+}
+
+fn count(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// The step list, one line a step, as many as fit in `room` characters;
+/// then a line that says how many more, and where to read them.
+fn steps(f: &Facts, spec: &spec::Spec, room: usize) -> String {
+    let mut out = String::new();
+    let mut used = 0;
+    for (i, s) in spec.steps.iter().enumerate() {
         let mark = if s.checked { "x" } else { " " };
         let label = s.label.as_deref().map(label).unwrap_or_default();
         // A GitHub issue as the step's task (`[#7]`) is shown as written.
@@ -203,12 +251,27 @@ pub fn body(f: &Facts) -> String {
             .filter(|t| spec::issue_number(t).is_some())
             .map(|t| format!(" [{t}]"))
             .unwrap_or_default();
-        out.push_str(&format!(
-            "- [{mark}] {label}{}{issue}\n",
-            inert(&s.title, 300)
-        ));
+        let line = format!("- [{mark}] {label}{}{issue}\n", inert(&s.title, 300));
+        if used + count(&line) > room {
+            let left = spec.steps.len() - i;
+            let whole = match &f.spec_url {
+                Some(url) => format!("the whole spec: {url}"),
+                None => "the whole spec is `.ralph/spec.md` on the branch".into(),
+            };
+            out.push_str(&format!(
+                "- … {left} more step{} not listed (a pull request's text is bounded); {whole}\n",
+                if left == 1 { "" } else { "s" }
+            ));
+            break;
+        }
+        used += count(&line);
+        out.push_str(&line);
     }
-    out.push_str("\n## Verdicts\n\n");
+    out
+}
+
+fn verdicts_and_run(f: &Facts) -> String {
+    let mut out = String::from("\n## Verdicts\n\n");
     let verdict = |v: &Option<String>, none: &str| match v {
         Some(v) => inert(v, 300),
         None => none.to_string(),
@@ -221,13 +284,19 @@ pub fn body(f: &Facts) -> String {
         f.agents.join(", "),
         f.cost
     ));
-    // Only work done closes an issue: an open step's does not.
+    out
+}
+
+/// `Closes #N` for each checked step's issue that a step named when the
+/// run began: an open step's does not close, nor one a session added.
+fn closes(f: &Facts, spec: &spec::Spec) -> String {
     let mut closes: Vec<u64> = Vec::new();
     for n in spec.steps.iter().filter(|s| s.checked).filter_map(issue_of) {
-        if !closes.contains(&n) {
+        if !closes.contains(&n) && f.closable.contains(&n) && closes.len() < CLOSES_MOST {
             closes.push(n);
         }
     }
+    let mut out = String::new();
     if !closes.is_empty() {
         out.push('\n');
         for n in closes {
@@ -331,6 +400,8 @@ mod tests {
             sessions: 4,
             agents: vec!["claude".into(), "codex".into()],
             cost: "$1.25".into(),
+            closable: vec![12, 7, 4],
+            spec_url: None,
         }
     }
 
@@ -430,11 +501,52 @@ mod tests {
                 .count(),
             TITLE_MOST + 1
         );
-        // A checked issue step still closes its issue.
-        let b = body(&facts(
-            "- [x] **#42** Fix it\n- [ ] **#43** Later\n- [x] Other [#44]\n",
-        ));
+        // A checked issue step still closes its issue, if a step named it
+        // when the run began.
+        let spec = "- [x] **#42** Fix it\n- [ ] **#43** Later\n- [x] Other [#44]\n";
+        let b = body(&Facts {
+            closable: vec![42, 43, 44],
+            ..facts(spec)
+        });
         assert_eq!(closing_refs(&b), ["closes #42", "closes #44"], "{b}");
+        // One a session added (not named when the run began) does not.
+        let b = body(&Facts {
+            closable: vec![42, 43],
+            ..facts(spec)
+        });
+        assert_eq!(closing_refs(&b), ["closes #42"], "{b}");
+    }
+
+    #[test]
+    fn a_spec_too_long_for_github_is_cut_with_where_to_read_it_whole() {
+        // 399 steps of long titles: 121,473 characters before the bound.
+        let mut spec = String::from("# Big\n\n");
+        for i in 1..=399 {
+            spec.push_str(&format!("- [x] **{i}** {} [#{i}]\n", "word ".repeat(60)));
+        }
+        let url = blob_url("github.com", "octo", "hello", "ralph/big one", ".ralph/spec.md");
+        assert_eq!(
+            url,
+            "https://github.com/octo/hello/blob/ralph/big%20one/.ralph/spec.md"
+        );
+        let b = body(&Facts {
+            closable: (1..=399).collect(),
+            spec_url: Some(url.clone()),
+            ..facts(&spec)
+        });
+        assert!(b.chars().count() <= BODY_MOST, "{}", b.chars().count());
+        let cut = b
+            .lines()
+            .find(|l| l.contains("more steps not listed"))
+            .unwrap_or_else(|| panic!("no line says the list was cut: {b}"));
+        assert!(cut.ends_with(&format!("the whole spec: {url}")), "{cut}");
+        let listed = b.lines().filter(|l| l.starts_with("- [x]")).count();
+        assert!(cut.starts_with(&format!("- … {} more", 399 - listed)), "{cut}");
+        // Every issue still closes, and the verdicts are still there.
+        assert_eq!(b.matches("\nCloses #").count(), 399, "{b}");
+        assert!(b.contains("- Gate: `passed`"), "{b}");
+        // A short spec is not cut.
+        assert!(!body(&facts(SPEC)).contains("not listed"));
     }
 
     proptest! {

@@ -156,7 +156,17 @@ impl Ship {
     ) -> Result<(PullShown, bool), crate::github::Error> {
         let branch = &self.target.branch;
         let title = body::title(end.facts.spec, branch);
-        let text = body::body(&end.facts);
+        let facts = body::Facts {
+            spec_url: Some(body::blob_url(
+                &pr.repo.host,
+                &pr.repo.owner,
+                &pr.repo.name,
+                branch,
+                ".ralph/spec.md",
+            )),
+            ..end.facts.clone()
+        };
+        let text = body::body(&facts);
         let draft = !end.facts.complete;
         let (pull, made) = match pr.client.find_pull(&pr.repo, branch)? {
             Some(p) => {
@@ -242,6 +252,8 @@ pub fn finish(
         sessions: summary.sessions,
         agents: saved.agents.iter().map(|a| a.to_string()).collect(),
         cost: crate::output::spent(summary.cost_usd, summary.cost_unknown),
+        closable: saved.pr_issues_at_start.clone().unwrap_or_default(),
+        spec_url: None,
     };
     match ship.at_end(&project.root, ui, &End { facts }) {
         Ok(pr) => summary.pull_request = pr,

@@ -558,3 +558,71 @@ fn github_coms_token_is_not_sent_to_a_host_only_the_remotes_url_names() {
     assert!(env.api.turns().is_empty(), "no session ran");
     assert!(!err.contains(TOKEN));
 }
+
+/// A session adds a checked step naming another issue: the pull request
+/// closes only the issue a step named when the run began.
+#[test]
+fn the_pull_request_closes_only_issues_that_were_steps_when_the_run_began() {
+    let (env, _origin, gh) = shipping();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** Write parse.txt [#7]\n",
+    )
+    .unwrap();
+    env.commit_all("one step for issue 7");
+    env.api.session([
+        Reply::bash(
+            "echo v2 > parse.txt && sed -i 's/- \\[ \\]/- [x]/' .ralph/spec.md && printf -- '- [x] **2** Also done [#42]\\n' >> .ralph/spec.md && git add -A && git commit -qm 'step 1' && ralph complete -m done",
+        ),
+        Reply::text("Done."),
+    ]);
+    let out = shipping_loop(&env, &gh)
+        .args(["--pr", "--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(out.contains("opened pull request #1"), "{out}");
+    let body = gh.pulls()[0]["body"].as_str().unwrap().to_string();
+    assert!(body.contains("- [x] **2** `Also done` [#42]\n"), "{body}");
+    assert!(body.contains("\nCloses #7\n"), "{body}");
+    assert!(!body.contains("#42\n"), "{body}");
+    assert!(!body.contains("Closes #42"), "{body}");
+}
+
+/// A spec of 399 long steps makes a body far over GitHub's 65,536
+/// characters, which GitHub refuses (no pull request at all): the list is
+/// cut, with where to read the whole spec.
+#[test]
+fn a_pull_request_of_a_long_spec_is_opened_with_its_step_list_cut() {
+    let (env, _origin, gh) = shipping();
+    let mut spec = String::from("# Big\n\n");
+    for i in 1..=399 {
+        let mark = if i == 399 { " " } else { "x" };
+        spec.push_str(&format!("- [{mark}] **{i}** {}\n", "word ".repeat(60)));
+    }
+    fs::write(env.project.join(".ralph/spec.md"), spec).unwrap();
+    env.commit_all("a long spec");
+    env.api.session([
+        Reply::bash(
+            "sed -i 's/- \\[ \\] \\*\\*399/- [x] **399/' .ralph/spec.md && git commit -qam 'step 399' && ralph complete -m done",
+        ),
+        Reply::text("Done."),
+    ]);
+    let out = shipping_loop(&env, &gh)
+        .args(["--pr", "--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(
+        out.contains("opened pull request #1 (ready for review)"),
+        "{out}"
+    );
+    let body = gh.pulls()[0]["body"].as_str().unwrap().to_string();
+    assert!(body.chars().count() <= 65_536, "{}", body.chars().count());
+    assert!(body.contains("## Steps (399/399 steps done)"), "{body}");
+    let cut = body
+        .lines()
+        .find(|l| l.contains("more steps not listed"))
+        .unwrap_or_else(|| panic!("no line says the list was cut:\n{body}"));
+    assert!(
+        cut.ends_with("the whole spec: https://github.com/octo/hello/blob/work/.ralph/spec.md"),
+        "{cut}"
+    );
+    assert!(body.contains("- Sessions: 1\n"), "{body}");
+}

@@ -362,6 +362,12 @@ fn route(s: &mut State, method: &str, url: &str, path: &str, body: &Value, base:
                 .collect();
             page(s, items, url, base, &q)
         }
+        // GitHub's bound on a pull request's text, on creation and change.
+        ("POST" | "PATCH", ["pulls", ..]) if too_long(body) => (
+            422,
+            json!({"message": "Validation Failed", "errors": [{"resource": "PullRequest", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}]}),
+            vec![],
+        ),
         ("POST", ["pulls"]) => create_pull(s, body),
         ("GET", ["pulls", n]) => one(&s.pulls, n).map_or_else(not_found, |p| (200, p, vec![])),
         ("PATCH", ["pulls", n]) => {
@@ -435,6 +441,12 @@ fn route(s: &mut State, method: &str, url: &str, path: &str, body: &Value, base:
 /// Is `item`'s number the one a path says?
 fn num_is(item: &Value, n: &str) -> bool {
     n.parse::<u64>().is_ok_and(|n| item["number"] == n)
+}
+
+fn too_long(body: &Value) -> bool {
+    body["body"]
+        .as_str()
+        .is_some_and(|b| b.chars().count() > 65_536)
 }
 
 fn one(items: &[Value], n: &str) -> Option<Value> {
