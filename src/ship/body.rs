@@ -524,7 +524,13 @@ mod tests {
         for i in 1..=399 {
             spec.push_str(&format!("- [x] **{i}** {} [#{i}]\n", "word ".repeat(60)));
         }
-        let url = blob_url("github.com", "octo", "hello", "ralph/big one", ".ralph/spec.md");
+        let url = blob_url(
+            "github.com",
+            "octo",
+            "hello",
+            "ralph/big one",
+            ".ralph/spec.md",
+        );
         assert_eq!(
             url,
             "https://github.com/octo/hello/blob/ralph/big%20one/.ralph/spec.md"
@@ -541,7 +547,10 @@ mod tests {
             .unwrap_or_else(|| panic!("no line says the list was cut: {b}"));
         assert!(cut.ends_with(&format!("the whole spec: {url}")), "{cut}");
         let listed = b.lines().filter(|l| l.starts_with("- [x]")).count();
-        assert!(cut.starts_with(&format!("- … {} more", 399 - listed)), "{cut}");
+        assert!(
+            cut.starts_with(&format!("- … {} more", 399 - listed)),
+            "{cut}"
+        );
         // Every issue still closes, and the verdicts are still there.
         assert_eq!(b.matches("\nCloses #").count(), 399, "{b}");
         assert!(b.contains("- Gate: `passed`"), "{b}");
