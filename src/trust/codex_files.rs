@@ -153,6 +153,18 @@ fn parts_beside(root: &Path, home: Option<PathBuf>) -> Vec<Part> {
     p
 }
 
+/// Codex's warning, on its stderr, that a folder's `.codex` files are off
+/// (0.169: "Untrusted project-local configuration is disabled. Run `codex
+/// exec --trust` ..."): its advice does nothing while ralph marks the
+/// folder untrusted, which wins over `--trust`.
+pub fn says_files_off(line: &str) -> bool {
+    line.contains("Untrusted project-local configuration is disabled")
+}
+
+/// What ralph says instead (see `says_files_off`).
+pub const FILES_OFF: &str = "the project's .codex files are off: `ralph trust` shows them and \
+     turns them on (Codex then loads them in a folder you trust in Codex)";
+
 /// The `-c` setting that has Codex treat the project's folders (the
 /// project's and each above it up to the repository's root, by their real
 /// path and as named) as untrusted projects: it then loads none of their

@@ -904,7 +904,11 @@ fn a_clones_codex_files_run_nothing_until_approved_in_a_folder_codex_trusts() {
             .stdout_with(4)
     };
     let out = session();
-    assert!(out.contains("Step done."), "{out}");
+    assert!(
+        out.contains("Step done.")
+            && out.contains("codex: the project's .codex files are off: `ralph trust` shows them"),
+        "{out}"
+    );
     assert!(
         !mark.exists(),
         "Codex ran a clone's files before approval: {}\n{out}",
