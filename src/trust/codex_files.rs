@@ -105,9 +105,8 @@ pub fn toml_value(r: Read) -> Option<Value> {
     (v != json!({})).then_some(v)
 }
 
-/// A file's part by its kind: TOML and JSON as their values (JSON
-/// redacted too: `hooks.json` may carry a token in a command's
-/// environment), the rest as text.
+/// A file's part by its kind: TOML and JSON as their values, redacted
+/// alike; the rest (rules, ...) as text.
 fn value(rel: &Path, r: Read) -> Option<Value> {
     match rel.extension().and_then(|e| e.to_str()) {
         Some("toml") => toml_value(r),
