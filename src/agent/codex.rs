@@ -43,10 +43,16 @@ pub fn arguments(model: Option<&str>, confined: Option<&Confinement>, root: &Pat
     a
 }
 
-/// A session's arguments: `arguments`, the user's own, and `-` (the
-/// prompt from stdin).
+/// A session's arguments: `arguments`, the project's `.codex` off until
+/// approved, the user's own, and `-` (the prompt from stdin).
 pub fn session_arguments(a: &super::Ask) -> Vec<String> {
     let mut args = arguments(a.model, a.confined, a.root);
+    // Until approved, the project's `.codex` files stay off, even in a
+    // folder the user trusts in Codex (`trust::codex_files`).
+    if !a.project_files {
+        let off = crate::trust::codex_files::untrusted_override(a.root);
+        args.extend(["-c".into(), off]);
+    }
     args.extend(a.extra.iter().cloned());
     args.push("-".into());
     args

@@ -499,8 +499,8 @@ fn confined(h: &Here) -> Verdict {
     }
 }
 
-/// Is what the project's files would run approved? (pi's and opencode's
-/// files that a switch disables refuse nothing: said, never failed.)
+/// Is what the project's files would run approved? (Codex's, pi's and
+/// opencode's files that a switch disables refuse nothing: said, never failed.)
 fn config(h: &Here) -> Verdict {
     let path = h.project.config();
     let (cfg, standing) = match (&h.cfg, &h.standing) {
@@ -551,14 +551,14 @@ fn config(h: &Here) -> Verdict {
     )
 }
 
-/// pi's and opencode's files that a switch turns off, by name (a plugin's
+/// Codex's, pi's and opencode's files that a switch turns off, by name (a plugin's
 /// whole text is no line to read here), and their standing; `None`: none.
 fn switchable_files(root: &Path) -> Option<String> {
     let switchable = approval::switchable_parts(root);
     (!switchable.is_empty()).then(|| {
         let s = approval::switchable_standing_of(root, &switchable);
         format!(
-            "pi's and opencode's files {}: {}{}",
+            "Codex's, pi's and opencode's files {}: {}{}",
             s.text(),
             switchable
                 .iter()

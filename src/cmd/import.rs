@@ -148,6 +148,8 @@ struct Read {
     source: String,
     rules_from: Vec<String>,
     progress_from: Option<String>,
+    /// Why the documents beside the plan were left out, if they were.
+    skipped: Option<String>,
 }
 
 impl Read {
@@ -200,14 +202,20 @@ fn read_plan(file: &Path, root: &Path) -> Result<Read> {
     }
     let (rules_from, rules): (Vec<String>, Vec<String>) = rules.into_iter().unzip();
     plan.rules = (!rules.is_empty()).then(|| rules.join("\n\n"));
+    let mut skipped = None;
     if format == Format::FixPlan {
-        plan.references = specs_in(&dir.join("specs"), root);
+        let specs = dir.join("specs");
+        match specs_folder(&specs, root) {
+            Ok(()) => plan.references = specs_in(&specs, root),
+            Err(why) => skipped = Some(why),
+        }
     }
     Ok(Read {
         plan,
         source: shown(file, root),
         rules_from,
         progress_from,
+        skipped,
     })
 }
 
@@ -239,6 +247,32 @@ fn agent_rules(dir: &Path, root: &Path) -> Result<Option<(String, String)>> {
         }
     }
     Ok(None)
+}
+
+/// Whether the documents in `specs` may be listed: not when it is a link,
+/// nor when its real path leaves the project (a linked folder above it): a
+/// clone's link names what is outside it, and the readme would send every
+/// session there. `Err`: the line that says so.
+fn specs_folder(specs: &Path, root: &Path) -> std::result::Result<(), String> {
+    let Ok(m) = std::fs::symlink_metadata(specs) else {
+        return Ok(());
+    };
+    let name = visible_line(&specs.display().to_string());
+    let left_out = "its files are not listed as reference documents";
+    if m.file_type().is_symlink() {
+        return Err(format!(
+            "{name} is a link: {left_out} (ralph lists nothing through a link)"
+        ));
+    }
+    let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let at = real(specs);
+    if !at.starts_with(real(root)) {
+        return Err(format!(
+            "{name} lies outside the project (at {}): {left_out}",
+            visible_line(&at.display().to_string())
+        ));
+    }
+    Ok(())
 }
 
 /// The documents in `specs/` (two levels, at most 50), sorted.
@@ -445,6 +479,9 @@ fn show_targets(read: &Read, targets: &[(Target, There)]) {
         visible_line(&read.source),
         read.plan.format.describe()
     );
+    if let Some(why) = &read.skipped {
+        outln!("  {why}");
+    }
     for (t, there) in targets {
         outln!(
             "  {}: {} ({})",
@@ -752,6 +789,7 @@ fn read_issues(project: &Project, label: &str) -> Result<(Read, Vec<String>)> {
         source: format!("{repo}, labelled {label}"),
         rules_from: Vec::new(),
         progress_from: None,
+        skipped: None,
     };
     Ok((read, tasks))
 }
@@ -927,6 +965,7 @@ mod tests {
             source: "prd.json".into(),
             rules_from: rules.map(|_| "AGENT.md".into()).into_iter().collect(),
             progress_from: None,
+            skipped: None,
         }
     }
 
@@ -1039,6 +1078,26 @@ mod tests {
         assert_eq!(
             made_before(&["br-1".into(), "br-2".into()]),
             " (tasks made before it: br-1 br-2)"
+        );
+    }
+
+    #[test]
+    fn a_specs_folder_is_listed_only_where_it_really_is_in_the_project() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().join("p");
+        let outside = d.path().join("outside");
+        std::fs::create_dir_all(root.join("plan/specs")).unwrap();
+        std::fs::create_dir_all(outside.join("specs")).unwrap();
+        assert_eq!(specs_folder(&root.join("plan/specs"), &root), Ok(()));
+        assert_eq!(specs_folder(&root.join("none/specs"), &root), Ok(()));
+        std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+        std::os::unix::fs::symlink(outside.join("specs"), root.join("specs")).unwrap();
+        let link = specs_folder(&root.join("specs"), &root).unwrap_err();
+        assert!(link.ends_with("/p/specs is a link: its files are not listed as reference documents (ralph lists nothing through a link)"), "{link}");
+        let away = specs_folder(&root.join("linked/specs"), &root).unwrap_err();
+        assert!(
+            away.contains("/p/linked/specs lies outside the project (at "),
+            "{away}"
         );
     }
 }

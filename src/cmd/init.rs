@@ -190,7 +190,7 @@ fn write_config(project: &Project) -> Result<()> {
     // approves with `ralph trust`, having read them).
     let cfg = crate::config::load(&config)?;
     let approval = crate::trust::approval::project_parts(&project.root, &cfg);
-    // (pi's and opencode's files that can be disabled are left for the user
+    // (Codex's, pi's and opencode's files that can be disabled are left for the user
     // to read and approve too.)
     if approval.len() == crate::trust::approval::parts(&cfg).len() {
         crate::trust::approval::approve_config(&project.root, &cfg)?;

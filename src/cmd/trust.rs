@@ -22,9 +22,10 @@ use crate::work::project::Project;
 /// .claude/settings.local.json and .mcp.json), and what Gemini CLI would
 /// run or allow in a trusted folder (.gemini/settings.json, its command
 /// files, the variables of .gemini/.env and those of .env it reads, shown by
-/// name), and what pi and opencode would (.pi/settings.json;
-/// .pi/extensions, opencode.json, opencode.jsonc and .opencode, which
-/// until approved they are started with disabled) take effect only once you
+/// name), and what pi, opencode and Codex would (.pi/settings.json;
+/// .pi/extensions, opencode.json, opencode.jsonc, .opencode and .codex,
+/// which until approved they are started with disabled, even in a folder
+/// you trust in Codex) take effect only once you
 /// have approved that exact content: a session can write these files, and a
 /// cloned repository can ship them. `ralph trust` shows them and asks; the
 /// approval is kept in ralph's data folder (not in the project), for this
@@ -61,7 +62,7 @@ impl Run for Trust {
         let standings = [&standing, &switchable_standing];
         if standings.iter().all(|s| **s == Standing::NothingToApprove) {
             outln!(
-                "Nothing in {} or the project's Claude Code, Gemini CLI, pi and opencode files runs programs or allows more; nothing to approve.",
+                "Nothing in {} or the project's Claude Code, Codex, Gemini CLI, pi and opencode files runs programs or allows more; nothing to approve.",
                 path.display()
             );
             return Ok(ExitStatus::Success);
@@ -78,7 +79,7 @@ impl Run for Trust {
         if !switchable.is_empty() {
             // Said of them as they stand: disabled only until approved.
             match switchable_standing {
-                Standing::Approved => outln!("pi and opencode read these of their files:"),
+                Standing::Approved => outln!("Codex, pi and opencode read these of their files:"),
                 _ => outln!("{}:", approval::DISABLED),
             }
             for line in approval::describe(&switchable) {

@@ -135,7 +135,9 @@ type SharedShow = std::sync::Arc<std::sync::Mutex<Box<dyn FnMut(Shown) + Send>>>
 /// Read the agent's stderr line by line: in its log (`log_on_stderr`), a
 /// failed model call it retries by itself is said, and a usage limit cuts
 /// the session short (the agent would wait for the reset silently, for
-/// hours: ralph waits its own way, or falls back). Other lines pass to
+/// hours: ralph waits its own way, or falls back). Codex's warning that
+/// the project's `.codex` files are off is said ralph's way (its advice
+/// does nothing under ralph). Other lines pass to
 /// ralph's stderr, control characters shown (a session's command can
 /// write there).
 fn watch_log(
@@ -172,6 +174,14 @@ fn watch_log(
                     f.said = Some(said);
                 }
                 None if agent.caps().log_on_stderr && text.starts_with("timestamp=") => {}
+                None if agent == crate::agent::Agent::Codex
+                    && crate::trust::codex_files::says_files_off(text) =>
+                {
+                    if let Ok(mut show) = show.lock() {
+                        let off = crate::trust::codex_files::FILES_OFF;
+                        show(Shown::Note(format!("{agent}: {off}")));
+                    }
+                }
                 None => eprintln!("{}", crate::output::visible_line(text)),
             }
             line.clear();

@@ -1,4 +1,5 @@
-//! pi's and opencode's project files that run or allow something. Neither
+//! pi's and opencode's project files that run or allow something (Codex's
+//! are in `codex_files`, of the second kind below). Neither
 //! agent asks before acting on them, and a session can write them as a
 //! cloned repository can ship them, so they are parts to approve (see
 //! `approval`), of two kinds:
@@ -7,10 +8,10 @@
 //!   no switch turns off: approved like `.gemini/settings.json`, and the
 //!   loop refuses until then;
 //! - the files a switch turns off (pi's `.pi/extensions`, opencode's
-//!   config and the rest of `.opencode`): the loop runs, and until they are
-//!   approved
-//!   the agent starts with them off (`--no-extensions`,
-//!   `OPENCODE_DISABLE_PROJECT_CONFIG=1`).
+//!   config and the rest of `.opencode`, Codex's `.codex`): the loop runs,
+//!   and until they are approved the agent starts with them off
+//!   (`--no-extensions`, `OPENCODE_DISABLE_PROJECT_CONFIG=1`, Codex's
+//!   folders marked untrusted).
 //!
 //! Read as the agents read them (through links), each file at most `CAP`,
 //! each folder at most `MAX_FILES` files; what cannot be read is a part
@@ -159,7 +160,7 @@ fn read(root: &Path, path: &Path) -> Option<Read> {
 /// `prefix` + their path from `root`; `value` makes each part from its
 /// path inside `dir` (`None`: nothing asked). At most `MAX_FILES`; more is
 /// a part saying so.
-fn walk(
+pub(super) fn walk(
     root: &Path,
     dir: &str,
     prefix: &str,
@@ -233,7 +234,9 @@ pub fn unswitchable_parts(root: &Path) -> Vec<Part> {
 
 /// The parts an agent can be started without: pi's extensions, then
 /// opencode's config and folder in the project's folder and each one above
-/// it up to the repository's root (named `../opencode.json`, ...).
+/// it up to the repository's root (named `../opencode.json`, ...), then
+/// Codex's (`codex_files`; last, so that an approval from before them
+/// stays good where there are none).
 pub fn switchable_parts(root: &Path) -> Vec<Part> {
     let mut p = walk(
         root,
@@ -265,6 +268,7 @@ pub fn switchable_parts(root: &Path) -> Vec<Part> {
             },
         ));
     }
+    p.extend(super::codex_files::parts(root));
     p
 }
 

@@ -9,10 +9,11 @@
 //! lives in ralph's data folder, keyed by the project's real path, holding
 //! the content's SHA-256.
 //!
-//! pi's and opencode's files (`agent_files`) are of two kinds: those no
-//! switch turns off (pi's `.pi/settings.json`) are parts like the others,
-//! and the loop refuses until they are approved; those a switch turns off
-//! (pi's extensions, opencode's config) are approved with the rest under a
+//! pi's, opencode's and Codex's files (`agent_files`, `codex_files`) are of
+//! two kinds: those no switch turns off (pi's `.pi/settings.json`) are parts
+//! like the others, and the loop refuses until they are approved; those a
+//! switch turns off (pi's extensions, opencode's config, Codex's `.codex`)
+//! are approved with the rest under a
 //! digest of their own, and until then the agent starts with them
 //! disabled: nothing refuses.
 //!
@@ -301,7 +302,7 @@ pub fn refusal_of(root: &Path, parts: &[Part], standing: &Standing, disabled: &[
 
 /// What is said of the agents' files that are not approved, before them.
 pub const DISABLED: &str =
-    "Until approved, ralph starts pi and opencode with these of their files disabled";
+    "Until approved, ralph starts Codex, pi and opencode with these of their files disabled";
 
 /// An approval as kept. The agents' files that can be disabled came later,
 /// with a digest of their own: a record from before reads as approving
@@ -332,7 +333,7 @@ fn part_digest(p: &Part) -> String {
 }
 
 /// Whose file a part is: the agent that reads it (Claude Code's settings
-/// and MCP servers, Gemini CLI's files, pi's, opencode's, in the project's
+/// and MCP servers, Gemini CLI's files, Codex's, pi's, opencode's, in the project's
 /// folder or one above it), or `None` for the config's, which every run
 /// reads.
 pub fn agent_of_part(name: &str) -> Option<crate::agent::Agent> {
@@ -345,6 +346,8 @@ pub fn agent_of_part(name: &str) -> Option<crate::agent::Agent> {
         Some(Agent::Claude)
     } else if n.starts_with(".gemini/") || n.ends_with("(read by Gemini CLI)") {
         Some(Agent::Gemini)
+    } else if n.starts_with(".codex/") {
+        Some(Agent::Codex)
     } else if n.starts_with(".pi/") {
         Some(Agent::Pi)
     } else if n.starts_with(".opencode/") || n.starts_with("opencode.json") {
@@ -463,10 +466,11 @@ pub fn switchable_standing_of(root: &Path, parts: &[Part]) -> Standing {
     )
 }
 
-/// Whether pi and opencode may read the project's files that a switch
-/// disables: true when there are none, or they are exactly what was
-/// approved. When false, start pi with `--no-extensions` and opencode with
-/// `OPENCODE_DISABLE_PROJECT_CONFIG=1`.
+/// Whether Codex, pi and opencode may read the project's files that a
+/// switch disables: true when there are none, or they are exactly what was
+/// approved. When false, start pi with `--no-extensions`, opencode with
+/// `OPENCODE_DISABLE_PROJECT_CONFIG=1` and Codex with the project's
+/// folders untrusted.
 pub fn agent_files_approved(root: &Path) -> bool {
     !matches!(
         switchable_standing_of(root, &switchable_parts(root)),
@@ -1019,6 +1023,7 @@ mod tests {
             (".gemini/commands/go.toml", Some(Agent::Gemini)),
             ("../.env (read by Gemini CLI)", Some(Agent::Gemini)),
             (".pi/settings.json", Some(Agent::Pi)),
+            ("../.codex/config.toml", Some(Agent::Codex)),
             ("../.opencode/plugins/p.ts", Some(Agent::Opencode)),
             ("opencode.json", Some(Agent::Opencode)),
         ] {
@@ -1133,7 +1138,7 @@ mod tests {
         );
         assert!(
             msg.ends_with(
-                "Until approved, ralph starts pi and opencode with these of their files disabled \
+                "Until approved, ralph starts Codex, pi and opencode with these of their files disabled \
                  (`ralph trust` approves them too):\n    .pi/extensions/x.ts = \"run()\""
             ),
             "{msg}"

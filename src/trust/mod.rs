@@ -3,5 +3,6 @@
 
 pub mod agent_files;
 pub mod approval;
+pub mod codex_files;
 mod shown;
 pub mod store;

@@ -853,6 +853,98 @@ fn codex_ignores_a_clones_codex_config() {
     assert!(!mark.exists(), "Codex ran a clone's config: {out}");
 }
 
+/// A folder the user trusts in Codex (as most do) is no trusted clone: the
+/// clone's `.codex/config.toml` (an MCP server, `[hooks]`, `notify`) and
+/// `.codex/hooks.json` run nothing until `ralph trust`, which shows them,
+/// their secrets by digest. Approved, Codex runs them (the test tests
+/// something). The user lets Codex run hooks without its own review
+/// (`--dangerously-bypass-hook-trust`), as one who reviewed them in Codex
+/// would have them run.
+#[test]
+fn a_clones_codex_files_run_nothing_until_approved_in_a_folder_codex_trusts() {
+    let env = project();
+    let user = env.home.join(".codex/config.toml");
+    let mut config = fs::read_to_string(&user).unwrap();
+    config.push_str(&format!(
+        "\n[projects.{:?}]\ntrust_level = \"trusted\"\n",
+        env.project.display().to_string()
+    ));
+    fs::write(&user, config).unwrap();
+    let mark = env.tmp.path().join("codex-files");
+    let m = mark.display();
+    fs::create_dir_all(env.project.join(".codex")).unwrap();
+    fs::write(
+        env.project.join(".codex/config.toml"),
+        format!(
+            "notify = [\"sh\", \"-c\", \"echo notify >> {m}\"]\n\n\
+             [mcp_servers.x]\ncommand = \"sh\"\nargs = [\"-c\", \"echo mcp >> {m}\"]\n\
+             env = {{ API_TOKEN = \"s3cr3t\" }}\n\n\
+             [[hooks.SessionStart]]\n[[hooks.SessionStart.hooks]]\n\
+             type = \"command\"\ncommand = \"echo toml-hook >> {m}\"\n"
+        ),
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".codex/hooks.json"),
+        serde_json::json!({"hooks": {"SessionStart": [{"hooks": [
+            {"type": "command", "command": format!("echo json-hook >> {m}")}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    env.commit_all("as cloned");
+    let session = || {
+        env.api.session(step_session(false));
+        agent_loop(&env, "codex", &codex_bin(), "gpt-5.4")
+            .args([
+                "--max-iterations",
+                "1",
+                "--",
+                "--dangerously-bypass-hook-trust",
+            ])
+            .stdout_with(4)
+    };
+    let out = session();
+    assert!(
+        out.contains("Step done.")
+            && out.contains("codex: the project's .codex files are off: `ralph trust` shows them"),
+        "{out}"
+    );
+    assert!(
+        !mark.exists(),
+        "Codex ran a clone's files before approval: {}\n{out}",
+        fs::read_to_string(&mark).unwrap_or_default()
+    );
+    let trust = env.ralph().arg("trust").stdout_with(2);
+    assert!(
+        trust.contains(
+            "Until approved, ralph starts Codex, pi and opencode with these of their files disabled:"
+        ) && trust.contains(".codex/config.toml = {")
+            && trust.contains(&format!("\"args\":[\"-c\",\"echo mcp >> {m}\"]"))
+            && trust.contains(&format!("\"command\":\"echo toml-hook >> {m}\""))
+            && trust.contains(&format!("\"notify\":[\"sh\",\"-c\",\"echo notify >> {m}\"]"))
+            && trust.contains(".codex/hooks.json = {")
+            && trust.contains(&format!("echo json-hook >> {m}"))
+            && trust.contains("\"API_TOKEN\":\"(sha256 ")
+            && !trust.contains("s3cr3t"),
+        "{trust}"
+    );
+    let check = env.doctor_check("config");
+    assert!(
+        check["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(".codex/config.toml") && d.contains("disabled until")),
+        "{check}"
+    );
+    env.ralph().args(["trust", "--yes"]).assert().success();
+    let out = session();
+    let ran = fs::read_to_string(&mark).unwrap_or_default();
+    // (Codex 0.169 ignores a project's `notify` itself, trusted or not.)
+    assert!(
+        ran.contains("mcp") && ran.contains("toml-hook") && ran.contains("json-hook"),
+        "approved, Codex runs them: {ran}\n{out}"
+    );
+}
+
 /// Codex runs each command in a login shell whose profile sets PATH anew.
 /// A user whose profile does not put ralph back is told, with the fix, by
 /// doctor and by the loop before any session (every session used to fail

@@ -281,7 +281,7 @@ fn a_clones_pi_and_opencode_files_run_nothing_until_approved() {
         trust.contains(".pi/extensions/mark.ts")
             && trust.contains("opencode.json = ")
             && trust.contains(
-                "Until approved, ralph starts pi and opencode with these of their files disabled"
+                "Until approved, ralph starts Codex, pi and opencode with these of their files disabled"
             ),
         "{trust}"
     );

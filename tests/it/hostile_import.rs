@@ -228,6 +228,50 @@ fn a_specs_link_outside_is_not_listed() {
     );
 }
 
+/// A `specs` folder that is itself a link to a folder outside the clone,
+/// or one reached through a linked folder above it: its files must not
+/// become the readme's reference documents, and the import says why.
+#[test]
+fn a_specs_folder_that_leads_outside_is_not_listed() {
+    for through_parent in [false, true] {
+        let env = env_with(false);
+        let outside = env.home.join("private");
+        fs::create_dir_all(outside.join("specs")).unwrap();
+        fs::write(outside.join("salary-review-2026.md"), "x").unwrap();
+        fs::write(outside.join("specs/salary-review-2027.md"), "x").unwrap();
+        write(&env, "plan/fix_plan.md", "## High\n- [ ] one\n");
+        if through_parent {
+            // plan/docs/specs is no link, but plan/docs is: to a folder
+            // outside, with a plan of its own.
+            fs::write(outside.join("fix_plan.md"), "## High\n- [ ] one\n").unwrap();
+            symlink(&outside, env.project.join("plan/docs")).unwrap();
+        } else {
+            symlink(&outside, env.project.join("plan/specs")).unwrap();
+        }
+        let plan = if through_parent {
+            "plan/docs/fix_plan.md"
+        } else {
+            "plan/fix_plan.md"
+        };
+        let out = import(&env, &[plan, "--yes"]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let readme = fs::read_to_string(env.project.join(".ralph/readme.md")).unwrap_or_default();
+        assert!(
+            !readme.contains("salary-review"),
+            "outside files listed ({through_parent}):\n{readme}"
+        );
+        let said = if through_parent {
+            "plan/docs/specs lies outside the project"
+        } else {
+            "plan/specs is a link"
+        };
+        assert!(
+            stdout.contains(said) && stdout.contains("not listed as reference documents"),
+            "{stdout}"
+        );
+    }
+}
+
 /// A description br can never be given (a NUL) must be refused before any
 /// task is made, not after the first ones.
 #[test]
