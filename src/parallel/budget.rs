@@ -27,6 +27,13 @@ struct Spent {
     starts: Vec<u64>,
 }
 
+/// The most the file may hold: far more than any run's starts of an hour
+/// (about 11 bytes each), and a bound on what is read.
+const CAP: u64 = 1 << 20;
+
+/// What `--max-sessions-per-hour` looks back over.
+const WINDOW_S: u64 = 3600;
+
 /// The budget file of the run with the lock of `root` (the integration
 /// checkout).
 pub fn path_for(root: &Path, run_id: &str) -> PathBuf {
@@ -124,15 +131,23 @@ fn with<T>(path: &Path, f: impl FnOnce(&mut Spent) -> T) -> Result<T> {
         .with_context(|| format!("cannot lock {}", path.display()))?;
     let mut text = String::new();
     (&*file)
-        .take(4096)
+        .take(CAP + 1)
         .read_to_string(&mut text)
         .with_context(|| format!("cannot read {}", path.display()))?;
+    if text.len() as u64 > CAP {
+        anyhow::bail!(
+            "the run's budget {} is over {} KiB: not read (it is ralph's own file; remove it to start the run's count afresh)",
+            path.display(),
+            CAP >> 10
+        );
+    }
     let mut spent: Spent = if text.trim().is_empty() {
         Spent::default()
     } else {
         serde_json::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?
     };
     let out = f(&mut spent);
+    in_window(&mut spent.starts, crate::run::shell::now_epoch());
     let bytes = serde_json::to_vec(&spent)?;
     file.rewind()?;
     file.set_len(0)?;
@@ -140,20 +155,31 @@ fn with<T>(path: &Path, f: impl FnOnce(&mut Spent) -> T) -> Result<T> {
     Ok(out)
 }
 
+/// Only the starts `--max-sessions-per-hour` can still count: the file
+/// stays small however long the run.
+fn in_window(starts: &mut Vec<u64>, now_epoch: u64) {
+    starts.retain(|&t| t + WINDOW_S > now_epoch);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn now() -> u64 {
+        crate::run::shell::now_epoch()
+    }
 
     #[test]
     fn sessions_are_claimed_one_at_a_time_and_costs_add_up() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("b.json");
-        start(&p, (2, 0.5), vec![1]).unwrap();
+        let t = now();
+        start(&p, (2, 0.5), vec![t - 100]).unwrap();
         let threads: Vec<_> = (0..8)
             .map(|_| {
                 let p = p.clone();
                 std::thread::spawn(move || {
-                    let seen = claim_session(&p, "claude", 5).unwrap();
+                    let seen = claim_session(&p, "claude", t).unwrap();
                     add_cost(&p, 0.25).unwrap();
                     seen.sessions
                 })
@@ -166,9 +192,9 @@ mod tests {
             (2..10).collect::<Vec<_>>(),
             "each claim saw its own count"
         );
-        let now = read(&p).unwrap();
-        assert_eq!(now.sessions, 10);
-        assert!((now.cost_usd - 2.5).abs() < 1e-9);
+        let now_spent = read(&p).unwrap();
+        assert_eq!(now_spent.sessions, 10);
+        assert!((now_spent.cost_usd - 2.5).abs() < 1e-9);
         unclaim_session(&p).unwrap();
         assert_eq!(read(&p).unwrap().sessions, 9);
         limited(&p, "claude", 100).unwrap();
@@ -179,12 +205,45 @@ mod tests {
             (100, 7),
             "the latest reset"
         );
-        assert_eq!(claim_session(&p, "codex", 7).unwrap().limited_until, 0);
-        let starts = starts_since(&p, 5).unwrap();
+        assert_eq!(claim_session(&p, "codex", t).unwrap().limited_until, 0);
+        let starts = starts_since(&p, t - 50).unwrap();
         assert_eq!(
             starts.len(),
-            9,
-            "each claim kept (one given back), the older start gone: {starts:?}"
+            8,
+            "each claim of this hour kept (one given back), the older ones gone: {starts:?}"
+        );
+    }
+
+    #[test]
+    fn the_file_holds_any_hours_starts_and_keeps_only_the_hours() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.json");
+        let t = now();
+        // Older than the hour, then 5,000 of the last hour: far past what
+        // one 4 KiB read held.
+        let mut starts: Vec<u64> = (0..100).map(|i| t - 7200 - i).collect();
+        starts.extend((0..5000).map(|i| t - 3000 + i / 2));
+        start(&p, (0, 0.0), starts).unwrap();
+        let kept = starts_since(&p, 0).unwrap();
+        assert_eq!(kept.len(), 5000, "the older starts dropped on writing");
+        claim_session(&p, "claude", t).unwrap();
+        assert_eq!(read(&p).unwrap().sessions, 1);
+        assert_eq!(starts_since(&p, t - 3600).unwrap().len(), 5001);
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.json");
+        let big = format!(
+            r#"{{"sessions":1,"cost_usd":0,"pad":"{}"}}"#,
+            "x".repeat(CAP as usize)
+        );
+        std::fs::write(&p, big).unwrap();
+        let e = format!("{:#}", read(&p).unwrap_err());
+        assert!(
+            e.contains(&p.display().to_string()) && e.contains("1024 KiB"),
+            "{e}"
         );
     }
 }
