@@ -25,6 +25,10 @@ struct Spent {
     /// counts every worker's.
     #[serde(default)]
     starts: Vec<u64>,
+    /// By worker (`w1`...): the sessions it started, until the run takes
+    /// the count as it ends.
+    #[serde(default)]
+    by_worker: std::collections::BTreeMap<String, u32>,
 }
 
 /// The most the file may hold: far more than any run's starts of an hour
@@ -73,13 +77,20 @@ pub fn starts_since(path: &Path, since: u64) -> Result<Vec<u64>> {
 /// What the run had spent before this session, which is claimed at once
 /// (no two workers can both take the last session), and whether `agent` is
 /// known to be at its usage limit.
-pub fn claim_session(path: &Path, agent: &str, now_epoch: u64) -> Result<Shared> {
+/// `worker` is who claims it (counted for `sessions_of`).
+pub fn claim_session(path: &Path, agent: &str, worker: &str, now_epoch: u64) -> Result<Shared> {
     with(path, |s| {
         let before = shared(s, agent, now_epoch);
         s.sessions += 1;
         s.starts.push(now_epoch);
+        *s.by_worker.entry(worker.to_string()).or_default() += 1;
         before
     })
+}
+
+/// The sessions `worker` started, taken off the file (its run is over).
+pub fn sessions_of(path: &Path, worker: &str) -> Result<u32> {
+    with(path, |s| s.by_worker.remove(worker).unwrap_or(0))
 }
 
 /// A worker met `agent`'s usage limit: the others wait for it too.
@@ -91,10 +102,13 @@ pub fn limited(path: &Path, agent: &str, until: u64) -> Result<()> {
 }
 
 /// A claimed session that did not start after all (the engine refused it).
-pub fn unclaim_session(path: &Path) -> Result<()> {
+pub fn unclaim_session(path: &Path, worker: &str) -> Result<()> {
     with(path, |s| {
         s.sessions = s.sessions.saturating_sub(1);
         s.starts.pop();
+        if let Some(n) = s.by_worker.get_mut(worker) {
+            *n = n.saturating_sub(1);
+        }
     })
 }
 
@@ -176,10 +190,11 @@ mod tests {
         let t = now();
         start(&p, (2, 0.5), vec![t - 100]).unwrap();
         let threads: Vec<_> = (0..8)
-            .map(|_| {
+            .map(|i| {
                 let p = p.clone();
                 std::thread::spawn(move || {
-                    let seen = claim_session(&p, "claude", t).unwrap();
+                    let worker = if i % 2 == 0 { "w1" } else { "w2" };
+                    let seen = claim_session(&p, "claude", worker, t).unwrap();
                     add_cost(&p, 0.25).unwrap();
                     seen.sessions
                 })
@@ -195,23 +210,31 @@ mod tests {
         let now_spent = read(&p).unwrap();
         assert_eq!(now_spent.sessions, 10);
         assert!((now_spent.cost_usd - 2.5).abs() < 1e-9);
-        unclaim_session(&p).unwrap();
+        unclaim_session(&p, "w2").unwrap();
         assert_eq!(read(&p).unwrap().sessions, 9);
         limited(&p, "claude", 100).unwrap();
         limited(&p, "claude", 50).unwrap();
-        let seen = claim_session(&p, "claude", 7).unwrap();
+        let seen = claim_session(&p, "claude", "w3", 7).unwrap();
         assert_eq!(
             (seen.limited_until, seen.now_epoch),
             (100, 7),
             "the latest reset"
         );
-        assert_eq!(claim_session(&p, "codex", t).unwrap().limited_until, 0);
+        assert_eq!(
+            claim_session(&p, "codex", "w3", t).unwrap().limited_until,
+            0
+        );
         let starts = starts_since(&p, t - 50).unwrap();
         assert_eq!(
             starts.len(),
             8,
             "each claim of this hour kept (one given back), the older ones gone: {starts:?}"
         );
+        // Each worker's sessions, taken once.
+        assert_eq!(sessions_of(&p, "w1").unwrap(), 4);
+        assert_eq!(sessions_of(&p, "w2").unwrap(), 3, "one given back");
+        assert_eq!(sessions_of(&p, "w1").unwrap(), 0, "taken already");
+        assert_eq!(sessions_of(&p, "w9").unwrap(), 0);
     }
 
     #[test]
@@ -226,7 +249,7 @@ mod tests {
         start(&p, (0, 0.0), starts).unwrap();
         let kept = starts_since(&p, 0).unwrap();
         assert_eq!(kept.len(), 5000, "the older starts dropped on writing");
-        claim_session(&p, "claude", t).unwrap();
+        claim_session(&p, "claude", "w1", t).unwrap();
         assert_eq!(read(&p).unwrap().sessions, 1);
         assert_eq!(starts_since(&p, t - 3600).unwrap().len(), 5001);
     }

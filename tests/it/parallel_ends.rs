@@ -1,20 +1,23 @@
 //! A parallel run always ends: a step is done only when its branch's
 //! committed spec says so, a worker that did not start is not done, a step
 //! given back to workers that run no session stops the run, `--max-time`
-//! bounds the whole run, the run's budget holds any number of session
-//! starts, and a resumed board has only the spec's steps, never more
-//! workers than slots. Each run is bounded by the test's own deadline: a
-//! run that spins fails the test instead of hanging it.
+//! bounds the whole run, and the run's budget holds any number of session
+//! starts. Each run is bounded by the test's own deadline: a run that
+//! spins fails the test instead of hanging it.
 
 use std::fs;
 use std::time::Duration;
 
-use crate::parallel::{nothing_left, with_spec};
+use crate::parallel::{head_files, nothing_left, with_spec};
 use crate::support::*;
 
 /// Long enough for a few real sessions on a loaded machine; a run that
 /// spins is stopped there and the test fails.
 const BOUND: Duration = Duration::from_secs(150);
+
+/// A session's Bash command that checks the first open box and commits
+/// nothing.
+const CHECK_ONLY: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md";
 
 /// The run to its end (or the test's bound): its exit status, and its
 /// stdout then stderr.
@@ -26,6 +29,126 @@ fn ended(run: Ralph) -> (Option<i32>, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code(), said)
+}
+
+/// How many workers the run started (`wN starts step ...` lines).
+fn workers_started(said: &str) -> usize {
+    said.lines().filter(|l| l.contains(" starts step ")).count()
+}
+
+fn waiting(env: &TestEnv) -> String {
+    fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap_or_default()
+}
+
+#[test]
+fn a_box_checked_but_not_committed_is_no_step_done_and_the_run_stops_at_its_limit() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n");
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(CHECK_ONLY), Reply::text("Done.")]);
+    }
+    let (code, said) = ended(ralph_loop(&env).args(["--parallel", "2", "--max-iterations", "2"]));
+    assert_eq!(code, Some(4), "{said}");
+    assert!(said.contains("iteration limit reached"), "{said}");
+    assert_eq!(
+        workers_started(&said),
+        1,
+        "one worker, never restarted: {said}"
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(spec.contains("- [ ] **1** One"), "nothing merged: {spec}");
+    assert_eq!(
+        records(&env).len(),
+        2,
+        "both sessions ran in the one worker"
+    );
+}
+
+#[test]
+fn a_worker_that_does_not_start_is_not_done_and_the_run_waits_naming_its_step() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n");
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"test ! -e broken.txt\"]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("gated");
+    // The session breaks the gate and, in its worktree, rewrites the gate
+    // to pass: that config is not approved, so the worker the run starts
+    // again there (the merge undone) refuses to start.
+    env.api.session([
+        Reply::bash(format!(
+            "echo oops > broken.txt && printf '[gate]\\ncommands = [\"true\"]\\n' > .ralph/config.toml && {CHECK_ONLY} && git add -A && git commit -qm step"
+        )),
+        Reply::text("Done."),
+    ]);
+    let (code, said) = ended(ralph_loop(&env).args(["--parallel", "2", "--max-iterations", "3"]));
+    assert_eq!(code, Some(3), "{said}");
+    let why = waiting(&env);
+    assert!(
+        why.contains("**1** One") && why.contains("did not start"),
+        "WAITING names the step and why: {why}\n{said}"
+    );
+    assert!(why.contains("ralph trust"), "what to do: {why}");
+    assert_eq!(workers_started(&said), 2, "{said}");
+    assert!(!head_files(&env).contains(&"broken.txt".to_string()));
+}
+
+#[test]
+fn a_resolution_that_cannot_begin_stops_the_run_naming_the_step_and_gits_words() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    fs::write(env.project.join("shared.txt"), "base\n").unwrap();
+    env.commit_all("shared");
+    // Each step rewrites the same line, commits, and leaves a change to
+    // that file uncommitted: git refuses to merge into such a worktree.
+    let work = format!(
+        "sh -c 'sleep 1'; echo \"line of $RALPH_STEP\" > shared.txt && {CHECK_ONLY} && git add -A && git commit -qm \"step $RALPH_STEP\" && echo more >> shared.txt"
+    );
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(work.clone()), Reply::text("Done.")]);
+    }
+    let (code, said) = ended(ralph_loop(&env).args(["--parallel", "2", "--max-iterations", "6"]));
+    assert_eq!(code, Some(3), "{said}");
+    let why = waiting(&env);
+    assert!(
+        why.contains("shared.txt") && (why.contains("**1** One") || why.contains("**2** Two")),
+        "WAITING names the step and the file: {why}\n{said}"
+    );
+    assert!(why.contains("overwritten"), "git's own words: {why}");
+    assert!(workers_started(&said) <= 3, "{said}");
+}
+
+#[test]
+fn max_time_bounds_the_whole_run_and_no_worker_starts_past_it() {
+    let env = with_spec("# Spec\n\n## First\n\n- [ ] **1** A\n\n## Then\n\n- [ ] **2** B\n");
+    // The gate after the first merge takes the rest of the run's time.
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"sleep 6\"]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("a slow gate");
+    let stand_in = stand_in(
+        &env,
+        "claude-step",
+        &format!(
+            "echo \"$RALPH_STEP\" >> {log}\n{CHECK_ONLY} && git add -A && git commit -qm step\necho '{RESULT}'",
+            log = env.tmp.path().join("steps.log").display()
+        ),
+    );
+    let (code, said) = ended(
+        env.ralph()
+            .args(["loop", "--parallel", "2", "--max-time", "3s", "--claude"])
+            .arg(&stand_in),
+    );
+    assert_eq!(code, Some(4), "{said}");
+    assert!(said.contains("time limit reached"), "{said}");
+    // (`RALPH_STEP` is the step's label.)
+    let steps = fs::read_to_string(env.tmp.path().join("steps.log")).unwrap_or_default();
+    assert_eq!(steps, "1\n", "a session started past --max-time: {said}");
 }
 
 #[test]
