@@ -138,6 +138,15 @@ fn copy_capped(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The first three keys, and how many more.
+fn first_few(keys: &[String]) -> String {
+    let shown = keys.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    match keys.len().saturating_sub(3) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
+}
+
 /// The board of a run folder, if it was a parallel run.
 pub fn board_of(run: &Path) -> Option<Board> {
     let p = run.join("parallel.json");
@@ -319,11 +328,25 @@ impl Coordinator<'_> {
         Ok(())
     }
 
-    /// The board as saved (a resumed run's), with `ralph merge`'s steps
-    /// queued; the steps waiting to merge.
+    /// The board as saved (a resumed run's), with only the spec's steps
+    /// and `ralph merge`'s steps queued; the steps waiting to merge.
     fn board(&self) -> Result<(Board, VecDeque<String>)> {
         let mut board = Board::load(&self.board_path());
         board.parallel = self.shell.s.parallel;
+        let keys: BTreeSet<String> = spec::parse(&self.spec_text()?)
+            .steps
+            .iter()
+            .map(spec::Step::key)
+            .collect();
+        let dropped = rules::spec_steps_only(&mut board.steps, &keys);
+        if !dropped.is_empty() {
+            self.shell.ui.note(&format!(
+                "the run's board ({}) had {} the spec does not have: dropped ({})",
+                self.board_path().display(),
+                crate::output::counted(dropped.len() as u64, "step", "steps"),
+                crate::output::visible_line(&first_few(&dropped))
+            ));
+        }
         let mut queue = VecDeque::new();
         if let Some(r) = self.remote {
             queue_remote(&mut board, r);

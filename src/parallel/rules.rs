@@ -1,10 +1,10 @@
 //! What the coordinator decides about a step, with no I/O: what a worker's
 //! end comes to, when a step may go back to a worker, when conflict rounds
-//! and the run's time are over, and which steps start when slots free.
+//! and the run's time are over, and which steps a saved board may hold.
 //! Each bound here is what makes a parallel run end whatever its workers
 //! and sessions do.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use crate::parallel::workers::End;
@@ -147,6 +147,18 @@ pub fn clock(deadline: Option<Instant>, now: Instant) -> Clock {
     }
 }
 
+/// A saved board's steps less those the spec lacks (the board is in the
+/// project, where a session can write); the keys dropped.
+pub fn spec_steps_only<T>(steps: &mut BTreeMap<String, T>, spec: &BTreeSet<String>) -> Vec<String> {
+    let dropped: Vec<String> = steps
+        .keys()
+        .filter(|k| !spec.contains(*k))
+        .cloned()
+        .collect();
+    steps.retain(|k, _| spec.contains(k));
+    dropped
+}
+
 /// Steps back at work with no worker running, to start now: in the spec's
 /// order, at most `slots`.
 pub fn back_to_work(
@@ -278,6 +290,15 @@ mod tests {
             Clock::Over
         );
         assert_eq!(clock(Some(d), d + GRACE), Clock::Force);
+    }
+
+    #[test]
+    fn a_board_keeps_only_the_specs_steps() {
+        let mut steps: BTreeMap<String, u32> = (0..5).map(|i| (format!("k{i}"), i)).collect();
+        let spec: BTreeSet<String> = ["k1", "k3", "k9"].iter().map(|s| s.to_string()).collect();
+        let dropped = spec_steps_only(&mut steps, &spec);
+        assert_eq!(dropped, ["k0", "k2", "k4"]);
+        assert_eq!(steps.keys().collect::<Vec<_>>(), ["k1", "k3"]);
     }
 
     #[test]

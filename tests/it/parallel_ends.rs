@@ -1,9 +1,10 @@
 //! A parallel run always ends: a step is done only when its branch's
 //! committed spec says so, a worker that did not start is not done, a step
 //! given back to workers that run no session stops the run, `--max-time`
-//! bounds the whole run, and the run's budget holds any number of session
-//! starts. Each run is bounded by the test's own deadline: a run that
-//! spins fails the test instead of hanging it.
+//! bounds the whole run, the run's budget holds any number of session
+//! starts, and a resumed board has only the spec's steps, never more
+//! workers than slots. Each run is bounded by the test's own deadline: a
+//! run that spins fails the test instead of hanging it.
 
 use std::fs;
 use std::time::Duration;
@@ -179,5 +180,93 @@ fn a_run_starts_and_ends_with_more_session_starts_in_the_last_hour_than_a_page_h
     );
     assert_eq!(code, Some(0), "{said}");
     assert!(said.contains("complete: all 2 steps done"), "{said}");
+    nothing_left(&env);
+}
+
+/// A stand-in that asks for a human while `hold` exists; else takes two
+/// seconds over its step (logging when, as `parallel::spans` reads), checks
+/// its box and commits.
+fn holding_stand_in(
+    env: &TestEnv,
+    hold: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let log = env.tmp.path().join("sessions.log");
+    let body = format!(
+        r#"if [ -e {hold} ]; then ralph waiting --reason "hold on" >/dev/null; echo '{RESULT}'; exit 0; fi
+echo "$RALPH_STEP start $(date +%s.%N)" >> {log}
+sleep 2
+echo "$RALPH_STEP" > "step-$RALPH_STEP.txt"
+{CHECK_ONLY} && git add -A && git commit -qm "step $RALPH_STEP"
+echo "$RALPH_STEP end $(date +%s.%N)" >> {log}
+echo '{RESULT}'"#,
+        hold = hold.display(),
+        log = log.display()
+    );
+    (stand_in(env, "claude-holding", &body), log)
+}
+
+/// The most sessions that ran at once, by their logged spans.
+fn most_at_once(log: &std::path::Path) -> usize {
+    let spans = crate::parallel::spans(log);
+    spans
+        .values()
+        .map(|(start, _)| {
+            spans
+                .values()
+                .filter(|(s, e)| s <= start && start < e)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_tampered_board_on_resume_has_only_the_specs_steps_and_never_more_workers_than_slots() {
+    let env = with_spec("# Spec\n\n- [ ] **1** A\n- [ ] **2** B\n- [ ] **3** C\n- [ ] **4** D\n");
+    let hold = env.tmp.path().join("hold");
+    fs::write(&hold, "").unwrap();
+    let (claude, log) = holding_stand_in(&env, &hold);
+    let (code, said) = ended(
+        env.ralph()
+            .args(["loop", "--parallel", "2", "--claude"])
+            .arg(&claude),
+    );
+    assert_eq!(code, Some(3), "the first run waits: {said}");
+    // The board (in the project, where a session can write) gets the
+    // spec's other two steps as queued, and 500 steps the spec lacks.
+    let board_path = run_dir(&env).join("parallel.json");
+    let mut board: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&board_path).unwrap()).unwrap();
+    let steps = board["steps"].as_object_mut().unwrap();
+    let slot = |n: usize| serde_json::json!({"worktree": format!("par-tampered-{n}-abcdef"), "worker": null, "place": "queued"});
+    steps.insert("**3** C".into(), slot(3));
+    steps.insert("**4** D".into(), slot(4));
+    for n in 0..500 {
+        steps.insert(format!("**x{n}** not in the spec"), slot(100 + n));
+    }
+    fs::write(&board_path, board.to_string()).unwrap();
+    fs::remove_file(&hold).unwrap();
+    env.ralph().args(["resume"]).assert().success();
+    let (code, said) = ended(
+        env.ralph()
+            .args(["loop", "--resume", "--parallel", "2", "--claude"])
+            .arg(&claude),
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("complete: all 4 steps done"), "{said}");
+    assert!(
+        said.contains("500 steps the spec does not have"),
+        "the dropped steps are said: {said}"
+    );
+    assert!(!said.contains("not in the spec starts"), "{said}");
+    assert!(
+        most_at_once(&log) <= 2,
+        "more than 2 at once: {:?}",
+        crate::parallel::spans(&log)
+    );
+    let files = head_files(&env);
+    for n in 1..=4 {
+        assert!(files.contains(&format!("step-{n}.txt")), "{files:?}");
+    }
     nothing_left(&env);
 }
