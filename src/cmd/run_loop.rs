@@ -297,7 +297,12 @@ impl Loop {
         let invocation_args = record.as_ref().map(workers_command_line);
         let (run, saved, mut lock) = take_lock(&project, &settings, resume, record, &ui)?;
         // Written only with the lock held: no other loop is judging here.
-        if !project.complete().exists() && !project.waiting().exists() {
+        // Never by a worker: its step is done when its branch has it
+        // checked, which the run merges and judges.
+        if self.args.worker_step.is_none()
+            && !project.complete().exists()
+            && !project.waiting().exists()
+        {
             complete_if_done(&settings, &project, &checked, &ui)?;
         }
         let own_dirty = self.own_dirty(&project);

@@ -191,13 +191,16 @@ impl Worker {
     }
 }
 
-/// Is the step's box checked in this checkout's spec?
+/// Is the step's box checked in this checkout's spec (a review that
+/// rejected it unchecks it there) and in its last commit (what is pushed
+/// and merged: a box checked and not committed is not done)?
 fn done_here(project: &Project, key: &str) -> bool {
     let text = crate::fsutil::read_optional(&project.spec())
         .ok()
         .flatten()
         .unwrap_or_default();
     texts::find(&spec::parse(&text).steps, key).is_some_and(|s| s.checked)
+        && crate::parallel::queue::step_checked_on(&project.root, "HEAD", key)
 }
 
 /// The step's branch pushed, when it has work beyond the integration

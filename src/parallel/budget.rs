@@ -25,7 +25,18 @@ struct Spent {
     /// counts every worker's.
     #[serde(default)]
     starts: Vec<u64>,
+    /// By worker (`w1`...): the sessions it started, until the run takes
+    /// the count as it ends.
+    #[serde(default)]
+    by_worker: std::collections::BTreeMap<String, u32>,
 }
+
+/// The most the file may hold: far more than any run's starts of an hour
+/// (about 11 bytes each), and a bound on what is read.
+const CAP: u64 = 1 << 20;
+
+/// What `--max-sessions-per-hour` looks back over.
+const WINDOW_S: u64 = 3600;
 
 /// The budget file of the run with the lock of `root` (the integration
 /// checkout).
@@ -66,13 +77,20 @@ pub fn starts_since(path: &Path, since: u64) -> Result<Vec<u64>> {
 /// What the run had spent before this session, which is claimed at once
 /// (no two workers can both take the last session), and whether `agent` is
 /// known to be at its usage limit.
-pub fn claim_session(path: &Path, agent: &str, now_epoch: u64) -> Result<Shared> {
+/// `worker` is who claims it (counted for `sessions_of`).
+pub fn claim_session(path: &Path, agent: &str, worker: &str, now_epoch: u64) -> Result<Shared> {
     with(path, |s| {
         let before = shared(s, agent, now_epoch);
         s.sessions += 1;
         s.starts.push(now_epoch);
+        *s.by_worker.entry(worker.to_string()).or_default() += 1;
         before
     })
+}
+
+/// The sessions `worker` started, taken off the file (its run is over).
+pub fn sessions_of(path: &Path, worker: &str) -> Result<u32> {
+    with(path, |s| s.by_worker.remove(worker).unwrap_or(0))
 }
 
 /// A worker met `agent`'s usage limit: the others wait for it too.
@@ -84,10 +102,13 @@ pub fn limited(path: &Path, agent: &str, until: u64) -> Result<()> {
 }
 
 /// A claimed session that did not start after all (the engine refused it).
-pub fn unclaim_session(path: &Path) -> Result<()> {
+pub fn unclaim_session(path: &Path, worker: &str) -> Result<()> {
     with(path, |s| {
         s.sessions = s.sessions.saturating_sub(1);
         s.starts.pop();
+        if let Some(n) = s.by_worker.get_mut(worker) {
+            *n = n.saturating_sub(1);
+        }
     })
 }
 
@@ -124,15 +145,23 @@ fn with<T>(path: &Path, f: impl FnOnce(&mut Spent) -> T) -> Result<T> {
         .with_context(|| format!("cannot lock {}", path.display()))?;
     let mut text = String::new();
     (&*file)
-        .take(4096)
+        .take(CAP + 1)
         .read_to_string(&mut text)
         .with_context(|| format!("cannot read {}", path.display()))?;
+    if text.len() as u64 > CAP {
+        anyhow::bail!(
+            "the run's budget {} is over {} KiB: not read (it is ralph's own file; remove it to start the run's count afresh)",
+            path.display(),
+            CAP >> 10
+        );
+    }
     let mut spent: Spent = if text.trim().is_empty() {
         Spent::default()
     } else {
         serde_json::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?
     };
     let out = f(&mut spent);
+    in_window(&mut spent.starts, crate::run::shell::now_epoch());
     let bytes = serde_json::to_vec(&spent)?;
     file.rewind()?;
     file.set_len(0)?;
@@ -140,20 +169,32 @@ fn with<T>(path: &Path, f: impl FnOnce(&mut Spent) -> T) -> Result<T> {
     Ok(out)
 }
 
+/// Only the starts `--max-sessions-per-hour` can still count: the file
+/// stays small however long the run.
+fn in_window(starts: &mut Vec<u64>, now_epoch: u64) {
+    starts.retain(|&t| t + WINDOW_S > now_epoch);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn now() -> u64 {
+        crate::run::shell::now_epoch()
+    }
 
     #[test]
     fn sessions_are_claimed_one_at_a_time_and_costs_add_up() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("b.json");
-        start(&p, (2, 0.5), vec![1]).unwrap();
+        let t = now();
+        start(&p, (2, 0.5), vec![t - 100]).unwrap();
         let threads: Vec<_> = (0..8)
-            .map(|_| {
+            .map(|i| {
                 let p = p.clone();
                 std::thread::spawn(move || {
-                    let seen = claim_session(&p, "claude", 5).unwrap();
+                    let worker = if i % 2 == 0 { "w1" } else { "w2" };
+                    let seen = claim_session(&p, "claude", worker, t).unwrap();
                     add_cost(&p, 0.25).unwrap();
                     seen.sessions
                 })
@@ -166,25 +207,66 @@ mod tests {
             (2..10).collect::<Vec<_>>(),
             "each claim saw its own count"
         );
-        let now = read(&p).unwrap();
-        assert_eq!(now.sessions, 10);
-        assert!((now.cost_usd - 2.5).abs() < 1e-9);
-        unclaim_session(&p).unwrap();
+        let now_spent = read(&p).unwrap();
+        assert_eq!(now_spent.sessions, 10);
+        assert!((now_spent.cost_usd - 2.5).abs() < 1e-9);
+        unclaim_session(&p, "w2").unwrap();
         assert_eq!(read(&p).unwrap().sessions, 9);
         limited(&p, "claude", 100).unwrap();
         limited(&p, "claude", 50).unwrap();
-        let seen = claim_session(&p, "claude", 7).unwrap();
+        let seen = claim_session(&p, "claude", "w3", 7).unwrap();
         assert_eq!(
             (seen.limited_until, seen.now_epoch),
             (100, 7),
             "the latest reset"
         );
-        assert_eq!(claim_session(&p, "codex", 7).unwrap().limited_until, 0);
-        let starts = starts_since(&p, 5).unwrap();
+        assert_eq!(
+            claim_session(&p, "codex", "w3", t).unwrap().limited_until,
+            0
+        );
+        let starts = starts_since(&p, t - 50).unwrap();
         assert_eq!(
             starts.len(),
-            9,
-            "each claim kept (one given back), the older start gone: {starts:?}"
+            8,
+            "each claim of this hour kept (one given back), the older ones gone: {starts:?}"
+        );
+        // Each worker's sessions, taken once.
+        assert_eq!(sessions_of(&p, "w1").unwrap(), 4);
+        assert_eq!(sessions_of(&p, "w2").unwrap(), 3, "one given back");
+        assert_eq!(sessions_of(&p, "w1").unwrap(), 0, "taken already");
+        assert_eq!(sessions_of(&p, "w9").unwrap(), 0);
+    }
+
+    #[test]
+    fn the_file_holds_any_hours_starts_and_keeps_only_the_hours() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.json");
+        let t = now();
+        // Older than the hour, then 5,000 of the last hour: far past what
+        // one 4 KiB read held.
+        let mut starts: Vec<u64> = (0..100).map(|i| t - 7200 - i).collect();
+        starts.extend((0..5000).map(|i| t - 3000 + i / 2));
+        start(&p, (0, 0.0), starts).unwrap();
+        let kept = starts_since(&p, 0).unwrap();
+        assert_eq!(kept.len(), 5000, "the older starts dropped on writing");
+        claim_session(&p, "claude", "w1", t).unwrap();
+        assert_eq!(read(&p).unwrap().sessions, 1);
+        assert_eq!(starts_since(&p, t - 3600).unwrap().len(), 5001);
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("b.json");
+        let big = format!(
+            r#"{{"sessions":1,"cost_usd":0,"pad":"{}"}}"#,
+            "x".repeat(CAP as usize)
+        );
+        std::fs::write(&p, big).unwrap();
+        let e = format!("{:#}", read(&p).unwrap_err());
+        assert!(
+            e.contains(&p.display().to_string()) && e.contains("1024 KiB"),
+            "{e}"
         );
     }
 }

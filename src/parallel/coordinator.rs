@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -17,7 +17,8 @@ use serde::{Deserialize, Serialize};
 use crate::history::records::Saved;
 use crate::parallel::plan::{self, Item, Order};
 use crate::parallel::queue::{self, Merged};
-use crate::parallel::workers::{self, Running};
+use crate::parallel::rules::{self, Clock, Then};
+use crate::parallel::workers::{self, End, Running};
 use crate::parallel::{OnConflict, budget, texts};
 use crate::run::engine::Outcome;
 use crate::run::lock::LoopLock;
@@ -60,6 +61,29 @@ pub struct Slot {
     /// The files its last merge conflicted on, while it is resolved.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
+    /// Its workers in a row that started no session.
+    #[serde(default)]
+    pub idle: u32,
+    /// Its merges that conflicted, each resolved by a session.
+    #[serde(default)]
+    pub conflicted: u32,
+}
+
+impl Slot {
+    /// A step new on the board, at `place`, in worktree `worktree`.
+    fn new(worktree: String, place: Place) -> Slot {
+        Slot {
+            worktree,
+            worker: None,
+            place,
+            undone: 0,
+            feedback: None,
+            note: None,
+            conflicts: Vec::new(),
+            idle: 0,
+            conflicted: 0,
+        }
+    }
 }
 
 /// The run's board, by step key.
@@ -112,6 +136,15 @@ fn copy_capped(from: &Path, to: &Path) -> Result<()> {
         crate::fsutil::create_new(to).with_context(|| format!("cannot create {}", to.display()))?;
     std::io::copy(&mut src.take(crate::fsutil::RUN_FILE_CAP), &mut dst)?;
     Ok(())
+}
+
+/// The first three keys, and how many more.
+fn first_few(keys: &[String]) -> String {
+    let shown = keys.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    match keys.len().saturating_sub(3) {
+        0 => shown,
+        more => format!("{shown} and {more} more"),
+    }
 }
 
 /// The board of a run folder, if it was a parallel run.
@@ -189,15 +222,7 @@ fn queue_remote(board: &mut Board, r: &RemoteMerge) {
     for (key, slug, _) in &r.steps {
         board.steps.insert(
             key.clone(),
-            Slot {
-                worktree: format!("step-{slug}"),
-                worker: None,
-                place: Place::Queued,
-                undone: 0,
-                feedback: None,
-                note: None,
-                conflicts: Vec::new(),
-            },
+            Slot::new(format!("step-{slug}"), Place::Queued),
         );
     }
 }
@@ -224,8 +249,9 @@ pub struct RemoteMerge {
 
 struct Live {
     /// `--max-time`: when the whole run must end (its workers get what is
-    /// left of it, not the whole again).
+    /// left of it, not the whole again), and what it was.
     deadline: Option<std::time::Instant>,
+    max_time: Option<Duration>,
     board: Board,
     running: Vec<Running>,
     queue: VecDeque<String>,
@@ -251,18 +277,19 @@ impl Coordinator<'_> {
     pub fn run(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
         let t0 = std::time::Instant::now();
         self.start_budget(&saved)?;
-        let (board, queue) = self.board();
+        let (board, queue) = self.board()?;
         self.say_start();
         let left = |max: Duration| max.saturating_sub(Duration::from_secs_f64(saved.elapsed_s));
+        let max_time = self.shell.s.limits.max_time;
         let mut live = Live {
-            deadline: self.shell.s.limits.max_time.map(|m| t0 + left(m)),
+            deadline: max_time.map(|m| t0 + left(m)),
+            max_time,
             board,
             running: Vec::new(),
             queue,
             end: None,
             saved,
         };
-        self.restart_working(&mut live)?;
         let elapsed_before = live.saved.elapsed_s;
         let finished = self.work(&mut live, lock)?;
         live.board.save(&self.board_path())?;
@@ -301,24 +328,39 @@ impl Coordinator<'_> {
         Ok(())
     }
 
-    /// The board as saved (a resumed run's), with `ralph merge`'s steps
-    /// queued; the steps waiting to merge.
-    fn board(&self) -> (Board, VecDeque<String>) {
+    /// The board as saved (a resumed run's), with only the spec's steps
+    /// and `ralph merge`'s steps queued; the steps waiting to merge.
+    fn board(&self) -> Result<(Board, VecDeque<String>)> {
         let mut board = Board::load(&self.board_path());
         board.parallel = self.shell.s.parallel;
+        let keys: BTreeSet<String> = spec::parse(&self.spec_text()?)
+            .steps
+            .iter()
+            .map(spec::Step::key)
+            .collect();
+        let dropped = rules::spec_steps_only(&mut board.steps, &keys);
+        if !dropped.is_empty() {
+            self.shell.ui.note(&format!(
+                "the run's board ({}) had {} the spec does not have: dropped ({})",
+                self.board_path().display(),
+                crate::output::counted(dropped.len() as u64, "step", "steps"),
+                crate::output::visible_line(&first_few(&dropped))
+            ));
+        }
         let mut queue = VecDeque::new();
         if let Some(r) = self.remote {
             queue_remote(&mut board, r);
         }
         for (key, slot) in &mut board.steps {
+            // You have acted (`ralph resume`): its workers start afresh.
+            slot.idle = 0;
             match slot.place {
-                // You have acted (`ralph resume`): its worker goes on.
                 Place::GaveUp | Place::Resolving => slot.place = Place::Working,
                 Place::Queued => queue.push_back(key.clone()),
                 _ => {}
             }
         }
-        (board, queue)
+        Ok((board, queue))
     }
 
     fn say_start(&self) {
@@ -364,21 +406,16 @@ impl Coordinator<'_> {
                 return Ok(Some((Outcome::Interrupted, format!("{sig} received"))));
             }
             changed |= self.reap(live)?;
-            // One merge at a time, and the next at once: the freed slots
-            // are filled between them.
-            let merged = match live.queue.pop_front() {
-                Some(key) => {
-                    self.merge(live, &key)?;
-                    true
-                }
-                None => false,
-            };
+            let merged = self.merge_next(live)?;
+            // Checked after the merge too: its gate may take the rest.
+            if let Some(end) = self.past_deadline(live)? {
+                return Ok(Some(end));
+            }
             if changed || merged {
                 changed = false;
-                // `ralph merge` starts no worker: other machines work.
-                let never = match (&live.end, self.remote) {
-                    (None, None) => self.start_free(live)?,
-                    _ => Vec::new(),
+                let never = match &live.end {
+                    None => self.start_free(live)?,
+                    Some(_) => Vec::new(),
                 };
                 live.board.save(&self.board_path())?;
                 if live.running.is_empty() && live.queue.is_empty() {
@@ -389,6 +426,45 @@ impl Coordinator<'_> {
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
+    }
+
+    /// One merge at a time, and the next at once (the freed slots are
+    /// filled between them); none past the deadline. Whether one was made.
+    fn merge_next(&self, live: &mut Live) -> Result<bool> {
+        if rules::clock(live.deadline, Instant::now()) != Clock::Within {
+            return Ok(false);
+        }
+        let Some(key) = live.queue.pop_front() else {
+            return Ok(false);
+        };
+        self.merge(live, &key)?;
+        Ok(true)
+    }
+
+    /// Past `--max-time`: the run's end from then on (nothing new starts
+    /// or merges), its workers stopped once they have had their grace;
+    /// `Some` once none runs.
+    fn past_deadline(&self, live: &mut Live) -> Result<Option<(Outcome, String)>> {
+        let clock = rules::clock(live.deadline, Instant::now());
+        if clock == Clock::Within {
+            return Ok(None);
+        }
+        let max = live.max_time.unwrap_or_default();
+        live.end.get_or_insert((
+            Outcome::TimeLimit,
+            format!(
+                "the run has reached its --max-time ({})",
+                crate::timefmt::human_duration(max)
+            ),
+        ));
+        if clock == Clock::Force {
+            self.stop_all(live)?;
+        }
+        Ok(if live.running.is_empty() {
+            live.end.take()
+        } else {
+            None
+        })
     }
 
     /// Nothing runs and nothing waits to merge: every step is merged
@@ -442,11 +518,43 @@ impl Coordinator<'_> {
         Ok(crate::fsutil::read_optional(&self.shell.project.spec())?.unwrap_or_default())
     }
 
-    /// Steps free to start, each given a worker; the steps that never can.
+    /// Free slots filled: first with steps back at work, then (but for
+    /// `ralph merge`, whose steps other machines work) with steps the
+    /// scheduler frees; the steps that never can start.
     fn start_free(&self, live: &mut Live) -> Result<Vec<(String, String)>> {
         let text = self.spec_text()?;
         let parsed = spec::parse(&text);
-        let phases = texts::phases(&text);
+        let mut slots = (self.shell.s.parallel as usize).saturating_sub(live.running.len());
+        let order: Vec<String> = parsed.steps.iter().map(spec::Step::key).collect();
+        let working: BTreeSet<String> = live
+            .board
+            .steps
+            .iter()
+            .filter(|(_, s)| s.place == Place::Working)
+            .map(|(k, _)| k.clone())
+            .collect();
+        let running: BTreeSet<String> = live.running.iter().map(|w| w.step.clone()).collect();
+        let back = rules::back_to_work(&order, &working, &running, slots);
+        for key in &back {
+            self.start_worker(live, key, &parsed)?;
+        }
+        if self.remote.is_some() {
+            return Ok(Vec::new());
+        }
+        slots -= back.len();
+        self.start_new(live, &text, &parsed, slots)
+    }
+
+    /// Up to `slots` steps the scheduler frees, each given a worker; the
+    /// steps that never can start.
+    fn start_new(
+        &self,
+        live: &mut Live,
+        text: &str,
+        parsed: &spec::Spec,
+        slots: usize,
+    ) -> Result<Vec<(String, String)>> {
+        let phases = texts::phases(text);
         let items: Vec<Item> = parsed
             .steps
             .iter()
@@ -459,13 +567,31 @@ impl Coordinator<'_> {
             })
             .collect();
         let order = self.order(&items)?;
-        let slots = (self.shell.s.parallel as usize).saturating_sub(live.running.len());
         let busy = live.board.busy();
         let next = plan::next(&items, &order, &busy, slots);
         for key in &next.start {
-            self.start_worker(live, key, &parsed)?;
+            self.start_worker(live, key, parsed)?;
         }
         Ok(next.never)
+    }
+
+    /// Step `key` back to a worker (when a slot is free), unless its last
+    /// workers started no session: then the run waits, naming it.
+    fn back_to_work(&self, live: &mut Live, key: &str, why: &str) {
+        let Some(slot) = live.board.steps.get_mut(key) else {
+            return;
+        };
+        match rules::give_back(key, slot.idle, why) {
+            None => slot.place = Place::Working,
+            Some((outcome, reason)) => {
+                slot.place = Place::GaveUp;
+                slot.note = Some(reason.clone());
+                self.shell
+                    .ui
+                    .note(&format!("{reason}; no new worker starts"));
+                live.end.get_or_insert((outcome, reason));
+            }
+        }
     }
 
     fn order(&self, items: &[Item]) -> Result<Order> {
@@ -509,20 +635,18 @@ impl Coordinator<'_> {
             self.seed(&main, &dir, key)?;
         }
         // A human has acted on what stopped it: its loop starts afresh.
+        // Its COMPLETE is never the run's word (the merged spec is).
         crate::fsutil::remove_optional(&dir.join(".ralph/WAITING"))?;
+        crate::fsutil::remove_optional(&dir.join(".ralph/COMPLETE"))?;
         live.board.workers += 1;
         let worker = format!("w{}", live.board.workers);
         let step = texts::find(&parsed.steps, key);
         self.claim(step, &worker);
-        let slot = live.board.steps.entry(key.to_string()).or_insert(Slot {
-            worktree: name.clone(),
-            worker: None,
-            place: Place::Working,
-            undone: 0,
-            feedback: None,
-            note: None,
-            conflicts: Vec::new(),
-        });
+        let slot = live
+            .board
+            .steps
+            .entry(key.to_string())
+            .or_insert_with(|| Slot::new(name.clone(), Place::Working));
         slot.worker = Some(worker.clone());
         slot.place = Place::Working;
         let described = step.map_or_else(|| key.to_string(), spec::Step::describe);
@@ -607,30 +731,11 @@ impl Coordinator<'_> {
         Ok(path)
     }
 
-    /// Workers that were working when the run stopped: started again.
-    fn restart_working(&self, live: &mut Live) -> Result<()> {
-        let text = self.spec_text()?;
-        let parsed = spec::parse(&text);
-        let working: Vec<String> = live
-            .board
-            .steps
-            .iter()
-            .filter(|(_, s)| s.place == Place::Working)
-            .map(|(k, _)| k.clone())
-            .take(self.shell.s.parallel as usize)
-            .collect();
-        for key in working {
-            self.start_worker(live, &key, &parsed)?;
-        }
-        Ok(())
-    }
-
-    /// Workers that ended: a done step queued; any other end kept as the
-    /// run's reason to stop (after the others finish what they work on).
+    /// Workers that ended, each end taken as `worker_ended` says.
     fn reap(&self, live: &mut Live) -> Result<bool> {
         let (mut i, mut any) = (0, false);
         while i < live.running.len() {
-            let Some((outcome, reason)) = live.running[i].ended()? else {
+            let Some(end) = live.running[i].ended()? else {
                 i += 1;
                 continue;
             };
@@ -639,53 +744,90 @@ impl Coordinator<'_> {
             self.keep_records(&w, &mut live.saved)?;
             self.count_spent(&mut live.saved)?;
             self.shell.run.save_state(&live.saved)?;
-            let slot = live.board.steps.get_mut(&w.step);
-            match outcome {
-                // A worker whose session found every box checked (the last
-                // step) and wrote COMPLETE: its step is done all the same,
-                // and the run judges COMPLETE once it is merged.
-                Outcome::StepDone | Outcome::Complete => {
-                    let left = slot
-                        .as_ref()
-                        .map(|s| queue::with_markers(&w.dir, &s.conflicts))
-                        .unwrap_or_default();
-                    if !left.is_empty() {
-                        self.unresolved(live, &w, &left)?;
-                        continue;
-                    }
-                    self.shell
-                        .ui
-                        .note(&format!("{}: {reason}; queued for merging", w.name));
-                    if let Some(slot) = slot {
-                        slot.place = Place::Queued;
-                        slot.feedback = None;
-                        slot.conflicts.clear();
-                    }
-                    live.queue.push_back(w.step.clone());
-                }
-                other => {
-                    let why = format!("{} (step {}): {reason}", w.name, w.step);
-                    if let Some(slot) = slot {
-                        slot.place = if other == Outcome::Interrupted {
-                            Place::Working
-                        } else {
-                            Place::GaveUp
-                        };
-                        slot.note = Some(format!("{}: {reason}", other.text()));
-                    }
-                    self.release(&w.step);
-                    if other != Outcome::Interrupted {
-                        self.shell.ui.note(&format!(
-                            "{}: stopped ({}): {reason}; no new worker starts",
-                            w.name,
-                            other.text()
-                        ));
-                    }
-                    live.end.get_or_insert((other, why));
-                }
-            }
+            self.worker_ended(live, &w, &end)?;
         }
         Ok(any)
+    }
+
+    /// A worker's end: its step queued when its branch has it done (in a
+    /// commit), worked again when it has not, else the run's reason to
+    /// stop (after the others finish what they work on).
+    fn worker_ended(&self, live: &mut Live, w: &Running, end: &End) -> Result<()> {
+        let sessions = budget::sessions_of(&self.budget(), &w.name)?;
+        let Some(slot) = live.board.steps.get_mut(&w.step) else {
+            return Ok(());
+        };
+        slot.idle = rules::idle_after(slot.idle, sessions);
+        let branch = worktree::branch(&slot.worktree);
+        let then = rules::after_worker(&rules::Ended {
+            worker: &w.name,
+            step: &w.step,
+            end,
+            branch: &branch,
+            committed: queue::step_checked_on(self.root(), &branch, &w.step),
+        });
+        match then {
+            Then::Queue => self.queue_done(live, w, end),
+            Then::WorkAgain(why) => {
+                self.shell
+                    .ui
+                    .note(&format!("{why}: not done; its step is worked again"));
+                self.back_to_work(live, &w.step, &why);
+                Ok(())
+            }
+            Then::Stop(outcome, why) => {
+                self.worker_stopped(live, w, outcome, why);
+                Ok(())
+            }
+        }
+    }
+
+    /// A worker's step done on its branch: to the merge queue, unless its
+    /// resolution left conflict markers.
+    fn queue_done(&self, live: &mut Live, w: &Running, end: &End) -> Result<()> {
+        let slot = live.board.steps.get_mut(&w.step);
+        let left = slot
+            .as_ref()
+            .map(|s| queue::with_markers(&w.dir, &s.conflicts))
+            .unwrap_or_default();
+        if !left.is_empty() {
+            return self.unresolved(live, w, &left);
+        }
+        let reason = match end {
+            End::Ran(_, reason) => reason.as_str(),
+            End::NotStarted(why) => why.as_str(),
+        };
+        self.shell
+            .ui
+            .note(&format!("{}: {reason}; queued for merging", w.name));
+        if let Some(slot) = slot {
+            slot.place = Place::Queued;
+            slot.feedback = None;
+            slot.conflicts.clear();
+        }
+        live.queue.push_back(w.step.clone());
+        Ok(())
+    }
+
+    /// A worker that stopped short of its step: the run's reason to stop
+    /// (an interrupted one goes on when the run is resumed).
+    fn worker_stopped(&self, live: &mut Live, w: &Running, outcome: Outcome, why: String) {
+        if let Some(slot) = live.board.steps.get_mut(&w.step) {
+            slot.place = if outcome == Outcome::Interrupted {
+                Place::Working
+            } else {
+                Place::GaveUp
+            };
+            slot.note = Some(format!("{}: {why}", outcome.text()));
+        }
+        self.release(&w.step);
+        if outcome != Outcome::Interrupted {
+            self.shell.ui.note(&format!(
+                "stopped ({}): {why}; no new worker starts",
+                outcome.text()
+            ));
+        }
+        live.end.get_or_insert((outcome, why));
     }
 
     /// A resolution that left conflict markers: its worker goes on, told
@@ -722,8 +864,8 @@ impl Coordinator<'_> {
         let name = slot.worktree.clone();
         // Open again where it works: done means a session resolved them.
         self.reopen_in_worktree(&name, &w.step, "conflict markers left")?;
-        let parsed = spec::parse(&self.spec_text()?);
-        self.start_worker(live, &w.step, &parsed)
+        self.back_to_work(live, &w.step, "conflict markers left");
+        Ok(())
     }
 
     /// A task its worker gave up: open again, nobody's.
@@ -810,11 +952,12 @@ impl Coordinator<'_> {
                 ));
                 return Ok(());
             }
-            self.shell.ui.note(&format!(
-                "{branch} does not have {key} checked: not merged; its step is worked again"
-            ));
-            let parsed = spec::parse(&self.spec_text()?);
-            return self.start_worker(live, key, &parsed);
+            let why = format!("{branch} does not have {key} checked in a commit");
+            self.shell
+                .ui
+                .note(&format!("{why}: not merged; its step is worked again"));
+            self.back_to_work(live, key, &why);
+            return Ok(());
         }
         let message = match &slot.worker {
             Some(worker) => format!("ralph: merge {key} ({worker}, {branch})"),
@@ -884,8 +1027,7 @@ impl Coordinator<'_> {
             v.summary()
         ));
         self.reopen_in_worktree(&slot.worktree, key, "the gate failed after its merge")?;
-        let parsed = spec::parse(&self.spec_text()?);
-        self.start_worker(live, key, &parsed)?;
+        self.back_to_work(live, key, "the gate failed after its merge");
         Ok(false)
     }
 
@@ -1048,6 +1190,13 @@ impl Coordinator<'_> {
                 ));
             }
             OnConflict::Resolve => {
+                slot.conflicted += 1;
+                if let Some((outcome, why)) = rules::conflict_round(key, slot.conflicted, &listed) {
+                    slot.place = Place::GaveUp;
+                    self.shell.ui.note(&format!("{why}; no new worker starts"));
+                    live.end.get_or_insert((outcome, why));
+                    return Ok(());
+                }
                 slot.place = Place::Resolving;
                 let name = slot.worktree.clone();
                 self.shell.ui.note(&format!(
@@ -1078,7 +1227,20 @@ impl Coordinator<'_> {
         }
         let head = crate::git::at(self.root()).run(&["rev-parse", "HEAD"], &[])?;
         let g = crate::git::at(&dir);
-        let _ = g.attempt(&["merge", "--no-ff", "--no-commit", "--quiet"], &[&head])?;
+        let (_, _, said) = g.attempt(&["merge", "--no-ff", "--no-commit", "--quiet"], &[&head])?;
+        // No merge under way (git refused it): a session would have
+        // nothing to resolve, and its step would read as done.
+        if !g.ok(&["rev-parse", "--verify", "--quiet", "MERGE_HEAD"], &[]) {
+            let into = format!("the worktree of {key} ({})", dir.display());
+            let (outcome, why) = rules::resolution_refused(&self.integration(), &into, &said);
+            if let Some(slot) = live.board.steps.get_mut(key) {
+                slot.place = Place::GaveUp;
+                slot.note = Some(why.clone());
+            }
+            self.shell.ui.note(&format!("{why}; no new worker starts"));
+            live.end.get_or_insert((outcome, why));
+            return Ok(());
+        }
         for own in [".ralph", ".beads"] {
             // The step's own files stay its own: ralph merges them.
             let _ = g.attempt(&["checkout", "HEAD", "--"], &[own]);
@@ -1095,8 +1257,8 @@ impl Coordinator<'_> {
             merged_steps.join(", "),
             files.join(", ")
         ));
-        let parsed = spec::parse(&self.spec_text()?);
-        self.start_worker(live, key, &parsed)
+        self.back_to_work(live, key, "a conflict to resolve");
+        Ok(())
     }
 
     /// The run's counts, as its workers spent them.

@@ -9,6 +9,7 @@ pub mod coordinator;
 pub mod plan;
 pub mod queue;
 pub mod remote;
+pub mod rules;
 pub mod texts;
 pub mod workers;
 

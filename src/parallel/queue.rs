@@ -72,12 +72,18 @@ pub fn merge(root: &Path, branch: &str, key: &str, message: &str) -> Result<Merg
     Ok(Merged::Committed { before, commit })
 }
 
-/// Does `branch`'s own spec have the step `key` checked?
+/// Does `branch`'s own spec (as committed) have the step `key` checked?
 pub fn step_checked_on(root: &Path, branch: &str, key: &str) -> bool {
-    crate::git::at(root)
-        .bytes(&["show", &format!("{branch}:.ralph/spec.md")])
-        .map(|b| crate::work::spec::parse(&String::from_utf8_lossy(&b)).steps)
+    committed_spec(root, branch)
+        .map(|text| crate::work::spec::parse(&text).steps)
         .is_some_and(|steps| texts::find(&steps, key).is_some_and(|s| s.checked))
+}
+
+/// The spec as committed at `rev` (a branch, `HEAD`), if it has one.
+pub fn committed_spec(root: &Path, rev: &str) -> Option<String> {
+    crate::git::at(root)
+        .bytes(&["show", &format!("{rev}:.ralph/spec.md")])
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
 }
 
 /// Undo a merge the gate failed: the checkout back at `before`, keeping

@@ -5,6 +5,7 @@
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 
 use anyhow::{Context, Result};
 
@@ -205,6 +206,22 @@ pub struct Running {
     pub dir: PathBuf,
     child: Child,
     shown: Vec<std::thread::JoinHandle<()>>,
+    /// The run ralph had last started in its worktree when it was started
+    /// (from ralph's private state): while that is still the last, the
+    /// worker began no run of its own, whatever the run folders say.
+    before: Option<String>,
+    /// Its last line on stderr: why it stopped before it began.
+    last_error: Arc<Mutex<Option<String>>>,
+}
+
+/// How a worker ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// Its run ended: the outcome and reason it wrote (a run killed before
+    /// it wrote one ended abnormally).
+    Ran(Outcome, String),
+    /// It began no run of its own (it refused to start): why.
+    NotStarted(String),
 }
 
 /// Start a worker: `ralph <args> --worker-...` in its worktree.
@@ -243,51 +260,79 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
     if !job.needs_token {
         crate::github::token::withhold(&mut c);
     }
+    let before = crate::history::invocation::load(job.dir).map(|i| i.run_id);
     let mut child = c
         .spawn()
         .with_context(|| format!("cannot start worker {}", job.name))?;
     let tag = format!("[{}] ", job.name);
-    let out = child.stdout.take().map(|o| shown(o, tag.clone(), false));
-    let err = child.stderr.take().map(|e| shown(e, tag, true));
+    let last_error = Arc::new(Mutex::new(None));
+    let out = child.stdout.take().map(|o| shown(o, tag.clone(), None));
+    let err = child
+        .stderr
+        .take()
+        .map(|e| shown(e, tag, Some(last_error.clone())));
     Ok(Running {
         name: job.name.to_string(),
         step: job.step.to_string(),
         dir: job.dir.to_path_buf(),
         child,
         shown: out.into_iter().chain(err).collect(),
+        before,
+        last_error,
     })
 }
 
 /// Each line a worker writes, under its name (its own words already made
-/// safe to show by its loop).
+/// safe to show by its loop); its stderr's last line kept in `last`.
 fn shown(
     from: impl std::io::Read + Send + 'static,
     tag: String,
-    err: bool,
+    last: Option<Arc<Mutex<Option<String>>>>,
 ) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let reader = std::io::BufReader::new(from);
         for line in reader.split(b'\n').map_while(Result::ok) {
             let line = String::from_utf8_lossy(&line);
             // Its loop tags its own lines; what else it prints gets the tag.
-            let tag = if line.starts_with(tag.as_str()) {
-                ""
-            } else {
-                tag.as_str()
-            };
-            if err {
-                eprintln!("{tag}{line}");
-            } else {
-                println!("{tag}{line}");
+            let own = line.strip_prefix(tag.as_str());
+            let shown_tag = if own.is_some() { "" } else { tag.as_str() };
+            match &last {
+                Some(last) => {
+                    eprintln!("{shown_tag}{line}");
+                    if let Ok(mut l) = last.lock() {
+                        let kept = l.take().unwrap_or_default();
+                        *l = Some(last_message(&kept, own.unwrap_or(&line)));
+                    }
+                }
+                None => println!("{shown_tag}{line}"),
             }
         }
     })
 }
 
+/// A worker's last message on stderr, on one line, with `line` read: an
+/// error begins a new one (`ralph ...:`, `error:`), the lines after it are
+/// its own; bounded.
+fn last_message(kept: &str, line: &str) -> String {
+    let line = crate::output::visible_line(line.trim());
+    if line.is_empty() {
+        return kept.to_string();
+    }
+    let begins = line.starts_with("ralph") || line.starts_with("error");
+    let joined = if begins || kept.is_empty() {
+        line
+    } else {
+        format!("{kept} {line}")
+    };
+    match joined.char_indices().nth(1000) {
+        Some((at, _)) => format!("{}...", &joined[..at]),
+        None => joined,
+    }
+}
+
 impl Running {
-    /// Its end, once it has ended: the outcome and reason its run wrote
-    /// (a worker killed before it wrote one ended abnormally).
-    pub fn ended(&mut self) -> Result<Option<(Outcome, String)>> {
+    /// Its end, once it has ended.
+    pub fn ended(&mut self) -> Result<Option<End>> {
         let Some(status) = self.child.try_wait()? else {
             return Ok(None);
         };
@@ -300,21 +345,38 @@ impl Running {
         }
         // What is still reading goes on showing that process's lines.
         self.shown.clear();
-        let summary = self
-            .run_dir()
-            .and_then(|r| r.summary())
-            .map(|s| (s.outcome, s.reason));
-        Ok(Some(summary.unwrap_or_else(|| {
-            (
+        let Some(run) = self.run_dir() else {
+            let said = self.last_error.lock().ok().and_then(|l| l.clone());
+            return Ok(Some(End::NotStarted(match said {
+                Some(line) => format!("{line} ({})", crate::output::ended(status)),
+                None => format!(
+                    "it ended ({}) before it began a run",
+                    crate::output::ended(status)
+                ),
+            })));
+        };
+        Ok(Some(match run.summary() {
+            Some(s) => End::Ran(s.outcome, s.reason),
+            None => End::Ran(
                 Outcome::EndedAbnormally,
-                format!("worker {} ended ({status}) without a summary", self.name),
-            )
-        })))
+                format!(
+                    "worker {} ended ({}) without a summary",
+                    self.name,
+                    crate::output::ended(status)
+                ),
+            ),
+        }))
     }
 
-    /// Its newest run folder.
+    /// Its own run's folder: the run ralph last started in its worktree,
+    /// if that began after the worker was started (a folder a session
+    /// made, or an earlier worker's, is not it).
     pub fn run_dir(&self) -> Option<crate::history::records::RunDir> {
-        crate::history::records::RunDir::latest(&self.dir.join(".ralph/runs"))
+        use crate::history::records::RunDir;
+        let id = crate::history::invocation::load(&self.dir)
+            .map(|i| i.run_id)
+            .filter(|id| Some(id) != self.before.as_ref() && RunDir::valid_id(id))?;
+        Some(RunDir::open(&self.dir.join(".ralph/runs"), &id))
     }
 
     /// Ask it to stop as Ctrl+C does (it ends its session cleanly).
@@ -334,6 +396,27 @@ mod tests {
 
     fn v(s: &str) -> Vec<String> {
         s.split_whitespace().map(String::from).collect()
+    }
+
+    #[test]
+    fn a_workers_last_message_is_its_last_error_with_the_lines_after_it() {
+        let mut kept = String::new();
+        for l in [
+            "warning: an old one",
+            "ralph loop: what /w/1 asks to run has changed:",
+            "    [gate]",
+            "",
+            "Read them, then run `ralph trust`.",
+        ] {
+            kept = last_message(&kept, l);
+        }
+        assert_eq!(
+            kept,
+            "ralph loop: what /w/1 asks to run has changed: [gate] Read them, then run `ralph trust`."
+        );
+        assert_eq!(last_message("", "a\x1b[2Jb"), "a^[[2Jb");
+        let long = last_message(&"x".repeat(2000), "y");
+        assert_eq!(long.chars().count(), 1003, "bounded");
     }
 
     #[test]

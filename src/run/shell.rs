@@ -341,27 +341,37 @@ impl Shell<'_> {
         }
     }
 
-    /// A worker's step, once done: its box checked and its task (if it has
-    /// one and the run a tracker) closed.
+    /// A worker's step, once done: its box checked here (a review that
+    /// rejected it unchecks it here) and in the branch's last commit (what
+    /// the run merges: a box checked and not committed is said, and not
+    /// done), no merge under way (a resolution commits it), and its task
+    /// (if it has one and the run a tracker) closed.
     fn step_done(&self) -> Result<Option<String>> {
         let Some(w) = &self.s.worker else {
             return Ok(None);
         };
+        let root = &self.project.root;
         let text = crate::fsutil::read_optional(&self.project.spec())?.unwrap_or_default();
         let parsed = crate::work::spec::parse(&text);
         let Some(step) = crate::parallel::texts::find(&parsed.steps, &w.step) else {
             return Ok(None);
         };
-        // Checked, and no merge under way (a resolution commits it).
-        let g = crate::git::at(&self.project.root);
+        let g = crate::git::at(root);
         if !step.checked || g.ok(&["rev-parse", "--verify", "--quiet", "MERGE_HEAD"], &[]) {
+            return Ok(None);
+        }
+        if !crate::parallel::queue::step_checked_on(root, "HEAD", &w.step) {
+            self.ui.note(&format!(
+                "step {} is checked in .ralph/spec.md but not committed: not done until it is",
+                step.key()
+            ));
             return Ok(None);
         }
         // Without a tracker to ask, the box is the word; so for a GitHub
         // issue (no beads task; the tracker github closes it on the merge).
         if let Some(task) = &step.task
             && crate::work::spec::issue_number(task).is_none()
-            && let Ok(beads) = crate::work::tracker::detect(self.s.tracker, &self.project.root)
+            && let Ok(beads) = crate::work::tracker::detect(self.s.tracker, root)
             && let Ok(snap) = beads.snapshot(None)
             && !snap.issues.iter().any(|i| &i.id == task && i.is_closed())
         {
@@ -552,7 +562,7 @@ impl Shell<'_> {
     fn unclaim_unless_spawned(&self, claimed: bool, action: &Action) -> Result<()> {
         match &self.s.worker {
             Some(w) if claimed && !matches!(action, Action::Spawn { .. }) => {
-                crate::parallel::budget::unclaim_session(&w.budget)
+                crate::parallel::budget::unclaim_session(&w.budget, &w.name)
             }
             _ => Ok(()),
         }
@@ -771,6 +781,7 @@ impl Shell<'_> {
             (Some(w), None) => match crate::parallel::budget::claim_session(
                 &w.budget,
                 &self.s.seat(saved.state.agent).agent.to_string(),
+                &w.name,
                 now_epoch(),
             ) {
                 Ok(s) => Some(s),

@@ -24,6 +24,7 @@ mod loop_edges;
 mod notify;
 mod parallel;
 mod parallel_cross;
+mod parallel_ends;
 mod plan;
 mod review;
 mod run_loop;

@@ -48,7 +48,7 @@ echo '{RESULT}'"#,
 }
 
 /// (start, end) of each step's sessions, by `RALPH_STEP`.
-fn spans(log: &Path) -> std::collections::BTreeMap<String, (f64, f64)> {
+pub(crate) fn spans(log: &Path) -> std::collections::BTreeMap<String, (f64, f64)> {
     let mut out = std::collections::BTreeMap::new();
     for l in fs::read_to_string(log).unwrap_or_default().lines() {
         let f: Vec<&str> = l.split_whitespace().collect();

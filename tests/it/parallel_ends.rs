@@ -1,0 +1,272 @@
+//! A parallel run always ends: a step is done only when its branch's
+//! committed spec says so, a worker that did not start is not done, a step
+//! given back to workers that run no session stops the run, `--max-time`
+//! bounds the whole run, the run's budget holds any number of session
+//! starts, and a resumed board has only the spec's steps, never more
+//! workers than slots. Each run is bounded by the test's own deadline: a
+//! run that spins fails the test instead of hanging it.
+
+use std::fs;
+use std::time::Duration;
+
+use crate::parallel::{head_files, nothing_left, with_spec};
+use crate::support::*;
+
+/// Long enough for a few real sessions on a loaded machine; a run that
+/// spins is stopped there and the test fails.
+const BOUND: Duration = Duration::from_secs(150);
+
+/// A session's Bash command that checks the first open box and commits
+/// nothing.
+const CHECK_ONLY: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md";
+
+/// The run to its end (or the test's bound): its exit status, and its
+/// stdout then stderr.
+fn ended(run: Ralph) -> (Option<i32>, String) {
+    let out = wait_output(run.spawn(), BOUND);
+    let said = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), said)
+}
+
+/// How many workers the run started (`wN starts step ...` lines).
+fn workers_started(said: &str) -> usize {
+    said.lines().filter(|l| l.contains(" starts step ")).count()
+}
+
+fn waiting(env: &TestEnv) -> String {
+    fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap_or_default()
+}
+
+#[test]
+fn a_box_checked_but_not_committed_is_no_step_done_and_the_run_stops_at_its_limit() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n");
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(CHECK_ONLY), Reply::text("Done.")]);
+    }
+    let (code, said) = ended(ralph_loop(&env).args(["--parallel", "2", "--max-iterations", "2"]));
+    assert_eq!(code, Some(4), "{said}");
+    assert!(said.contains("iteration limit reached"), "{said}");
+    assert_eq!(
+        workers_started(&said),
+        1,
+        "one worker, never restarted: {said}"
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(spec.contains("- [ ] **1** One"), "nothing merged: {spec}");
+    assert_eq!(
+        records(&env).len(),
+        2,
+        "both sessions ran in the one worker"
+    );
+}
+
+#[test]
+fn a_worker_that_does_not_start_is_not_done_and_the_run_waits_naming_its_step() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n");
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"test ! -e broken.txt\"]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("gated");
+    // The session breaks the gate and, in its worktree, rewrites the gate
+    // to pass: that config is not approved, so the worker the run starts
+    // again there (the merge undone) refuses to start.
+    env.api.session([
+        Reply::bash(format!(
+            "echo oops > broken.txt && printf '[gate]\\ncommands = [\"true\"]\\n' > .ralph/config.toml && {CHECK_ONLY} && git add -A && git commit -qm step"
+        )),
+        Reply::text("Done."),
+    ]);
+    let (code, said) = ended(ralph_loop(&env).args(["--parallel", "2", "--max-iterations", "3"]));
+    assert_eq!(code, Some(3), "{said}");
+    let why = waiting(&env);
+    assert!(
+        why.contains("**1** One") && why.contains("did not start"),
+        "WAITING names the step and why: {why}\n{said}"
+    );
+    assert!(why.contains("ralph trust"), "what to do: {why}");
+    assert_eq!(workers_started(&said), 2, "{said}");
+    assert!(!head_files(&env).contains(&"broken.txt".to_string()));
+}
+
+#[test]
+fn a_resolution_that_cannot_begin_stops_the_run_naming_the_step_and_gits_words() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    fs::write(env.project.join("shared.txt"), "base\n").unwrap();
+    env.commit_all("shared");
+    // Each step rewrites the same line, commits, and leaves a change to
+    // that file uncommitted: git refuses to merge into such a worktree.
+    let work = format!(
+        "sh -c 'sleep 1'; echo \"line of $RALPH_STEP\" > shared.txt && {CHECK_ONLY} && git add -A && git commit -qm \"step $RALPH_STEP\" && echo more >> shared.txt"
+    );
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(work.clone()), Reply::text("Done.")]);
+    }
+    let (code, said) = ended(ralph_loop(&env).args(["--parallel", "2", "--max-iterations", "6"]));
+    assert_eq!(code, Some(3), "{said}");
+    let why = waiting(&env);
+    assert!(
+        why.contains("shared.txt") && (why.contains("**1** One") || why.contains("**2** Two")),
+        "WAITING names the step and the file: {why}\n{said}"
+    );
+    assert!(why.contains("overwritten"), "git's own words: {why}");
+    assert!(workers_started(&said) <= 3, "{said}");
+}
+
+#[test]
+fn max_time_bounds_the_whole_run_and_no_worker_starts_past_it() {
+    let env = with_spec("# Spec\n\n## First\n\n- [ ] **1** A\n\n## Then\n\n- [ ] **2** B\n");
+    // The gate after the first merge takes the rest of the run's time.
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"sleep 6\"]\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("a slow gate");
+    let stand_in = stand_in(
+        &env,
+        "claude-step",
+        &format!(
+            "echo \"$RALPH_STEP\" >> {log}\n{CHECK_ONLY} && git add -A && git commit -qm step\necho '{RESULT}'",
+            log = env.tmp.path().join("steps.log").display()
+        ),
+    );
+    let (code, said) = ended(
+        env.ralph()
+            .args(["loop", "--parallel", "2", "--max-time", "3s", "--claude"])
+            .arg(&stand_in),
+    );
+    assert_eq!(code, Some(4), "{said}");
+    assert!(said.contains("time limit reached"), "{said}");
+    // (`RALPH_STEP` is the step's label.)
+    let steps = fs::read_to_string(env.tmp.path().join("steps.log")).unwrap_or_default();
+    assert_eq!(steps, "1\n", "a session started past --max-time: {said}");
+}
+
+#[test]
+fn a_run_starts_and_ends_with_more_session_starts_in_the_last_hour_than_a_page_holds() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let claude = stepping_stand_in(&env, "claude-steps");
+    // A first run, one session: its record is what every start looks like.
+    env.ralph()
+        .args(["loop", "--max-iterations", "1", "--claude"])
+        .arg(&claude)
+        .stdout_with(4);
+    let run = run_dir(&env);
+    let text = fs::read_to_string(run.join("records.jsonl")).unwrap();
+    let mut record: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    // 600 more sessions started in the last hour, as that run's records.
+    let now = std::time::SystemTime::now();
+    let mut more = text.clone();
+    for i in 0..600u64 {
+        let at = now - Duration::from_secs(3000 - i * 5);
+        record["start"] = humantime::format_rfc3339_seconds(at).to_string().into();
+        more.push_str(&format!("{record}\n"));
+    }
+    fs::write(run.join("records.jsonl"), more).unwrap();
+    let (code, said) = ended(
+        env.ralph()
+            .args(["loop", "--parallel", "2", "--claude"])
+            .arg(&claude),
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("complete: all 2 steps done"), "{said}");
+    nothing_left(&env);
+}
+
+/// A stand-in that asks for a human while `hold` exists; else takes two
+/// seconds over its step (logging when, as `parallel::spans` reads), checks
+/// its box and commits.
+fn holding_stand_in(
+    env: &TestEnv,
+    hold: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let log = env.tmp.path().join("sessions.log");
+    let body = format!(
+        r#"if [ -e {hold} ]; then ralph waiting --reason "hold on" >/dev/null; echo '{RESULT}'; exit 0; fi
+echo "$RALPH_STEP start $(date +%s.%N)" >> {log}
+sleep 2
+echo "$RALPH_STEP" > "step-$RALPH_STEP.txt"
+{CHECK_ONLY} && git add -A && git commit -qm "step $RALPH_STEP"
+echo "$RALPH_STEP end $(date +%s.%N)" >> {log}
+echo '{RESULT}'"#,
+        hold = hold.display(),
+        log = log.display()
+    );
+    (stand_in(env, "claude-holding", &body), log)
+}
+
+/// The most sessions that ran at once, by their logged spans.
+fn most_at_once(log: &std::path::Path) -> usize {
+    let spans = crate::parallel::spans(log);
+    spans
+        .values()
+        .map(|(start, _)| {
+            spans
+                .values()
+                .filter(|(s, e)| s <= start && start < e)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_tampered_board_on_resume_has_only_the_specs_steps_and_never_more_workers_than_slots() {
+    let env = with_spec("# Spec\n\n- [ ] **1** A\n- [ ] **2** B\n- [ ] **3** C\n- [ ] **4** D\n");
+    let hold = env.tmp.path().join("hold");
+    fs::write(&hold, "").unwrap();
+    let (claude, log) = holding_stand_in(&env, &hold);
+    let (code, said) = ended(
+        env.ralph()
+            .args(["loop", "--parallel", "2", "--claude"])
+            .arg(&claude),
+    );
+    assert_eq!(code, Some(3), "the first run waits: {said}");
+    // The board (in the project, where a session can write) gets the
+    // spec's other two steps as queued, and 500 steps the spec lacks.
+    let board_path = run_dir(&env).join("parallel.json");
+    let mut board: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&board_path).unwrap()).unwrap();
+    let steps = board["steps"].as_object_mut().unwrap();
+    let slot = |n: usize| serde_json::json!({"worktree": format!("par-tampered-{n}-abcdef"), "worker": null, "place": "queued"});
+    steps.insert("**3** C".into(), slot(3));
+    steps.insert("**4** D".into(), slot(4));
+    for n in 0..500 {
+        steps.insert(format!("**x{n}** not in the spec"), slot(100 + n));
+    }
+    fs::write(&board_path, board.to_string()).unwrap();
+    fs::remove_file(&hold).unwrap();
+    env.ralph().args(["resume"]).assert().success();
+    let (code, said) = ended(
+        env.ralph()
+            .args(["loop", "--resume", "--parallel", "2", "--claude"])
+            .arg(&claude),
+    );
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("complete: all 4 steps done"), "{said}");
+    assert!(
+        said.contains("500 steps the spec does not have"),
+        "the dropped steps are said: {said}"
+    );
+    assert!(!said.contains("not in the spec starts"), "{said}");
+    assert!(
+        most_at_once(&log) <= 2,
+        "more than 2 at once: {:?}",
+        crate::parallel::spans(&log)
+    );
+    let files = head_files(&env);
+    for n in 1..=4 {
+        assert!(files.contains(&format!("step-{n}.txt")), "{files:?}");
+    }
+    nothing_left(&env);
+}
