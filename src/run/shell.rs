@@ -456,14 +456,18 @@ impl Shell<'_> {
         })
     }
 
-    /// The issues the spec's steps name, as a pull request body reads them.
-    fn step_issues(&self) -> Vec<u64> {
+    /// The spec's steps as they are on disk (none for a spec not there).
+    fn steps_now(&self) -> Vec<crate::work::spec::Step> {
         let text = crate::fsutil::read_optional(&self.project.spec())
             .ok()
             .flatten()
             .unwrap_or_default();
-        crate::work::spec::parse(&text)
-            .steps
+        crate::work::spec::parse(&text).steps
+    }
+
+    /// The issues the spec's steps name, as a pull request body reads them.
+    fn step_issues(&self) -> Vec<u64> {
+        self.steps_now()
             .iter()
             .filter_map(crate::ship::body::issue_of)
             .collect()
@@ -471,12 +475,7 @@ impl Shell<'_> {
 
     /// The spec's steps' tasks (only the checked ones' with `checked`).
     fn step_tasks(&self, checked: bool) -> Vec<String> {
-        let text = crate::fsutil::read_optional(&self.project.spec())
-            .ok()
-            .flatten()
-            .unwrap_or_default();
-        crate::work::spec::parse(&text)
-            .steps
+        self.steps_now()
             .into_iter()
             .filter(|s| s.checked || !checked)
             .filter_map(|s| s.task)
