@@ -58,21 +58,6 @@ pub fn var(name: &str) -> Option<String> {
     take(name)
 }
 
-/// Hand the secrets ralph took (those `which` picks by name) on to `cmd`,
-/// which must be ralph itself: a worker that reads GitHub's issues, a loop
-/// `ralph watch` resumes. It takes them out of its own environment as it
-/// starts, as this process did.
-pub fn hand_on(cmd: &mut std::process::Command, which: impl Fn(&str) -> bool) {
-    let Ok(t) = taken().lock() else {
-        return;
-    };
-    for (name, value) in t.iter() {
-        if let Some(v) = value.as_deref().filter(|_| which(name)) {
-            cmd.env(name, v);
-        }
-    }
-}
-
 fn take(name: &str) -> Option<String> {
     if name.is_empty() || name.contains(['=', '\0']) {
         return None;
@@ -181,24 +166,5 @@ mod tests {
         );
         assert_eq!(var("RALPH_TEST_SECRET_unset_7f3a"), None);
         assert_eq!(var("A=B"), None);
-    }
-
-    #[test]
-    fn secrets_are_handed_on_only_to_the_command_and_only_those_picked() {
-        let (a, b) = ("RALPH_TEST_SECRET_hand_a", "RALPH_TEST_SECRET_hand_b");
-        // SAFETY: names no other test reads.
-        unsafe {
-            std::env::set_var(a, "va");
-            std::env::set_var(b, "vb");
-        }
-        assert!(var(a).is_some() && var(b).is_some());
-        let mut c = std::process::Command::new("true");
-        hand_on(&mut c, |n| n == a);
-        let envs: Vec<_> = c
-            .get_envs()
-            .map(|(k, v)| (k.to_owned(), v.map(|v| v.to_owned())))
-            .collect();
-        assert_eq!(envs, [(a.into(), Some("va".into()))]);
-        assert!(std::env::var_os(a).is_none(), "not put back in ours");
     }
 }

@@ -295,9 +295,6 @@ fn try_resume(row: &Row) -> Result<String> {
         .with_context(|| format!("cannot open {}", out.display()))?;
     let exe = std::env::current_exe().context("cannot find ralph's own program")?;
     let mut c = Command::new(exe);
-    // The run's secrets (its token for `--pr`, its notices' URLs), which
-    // ralph took out of its own environment as it started.
-    crate::secrets::hand_on(&mut c, |_| true);
     c.args(&args)
         .current_dir(&inv.cwd)
         .stdin(Stdio::null())

@@ -257,11 +257,7 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
     // token it read): a token in a worker's environment is in reach of an
     // unconfined session (`/proc/<its parent>/environ`), so only a worker
     // that reads GitHub's issues has it.
-    if job.needs_token {
-        // ralph took the token out of its own environment: handed on
-        // explicitly, and the worker takes it out of its own at once.
-        crate::secrets::hand_on(&mut c, |n| crate::secrets::TOKEN_VARS.contains(&n));
-    } else {
+    if !job.needs_token {
         crate::github::token::withhold(&mut c);
     }
     let before = crate::history::invocation::load(job.dir).map(|i| i.run_id);
