@@ -25,6 +25,7 @@ mod notify;
 mod parallel;
 mod parallel_cross;
 mod plan;
+mod probe_secrets;
 mod review;
 mod run_loop;
 mod sentinels;
