@@ -12,7 +12,7 @@ use crate::run::engine::Outcome;
 
 /// Options of the run's command line that are the run's own, not a
 /// worker's: (flag, takes a value).
-const RUN_ONLY: [(&str, bool); 12] = [
+const RUN_ONLY: [(&str, bool); 13] = [
     // The run's deadline: each worker gets what is left of it.
     ("--max-time", true),
     ("--branch", true),
@@ -26,6 +26,9 @@ const RUN_ONLY: [(&str, bool); 12] = [
     ("--prompt", true),
     ("--resume", false),
     ("-C", true),
+    // The run tells, a worker never does (its settings drop it); the
+    // variable a notice's URL is in is not in a worker's environment.
+    ("--notify", true),
 ];
 
 /// A worker's command line from the run's (`loop ...`, the program
@@ -363,6 +366,12 @@ mod tests {
         assert_eq!(worker_args(&v("-C x loop --parallel=2")), v("loop"));
         assert_eq!(
             worker_args(&v("-Cx loop --max-cost 3 --push")),
+            v("loop --max-cost 3")
+        );
+        assert_eq!(
+            worker_args(&v(
+                "loop --notify ntfy --notify=slack --notify discord=env:HOOK --max-cost 3"
+            )),
             v("loop --max-cost 3")
         );
     }
