@@ -240,15 +240,23 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
         });
     }
     // Workers neither push nor open pull requests (the run does, with the
-    // token it read): a token in a worker's environment is in reach of an
-    // unconfined session (`/proc/<its parent>/environ`), so only a worker
-    // that reads GitHub's issues has it.
-    if !job.needs_token {
-        crate::github::token::withhold(&mut c);
-    }
+    // token it read): only a worker that reads GitHub's issues gets the
+    // token, on its stdin (in its environment, an unconfined session
+    // would read it from `/proc/<its parent>/environ`).
+    crate::github::token::withhold(&mut c);
+    let handed = if job.needs_token {
+        crate::secrets::hand_to(&mut c, |n| crate::secrets::TOKEN_VARS.contains(&n))
+    } else {
+        None
+    };
     let mut child = c
         .spawn()
         .with_context(|| format!("cannot start worker {}", job.name))?;
+    if let Err(e) = crate::secrets::give(&mut child, handed) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e).with_context(|| format!("cannot hand worker {} the GitHub token", job.name));
+    }
     let tag = format!("[{}] ", job.name);
     let out = child.stdout.take().map(|o| shown(o, tag.clone(), false));
     let err = child.stderr.take().map(|e| shown(e, tag, true));

@@ -404,3 +404,54 @@ fn a_confined_claude_session_cannot_reach_ralphs_process() {
         }
     }
 }
+
+/// A parallel run whose tracker is GitHub's: its workers read the issues
+/// with the run's token (handed to them on their stdin), and still no
+/// session reads it from its own environment or any ancestor's.
+#[test]
+fn a_parallel_runs_workers_read_issues_yet_no_session_reads_the_token() {
+    let (env, gh, _origin) = shipping();
+    env.git(&["switch", "-q", "main"]);
+    gh.add_issue("First", "", &["ralph"]);
+    gh.add_issue("Second", "", &["ralph"]);
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] First [#1]\n- [ ] Second [#2]\n",
+    )
+    .unwrap();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "tracker = \"github\"\n",
+    )
+    .unwrap();
+    env.approve_config();
+    env.commit_all("issues as steps");
+    let seen = env.tmp.path().join("seen");
+    fs::create_dir_all(&seen).unwrap();
+    let body = format!(
+        r#"{{ env; p=$$; while [ "$p" -gt 1 ]; do echo "== $p"; tr '\0' '\n' < /proc/$p/environ; p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2); done; }} > "{seen}/$RALPH_STEP.env" 2>&1
+echo "$RALPH_STEP" > "step-$RALPH_STEP.txt"
+sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md
+git add -A && git commit -qm "step $RALPH_STEP"
+echo '{RESULT}'"#,
+        seen = seen.display()
+    );
+    let claude = stand_in(&env, "claude-dumps-env", &body);
+    let out = env
+        .ralph()
+        .env("GITHUB_API_URL", &gh.url)
+        .env("GH_TOKEN", TOKEN)
+        .env("RALPH_TEST_MARK", "seen")
+        .args(["loop", "--parallel", "2", "--claude"])
+        .arg(&claude)
+        .stdout_with(0);
+    assert!(out.contains("complete: all 2 steps done"), "{out}");
+    for step in ["#1", "#2"] {
+        let text = fs::read_to_string(seen.join(format!("{step}.env"))).unwrap();
+        assert!(
+            text.matches("RALPH_TEST_MARK=seen").count() >= 3,
+            "{step}: {text}"
+        );
+        assert!(!text.contains(TOKEN), "the token reached session {step}");
+    }
+}
