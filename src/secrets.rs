@@ -6,7 +6,9 @@
 //! process was started with, which `/proc/<pid>/environ` (and `ps e`) show
 //! to every process of the same user: an unconfined session or gate that
 //! walks up to ralph would read the token there. So on Linux those bytes
-//! are overwritten too; elsewhere the variable is only removed.
+//! are overwritten too; elsewhere the variable is only removed. On Linux
+//! ralph is also not dumpable: no core of it, and no other process of the
+//! user but root reads its memory (`/proc/<pid>/mem`) or environment.
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -48,6 +50,12 @@ const HANDED_MOST: u64 = 64 * 1024;
 /// `main`, while the process has one thread.
 pub fn init() {
     original::record();
+    // Not dumpable: the kernel writes no core of ralph (a session can make
+    // it dump one, its secrets in it, where the session reads it), and no
+    // process of the user but root opens its memory or environment
+    // through /proc. (Its children are dumpable again once they exec.)
+    #[cfg(target_os = "linux")]
+    let _ = nix::sys::prctl::set_dumpable(false);
     let handed = std::env::var_os(ON_STDIN).is_some_and(|v| v == "1");
     if std::env::var_os(ON_STDIN).is_some() {
         // SAFETY: one thread yet (see above).

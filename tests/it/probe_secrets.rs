@@ -164,6 +164,12 @@ echo '{RESULT}'"#
         .assert()
         .get_output()
         .clone();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(11),
+        "the session did not get to kill ralph: {out:?}"
+    );
     let mut dumped = Vec::new();
     for e in walkdir::WalkDir::new(&env.project) {
         let e = e.unwrap();
