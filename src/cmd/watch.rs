@@ -309,7 +309,15 @@ fn try_resume(row: &Row) -> Result<String> {
                 .map_err(std::io::Error::from)
         });
     }
-    let child = c.spawn().context("cannot start ralph loop")?;
+    // ralph's secrets left watch's environment as it started: the run gets
+    // them on its stdin, as its command line needs them.
+    let handed = crate::secrets::hand_to(&mut c, |_| true);
+    let mut child = c.spawn().context("cannot start ralph loop")?;
+    if let Err(e) = crate::secrets::give(&mut child, handed) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e).context("cannot hand the resumed run its secrets");
+    }
     Ok(format!(
         "resumed {} (pid {}): `ralph {}`; its output: {}",
         row.name,

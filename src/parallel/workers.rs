@@ -13,7 +13,7 @@ use crate::run::engine::Outcome;
 
 /// Options of the run's command line that are the run's own, not a
 /// worker's: (flag, takes a value).
-const RUN_ONLY: [(&str, bool); 12] = [
+const RUN_ONLY: [(&str, bool); 13] = [
     // The run's deadline: each worker gets what is left of it.
     ("--max-time", true),
     ("--branch", true),
@@ -27,6 +27,9 @@ const RUN_ONLY: [(&str, bool); 12] = [
     ("--prompt", true),
     ("--resume", false),
     ("-C", true),
+    // The run tells, a worker never does (its settings drop it); the
+    // variable a notice's URL is in is not in a worker's environment.
+    ("--notify", true),
 ];
 
 /// A worker's command line from the run's (`loop ...`, the program
@@ -254,16 +257,24 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
         });
     }
     // Workers neither push nor open pull requests (the run does, with the
-    // token it read): a token in a worker's environment is in reach of an
-    // unconfined session (`/proc/<its parent>/environ`), so only a worker
-    // that reads GitHub's issues has it.
-    if !job.needs_token {
-        crate::github::token::withhold(&mut c);
-    }
+    // token it read): only a worker that reads GitHub's issues gets the
+    // token, on its stdin (in its environment, an unconfined session
+    // would read it from `/proc/<its parent>/environ`).
+    crate::github::token::withhold(&mut c);
+    let handed = if job.needs_token {
+        crate::secrets::hand_to(&mut c, |n| crate::secrets::TOKEN_VARS.contains(&n))
+    } else {
+        None
+    };
     let before = crate::history::invocation::load(job.dir).map(|i| i.run_id);
     let mut child = c
         .spawn()
         .with_context(|| format!("cannot start worker {}", job.name))?;
+    if let Err(e) = crate::secrets::give(&mut child, handed) {
+        let _ = child.kill();
+        let _ = child.wait();
+        return Err(e).with_context(|| format!("cannot hand worker {} the GitHub token", job.name));
+    }
     let tag = format!("[{}] ", job.name);
     let last_error = Arc::new(Mutex::new(None));
     let out = child.stdout.take().map(|o| shown(o, tag.clone(), None));
@@ -446,6 +457,12 @@ mod tests {
         assert_eq!(worker_args(&v("-C x loop --parallel=2")), v("loop"));
         assert_eq!(
             worker_args(&v("-Cx loop --max-cost 3 --push")),
+            v("loop --max-cost 3")
+        );
+        assert_eq!(
+            worker_args(&v(
+                "loop --notify ntfy --notify=slack --notify discord=env:HOOK --max-cost 3"
+            )),
             v("loop --max-cost 3")
         );
     }

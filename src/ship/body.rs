@@ -225,8 +225,10 @@ pub fn body(f: &Facts) -> String {
     out.push_str(&format!("## Steps ({})\n\n", spec.progress()));
     let mut rest = verdicts_and_run(f);
     rest.push_str(&closes(f, &spec));
-    // The steps fill what the header and the rest leave under the bound.
-    let room = BODY_MOST.saturating_sub(count(&out) + count(&rest) + 400);
+    // The steps fill what the header, the rest and the line that says the
+    // list was cut (its URL as long as the branch makes it) leave.
+    let cut = count(&cut_line(f, spec.steps.len()));
+    let room = BODY_MOST.saturating_sub(count(&out) + count(&rest) + cut);
     out.push_str(&steps(f, &spec, room));
     out.push_str(&rest);
     out
@@ -253,21 +255,26 @@ fn steps(f: &Facts, spec: &spec::Spec, room: usize) -> String {
             .unwrap_or_default();
         let line = format!("- [{mark}] {label}{}{issue}\n", inert(&s.title, 300));
         if used + count(&line) > room {
-            let left = spec.steps.len() - i;
-            let whole = match &f.spec_url {
-                Some(url) => format!("the whole spec: {url}"),
-                None => "the whole spec is `.ralph/spec.md` on the branch".into(),
-            };
-            out.push_str(&format!(
-                "- … {left} more step{} not listed (a pull request's text is bounded); {whole}\n",
-                if left == 1 { "" } else { "s" }
-            ));
+            out.push_str(&cut_line(f, spec.steps.len() - i));
             break;
         }
         used += count(&line);
         out.push_str(&line);
     }
     out
+}
+
+/// The line that ends a cut step list: how many steps are not listed,
+/// and where to read them.
+fn cut_line(f: &Facts, left: usize) -> String {
+    let whole = match &f.spec_url {
+        Some(url) => format!("the whole spec: {url}"),
+        None => "the whole spec is `.ralph/spec.md` on the branch".into(),
+    };
+    format!(
+        "- … {left} more step{} not listed (a pull request's text is bounded); {whole}\n",
+        if left == 1 { "" } else { "s" }
+    )
 }
 
 fn verdicts_and_run(f: &Facts) -> String {

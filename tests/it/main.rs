@@ -26,6 +26,7 @@ mod parallel;
 mod parallel_cross;
 mod parallel_ends;
 mod plan;
+mod probe_secrets;
 mod review;
 mod run_loop;
 mod sentinels;
