@@ -744,6 +744,8 @@ fn keep_invocation(project: &Project, run: &RunDir, record: Option<Invocation>, 
             args,
             cwd: std::env::current_dir().unwrap_or_default(),
             resumed: Vec::new(),
+            issues_at_start: None,
+            pr_issues_at_start: None,
         },
     };
     if let Err(e) = crate::history::invocation::save(&project.root, &inv) {

@@ -18,6 +18,38 @@ pub struct Invocation {
     /// overrides what came before it.
     #[serde(default)]
     pub resumed: Vec<Vec<String>>,
+    /// The issues a run may close, as its steps named them when it began
+    /// (`Saved::issues_at_start`, `Saved::pr_issues_at_start`): kept here,
+    /// where no session writes, and put back over the run folder's copy
+    /// on `--resume`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issues_at_start: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pr_issues_at_start: Option<Vec<u64>>,
+}
+
+/// Keep the issues run `run_id` may close in its record (nothing when the
+/// record is another run's).
+pub fn keep_closable(
+    root: &Path,
+    run_id: &str,
+    issues: Option<Vec<String>>,
+    pr_issues: Option<Vec<u64>>,
+) -> Result<()> {
+    let Some(mut inv) = load(root).filter(|i| i.run_id == run_id) else {
+        return Ok(());
+    };
+    inv.issues_at_start = issues;
+    inv.pr_issues_at_start = pr_issues;
+    save(root, &inv)
+}
+
+/// The issues run `run_id` may close, from its record: `(None, None)` for a
+/// run without one, which then closes none.
+pub fn closable(root: &Path, run_id: &str) -> (Option<Vec<String>>, Option<Vec<u64>>) {
+    load(root)
+        .filter(|i| i.run_id == run_id)
+        .map_or((None, None), |i| (i.issues_at_start, i.pr_issues_at_start))
 }
 
 /// Beside the lock of `root`.

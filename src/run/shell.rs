@@ -428,6 +428,10 @@ impl Shell<'_> {
             Some(mut saved) => {
                 saved.limits = s.limits.clone();
                 saved.resumed += 1;
+                // Which issues the run may close comes from ralph's own
+                // record, never from the run folder, where a session writes.
+                (saved.issues_at_start, saved.pr_issues_at_start) =
+                    crate::history::invocation::closable(&self.project.root, &run.id);
                 run.clear_summary()?;
                 self.ui.note(&format!(
                     "resuming run {} at iteration {}/{}, {} spent",
@@ -451,6 +455,12 @@ impl Shell<'_> {
                 if s.pr {
                     saved.pr_issues_at_start = Some(self.step_issues());
                 }
+                crate::history::invocation::keep_closable(
+                    &self.project.root,
+                    &run.id,
+                    saved.issues_at_start.clone(),
+                    saved.pr_issues_at_start.clone(),
+                )?;
                 saved
             }
         })
