@@ -216,6 +216,8 @@ mod tests {
             extra,
             root: std::path::Path::new("/p"),
             project_files: true,
+            secrets: &[],
+            own_name: "s",
         }
     }
 

@@ -1,36 +1,45 @@
 //! Codex CLI 0.169: `codex exec --json`, the prompt on stdin; confined in
-//! its own sandbox (`workspace-write`, approvals never). Its sandbox keeps
-//! `.git` read-only, which would stop every commit a step makes: the
-//! project's `.git` is named writable, as it is for Claude Code's sandbox.
-//! `/tmp` is not writable (the session gets a TMPDIR of its own), nor is the
-//! network.
+//! its own sandbox (approvals never), by a permissions profile of the
+//! session's own (`profile`): Codex's `:workspace` (writes in the project
+//! and TMPDIR, no network), less `/tmp`, plus the project's `.git` (for
+//! its commits), less the user's credential stores, which its commands
+//! cannot read. (Its older `--sandbox workspace-write` settings cannot
+//! hide a path from reads.)
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::sandbox::confine::Confinement;
+use crate::sandbox::credentials::Secret;
 use serde_json::Value;
 
 use crate::session::stream::{Session, Shown, Usage, error_line, first_line};
 
+/// What a confined session's sandbox is made of, read before it starts.
+#[derive(Debug, Clone, Copy)]
+pub struct Confined<'a> {
+    pub c: &'a Confinement,
+    pub root: &'a Path,
+    /// The user's credential stores there are.
+    pub secrets: &'a [Secret],
+    /// The permissions profile's name: the session's own, as no config
+    /// layer can name it. (Codex merges a profile's tables across its
+    /// layers: a config that named ours could add to what it allows.)
+    pub profile: &'a str,
+}
+
 /// `codex exec` arguments before the user's own: the JSON stream, the
-/// prompt from stdin (`-`, last), and either its sandbox (confined: writes
-/// in the project, its `.git`, `allow_write` and the session's TMPDIR; no
-/// network) or none.
-pub fn arguments(model: Option<&str>, confined: Option<&Confinement>, root: &Path) -> Vec<String> {
+/// prompt from stdin (`-`, last), and either its sandbox (confined: the
+/// session's own permissions profile, `profile`) or none.
+pub fn arguments(model: Option<&str>, confined: Option<&Confined>) -> Vec<String> {
     let mut a: Vec<String> = ["exec", "--json", "--skip-git-repo-check"]
         .map(String::from)
         .into();
     match confined {
-        Some(c) => {
-            let mut roots = vec![root.join(".git").display().to_string()];
-            roots.extend(c.allow_write.iter().cloned());
-            let roots = serde_json::to_string(&roots).expect("strings serialise");
-            a.extend(["--sandbox", "workspace-write"].map(String::from));
+        Some(k) => {
             for setting in [
                 "approval_policy=\"never\"".to_string(),
-                "sandbox_workspace_write.network_access=false".into(),
-                "sandbox_workspace_write.exclude_slash_tmp=true".into(),
-                format!("sandbox_workspace_write.writable_roots={roots}"),
+                format!("default_permissions={}", quoted(k.profile)),
+                format!("permissions.{}={}", k.profile, profile(k)),
             ] {
                 a.extend(["-c".into(), setting]);
             }
@@ -43,10 +52,52 @@ pub fn arguments(model: Option<&str>, confined: Option<&Confinement>, root: &Pat
     a
 }
 
+/// A TOML string (JSON's escapes are TOML's).
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).expect("strings serialise")
+}
+
+/// The permissions profile, as a TOML inline table: Codex's `:workspace`
+/// (the project and TMPDIR written, its `.git`, `.codex` and `.agents`
+/// read-only, no network), `/tmp` read-only, the project's `.git` written
+/// after all (its commits), the user's `allow_write`, and the credential
+/// stores unreadable.
+fn profile(k: &Confined) -> String {
+    let mut entries: Vec<(String, &str)> = vec![
+        (":slash_tmp".into(), "read"),
+        (k.root.join(".git").display().to_string(), "write"),
+    ];
+    let writable: Vec<PathBuf> =
+        k.c.allow_write
+            .iter()
+            .map(|w| PathBuf::from(crate::sandbox::confine::expand_home(w)))
+            .collect();
+    entries.extend(writable.iter().map(|w| (w.display().to_string(), "write")));
+    entries.extend(
+        crate::sandbox::credentials::hidden(k.secrets, &writable, k.root)
+            .into_iter()
+            .map(|s| (s.path().display().to_string(), "none")),
+    );
+    let fs: Vec<String> = entries
+        .iter()
+        .map(|(p, access)| format!("{}={}", quoted(p), quoted(access)))
+        .collect();
+    format!(
+        "{{extends=\":workspace\", filesystem={{{}}}, network={{enabled=false}}}}",
+        fs.join(", ")
+    )
+}
+
 /// A session's arguments: `arguments`, the user's own, and `-` (the
 /// prompt from stdin).
 pub fn session_arguments(a: &super::Ask) -> Vec<String> {
-    let mut args = arguments(a.model, a.confined, a.root);
+    let confined = a.confined.map(|c| Confined {
+        c,
+        root: a.root,
+        secrets: a.secrets,
+        profile: a.own_name,
+    });
+    let mut args = arguments(a.model, confined.as_ref());
     args.extend(a.extra.iter().cloned());
     args.push("-".into());
     args
@@ -166,10 +217,20 @@ pub(crate) fn command(item: &Value) -> String {
 mod tests {
     use super::*;
 
+    /// The value of a `-c key=value` argument, read as TOML.
+    fn setting(a: &[String], key: &str) -> toml::Value {
+        let v = a
+            .iter()
+            .find_map(|x| x.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("{key}: {a:?}"));
+        let t: toml::Table = toml::from_str(&format!("v = {v}")).unwrap();
+        t["v"].clone()
+    }
+
     #[test]
     fn confined_or_not_and_the_model() {
         assert_eq!(
-            arguments(Some("gpt-5.4"), None, Path::new("/p")),
+            arguments(Some("gpt-5.4"), None),
             [
                 "exec",
                 "--json",
@@ -180,16 +241,46 @@ mod tests {
             ]
         );
         let c = Confinement {
-            allow_write: vec!["/data/x".into()],
+            allow_write: vec!["/data/x".into(), "/h/.kube".into()],
             allow_domains: vec![],
         };
-        let a = arguments(None, Some(&c), Path::new("/p"));
-        assert!(!a.iter().any(|x| x.contains("dangerously")), "{a:?}");
-        assert!(a.windows(2).any(|w| w == ["--sandbox", "workspace-write"]));
-        assert!(a.contains(
-            &"sandbox_workspace_write.writable_roots=[\"/p/.git\",\"/data/x\"]".to_string()
-        ));
-        assert!(a.contains(&"sandbox_workspace_write.exclude_slash_tmp=true".to_string()));
-        assert!(a.contains(&"sandbox_workspace_write.network_access=false".to_string()));
+        let secrets = [
+            Secret::Dir("/h/.ssh".into()),
+            Secret::File("/h/.netrc".into()),
+            Secret::Dir("/h/.kube".into()),
+        ];
+        let k = Confined {
+            c: &c,
+            root: Path::new("/p"),
+            secrets: &secrets,
+            profile: "ralph-0a1b",
+        };
+        let a = arguments(None, Some(&k));
+        assert!(
+            !a.iter()
+                .any(|x| x.contains("dangerously") || x == "--sandbox"),
+            "{a:?}"
+        );
+        assert_eq!(setting(&a, "approval_policy").as_str(), Some("never"));
+        assert_eq!(
+            setting(&a, "default_permissions").as_str(),
+            Some("ralph-0a1b")
+        );
+        let p = setting(&a, "permissions.ralph-0a1b");
+        assert_eq!(p["extends"].as_str(), Some(":workspace"));
+        assert_eq!(p["network"]["enabled"].as_bool(), Some(false));
+        let fs = p["filesystem"].as_table().unwrap();
+        let access = |k: &str| fs.get(k).and_then(|v| v.as_str());
+        for (path, want) in [
+            (":slash_tmp", "read"),
+            ("/p/.git", "write"),
+            ("/data/x", "write"),
+            ("/h/.ssh", "none"),
+            ("/h/.netrc", "none"),
+            // The user lets sessions write it: not hidden.
+            ("/h/.kube", "write"),
+        ] {
+            assert_eq!(access(path), Some(want), "{path}: {fs:?}");
+        }
     }
 }

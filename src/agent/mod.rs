@@ -397,6 +397,12 @@ pub struct Ask<'a> {
     /// The project's own agent files that a switch can turn off (pi's
     /// extensions, opencode's project config) are approved: loaded.
     pub project_files: bool,
+    /// Confined: the user's credential stores there are, which its
+    /// sandbox hides.
+    pub secrets: &'a [crate::sandbox::credentials::Secret],
+    /// A name of the session's own, that no file can know beforehand
+    /// (Codex's permissions profile).
+    pub own_name: &'a str,
 }
 
 impl Agent {
