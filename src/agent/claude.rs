@@ -217,6 +217,7 @@ mod tests {
             root: std::path::Path::new("/p"),
             project_files: true,
             secrets: &[],
+            git: None,
             own_name: "s",
         }
     }

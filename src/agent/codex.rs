@@ -1,14 +1,14 @@
 //! Codex CLI 0.169: `codex exec --json`, the prompt on stdin; confined in
 //! its own sandbox (approvals never), by a permissions profile of the
 //! session's own (`profile`): Codex's `:workspace` (writes in the project
-//! and TMPDIR, no network), less `/tmp`, plus the project's `.git` (for
-//! its commits), less the user's credential stores, which its commands
+//! and TMPDIR, no network), less `/tmp`, plus what its commits write of
+//! git's folder, less the user's credential stores, which its commands
 //! cannot read. (Its older `--sandbox workspace-write` settings cannot
 //! hide a path from reads.)
 
 use std::path::{Path, PathBuf};
 
-use crate::sandbox::confine::Confinement;
+use crate::sandbox::confine::{Confinement, GitDirs, SHARED_WRITTEN};
 use crate::sandbox::credentials::Secret;
 use serde_json::Value;
 
@@ -19,6 +19,8 @@ use crate::session::stream::{Session, Shown, Usage, error_line, first_line};
 pub struct Confined<'a> {
     pub c: &'a Confinement,
     pub root: &'a Path,
+    /// Where git keeps the project's repository (`None`: not one).
+    pub git: Option<&'a GitDirs>,
     /// The user's credential stores there are.
     pub secrets: &'a [Secret],
     /// The permissions profile's name: the session's own, as no config
@@ -59,14 +61,16 @@ fn quoted(s: &str) -> String {
 
 /// The permissions profile, as a TOML inline table: Codex's `:workspace`
 /// (the project and TMPDIR written, its `.git`, `.codex` and `.agents`
-/// read-only, no network), `/tmp` read-only, the project's `.git` written
-/// after all (its commits), the user's `allow_write`, and the credential
-/// stores unreadable.
+/// read-only, no network), `/tmp` read-only, what its commits write of
+/// git's folder (`git_entries`), the user's `allow_write`, and the
+/// credential stores unreadable.
 fn profile(k: &Confined) -> String {
-    let mut entries: Vec<(String, &str)> = vec![
-        (":slash_tmp".into(), "read"),
-        (k.root.join(".git").display().to_string(), "write"),
-    ];
+    let mut entries: Vec<(String, &str)> = vec![(":slash_tmp".into(), "read")];
+    entries.extend(
+        git_entries(k.root, k.git)
+            .into_iter()
+            .map(|(p, access)| (p.display().to_string(), access)),
+    );
     let writable: Vec<PathBuf> =
         k.c.allow_write
             .iter()
@@ -88,12 +92,46 @@ fn profile(k: &Confined) -> String {
     )
 }
 
+/// What a session's commits write of git's folder (Codex keeps the
+/// project's `.git` read-only): a main checkout's whole, wherever it lies
+/// (`gitguard` puts back what a session changed of its setup); a linked
+/// worktree's `.git` is a file (named writable, Codex's sandbox failed
+/// every command: it binds paths inside it), and its commits write its own
+/// folder, less its pointers and config, and the shared folder's objects,
+/// refs and logs (`SHARED_WRITTEN`), less the alternates, and its
+/// submodules' folders, less their config and hooks: as ralph's
+/// bubblewrap lets an agent (`confine::agent_over`). In Codex's profile
+/// the more specific entry wins.
+pub fn git_entries(root: &Path, git: Option<&GitDirs>) -> Vec<(PathBuf, &'static str)> {
+    let Some(g) = git else {
+        return vec![(root.join(".git"), "write")];
+    };
+    if g.own == g.common {
+        return vec![(g.common.clone(), "write")];
+    }
+    let mut out: Vec<(PathBuf, &'static str)> = SHARED_WRITTEN
+        .iter()
+        .map(|d| (g.common.join(d), "write"))
+        .collect();
+    out.push((g.common.join("objects/info/alternates"), "read"));
+    out.push((g.own.clone(), "write"));
+    out.extend(["commondir", "gitdir", "config.worktree"].map(|f| (g.own.join(f), "read")));
+    if !g.modules.is_empty() {
+        out.push((g.common.join("modules"), "write"));
+    }
+    for m in &g.modules {
+        out.extend(["config", "hooks"].map(|f| (m.join(f), "read")));
+    }
+    out
+}
+
 /// A session's arguments: `arguments`, the user's own, and `-` (the
 /// prompt from stdin).
 pub fn session_arguments(a: &super::Ask) -> Vec<String> {
     let confined = a.confined.map(|c| Confined {
         c,
         root: a.root,
+        git: a.git,
         secrets: a.secrets,
         profile: a.own_name,
     });
@@ -252,6 +290,7 @@ mod tests {
         let k = Confined {
             c: &c,
             root: Path::new("/p"),
+            git: None,
             secrets: &secrets,
             profile: "ralph-0a1b",
         };
@@ -282,5 +321,53 @@ mod tests {
         ] {
             assert_eq!(access(path), Some(want), "{path}: {fs:?}");
         }
+    }
+
+    #[test]
+    fn a_linked_worktree_writes_the_shared_folders_parts_not_its_dot_git_file() {
+        let git = GitDirs {
+            common: "/m/.git".into(),
+            own: "/m/.git/worktrees/a".into(),
+            modules: vec!["/m/.git/modules/lib".into()],
+            dot_git_file: true,
+        };
+        let e = git_entries(Path::new("/w/a"), Some(&git));
+        let access = |p: &str| e.iter().find(|(x, _)| x == Path::new(p)).map(|(_, a)| *a);
+        for d in [
+            "objects", "refs", "logs", "reftable", "lfs", "rr-cache", "modules",
+        ] {
+            assert_eq!(access(&format!("/m/.git/{d}")), Some("write"), "{d}");
+        }
+        assert_eq!(access("/m/.git/worktrees/a"), Some("write"));
+        for p in [
+            "/m/.git/worktrees/a/commondir",
+            "/m/.git/worktrees/a/gitdir",
+            "/m/.git/worktrees/a/config.worktree",
+            "/m/.git/objects/info/alternates",
+            "/m/.git/modules/lib/config",
+            "/m/.git/modules/lib/hooks",
+        ] {
+            assert_eq!(access(p), Some("read"), "{p}");
+        }
+        // Not its `.git` file, nor the shared setup or another worktree.
+        for p in [
+            "/w/a/.git",
+            "/m/.git",
+            "/m/.git/config",
+            "/m/.git/worktrees",
+        ] {
+            assert_eq!(access(p), None, "{p}: {e:?}");
+        }
+        // A main checkout writes its git folder, wherever it is.
+        let main = GitDirs {
+            common: "/g".into(),
+            own: "/g".into(),
+            modules: Vec::new(),
+            dot_git_file: true,
+        };
+        assert_eq!(
+            git_entries(Path::new("/p"), Some(&main)),
+            [(PathBuf::from("/g"), "write")]
+        );
     }
 }

@@ -400,6 +400,9 @@ pub struct Ask<'a> {
     /// Confined: the user's credential stores there are, which its
     /// sandbox hides.
     pub secrets: &'a [crate::sandbox::credentials::Secret],
+    /// Confined: where git keeps the project's repository, as git said
+    /// before the session.
+    pub git: Option<&'a crate::sandbox::confine::GitDirs>,
     /// A name of the session's own, that no file can know beforehand
     /// (Codex's permissions profile).
     pub own_name: &'a str,

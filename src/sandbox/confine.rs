@@ -449,7 +449,7 @@ pub fn agent_over(root: &Path, git: Option<&GitDirs>) -> Vec<Over> {
 /// What a linked worktree's commits write of the shared git folder: the
 /// objects, the refs and their logs (and, where the repository has them,
 /// its reftable, git-lfs's objects and rerere's records).
-const SHARED_WRITTEN: [&str; 6] = ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"];
+pub const SHARED_WRITTEN: [&str; 6] = ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"];
 
 /// A linked worktree's: the shared git folder read-only, whole (bound
 /// again: it may lie in a folder the sandbox empties), less what its

@@ -259,6 +259,7 @@ fn assemble(
         // Asked as each session starts: a session may have written them.
         project_files: crate::trust::approval::agent_files_approved(&project.root),
         secrets: &secrets,
+        git: git.as_ref(),
         own_name: &own_name,
     };
     let mut args = seat.agent.arguments(&ask);
