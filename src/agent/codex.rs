@@ -5,6 +5,10 @@
 //! git's folder, less the user's credential stores, which its commands
 //! cannot read. (Its older `--sandbox workspace-write` settings cannot
 //! hide a path from reads.)
+//!
+//! A command its sandbox refuses (one that fails as a refusal would) shows
+//! nowhere in its stream, only in its transcript: a session whose every
+//! command was refused is a failure (`judge_refusals`).
 
 use std::path::{Path, PathBuf};
 
@@ -156,6 +160,141 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
         text,
         "In Codex, in your project: /prompts:ralph-setup <what you want built>",
     ))
+}
+
+/// A confined session whose every command its sandbox refused did
+/// nothing it was asked to, whatever its last words: a failure. Codex
+/// mostly shows such a command nowhere in its stream (no command item),
+/// at times as any failed one: its transcript has the model's every call
+/// and what it was answered, so the answers are read there.
+pub fn judge_refusals(s: &mut Session) {
+    let Some(thread) = s.session_id.clone() else {
+        return;
+    };
+    let home =
+        super::dir_var("CODEX_HOME").or_else(|| super::home().ok().map(|h| h.join(".codex")));
+    let Some(text) = home.and_then(|h| transcript(&h.join("sessions"), &thread)) else {
+        return;
+    };
+    if let Some(why) = all_refused(&command_calls(&text)) {
+        s.any_error = true;
+        s.last_error = Some(why);
+    }
+}
+
+/// Why a session whose command calls were answered so failed: when there
+/// were some, and each was a refusal.
+fn all_refused(answers: &[String]) -> Option<String> {
+    let first = answers.first()?;
+    answers.iter().all(|a| refused(a)).then(|| {
+        let said = output_of(first)
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        format!(
+            "codex's sandbox refused every command of the session ({}), so none ran: {}",
+            answers.len(),
+            first_line(said, 200)
+        )
+    })
+}
+
+/// What the command printed, in Codex's answer (its own lines, then
+/// `Output:` and the command's).
+fn output_of(answer: &str) -> &str {
+    answer
+        .split_once("Output:\n")
+        .map_or(answer, |(_, out)| out)
+}
+
+/// Is this answer one Codex takes for its sandbox's refusal: the command
+/// failed (not as a shell's usage error or a command not found), saying
+/// what a refused call says? The same words Codex looks for.
+fn refused(answer: &str) -> bool {
+    const SAID: [&str; 7] = [
+        "operation not permitted",
+        "permission denied",
+        "read-only file system",
+        "seccomp",
+        "sandbox",
+        "landlock",
+        "failed to write file",
+    ];
+    let code = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("Process exited with code "))
+        .and_then(|c| c.trim().parse::<i64>().ok());
+    let out = output_of(answer).to_ascii_lowercase();
+    matches!(code, Some(c) if ![0, 2, 126, 127].contains(&c))
+        && SAID.iter().any(|w| out.contains(w))
+}
+
+/// The answers to the command calls (`exec_command`, and the older
+/// `shell` tools) in a Codex transcript, in order.
+fn command_calls(transcript: &str) -> Vec<String> {
+    const TOOLS: [&str; 4] = ["exec_command", "shell", "shell_command", "local_shell"];
+    let mut calls: Vec<String> = Vec::new();
+    let mut answers: Vec<String> = Vec::new();
+    for line in transcript.lines() {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let p = &v["payload"];
+        let id = p["call_id"].as_str().unwrap_or("").to_string();
+        match (v["type"].as_str(), p["type"].as_str()) {
+            (Some("response_item"), Some("function_call"))
+                if TOOLS.contains(&p["name"].as_str().unwrap_or("")) =>
+            {
+                calls.push(id);
+            }
+            (Some("response_item"), Some("function_call_output")) if calls.contains(&id) => {
+                answers.push(p["output"].as_str().unwrap_or("").to_string());
+            }
+            _ => {}
+        }
+    }
+    answers
+}
+
+/// The transcript of thread `thread`: `<sessions>/YYYY/MM/DD/rollout-<time>-<thread>.jsonl`,
+/// in one of the last few days' folders (a session may start before
+/// midnight); bounded.
+fn transcript(sessions: &Path, thread: &str) -> Option<String> {
+    if thread.is_empty()
+        || !thread
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-')
+    {
+        return None;
+    }
+    let newest = |dir: &Path| -> Vec<PathBuf> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .collect();
+        v.sort();
+        v.reverse();
+        v.truncate(2);
+        v
+    };
+    let mut days: Vec<PathBuf> = newest(sessions)
+        .iter()
+        .flat_map(|y| newest(y))
+        .flat_map(|m| newest(&m))
+        .collect();
+    days.sort();
+    let suffix = format!("-{thread}.jsonl");
+    days.iter().rev().take(3).find_map(|d| {
+        let f = std::fs::read_dir(d)
+            .ok()?
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().ends_with(&suffix))?;
+        crate::fsutil::read_optional_capped(&f.path(), crate::fsutil::RUN_FILE_CAP)
+            .ok()
+            .flatten()
+    })
 }
 
 /// Codex's `exec --json` events, by their `type`.
@@ -369,5 +508,94 @@ mod tests {
             git_entries(Path::new("/p"), Some(&main)),
             [(PathBuf::from("/g"), "write")]
         );
+    }
+
+    /// A transcript line as Codex 0.169 writes it.
+    fn line(kind: &str, payload: serde_json::Value) -> String {
+        serde_json::json!({"timestamp": "t", "type": kind, "payload": payload}).to_string()
+    }
+
+    fn call(name: &str, id: &str) -> String {
+        line(
+            "response_item",
+            serde_json::json!({"type": "function_call", "name": name, "arguments": "{}", "call_id": id}),
+        )
+    }
+
+    fn answer(id: &str, out: &str) -> String {
+        line(
+            "response_item",
+            serde_json::json!({"type": "function_call_output", "call_id": id, "output": out}),
+        )
+    }
+
+    #[test]
+    fn a_session_whose_every_command_was_refused_failed() {
+        let answered = |code: i64, out: &str| {
+            format!(
+                "Chunk ID: 7b89b3\nWall time: 0.0000 seconds\nProcess exited with code {code}\nOriginal token count: 101\nOutput:\n{out}"
+            )
+        };
+        let bwrap = answered(
+            101,
+            "bwrap: Can't mkdir parents for /w/.git/.git: Not a directory\n\nthread 'main' panicked at linux-sandbox/src/linux_run_main.rs:887:21:\n",
+        );
+        let erofs = answered(1, "/bin/bash: line 1: /h/x: Read-only file system\n");
+        let t = [
+            line("session_meta", serde_json::json!({"id": "x"})),
+            call("exec_command", "c1"),
+            answer("c1", &bwrap),
+            call("update_plan", "c2"),
+            answer("c2", "Plan updated"),
+            call("exec_command", "c3"),
+            answer("c3", &erofs),
+            "not json".into(),
+        ]
+        .join("\n");
+        let answers = command_calls(&t);
+        assert_eq!(answers, [bwrap.clone(), erofs.clone()]);
+        assert_eq!(
+            all_refused(&answers).as_deref(),
+            Some(
+                "codex's sandbox refused every command of the session (2), so none ran: bwrap: Can't mkdir parents for /w/.git/.git: Not a directory"
+            )
+        );
+        // One ran, or failed as no refusal does: not every command was
+        // refused.
+        for other in [
+            answered(0, "done\n"),
+            answered(1, "error: tests failed\n"),
+            answered(127, "sh: sandboxctl: command not found\n"),
+            "Chunk ID: 1\nWall time: 10.0 seconds\nProcess running with session ID 63084\nOutput:\n".into(),
+        ] {
+            assert_eq!(all_refused(&[erofs.clone(), other.clone()]), None, "{other}");
+        }
+        // No command asked for: nothing refused.
+        assert_eq!(all_refused(&command_calls(&call("update_plan", "c"))), None);
+    }
+
+    #[test]
+    fn the_transcript_is_found_by_its_thread_in_the_last_days_folders() {
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path().join("sessions");
+        for (day, id, text) in [
+            ("2026/11/27", "01a2-aaaa", "late"),
+            ("2026/11/28", "01a2-bbbb", "today"),
+            ("2026/10/31", "01a2-dddd", "last month"),
+            ("2025/01/01", "01a2-cccc", "long ago"),
+        ] {
+            std::fs::create_dir_all(s.join(day)).unwrap();
+            std::fs::write(
+                s.join(day)
+                    .join(format!("rollout-2026-11-28T19-42-04-{id}.jsonl")),
+                text,
+            )
+            .unwrap();
+        }
+        assert_eq!(transcript(&s, "01a2-aaaa").as_deref(), Some("late"));
+        assert_eq!(transcript(&s, "01a2-bbbb").as_deref(), Some("today"));
+        assert_eq!(transcript(&s, "01a2-cccc"), None, "not among the last days");
+        assert_eq!(transcript(&s, "../x"), None);
+        assert_eq!(transcript(&d.path().join("none"), "01a2-aaaa"), None);
     }
 }

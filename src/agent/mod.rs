@@ -352,6 +352,14 @@ impl Agent {
         }
     }
 
+    /// After a confined session: what its stream cannot tell of its
+    /// sandbox (Codex's refused commands), into the session's facts.
+    pub fn judge_confined(self, s: &mut crate::session::stream::Session) {
+        if self == Agent::Codex {
+            codex::judge_refusals(s);
+        }
+    }
+
     /// Read one line of its log (`log_on_stderr`): a failed model call it
     /// retries by itself, or `None`.
     pub fn read_log(self, line: &str) -> Option<LogSaid> {

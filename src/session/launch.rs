@@ -293,6 +293,7 @@ fn assemble(
         not_after,
         agent: seat.agent,
         unset: ralphs_token_vars(s),
+        confined: s.confined.is_some(),
     })
 }
 

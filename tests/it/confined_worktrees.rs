@@ -266,3 +266,33 @@ fn a_confined_codex_loop_in_a_worktree_commits_and_writes_no_git_setup() {
         "../..\n"
     );
 }
+
+/// A command Codex's sandbox refuses shows nowhere in its stream: a
+/// session whose every command was refused did nothing it was asked to,
+/// and is a failure, not a session that ended well.
+#[test]
+fn a_confined_codex_session_whose_every_command_was_refused_failed() {
+    let env = one_step_project();
+    let outside = env.home.join("outside.txt");
+    env.api.session([
+        Reply::bash(format!("echo x > {}", outside.display())),
+        Reply::text("Step done."),
+    ]);
+    let out = codex_loop(&env)
+        .args(["--worktree", "x", "--max-iterations", "1"])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(!outside.exists(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "session 1 failed (1 in a row): codex's sandbox refused every command of the session (1), so none ran: /bin/bash: line 1: {}: Read-only file system",
+            outside.display()
+        )),
+        "{out}"
+    );
+    let recs = records_in(&wt_dir(&env.project, "x"));
+    assert_eq!(recs[0]["outcome"], "failed", "{}", recs[0]);
+}
