@@ -82,7 +82,7 @@ fn profile(k: &Confined) -> String {
             .collect();
     entries.extend(writable.iter().map(|w| (w.display().to_string(), "write")));
     entries.extend(
-        crate::sandbox::credentials::hidden(k.secrets, &writable, k.root)
+        crate::sandbox::credentials::hidden(k.secrets, (&writable, &[]), k.root)
             .into_iter()
             .map(|s| (s.path().display().to_string(), "none")),
     );

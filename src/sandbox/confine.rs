@@ -67,7 +67,7 @@ pub fn settings(c: &Confinement, token: &str, root: &Path, secrets: &[Secret]) -
         .iter()
         .map(|w| expand_home(w).into())
         .collect();
-    let unread: Vec<String> = super::credentials::hidden(secrets, &writable, root)
+    let unread: Vec<String> = super::credentials::hidden(secrets, (&writable, &[]), root)
         .into_iter()
         .map(|s| s.path().display().to_string())
         .collect();
@@ -318,6 +318,7 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
         network: false,
         writable: c.allow_write.iter().map(|w| expand_home(w)).collect(),
         over: READ_ONLY.map(|p| Over::ReadOnly(root.join(p))).to_vec(),
+        own: Vec::new(),
     };
     let mut a = bwrap(&bounds, root, tmp, host);
     a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
@@ -367,6 +368,7 @@ pub fn agent_argv(
         network: true,
         writable,
         over: room.over.clone(),
+        own: room.writable.clone(),
     };
     let mut a = bwrap(&bounds, root, tmp, host);
     a.push(program.display().to_string());
@@ -529,6 +531,9 @@ struct Bounds {
     writable: Vec<String>,
     /// Over what is writable, in order, when they exist.
     over: Vec<Over>,
+    /// The agent's own folders (`Room::writable`): its login there is
+    /// not hidden from it.
+    own: Vec<PathBuf>,
 }
 
 /// bubblewrap's arguments up to and with `--`, the program to follow.
@@ -617,7 +622,7 @@ fn covered_again(b: &Bounds, root: &str, host: &Host) -> Vec<String> {
 /// sessions write (`credentials::hidden`).
 fn stores_hidden(b: &Bounds, root: &str, host: &Host) -> Vec<String> {
     let writable: Vec<PathBuf> = b.writable.iter().map(PathBuf::from).collect();
-    super::credentials::hidden(&host.secrets, &writable, Path::new(root))
+    super::credentials::hidden(&host.secrets, (&writable, &b.own), Path::new(root))
         .into_iter()
         .flat_map(|s| {
             let p = s.path().display().to_string();

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// under `$XDG_CONFIG_HOME` too, where that is elsewhere): forges' CLIs,
 /// git's credential store, netrc, ssh and gpg keys, container and cloud
 /// CLIs' logins, package registries' tokens.
-pub const STORES: [&str; 24] = [
+pub const STORES: [&str; 22] = [
     ".config/gh",
     ".config/glab-cli",
     ".config/hub",
@@ -33,11 +33,24 @@ pub const STORES: [&str; 24] = [
     ".config/doctl",
     ".npmrc",
     ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
     ".gem/credentials",
     ".vault-token",
     ".terraform.d/credentials.tfrc.json",
+];
+
+/// Stores in a folder a variable may move: the variable, the folder's
+/// place under the home without it, the store in it. The coding agents'
+/// own logins are among them: a session of one reads another's (its own,
+/// an agent in ralph's bubblewrap reads itself, so its session can too:
+/// `hidden`'s `own`).
+pub const IN_FOLDERS: [(&str, &str, &str); 7] = [
+    ("CARGO_HOME", ".cargo", "credentials"),
+    ("CARGO_HOME", ".cargo", "credentials.toml"),
+    ("CLAUDE_CONFIG_DIR", ".claude", ".credentials.json"),
+    ("CODEX_HOME", ".codex", "auth.json"),
+    ("GEMINI_CLI_HOME", "", ".gemini/oauth_creds.json"),
+    ("PI_CODING_AGENT_DIR", ".pi/agent", "auth.json"),
+    ("XDG_DATA_HOME", ".local/share", "opencode/auth.json"),
 ];
 
 /// Variables that move a store elsewhere (`KUBECONFIG` may list several,
@@ -88,6 +101,11 @@ pub fn paths(
             out.push(c.join(under));
         }
     }
+    for (v, default, store) in IN_FOLDERS {
+        out.extend(home.map(|h| h.join(default).join(store)));
+        let moved = var(v).map(PathBuf::from).filter(|d| d.is_absolute());
+        out.extend(moved.map(|d| d.join(store)));
+    }
     for v in VARS {
         let named = var(v).unwrap_or_default();
         out.extend(
@@ -127,15 +145,22 @@ pub fn here() -> Vec<Secret> {
     out
 }
 
-/// What of `secrets` a sandbox hides: not a store the user lets sessions
-/// write (`writable` names it, or a folder inside it), nor one that holds
-/// the project.
-pub fn hidden<'a>(secrets: &'a [Secret], writable: &[PathBuf], root: &Path) -> Vec<&'a Secret> {
+/// What of `secrets` a sandbox hides: not a store the session may write
+/// (`writable` names it, or a folder inside it: the user let it), nor one
+/// in the agent's `own` folders (its own login, which the agent reads
+/// inside the same sandbox), nor one that holds the project.
+pub fn hidden<'a>(
+    secrets: &'a [Secret],
+    (writable, own): (&[PathBuf], &[PathBuf]),
+    root: &Path,
+) -> Vec<&'a Secret> {
     secrets
         .iter()
         .filter(|s| {
             let p = s.path();
-            !root.starts_with(p) && !writable.iter().any(|w| w.starts_with(p))
+            !root.starts_with(p)
+                && !writable.iter().any(|w| w.starts_with(p))
+                && !own.iter().any(|o| p.starts_with(o))
         })
         .collect()
 }
@@ -152,6 +177,7 @@ mod tests {
             // A variable naming the home, or the root, hides nothing.
             "DOCKER_CONFIG" => Some("/h".to_string()),
             "GNUPGHOME" => Some("/".to_string()),
+            "CODEX_HOME" => Some("/c".to_string()),
             _ => None,
         };
         let p = paths(Some(Path::new("/h")), Some(Path::new("/x/cfg")), vars);
@@ -161,6 +187,12 @@ mod tests {
             "/h/.ssh",
             "/h/.aws",
             "/h/.cargo/credentials.toml",
+            "/h/.codex/auth.json",
+            "/h/.claude/.credentials.json",
+            "/h/.gemini/oauth_creds.json",
+            "/h/.pi/agent/auth.json",
+            "/h/.local/share/opencode/auth.json",
+            "/c/auth.json",
             "/x/cfg/gh",
             "/x/cfg/git/credentials",
             "/srv/gh",
@@ -180,7 +212,7 @@ mod tests {
     }
 
     #[test]
-    fn a_store_the_user_lets_sessions_write_or_that_holds_the_project_stays() {
+    fn a_store_the_session_may_write_its_agents_own_or_that_holds_the_project_stays() {
         let secrets = vec![
             Secret::Dir("/h/.aws".into()),
             Secret::Dir("/h/.kube".into()),
@@ -189,9 +221,22 @@ mod tests {
         ];
         let kept = hidden(
             &secrets,
-            &["/h/.kube".into(), "/h/.docker/buildx".into(), "/h".into()],
+            (
+                &["/h/.kube".into(), "/h/.docker/buildx".into(), "/h".into()],
+                &[],
+            ),
             Path::new("/h/.aws/project"),
         );
         assert_eq!(kept, [&Secret::File("/h/.netrc".into())]);
+        // An agent's own login, in its own folder, stays: it reads it.
+        let logins = [
+            Secret::File("/h/.pi/agent/auth.json".into()),
+            Secret::File("/h/.codex/auth.json".into()),
+        ];
+        let pi = ["/h/.pi/agent".into()];
+        assert_eq!(
+            hidden(&logins, (&pi, &pi), Path::new("/p")),
+            [&Secret::File("/h/.codex/auth.json".into())]
+        );
     }
 }

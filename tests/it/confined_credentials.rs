@@ -10,8 +10,9 @@ use std::path::Path;
 use crate::support::*;
 
 /// Where a user's tools keep credentials, under the home: what no confined
-/// session nor gate may read.
-const STORES: [&str; 19] = [
+/// session nor gate may read (the coding agents' own logins last, in
+/// `LOGINS`).
+const STORES: [&str; 24] = [
     ".config/gh/hosts.yml",
     ".config/glab-cli/config.yml",
     ".config/hub",
@@ -31,7 +32,36 @@ const STORES: [&str; 19] = [
     ".gem/credentials",
     ".vault-token",
     ".terraform.d/credentials.tfrc.json",
+    ".claude/.credentials.json",
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    ".pi/agent/auth.json",
+    ".local/share/opencode/auth.json",
 ];
+
+/// Each agent's own login: an agent ralph's bubblewrap confines reads it
+/// inside the sandbox, and so can its session. (Claude Code and Codex read
+/// theirs outside their sandbox: hidden from their commands too.)
+const LOGINS: [(&str, &str); 3] = [
+    ("gemini", ".gemini/oauth_creds.json"),
+    ("pi", ".pi/agent/auth.json"),
+    ("opencode", ".local/share/opencode/auth.json"),
+];
+
+/// A store's text with its secret, in the store's own form where its
+/// agent reads it.
+fn text_of(rel: &str, secret: &str) -> String {
+    match rel {
+        ".pi/agent/auth.json" => {
+            format!(r#"{{"ralph-test": {{"type": "api_key", "key": "{secret}"}}}}"#)
+        }
+        ".local/share/opencode/auth.json" => {
+            format!(r#"{{"ralph-test": {{"type": "api", "key": "{secret}"}}}}"#)
+        }
+        r if r.ends_with(".json") => format!(r#"{{"token": "{secret}"}}"#),
+        _ => format!("token = {secret}\n"),
+    }
+}
 
 /// A file of the home that is no credential: read as before (the agent is
 /// not broken, and the probe did read the home).
@@ -45,7 +75,7 @@ fn plant(home: &Path) -> Vec<String> {
     for (i, rel) in STORES.iter().enumerate() {
         let p = home.join(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, format!("token = {}\n", secret(i))).unwrap();
+        fs::write(&p, text_of(rel, &secret(i))).unwrap();
         secrets.push(secret(i));
     }
     fs::create_dir_all(home.join("notes")).unwrap();
@@ -148,9 +178,16 @@ fn reads_no_store(agent: &str, ralph_loop: impl FnOnce(&TestEnv) -> Ralph) {
         committed.contains("plain-text-of-the-home") && committed.contains(".netrc"),
         "{agent}: the probe did not run, or read nothing of the home: {committed}\n{out}"
     );
+    let own: Vec<String> = STORES
+        .iter()
+        .zip(&secrets)
+        .filter(|(rel, _)| LOGINS.contains(&(agent, **rel)))
+        .map(|(_, s)| s.clone())
+        .collect();
+    let others: Vec<String> = secrets.into_iter().filter(|s| !own.contains(s)).collect();
     let all = everything(&env, &out);
     assert_eq!(
-        leaked(&all, &secrets),
+        leaked(&all, &others),
         Vec::<String>::new(),
         "{agent}: a confined session read these credential stores: {committed}"
     );
