@@ -216,6 +216,9 @@ mod tests {
             extra,
             root: std::path::Path::new("/p"),
             project_files: true,
+            secrets: &[],
+            git: None,
+            own_name: "s",
         }
     }
 

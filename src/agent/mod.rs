@@ -352,6 +352,14 @@ impl Agent {
         }
     }
 
+    /// After a confined session: what its stream cannot tell of its
+    /// sandbox (Codex's refused commands), into the session's facts.
+    pub fn judge_confined(self, s: &mut crate::session::stream::Session) {
+        if self == Agent::Codex {
+            codex::judge_refusals(s);
+        }
+    }
+
     /// Read one line of its log (`log_on_stderr`): a failed model call it
     /// retries by itself, or `None`.
     pub fn read_log(self, line: &str) -> Option<LogSaid> {
@@ -397,6 +405,15 @@ pub struct Ask<'a> {
     /// The project's own agent files that a switch can turn off (pi's
     /// extensions, opencode's project config) are approved: loaded.
     pub project_files: bool,
+    /// Confined: the user's credential stores there are, which its
+    /// sandbox hides.
+    pub secrets: &'a [crate::sandbox::credentials::Secret],
+    /// Confined: where git keeps the project's repository, as git said
+    /// before the session.
+    pub git: Option<&'a crate::sandbox::confine::GitDirs>,
+    /// A name of the session's own, that no file can know beforehand
+    /// (Codex's permissions profile).
+    pub own_name: &'a str,
 }
 
 impl Agent {

@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
+use super::credentials::Secret;
+
 /// What a confined run allows beyond the project.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Confinement {
@@ -36,8 +38,11 @@ pub struct Confinement {
 /// `.ralph/runs`), where they exist, are denied to the session's writes: to
 /// Bash through the sandbox (`denyWrite`) and to the Write and Edit tools
 /// through permission rules. (A missing one is not named: the sandbox would
-/// show it as a device placeholder, which `git add -A` cannot add.)
-pub fn settings(c: &Confinement, token: &str, root: &Path) -> Value {
+/// show it as a device placeholder, which `git add -A` cannot add.) The
+/// user's credential stores (`secrets`, as `credentials::hidden` keeps
+/// them) are denied to its reads the same two ways (`denyRead`, and `Read`
+/// rules, which Claude Code's Grep and Glob follow too).
+pub fn settings(c: &Confinement, token: &str, root: &Path, secrets: &[Secret]) -> Value {
     let mut sandbox = json!({
         "enabled": true,
         "autoAllowBashIfSandboxed": true,
@@ -57,14 +62,28 @@ pub fn settings(c: &Confinement, token: &str, root: &Path) -> Value {
     if !denied.is_empty() {
         filesystem["denyWrite"] = json!(denied);
     }
+    let writable: Vec<PathBuf> = c
+        .allow_write
+        .iter()
+        .map(|w| expand_home(w).into())
+        .collect();
+    let unread: Vec<String> = super::credentials::hidden(secrets, (&writable, &[]), root)
+        .into_iter()
+        .map(|s| s.path().display().to_string())
+        .collect();
+    if !unread.is_empty() {
+        filesystem["denyRead"] = json!(unread);
+    }
     if filesystem != json!({}) {
         sandbox["filesystem"] = filesystem;
     }
     sandbox["network"] = json!({ "allowedDomains": c.allow_domains });
     // `//` starts an absolute path in a permission rule.
+    let rules = |tool: &str, p: &String| [format!("{tool}(/{p})"), format!("{tool}(/{p}/**)")];
     let deny: Vec<String> = denied
         .iter()
-        .flat_map(|p| [format!("Edit(/{p})"), format!("Edit(/{p}/**)")])
+        .flat_map(|p| rules("Edit", p))
+        .chain(unread.iter().flat_map(|p| rules("Read", p)))
         .collect();
     json!({
         "sandbox": sandbox,
@@ -150,12 +169,6 @@ pub fn widening(args: &[String]) -> Option<String> {
 /// made a new one took read-only binds of its parts along with it).
 pub const READ_ONLY: [&str; 2] = [".git", ".ralph"];
 
-/// Folders of your home that hold agents' sockets and secrets a gate has
-/// no use for (it has no network): empty in the sandbox. An ssh master's
-/// socket (`ControlPath`) is bound elsewhere and renamed there, so no list
-/// of listening sockets names it.
-const HIDDEN_HOME: [&str; 3] = [".ssh", ".gnupg", ".docker"];
-
 /// What of the host a confined command must not reach, read off the
 /// machine just before it starts: the Unix sockets listening there (its
 /// network namespace stops TCP and abstract sockets, not a socket file it
@@ -164,8 +177,11 @@ const HIDDEN_HOME: [&str; 3] = [".ssh", ".gnupg", ".docker"];
 pub struct Host {
     pub sockets: Vec<PathBuf>,
     pub unset: Vec<String>,
-    /// The home's secret folders (`HIDDEN_HOME`) that exist.
-    pub secrets: Vec<PathBuf>,
+    /// The user's credential stores that exist (`credentials::STORES`):
+    /// empty in the sandbox. (An ssh master's socket, `ControlPath`, is
+    /// bound elsewhere and renamed there, so no list of listening sockets
+    /// names it: it is hidden with `~/.ssh`.)
+    pub secrets: Vec<Secret>,
     /// The home, when it lies under a folder made empty (`FRESH`): bound
     /// again, read-only, so that reads stay unconfined there too.
     pub home_in_fresh: Option<PathBuf>,
@@ -262,11 +278,7 @@ impl Host {
             .filter(|h| !h.is_empty())
             .map(PathBuf::from);
         Host {
-            secrets: home
-                .iter()
-                .flat_map(|h| HIDDEN_HOME.map(|d| h.join(d)))
-                .filter(|d| d.is_dir())
-                .collect(),
+            secrets: super::credentials::here(),
             home_in_fresh: home
                 .as_ref()
                 .and_then(|h| h.canonicalize().ok())
@@ -306,6 +318,7 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
         network: false,
         writable: c.allow_write.iter().map(|w| expand_home(w)).collect(),
         over: READ_ONLY.map(|p| Over::ReadOnly(root.join(p))).to_vec(),
+        own: Vec::new(),
     };
     let mut a = bwrap(&bounds, root, tmp, host);
     a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
@@ -355,6 +368,7 @@ pub fn agent_argv(
         network: true,
         writable,
         over: room.over.clone(),
+        own: room.writable.clone(),
     };
     let mut a = bwrap(&bounds, root, tmp, host);
     a.push(program.display().to_string());
@@ -437,7 +451,7 @@ pub fn agent_over(root: &Path, git: Option<&GitDirs>) -> Vec<Over> {
 /// What a linked worktree's commits write of the shared git folder: the
 /// objects, the refs and their logs (and, where the repository has them,
 /// its reftable, git-lfs's objects and rerere's records).
-const SHARED_WRITTEN: [&str; 6] = ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"];
+pub const SHARED_WRITTEN: [&str; 6] = ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"];
 
 /// A linked worktree's: the shared git folder read-only, whole (bound
 /// again: it may lie in a folder the sandbox empties), less what its
@@ -517,6 +531,9 @@ struct Bounds {
     writable: Vec<String>,
     /// Over what is writable, in order, when they exist.
     over: Vec<Over>,
+    /// The agent's own folders (`Room::writable`): its login there is
+    /// not hidden from it.
+    own: Vec<PathBuf>,
 }
 
 /// bubblewrap's arguments up to and with `--`, the program to follow.
@@ -564,6 +581,7 @@ fn bwrap(b: &Bounds, root: &Path, tmp: &Path, host: &Host) -> Vec<String> {
         a.extend([flag.into(), p.clone(), p]);
     }
     a.extend(covered_again(b, &root, host));
+    a.extend(stores_hidden(b, &root, host));
     for v in &host.unset {
         a.extend(["--unsetenv".into(), v.clone()]);
     }
@@ -598,11 +616,28 @@ fn covered_again(b: &Bounds, root: &str, host: &Host) -> Vec<String> {
         .collect()
 }
 
+/// The user's credential stores, over every bind before (a folder the
+/// user lets sessions write, the home bound again, may hold them): each
+/// folder empty, each file an empty one. Not a store the user lets
+/// sessions write (`credentials::hidden`).
+fn stores_hidden(b: &Bounds, root: &str, host: &Host) -> Vec<String> {
+    let writable: Vec<PathBuf> = b.writable.iter().map(PathBuf::from).collect();
+    super::credentials::hidden(&host.secrets, (&writable, &b.own), Path::new(root))
+        .into_iter()
+        .flat_map(|s| {
+            let p = s.path().display().to_string();
+            match s {
+                Secret::Dir(_) => vec!["--tmpfs".into(), p],
+                Secret::File(_) => vec!["--ro-bind".into(), "/dev/null".into(), p],
+            }
+        })
+        .collect()
+}
+
 /// What of the host the sandbox sees emptied or covered, before the
 /// project and its writable folders are bound: `/tmp`, `/run`, `/var/tmp`
 /// (the home and, with the network, the resolver's file bound again where
-/// they lie there), the home's secret folders, and every other listening
-/// socket.
+/// they lie there), and every other listening socket.
 fn hidden_from_the_gate(host: &Host, network: bool) -> Vec<String> {
     let mut a: Vec<String> = Vec::new();
     for d in FRESH {
@@ -620,9 +655,6 @@ fn hidden_from_the_gate(host: &Host, network: bool) -> Vec<String> {
     if let Some(h) = &host.home_in_fresh {
         a.extend(again(h));
     }
-    for d in &host.secrets {
-        a.extend(["--tmpfs".into(), d.display().to_string()]);
-    }
     for s in &host.sockets {
         let home_again = host
             .home_in_fresh
@@ -637,7 +669,7 @@ fn hidden_from_the_gate(host: &Host, network: bool) -> Vec<String> {
 }
 
 /// `~` and `~/...` as the user's home, as Claude Code reads `allowWrite`.
-fn expand_home(p: &str) -> String {
+pub fn expand_home(p: &str) -> String {
     let home = || std::env::var("HOME").unwrap_or_default();
     if p == "~" {
         home()
@@ -878,7 +910,7 @@ mod tests {
                 "/s/g/x.sock".into(),
             ],
             unset: vec!["SSH_AUTH_SOCK".into()],
-            secrets: vec!["/home/u/.ssh".into()],
+            secrets: vec![Secret::Dir("/home/u/.ssh".into())],
             home_in_fresh: None,
             resolver: Some("/run/systemd/resolve/stub-resolv.conf".into()),
         };
@@ -1120,7 +1152,7 @@ mod tests {
         let host = Host {
             sockets: vec!["/tmp/h/s.sock".into(), "/tmp/other.sock".into()],
             home_in_fresh: Some("/tmp/h".into()),
-            secrets: vec!["/tmp/h/.ssh".into()],
+            secrets: vec![Secret::Dir("/tmp/h/.ssh".into())],
             ..Host::default()
         };
         let a = gate_argv(
@@ -1165,6 +1197,7 @@ mod tests {
             },
             "run-1",
             Path::new("/nonexistent"),
+            &[],
         );
         assert_eq!(s["sandbox"]["enabled"], true);
         assert_eq!(s["sandbox"]["failIfUnavailable"], true);
@@ -1178,20 +1211,75 @@ mod tests {
         assert_eq!(s["permissions"]["allow"][0], "Bash");
         assert_eq!(s["env"]["RALPH_SESSION_TOKEN"], "run-1");
         assert_ne!(
-            settings(&Confinement::default(), "run-1", Path::new("/nonexistent")).to_string(),
-            settings(&Confinement::default(), "run-2", Path::new("/nonexistent")).to_string(),
+            settings(
+                &Confinement::default(),
+                "run-1",
+                Path::new("/nonexistent"),
+                &[]
+            )
+            .to_string(),
+            settings(
+                &Confinement::default(),
+                "run-2",
+                Path::new("/nonexistent"),
+                &[]
+            )
+            .to_string(),
             "each session's text is its own"
         );
-        let none = settings(&Confinement::default(), "x", Path::new("/nonexistent"));
+        let none = settings(&Confinement::default(), "x", Path::new("/nonexistent"), &[]);
         assert_eq!(none["sandbox"]["network"]["allowedDomains"], json!([]));
         assert!(none["sandbox"].get("filesystem").is_none());
+    }
+
+    #[test]
+    fn the_credential_stores_are_denied_to_reads_but_one_the_user_lets_sessions_write() {
+        let secrets = [
+            Secret::Dir("/h/.ssh".into()),
+            Secret::File("/h/.netrc".into()),
+            Secret::Dir("/h/.kube".into()),
+        ];
+        let c = Confinement {
+            allow_write: vec!["/h/.kube".into()],
+            allow_domains: Vec::new(),
+        };
+        let s = settings(&c, "t", Path::new("/nonexistent"), &secrets);
+        assert_eq!(
+            s["sandbox"]["filesystem"]["denyRead"],
+            json!(["/h/.ssh", "/h/.netrc"])
+        );
+        assert_eq!(
+            s["permissions"]["deny"],
+            json!([
+                "Read(//h/.ssh)",
+                "Read(//h/.ssh/**)",
+                "Read(//h/.netrc)",
+                "Read(//h/.netrc/**)"
+            ])
+        );
+        // Over everything bound before them, in ralph's bubblewrap: a
+        // folder empty, a file an empty one.
+        let host = Host {
+            secrets: secrets.to_vec(),
+            home_in_fresh: Some("/h".into()),
+            ..Host::default()
+        };
+        let g = gate_argv(&c, Path::new("/p"), Path::new("/t"), "x", &host);
+        let last_bind = pos(&g, &["--bind-try", "/h/.kube", "/h/.kube"]);
+        assert!(pos(&g, &["--tmpfs", "/h/.ssh"]) > last_bind, "{g:?}");
+        assert!(pos(&g, &["--ro-bind", "/dev/null", "/h/.netrc"]) > last_bind);
+        assert!(
+            pos(&g, &["--ro-bind", "/dev/null", "/h/.netrc"])
+                > pos(&g, &["--ro-bind-try", "/h", "/h"])
+        );
+        assert!(!has(&g, &["--tmpfs", "/h/.kube"]), "{g:?}");
     }
 
     #[test]
     fn ralphs_control_files_are_denied_where_they_exist() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join(".ralph/runs")).unwrap();
-        let s = settings(&Confinement::default(), "t", d.path());
+        let s = settings(&Confinement::default(), "t", d.path(), &[]);
         let runs = d.path().join(".ralph/runs").display().to_string();
         assert_eq!(s["sandbox"]["filesystem"]["denyWrite"], json!([runs]));
         assert_eq!(
@@ -1199,7 +1287,7 @@ mod tests {
             json!([format!("Edit(/{runs})"), format!("Edit(/{runs}/**)")])
         );
         std::fs::write(d.path().join(".ralph/config.toml"), "").unwrap();
-        let s = settings(&Confinement::default(), "t", d.path());
+        let s = settings(&Confinement::default(), "t", d.path(), &[]);
         assert_eq!(
             s["sandbox"]["filesystem"]["denyWrite"]
                 .as_array()

@@ -2,4 +2,5 @@
 //! sandbox, the gate's bubblewrap), and the git setup it may not change.
 
 pub mod confine;
+pub mod credentials;
 pub mod gitguard;

@@ -72,7 +72,7 @@ fn codex_scratch(
 fn in_bwrap(
     project: &Project,
     c: &crate::sandbox::confine::Confinement,
-    seat: Seat,
+    (seat, git): (Seat, Option<&crate::sandbox::confine::GitDirs>),
     args: Vec<String>,
 ) -> Result<(Vec<String>, tempfile::TempDir, Vec<std::path::PathBuf>)> {
     use crate::sandbox::confine;
@@ -87,7 +87,6 @@ fn in_bwrap(
         })?;
     }
     let (kept, fresh) = kept_and_fresh(seat.agent)?;
-    let git = git_dirs(&project.root);
     let mut writable = state;
     // A main checkout whose git folder lies elsewhere (`git init
     // --separate-git-dir`) writes it as its `.git`; a linked worktree's
@@ -98,7 +97,7 @@ fn in_bwrap(
             .filter(|g| g.own == g.common && !g.common.starts_with(&real_root))
             .map(|g| g.common.clone()),
     );
-    let mut over = confine::agent_over(&project.root, git.as_ref());
+    let mut over = confine::agent_over(&project.root, git);
     over.extend(kept.into_iter().map(confine::Over::ReadOnly));
     let mut anchors = vec![project.root.as_path()];
     anchors.extend(git.iter().map(|g| g.common.as_path()));
@@ -211,6 +210,28 @@ pub fn lone(
     assemble(project, s, seat, (Vec::new(), token), Some(print))
 }
 
+/// What a confined session's sandbox is made of, read off the machine
+/// once for its every part: the user's credential stores, where git keeps
+/// the repository; and a name of the session's own.
+fn sandbox_parts(
+    project: &Project,
+    s: &Settings,
+) -> (
+    Vec<crate::sandbox::credentials::Secret>,
+    Option<crate::sandbox::confine::GitDirs>,
+    String,
+) {
+    let own_name = format!("ralph-{}", &crate::trust::store::random_token()[..16]);
+    match s.confined {
+        Some(_) => (
+            crate::sandbox::credentials::here(),
+            git_dirs(&project.root),
+            own_name,
+        ),
+        None => (Vec::new(), None, own_name),
+    }
+}
+
 /// The agent's command line and environment around `env`, in ralph's
 /// bubblewrap where it is confined by ralph.
 fn assemble(
@@ -220,19 +241,22 @@ fn assemble(
     (mut env, token): (Vec<(String, String)>, String),
     print: Option<PrintIo>,
 ) -> Result<Launch> {
+    let (secrets, git, own_name) = sandbox_parts(project, s);
     let ask = crate::agent::Ask {
         interactive: print.is_none(),
         confined: s.confined.as_ref(),
-        sandbox: s
-            .confined
-            .as_ref()
-            .map(|c| crate::sandbox::confine::settings(c, &token, &project.root).to_string()),
+        sandbox: s.confined.as_ref().map(|c| {
+            crate::sandbox::confine::settings(c, &token, &project.root, &secrets).to_string()
+        }),
         permission_mode: &s.permission_mode,
         model: seat.model,
         extra: seat.extra,
         root: &project.root,
         // Asked as each session starts: a session may have written them.
         project_files: crate::trust::approval::agent_files_approved(&project.root),
+        secrets: &secrets,
+        git: git.as_ref(),
+        own_name: &own_name,
     };
     let mut args = seat.agent.arguments(&ask);
     env.extend(seat.agent.env(&ask));
@@ -247,7 +271,7 @@ fn assemble(
     if let Some(c) = s.confined.as_ref()
         && seat.agent.caps().confine == crate::agent::Confine::Bwrap
     {
-        let (argv, tmp, fresh) = in_bwrap(project, c, seat, args)?;
+        let (argv, tmp, fresh) = in_bwrap(project, c, (seat, git.as_ref()), args)?;
         program = std::path::PathBuf::from(&argv[0]);
         args = argv[1..].to_vec();
         scratch = Some(tmp);
@@ -265,6 +289,7 @@ fn assemble(
         not_after,
         agent: seat.agent,
         unset: ralphs_token_vars(s),
+        confined: s.confined.is_some(),
     })
 }
 

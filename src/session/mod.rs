@@ -79,6 +79,9 @@ pub struct Launch {
     /// Environment variables the session does not get (the GitHub token
     /// ralph pushes with: a session's commands could read it).
     pub unset: Vec<&'static str>,
+    /// It runs confined: what its sandbox refused is judged after it
+    /// (`Agent::judge_confined`).
+    pub confined: bool,
 }
 
 pub struct PrintIo {
@@ -114,6 +117,8 @@ pub struct Running {
     log: Option<LogWatch>,
     not_after: Vec<PathBuf>,
     _scratch: Option<tempfile::TempDir>,
+    /// Confined, whose agent: judged after it (`Agent::judge_confined`).
+    confined: Option<crate::agent::Agent>,
 }
 
 /// What the agent's log said so far, and when the session is to be cut
@@ -258,6 +263,7 @@ pub fn spawn(spec: Launch) -> Result<Running> {
         log,
         not_after: spec.not_after,
         _scratch: spec.scratch,
+        confined: spec.confined.then_some(spec.agent),
     })
 }
 
@@ -332,6 +338,9 @@ impl Running {
                 stream.limit = said.limit;
                 stream.last_error = Some(said.text);
             }
+        }
+        if let Some(agent) = self.confined {
+            agent.judge_confined(&mut stream);
         }
         let removed = remove_planted(&self.not_after);
         Ok(Finished {

@@ -429,10 +429,14 @@ fn a_confined_codex_session_writes_in_the_project_and_nowhere_else() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
+    // Its own sandbox, as a permissions profile of the session's own.
     assert!(
         command
-            .windows(2)
-            .any(|w| w == ["--sandbox", "workspace-write"])
+            .iter()
+            .any(|a| a.starts_with("default_permissions=\"ralph-"))
+            && command.iter().any(
+                |a| a.starts_with("permissions.ralph-") && a.contains("extends=\":workspace\"")
+            )
             && !command.iter().any(|a| a.contains("dangerously")),
         "{command:?}"
     );

@@ -209,3 +209,90 @@ fn a_parallel_run_of_confined_pi_workers_completes() {
     assert_eq!(st.trim(), "", "{st}");
     assert!(!Path::new(&format!("{}.x", other.display())).exists());
 }
+
+/// `ralph loop --agent codex` with the pinned client, confined.
+fn codex_loop(env: &TestEnv) -> Ralph {
+    env.ralph()
+        .args(["loop", "--agent", "codex", "--codex"])
+        .arg(codex_bin())
+        .arg("--confined")
+}
+
+/// Codex's sandbox in a linked worktree, where `.git` is a file: the
+/// session writes its file and commits, and writes neither its `.git`
+/// file, nor the shared setup, nor its own folder's pointers.
+#[test]
+fn a_confined_codex_loop_in_a_worktree_commits_and_writes_no_git_setup() {
+    let env = one_step_project();
+    let common = env.project.join(".git");
+    let watched = [common.join("config"), common.join("HEAD")];
+    env.api.session([
+        Reply::bash(format!(
+            "c=$(git rev-parse --path-format=absolute --git-common-dir); me=$(git rev-parse --absolute-git-dir); \
+             {}echo in > inside.txt && git add inside.txt && {CHECK_THE_BOX} && ralph complete -m done",
+            attempts(
+                &["$c/config", "$c/HEAD", "$me/commondir", ".git"].map(String::from),
+                &[]
+            )
+        )),
+        Reply::text("Step done."),
+    ]);
+    let before = bytes(&watched);
+    let out = codex_loop(&env)
+        .args(["--worktree", "x", "--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(out.contains("complete: "), "{out}");
+    let wt = wt_dir(&env.project, "x");
+    let recs = records_in(&wt);
+    let session = stream_of(&recs[0]);
+    assert!(
+        session.contains("Read-only file system") && !session.contains("WROTE"),
+        "the attempts were refused: {session}"
+    );
+    assert_eq!(bytes(&watched), before, "{watched:?}");
+    assert_ne!(
+        recs[0]["head_before"], recs[0]["head_after"],
+        "no commit: {out}"
+    );
+    let files = env.git_in(&wt, &["ls-tree", "--name-only", "HEAD"]);
+    assert!(files.lines().any(|f| f == "inside.txt"), "{files}");
+    // Its pointers, as `git worktree add` wrote them.
+    assert_eq!(
+        fs::read_to_string(wt.join(".git")).unwrap(),
+        format!("gitdir: {}\n", common.join("worktrees/x").display())
+    );
+    assert_eq!(
+        fs::read_to_string(common.join("worktrees/x/commondir")).unwrap(),
+        "../..\n"
+    );
+}
+
+/// A command Codex's sandbox refuses shows nowhere in its stream: a
+/// session whose every command was refused did nothing it was asked to,
+/// and is a failure, not a session that ended well.
+#[test]
+fn a_confined_codex_session_whose_every_command_was_refused_failed() {
+    let env = one_step_project();
+    let outside = env.home.join("outside.txt");
+    env.api.session([
+        Reply::bash(format!("echo x > {}", outside.display())),
+        Reply::text("Step done."),
+    ]);
+    let out = codex_loop(&env)
+        .args(["--worktree", "x", "--max-iterations", "1"])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(!outside.exists(), "{out}");
+    assert!(
+        out.contains(&format!(
+            "session 1 failed (1 in a row): codex's sandbox refused every command of the session (1), so none ran: /bin/bash: line 1: {}: Read-only file system",
+            outside.display()
+        )),
+        "{out}"
+    );
+    let recs = records_in(&wt_dir(&env.project, "x"));
+    assert_eq!(recs[0]["outcome"], "failed", "{}", recs[0]);
+}

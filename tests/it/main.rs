@@ -8,6 +8,7 @@ mod agents;
 mod agents_pi_opencode;
 mod config_file;
 mod confined;
+mod confined_credentials;
 mod confined_worktrees;
 mod confinement;
 mod gate;
