@@ -141,10 +141,9 @@ fn core_file_pattern() -> Option<String> {
 /// of the user but root reads its memory through /proc).
 #[test]
 fn a_session_cannot_make_ralph_dump_its_token_to_a_core_file() {
-    let Some(pattern) = core_file_pattern() else {
-        eprintln!("core dumps go to a program here, not a file: nothing to look at");
-        return;
-    };
+    let pattern = core_file_pattern().expect(
+        "core dumps go to a program on this machine (kernel.core_pattern starts with |): this test needs them in a file; run it where `sysctl kernel.core_pattern` is a file name",
+    );
     let env = project();
     let token = "ghp_coreDUMPtoken0123456789abcdef";
     let body = format!(
@@ -164,9 +163,11 @@ echo '{RESULT}'"#
         .get_output()
         .clone();
     use std::os::unix::process::ExitStatusExt;
-    assert_eq!(
-        out.status.signal(),
-        Some(11),
+    // Rust's own SIGSEGV handler takes the first one; the second (or the
+    // SIGABRT after it, when both arrive at once on a loaded machine) ends
+    // ralph, each a signal that dumps core.
+    assert!(
+        matches!(out.status.signal(), Some(6 | 11)),
         "the session did not get to kill ralph: {out:?}"
     );
     let mut dumped = Vec::new();
