@@ -219,6 +219,7 @@ mod tests {
             secrets: &[],
             git: None,
             own_name: "s",
+            project_folders: &[],
         }
     }
 

@@ -58,6 +58,33 @@ pub fn arguments(model: Option<&str>, confined: Option<&Confined>) -> Vec<String
     a
 }
 
+/// The `-c` setting that has Codex treat the folders `keys` names as
+/// untrusted projects: it then loads none of their `.codex` files,
+/// whatever `[projects]` in the user's config says, as a command-line
+/// setting wins over the user's config there. One inline table
+/// (`projects={"<key>"={trust_level="untrusted"},...}`: a dotted `-c
+/// projects."<key>"...` would split a path at its dots); a JSON string is
+/// a TOML basic string, escapes and all.
+pub fn untrusted_projects(keys: &[String]) -> String {
+    let each: Vec<String> = keys
+        .iter()
+        .map(|k| format!("{}={{trust_level=\"untrusted\"}}", quoted(k)))
+        .collect();
+    format!("projects={{{}}}", each.join(","))
+}
+
+/// Codex's warning, on its stderr, that a folder's `.codex` files are off
+/// (0.169: "Untrusted project-local configuration is disabled. Run `codex
+/// exec --trust` ..."): its advice does nothing while ralph marks the
+/// folder untrusted, which wins over `--trust`; what ralph says instead.
+pub fn stderr_note(line: &str) -> Option<&'static str> {
+    line.contains("Untrusted project-local configuration is disabled")
+        .then_some(
+            "the project's .codex files are off: `ralph trust` shows them and \
+         turns them on (Codex then loads them in a folder you trust in Codex)",
+        )
+}
+
 /// A TOML string (JSON's escapes are TOML's).
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).expect("strings serialise")
@@ -143,8 +170,7 @@ pub fn session_arguments(a: &super::Ask) -> Vec<String> {
     // Until approved, the project's `.codex` files stay off, even in a
     // folder the user trusts in Codex (`trust::codex_files`).
     if !a.project_files {
-        let off = crate::trust::codex_files::untrusted_override(a.root);
-        args.extend(["-c".into(), off]);
+        args.extend(["-c".into(), untrusted_projects(a.project_folders)]);
     }
     args.extend(a.extra.iter().cloned());
     args.push("-".into());

@@ -414,6 +414,9 @@ pub struct Ask<'a> {
     /// A name of the session's own, that no file can know beforehand
     /// (Codex's permissions profile).
     pub own_name: &'a str,
+    /// The project's folders as the agent's own trust names them, marked
+    /// untrusted while `project_files` is false (Codex's `[projects]`).
+    pub project_folders: &'a [String],
 }
 
 impl Agent {
@@ -424,6 +427,15 @@ impl Agent {
         Agent::Pi,
         Agent::Opencode,
     ];
+
+    /// What ralph says instead of a line of the agent's stderr, if
+    /// anything (advice that does not hold under ralph).
+    pub fn stderr_note(self, line: &str) -> Option<&'static str> {
+        match self {
+            Agent::Codex => codex::stderr_note(line),
+            _ => None,
+        }
+    }
 
     /// Its arguments before the prompt (in print mode, the prompt comes on
     /// stdin).

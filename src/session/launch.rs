@@ -254,6 +254,7 @@ fn assemble(
         root: &project.root,
         // Asked as each session starts: a session may have written them.
         project_files: crate::trust::approval::agent_files_approved(&project.root),
+        project_folders: &crate::trust::codex_files::folder_keys(&project.root),
         secrets: &secrets,
         git: git.as_ref(),
         own_name: &own_name,

@@ -179,12 +179,9 @@ fn watch_log(
                     f.said = Some(said);
                 }
                 None if agent.caps().log_on_stderr && text.starts_with("timestamp=") => {}
-                None if agent == crate::agent::Agent::Codex
-                    && crate::trust::codex_files::says_files_off(text) =>
-                {
+                None if let Some(note) = agent.stderr_note(text) => {
                     if let Ok(mut show) = show.lock() {
-                        let off = crate::trust::codex_files::FILES_OFF;
-                        show(Shown::Note(format!("{agent}: {off}")));
+                        show(Shown::Note(format!("{agent}: {note}")));
                     }
                 }
                 None => eprintln!("{}", crate::output::visible_line(text)),

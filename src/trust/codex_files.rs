@@ -152,55 +152,33 @@ fn parts_beside(root: &Path, home: Option<PathBuf>) -> Vec<Part> {
     p
 }
 
-/// Codex's warning, on its stderr, that a folder's `.codex` files are off
-/// (0.169: "Untrusted project-local configuration is disabled. Run `codex
-/// exec --trust` ..."): its advice does nothing while ralph marks the
-/// folder untrusted, which wins over `--trust`.
-pub fn says_files_off(line: &str) -> bool {
-    line.contains("Untrusted project-local configuration is disabled")
-}
-
-/// What ralph says instead (see `says_files_off`).
-pub const FILES_OFF: &str = "the project's .codex files are off: `ralph trust` shows them and \
-     turns them on (Codex then loads them in a folder you trust in Codex)";
-
-/// The `-c` setting that has Codex treat the project's folders (the
-/// project's and each above it up to the repository's root, by their real
-/// path and as named) as untrusted projects: it then loads none of their
-/// `.codex` files, whatever `[projects]` in the user's config says, as a
-/// command-line setting wins over the user's config there.
-pub fn untrusted_override(root: &Path) -> String {
+/// The project's folders as Codex names them in its `[projects]` table
+/// (the project's and each above it up to the repository's root, by their
+/// real path and as named): the ones a session marks untrusted until
+/// `ralph trust` approves their `.codex` files
+/// (`agent::codex::untrusted_projects`).
+pub fn folder_keys(root: &Path) -> Vec<String> {
     let mut keys: Vec<String> = Vec::new();
     for (dir, _) in super::approval::env_folders(root) {
         let real = std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone());
         for k in [real, dir] {
-            // As Codex names a folder in its `[projects]` table.
             let k = k.to_string_lossy().into_owned();
             if !keys.contains(&k) {
                 keys.push(k);
             }
         }
     }
-    untrusted_projects(&keys)
-}
-
-/// `projects={"<key>"={trust_level="untrusted"},...}`: one inline table
-/// (a dotted `-c projects."<key>"...` would split a path at its dots).
-/// A JSON string is a TOML basic string, escapes and all.
-pub fn untrusted_projects(keys: &[String]) -> String {
-    let each: Vec<String> = keys
-        .iter()
-        .map(|k| {
-            let k = serde_json::to_string(k).expect("a string serialises");
-            format!("{k}={{trust_level=\"untrusted\"}}")
-        })
-        .collect();
-    format!("projects={{{}}}", each.join(","))
+    keys
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::codex::untrusted_projects;
+
+    fn untrusted_override(root: &Path) -> String {
+        untrusted_projects(&folder_keys(root))
+    }
 
     fn write(path: &Path, text: &str) {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
