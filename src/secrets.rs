@@ -68,7 +68,9 @@ pub fn init() {
     for name in names {
         take(&name);
     }
-    if handed {
+    // A variable left set in a shell is no hand-over: never wait on a
+    // terminal for one.
+    if handed && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
         let mut bytes = Vec::new();
         let _ = std::io::stdin().take(HANDED_MOST).read_to_end(&mut bytes);
         if let Ok(mut t) = taken().lock() {
