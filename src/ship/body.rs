@@ -525,6 +525,43 @@ mod tests {
     }
 
     #[test]
+    fn the_step_list_fills_its_room_exactly_and_closes_are_bounded() {
+        let spec_text: String = (1..=5)
+            .map(|i| format!("- [x] **{i}** step {i}\n"))
+            .collect();
+        let spec = spec::parse(&spec_text);
+        let f = facts(&spec_text);
+        let whole = steps(&f, &spec, usize::MAX);
+        assert_eq!(whole.lines().count(), 5, "{whole}");
+        // Room for exactly the five lines: all listed, nothing cut.
+        let exact = steps(&f, &spec, count(&whole));
+        assert_eq!(exact, whole);
+        // One character less: the last is cut, and said.
+        let short = steps(&f, &spec, count(&whole) - 1);
+        assert_eq!(short.lines().filter(|l| l.starts_with("- [x]")).count(), 4);
+        assert!(short.ends_with("- … 1 more step not listed (a pull request's text is bounded); the whole spec is `.ralph/spec.md` on the branch\n"), "{short}");
+        // As many lines as fit, not fewer.
+        let line = count(whole.lines().next().unwrap()) + 1;
+        let some = steps(&f, &spec, 3 * line + 2);
+        assert_eq!(
+            some.lines().filter(|l| l.starts_with("- [x]")).count(),
+            3,
+            "{some}"
+        );
+        // Closes: each issue once, at most CLOSES_MOST.
+        let many: String = (1..=CLOSES_MOST as u64 + 5)
+            .map(|i| format!("- [x] **{i}** s [#{i}]\n"))
+            .collect();
+        let f = Facts {
+            closable: (1..=CLOSES_MOST as u64 + 5).collect(),
+            ..facts(&many)
+        };
+        let c = closes(&f, &spec::parse(&many));
+        assert_eq!(c.matches("Closes #").count(), CLOSES_MOST);
+        assert!(c.ends_with(&format!("Closes #{CLOSES_MOST}\n")), "{c}");
+    }
+
+    #[test]
     fn a_spec_too_long_for_github_is_cut_with_where_to_read_it_whole() {
         // 399 steps of long titles: 121,473 characters before the bound.
         let mut spec = String::from("# Big\n\n");
