@@ -10,9 +10,10 @@ use clap::Args;
 use serde::Deserialize;
 
 use crate::fsutil;
-use crate::work::tracker::Kind;
-
+mod kinds;
 mod placement;
+
+pub use kinds::{Kind, OnConflict};
 
 /// One loop setting per field. Its doc comment is its `--help`; its name is
 /// its key in `config.toml` and, in kebab case, its flag. A field that only
@@ -78,7 +79,7 @@ pub struct Options {
     /// runs a session that merges both, `wait` stops for a human (WAITING
     /// names the files) [default: resolve]
     #[arg(long, value_enum, value_name = "WHAT")]
-    pub on_conflict: Option<crate::parallel::OnConflict>,
+    pub on_conflict: Option<OnConflict>,
 
     /// Run the interactive TUI in this terminal instead of print mode; the
     /// Stop hook ends each session (quitting claude yourself stops the loop)

@@ -290,7 +290,7 @@ impl Session<'_> {
             outside: changed_outside(&project.root),
         };
         let mut s = self.s.clone();
-        s.prompt = prompt;
+        s.session.prompt = prompt;
         let ended = match self.session(&s, &draft_dir) {
             Ok(e) => e,
             Err(e) => {
@@ -312,10 +312,14 @@ impl Session<'_> {
             }
         };
         let o = Outcome {
-            agent: s.agent.to_string(),
-            model: s.model.clone(),
+            agent: s.session.agent.to_string(),
+            model: s.session.model.clone(),
             session: outcome_of(&ended),
-            cost_usd: crate::run::shell::cost_of(&ended.stream, s.seat(0), &s.prices),
+            cost_usd: crate::run::shell::cost_of(
+                &ended.stream,
+                s.session.seat(0),
+                &s.session.prices,
+            ),
             draft: Some(shown_draft),
             ..Outcome::default()
         };
@@ -406,9 +410,10 @@ impl Session<'_> {
     /// Start the session and wait for its end, its stream shown as a
     /// loop's is (or not at all, for --json).
     fn session(&self, s: &Settings, draft_dir: &Path) -> Result<crate::session::Finished> {
-        let seat = s.seat(0);
+        let seat = s.session.seat(0);
         if let Some(ui) = self.ui {
             let model = s
+                .session
                 .model
                 .as_deref()
                 .map_or(String::new(), |m| format!(" ({m})"));
@@ -435,7 +440,8 @@ impl Session<'_> {
         };
         let secret = format!("plan-{}-{}", std::process::id(), crate::timefmt::now());
         let stream = draft_dir.join("session.jsonl");
-        let launch = crate::session::launch::lone(self.project, s, seat, (&secret, stream), show)?;
+        let launch =
+            crate::session::launch::lone(self.project, &s.given(), seat, (&secret, stream), show)?;
         let kept = s
             .confined
             .as_ref()

@@ -329,7 +329,7 @@ impl Loop {
             ship,
             clock: std::cell::Cell::new(None),
         };
-        let result = match (settings.parallel, &self.args.remote) {
+        let result = match (settings.workers.count, &self.args.remote) {
             (1, None) => shell.run(&mut lock, saved),
             (_, remote) => in_parallel(&shell, &mut lock, saved, invocation_args, remote.as_ref()),
         };
@@ -357,14 +357,20 @@ impl Loop {
         // --push / --pr: the branch, its remote, the pull request's base,
         // the token: what is missing is said before anything runs.
         let mut ship =
-            crate::ship::Ship::start(&project.root, settings.push, settings.pr).map_err(usage)?;
+            crate::ship::Ship::start(&project.root, settings.shipping.push, settings.shipping.pr)
+                .map_err(usage)?;
         // `ralph merge` pushes with the token its remote was reached with.
         if let (Some(s), Some(r)) = (ship.as_mut(), &self.args.remote) {
             s.target = r.target.for_branch(&s.target.branch);
         }
-        let checked = completion::check_run(&project.spec(), &project.root, &settings)?;
+        let checked = completion::check_run(
+            &project.spec(),
+            &project.root,
+            settings.tracker,
+            settings.shipping.pr,
+        )?;
         refuse_what_cannot_finish(&settings, project, &checked, ui)?;
-        if settings.parallel > 1 {
+        if settings.workers.count > 1 {
             crate::parallel::coordinator::refuse_what_cannot_start(project, settings.tracker)?;
         }
         Ok((settings, ship, checked))
@@ -398,16 +404,16 @@ impl Loop {
                     .unwrap_or(s.title.clone())
             })
             .ok_or_else(|| usage(format!("the spec here has no step {step}")))?;
-        settings.worker = Some(crate::parallel::Worker {
+        settings.workers.worker = Some(crate::parallel::Worker {
             step: step.to_string(),
             label,
             name: self.args.worker_name.clone().unwrap_or_default(),
             budget: self.args.worker_budget.clone().unwrap_or_default(),
         });
-        settings.parallel = 1;
+        settings.workers.count = 1;
         settings.notify = None;
-        settings.push = false;
-        settings.pr = false;
+        settings.shipping.push = false;
+        settings.shipping.pr = false;
         Ok(())
     }
 }
@@ -443,13 +449,13 @@ fn in_parallel(
 fn refuse_what_cannot_run(settings: &options::Settings, project: &Project) -> Result<()> {
     // Without the hook an interactive session never ends by itself.
     let (hooks, via_plugin) = crate::settings::target::installed_hooks(&project.root);
-    if settings.interactive && hooks.is_empty() && !via_plugin {
+    if settings.session.interactive && hooks.is_empty() && !via_plugin {
         return Err(usage(
             "--interactive needs ralph's Stop hook to end each session, and it is not installed: run `ralph install-hook`",
         ));
     }
     // A confined session loads only the user's settings.
-    if settings.interactive
+    if settings.session.interactive
         && settings.confined.is_some()
         && !via_plugin
         && !hooks.iter().any(|(role, _, _)| *role == "user")
@@ -469,9 +475,9 @@ fn refuse_what_cannot_run(settings: &options::Settings, project: &Project) -> Re
     // Every session of an agent whose commands run in a login shell would
     // fail on `ralph complete` (and the tracker) until the iteration limit.
     let programs = crate::work::tracker::session_programs(settings.tracker, &project.root);
-    let agents = std::iter::once(settings.agent)
-        .chain(settings.fallbacks.iter().map(|(a, _)| *a))
-        .chain(settings.review.as_ref().map(|r| r.agent));
+    let agents = std::iter::once(settings.session.agent)
+        .chain(settings.session.fallbacks.iter().map(|(a, _)| *a))
+        .chain(settings.completion.review.as_ref().map(|r| r.agent));
     for agent in agents {
         if let Some(missing) = agent.unfound(&programs)
             && !missing.is_empty()
@@ -513,7 +519,7 @@ fn prepare_confined(
             .push(main.join(".beads").display().to_string());
     }
     if settings.confined.is_some()
-        && settings.agent.caps().sandbox_placeholders
+        && settings.session.agent.caps().sandbox_placeholders
         && let Some(path) = crate::sandbox::confine::prepare(&project.root)?
     {
         ui.note(&format!(
@@ -521,7 +527,7 @@ fn prepare_confined(
                 path.display()
             ));
     }
-    if let (Some(c), Some(_)) = (&settings.confined, &settings.gate)
+    if let (Some(c), Some(_)) = (&settings.confined, &settings.completion.gate)
         && !c.allow_domains.is_empty()
     {
         ui.note(&format!(
@@ -543,6 +549,7 @@ fn refuse_what_cannot_finish(
     ui: &Ui,
 ) -> Result<()> {
     let missing = settings
+        .completion
         .gate
         .as_ref()
         .map(|g| crate::work::gate::missing_programs(g, &project.root))
@@ -597,7 +604,7 @@ fn complete_if_done(
 ) -> Result<Option<sentinel::Complete>> {
     let Ok(j) = checked else { return Ok(None) };
     if matches!(
-        completion::rule(checked, settings.gate.is_some()),
+        completion::rule(checked, settings.completion.gate.is_some()),
         completion::Rule::Blocked(_)
     ) {
         return Ok(None);
@@ -636,8 +643,9 @@ fn first_move(
         .and_then(|_| RunDir::latest(&project.runs()))
         .filter(|r| r.summary().is_some_and(|s| s.outcome == Outcome::Complete));
     let judged = accepted.is_none()
-        && (settings.gate.is_some()
+        && (settings.completion.gate.is_some()
             || settings
+                .completion
                 .review
                 .as_ref()
                 .is_some_and(|r| r.when == crate::work::review::When::Complete));

@@ -150,8 +150,8 @@ impl Worker {
     fn work(&self, project: &Project, info: &StepInfo, name: &str) -> Result<ExitStatus> {
         let settings =
             crate::run::options::settings(&self.options, project, None).map_err(usage)?;
-        let run_prompt = crate::fsutil::read_optional(&settings.prompt)?
-            .with_context(|| format!("{} is gone", settings.prompt.display()))?;
+        let run_prompt = crate::fsutil::read_optional(&settings.session.prompt)?
+            .with_context(|| format!("{} is gone", settings.session.prompt.display()))?;
         // ralph's private state: out of the sessions' reach.
         let private = crate::trust::store::lock_file(&project.root);
         if let Some(dir) = private.parent() {

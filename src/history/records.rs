@@ -728,11 +728,19 @@ pub struct Summary {
     pub review: Option<ReviewRecord>,
     /// The pull request `--pr` opened or updated for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pull_request: Option<crate::ship::PullShown>,
+    pub pull_request: Option<PullShown>,
 }
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
+}
+
+/// A run's pull request, as its summary keeps it (`ralph status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PullShown {
+    pub number: u64,
+    pub url: String,
+    pub draft: bool,
 }
 
 #[cfg(test)]

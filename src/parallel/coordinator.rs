@@ -332,7 +332,7 @@ impl Coordinator<'_> {
     /// and `ralph merge`'s steps queued; the steps waiting to merge.
     fn board(&self) -> Result<(Board, VecDeque<String>)> {
         let mut board = Board::load(&self.board_path());
-        board.parallel = self.shell.s.parallel;
+        board.parallel = self.shell.s.workers.count;
         let keys: BTreeSet<String> = spec::parse(&self.spec_text()?)
             .steps
             .iter()
@@ -377,7 +377,7 @@ impl Coordinator<'_> {
             ),
             None => format!(
                 "run {run} in {path}: up to {} steps at once, each in a worktree of its own, merged into {} one at a time",
-                self.shell.s.parallel,
+                self.shell.s.workers.count,
                 self.integration()
             ),
         });
@@ -524,7 +524,7 @@ impl Coordinator<'_> {
     fn start_free(&self, live: &mut Live) -> Result<Vec<(String, String)>> {
         let text = self.spec_text()?;
         let parsed = spec::parse(&text);
-        let mut slots = (self.shell.s.parallel as usize).saturating_sub(live.running.len());
+        let mut slots = (self.shell.s.workers.count as usize).saturating_sub(live.running.len());
         let order: Vec<String> = parsed.steps.iter().map(spec::Step::key).collect();
         let working: BTreeSet<String> = live
             .board
@@ -723,8 +723,8 @@ impl Coordinator<'_> {
 
     /// The run's prompt, after what only this worker is told: its step.
     fn worker_prompt(&self, worker: &str, step: &str, feedback: Option<&str>) -> Result<PathBuf> {
-        let prompt = crate::fsutil::read_optional(&self.shell.s.prompt)?
-            .with_context(|| format!("{} is gone", self.shell.s.prompt.display()))?;
+        let prompt = crate::fsutil::read_optional(&self.shell.s.session.prompt)?
+            .with_context(|| format!("{} is gone", self.shell.s.session.prompt.display()))?;
         let text = workers::prompt(worker, step, feedback, "in other worktrees", &prompt);
         let path = self.shell.run.path.join(format!("{worker}.prompt.md"));
         crate::fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
@@ -981,7 +981,7 @@ impl Coordinator<'_> {
     /// The gate on the merged tree; `false` when it failed (the merge then
     /// undone, the step reopened with the gate's output).
     fn gate_after_merge(&self, live: &mut Live, key: &str, before: &str) -> Result<bool> {
-        let Some(gate) = &self.shell.s.gate else {
+        let Some(gate) = &self.shell.s.completion.gate else {
             return Ok(true);
         };
         let v = self.shell.run_gate(gate, &mut live.saved)?;
@@ -1126,7 +1126,12 @@ impl Coordinator<'_> {
         let parsed = spec::parse(&self.spec_text()?);
         let task = texts::find(&parsed.steps, key).and_then(|s| s.task.clone());
         let done: Vec<String> = task.into_iter().collect();
-        if let Some(said) = crate::work::issues::close_done(self.shell.s, self.root(), &done) {
+        if let Some(said) = crate::work::issues::close_done(
+            self.shell.s.tracker,
+            self.shell.s.shipping.pr,
+            self.root(),
+            &done,
+        ) {
             self.shell.ui.note(&said);
         }
         let dir = worktree::path_for(&main, name);
@@ -1176,7 +1181,7 @@ impl Coordinator<'_> {
         let listed = files.join(", ");
         slot.note = Some(format!("conflicts with what is merged: {listed}"));
         slot.conflicts = files.clone();
-        match self.shell.s.on_conflict {
+        match self.shell.s.workers.on_conflict {
             OnConflict::Wait => {
                 slot.place = Place::GaveUp;
                 live.end.get_or_insert((
@@ -1275,8 +1280,12 @@ impl Coordinator<'_> {
     /// reviewer), which goes on as any loop does if it does not hold.
     fn judge(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
         let project = self.shell.project;
-        let checked =
-            crate::work::completion::check_run(&project.spec(), &project.root, self.shell.s)?;
+        let checked = crate::work::completion::check_run(
+            &project.spec(),
+            &project.root,
+            self.shell.s.tracker,
+            self.shell.s.shipping.pr,
+        )?;
         if let Ok(j) = &checked
             && j.is_complete()
         {

@@ -27,23 +27,15 @@ pub struct Worker {
     pub budget: PathBuf,
 }
 
-/// What to do when a finished step's merge conflicts with what is merged.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Default,
-    clap::ValueEnum,
-    serde::Deserialize,
-    serde::Serialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum OnConflict {
-    /// A resolution session (the run's agent) merges both steps' changes.
-    #[default]
-    Resolve,
-    /// Stop for a human: WAITING names the conflicting files.
-    Wait,
+pub use crate::config::OnConflict;
+
+/// Steps worked at once: the workers' part of the settings.
+#[derive(Debug, Clone)]
+pub struct Workers {
+    /// `--parallel`; 1: one step at a time.
+    pub count: u32,
+    /// What a conflicting merge does.
+    pub on_conflict: OnConflict,
+    /// This loop is a worker of a parallel run (set by its coordinator).
+    pub worker: Option<Worker>,
 }

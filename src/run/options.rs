@@ -54,78 +54,41 @@ pub struct LoopArgs {
     pub remote: Option<crate::parallel::coordinator::RemoteMerge>,
 }
 
-/// One agent of a run as a session runs it: the run's own (with the model
-/// and extra arguments given) or a fallback (its own defaults).
-#[derive(Debug, Clone, Copy)]
-pub struct Seat<'a> {
-    pub agent: crate::agent::Agent,
-    pub program: &'a std::path::Path,
-    pub model: Option<&'a str>,
-    pub extra: &'a [String],
+pub use crate::session::Seat;
+
+/// The settings in force, one typed part per concern; each module is
+/// handed only its part.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub limits: Limits,
+    /// How its sessions are started: agent, prompt, timeout.
+    pub session: crate::session::Sessions,
+    /// Sessions confined by Claude Code's sandbox, and what they may reach.
+    pub confined: Option<crate::sandbox::confine::Confinement>,
+    /// What a finished step must pass: gate, reviewer, protected files.
+    pub completion: crate::work::completion::Completion,
+    pub tracker: Option<Kind>,
+    /// Steps worked at once and by whom.
+    pub workers: crate::parallel::Workers,
+    /// Where the run's work goes (`--push`, `--pr`).
+    pub shipping: crate::ship::Shipping,
+    /// Who is told when the loop needs them (`[notify]`, `--notify`).
+    pub notify: Option<crate::notify::Notifier>,
+    pub hooks: config::Hooks,
 }
 
 impl Settings {
-    /// Agent `i` of the run: 0 its own, then its fallbacks.
-    pub fn seat(&self, i: usize) -> Seat<'_> {
-        match i.checked_sub(1).and_then(|f| self.fallbacks.get(f)) {
-            Some((agent, program)) => Seat {
-                agent: *agent,
-                program,
-                model: None,
-                extra: &[],
-            },
-            None => Seat {
-                agent: self.agent,
-                program: &self.program,
-                model: self.model.as_deref(),
-                extra: &self.claude_args,
-            },
+    /// What its sessions are started with, of all the run's settings.
+    pub fn given(&self) -> crate::session::launch::Given<'_> {
+        crate::session::launch::Given {
+            sessions: &self.session,
+            confined: self.confined.as_ref(),
+            gate: self.completion.gate.as_ref(),
+            step: self.workers.worker.as_ref().map(|w| w.label.as_str()),
+            protect: &self.completion.protect,
+            withhold_token: self.shipping.push || self.shipping.pr || self.workers.worker.is_some(),
         }
     }
-}
-
-/// The settings in force.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub prompt: PathBuf,
-    pub limits: Limits,
-    pub timeout: Duration,
-    pub interactive: bool,
-    /// The agent and the program that runs it.
-    pub agent: crate::agent::Agent,
-    pub program: PathBuf,
-    /// The agents to fall back on, in order, and their programs (their own
-    /// default models).
-    pub fallbacks: Vec<(crate::agent::Agent, PathBuf)>,
-    /// Commit what a session left uncommitted (`--commit auto`).
-    pub commit_auto: bool,
-    /// `[gate] protect` / `--protect`: globs of files sessions may not change.
-    pub protect: Vec<String>,
-    /// Token prices by model (the config's over ralph's table).
-    pub prices: std::collections::BTreeMap<String, crate::agent::prices::Price>,
-    pub model: Option<String>,
-    pub permission_mode: String,
-    pub claude_args: Vec<String>,
-    pub hooks: config::Hooks,
-    pub tracker: Option<Kind>,
-    /// The project's own checks, if it has any.
-    pub gate: Option<crate::work::gate::Gate>,
-    /// The independent reviewer, if the run has one (`[review]`, `--review`).
-    pub review: Option<crate::work::review::Reviewer>,
-    /// Who is told when the loop needs them (`[notify]`, `--notify`).
-    pub notify: Option<crate::notify::Notifier>,
-    /// Sessions confined by Claude Code's sandbox, and what they may reach.
-    pub confined: Option<crate::sandbox::confine::Confinement>,
-    /// Steps worked at once (`--parallel`; 1: today's loop), and what a
-    /// conflicting merge does.
-    pub parallel: u32,
-    pub on_conflict: crate::parallel::OnConflict,
-    /// This loop is a worker of a parallel run (set by its coordinator).
-    pub worker: Option<crate::parallel::Worker>,
-    /// Push the run's branch (`--push`; `--pr` pushes too).
-    pub push: bool,
-    /// Open or update a pull request for it (`--pr`).
-    pub pr: bool,
 }
 
 const DAY: u64 = 86_400;
@@ -402,30 +365,38 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
         program: o.program_of(agent).cloned(),
         named,
         settings: Settings {
-            prompt: PathBuf::new(),
             limits,
-            timeout: duration("timeout", o.timeout.as_ref())?,
-            interactive: o.interactive,
-            agent,
-            program: PathBuf::new(),
-            fallbacks: fallbacks.iter().map(|&f| (f, PathBuf::new())).collect(),
-            prices: o.prices.clone().unwrap_or_default(),
-            commit_auto: o.commit == Some(crate::config::CommitMode::Auto),
-            protect: o.gate.protect.clone().unwrap_or_default(),
-            model: o.model,
-            permission_mode,
-            claude_args,
+            session: crate::session::Sessions {
+                prompt: PathBuf::new(),
+                timeout: duration("timeout", o.timeout.as_ref())?,
+                interactive: o.interactive,
+                agent,
+                program: PathBuf::new(),
+                fallbacks: fallbacks.iter().map(|&f| (f, PathBuf::new())).collect(),
+                prices: o.prices.clone().unwrap_or_default(),
+                model: o.model,
+                permission_mode,
+                claude_args,
+            },
+            completion: crate::work::completion::Completion {
+                commit_auto: o.commit == Some(crate::config::CommitMode::Auto),
+                protect: o.gate.protect.clone().unwrap_or_default(),
+                gate,
+                review,
+            },
             hooks: o.hooks,
             tracker: o.tracker,
-            gate,
-            review,
             notify,
             confined,
-            parallel,
-            on_conflict: o.on_conflict.unwrap_or_default(),
-            worker: None,
-            push: o.push || o.pr,
-            pr: o.pr,
+            workers: crate::parallel::Workers {
+                count: parallel,
+                on_conflict: o.on_conflict.unwrap_or_default(),
+                worker: None,
+            },
+            shipping: crate::ship::Shipping {
+                push: o.push || o.pr,
+                pr: o.pr,
+            },
         },
     })
 }
@@ -780,7 +751,7 @@ pub fn settings(
     approved_for(project, &cfg, &r.settings)?;
     let prompt = prompt_file(project, &r.prompt)?;
     let mut s = on_this_machine(cli, project, r)?;
-    s.prompt = prompt;
+    s.session.prompt = prompt;
     Ok(s)
 }
 
@@ -790,9 +761,9 @@ pub fn settings(
 pub fn planning_settings(cli: &Options, project: &Project) -> Result<Settings, String> {
     let cfg: Options = config::load(&project.config()).map_err(|e| format!("{e:#}"))?;
     let mut r = resolve(cli, &cfg, None)?;
-    r.settings.fallbacks.clear();
-    r.settings.review = None;
-    r.settings.interactive = false;
+    r.settings.session.fallbacks.clear();
+    r.settings.completion.review = None;
+    r.settings.session.interactive = false;
     approved_for(project, &cfg, &r.settings)?;
     on_this_machine(cli, project, r)
 }
@@ -813,13 +784,16 @@ fn on_this_machine(cli: &Options, project: &Project, r: Resolved) -> Result<Sett
             .find(|(a, _)| *a == agent)
             .map(|(_, p)| located(agent, p.clone()))
     };
-    let program = r.program.clone().map(|p| located(r.settings.agent, p));
+    let program = r
+        .program
+        .clone()
+        .map(|p| located(r.settings.session.agent, p));
     let mut s = r.settings;
-    s.program = program_file(s.agent, program)?;
-    for (agent, program) in &mut s.fallbacks {
+    s.session.program = program_file(s.session.agent, program)?;
+    for (agent, program) in &mut s.session.fallbacks {
         *program = program_file(*agent, named(*agent))?;
     }
-    if let Some(rv) = &mut s.review {
+    if let Some(rv) = &mut s.completion.review {
         rv.program =
             program_file(rv.agent, named(rv.agent)).map_err(|e| format!("the reviewer: {e}"))?;
         if let Some(p) = &rv.prompt {
@@ -830,9 +804,9 @@ fn on_this_machine(cli: &Options, project: &Project, r: Resolved) -> Result<Sett
     }
     // Claude Code's sandbox needs bubblewrap and socat here; Codex brings
     // its own; ralph's own confinement needs bubblewrap.
-    let agents: Vec<Agent> = std::iter::once(s.agent)
-        .chain(s.fallbacks.iter().map(|(a, _)| *a))
-        .chain(s.review.as_ref().map(|r| r.agent))
+    let agents: Vec<Agent> = std::iter::once(s.session.agent)
+        .chain(s.session.fallbacks.iter().map(|(a, _)| *a))
+        .chain(s.completion.review.as_ref().map(|r| r.agent))
         .collect();
     let why = agents
         .iter()
@@ -850,9 +824,9 @@ fn on_this_machine(cli: &Options, project: &Project, r: Resolved) -> Result<Sett
 /// run up.
 fn approved_for(project: &Project, cfg: &Options, s: &Settings) -> Result<(), String> {
     use crate::trust::approval;
-    let mut agents = vec![s.agent];
-    agents.extend(s.fallbacks.iter().map(|(a, _)| *a));
-    agents.extend(s.review.as_ref().map(|r| r.agent));
+    let mut agents = vec![s.session.agent];
+    agents.extend(s.session.fallbacks.iter().map(|(a, _)| *a));
+    agents.extend(s.completion.review.as_ref().map(|r| r.agent));
     let parts = approval::project_parts(&project.root, cfg);
     let standing = approval::standing_for(&project.root, &parts, &agents);
     if let approval::Standing::NotApproved { .. } = standing {
@@ -1009,7 +983,7 @@ mod tests {
         );
         assert_eq!(
             (
-                s.timeout,
+                s.session.timeout,
                 l.fallback_after,
                 l.limit_backoff,
                 l.max_limit_wait
@@ -1021,7 +995,7 @@ mod tests {
                 d("max_limit_wait")
             )
         );
-        assert_eq!(s.permission_mode, "bypassPermissions");
+        assert_eq!(s.session.permission_mode, "bypassPermissions");
     }
 
     /// A bad value says where it was given: the flag, or the config's key.
@@ -1060,7 +1034,10 @@ mod tests {
         let (_d, p) = project("");
         let s = settings(&args(), &p, None).unwrap();
         assert_eq!(
-            (s.timeout.as_secs(), s.limits.max_limit_wait.as_secs()),
+            (
+                s.session.timeout.as_secs(),
+                s.limits.max_limit_wait.as_secs()
+            ),
             (1800, 8 * 3600)
         );
         // Too long to be a duration at all: clap (or the config's reader)
@@ -1228,7 +1205,7 @@ mod tests {
         assert_eq!(
             (
                 r.settings.limits.max_iterations,
-                r.settings.model.as_deref()
+                r.settings.session.model.as_deref()
             ),
             (7, Some("m"))
         );
@@ -1303,7 +1280,7 @@ mod tests {
             "max_cost = 5.0\nmodel = \"gpt-5.4\"\nconfined = true",
         )
         .unwrap();
-        assert_eq!(r.settings.agent, Agent::Codex);
+        assert_eq!(r.settings.session.agent, Agent::Codex);
         assert!(r.settings.confined.is_some());
         // Gemini's own arguments reach no further than ralph's bubblewrap.
         let r = agent(
@@ -1362,7 +1339,7 @@ mod tests {
                 ..args()
             };
             if let Ok(s) = settings(&a, &p, None) {
-                prop_assert!(s.timeout.as_secs() >= 1 && s.timeout.as_secs() <= 7 * DAY);
+                prop_assert!(s.session.timeout.as_secs() >= 1 && s.session.timeout.as_secs() <= 7 * DAY);
                 prop_assert!(s.limits.max_iterations >= 1);
                 prop_assert!(s.limits.max_cost.is_none_or(|c| c.is_finite() && c > 0.0));
             }

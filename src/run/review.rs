@@ -36,7 +36,10 @@ impl Shell<'_> {
         (of, number): (Of, u32),
         base: Option<String>,
     ) -> Result<(Event, Record)> {
-        let (project, r) = (self.project, self.s.review.as_ref().expect("a reviewer"));
+        let (project, r) = (
+            self.project,
+            self.s.completion.review.as_ref().expect("a reviewer"),
+        );
         let subject = self.subject(&of, saved, base);
         let prompt = self.write_review_prompt(&of, &subject, saved, number)?;
         let before = progress::take(&project.root, &project.spec());
@@ -48,8 +51,8 @@ impl Shell<'_> {
         let start = timefmt::now();
         // Print mode, whatever the run's, with its own prompt.
         let mut settings = self.s.clone();
-        settings.interactive = false;
-        settings.prompt = prompt;
+        settings.session.interactive = false;
+        settings.session.prompt = prompt;
         let at = (saved.state.iteration, number);
         let (ended, command) =
             self.launch(lock, (&settings, seat), at, saved.first_head.clone())?;
@@ -173,7 +176,7 @@ impl Shell<'_> {
         saved: &Saved,
         number: u32,
     ) -> Result<std::path::PathBuf> {
-        let r = self.s.review.as_ref().expect("a reviewer");
+        let r = self.s.completion.review.as_ref().expect("a reviewer");
         let (stat, diff) = self.changes_since(subject.base.as_deref());
         let (diff, diff_cut) = review::cut_diff(&diff, DIFF_BYTES);
         let gate_line = saved.last_gate.as_ref().map(|g| {
@@ -224,7 +227,12 @@ impl Shell<'_> {
             return crate::fsutil::remove_optional(&path);
         }
         let findings = verdict.findings();
-        let max = self.s.review.as_ref().map_or(3, |r| r.max_rounds);
+        let max = self
+            .s
+            .completion
+            .review
+            .as_ref()
+            .map_or(3, |r| r.max_rounds);
         let rounds = (saved.state.review_rejections + 1, max);
         self.outbox.tell(
             crate::notify::Event::Rejected,

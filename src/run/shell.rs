@@ -136,11 +136,16 @@ impl Shell<'_> {
             return Ok(None);
         }
         self.close_done_issues(saved.issues_at_start.as_deref());
-        let checked = completion::check_run(&self.project.spec(), &self.project.root, self.s)?;
+        let checked = completion::check_run(
+            &self.project.spec(),
+            &self.project.root,
+            self.s.tracker,
+            self.s.shipping.pr,
+        )?;
         Ok(Some(engine::Claim {
             protected: self.protected_touched(saved).unwrap_or_default(),
             base: saved.first_head.clone().unwrap_or_else(|| "?".into()),
-            rule: completion::rule(&checked, self.s.gate.is_some()),
+            rule: completion::rule(&checked, self.s.completion.gate.is_some()),
         }))
     }
 
@@ -150,7 +155,9 @@ impl Shell<'_> {
     /// steps when the run began (`at_start`): one a session names later is
     /// left to you.
     fn close_done_issues(&self, at_start: Option<&[String]>) {
-        if self.s.worker.is_some() || self.s.tracker != Some(crate::work::tracker::Kind::Github) {
+        if self.s.workers.worker.is_some()
+            || self.s.tracker != Some(crate::work::tracker::Kind::Github)
+        {
             return;
         }
         let done = self.step_tasks(true);
@@ -164,7 +171,12 @@ impl Shell<'_> {
                 later.join(", ")
             ));
         }
-        if let Some(said) = crate::work::issues::close_done(self.s, &self.project.root, &done) {
+        if let Some(said) = crate::work::issues::close_done(
+            self.s.tracker,
+            self.s.shipping.pr,
+            &self.project.root,
+            &done,
+        ) {
             self.ui.note(&said);
         }
     }
@@ -173,11 +185,11 @@ impl Shell<'_> {
     /// each (files, then the commits that touched them); `None` for nothing.
     fn protected_touched(&self, saved: &Saved) -> Option<Vec<String>> {
         let base = saved.first_head.as_deref()?;
-        if self.s.protect.is_empty() {
+        if self.s.completion.protect.is_empty() {
             return None;
         }
         let (files, commits) =
-            progress::protected_changes(&self.project.root, base, &self.s.protect)?;
+            progress::protected_changes(&self.project.root, base, &self.s.completion.protect)?;
         let mut why: Vec<String> = files
             .into_iter()
             .map(|f| format!("protected: {f}"))
@@ -191,6 +203,7 @@ impl Shell<'_> {
     fn gate(&self, live: &mut Live, each: bool) -> Result<engine::GateRan> {
         let g = self
             .s
+            .completion
             .gate
             .as_ref()
             .expect("the engine runs a gate only with one");
@@ -347,7 +360,7 @@ impl Shell<'_> {
     /// done), no merge under way (a resolution commits it), and its task
     /// (if it has one and the run a tracker) closed.
     fn step_done(&self) -> Result<Option<String>> {
-        let Some(w) = &self.s.worker else {
+        let Some(w) = &self.s.workers.worker else {
             return Ok(None);
         };
         let root = &self.project.root;
@@ -388,7 +401,7 @@ impl Shell<'_> {
         }
         let since = now_epoch().saturating_sub(3600);
         // A worker of a parallel run: every worker's, from the run's budget.
-        if let Some(w) = &self.s.worker {
+        if let Some(w) = &self.s.workers.worker {
             return crate::parallel::budget::starts_since(&w.budget, since).unwrap_or_default();
         }
         let mut window = self.pacing.borrow_mut();
@@ -400,7 +413,7 @@ impl Shell<'_> {
     /// Append a session's record, and count its start in the pacing window.
     fn append(&self, record: &Record) -> Result<()> {
         let worked;
-        let record = match &self.s.worker {
+        let record = match &self.s.workers.worker {
             Some(w) => {
                 // Spent from the whole run's budget, as it is written.
                 crate::parallel::budget::add_cost(&w.budget, record.cost_usd)?;
@@ -452,7 +465,7 @@ impl Shell<'_> {
                 if s.tracker == Some(crate::work::tracker::Kind::Github) {
                     saved.issues_at_start = Some(self.step_tasks(false));
                 }
-                if s.pr {
+                if s.shipping.pr {
                     saved.pr_issues_at_start = Some(self.step_issues());
                 }
                 crate::history::invocation::keep_closable(
@@ -508,8 +521,8 @@ impl Shell<'_> {
         let t0 = Instant::now();
         let elapsed_before = saved.elapsed_s;
         self.clock.set(Some((t0, elapsed_before)));
-        saved.agents = (0..=self.s.fallbacks.len())
-            .map(|i| self.s.seat(i).agent)
+        saved.agents = (0..=self.s.session.fallbacks.len())
+            .map(|i| self.s.session.seat(i).agent)
             .collect();
         self.run.save_state(&saved)?;
         lock.set_iteration(saved.state.iteration)?;
@@ -569,7 +582,7 @@ impl Shell<'_> {
     /// A worker's session claimed from the run's budget, then not started
     /// (the engine stopped or waited): given back.
     fn unclaim_unless_spawned(&self, claimed: bool, action: &Action) -> Result<()> {
-        match &self.s.worker {
+        match &self.s.workers.worker {
             Some(w) if claimed && !matches!(action, Action::Spawn { .. }) => {
                 crate::parallel::budget::unclaim_session(&w.budget, &w.name)
             }
@@ -603,7 +616,7 @@ impl Shell<'_> {
         if paths.len() > 5 {
             shown.push(&more);
         }
-        let commit = if self.s.commit_auto {
+        let commit = if self.s.completion.commit_auto {
             "--commit auto leaves them out"
         } else {
             "no session is blamed for them"
@@ -617,7 +630,7 @@ impl Shell<'_> {
 
     /// At the start: who reviews, and where notices go.
     fn say_who_judges(&self) {
-        if let Some(r) = &self.s.review {
+        if let Some(r) = &self.s.completion.review {
             let model = r
                 .model
                 .as_deref()
@@ -682,8 +695,8 @@ impl Shell<'_> {
             Action::Fallback { from, to, why } => {
                 ui.note(&format!(
                     "{}: {why}; the next sessions run on {} until it resets",
-                    s.seat(from).agent,
-                    s.seat(to).agent
+                    s.session.seat(from).agent,
+                    s.session.seat(to).agent
                 ));
                 Event::Waited {
                     stop: crate::procs::signals::stop_requested(),
@@ -696,7 +709,7 @@ impl Shell<'_> {
     /// A worker's session met its agent's usage limit: until when it holds
     /// (as the engine judged it), for the run's other workers.
     fn share_limit(&self, action: &Action, agent: usize, saved: &Saved) -> Result<()> {
-        let Some(w) = &self.s.worker else {
+        let Some(w) = &self.s.workers.worker else {
             return Ok(());
         };
         let until = match action {
@@ -706,7 +719,7 @@ impl Shell<'_> {
             }
             _ => return Ok(()),
         };
-        let name = self.s.seat(agent).agent.to_string();
+        let name = self.s.session.seat(agent).agent.to_string();
         crate::parallel::budget::limited(&w.budget, &name, until)
     }
 
@@ -786,10 +799,10 @@ impl Shell<'_> {
             &self.facts("session_start", iteration, &[]),
         );
         let stop = crate::procs::signals::stop_requested();
-        let shared = match (&self.s.worker, &stop) {
+        let shared = match (&self.s.workers.worker, &stop) {
             (Some(w), None) => match crate::parallel::budget::claim_session(
                 &w.budget,
-                &self.s.seat(saved.state.agent).agent.to_string(),
+                &self.s.session.seat(saved.state.agent).agent.to_string(),
                 &w.name,
                 now_epoch(),
             ) {
@@ -815,17 +828,20 @@ impl Shell<'_> {
         base: Option<String>,
     ) -> Result<(session::Finished, Vec<String>)> {
         let who = launch::Who {
-            run: self.run,
+            run_dir: &self.run.real_path,
+            stream_file: self.run.stream_file(number)?,
             iteration,
             session: number,
             secret: &self.secret,
             base,
         };
-        let mut spec = launch::session(self.project, settings, seat, &who, self.ui)?;
+        let ui = self.ui;
+        let show = Box::new(move |x| ui.show(x));
+        let mut spec = launch::session(self.project, &settings.given(), seat, who, show)?;
         spec.timeout =
             engine::session_timeout(spec.timeout, self.s.limits.max_time, self.elapsed());
         let mut command = vec![spec.program.display().to_string()];
-        let shown = spec.args.len() - usize::from(settings.interactive);
+        let shown = spec.args.len() - usize::from(settings.session.interactive);
         command.extend(spec.args.iter().take(shown).cloned());
         let ended = self.run_to_end(lock, spec, number)?;
         Ok((ended, command))
@@ -844,7 +860,7 @@ impl Shell<'_> {
             use crate::sandbox::gitguard;
             let root = &self.project.root;
             // A parallel run's worker: the shared files as the run found them.
-            let base = self.s.worker.as_ref().and_then(|w| {
+            let base = self.s.workers.worker.as_ref().and_then(|w| {
                 gitguard::Baseline::load(&crate::parallel::budget::baseline_path(&w.budget))
             });
             match base {
@@ -901,7 +917,7 @@ impl Shell<'_> {
         (iteration, number): (u32, u32),
         agent: usize,
     ) -> Result<engine::SessionRan> {
-        let (start, seat, project) = (timefmt::now(), self.s.seat(agent), self.project);
+        let (start, seat, project) = (timefmt::now(), self.s.session.seat(agent), self.project);
         let before = &live.before;
         self.log_heading(number, &start, seat, before);
         let base = live.saved.first_head.clone();
@@ -909,7 +925,7 @@ impl Shell<'_> {
         let after = progress::take(&project.root, &project.spec());
         let no_evidence = self.no_evidence(number, before, &after);
         let no_change = self.no_change(number, before, &after);
-        let outcome = self.outcome_of(&ended, self.s.interactive);
+        let outcome = self.outcome_of(&ended, self.s.session.interactive);
         live.saved.tokens.add(&ended.stream.usage);
         live.pending = Some(Pending {
             iteration,
@@ -1004,7 +1020,7 @@ impl Shell<'_> {
             live.limited = Some(p.agent);
         }
         let before = &live.before;
-        let seat = self.s.seat(p.agent);
+        let seat = self.s.session.seat(p.agent);
         let session = Ran {
             iteration: p.iteration,
             number: p.number,
@@ -1232,7 +1248,7 @@ impl Shell<'_> {
         if !after.left_changes_since(before) {
             return None;
         }
-        if !self.s.commit_auto || ended.ending == engine::Ending::Stopped {
+        if !self.s.completion.commit_auto || ended.ending == engine::Ending::Stopped {
             self.ui
                 .note(&format!("session {number} left changes uncommitted"));
             return None;
@@ -1265,7 +1281,7 @@ impl Shell<'_> {
         st: &crate::session::stream::Session,
         seat: crate::run::options::Seat,
     ) -> Option<f64> {
-        cost_of(st, seat, &self.s.prices)
+        cost_of(st, seat, &self.s.session.prices)
     }
 
     /// The session's record, as `records.jsonl` keeps it.
@@ -1293,7 +1309,7 @@ impl Shell<'_> {
             spec_before: spec_text(r.before),
             spec_after: spec_text(r.after),
             leftovers_ended: ended.leftovers.len(),
-            stream_file: (!self.s.interactive).then(|| {
+            stream_file: (!self.s.session.interactive).then(|| {
                 let name = RunDir::stream_name(r.number);
                 self.run.path.join(name).display().to_string()
             }),
@@ -1332,7 +1348,7 @@ impl Shell<'_> {
         match r.outcome {
             SessionOutcome::TimedOut => ui.note(&format!(
                 "session {iteration} timed out after {}; ended it",
-                timefmt::human_duration(self.s.timeout)
+                timefmt::human_duration(self.s.session.timeout)
             )),
             SessionOutcome::Failed => ui.note(&format!(
                 "session {iteration} failed ({failures} in a row): {error}"
@@ -1355,7 +1371,7 @@ impl Shell<'_> {
     /// Did the user quit claude (interactive), rather than the hook end it?
     /// The hook's log is read only where it can tell.
     fn quit_by_user(&self, ended: &session::Finished) -> bool {
-        let hook_ended_it = self.s.interactive
+        let hook_ended_it = self.s.session.interactive
             && crate::handoff::hook_ended(
                 &crate::fsutil::read_optional_capped(
                     &self.run.hook_log(),
@@ -1366,7 +1382,7 @@ impl Shell<'_> {
                 .unwrap_or_default(),
                 ended.pid,
             );
-        engine::quit_by_user(self.s.interactive, ended.ending, hook_ended_it)
+        engine::quit_by_user(self.s.session.interactive, ended.ending, hook_ended_it)
     }
 
     /// What went wrong in a session, in a line: its own error, else how it
@@ -1379,16 +1395,23 @@ impl Shell<'_> {
             .or_else(|| last_result.is_error.then(|| last_result.text.clone()))
             .unwrap_or_else(|| match (ended.ending, ended.status) {
                 (engine::Ending::TimedOut, _) => {
-                    format!("timed out after {}", timefmt::human_duration(s.timeout))
-                }
-                (_, Some(x)) if x.success() && !s.interactive => {
                     format!(
-                        "{} exited with status 0 without reporting a result",
-                        s.agent
+                        "timed out after {}",
+                        timefmt::human_duration(s.session.timeout)
                     )
                 }
-                (_, Some(x)) => format!("{} exited with {}", s.agent, crate::output::ended(x)),
-                _ => format!("{} ended without a result", s.agent),
+                (_, Some(x)) if x.success() && !s.session.interactive => {
+                    format!(
+                        "{} exited with status 0 without reporting a result",
+                        s.session.agent
+                    )
+                }
+                (_, Some(x)) => format!(
+                    "{} exited with {}",
+                    s.session.agent,
+                    crate::output::ended(x)
+                ),
+                _ => format!("{} ended without a result", s.session.agent),
             })
     }
 
@@ -1426,7 +1449,7 @@ impl Shell<'_> {
             resumed: saved.resumed,
             gate: saved.last_gate.clone(),
             confined: self.s.confined.is_some(),
-            agent: self.s.agent,
+            agent: self.s.session.agent,
             cost_unknown: saved.cost_unknown,
             reviews: saved.state.reviews,
             review: saved.last_review.clone(),
@@ -1442,7 +1465,7 @@ impl Shell<'_> {
             }
         }
         // A worker's end is its run's to tell.
-        if self.s.worker.is_none() {
+        if self.s.workers.worker.is_none() {
             self.end_hook(&summary);
         }
         self.say_end(&summary);

@@ -5,14 +5,30 @@
 use anyhow::{Context, Result};
 
 use crate::handoff::{self, env};
-use crate::history::records::RunDir;
-use crate::run::options::{Seat, Settings};
-use crate::run::ui::Ui;
-use crate::session::{Launch, PrintIo};
+use crate::sandbox::confine::Confinement;
+use crate::session::{Launch, PrintIo, Seat, Sessions, stream::Shown};
 use crate::work::project::Project;
 
+/// What a run starts its sessions with: the session part of its settings,
+/// its confinement, and what each session hands on to `ralph complete`.
+pub struct Given<'a> {
+    pub sessions: &'a Sessions,
+    pub confined: Option<&'a Confinement>,
+    pub gate: Option<&'a crate::work::gate::Gate>,
+    /// A worker's step (`RALPH_STEP`).
+    pub step: Option<&'a str>,
+    pub protect: &'a [String],
+    /// ralph holds a GitHub token of its own in this run (`--push`, `--pr`,
+    /// a worker's push): its sessions, which run the model's commands, get
+    /// none.
+    pub withhold_token: bool,
+}
+
 pub struct Who<'a> {
-    pub run: &'a RunDir,
+    /// The run's folder (its real path: the session is told it).
+    pub run_dir: &'a std::path::Path,
+    /// Where the session's stream is saved.
+    pub stream_file: std::path::PathBuf,
     pub iteration: u32,
     pub session: u32,
     /// The run's secret (see `handoff::session_token`).
@@ -24,24 +40,21 @@ pub struct Who<'a> {
 /// What every session's environment carries: that a loop started it (for
 /// the hook), the run folder, and what `ralph complete` in the session checks
 /// (the gate, the protected files).
-fn environment(s: &Settings, who: &Who) -> Vec<(String, String)> {
+fn environment(g: &Given, who: &Who) -> Vec<(String, String)> {
     let mut env = vec![
         (env::LOOP.to_string(), "1".to_string()),
-        (
-            env::RUN_DIR.to_string(),
-            who.run.real_path.display().to_string(),
-        ),
+        (env::RUN_DIR.to_string(), who.run_dir.display().to_string()),
         (env::ITERATION.to_string(), who.iteration.to_string()),
         (
             env::GATE.to_string(),
-            crate::work::gate::Gate::handed(s.gate.as_ref()),
+            crate::work::gate::Gate::handed(g.gate),
         ),
     ];
-    if let Some(w) = &s.worker {
-        env.push((env::STEP.to_string(), w.label.clone()));
+    if let Some(step) = g.step {
+        env.push((env::STEP.to_string(), step.to_string()));
     }
-    if let (false, Some(base)) = (s.protect.is_empty(), who.base.as_deref()) {
-        let handed = serde_json::json!({"base": base, "globs": s.protect});
+    if let (false, Some(base)) = (g.protect.is_empty(), who.base.as_deref()) {
+        let handed = serde_json::json!({"base": base, "globs": g.protect});
         env.push((env::PROTECT.to_string(), handed.to_string()));
     }
     env
@@ -51,11 +64,11 @@ fn environment(s: &Settings, who: &Who) -> Vec<(String, String)> {
 /// command at all when its home is under that folder (~/.codex is, when
 /// /tmp holds the home): its own TMPDIR in ralph's state folder.
 fn codex_scratch(
-    s: &Settings,
+    g: &Given,
     seat: Seat,
     env: &mut Vec<(String, String)>,
 ) -> Result<Option<tempfile::TempDir>> {
-    if !seat.agent.caps().sandbox_own_tmpdir || s.confined.is_none() {
+    if !seat.agent.caps().sandbox_own_tmpdir || g.confined.is_none() {
         return Ok(None);
     }
     let dir = crate::trust::store::scratch_dir();
@@ -175,19 +188,25 @@ fn git_dirs(root: &std::path::Path) -> Option<crate::sandbox::confine::GitDirs> 
 
 /// Print mode: `claude -p --output-format stream-json --verbose`, the prompt
 /// on stdin. Interactive: the prompt as the argument, the terminal claude's.
-pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -> Result<Launch> {
-    let env = environment(s, who);
+pub fn session(
+    project: &Project,
+    g: &Given,
+    seat: Seat,
+    who: Who,
+    show: Box<dyn FnMut(Shown) + Send>,
+) -> Result<Launch> {
+    let env = environment(g, &who);
     let token = handoff::session_token(who.secret, who.session);
-    let print = if s.interactive {
+    let print = if g.sessions.interactive {
         None
     } else {
         Some(PrintIo {
-            prompt: s.prompt.clone(),
-            stream_file: who.run.stream_file(who.session)?,
-            show: Box::new(move |x| ui.show(x)),
+            prompt: g.sessions.prompt.clone(),
+            stream_file: who.stream_file,
+            show,
         })
     };
-    assemble(project, s, seat, (env, token), print)
+    assemble(project, g, seat, (env, token), print)
 }
 
 /// One print-mode session outside any loop (`ralph plan`): the prompt
@@ -196,18 +215,18 @@ pub fn session(project: &Project, s: &Settings, seat: Seat, who: &Who, ui: Ui) -
 /// see no loop.
 pub fn lone(
     project: &Project,
-    s: &Settings,
+    g: &Given,
     seat: Seat,
     (secret, stream_file): (&str, std::path::PathBuf),
-    show: Box<dyn FnMut(crate::session::stream::Shown) + Send>,
+    show: Box<dyn FnMut(Shown) + Send>,
 ) -> Result<Launch> {
     let print = PrintIo {
-        prompt: s.prompt.clone(),
+        prompt: g.sessions.prompt.clone(),
         stream_file,
         show,
     };
     let token = handoff::session_token(secret, 1);
-    assemble(project, s, seat, (Vec::new(), token), Some(print))
+    assemble(project, g, seat, (Vec::new(), token), Some(print))
 }
 
 /// What a confined session's sandbox is made of, read off the machine
@@ -215,14 +234,14 @@ pub fn lone(
 /// the repository; and a name of the session's own.
 fn sandbox_parts(
     project: &Project,
-    s: &Settings,
+    g: &Given,
 ) -> (
     Vec<crate::sandbox::credentials::Secret>,
     Option<crate::sandbox::confine::GitDirs>,
     String,
 ) {
     let own_name = format!("ralph-{}", &crate::trust::store::random_token()[..16]);
-    match s.confined {
+    match g.confined {
         Some(_) => (
             crate::sandbox::credentials::here(),
             git_dirs(&project.root),
@@ -236,19 +255,19 @@ fn sandbox_parts(
 /// bubblewrap where it is confined by ralph.
 fn assemble(
     project: &Project,
-    s: &Settings,
+    g: &Given,
     seat: Seat,
     (mut env, token): (Vec<(String, String)>, String),
     print: Option<PrintIo>,
 ) -> Result<Launch> {
-    let (secrets, git, own_name) = sandbox_parts(project, s);
+    let (secrets, git, own_name) = sandbox_parts(project, g);
     let ask = crate::agent::Ask {
         interactive: print.is_none(),
-        confined: s.confined.as_ref(),
-        sandbox: s.confined.as_ref().map(|c| {
+        confined: g.confined,
+        sandbox: g.confined.map(|c| {
             crate::sandbox::confine::settings(c, &token, &project.root, &secrets).to_string()
         }),
-        permission_mode: &s.permission_mode,
+        permission_mode: &g.sessions.permission_mode,
         model: seat.model,
         extra: seat.extra,
         root: &project.root,
@@ -261,15 +280,15 @@ fn assemble(
     };
     let mut args = seat.agent.arguments(&ask);
     env.extend(seat.agent.env(&ask));
-    let mut scratch = codex_scratch(s, seat, &mut env)?;
+    let mut scratch = codex_scratch(g, seat, &mut env)?;
     if print.is_none() {
-        let prompt = crate::fsutil::read_optional(&s.prompt)?
-            .with_context(|| format!("{} is gone", s.prompt.display()))?;
+        let prompt = crate::fsutil::read_optional(&g.sessions.prompt)?
+            .with_context(|| format!("{} is gone", g.sessions.prompt.display()))?;
         args.push(prompt);
     }
     let mut program = seat.program.to_path_buf();
     let mut not_after = Vec::new();
-    if let Some(c) = s.confined.as_ref()
+    if let Some(c) = g.confined
         && seat.agent.caps().confine == crate::agent::Confine::Bwrap
     {
         let (argv, tmp, fresh) = in_bwrap(project, c, (seat, git.as_ref()), args)?;
@@ -284,20 +303,20 @@ fn assemble(
         env,
         cwd: project.root.clone(),
         print,
-        timeout: s.timeout,
+        timeout: g.sessions.timeout,
         token,
         scratch,
         not_after,
         agent: seat.agent,
-        unset: ralphs_token_vars(s),
-        confined: s.confined.is_some(),
+        unset: ralphs_token_vars(g),
+        confined: g.confined.is_some(),
     })
 }
 
 /// ralph's own GitHub token (`--push`, `--pr`, a worker's push) is ralph's:
 /// its sessions run the model's commands.
-fn ralphs_token_vars(s: &Settings) -> Vec<&'static str> {
-    if s.push || s.pr || s.worker.is_some() {
+fn ralphs_token_vars(g: &Given) -> Vec<&'static str> {
+    if g.withhold_token {
         vec!["GH_TOKEN", "GITHUB_TOKEN"]
     } else {
         Vec::new()

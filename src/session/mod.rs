@@ -53,6 +53,55 @@ use crate::procs::ladder::{Target, supervise_until};
 pub mod launch;
 pub mod stream;
 
+/// How a run's sessions are started: the session's part of the settings.
+#[derive(Debug, Clone)]
+pub struct Sessions {
+    pub prompt: std::path::PathBuf,
+    pub timeout: std::time::Duration,
+    pub interactive: bool,
+    /// The agent and the program that runs it.
+    pub agent: crate::agent::Agent,
+    pub program: std::path::PathBuf,
+    /// The agents to fall back on, in order, and their programs (their own
+    /// default models).
+    pub fallbacks: Vec<(crate::agent::Agent, std::path::PathBuf)>,
+    /// Token prices by model (the config's over ralph's table).
+    pub prices: std::collections::BTreeMap<String, crate::agent::prices::Price>,
+    pub model: Option<String>,
+    pub permission_mode: String,
+    pub claude_args: Vec<String>,
+}
+
+/// One agent of a run as a session runs it: the run's own (with the model
+/// and extra arguments given) or a fallback (its own defaults).
+#[derive(Debug, Clone, Copy)]
+pub struct Seat<'a> {
+    pub agent: crate::agent::Agent,
+    pub program: &'a std::path::Path,
+    pub model: Option<&'a str>,
+    pub extra: &'a [String],
+}
+
+impl Sessions {
+    /// Agent `i` of the run: 0 its own, then its fallbacks.
+    pub fn seat(&self, i: usize) -> Seat<'_> {
+        match i.checked_sub(1).and_then(|f| self.fallbacks.get(f)) {
+            Some((agent, program)) => Seat {
+                agent: *agent,
+                program,
+                model: None,
+                extra: &[],
+            },
+            None => Seat {
+                agent: self.agent,
+                program: &self.program,
+                model: self.model.as_deref(),
+                extra: &self.claude_args,
+            },
+        }
+    }
+}
+
 use stream::Shown;
 
 /// Longest stream line kept for parsing; longer lines are saved, not parsed.

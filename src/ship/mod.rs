@@ -6,17 +6,23 @@ pub mod push;
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::github::{Client, NewPull, PullUpdate, Repo};
 use crate::run::ui::Ui;
 
-/// A run's pull request, as its summary keeps it (`ralph status`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PullShown {
-    pub number: u64,
-    pub url: String,
-    pub draft: bool,
+/// A run's pull request, as its summary keeps it (defined with the
+/// records, which keep it).
+pub use crate::history::records::PullShown;
+
+/// Where a run's work goes: the shipping part of the settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Shipping {
+    /// Push the run's branch (`--push`; `--pr` pushes too).
+    pub push: bool,
+    /// Open or update a pull request for it (`--pr`); its body's `Closes
+    /// #N` closes the steps' issues when it merges.
+    pub pr: bool,
 }
 
 /// Where the pull request goes.

@@ -97,18 +97,33 @@ pub fn check(
     check_against(spec_path, Some((project_root, kind)))
 }
 
+/// What a run holds a finished step to: the completion part of the
+/// settings.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    /// The project's own checks, if it has any.
+    pub gate: Option<crate::work::gate::Gate>,
+    /// The independent reviewer, if the run has one (`[review]`, `--review`).
+    pub review: Option<crate::work::review::Reviewer>,
+    /// `[gate] protect` / `--protect`: globs of files sessions may not change.
+    pub protect: Vec<String>,
+    /// Commit what a session left uncommitted (`--commit auto`).
+    pub commit_auto: bool,
+}
+
 /// The check as a run makes it. GitHub's issues that the run's pull
 /// request closes (`--pr`: `Closes #N`) stay open until it is merged, so
 /// there the boxes are the word.
 pub fn check_run(
     spec_path: &Path,
     project_root: &Path,
-    s: &crate::run::options::Settings,
+    tracker: Option<Kind>,
+    closes_on_merge: bool,
 ) -> Result<Result<Judgement, CannotCheck>> {
-    if s.tracker == Some(Kind::Github) && crate::work::issues::closes_on_merge(s) {
+    if tracker == Some(Kind::Github) && closes_on_merge {
         return check_boxes(spec_path);
     }
-    check(spec_path, project_root, s.tracker)
+    check(spec_path, project_root, tracker)
 }
 
 /// The check of the spec alone, no tracker asked: for a loop's session

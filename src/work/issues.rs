@@ -264,12 +264,6 @@ impl Issues {
     }
 }
 
-/// Whether the run's pull request closes the issues (`--pr`: `Closes #N`
-/// in its body, closed by GitHub on merge) rather than ralph.
-pub fn closes_on_merge(s: &crate::run::options::Settings) -> bool {
-    s.pr
-}
-
 /// Of the done steps' `tasks`, those ralph may close on GitHub: the issues
 /// that were steps when the run began (`at_start`). A session that adds a
 /// step naming another issue and checks it does not get that issue closed
@@ -284,8 +278,12 @@ pub fn closable(tasks: &[String], at_start: &[String]) -> (Vec<String>, Vec<Stri
 
 /// A done step's issues closed (the run has the GitHub tracker, and no
 /// pull request that closes them): what to say, if anything.
+///
+/// `closes_on_merge`: the run's pull request closes them (`--pr`: `Closes
+/// #N` in its body, closed by GitHub on merge), not ralph.
 pub fn close_done(
-    s: &crate::run::options::Settings,
+    tracker: Option<crate::work::tracker::Kind>,
+    closes_on_merge: bool,
     root: &Path,
     tasks: &[String],
 ) -> Option<String> {
@@ -294,10 +292,7 @@ pub fn close_done(
         .filter(|t| issue_number(t).is_some())
         .cloned()
         .collect();
-    if s.tracker != Some(crate::work::tracker::Kind::Github)
-        || tasks.is_empty()
-        || closes_on_merge(s)
-    {
+    if tracker != Some(crate::work::tracker::Kind::Github) || tasks.is_empty() || closes_on_merge {
         return None;
     }
     match Issues::open(root).and_then(|i| i.close(&tasks)) {

@@ -6,7 +6,6 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use clap::ValueEnum;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,16 +49,8 @@ impl fmt::Display for TrackerError {
 
 impl std::error::Error for TrackerError {}
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, serde::Deserialize, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Kind {
-    /// beads_rust
-    Br,
-    /// the original beads (Go)
-    Bd,
-    /// GitHub's issues (`origin`'s repository), steps' tasks as `#N`
-    Github,
-}
+/// Which tracker (`--tracker`, `[tracker]`): defined with the settings.
+pub use crate::config::Kind;
 
 pub const INSTALL_HINT: &str = "Install beads_rust with: RUSTC_BOOTSTRAP=1 cargo install beads_rust --version 0.7.6 \
 --no-default-features --locked --ignore-rust-version (it needs a nightly feature on stable Rust; see README)";
