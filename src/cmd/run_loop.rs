@@ -585,7 +585,7 @@ fn folder_name(root: &std::path::Path) -> String {
 /// The loop's name in notices: its folder, and its branch.
 fn loop_name(root: &std::path::Path) -> String {
     let dir = folder_name(root);
-    match crate::run::progress::branch(root) {
+    match crate::git::branch(root) {
         Some(b) => format!("{dir} ({b})"),
         None => dir,
     }

@@ -261,6 +261,14 @@ impl<'a> Git<'a> {
     }
 }
 
+/// The branch checked out at `root`, if any.
+pub fn branch(root: &Path) -> Option<String> {
+    at(root)
+        .run(&["symbolic-ref", "--quiet", "--short", "HEAD"], &[])
+        .ok()
+        .map(|b| b.trim().to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1109,7 +1109,7 @@ impl Coordinator<'_> {
         ));
         // `--push`: what is merged goes to the remote as it lands.
         let pushed = match &self.shell.ship {
-            Some(ship) => match ship.push(self.root(), &self.shell.ui) {
+            Some(ship) => match ship.push(self.root(), &|s| self.shell.ui.note(s)) {
                 Ok(()) => true,
                 Err(why) => {
                     live.end

@@ -10,6 +10,7 @@ pub mod options;
 pub mod progress;
 pub mod review;
 pub mod shell;
+pub mod ship_end;
 pub mod takeover;
 pub mod ui;
 pub mod worktree;

@@ -35,14 +35,6 @@ pub fn compare(before: &Checkpoint, after: &Checkpoint) -> Progress {
     }
 }
 
-/// The branch checked out at `root`, if any.
-pub fn branch(root: &Path) -> Option<String> {
-    crate::git::at(root)
-        .run(&["symbolic-ref", "--quiet", "--short", "HEAD"], &[])
-        .ok()
-        .map(|b| b.trim().to_string())
-}
-
 /// Is `root` inside a git work tree? The loop measures progress with git.
 pub fn in_git(root: &Path) -> bool {
     crate::git::at(root)

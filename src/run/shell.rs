@@ -1070,7 +1070,7 @@ impl Shell<'_> {
             return Ok(());
         };
         let root = &self.project.root;
-        if let Err(why) = ship.push(root, &self.ui) {
+        if let Err(why) = ship.push(root, &|s| self.ui.note(s)) {
             sentinel::Waiting::new(format!("--push: {why}")).write(&self.project.waiting())?;
         }
         let now = progress::take(root, &self.project.spec());
@@ -1460,7 +1460,7 @@ impl Shell<'_> {
         if outcome != Outcome::Interrupted {
             self.commit_own();
             if let Some(ship) = &self.ship {
-                crate::ship::finish(ship, (project, &self.ui), saved, &mut summary)?;
+                crate::run::ship_end::finish(ship, (project, &self.ui), saved, &mut summary)?;
                 run.write_summary(&summary)?;
             }
         }
@@ -1576,7 +1576,7 @@ impl Shell<'_> {
         if outcome == Outcome::Complete
             && let Ok(main) = crate::run::worktree::main_root(root)
             && &main != root
-            && let Some(b) = crate::run::progress::branch(root)
+            && let Some(b) = crate::git::branch(root)
         {
             let name = b.strip_prefix("ralph/").unwrap_or(&b);
             ui.line(&format!(

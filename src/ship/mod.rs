@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::github::{Client, NewPull, PullUpdate, Repo};
-use crate::run::ui::Ui;
 
 /// A run's pull request, as its summary keeps it (defined with the
 /// records, which keep it).
@@ -93,13 +92,13 @@ impl Ship {
 
     /// Push the run's branch; said and recorded. `Err`: why a human must
     /// step in (the loop waits).
-    pub fn push(&self, root: &Path, ui: &Ui) -> Result<(), String> {
+    pub fn push(&self, root: &Path, say: &dyn Fn(&str)) -> Result<(), String> {
         let t = &self.target;
         let to = format!("{} to {}", t.branch, t.remote);
         match t.push(root) {
             Ok(push::Pushed::Done) => {
                 self.record("push", true, &to);
-                ui.note(&format!("pushed {to}"));
+                say(&format!("pushed {to}"));
                 Ok(())
             }
             Ok(push::Pushed::Rebased { rejected }) => {
@@ -107,13 +106,13 @@ impl Ship {
                     "the push of {to} was rejected ({rejected}): the remote's branch had moved; fetched it, rebased the run's commits onto it cleanly, and pushed"
                 );
                 self.record("rejected", true, &said);
-                ui.note(&said);
+                say(&said);
                 Ok(())
             }
             Err(e) => {
                 let said = e.to_string();
                 self.record("push", false, &said);
-                ui.note(&format!("{to}: {said}"));
+                say(&format!("{to}: {said}"));
                 Err(said)
             }
         }
@@ -123,8 +122,13 @@ impl Ship {
     /// updated (a draft unless complete). The push's refusal is `Err` (the
     /// loop waits); a pull request's refusal is said, with what to fix, and
     /// the pushed work stays.
-    pub fn at_end(&self, root: &Path, ui: &Ui, end: &End) -> Result<Option<PullShown>, String> {
-        self.push(root, ui)?;
+    pub fn at_end(
+        &self,
+        root: &Path,
+        say: &dyn Fn(&str),
+        end: &End,
+    ) -> Result<Option<PullShown>, String> {
+        self.push(root, say)?;
         let Some(pr) = &self.pr else { return Ok(None) };
         match self.open_or_update(pr, end) {
             Ok((shown, made)) => {
@@ -140,7 +144,7 @@ impl Ship {
                     shown.url
                 );
                 self.record("pull request", true, &said);
-                ui.note(&said);
+                say(&said);
                 Ok(Some(shown))
             }
             Err(e) => {
@@ -149,7 +153,7 @@ impl Ship {
                     self.target.branch
                 );
                 self.record("pull request", false, &said);
-                ui.note(&said);
+                say(&said);
                 Ok(None)
             }
         }
@@ -225,53 +229,6 @@ impl Ship {
             made,
         ))
     }
-}
-
-/// The run's end for `--push` and `--pr`: its branch pushed, its pull
-/// request opened or updated, and the summary told of it. A push that
-/// needs a human turns the run's end into WAITING, with why.
-pub fn finish(
-    ship: &Ship,
-    (project, ui): (&crate::work::project::Project, &Ui),
-    saved: &crate::history::records::Saved,
-    summary: &mut crate::history::records::Summary,
-) -> anyhow::Result<()> {
-    use crate::run::engine::Outcome;
-    let spec = crate::fsutil::read_optional(&project.spec())
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let gate = saved.last_gate.as_ref().map(|g| match (&g.failed, &g.why) {
-        _ if g.passed => format!("passed ({})", g.time),
-        (Some(c), Some(w)) => format!("`{}` failed ({w})", crate::output::visible_line(c)),
-        _ => "failed".into(),
-    });
-    let facts = body::Facts {
-        spec: &spec,
-        branch: &ship.target.branch,
-        run_id: &summary.run_id,
-        outcome: summary.outcome.text(),
-        reason: &summary.reason,
-        complete: summary.outcome == Outcome::Complete,
-        gate,
-        review: saved.last_review.as_ref().map(|r| r.line()),
-        sessions: summary.sessions,
-        agents: saved.agents.iter().map(|a| a.to_string()).collect(),
-        cost: crate::output::spent(summary.cost_usd, summary.cost_unknown),
-        closable: saved.pr_issues_at_start.clone().unwrap_or_default(),
-        spec_url: None,
-    };
-    match ship.at_end(&project.root, ui, &End { facts }) {
-        Ok(pr) => summary.pull_request = pr,
-        Err(why) => {
-            let reason = format!("--push: {why}");
-            crate::work::sentinel::Waiting::new(reason.clone()).write(&project.waiting())?;
-            summary.outcome = Outcome::Waiting;
-            summary.exit_code = Outcome::Waiting.code();
-            summary.reason = reason;
-        }
-    }
-    Ok(())
 }
 
 /// The pull request's repository (from the remote's URL), client (token,

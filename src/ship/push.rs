@@ -131,7 +131,7 @@ fn pushes_to(root: &Path, remote: &str) -> Result<String, String> {
 /// `origin`. `Err` says what to fix.
 pub fn target(root: &Path) -> Result<Target, String> {
     let git = crate::git::at(root);
-    let Some(branch) = crate::run::progress::branch(root) else {
+    let Some(branch) = crate::git::branch(root) else {
         return Err("--push pushes the run's branch, and HEAD is on none (detached): check a branch out (`git switch -c NAME`)".into());
     };
     let remote = git
