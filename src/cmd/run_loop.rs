@@ -371,7 +371,7 @@ impl Loop {
         )?;
         refuse_what_cannot_finish(&settings, project, &checked, ui)?;
         if settings.workers.count > 1 {
-            crate::parallel::coordinator::refuse_what_cannot_start(project, settings.tracker)?;
+            crate::run::coordinator::refuse_what_cannot_start(project, settings.tracker)?;
         }
         Ok((settings, ship, checked))
     }
@@ -426,7 +426,7 @@ fn in_parallel(
     lock: &mut crate::run::lock::LoopLock,
     saved: Option<Saved>,
     invocation_args: Option<Vec<String>>,
-    remote: Option<&crate::parallel::coordinator::RemoteMerge>,
+    remote: Option<&crate::run::coordinator::RemoteMerge>,
 ) -> Result<u8> {
     let before = progress::take(&shell.project.root, &shell.project.spec());
     let args = match (remote, invocation_args) {
@@ -435,7 +435,7 @@ fn in_parallel(
         (None, None) => std::env::args().skip(1).collect(),
     };
     let saved = shell.open(saved, &before)?;
-    crate::parallel::coordinator::Coordinator {
+    crate::run::coordinator::Coordinator {
         shell,
         args,
         remote,

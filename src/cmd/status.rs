@@ -437,7 +437,7 @@ struct Report<'a> {
     /// The latest run's steps, workers and merges, when it ran them in
     /// parallel.
     #[serde(skip_serializing_if = "Option::is_none")]
-    parallel: Option<crate::parallel::coordinator::Board>,
+    parallel: Option<crate::run::coordinator::Board>,
     /// The pull request the newest run with `--pr` opened or updated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pull_request: Option<crate::ship::PullShown>,
@@ -551,8 +551,8 @@ fn config_standing(project: &Project) -> String {
 }
 
 /// A parallel run's board: a line per step it took up, where it is.
-fn render_board(b: &crate::parallel::coordinator::Board) {
-    use crate::parallel::coordinator::Place;
+fn render_board(b: &crate::run::coordinator::Board) {
+    use crate::run::coordinator::Place;
     let count = |p: Place| b.steps.values().filter(|s| s.place == p).count();
     show!(
         "parallel: up to {} at once · {} working · {} queued · {} merged",
@@ -629,7 +629,7 @@ impl Run for Status {
             no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
             protected: protected_touched(&project),
             parallel: RunDir::latest(&project.runs())
-                .and_then(|r| crate::parallel::coordinator::board_of(&r.path)),
+                .and_then(|r| crate::run::coordinator::board_of(&r.path)),
             pull_request: RunDir::newest_first(&project.runs())
                 .take(50)
                 .find_map(|r| r.summary()?.pull_request),

@@ -118,8 +118,7 @@ impl Run for Steps {
         let tracker = crate::config::load(&project.config())
             .ok()
             .and_then(|c| c.tracker);
-        let order =
-            crate::parallel::coordinator::order_of(root, tracker, &remote::items_of(&text))?;
+        let order = crate::run::coordinator::order_of(root, tracker, &remote::items_of(&text))?;
         let board = remote::board(&text, &order, &pushed, &base);
         if self.json {
             outln!("{}", serde_json::to_string(&board)?);

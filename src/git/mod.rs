@@ -269,6 +269,26 @@ pub fn branch(root: &Path) -> Option<String> {
         .map(|b| b.trim().to_string())
 }
 
+/// A worktree NAME: letters, digits, `.`, `_`, `-`; it names a folder and a
+/// branch, so nothing that git or a shell would read otherwise.
+pub fn check_worktree_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['-', '.'])
+        && !name.contains("..")
+        && !name.ends_with(".lock")
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "--worktree {name:?}: use letters, digits, '.', '_' and '-' (not first), at most 64"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -161,7 +161,7 @@ fn with<T>(path: &Path, f: impl FnOnce(&mut Spent) -> T) -> Result<T> {
         serde_json::from_str(&text).with_context(|| format!("{} is not valid", path.display()))?
     };
     let out = f(&mut spent);
-    in_window(&mut spent.starts, crate::run::shell::now_epoch());
+    in_window(&mut spent.starts, crate::timefmt::now_epoch());
     let bytes = serde_json::to_vec(&spent)?;
     file.rewind()?;
     file.set_len(0)?;
@@ -180,7 +180,7 @@ mod tests {
     use super::*;
 
     fn now() -> u64 {
-        crate::run::shell::now_epoch()
+        crate::timefmt::now_epoch()
     }
 
     #[test]

@@ -1,11 +1,8 @@
-//! `ralph loop --parallel N`: a spec's independent steps worked side by side,
-//! each by a worker loop in a worktree of its own, merged back one at a time.
-//!
-//! Pure parts (which steps may start, the spec and progress edits of a
-//! merge) are apart from the coordinator's processes and git.
+//! What `ralph loop --parallel N` runs on: its workers (loops in worktrees of
+//! their own), the merge queue, the shared budget, and the pure rules the
+//! coordinator (`run::coordinator`) follows; nothing here imports the loop.
 
 pub mod budget;
-pub mod coordinator;
 pub mod plan;
 pub mod queue;
 pub mod remote;

@@ -418,7 +418,7 @@ mod tests {
         assert!(slugs[3].starts_with("four-"), "{slugs:?}");
         for s in &slugs {
             assert!(
-                crate::run::worktree::check_name(&format!("step-{s}")).is_ok(),
+                crate::git::check_worktree_name(&format!("step-{s}")).is_ok(),
                 "{s}"
             );
             assert!(

@@ -1,6 +1,8 @@
 //! The loop: its decisions (`engine`, pure) and the `shell` that carries them
-//! out, with its options, lock, progress, lifecycle hooks, reviewer and worktrees.
+//! out; a parallel run's `coordinator`; options, lock, progress, lifecycle
+//! hooks, reviewer, worktrees and the shipped end (`ship_end`).
 
+pub mod coordinator;
 pub mod countdown;
 pub mod engine;
 pub mod lifecycle;

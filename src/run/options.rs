@@ -51,7 +51,7 @@ pub struct LoopArgs {
     /// `ralph merge`: the steps done on the remote's branches, merged by
     /// the coordinator instead of worked here.
     #[arg(skip)]
-    pub remote: Option<crate::parallel::coordinator::RemoteMerge>,
+    pub remote: Option<crate::run::coordinator::RemoteMerge>,
 }
 
 pub use crate::session::Seat;

@@ -2,7 +2,7 @@
 //! lifecycle hook, start a session, wait out a limit) and reports back what
 //! happened, until the engine says stop; then writes the run's summary.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 
@@ -21,12 +21,7 @@ use crate::timefmt;
 use crate::work::project::Project;
 use crate::work::{completion, gate, sentinel};
 
-pub(crate) fn now_epoch() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
-}
+pub(crate) use crate::timefmt::now_epoch;
 
 pub fn spec_text(s: &Checkpoint) -> String {
     format!("{}/{}", s.done, s.total)

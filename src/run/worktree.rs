@@ -47,25 +47,7 @@ fn base_commit(main: &Path, base: &str) -> Result<String> {
         .map_err(|_| anyhow::anyhow!("--base {base:?} names no commit"))
 }
 
-/// A worktree NAME: letters, digits, `.`, `_`, `-`; it names a folder and a
-/// branch, so nothing that git or a shell would read otherwise.
-pub fn check_name(name: &str) -> Result<(), String> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && !name.starts_with(['-', '.'])
-        && !name.contains("..")
-        && !name.ends_with(".lock")
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "--worktree {name:?}: use letters, digits, '.', '_' and '-' (not first), at most 64"
-        ))
-    }
-}
+pub use crate::git::check_worktree_name as check_name;
 
 pub fn branch(name: &str) -> String {
     format!("ralph/{name}")

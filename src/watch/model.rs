@@ -110,12 +110,7 @@ fn session_number<S: serde::Serializer>(
     st.as_ref().map(|(n, _)| *n).serialize(s)
 }
 
-pub fn now_epoch() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_secs()
-}
+pub use crate::timefmt::now_epoch;
 
 /// Every loop of the repository that has `.ralph/`: the checkout first,
 /// then its worktrees.

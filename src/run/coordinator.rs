@@ -312,7 +312,7 @@ impl Coordinator<'_> {
     /// sessions of the last hour; for confined workers, the shared git
     /// setup as the run found it.
     fn start_budget(&self, saved: &Saved) -> Result<()> {
-        let hour_ago = crate::run::shell::now_epoch().saturating_sub(3600);
+        let hour_ago = crate::timefmt::now_epoch().saturating_sub(3600);
         let starts =
             crate::history::records::RunDir::starts_since(&self.shell.project.runs(), hour_ago);
         budget::start(
