@@ -20,6 +20,7 @@ mod hostile_import;
 mod hostile_plans;
 mod import;
 mod install_hook;
+mod layers;
 mod logs;
 mod loop_edges;
 mod notify;
