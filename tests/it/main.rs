@@ -34,6 +34,7 @@ mod run_loop;
 mod sentinels;
 mod setup;
 mod ship;
+mod snap;
 mod stop_hook;
 mod watch;
 mod worktrees;

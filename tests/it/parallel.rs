@@ -718,42 +718,39 @@ fn a_resolution_that_leaves_conflict_markers_goes_on_until_none_is_left() {
 fn the_pace_counts_every_workers_sessions() {
     let env = with_spec("# Spec\n\n- [ ] **1** A\n- [ ] **2** B\n- [ ] **3** C\n");
     let (claude, log) = timed_stand_in(&env, 1);
-    let child = ralph_br(&env)
-        .args([
-            "loop",
-            "--parallel",
-            "3",
-            "--max-sessions-per-hour",
-            "2",
-            "--claude",
-        ])
-        .arg(&claude)
-        .spawn();
+    let run = Live::start(
+        ralph_br(&env)
+            .args([
+                "loop",
+                "--parallel",
+                "3",
+                "--max-sessions-per-hour",
+                "2",
+                "--claude",
+            ])
+            .arg(&claude),
+    );
     let pacing = || spans(&log).values().filter(|(_, end)| *end > 0.0).count() == 2;
     assert!(
         eventually(Duration::from_secs(40), pacing),
         "{:?}",
         spans(&log)
     );
-    std::thread::sleep(Duration::from_secs(3));
+    // The third step's worker says it waits for the hour: the moment it
+    // would have started a session has passed.
+    run.wait_for(
+        "2 sessions started in the last hour (--max-sessions-per-hour)",
+        Duration::from_secs(60),
+    );
     assert_eq!(
         spans(&log).len(),
         2,
         "a third session started: {:?}",
         spans(&log)
     );
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .unwrap();
-    let out = wait_output(child, Duration::from_secs(30));
-    let said = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        said.contains("2 sessions started in the last hour (--max-sessions-per-hour)"),
-        "{said}"
-    );
-    assert_eq!(out.status.code(), Some(130), "{said}");
+    run.signal(nix::sys::signal::Signal::SIGINT);
+    let (code, said, _) = run.finish(Duration::from_secs(30));
+    assert_eq!(code, Some(130), "{said}");
 }
 
 #[test]

@@ -740,23 +740,28 @@ fn pacing_waits_for_the_hour_counted_over_earlier_runs_and_a_stop_ends_the_wait(
     let runs = fs::read_dir(env.project.join(".ralph/runs"))
         .unwrap()
         .count();
-    let child = ralph_loop(&env)
-        .args(["--max-iterations", "1", "--max-sessions-per-hour", "1"])
-        .spawn();
-    assert!(eventually(Duration::from_secs(20), || {
+    let waiting = crate::support::Live::start(ralph_loop(&env).args([
+        "--max-iterations",
+        "1",
+        "--max-sessions-per-hour",
+        "1",
+    ]));
+    // It says it waits (for about 50 minutes) before the signal comes.
+    waiting.wait_for(
+        "sessions started in the last hour (--max-sessions-per-hour); waiting ",
+        Duration::from_secs(20),
+    );
+    assert!(
         fs::read_dir(env.project.join(".ralph/runs"))
             .unwrap()
             .count()
             > runs
-    }));
-    std::thread::sleep(Duration::from_millis(500));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    let out = crate::support::wait_output(child, Duration::from_secs(10));
-    assert_eq!(out.status.code(), Some(130), "{out:?}");
+    );
+    let t0 = std::time::Instant::now();
+    waiting.signal(nix::sys::signal::Signal::SIGTERM);
+    let (code, out, err) = waiting.finish(Duration::from_secs(10));
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(t0.elapsed() < Duration::from_secs(5), "{out}\n{err}");
 }
 
 #[test]

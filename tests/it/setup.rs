@@ -571,7 +571,14 @@ fn plugin_hook_and_installed_hook_together_end_the_session_once() {
     // whatever the timing is the stand-in test's in stop_hook.rs.
     let log_path = run_dir.join("hook.log");
     assert!(eventually(Duration::from_secs(5), || log_path.exists()));
-    std::thread::sleep(Duration::from_millis(500));
+    // Every hook of this session has ended (each carries its run folder in
+    // its environment): what the log says now is all it will say.
+    let hook_of_this_run = format!("RALPH_RUN_DIR={}", run_dir.display());
+    assert!(
+        eventually(Duration::from_secs(30), || hooks_with(&hook_of_this_run)
+            == 0),
+        "a hook of this session never ended"
+    );
     let log = fs::read_to_string(&log_path).unwrap();
     let acted = log
         .lines()
@@ -583,6 +590,25 @@ fn plugin_hook_and_installed_hook_together_end_the_session_once() {
         .count();
     assert_eq!(acted, 1, "{log}");
     assert_eq!(acted + deferred, log.lines().count(), "{log}");
+}
+
+/// Live `ralph hook` processes with `var` (`NAME=value`) in their
+/// environment.
+fn hooks_with(var: &str) -> usize {
+    use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, UpdateKind};
+    let mut sys = sysinfo::System::new().unwrap();
+    let kind = ProcessRefreshKind::nothing()
+        .with_cmd(UpdateKind::Always)
+        .with_environ(UpdateKind::Always);
+    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
+    sys.processes()
+        .values()
+        .filter(|p| {
+            p.thread_kind().is_none() && !matches!(p.status(), sysinfo::ProcessStatus::Zombie)
+        })
+        .filter(|p| p.cmd().iter().any(|a| a == "hook"))
+        .filter(|p| p.environ().iter().any(|e| e == var))
+        .count()
 }
 
 /// Does this ELF executable name a dynamic loader (a PT_INTERP header)?

@@ -12,7 +12,7 @@ use crate::support::{Reply, TestEnv, project, ralph_loop, run_dir, step_session}
 const TOKEN: &str = "ghp_shipTESTtoken0123456789abcdef";
 
 /// A project on branch `work` whose `origin` is GitHub's octo/hello.
-fn shipping() -> (TestEnv, Origin, GitHub) {
+pub(crate) fn shipping() -> (TestEnv, Origin, GitHub) {
     let env = project();
     let origin = Origin::new(&env, "octo", "hello");
     origin.link(&env, &env.project);
@@ -22,7 +22,7 @@ fn shipping() -> (TestEnv, Origin, GitHub) {
 
 /// `ralph loop` with GitHub's API and token in its environment, and a
 /// `git` first on PATH that logs each command line it is given.
-fn shipping_loop(env: &TestEnv, gh: &GitHub) -> crate::support::Ralph {
+pub(crate) fn shipping_loop(env: &TestEnv, gh: &GitHub) -> crate::support::Ralph {
     let bin = env.tmp.path().join("logging-bin");
     fs::create_dir_all(&bin).unwrap();
     let log = env.tmp.path().join("git-argv.log");

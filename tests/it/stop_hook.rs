@@ -566,7 +566,7 @@ fn the_plugin_and_installed_hooks_at_once_signal_the_session_once() {
     let script = r#"trap 'echo INT >> "$SIG"' INT
 /bin/sh -c "$PLUGIN_HOOK; echo plugin-returned >> \"\$SIG\"" < "$IN" 2>> "$SIG.err" &
 /bin/sh -c "$INSTALLED_HOOK; echo installed-returned >> \"\$SIG\"" < "$IN" 2>> "$SIG.err" &
-for i in $(seq 600); do sleep 0.1; done"#;
+for i in $(seq 600); do sleep 0.1; echo "$i" > "$SIG.tick"; done"#;
     let mut c = Command::new(fake_binary(d, "bin/claude"));
     crate::support::default_signals(&mut c);
     let path = format!("{}:/usr/bin:/bin", ralph_bin().parent().unwrap().display());
@@ -593,12 +593,21 @@ for i in $(seq 600); do sleep 0.1; done"#;
         let s = fs::read_to_string(&sig).unwrap_or_default();
         s.contains("plugin-returned") && s.contains("installed-returned")
     });
-    // The trap runs once the stand-in's current `sleep 0.1` ends: both hooks
-    // have returned, so every signal is sent; give the traps time to record.
-    eventually(Duration::from_secs(5), || {
-        fs::read_to_string(&sig).unwrap_or_default().contains("INT")
-    });
-    std::thread::sleep(Duration::from_millis(500));
+    // Both hooks have returned, so every signal either sent is pending or
+    // taken; a trap runs once the stand-in's current `sleep 0.1` ends. Two
+    // more turns of its loop (its tick) and every trap has recorded.
+    let tick = || {
+        fs::read_to_string(sig.with_extension("tick"))
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+            .unwrap_or(0)
+    };
+    let now = tick();
+    assert!(
+        eventually(LONG, || tick() >= now + 2),
+        "the stand-in stopped turning:\n{}",
+        tree.stderr()
+    );
     let signals = fs::read_to_string(&sig).unwrap_or_default();
     assert!(returned, "{signals}\n{}", tree.stderr());
     assert_eq!(

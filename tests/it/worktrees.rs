@@ -574,7 +574,23 @@ fn worktrees_are_made_one_at_a_time() {
             "/bin/false",
         ])
         .spawn();
-    std::thread::sleep(Duration::from_millis(1500));
+    // The kernel lists the loop as waiting for the lock this test holds:
+    // it has come as far as making the worktree, and stopped there.
+    let ino = std::os::unix::fs::MetadataExt::ino(&env.project.join(".git").metadata().unwrap());
+    let waiting = format!(" {} ", loop_.id());
+    let blocked = || {
+        std::fs::read_to_string("/proc/locks")
+            .unwrap()
+            .lines()
+            .any(|l| {
+                l.contains("-> FLOCK") && l.contains(&waiting) && l.contains(&format!(":{ino} "))
+            })
+    };
+    assert!(
+        crate::support::eventually(Duration::from_secs(60), blocked),
+        "the loop never waited for .git's lock:\n{}",
+        std::fs::read_to_string("/proc/locks").unwrap()
+    );
     let wt = crate::support::wt_dir(&env.project, "one");
     assert!(!wt.exists(), "the worktree was made while .git was locked");
     drop(held);

@@ -1,0 +1,290 @@
+//! What a user reads, checked whole against reviewed snapshots
+//! (`tests/it/snapshots/`): every command's `--help`, the end of a loop
+//! (complete, waiting, at its limit), `status` and `watch --once` after a
+//! real run, refusals, the pull request's body and the GitHub Actions
+//! workflow. What varies between runs is hidden by the one set of rules in
+//! `support::snap`.
+
+use std::fs;
+
+use crate::support::snap::{check, shown};
+use crate::support::*;
+
+/// The command line of every command ralph has, as a user types it
+/// (`ralph`, `ralph loop`, `ralph worktree merge`, ...), read from clap so
+/// a new command gets its snapshot without a line here.
+fn command_lines() -> Vec<Vec<String>> {
+    fn walk(cmd: &clap::Command, path: Vec<String>, out: &mut Vec<Vec<String>>) {
+        out.push(path.clone());
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            walk(sub, p, out);
+        }
+    }
+    let mut out = Vec::new();
+    let mut cmd = ralph::cli::command();
+    // clap adds its own `help` subcommands as it builds the command: built
+    // here as `ralph` is, they are seen (and left out) the same way.
+    cmd.build();
+    walk(&cmd, Vec::new(), &mut out);
+    out
+}
+
+#[test]
+fn snap_help_of_every_command() {
+    let env = TestEnv::new();
+    let lines = command_lines();
+    assert!(lines.len() > 20, "{lines:?}");
+    for path in lines {
+        let out = env.ralph().args(&path).arg("--help").assert();
+        let typed = ["ralph"]
+            .into_iter()
+            .chain(path.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ");
+        check(
+            &env,
+            &format!("help-{}", typed.replace(' ', "-")),
+            &format!("{typed} --help"),
+            &shown(out.get_output()),
+        );
+    }
+}
+
+/// `ralph loop` with the real client on `env`'s scripted sessions: its
+/// whole output.
+fn run_loop(env: &TestEnv, extra: &[&str]) -> String {
+    shown(ralph_loop(env).args(extra).assert().get_output())
+}
+
+#[test]
+fn snap_a_complete_run_and_what_status_and_watch_say_after_it() {
+    let env = project();
+    for i in 1..=3 {
+        env.api.session(step_session(i == 3));
+    }
+    let said = run_loop(&env, &[]);
+    check(
+        &env,
+        "loop-complete",
+        "ralph loop (three steps, three sessions)",
+        &said,
+    );
+    let status = env.ralph().arg("status").assert();
+    check(
+        &env,
+        "status-after-complete",
+        "ralph status",
+        &shown(status.get_output()),
+    );
+    let json = env.ralph().args(["status", "--json"]).assert();
+    check(
+        &env,
+        "status-json-after-complete",
+        "ralph status --json",
+        &shown(json.get_output()),
+    );
+    let once = env.ralph().args(["watch", "--once"]).assert();
+    check(
+        &env,
+        "watch-once-after-complete",
+        "ralph watch --once",
+        &shown(once.get_output()),
+    );
+}
+
+#[test]
+fn snap_a_run_that_stops_waiting_for_a_human() {
+    let env = project();
+    env.api.session([
+        Reply::bash(format!(
+            "{DO_STEP} && ralph waiting -r 'which database: postgres or sqlite?'"
+        )),
+        Reply::text("Asked."),
+    ]);
+    let said = run_loop(&env, &[]);
+    check(
+        &env,
+        "loop-waiting",
+        "ralph loop (the session says WAITING)",
+        &said,
+    );
+    let status = env.ralph().arg("status").assert();
+    check(
+        &env,
+        "status-waiting",
+        "ralph status",
+        &shown(status.get_output()),
+    );
+    let again = run_loop(&env, &[]);
+    check(
+        &env,
+        "loop-while-waiting",
+        "ralph loop (WAITING still there)",
+        &again,
+    );
+}
+
+#[test]
+fn snap_a_run_at_its_iteration_limit() {
+    let env = project();
+    env.api.session(step_session(false));
+    let said = run_loop(&env, &["--max-iterations", "1"]);
+    check(
+        &env,
+        "loop-iteration-limit",
+        "ralph loop --max-iterations 1",
+        &said,
+    );
+    let once = env.ralph().args(["watch", "--once"]).assert();
+    check(
+        &env,
+        "watch-once-at-limit",
+        "ralph watch --once",
+        &shown(once.get_output()),
+    );
+}
+
+#[test]
+fn snap_refusals() {
+    let env = project();
+    let bad = env
+        .ralph()
+        .args(["loop", "--max-iterations", "many"])
+        .assert();
+    check(
+        &env,
+        "refusal-bad-flag-value",
+        "ralph loop --max-iterations many",
+        &shown(bad.get_output()),
+    );
+    let bad = env.ralph().args(["loop", "--timeout", "soon"]).assert();
+    check(
+        &env,
+        "refusal-bad-duration",
+        "ralph loop --timeout soon",
+        &shown(bad.get_output()),
+    );
+
+    // A clone's config that runs something, not yet approved.
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "[gate]\ncommands = [\"make test\"]\n",
+    )
+    .unwrap();
+    let untrusted = env.ralph().arg("loop").assert();
+    check(
+        &env,
+        "refusal-untrusted-config",
+        "ralph loop (config not approved)",
+        &shown(untrusted.get_output()),
+    );
+
+    // A git repository never set up for ralph, and a folder that is not
+    // even that.
+    let bare = TestEnv::new();
+    bare.git_init();
+    let missing = bare.ralph().arg("loop").assert();
+    check(
+        &bare,
+        "refusal-no-ralph-folder",
+        "ralph loop (no .ralph)",
+        &shown(missing.get_output()),
+    );
+    let plain = TestEnv::new();
+    let no_git = plain.ralph().arg("loop").assert();
+    check(
+        &plain,
+        "refusal-no-git-no-ralph",
+        "ralph loop (no git, no .ralph)",
+        &shown(no_git.get_output()),
+    );
+    let complete = bare.ralph().arg("complete").assert();
+    check(
+        &bare,
+        "refusal-complete-without-spec",
+        "ralph complete (no spec)",
+        &shown(complete.get_output()),
+    );
+}
+
+#[test]
+fn snap_the_pull_request_body_as_draft_and_as_ready() {
+    let (env, _origin, gh) = crate::ship::shipping();
+    let spec = "# Fix the parser\n\n- [ ] **1** First step\n- [ ] **#4** Second step\n";
+    fs::write(env.project.join(".ralph/spec.md"), spec).unwrap();
+    env.commit_all("spec");
+    env.api.session([
+        Reply::bash(format!("{DO_STEP} && ralph waiting -r 'which format?'")),
+        Reply::text("Asked."),
+    ]);
+    let said = shown(
+        crate::ship::shipping_loop(&env, &gh)
+            .args(["--pr"])
+            .assert()
+            .get_output(),
+    );
+    check(
+        &env,
+        "loop-pr-waiting",
+        "ralph loop --pr (the session says WAITING)",
+        &said,
+    );
+    let draft = gh.pulls()[0]["body"].as_str().unwrap().to_string();
+    check(
+        &env,
+        "pr-body-draft",
+        "the pull request's body, as a draft",
+        &draft,
+    );
+
+    env.ralph().args(["resume"]).assert().success();
+    env.api.session(step_session(true));
+    let said = shown(
+        crate::ship::shipping_loop(&env, &gh)
+            .args(["--pr"])
+            .assert()
+            .get_output(),
+    );
+    check(
+        &env,
+        "loop-pr-complete",
+        "ralph loop --pr (complete)",
+        &said,
+    );
+    let ready = gh.pulls()[0]["body"].as_str().unwrap().to_string();
+    check(
+        &env,
+        "pr-body-ready",
+        "the pull request's body, ready for review",
+        &ready,
+    );
+}
+
+#[test]
+fn snap_the_github_actions_workflow() {
+    let env = TestEnv::new();
+    env.git_init();
+    // What init says depends on whether br is installed: none here, on any
+    // machine.
+    let path = format!("{}:/usr/bin:/bin", ralph_bin().parent().unwrap().display());
+    let out = env
+        .ralph()
+        .env("PATH", path)
+        .args(["init", "--github-actions"])
+        .assert();
+    check(
+        &env,
+        "init-github-actions",
+        "ralph init --github-actions",
+        &shown(out.get_output()),
+    );
+    let file = fs::read_to_string(env.project.join(".github/workflows/ralph.yml")).unwrap();
+    check(
+        &env,
+        "workflow-ralph-yml",
+        ".github/workflows/ralph.yml",
+        &file,
+    );
+}
