@@ -140,7 +140,12 @@ impl Shell<'_> {
         Ok(Some(engine::Claim {
             protected: self.protected_touched(saved).unwrap_or_default(),
             base: saved.first_head.clone().unwrap_or_else(|| "?".into()),
-            rule: completion::rule(&checked, self.s.completion.gate.is_some()),
+            // A worker's step is gated after its merge, by the coordinator:
+            // its own COMPLETE holds without the gate.
+            rule: completion::rule(
+                &checked,
+                self.s.completion.gate.is_some() && self.s.workers.worker.is_none(),
+            ),
         }))
     }
 
@@ -1568,7 +1573,9 @@ impl Shell<'_> {
             summary.tokens.total(),
             summary.spec
         ));
+        // A worker's branch is its coordinator's to merge, not the user's.
         if outcome == Outcome::Complete
+            && self.s.workers.worker.is_none()
             && let Ok(main) = crate::run::worktree::main_root(root)
             && &main != root
             && let Some(b) = crate::git::branch(root)

@@ -147,7 +147,11 @@ fn upward() -> Vec<String> {
     files.sort();
     let mut said = Vec::new();
     for file in files {
-        let rel = file.strip_prefix(&src).unwrap().to_string_lossy().into_owned();
+        let rel = file
+            .strip_prefix(&src)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         let Some(me) = rank(&rel) else {
             said.push(format!("{rel}: on no layer (add it to LAYERS)"));
             continue;
