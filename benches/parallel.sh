@@ -72,5 +72,5 @@ print(f"--parallel 1: {m1:.2f} s median of {len(p1)} ({', '.join(f'{x:.2f}' for 
 print(f"ratio: {m1 / m4:.2f}x (ideal 3x, target >= 2.8x)")
 if ms:
     print(f"per merge (git merge + ralph's own work, before its gate): median {statistics.median(ms)} ms, max {max(ms)} ms over {len(ms)} merges")
-print(f"gate runs per run (9 merges + 1 COMPLETE expected with --parallel 4, 1 with --parallel 1): {sys.argv[4]}")
+print(f"gate runs per run (expected: 9 merges + COMPLETE = 10 with --parallel 4; the last session's `ralph complete` + COMPLETE = 2 with --parallel 1): {sys.argv[4]}")
 PY

@@ -561,31 +561,7 @@ impl Record {
     }
 }
 
-/// What a review came to, as its record keeps it (`approved`, `rejected`,
-/// `no verdict`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Judgement {
-    Approved,
-    Rejected,
-    #[serde(rename = "no verdict")]
-    NoVerdict,
-    /// Its agent was at its usage limit: waited out, no round counted.
-    Limited,
-}
-
-impl std::fmt::Display for Judgement {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Judgement::Approved => "approved",
-            Judgement::Rejected => "rejected",
-            Judgement::NoVerdict => "no verdict",
-            Judgement::Limited => {
-                "no verdict (its agent was at its usage limit; waited out, no round counted)"
-            }
-        })
-    }
-}
+pub use crate::work::review::Judgement;
 
 /// What a review session judged and came to, as records, the state, the
 /// summary and `status` keep it.
@@ -609,15 +585,10 @@ impl ReviewRecord {
         v: &crate::work::review::Verdict,
         cost_usd: f64,
     ) -> ReviewRecord {
-        use crate::work::review::Verdict;
         ReviewRecord {
             session,
             of: of.to_string(),
-            verdict: match v {
-                Verdict::Approved => Judgement::Approved,
-                Verdict::Rejected(_) => Judgement::Rejected,
-                Verdict::NoVerdict(_) => Judgement::NoVerdict,
-            },
+            verdict: v.judgement(),
             findings: v.findings(),
             time: crate::timefmt::now(),
             cost_usd,

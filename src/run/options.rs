@@ -83,7 +83,12 @@ impl Settings {
         crate::session::launch::Given {
             sessions: &self.session,
             confined: self.confined.as_ref(),
-            gate: self.completion.gate.as_ref(),
+            // A worker's step is gated after its merge: its sessions'
+            // `ralph complete` runs no gate of its own.
+            gate: match self.workers.worker {
+                Some(_) => None,
+                None => self.completion.gate.as_ref(),
+            },
             step: self.workers.worker.as_ref().map(|w| w.label.as_str()),
             protect: &self.completion.protect,
             withhold_token: self.shipping.push || self.shipping.pr || self.workers.worker.is_some(),

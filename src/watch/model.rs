@@ -7,6 +7,8 @@ use std::path::PathBuf;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
+
+use crate::work::review::Judgement;
 use serde::ser::SerializeMap;
 
 use crate::history::records::RunDir;
@@ -78,7 +80,7 @@ pub struct Row {
     pub cost_usd: f64,
     pub gate: Option<bool>,
     /// The reviewer's last verdict.
-    pub review: Option<String>,
+    pub review: Option<Judgement>,
     pub run_id: Option<String>,
     /// The running loop's pid.
     pub pid: Option<u32>,
@@ -172,7 +174,7 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
             .and_then(|s| s.last_gate.as_ref().map(|g| g.passed)),
         review: saved
             .as_ref()
-            .and_then(|s| s.last_review.as_ref().map(|r| r.verdict.to_string())),
+            .and_then(|s| s.last_review.as_ref().map(|r| r.verdict)),
         run_id: run.as_ref().map(|r| r.id.clone()),
         pid: running.as_ref().map(|l| l.pid),
         waiting,
@@ -303,10 +305,12 @@ pub fn state_cell(r: &Row, now: u64) -> String {
 
 /// The gate's and the reviewer's last verdicts, short enough for their
 /// column beside the step at 80 columns (`gate ok · review ok`).
-pub fn verdicts(gate: Option<bool>, review: Option<&str>) -> String {
+pub fn verdicts(gate: Option<bool>, review: Option<Judgement>) -> String {
     let gate = gate.map(|p| if p { "gate ok" } else { "gate failed" });
     let review = review.map(|v| match v {
-        "approved" => "review ok".to_string(),
+        Judgement::Approved => "review ok".to_string(),
+        // The column is short: the reason is `status`'s to say.
+        Judgement::Limited => "review no verdict".to_string(),
         v => format!("review {v}"),
     });
     match (gate, review) {
@@ -337,7 +341,7 @@ pub fn cells(r: &Row, now: u64) -> [String; 9] {
         r.spec.map_or("-".into(), |(d, t)| format!("{d}/{t}")),
         crate::timefmt::human_duration(Duration::from_secs(r.elapsed.as_secs())),
         crate::output::usd(r.cost_usd),
-        verdicts(r.gate, r.review.as_deref()),
+        verdicts(r.gate, r.review),
         r.step.clone().unwrap_or_else(|| "-".into()),
     ]
 }
@@ -364,7 +368,7 @@ mod tests {
             elapsed: Duration::from_secs(125),
             cost_usd: 0.5,
             gate: Some(false),
-            review: Some("rejected".into()),
+            review: Some(Judgement::Rejected),
             run_id: None,
             pid: Some(1),
             waiting: None,
@@ -488,14 +492,14 @@ mod tests {
         assert_eq!(verdicts(None, None), "-");
         assert_eq!(verdicts(Some(true), None), "gate ok");
         assert_eq!(
-            verdicts(Some(true), Some("approved")),
+            verdicts(Some(true), Some(Judgement::Approved)),
             "gate ok · review ok"
         );
         assert_eq!(
-            verdicts(Some(false), Some("no verdict")),
+            verdicts(Some(false), Some(Judgement::NoVerdict)),
             "gate failed · review no verdict"
         );
-        assert_eq!(verdicts(None, Some("rejected")), "review rejected");
+        assert_eq!(verdicts(None, Some(Judgement::Rejected)), "review rejected");
     }
 
     #[test]

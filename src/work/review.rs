@@ -50,7 +50,42 @@ pub enum Verdict {
     NoVerdict(String),
 }
 
+/// What a review came to, as its record keeps it (`approved`, `rejected`,
+/// `no verdict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Judgement {
+    Approved,
+    Rejected,
+    #[serde(rename = "no verdict")]
+    NoVerdict,
+    /// Its agent was at its usage limit: waited out, no round counted.
+    Limited,
+}
+
+impl std::fmt::Display for Judgement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Judgement::Approved => "approved",
+            Judgement::Rejected => "rejected",
+            Judgement::NoVerdict => "no verdict",
+            Judgement::Limited => {
+                "no verdict (its agent was at its usage limit; waited out, no round counted)"
+            }
+        })
+    }
+}
+
 impl Verdict {
+    /// The verdict's kind, as records and faces keep it.
+    pub fn judgement(&self) -> Judgement {
+        match self {
+            Verdict::Approved => Judgement::Approved,
+            Verdict::Rejected(_) => Judgement::Rejected,
+            Verdict::NoVerdict(_) => Judgement::NoVerdict,
+        }
+    }
+
     pub fn approved(&self) -> bool {
         *self == Verdict::Approved
     }
