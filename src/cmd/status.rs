@@ -437,7 +437,7 @@ struct Report<'a> {
     /// The latest run's steps, workers and merges, when it ran them in
     /// parallel.
     #[serde(skip_serializing_if = "Option::is_none")]
-    parallel: Option<crate::run::coordinator::Board>,
+    parallel: Option<crate::run::engine::board::Board>,
     /// The pull request the newest run with `--pr` opened or updated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pull_request: Option<crate::ship::PullShown>,
@@ -551,8 +551,8 @@ fn config_standing(project: &Project) -> String {
 }
 
 /// A parallel run's board: a line per step it took up, where it is.
-fn render_board(b: &crate::run::coordinator::Board) {
-    use crate::run::coordinator::Place;
+fn render_board(b: &crate::run::engine::board::Board) {
+    use crate::run::engine::board::Place;
     let count = |p: Place| b.steps.values().filter(|s| s.place == p).count();
     show!(
         "parallel: up to {} at once · {} working · {} queued · {} merged",

@@ -6,7 +6,6 @@ pub mod budget;
 pub mod plan;
 pub mod queue;
 pub mod remote;
-pub mod rules;
 pub mod texts;
 pub mod workers;
 

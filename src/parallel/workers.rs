@@ -217,15 +217,7 @@ pub struct Running {
     last_error: Arc<Mutex<Option<String>>>,
 }
 
-/// How a worker ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum End {
-    /// Its run ended: the outcome and reason it wrote (a run killed before
-    /// it wrote one ended abnormally).
-    Ran(Outcome, String),
-    /// It began no run of its own (it refused to start): why.
-    NotStarted(String),
-}
+pub use crate::run::engine::board::End;
 
 /// Start a worker: `ralph <args> --worker-...` in its worktree.
 pub fn start(args: &[String], job: &Job) -> Result<Running> {

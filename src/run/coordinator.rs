@@ -7,125 +7,23 @@
 //! Its board (`parallel.json` in the run folder) says where each step is,
 //! so `status` can show it and `ralph loop --resume` goes on from it.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
 use crate::history::records::Saved;
 use crate::parallel::plan::{self, Item, Order};
 use crate::parallel::queue::{self, Merged};
-use crate::parallel::rules::{self, Clock, Then};
 use crate::parallel::workers::{self, End, Running};
-use crate::parallel::{OnConflict, budget, texts};
+use crate::parallel::{budget, texts};
 use crate::run::engine::Outcome;
+use crate::run::engine::board::{self, Board, Conflicted, Deadline, GateFailed, Place, Slot, Then};
 use crate::run::lock::LoopLock;
 use crate::run::shell::Shell;
 use crate::run::worktree;
 use crate::work::spec;
-
-/// Where a step of the run is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Place {
-    /// A worker works it (or will again, on resume).
-    Working,
-    /// Done in its worktree, waiting for its merge.
-    Queued,
-    /// A resolution session merges it with what was merged before.
-    Resolving,
-    Merged,
-    /// Its worker stopped without finishing it (the run's outcome says why).
-    GaveUp,
-}
-
-/// A step's line on the board.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Slot {
-    /// Its worktree (and branch `ralph/<name>`).
-    pub worktree: String,
-    /// The worker that last worked it.
-    pub worker: Option<String>,
-    pub place: Place,
-    /// Merges of it the gate failed (each undone).
-    #[serde(default)]
-    pub undone: u32,
-    /// What its next worker is told (the gate's failure after its merge).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub feedback: Option<String>,
-    /// The last word on it (why its worker stopped, the files in conflict).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-    /// The files its last merge conflicted on, while it is resolved.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub conflicts: Vec<String>,
-    /// Its workers in a row that started no session.
-    #[serde(default)]
-    pub idle: u32,
-    /// Its merges that conflicted, each resolved by a session.
-    #[serde(default)]
-    pub conflicted: u32,
-}
-
-impl Slot {
-    /// A step new on the board, at `place`, in worktree `worktree`.
-    fn new(worktree: String, place: Place) -> Slot {
-        Slot {
-            worktree,
-            worker: None,
-            place,
-            undone: 0,
-            feedback: None,
-            note: None,
-            conflicts: Vec::new(),
-            idle: 0,
-            conflicted: 0,
-        }
-    }
-}
-
-/// The run's board, by step key.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Board {
-    pub parallel: u32,
-    /// Workers started so far (`w1`, `w2`, ...).
-    pub workers: u32,
-    pub steps: BTreeMap<String, Slot>,
-    /// Merges made, in order (step keys).
-    #[serde(default)]
-    pub merged: Vec<String>,
-}
-
-impl Board {
-    /// As saved, less any step whose worktree name is not one ralph makes
-    /// (the run folder is in the project, where a session can write).
-    fn load(path: &Path) -> Board {
-        let mut b: Board = crate::fsutil::read_regular_capped(path, 4 << 20)
-            .ok()
-            .flatten()
-            .and_then(|t| serde_json::from_str(&t).ok())
-            .unwrap_or_default();
-        b.steps.retain(|_, s| {
-            (s.worktree.starts_with("par-") || s.worktree.starts_with("step-"))
-                && worktree::check_name(&s.worktree).is_ok()
-        });
-        b
-    }
-
-    fn save(&self, path: &Path) -> Result<()> {
-        crate::fsutil::atomic_write(path, serde_json::to_string_pretty(self)?.as_bytes(), 0o644)
-    }
-
-    fn busy(&self) -> BTreeSet<String> {
-        self.steps
-            .iter()
-            .filter(|(_, s)| s.place != Place::Merged)
-            .map(|(k, _)| k.clone())
-            .collect()
-    }
-}
 
 /// A regular file (never through a link) copied to a new file, up to the
 /// run files' cap.
@@ -150,7 +48,20 @@ fn first_few(keys: &[String]) -> String {
 /// The board of a run folder, if it was a parallel run.
 pub fn board_of(run: &Path) -> Option<Board> {
     let p = run.join("parallel.json");
-    p.exists().then(|| Board::load(&p))
+    p.exists().then(|| load_board(&p))
+}
+
+/// The board saved at `path` (a run folder is in the project, where a
+/// session can write: read bounded, never through a link).
+fn load_board(path: &Path) -> Board {
+    let text = crate::fsutil::read_regular_capped(path, 4 << 20)
+        .ok()
+        .flatten();
+    Board::from_saved(text.as_deref())
+}
+
+fn save_board(board: &Board, path: &Path) -> Result<()> {
+    crate::fsutil::atomic_write(path, serde_json::to_string_pretty(board)?.as_bytes(), 0o644)
 }
 
 /// Workers start from the branch's last commit: a spec changed since is
@@ -216,17 +127,6 @@ pub fn order_of(
     Ok(Order::Tracker { blockers, closed })
 }
 
-/// `ralph merge`: each step done on the remote, on the board as queued
-/// (its branch `ralph/step-<slug>`).
-fn queue_remote(board: &mut Board, r: &RemoteMerge) {
-    for (key, slug, _) in &r.steps {
-        board.steps.insert(
-            key.clone(),
-            Slot::new(format!("step-{slug}"), Place::Queued),
-        );
-    }
-}
-
 /// A parallel run in the integration checkout `shell.project`.
 pub struct Coordinator<'a> {
     pub shell: &'a Shell<'a>,
@@ -254,9 +154,6 @@ struct Live {
     max_time: Option<Duration>,
     board: Board,
     running: Vec<Running>,
-    queue: VecDeque<String>,
-    /// The first reason the run cannot finish (a worker that stopped).
-    end: Option<(Outcome, String)>,
     saved: Saved,
 }
 
@@ -277,7 +174,7 @@ impl Coordinator<'_> {
     pub fn run(&self, lock: &mut LoopLock, saved: Saved) -> Result<u8> {
         let t0 = std::time::Instant::now();
         self.start_budget(&saved)?;
-        let (board, queue) = self.board()?;
+        let board = self.board()?;
         self.say_start();
         let left = |max: Duration| max.saturating_sub(Duration::from_secs_f64(saved.elapsed_s));
         let max_time = self.shell.s.limits.max_time;
@@ -286,13 +183,11 @@ impl Coordinator<'_> {
             max_time,
             board,
             running: Vec::new(),
-            queue,
-            end: None,
             saved,
         };
         let elapsed_before = live.saved.elapsed_s;
         let finished = self.work(&mut live, lock)?;
-        live.board.save(&self.board_path())?;
+        save_board(&live.board, &self.board_path())?;
         self.count_spent(&mut live.saved)?;
         live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
         match finished {
@@ -329,16 +224,22 @@ impl Coordinator<'_> {
     }
 
     /// The board as saved (a resumed run's), with only the spec's steps
-    /// and `ralph merge`'s steps queued; the steps waiting to merge.
-    fn board(&self) -> Result<(Board, VecDeque<String>)> {
-        let mut board = Board::load(&self.board_path());
+    /// and `ralph merge`'s steps queued.
+    fn board(&self) -> Result<Board> {
+        let mut board = load_board(&self.board_path());
         board.parallel = self.shell.s.workers.count;
         let keys: BTreeSet<String> = spec::parse(&self.spec_text()?)
             .steps
             .iter()
             .map(spec::Step::key)
             .collect();
-        let dropped = rules::spec_steps_only(&mut board.steps, &keys);
+        let remote: Option<Vec<(String, String)>> = self.remote.map(|r| {
+            r.steps
+                .iter()
+                .map(|(key, slug, _)| (key.clone(), slug.clone()))
+                .collect()
+        });
+        let dropped = board.resume(&keys, remote.as_deref());
         if !dropped.is_empty() {
             self.shell.ui.note(&format!(
                 "the run's board ({}) had {} the spec does not have: dropped ({})",
@@ -347,20 +248,7 @@ impl Coordinator<'_> {
                 crate::output::visible_line(&first_few(&dropped))
             ));
         }
-        let mut queue = VecDeque::new();
-        if let Some(r) = self.remote {
-            queue_remote(&mut board, r);
-        }
-        for (key, slot) in &mut board.steps {
-            // You have acted (`ralph resume`): its workers start afresh.
-            slot.idle = 0;
-            match slot.place {
-                Place::GaveUp | Place::Resolving => slot.place = Place::Working,
-                Place::Queued => queue.push_back(key.clone()),
-                _ => {}
-            }
-        }
-        Ok((board, queue))
+        Ok(board)
     }
 
     fn say_start(&self) {
@@ -413,12 +301,12 @@ impl Coordinator<'_> {
             }
             if changed || merged {
                 changed = false;
-                let never = match &live.end {
+                let never = match &live.board.end {
                     None => self.start_free(live)?,
                     Some(_) => Vec::new(),
                 };
-                live.board.save(&self.board_path())?;
-                if live.running.is_empty() && live.queue.is_empty() {
+                save_board(&live.board, &self.board_path())?;
+                if live.running.is_empty() && live.board.queue.is_empty() {
                     return self.all_done_or(live, &never);
                 }
             }
@@ -431,10 +319,8 @@ impl Coordinator<'_> {
     /// One merge at a time, and the next at once (the freed slots are
     /// filled between them); none past the deadline. Whether one was made.
     fn merge_next(&self, live: &mut Live) -> Result<bool> {
-        if rules::clock(live.deadline, Instant::now()) != Clock::Within {
-            return Ok(false);
-        }
-        let Some(key) = live.queue.pop_front() else {
+        let clock = board::clock(live.deadline, Instant::now());
+        let Some(key) = live.board.next_merge(clock) else {
             return Ok(false);
         };
         self.merge(live, &key)?;
@@ -445,26 +331,21 @@ impl Coordinator<'_> {
     /// or merges), its workers stopped once they have had their grace;
     /// `Some` once none runs.
     fn past_deadline(&self, live: &mut Live) -> Result<Option<(Outcome, String)>> {
-        let clock = rules::clock(live.deadline, Instant::now());
-        if clock == Clock::Within {
-            return Ok(None);
-        }
+        let clock = board::clock(live.deadline, Instant::now());
         let max = live.max_time.unwrap_or_default();
-        live.end.get_or_insert((
-            Outcome::TimeLimit,
-            format!(
-                "the run has reached its --max-time ({})",
-                crate::timefmt::human_duration(max)
-            ),
-        ));
-        if clock == Clock::Force {
-            self.stop_all(live)?;
+        match live.board.deadline(clock, max, live.running.len()) {
+            Deadline::Within => Ok(None),
+            Deadline::End(outcome, why) => Ok(Some((outcome, why))),
+            Deadline::Wait { stop_all } => {
+                if stop_all {
+                    self.stop_all(live)?;
+                    if live.running.is_empty() {
+                        return Ok(live.board.end.take());
+                    }
+                }
+                Ok(None)
+            }
         }
-        Ok(if live.running.is_empty() {
-            live.end.take()
-        } else {
-            None
-        })
     }
 
     /// Nothing runs and nothing waits to merge: every step is merged
@@ -474,28 +355,16 @@ impl Coordinator<'_> {
         live: &mut Live,
         never: &[(String, String)],
     ) -> Result<Option<(Outcome, String)>> {
-        if let Some(end) = live.end.take() {
-            return Ok(Some(end));
-        }
-        let open = spec::parse(&self.spec_text()?)
-            .steps
-            .iter()
-            .any(|s| !s.checked);
-        if !open {
-            return Ok(None);
-        }
-        if self.remote.is_some() {
-            return Ok(Some((Outcome::Partial, self.still_open()?)));
-        }
-        let why = never
-            .iter()
-            .map(|(k, why)| format!("{k}: {why}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        Ok(Some((
-            Outcome::Waiting,
-            format!("no open step can start: {why}"),
-        )))
+        let open = live.board.end.is_none()
+            && spec::parse(&self.spec_text()?)
+                .steps
+                .iter()
+                .any(|s| !s.checked);
+        let remote = match self.remote {
+            Some(_) if open => Some(self.still_open()?),
+            _ => None,
+        };
+        Ok(live.board.finished(open, remote, never))
     }
 
     /// `ralph merge` with steps still open: which, for the next workers.
@@ -534,7 +403,7 @@ impl Coordinator<'_> {
             .map(|(k, _)| k.clone())
             .collect();
         let running: BTreeSet<String> = live.running.iter().map(|w| w.step.clone()).collect();
-        let back = rules::back_to_work(&order, &working, &running, slots);
+        let back = board::back_to_work(&order, &working, &running, slots);
         for key in &back {
             self.start_worker(live, key, &parsed)?;
         }
@@ -578,19 +447,8 @@ impl Coordinator<'_> {
     /// Step `key` back to a worker (when a slot is free), unless its last
     /// workers started no session: then the run waits, naming it.
     fn back_to_work(&self, live: &mut Live, key: &str, why: &str) {
-        let Some(slot) = live.board.steps.get_mut(key) else {
-            return;
-        };
-        match rules::give_back(key, slot.idle, why) {
-            None => slot.place = Place::Working,
-            Some((outcome, reason)) => {
-                slot.place = Place::GaveUp;
-                slot.note = Some(reason.clone());
-                self.shell
-                    .ui
-                    .note(&format!("{reason}; no new worker starts"));
-                live.end.get_or_insert((outcome, reason));
-            }
+        if let Some(said) = live.board.back_to_work(key, why) {
+            self.shell.ui.note(&said);
         }
     }
 
@@ -754,28 +612,28 @@ impl Coordinator<'_> {
     /// stop (after the others finish what they work on).
     fn worker_ended(&self, live: &mut Live, w: &Running, end: &End) -> Result<()> {
         let sessions = budget::sessions_of(&self.budget(), &w.name)?;
-        let Some(slot) = live.board.steps.get_mut(&w.step) else {
+        let Some(slot) = live.board.steps.get(&w.step) else {
             return Ok(());
         };
-        slot.idle = rules::idle_after(slot.idle, sessions);
         let branch = worktree::branch(&slot.worktree);
-        let then = rules::after_worker(&rules::Ended {
+        let ended = board::Ended {
             worker: &w.name,
             step: &w.step,
             end,
             branch: &branch,
             committed: queue::step_checked_on(self.root(), &branch, &w.step),
-        });
-        match then {
-            Then::Queue => self.queue_done(live, w, end),
-            Then::WorkAgain(why) => {
+        };
+        match live.board.worker_ended(&ended, sessions) {
+            None => Ok(()),
+            Some(Then::Queue) => self.queue_done(live, w, end),
+            Some(Then::WorkAgain(why)) => {
                 self.shell
                     .ui
                     .note(&format!("{why}: not done; its step is worked again"));
                 self.back_to_work(live, &w.step, &why);
                 Ok(())
             }
-            Then::Stop(outcome, why) => {
+            Some(Then::Stop(outcome, why)) => {
                 self.worker_stopped(live, w, outcome, why);
                 Ok(())
             }
@@ -785,9 +643,10 @@ impl Coordinator<'_> {
     /// A worker's step done on its branch: to the merge queue, unless its
     /// resolution left conflict markers.
     fn queue_done(&self, live: &mut Live, w: &Running, end: &End) -> Result<()> {
-        let slot = live.board.steps.get_mut(&w.step);
-        let left = slot
-            .as_ref()
+        let left = live
+            .board
+            .steps
+            .get(&w.step)
             .map(|s| queue::with_markers(&w.dir, &s.conflicts))
             .unwrap_or_default();
         if !left.is_empty() {
@@ -800,34 +659,18 @@ impl Coordinator<'_> {
         self.shell
             .ui
             .note(&format!("{}: {reason}; queued for merging", w.name));
-        if let Some(slot) = slot {
-            slot.place = Place::Queued;
-            slot.feedback = None;
-            slot.conflicts.clear();
-        }
-        live.queue.push_back(w.step.clone());
+        live.board.queue(&w.step);
         Ok(())
     }
 
     /// A worker that stopped short of its step: the run's reason to stop
     /// (an interrupted one goes on when the run is resumed).
     fn worker_stopped(&self, live: &mut Live, w: &Running, outcome: Outcome, why: String) {
-        if let Some(slot) = live.board.steps.get_mut(&w.step) {
-            slot.place = if outcome == Outcome::Interrupted {
-                Place::Working
-            } else {
-                Place::GaveUp
-            };
-            slot.note = Some(format!("{}: {why}", outcome.text()));
-        }
+        let said = live.board.stopped(&w.step, outcome, why);
         self.release(&w.step);
-        if outcome != Outcome::Interrupted {
-            self.shell.ui.note(&format!(
-                "stopped ({}): {why}; no new worker starts",
-                outcome.text()
-            ));
+        if let Some(said) = said {
+            self.shell.ui.note(&said);
         }
-        live.end.get_or_insert((outcome, why));
     }
 
     /// A resolution that left conflict markers: its worker goes on, told
@@ -839,29 +682,11 @@ impl Coordinator<'_> {
             w.name
         ));
         let most = self.shell.s.limits.max_gate_failures;
-        let slot = live
-            .board
-            .steps
-            .get_mut(&w.step)
-            .expect("a worked step has a slot");
-        slot.undone += 1;
-        if slot.undone >= most {
-            slot.place = Place::GaveUp;
-            live.end.get_or_insert((
-                Outcome::Waiting,
-                format!(
-                    "{} was resolved {} times and conflict markers are still in {listed} (worktree {}): resolve them by hand and commit, then `ralph resume` and `ralph loop --resume`",
-                    w.step,
-                    slot.undone,
-                    w.dir.display()
-                ),
-            ));
+        let dir = w.dir.display().to_string();
+        if !live.board.unresolved(&w.step, &listed, most, &dir) {
             return Ok(());
         }
-        slot.feedback = Some(format!(
-            "Your branch's merge was committed with conflict markers still in: {listed}. Your step is open again: resolve them so that both sides' changes survive, leave no marker (no `<<<<<<<`, `=======`, `>>>>>>>` lines), run the project's checks, commit, and check your step's box again."
-        ));
-        let name = slot.worktree.clone();
+        let name = live.board.steps[&w.step].worktree.clone();
         // Open again where it works: done means a session resolved them.
         self.reopen_in_worktree(&name, &w.step, "conflict markers left")?;
         self.back_to_work(live, &w.step, "conflict markers left");
@@ -989,75 +814,27 @@ impl Coordinator<'_> {
             return Ok(v.passed);
         }
         queue::undo(self.root(), before)?;
-        let s = self.shell.s;
-        let slot = live
-            .board
-            .steps
-            .get_mut(key)
-            .expect("a merged step has a slot");
-        slot.undone += 1;
-        // Another machine did it: its branch is left for a human.
-        if self.remote.is_some() {
-            Self::remote_gate_failed(live, key, &v, &self.shell.ui);
+        let Some(worktree) = live.board.steps.get(key).map(|s| s.worktree.clone()) else {
             return Ok(false);
+        };
+        let most = self.shell.s.limits.max_gate_failures;
+        let (summary, feedback) = (v.summary(), crate::work::gate::feedback(&v));
+        let branch = worktree::branch(&worktree);
+        let failed = live.board.gate_failed(
+            key,
+            (most, self.remote.is_some()),
+            (&summary, &feedback, &branch),
+        );
+        match failed {
+            Some(GateFailed::Rework(said)) => {
+                self.shell.ui.note(&said);
+                self.reopen_in_worktree(&worktree, key, "the gate failed after its merge")?;
+                self.back_to_work(live, key, "the gate failed after its merge");
+            }
+            Some(GateFailed::LeftForHuman(said)) => self.shell.ui.note(&said),
+            Some(GateFailed::GaveUp) | None => {}
         }
-        if slot.undone >= s.limits.max_gate_failures {
-            slot.place = Place::GaveUp;
-            slot.note = Some(format!(
-                "the gate failed after each of its {} merges",
-                slot.undone
-            ));
-            live.end.get_or_insert((
-                Outcome::Failed,
-                format!(
-                    "the gate failed after each of {} merges of {key} ({})",
-                    slot.undone,
-                    v.summary()
-                ),
-            ));
-            return Ok(false);
-        }
-        slot.feedback = Some(format!(
-            "Your step was done once, but after it was merged the project's checks failed, so the merge was undone. What failed:\n\n{}",
-            crate::work::gate::feedback(&v)
-        ));
-        slot.place = Place::Working;
-        self.shell.ui.note(&format!(
-            "the gate failed after merging {key} ({}): the merge is undone and the step worked again",
-            v.summary()
-        ));
-        self.reopen_in_worktree(&slot.worktree, key, "the gate failed after its merge")?;
-        self.back_to_work(live, key, "the gate failed after its merge");
         Ok(false)
-    }
-
-    /// `ralph merge`: a step another machine did failed the gate once
-    /// merged: undone, and its branch left for a human.
-    fn remote_gate_failed(
-        live: &mut Live,
-        key: &str,
-        v: &crate::work::gate::Verdict,
-        ui: &crate::run::ui::Ui,
-    ) {
-        let slot = live
-            .board
-            .steps
-            .get_mut(key)
-            .expect("a merged step has a slot");
-        let branch = worktree::branch(&slot.worktree);
-        slot.place = Place::GaveUp;
-        slot.note = Some(format!("the gate failed after its merge ({})", v.summary()));
-        ui.note(&format!(
-            "the gate failed after merging {key} ({}): the merge is undone",
-            v.summary()
-        ));
-        live.end.get_or_insert((
-            Outcome::Waiting,
-            format!(
-                "the gate failed after merging {key} ({}): fix it on its branch {branch} (then `ralph merge` again), or delete that branch for a worker to do it again",
-                v.summary()
-            ),
-        ));
     }
 
     /// The step's box unchecked (and its task opened) where its worker
@@ -1094,14 +871,7 @@ impl Coordinator<'_> {
     /// A merged step: said, its worktree and branch removed.
     fn merged(&self, live: &mut Live, key: &str, name: &str, took: Duration) -> Result<()> {
         let main = worktree::main_root(self.root())?;
-        let slot = live
-            .board
-            .steps
-            .get_mut(key)
-            .expect("a merged step has a slot");
-        slot.place = Place::Merged;
-        slot.note = None;
-        live.board.merged.push(key.to_string());
+        live.board.merged(key);
         self.shell.ui.note(&format!(
             "merged {key} into {} ({} ms)",
             self.integration(),
@@ -1112,8 +882,7 @@ impl Coordinator<'_> {
             Some(ship) => match ship.push(self.root(), &|s| self.shell.ui.note(s)) {
                 Ok(()) => true,
                 Err(why) => {
-                    live.end
-                        .get_or_insert((Outcome::Waiting, format!("--push: {why}")));
+                    live.board.stop(Outcome::Waiting, format!("--push: {why}"));
                     false
                 }
             },
@@ -1173,43 +942,22 @@ impl Coordinator<'_> {
     /// A merge in conflict: with `--on-conflict wait`, the run stops for a
     /// human naming the files; else a resolution session merges both.
     fn conflict(&self, live: &mut Live, key: &str, files: Vec<String>) -> Result<()> {
-        let slot = live
+        let Some(name) = live.board.steps.get(key).map(|s| s.worktree.clone()) else {
+            return Ok(());
+        };
+        let branch = worktree::branch(&name);
+        let on_conflict = self.shell.s.workers.on_conflict;
+        let at = (branch.as_str(), self.integration());
+        match live
             .board
-            .steps
-            .get_mut(key)
-            .expect("a queued step has a slot");
-        let listed = files.join(", ");
-        slot.note = Some(format!("conflicts with what is merged: {listed}"));
-        slot.conflicts = files.clone();
-        match self.shell.s.workers.on_conflict {
-            OnConflict::Wait => {
-                slot.place = Place::GaveUp;
-                live.end.get_or_insert((
-                    Outcome::Waiting,
-                    format!(
-                        "merging {key} (branch {}) conflicts with what is merged in {}: {listed}; merge it by hand (`git merge {}`), or end the run",
-                        worktree::branch(&slot.worktree),
-                        self.integration(),
-                        worktree::branch(&slot.worktree),
-                    ),
-                ));
-            }
-            OnConflict::Resolve => {
-                slot.conflicted += 1;
-                if let Some((outcome, why)) = rules::conflict_round(key, slot.conflicted, &listed) {
-                    slot.place = Place::GaveUp;
-                    self.shell.ui.note(&format!("{why}; no new worker starts"));
-                    live.end.get_or_insert((outcome, why));
-                    return Ok(());
-                }
-                slot.place = Place::Resolving;
-                let name = slot.worktree.clone();
-                self.shell.ui.note(&format!(
-                    "merging {key} conflicts with what is merged ({listed}): its worker merges {} into its branch and resolves them",
-                    self.integration()
-                ));
+            .conflicted(key, &files, on_conflict, (at.0, &at.1))
+        {
+            Some(Conflicted::Resolve(said)) => {
+                self.shell.ui.note(&said);
                 self.resolve(live, key, &name, &files)?;
             }
+            Some(Conflicted::GaveUp(said)) => self.shell.ui.note(&said),
+            Some(Conflicted::Wait) | None => {}
         }
         Ok(())
     }
@@ -1237,32 +985,19 @@ impl Coordinator<'_> {
         // nothing to resolve, and its step would read as done.
         if !g.ok(&["rev-parse", "--verify", "--quiet", "MERGE_HEAD"], &[]) {
             let into = format!("the worktree of {key} ({})", dir.display());
-            let (outcome, why) = rules::resolution_refused(&self.integration(), &into, &said);
-            if let Some(slot) = live.board.steps.get_mut(key) {
-                slot.place = Place::GaveUp;
-                slot.note = Some(why.clone());
-            }
-            self.shell.ui.note(&format!("{why}; no new worker starts"));
-            live.end.get_or_insert((outcome, why));
+            let told = live
+                .board
+                .resolution_refused(key, (&self.integration(), &into), &said);
+            self.shell.ui.note(&told);
             return Ok(());
         }
         for own in [".ralph", ".beads"] {
             // The step's own files stay its own: ralph merges them.
             let _ = g.attempt(&["checkout", "HEAD", "--"], &[own]);
         }
-        let merged_steps: Vec<String> = live.board.merged.clone();
-        let slot = live
-            .board
-            .steps
-            .get_mut(key)
-            .expect("a queued step has a slot");
-        slot.feedback = Some(format!(
-            "A merge is in progress in this worktree: {} (with the steps merged so far: {}) is being merged into your branch, and these files conflict: {}.\nResolve every conflict so that both sides' changes survive (your step's and the merged steps'), leave no conflict marker, run the project's checks, then `git add` the files and `git commit --no-edit`. Your step stays checked.",
-            self.integration(),
-            merged_steps.join(", "),
-            files.join(", ")
-        ));
-        self.back_to_work(live, key, "a conflict to resolve");
+        if let Some(said) = live.board.resolving(key, &self.integration(), files) {
+            self.shell.ui.note(&said);
+        }
         Ok(())
     }
 

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::session::stream::Limit;
 
+pub mod board;
 pub mod round;
 
 pub use round::{Aside, Claim, GateRan, Need, ReviewOf, Round, SessionRan, Settled, Uncheck};

@@ -1,0 +1,773 @@
+//! The board of a run of many steps, decided with no I/O: where each step
+//! is (working, queued, resolving, merged, given up), what a worker's end,
+//! a merge, a conflict or the gate after a merge comes to, when the run
+//! stops and why. The coordinator (`run::coordinator`) carries each
+//! decision out (processes, git, what is said) and tells the board what
+//! came of it. Each bound here is what makes a parallel run end whatever
+//! its workers and sessions do.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::OnConflict;
+use crate::run::engine::Outcome;
+
+/// Where a step of the run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Place {
+    /// A worker works it (or will again, on resume).
+    Working,
+    /// Done in its worktree, waiting for its merge.
+    Queued,
+    /// A resolution session merges it with what was merged before.
+    Resolving,
+    Merged,
+    /// Its worker stopped without finishing it (the run's outcome says why).
+    GaveUp,
+}
+
+/// A step's line on the board.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Slot {
+    /// Its worktree (and branch `ralph/<name>`).
+    pub worktree: String,
+    /// The worker that last worked it.
+    pub worker: Option<String>,
+    pub place: Place,
+    /// Merges of it the gate failed (each undone).
+    #[serde(default)]
+    pub undone: u32,
+    /// What its next worker is told (the gate's failure after its merge).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+    /// The last word on it (why its worker stopped, the files in conflict).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    /// The files its last merge conflicted on, while it is resolved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+    /// Its workers in a row that started no session.
+    #[serde(default)]
+    pub idle: u32,
+    /// Its merges that conflicted, each resolved by a session.
+    #[serde(default)]
+    pub conflicted: u32,
+}
+
+impl Slot {
+    /// A step new on the board, at `place`, in worktree `worktree`.
+    pub fn new(worktree: String, place: Place) -> Slot {
+        Slot {
+            worktree,
+            worker: None,
+            place,
+            undone: 0,
+            feedback: None,
+            note: None,
+            conflicts: Vec::new(),
+            idle: 0,
+            conflicted: 0,
+        }
+    }
+}
+
+/// The run's board, by step key.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Board {
+    pub parallel: u32,
+    /// Workers started so far (`w1`, `w2`, ...).
+    pub workers: u32,
+    pub steps: BTreeMap<String, Slot>,
+    /// Merges made, in order (step keys).
+    #[serde(default)]
+    pub merged: Vec<String>,
+    /// Steps done in their worktrees, to merge in this order.
+    #[serde(skip)]
+    pub queue: VecDeque<String>,
+    /// The first reason the run cannot finish: once set, no new worker
+    /// starts, and the run ends when none runs.
+    #[serde(skip)]
+    pub end: Option<(Outcome, String)>,
+}
+
+/// What the gate failing after a step's merge comes to (the merge is
+/// undone in each case).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateFailed {
+    /// Its step is worked again, its worker told what failed; this said.
+    Rework(String),
+    /// It failed after each of the step's merges allowed: the run fails.
+    GaveUp,
+    /// `ralph merge`: another machine did the step; its branch is left
+    /// for a human (the run waits); this said.
+    LeftForHuman(String),
+}
+
+/// What a merge in conflict comes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Conflicted {
+    /// `--on-conflict wait`: the run waits for a human.
+    Wait,
+    /// A resolution session merges both sides; this said.
+    Resolve(String),
+    /// Too many rounds of it: the run waits; this said.
+    GaveUp(String),
+}
+
+/// Where the run is against its deadline, and what the coordinator does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Deadline {
+    /// Within it: on with the run.
+    Within,
+    /// Past it: wait for the workers (stopping them, `stop_all`, once
+    /// their grace is over) before the run ends.
+    Wait { stop_all: bool },
+    /// Past it and no worker runs: the run ends.
+    End(Outcome, String),
+}
+
+impl Board {
+    /// A board as saved (`text`, None: no board yet), less any step whose
+    /// worktree name is not one ralph makes (the run folder is in the
+    /// project, where a session can write).
+    pub fn from_saved(text: Option<&str>) -> Board {
+        let mut b: Board = text
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or_default();
+        b.steps.retain(|_, s| {
+            (s.worktree.starts_with("par-") || s.worktree.starts_with("step-"))
+                && crate::git::check_worktree_name(&s.worktree).is_ok()
+        });
+        b
+    }
+
+    pub fn busy(&self) -> BTreeSet<String> {
+        self.steps
+            .iter()
+            .filter(|(_, s)| s.place != Place::Merged)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}
+
+/// How a worker ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// Its run ended: the outcome and reason it wrote (a run killed before
+    /// it wrote one ended abnormally).
+    Ran(Outcome, String),
+    /// It began no run of its own (it refused to start): why.
+    NotStarted(String),
+}
+
+impl Board {
+    /// The run stops for this reason, unless it already stops for another.
+    pub fn stop(&mut self, outcome: Outcome, why: String) {
+        self.end.get_or_insert((outcome, why));
+    }
+
+    /// A resumed run's board: only the spec's steps (`spec`; the keys
+    /// dropped are returned), `ralph merge`'s steps (`remote`: key and
+    /// slug) queued, steps given up or resolving back at work (you have
+    /// acted: `ralph resume`), and the queued ones queued again.
+    pub fn resume(
+        &mut self,
+        spec: &BTreeSet<String>,
+        remote: Option<&[(String, String)]>,
+    ) -> Vec<String> {
+        let dropped = spec_steps_only(&mut self.steps, spec);
+        for (key, slug) in remote.unwrap_or_default() {
+            self.steps.insert(
+                key.clone(),
+                Slot::new(format!("step-{slug}"), Place::Queued),
+            );
+        }
+        self.queue.clear();
+        for (key, slot) in &mut self.steps {
+            slot.idle = 0;
+            match slot.place {
+                Place::GaveUp | Place::Resolving => slot.place = Place::Working,
+                Place::Queued => self.queue.push_back(key.clone()),
+                _ => {}
+            }
+        }
+        dropped
+    }
+
+    /// A worker's end (`sessions`: those it started): its step's count of
+    /// idle workers, and what the end comes to. A `Then::Stop` is the
+    /// run's end already (see `stopped`).
+    pub fn worker_ended(&mut self, e: &Ended, sessions: u32) -> Option<Then> {
+        let slot = self.steps.get_mut(e.step)?;
+        slot.idle = idle_after(slot.idle, sessions);
+        Some(after_worker(e))
+    }
+
+    /// Step `key` done in its worktree: to the merge queue.
+    pub fn queue(&mut self, key: &str) {
+        if let Some(slot) = self.steps.get_mut(key) {
+            slot.place = Place::Queued;
+            slot.feedback = None;
+            slot.conflicts.clear();
+        }
+        self.queue.push_back(key.to_string());
+    }
+
+    /// Step `key` back to a worker (when a slot is free), unless its last
+    /// workers started no session: then the run waits, naming it (what to
+    /// say is returned).
+    pub fn back_to_work(&mut self, key: &str, why: &str) -> Option<String> {
+        let slot = self.steps.get_mut(key)?;
+        match give_back(key, slot.idle, why) {
+            None => {
+                slot.place = Place::Working;
+                None
+            }
+            Some((outcome, reason)) => {
+                slot.place = Place::GaveUp;
+                slot.note = Some(reason.clone());
+                let said = format!("{reason}; no new worker starts");
+                self.stop(outcome, reason);
+                Some(said)
+            }
+        }
+    }
+
+    /// A worker that stopped short of its step: the run's reason to stop
+    /// (an interrupted step goes on when the run is resumed, and is not
+    /// said); what to say.
+    pub fn stopped(&mut self, key: &str, outcome: Outcome, why: String) -> Option<String> {
+        if let Some(slot) = self.steps.get_mut(key) {
+            slot.place = if outcome == Outcome::Interrupted {
+                Place::Working
+            } else {
+                Place::GaveUp
+            };
+            slot.note = Some(format!("{}: {why}", outcome.text()));
+        }
+        let said = (outcome != Outcome::Interrupted)
+            .then(|| format!("stopped ({}): {why}; no new worker starts", outcome.text()));
+        self.stop(outcome, why);
+        said
+    }
+
+    /// A resolution of step `key` committed with conflict markers still in
+    /// `listed` (its worktree `dir`): worked again, told where (`true`),
+    /// unless it was undone `most` times: then the run waits.
+    pub fn unresolved(&mut self, key: &str, listed: &str, most: u32, dir: &str) -> bool {
+        let Some(slot) = self.steps.get_mut(key) else {
+            return false;
+        };
+        slot.undone += 1;
+        if slot.undone >= most {
+            slot.place = Place::GaveUp;
+            let why = format!(
+                "{key} was resolved {} times and conflict markers are still in {listed} (worktree {dir}): resolve them by hand and commit, then `ralph resume` and `ralph loop --resume`",
+                slot.undone
+            );
+            self.stop(Outcome::Waiting, why);
+            return false;
+        }
+        slot.feedback = Some(format!(
+            "Your branch's merge was committed with conflict markers still in: {listed}. Your step is open again: resolve them so that both sides' changes survive, leave no marker (no `<<<<<<<`, `=======`, `>>>>>>>` lines), run the project's checks, commit, and check your step's box again."
+        ));
+        true
+    }
+
+    /// The gate failed after step `key`'s merge (`summary`, and `feedback`
+    /// for its next worker); `most`: merges the gate may fail before the
+    /// run does; `remote`: another machine did the step (`ralph merge`),
+    /// on `branch`.
+    pub fn gate_failed(
+        &mut self,
+        key: &str,
+        (most, remote): (u32, bool),
+        (summary, feedback, branch): (&str, &str, &str),
+    ) -> Option<GateFailed> {
+        let slot = self.steps.get_mut(key)?;
+        slot.undone += 1;
+        if remote {
+            slot.place = Place::GaveUp;
+            slot.note = Some(format!("the gate failed after its merge ({summary})"));
+            self.stop(
+                Outcome::Waiting,
+                format!(
+                    "the gate failed after merging {key} ({summary}): fix it on its branch {branch} (then `ralph merge` again), or delete that branch for a worker to do it again"
+                ),
+            );
+            return Some(GateFailed::LeftForHuman(format!(
+                "the gate failed after merging {key} ({summary}): the merge is undone"
+            )));
+        }
+        if slot.undone >= most {
+            slot.place = Place::GaveUp;
+            slot.note = Some(format!(
+                "the gate failed after each of its {} merges",
+                slot.undone
+            ));
+            let why = format!(
+                "the gate failed after each of {} merges of {key} ({summary})",
+                slot.undone
+            );
+            self.stop(Outcome::Failed, why);
+            return Some(GateFailed::GaveUp);
+        }
+        slot.feedback = Some(format!(
+            "Your step was done once, but after it was merged the project's checks failed, so the merge was undone. What failed:\n\n{feedback}"
+        ));
+        slot.place = Place::Working;
+        Some(GateFailed::Rework(format!(
+            "the gate failed after merging {key} ({summary}): the merge is undone and the step worked again"
+        )))
+    }
+
+    /// Step `key` merged (the gate passed, if any).
+    pub fn merged(&mut self, key: &str) {
+        if let Some(slot) = self.steps.get_mut(key) {
+            slot.place = Place::Merged;
+            slot.note = None;
+        }
+        self.merged.push(key.to_string());
+    }
+
+    /// Step `key`'s merge (branch `branch`) conflicts with what is merged
+    /// in `integration` on `files`.
+    pub fn conflicted(
+        &mut self,
+        key: &str,
+        files: &[String],
+        on_conflict: OnConflict,
+        (branch, integration): (&str, &str),
+    ) -> Option<Conflicted> {
+        let slot = self.steps.get_mut(key)?;
+        let listed = files.join(", ");
+        slot.note = Some(format!("conflicts with what is merged: {listed}"));
+        slot.conflicts = files.to_vec();
+        match on_conflict {
+            OnConflict::Wait => {
+                slot.place = Place::GaveUp;
+                self.stop(
+                    Outcome::Waiting,
+                    format!(
+                        "merging {key} (branch {branch}) conflicts with what is merged in {integration}: {listed}; merge it by hand (`git merge {branch}`), or end the run"
+                    ),
+                );
+                Some(Conflicted::Wait)
+            }
+            OnConflict::Resolve => {
+                slot.conflicted += 1;
+                if let Some((outcome, why)) = conflict_round(key, slot.conflicted, &listed) {
+                    slot.place = Place::GaveUp;
+                    let said = format!("{why}; no new worker starts");
+                    self.stop(outcome, why);
+                    return Some(Conflicted::GaveUp(said));
+                }
+                slot.place = Place::Resolving;
+                Some(Conflicted::Resolve(format!(
+                    "merging {key} conflicts with what is merged ({listed}): its worker merges {integration} into its branch and resolves them"
+                )))
+            }
+        }
+    }
+
+    /// Git refused to begin the merge of `from` into `into` that step
+    /// `key`'s resolution was to finish: the run waits; what to say.
+    pub fn resolution_refused(
+        &mut self,
+        key: &str,
+        (from, into): (&str, &str),
+        said: &str,
+    ) -> String {
+        let (outcome, why) = resolution_refused(from, into, said);
+        if let Some(slot) = self.steps.get_mut(key) {
+            slot.place = Place::GaveUp;
+            slot.note = Some(why.clone());
+        }
+        let told = format!("{why}; no new worker starts");
+        self.stop(outcome, why);
+        told
+    }
+
+    /// Step `key`'s resolution under way in its worktree: its worker told
+    /// both sides (`integration` with the steps merged so far) and the
+    /// files, and it goes back to work.
+    pub fn resolving(&mut self, key: &str, integration: &str, files: &[String]) -> Option<String> {
+        let merged = self.merged.join(", ");
+        let slot = self.steps.get_mut(key)?;
+        slot.feedback = Some(format!(
+            "A merge is in progress in this worktree: {integration} (with the steps merged so far: {merged}) is being merged into your branch, and these files conflict: {}.\nResolve every conflict so that both sides' changes survive (your step's and the merged steps'), leave no conflict marker, run the project's checks, then `git add` the files and `git commit --no-edit`. Your step stays checked.",
+            files.join(", ")
+        ));
+        self.back_to_work(key, "a conflict to resolve")
+    }
+
+    /// The next step to merge: one at a time, none past the deadline.
+    pub fn next_merge(&mut self, clock: Clock) -> Option<String> {
+        if clock != Clock::Within {
+            return None;
+        }
+        self.queue.pop_front()
+    }
+
+    /// Past `--max-time` (`max`), with `running` workers: the run's end
+    /// from then on (nothing new starts or merges), its workers stopped
+    /// once they have had their grace, and the end once none runs.
+    pub fn deadline(&mut self, clock: Clock, max: Duration, running: usize) -> Deadline {
+        if clock == Clock::Within {
+            return Deadline::Within;
+        }
+        self.stop(
+            Outcome::TimeLimit,
+            format!(
+                "the run has reached its --max-time ({})",
+                crate::timefmt::human_duration(max)
+            ),
+        );
+        match (running, self.end.take()) {
+            (0, Some((outcome, why))) => Deadline::End(outcome, why),
+            (_, end) => {
+                self.end = end;
+                Deadline::Wait {
+                    stop_all: clock == Clock::Force,
+                }
+            }
+        }
+    }
+
+    /// Nothing runs and nothing waits to merge: every step is merged
+    /// (`None`: the run is judged), or why it stops. `open`: the spec has
+    /// open steps; `remote`: `ralph merge`, what it says of them; `never`:
+    /// the steps that can never start, and why.
+    pub fn finished(
+        &mut self,
+        open: bool,
+        remote: Option<String>,
+        never: &[(String, String)],
+    ) -> Option<(Outcome, String)> {
+        if let Some(end) = self.end.take() {
+            return Some(end);
+        }
+        if !open {
+            return None;
+        }
+        if let Some(still_open) = remote {
+            return Some((Outcome::Partial, still_open));
+        }
+        let why = never
+            .iter()
+            .map(|(k, why)| format!("{k}: {why}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Some((Outcome::Waiting, format!("no open step can start: {why}")))
+    }
+}
+
+/// Times in a row a step may go back to a worker that then starts no
+/// session: past that, nothing would change by trying again.
+pub const IDLE_ROUNDS: u32 = 3;
+
+/// Times one step's merge may conflict, each resolved by a session, before
+/// a human merges it.
+pub const CONFLICT_ROUNDS: u32 = 5;
+
+/// How long past the run's deadline its workers (told that deadline) have
+/// to stop by themselves before they are asked to.
+pub const GRACE: Duration = Duration::from_secs(15);
+
+/// A worker's end, as the run found it.
+#[derive(Debug, Clone)]
+pub struct Ended<'a> {
+    pub worker: &'a str,
+    pub step: &'a str,
+    pub end: &'a End,
+    /// Its branch (for what is said).
+    pub branch: &'a str,
+    /// Its branch's last commit has the step checked: what the merge
+    /// takes, whatever the worker's run folder (where a session can write)
+    /// says.
+    pub committed: bool,
+}
+
+/// What a worker's end comes to for its step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Then {
+    /// Done: to the merge queue.
+    Queue,
+    /// Not done, though its worker said so: back to a worker, for this
+    /// reason.
+    WorkAgain(String),
+    /// The run stops (once its other workers have): no new worker starts.
+    Stop(Outcome, String),
+}
+
+/// A step is done only when its branch's committed spec says so; a worker
+/// that began no run of its own is not done, and the run waits for a
+/// human to see why.
+pub fn after_worker(e: &Ended) -> Then {
+    let (worker, step) = (e.worker, e.step);
+    match e.end {
+        End::NotStarted(why) => Then::Stop(
+            Outcome::Waiting,
+            format!(
+                "{worker} (step {step}) did not start: {why}; fix that in its worktree (branch {}), then `ralph resume` and `ralph loop --resume`",
+                e.branch
+            ),
+        ),
+        End::Ran(Outcome::StepDone | Outcome::Complete, _) if e.committed => Then::Queue,
+        End::Ran(Outcome::StepDone | Outcome::Complete, reason) => Then::WorkAgain(format!(
+            "{worker} ended ({reason}), but no commit of its branch {} has {step} checked",
+            e.branch
+        )),
+        End::Ran(outcome, reason) => {
+            Then::Stop(*outcome, format!("{worker} (step {step}): {reason}"))
+        }
+    }
+}
+
+/// A step's count of workers in a row that started no session, after one
+/// that started `sessions`.
+pub fn idle_after(idle: u32, sessions: u32) -> u32 {
+    if sessions == 0 {
+        idle.saturating_add(1)
+    } else {
+        0
+    }
+}
+
+/// Whether step `step` may go back to a worker (`None`), or why the run
+/// waits instead: its last `idle` workers in a row started no session.
+pub fn give_back(step: &str, idle: u32, why: &str) -> Option<(Outcome, String)> {
+    (idle >= IDLE_ROUNDS).then(|| {
+        (
+            Outcome::Waiting,
+            format!(
+                "step {step} went back to a worker {idle} times in a row and none of them started a session (the last time: {why}); see to its worktree, then `ralph resume` and `ralph loop --resume`"
+            ),
+        )
+    })
+}
+
+/// Whether the `round`th conflict of step `step`'s merge (on `files`) is
+/// one too many for a resolution session, and why the run then waits.
+pub fn conflict_round(step: &str, round: u32, files: &str) -> Option<(Outcome, String)> {
+    (round > CONFLICT_ROUNDS).then(|| {
+        (
+            Outcome::Waiting,
+            format!(
+                "merging {step} conflicted {round} times, each resolved by a session, and conflicts again ({files}); merge it by hand, then `ralph resume` and `ralph loop --resume`"
+            ),
+        )
+    })
+}
+
+/// Why the run waits when git refused to begin the merge of `from` into
+/// `into` that a resolution session was to finish (`git_said`: its
+/// words, on one line).
+pub fn resolution_refused(from: &str, into: &str, git_said: &str) -> (Outcome, String) {
+    let said: Vec<&str> = git_said
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    (
+        Outcome::Waiting,
+        format!(
+            "a conflict is to be resolved, but git refused to merge {from} into {into}: {}; make that merge possible there (commit or discard what is not committed), then `ralph resume` and `ralph loop --resume`",
+            crate::output::visible_line(&said.join(" "))
+        ),
+    )
+}
+
+/// Where the run is against its deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Before it (or no `--max-time`).
+    Within,
+    /// Past it: nothing new starts or merges; the workers stop at their
+    /// own limit (the same deadline).
+    Over,
+    /// Past it and its grace: the workers still running are stopped.
+    Force,
+}
+
+/// The run's clock at `now`.
+pub fn clock(deadline: Option<Instant>, now: Instant) -> Clock {
+    match deadline {
+        Some(d) if now >= d + GRACE => Clock::Force,
+        Some(d) if now >= d => Clock::Over,
+        _ => Clock::Within,
+    }
+}
+
+/// A saved board's steps less those the spec lacks (the board is in the
+/// project, where a session can write); the keys dropped.
+pub fn spec_steps_only<T>(steps: &mut BTreeMap<String, T>, spec: &BTreeSet<String>) -> Vec<String> {
+    let dropped: Vec<String> = steps
+        .keys()
+        .filter(|k| !spec.contains(*k))
+        .cloned()
+        .collect();
+    steps.retain(|k, _| spec.contains(k));
+    dropped
+}
+
+/// Steps back at work with no worker running, to start now: in the spec's
+/// order, at most `slots`.
+pub fn back_to_work(
+    spec_order: &[String],
+    working: &BTreeSet<String>,
+    running: &BTreeSet<String>,
+    slots: usize,
+) -> Vec<String> {
+    spec_order
+        .iter()
+        .filter(|k| working.contains(*k) && !running.contains(*k))
+        .take(slots)
+        .cloned()
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended<'a>(end: &'a End, committed: bool) -> Ended<'a> {
+        Ended {
+            worker: "w2",
+            step: "**1** One",
+            end,
+            branch: "ralph/par-1",
+            committed,
+        }
+    }
+
+    #[test]
+    fn a_step_is_done_only_when_its_branch_has_it_committed() {
+        for o in [Outcome::StepDone, Outcome::Complete] {
+            let end = End::Ran(o, "step **1** One is done".into());
+            assert_eq!(after_worker(&ended(&end, true)), Then::Queue);
+            match after_worker(&ended(&end, false)) {
+                Then::WorkAgain(why) => {
+                    assert!(why.contains("no commit of its branch ralph/par-1"), "{why}");
+                    assert!(why.contains("**1** One") && why.contains("w2"), "{why}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_worker_that_did_not_start_is_not_done_and_the_run_waits_naming_its_step() {
+        let end =
+            End::NotStarted("error: .ralph/config.toml is not approved (exit status: 2)".into());
+        for committed in [true, false] {
+            match after_worker(&ended(&end, committed)) {
+                Then::Stop(Outcome::Waiting, why) => {
+                    assert!(why.contains("w2 (step **1** One) did not start"), "{why}");
+                    assert!(
+                        why.contains("not approved") && why.contains("ralph resume"),
+                        "{why}"
+                    );
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn any_other_end_stops_the_run_with_it() {
+        let end = End::Ran(Outcome::IterationLimit, "the limit".into());
+        assert_eq!(
+            after_worker(&ended(&end, true)),
+            Then::Stop(
+                Outcome::IterationLimit,
+                "w2 (step **1** One): the limit".into()
+            )
+        );
+    }
+
+    #[test]
+    fn a_step_goes_back_to_workers_that_start_no_session_only_a_few_times() {
+        let mut idle = 0;
+        for _ in 0..IDLE_ROUNDS {
+            assert_eq!(give_back("s", idle, "x"), None);
+            idle = idle_after(idle, 0);
+        }
+        let (o, why) = give_back("**1** One", idle, "w3 ended (step done)").unwrap();
+        assert_eq!(o, Outcome::Waiting);
+        assert!(
+            why.contains("**1** One") && why.contains("3 times") && why.contains("w3 ended"),
+            "{why}"
+        );
+        assert_eq!(idle_after(idle, 1), 0, "a session starts the count again");
+        assert_eq!(idle_after(u32::MAX, 0), u32::MAX);
+    }
+
+    #[test]
+    fn conflict_rounds_are_bounded() {
+        assert_eq!(conflict_round("s", 1, "a.txt"), None);
+        assert_eq!(conflict_round("s", CONFLICT_ROUNDS, "a.txt"), None);
+        let (o, why) = conflict_round("**2** Two", CONFLICT_ROUNDS + 1, "a.txt").unwrap();
+        assert_eq!(o, Outcome::Waiting);
+        assert!(
+            why.contains("**2** Two") && why.contains("a.txt") && why.contains("by hand"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn a_resolution_git_refused_says_gits_words_on_one_line() {
+        let (o, why) = resolution_refused(
+            "main",
+            "the worktree of **2** Two (/w/2)",
+            "error: Your local changes to the following files would be overwritten by merge:\n\tshared.txt\nPlease commit your changes or stash them before you merge.\nAborting",
+        );
+        assert_eq!(o, Outcome::Waiting);
+        assert!(
+            why.contains("refused to merge main into the worktree of **2** Two (/w/2): error: Your local changes to the following files would be overwritten by merge: shared.txt Please commit"),
+            "{why}"
+        );
+        assert!(!why.contains('\n') && why.contains("ralph resume"), "{why}");
+    }
+
+    #[test]
+    fn the_clock_is_within_then_over_then_forced_after_the_grace() {
+        let t = Instant::now();
+        assert_eq!(clock(None, t + Duration::from_secs(99_999)), Clock::Within);
+        let d = t + Duration::from_secs(10);
+        assert_eq!(clock(Some(d), t), Clock::Within);
+        assert_eq!(clock(Some(d), d), Clock::Over);
+        assert_eq!(
+            clock(Some(d), d + GRACE - Duration::from_millis(1)),
+            Clock::Over
+        );
+        assert_eq!(clock(Some(d), d + GRACE), Clock::Force);
+    }
+
+    #[test]
+    fn a_board_keeps_only_the_specs_steps() {
+        let mut steps: BTreeMap<String, u32> = (0..5).map(|i| (format!("k{i}"), i)).collect();
+        let spec: BTreeSet<String> = ["k1", "k3", "k9"].iter().map(|s| s.to_string()).collect();
+        let dropped = spec_steps_only(&mut steps, &spec);
+        assert_eq!(dropped, ["k0", "k2", "k4"]);
+        assert_eq!(steps.keys().collect::<Vec<_>>(), ["k1", "k3"]);
+    }
+
+    #[test]
+    fn steps_back_at_work_start_in_the_specs_order_never_past_the_slots() {
+        let order: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        let set = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        assert_eq!(
+            back_to_work(&order, &set(&["d", "b", "c"]), &set(&["b"]), 9),
+            ["c", "d"]
+        );
+        assert_eq!(
+            back_to_work(&order, &set(&["d", "b", "c"]), &set(&[]), 2),
+            ["b", "c"]
+        );
+        assert!(back_to_work(&order, &set(&["a"]), &set(&[]), 0).is_empty());
+    }
+}
