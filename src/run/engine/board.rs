@@ -770,4 +770,470 @@ mod tests {
         );
         assert!(back_to_work(&order, &set(&["a"]), &set(&[]), 0).is_empty());
     }
+
+    /// A board of steps `a` (working), `b` (queued), `c` (merged).
+    fn board() -> Board {
+        let mut b = Board::default();
+        for (k, place) in [
+            ("a", Place::Working),
+            ("b", Place::Queued),
+            ("c", Place::Merged),
+        ] {
+            b.steps
+                .insert(k.to_string(), Slot::new(format!("par-{k}"), place));
+        }
+        b
+    }
+
+    /// The step's place, and the run's end if any.
+    fn seen(b: &Board, key: &str) -> (Place, Option<Outcome>) {
+        (b.steps[key].place, b.end.as_ref().map(|(o, _)| *o))
+    }
+
+    #[test]
+    fn a_resumed_board_row_by_row() {
+        let spec: BTreeSet<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+        type Row = (&'static str, Place, Place, bool);
+        let rows: Vec<Row> = vec![
+            (
+                "working stays working",
+                Place::Working,
+                Place::Working,
+                false,
+            ),
+            ("queued is queued again", Place::Queued, Place::Queued, true),
+            (
+                "resolving goes back to work",
+                Place::Resolving,
+                Place::Working,
+                false,
+            ),
+            (
+                "given up goes back to work",
+                Place::GaveUp,
+                Place::Working,
+                false,
+            ),
+            ("merged stays merged", Place::Merged, Place::Merged, false),
+        ];
+        for (what, before, after, queued) in rows {
+            let mut b = Board::default();
+            let mut slot = Slot::new("par-a".into(), before);
+            slot.idle = 2;
+            b.steps.insert("a".into(), slot);
+            b.steps
+                .insert("gone".into(), Slot::new("par-g".into(), Place::Queued));
+            b.queue.push_back("stale".into());
+            let dropped = b.resume(&spec, None);
+            assert_eq!(dropped, ["gone"], "{what}");
+            assert_eq!(b.steps["a"].place, after, "{what}");
+            assert_eq!(b.steps["a"].idle, 0, "{what}: you have acted");
+            assert_eq!(b.queue.contains(&"a".to_string()), queued, "{what}");
+            assert!(!b.queue.contains(&"stale".to_string()), "{what}");
+        }
+        let mut b = Board::default();
+        b.resume(&spec, Some(&[("d".into(), "4-d".into())]));
+        assert_eq!(b.steps["d"].worktree, "step-4-d");
+        assert_eq!(b.queue, ["d"], "ralph merge's steps are queued");
+    }
+
+    #[test]
+    fn a_saved_board_keeps_only_worktrees_ralph_names() {
+        let text = r#"{"parallel":2,"workers":3,"steps":{
+            "a":{"worktree":"par-a","worker":"w1","place":"queued"},
+            "b":{"worktree":"../../etc","worker":null,"place":"working"},
+            "c":{"worktree":"step-9-c","worker":null,"place":"merged"},
+            "d":{"worktree":"mine","worker":null,"place":"working"}},"merged":["c"]}"#;
+        let b = Board::from_saved(Some(text));
+        assert_eq!(b.steps.keys().collect::<Vec<_>>(), ["a", "c"]);
+        assert_eq!(
+            (b.parallel, b.workers, b.merged.clone()),
+            (2, 3, vec!["c".to_string()])
+        );
+        assert!(Board::from_saved(Some("not json")).steps.is_empty());
+        assert!(Board::from_saved(None).steps.is_empty());
+        assert_eq!(b.busy(), BTreeSet::from(["a".to_string()]));
+    }
+
+    #[test]
+    fn a_workers_end_row_by_row() {
+        let done = End::Ran(Outcome::StepDone, "step a is done".into());
+        let limit = End::Ran(Outcome::IterationLimit, "the limit".into());
+        let stopped = End::Ran(Outcome::Interrupted, "SIGINT".into());
+        type Row<'e> = (&'static str, &'e End, bool, u32, Option<Then>, u32);
+        let rows: Vec<Row<'_>> = vec![
+            (
+                "done and committed: queued",
+                &done,
+                true,
+                1,
+                Some(Then::Queue),
+                0,
+            ),
+            (
+                "done with no session: idle counts",
+                &done,
+                true,
+                0,
+                Some(Then::Queue),
+                2,
+            ),
+            (
+                "any other end stops the run",
+                &limit,
+                true,
+                3,
+                Some(Then::Stop(
+                    Outcome::IterationLimit,
+                    "w1 (step a): the limit".into(),
+                )),
+                0,
+            ),
+            (
+                "interrupted stops the run too",
+                &stopped,
+                false,
+                1,
+                Some(Then::Stop(
+                    Outcome::Interrupted,
+                    "w1 (step a): SIGINT".into(),
+                )),
+                0,
+            ),
+        ];
+        for (what, end, committed, sessions, then, idle) in rows {
+            let mut b = board();
+            b.steps.get_mut("a").unwrap().idle = 1;
+            let e = Ended {
+                worker: "w1",
+                step: "a",
+                end,
+                branch: "ralph/par-a",
+                committed,
+            };
+            assert_eq!(b.worker_ended(&e, sessions), then, "{what}");
+            assert_eq!(b.steps["a"].idle, idle, "{what}");
+        }
+        let e = Ended {
+            worker: "w1",
+            step: "zz",
+            end: &done,
+            branch: "x",
+            committed: true,
+        };
+        assert_eq!(board().worker_ended(&e, 1), None, "a step not on the board");
+    }
+
+    #[test]
+    fn queueing_back_to_work_and_stopping_row_by_row() {
+        let mut b = board();
+        {
+            let a = b.steps.get_mut("a").unwrap();
+            a.feedback = Some("old".into());
+            a.conflicts = vec!["f".into()];
+        }
+        b.queue("a");
+        assert_eq!(seen(&b, "a"), (Place::Queued, None));
+        assert_eq!(
+            (b.steps["a"].feedback.clone(), b.steps["a"].conflicts.len()),
+            (None, 0)
+        );
+        assert_eq!(b.queue, ["a"]);
+
+        let mut b = board();
+        assert_eq!(b.back_to_work("b", "why"), None);
+        assert_eq!(seen(&b, "b"), (Place::Working, None));
+        b.steps.get_mut("b").unwrap().idle = IDLE_ROUNDS;
+        let said = b.back_to_work("b", "w3 ended").unwrap();
+        assert!(
+            said.ends_with("; no new worker starts") && said.contains("w3 ended"),
+            "{said}"
+        );
+        assert_eq!(seen(&b, "b"), (Place::GaveUp, Some(Outcome::Waiting)));
+        assert_eq!(b.back_to_work("zz", "why"), None);
+
+        let mut b = board();
+        assert_eq!(
+            b.stopped("a", Outcome::Interrupted, "SIGINT received".into()),
+            None
+        );
+        assert_eq!(seen(&b, "a"), (Place::Working, Some(Outcome::Interrupted)));
+        let said = b
+            .stopped("b", Outcome::Failed, "3 failures".into())
+            .unwrap();
+        assert_eq!(said, "stopped (failed): 3 failures; no new worker starts");
+        assert_eq!(b.steps["b"].place, Place::GaveUp);
+        assert_eq!(
+            b.end.as_ref().unwrap().0,
+            Outcome::Interrupted,
+            "the first end is kept"
+        );
+    }
+
+    #[test]
+    fn markers_left_by_a_resolution_row_by_row() {
+        let mut b = board();
+        assert!(b.unresolved("a", "x.txt", 3, "/w/a"));
+        let fed = b.steps["a"].feedback.clone().unwrap();
+        assert!(fed.contains("conflict markers still in: x.txt"), "{fed}");
+        assert_eq!(seen(&b, "a"), (Place::Working, None));
+        assert!(b.unresolved("a", "x.txt", 3, "/w/a"));
+        assert!(
+            !b.unresolved("a", "x.txt", 3, "/w/a"),
+            "the third time it waits"
+        );
+        assert_eq!(seen(&b, "a"), (Place::GaveUp, Some(Outcome::Waiting)));
+        let why = &b.end.as_ref().unwrap().1;
+        assert!(
+            why.contains("a was resolved 3 times") && why.contains("/w/a"),
+            "{why}"
+        );
+        assert!(!board().unresolved("zz", "x", 3, "/w"));
+    }
+
+    #[test]
+    fn the_gate_after_a_merge_row_by_row() {
+        type Row = (
+            &'static str,
+            u32,
+            bool,
+            u32,
+            Option<GateFailed>,
+            Place,
+            Option<Outcome>,
+        );
+        let rework = GateFailed::Rework(
+            "the gate failed after merging b (1 failed): the merge is undone and the step worked again".into(),
+        );
+        let left = GateFailed::LeftForHuman(
+            "the gate failed after merging b (1 failed): the merge is undone".into(),
+        );
+        let rows: Vec<Row> = vec![
+            (
+                "first failure: worked again",
+                0,
+                false,
+                3,
+                Some(rework),
+                Place::Working,
+                None,
+            ),
+            (
+                "the last allowed: the run fails",
+                2,
+                false,
+                3,
+                Some(GateFailed::GaveUp),
+                Place::GaveUp,
+                Some(Outcome::Failed),
+            ),
+            (
+                "another machine's step: left for a human",
+                0,
+                true,
+                3,
+                Some(left),
+                Place::GaveUp,
+                Some(Outcome::Waiting),
+            ),
+        ];
+        for (what, undone, remote, most, then, place, end) in rows {
+            let mut b = board();
+            b.steps.get_mut("b").unwrap().undone = undone;
+            let got = b.gate_failed(
+                "b",
+                (most, remote),
+                ("1 failed", "FAILED test_x", "ralph/step-2-b"),
+            );
+            assert_eq!(got, then, "{what}");
+            assert_eq!(seen(&b, "b"), (place, end), "{what}");
+            assert_eq!(b.steps["b"].undone, undone + 1, "{what}");
+        }
+        let mut b = board();
+        b.gate_failed("b", (3, false), ("1 failed", "FAILED test_x", "br"));
+        assert!(
+            b.steps["b"]
+                .feedback
+                .as_ref()
+                .unwrap()
+                .ends_with("What failed:\n\nFAILED test_x")
+        );
+        let mut b = board();
+        b.gate_failed("b", (3, true), ("1 failed", "x", "ralph/step-2-b"));
+        assert!(
+            b.end
+                .unwrap()
+                .1
+                .contains("fix it on its branch ralph/step-2-b")
+        );
+        assert_eq!(board().gate_failed("zz", (3, false), ("", "", "")), None);
+    }
+
+    #[test]
+    fn a_merge_in_conflict_row_by_row() {
+        let files = vec!["shared.txt".to_string()];
+        let at = ("ralph/par-b", "main");
+        let mut b = board();
+        assert_eq!(
+            b.conflicted("b", &files, OnConflict::Wait, at),
+            Some(Conflicted::Wait)
+        );
+        assert_eq!(seen(&b, "b"), (Place::GaveUp, Some(Outcome::Waiting)));
+        assert!(
+            b.end
+                .as_ref()
+                .unwrap()
+                .1
+                .contains("`git merge ralph/par-b`")
+        );
+        assert_eq!(b.steps["b"].conflicts, files);
+
+        let mut b = board();
+        for round in 1..=CONFLICT_ROUNDS {
+            match b.conflicted("b", &files, OnConflict::Resolve, at) {
+                Some(Conflicted::Resolve(said)) => {
+                    assert!(said.contains("merges main into its branch"), "{said}")
+                }
+                other => panic!("round {round}: {other:?}"),
+            }
+            assert_eq!(seen(&b, "b"), (Place::Resolving, None));
+        }
+        match b.conflicted("b", &files, OnConflict::Resolve, at) {
+            Some(Conflicted::GaveUp(said)) => {
+                assert!(said.ends_with("no new worker starts"), "{said}")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(seen(&b, "b"), (Place::GaveUp, Some(Outcome::Waiting)));
+        assert_eq!(board().conflicted("zz", &files, OnConflict::Wait, at), None);
+    }
+
+    #[test]
+    fn a_resolution_git_refused_and_one_under_way() {
+        let mut b = board();
+        let told = b.resolution_refused("b", ("main", "the worktree of b"), "error: local changes");
+        assert!(
+            told.ends_with("; no new worker starts") && told.contains("error: local changes"),
+            "{told}"
+        );
+        assert_eq!(seen(&b, "b"), (Place::GaveUp, Some(Outcome::Waiting)));
+
+        let mut b = board();
+        b.merged = vec!["c".into()];
+        assert_eq!(b.resolving("b", "main", &["x.txt".into()]), None);
+        let fed = b.steps["b"].feedback.clone().unwrap();
+        assert!(
+            fed.contains("main (with the steps merged so far: c)")
+                && fed.contains("conflict: x.txt"),
+            "{fed}"
+        );
+        assert_eq!(seen(&b, "b"), (Place::Working, None));
+        assert_eq!(board().resolving("zz", "main", &[]), None);
+    }
+
+    #[test]
+    fn merges_one_at_a_time_and_none_past_the_deadline() {
+        let mut b = board();
+        b.queue.extend(["b".to_string(), "a".to_string()]);
+        assert_eq!(b.next_merge(Clock::Over), None);
+        assert_eq!(b.next_merge(Clock::Force), None);
+        assert_eq!(b.next_merge(Clock::Within).as_deref(), Some("b"));
+        b.merged("b");
+        assert_eq!(
+            (b.steps["b"].place, b.merged.clone()),
+            (Place::Merged, vec!["b".to_string()])
+        );
+        assert_eq!(b.next_merge(Clock::Within).as_deref(), Some("a"));
+        assert_eq!(b.next_merge(Clock::Within), None);
+    }
+
+    #[test]
+    fn the_deadline_row_by_row() {
+        let max = Duration::from_secs(600);
+        type Row = (&'static str, Clock, usize, Deadline);
+        let rows: Vec<Row> = vec![
+            ("within: on", Clock::Within, 2, Deadline::Within),
+            (
+                "over with workers: wait for them",
+                Clock::Over,
+                2,
+                Deadline::Wait { stop_all: false },
+            ),
+            (
+                "past the grace: stop them",
+                Clock::Force,
+                1,
+                Deadline::Wait { stop_all: true },
+            ),
+            (
+                "none runs: the end",
+                Clock::Over,
+                0,
+                Deadline::End(
+                    Outcome::TimeLimit,
+                    "the run has reached its --max-time (10m)".into(),
+                ),
+            ),
+        ];
+        for (what, clock, running, then) in rows {
+            let mut b = board();
+            assert_eq!(b.deadline(clock, max, running), then, "{what}");
+            let kept = matches!(then, Deadline::Wait { .. });
+            assert_eq!(
+                b.end.is_some(),
+                kept,
+                "{what}: the end is kept while workers run"
+            );
+        }
+        let mut b = board();
+        b.stop(Outcome::Failed, "first".into());
+        assert_eq!(
+            b.deadline(Clock::Over, max, 0),
+            Deadline::End(Outcome::Failed, "first".into())
+        );
+    }
+
+    #[test]
+    fn the_runs_end_when_nothing_runs_row_by_row() {
+        let never = vec![("**3** c".to_string(), "blocked by bd-9".to_string())];
+        type Row = (
+            &'static str,
+            Option<(Outcome, String)>,
+            bool,
+            Option<String>,
+            Option<(Outcome, String)>,
+        );
+        let rows: Vec<Row> = vec![
+            ("all merged: judged", None, false, None, None),
+            (
+                "an end set wins",
+                Some((Outcome::Failed, "x".into())),
+                true,
+                None,
+                Some((Outcome::Failed, "x".into())),
+            ),
+            (
+                "ralph merge with steps open: partial",
+                None,
+                true,
+                Some("2 still open".into()),
+                Some((Outcome::Partial, "2 still open".into())),
+            ),
+            (
+                "open steps none can start: waiting",
+                None,
+                true,
+                None,
+                Some((
+                    Outcome::Waiting,
+                    "no open step can start: **3** c: blocked by bd-9".into(),
+                )),
+            ),
+        ];
+        for (what, end, open, remote, then) in rows {
+            let mut b = board();
+            b.end = end;
+            assert_eq!(b.finished(open, remote, &never), then, "{what}");
+        }
+    }
 }
