@@ -85,11 +85,7 @@ pub fn check(text: &str, key: &str) -> Option<String> {
     if step.checked {
         return Some(text.to_string());
     }
-    let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
-    let line = lines.get_mut(step.line - 1)?;
-    let at = line.find("[ ]")?;
-    line.replace_range(at..at + 3, "[x]");
-    Some(lines.concat())
+    Some(spec::set_box(text, step.line, true))
 }
 
 /// The progress log after a merge: ours, then what the step's branch added

@@ -853,13 +853,8 @@ impl Coordinator<'_> {
             {
                 let _ = beads.reopen(task);
             }
-            let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
-            if let Some(l) = lines.get_mut(step.line - 1)
-                && let Some(at) = l.find("[x]").or_else(|| l.find("[X]"))
-            {
-                l.replace_range(at..at + 3, "[ ]");
-            }
-            crate::fsutil::atomic_write(&spec_path, lines.concat().as_bytes(), 0o644)?;
+            let text = spec::set_box(&text, step.line, false);
+            crate::fsutil::atomic_write(&spec_path, text.as_bytes(), 0o644)?;
             let g = crate::git::at(&dir);
             g.run(&["add", "--", ".ralph/spec.md"], &[])?;
             let message = format!("ralph: {key} reopened ({why})");

@@ -122,18 +122,10 @@ pub fn uncheck_new(text: &str, before: &[bool]) -> (String, Vec<String>) {
         .filter(|s| lines.contains(&s.line))
         .map(|s| s.describe())
         .collect();
-    let out: Vec<String> = text
-        .split_inclusive('\n')
-        .enumerate()
-        .map(|(i, l)| {
-            if lines.contains(&(i + 1)) {
-                l.replacen("[x]", "[ ]", 1).replacen("[X]", "[ ]", 1)
-            } else {
-                l.to_string()
-            }
-        })
-        .collect();
-    (out.concat(), steps)
+    let out = lines.iter().fold(text.to_string(), |t, &line| {
+        crate::work::spec::set_box(&t, line, false)
+    });
+    (out, steps)
 }
 
 /// The next free label: `N.k+1` in phase N, else the next plain number.

@@ -369,6 +369,26 @@ fn epic_id(t: &str) -> Option<String> {
         .map(String::from)
 }
 
+/// `text` with the box of the step on line `line` (1-based, as `Step`
+/// says) set to `checked`: the one place a spec's box is edited. Its other
+/// lines, and a line with no box, are left as they are.
+pub fn set_box(text: &str, line: usize, checked: bool) -> String {
+    text.split_inclusive('\n')
+        .enumerate()
+        .map(|(i, l)| {
+            let at = ["[ ]", "[x]", "[X]"].iter().filter_map(|b| l.find(b)).min();
+            match at {
+                Some(at) if i + 1 == line => {
+                    let mut l = l.to_string();
+                    l.replace_range(at..at + 3, if checked { "[x]" } else { "[ ]" });
+                    l
+                }
+                _ => l.to_string(),
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -665,5 +685,27 @@ Epic: [brt-wxv]\n\
             (s.total(), s.problems.len(), s.references_tasks()),
             (0, 0, false)
         );
+    }
+
+    #[test]
+    fn a_box_is_set_on_its_line_only() {
+        let text = "# S\n\n- [ ] **1** a [x] in text\n  - [X] b\n- [x] c\nno box\n";
+        assert_eq!(
+            set_box(text, 3, true),
+            "# S\n\n- [x] **1** a [x] in text\n  - [X] b\n- [x] c\nno box\n"
+        );
+        assert_eq!(set_box(text, 4, false), text.replace("[X] b", "[ ] b"));
+        assert_eq!(set_box(text, 5, false), text.replace("[x] c", "[ ] c"));
+        assert_eq!(set_box(text, 5, true), text, "already so");
+        assert_eq!(set_box(text, 6, true), text, "no box on that line");
+        assert_eq!(set_box(text, 99, true), text, "no such line");
+        assert_eq!(
+            set_box("- [ ] a", 1, true),
+            "- [x] a",
+            "a last line with no newline"
+        );
+        for (i, s) in parse(&set_box(text, 3, true)).steps.iter().enumerate() {
+            assert_eq!(s.checked, [true, true, true][i]);
+        }
     }
 }
