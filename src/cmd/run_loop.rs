@@ -308,15 +308,28 @@ impl Loop {
         let own_dirty = self.own_dirty(&project);
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
-        let outbox = crate::notify::send::Outbox::new(
+        let mut outbox = crate::notify::send::Outbox::new(
             settings.notify.clone(),
             loop_name(&project.root),
             project.root.clone(),
             run.new_file("notifications.jsonl").ok(),
         );
+        let journal = crate::history::events::Journal::of(&run).by(settings
+            .worker
+            .as_ref()
+            .map(|w| (w.name.as_str(), w.step.as_str())));
+        outbox.journal_to(journal.clone());
         if let Some(s) = &mut ship {
             s.log_to(run.new_file("ship.jsonl").ok());
+            s.journal_to(journal.clone());
         }
+        journal.seed(&run);
+        journal.add(run_started(
+            &run,
+            &settings,
+            saved.as_ref(),
+            self.args.remote.is_some(),
+        ));
         let shell = Shell {
             project: &project,
             s: &settings,
@@ -791,5 +804,32 @@ mod tests {
         ] {
             assert_eq!(takes_value(name), takes, "{name}");
         }
+    }
+}
+
+/// How the run starts, as its journal's first line of this stretch says.
+fn run_started(
+    run: &RunDir,
+    s: &options::Settings,
+    saved: Option<&Saved>,
+    remote: bool,
+) -> crate::history::events::Event {
+    use crate::history::events::{Event, Mode, RunLimits};
+    let mode = match (&s.worker, s.parallel, remote) {
+        (Some(_), _, _) => Mode::Worker,
+        (None, _, true) => Mode::Merge,
+        (None, 1, false) => Mode::Loop,
+        (None, _, false) => Mode::Parallel,
+    };
+    Event::RunStarted {
+        run_id: run.id.clone(),
+        mode,
+        resumed: saved.map_or(0, |s| s.resumed + 1),
+        agent: s.agent,
+        limits: RunLimits {
+            max_iterations: s.limits.max_iterations,
+            max_cost_usd: s.limits.max_cost,
+            max_time: s.limits.max_time,
+        },
     }
 }

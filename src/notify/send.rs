@@ -40,6 +40,8 @@ pub struct Outbox {
     project: PathBuf,
     /// `notifications.jsonl` in the run folder (through its held handle).
     log: Option<PathBuf>,
+    /// The run's journal: each notice's fate as an event.
+    journal: crate::history::events::Journal,
     sending: Mutex<Vec<JoinHandle<Option<String>>>>,
 }
 
@@ -55,8 +57,14 @@ impl Outbox {
             name,
             project,
             log,
+            journal: crate::history::events::Journal::none(),
             sending: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Tell `journal` (the run's) what came of each notice.
+    pub fn journal_to(&mut self, journal: crate::history::events::Journal) {
+        self.journal = journal;
     }
 
     /// Is a limit wait this long told?
@@ -76,15 +84,21 @@ impl Outbox {
         let notice = Notice::new(event, &self.name, what, todo);
         let mut sending = self.sending.lock().unwrap_or_else(|e| e.into_inner());
         for ch in &n.channels {
-            let (ch, notice, project, log) = (
+            let (ch, notice, project, log, journal) = (
                 ch.clone(),
                 notice.clone(),
                 self.project.clone(),
                 self.log.clone(),
+                self.journal.clone(),
             );
             sending.push(std::thread::spawn(move || {
                 let (attempts, result) = attempt_twice(|| deliver(&ch, &notice, &project));
                 record(log.as_deref(), &ch, &notice, attempts, &result);
+                journal.add(crate::history::events::Event::Notice {
+                    notice: notice.event,
+                    channel: ch.shown(),
+                    ok: result.is_ok(),
+                });
                 result
                     .err()
                     .map(|e| format!("a notice to {} failed: {e}", ch.shown()))

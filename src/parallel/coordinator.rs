@@ -921,6 +921,7 @@ impl Coordinator<'_> {
             saved.cost_unknown |= r.cost_unknown;
             self.shell.run.append_record(&r)?;
         }
+        self.shell.journal().adopt(&from, &w.name);
         Ok(())
     }
 
@@ -1101,6 +1102,10 @@ impl Coordinator<'_> {
             .expect("a merged step has a slot");
         slot.place = Place::Merged;
         slot.note = None;
+        let merged = crate::history::events::Event::Merged { duration: took };
+        self.shell
+            .journal()
+            .add_of(key, slot.worker.as_deref(), merged);
         live.board.merged.push(key.to_string());
         self.shell.ui.note(&format!(
             "merged {key} into {} ({} ms)",
@@ -1176,6 +1181,12 @@ impl Coordinator<'_> {
         let listed = files.join(", ");
         slot.note = Some(format!("conflicts with what is merged: {listed}"));
         slot.conflicts = files.clone();
+        let event = crate::history::events::Event::Conflicted {
+            files: files.clone(),
+        };
+        self.shell
+            .journal()
+            .add_of(key, slot.worker.as_deref(), event);
         match self.shell.s.on_conflict {
             OnConflict::Wait => {
                 slot.place = Place::GaveUp;

@@ -51,6 +51,13 @@ impl Shell<'_> {
         settings.interactive = false;
         settings.prompt = prompt;
         let at = (saved.state.iteration, number);
+        self.journal()
+            .add(crate::history::events::Event::SessionStarted {
+                session: number,
+                iteration: at.0,
+                agent: seat.agent,
+                review: true,
+            });
         let (ended, command) =
             self.launch(lock, (&settings, seat), at, saved.first_head.clone())?;
         let after = progress::take(&project.root, &project.spec());

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::github::{Client, NewPull, PullUpdate, Repo};
+use crate::history::events::{Event, Journal, PrChange};
 use crate::run::ui::Ui;
 
 /// A run's pull request, as its summary keeps it (`ralph status`).
@@ -32,6 +33,8 @@ pub struct Ship {
     pr: Option<PrTo>,
     /// `ship.jsonl` in the run folder.
     log: Option<PathBuf>,
+    /// The run's journal: pushes and pull requests as events.
+    journal: Journal,
 }
 
 /// One line of `ship.jsonl`.
@@ -63,12 +66,34 @@ impl Ship {
             target,
             pr,
             log: None,
+            journal: Journal::none(),
         }))
     }
 
     /// Keep what is done in `log` (the run folder's `ship.jsonl`).
     pub fn log_to(&mut self, log: Option<PathBuf>) {
         self.log = log;
+    }
+
+    /// Tell `journal` (the run's) what is pushed and opened.
+    pub fn journal_to(&mut self, journal: Journal) {
+        self.journal = journal;
+    }
+
+    fn pushed(&self, rebased: bool, refused: Option<&str>) {
+        let (branch, remote) = (self.target.branch.clone(), self.target.remote.clone());
+        self.journal.add(match refused {
+            None => Event::Pushed {
+                branch,
+                remote,
+                rebased,
+            },
+            Some(why) => Event::PushRefused {
+                branch,
+                remote,
+                why: why.to_string(),
+            },
+        });
     }
 
     fn record(&self, what: &str, ok: bool, detail: &str) {
@@ -93,6 +118,7 @@ impl Ship {
         match t.push(root) {
             Ok(push::Pushed::Done) => {
                 self.record("push", true, &to);
+                self.pushed(false, None);
                 ui.note(&format!("pushed {to}"));
                 Ok(())
             }
@@ -101,12 +127,14 @@ impl Ship {
                     "the push of {to} was rejected ({rejected}): the remote's branch had moved; fetched it, rebased the run's commits onto it cleanly, and pushed"
                 );
                 self.record("rejected", true, &said);
+                self.pushed(true, None);
                 ui.note(&said);
                 Ok(())
             }
             Err(e) => {
                 let said = e.to_string();
                 self.record("push", false, &said);
+                self.pushed(false, Some(&said));
                 ui.note(&format!("{to}: {said}"));
                 Err(said)
             }
@@ -134,6 +162,18 @@ impl Ship {
                     shown.url
                 );
                 self.record("pull request", true, &said);
+                let change = if made {
+                    PrChange::Opened
+                } else {
+                    PrChange::Updated
+                };
+                let (number, url, draft) = (shown.number, shown.url.clone(), shown.draft);
+                self.journal.add(Event::PullRequest {
+                    number,
+                    url,
+                    draft,
+                    change,
+                });
                 ui.note(&said);
                 Ok(Some(shown))
             }
@@ -143,6 +183,8 @@ impl Ship {
                     self.target.branch
                 );
                 self.record("pull request", false, &said);
+                self.journal
+                    .add(Event::PullRequestRefused { why: e.to_string() });
                 ui.note(&said);
                 Ok(None)
             }
