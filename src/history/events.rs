@@ -462,12 +462,12 @@ pub fn derive(
             },
         );
         out.push(by(start, r));
-        let mut lines = of_record(r);
+        // As a run appends them: a session's end once its round is judged,
+        // after the gate that judged it.
         if let Some(g) = &r.gate {
-            // The gate ran after the session ended, before a review.
-            lines.insert(1, by(gate_line(g), r));
+            out.push(by(gate_line(g), r));
         }
-        out.extend(lines);
+        out.extend(of_record(r));
     }
     // What the state keeps last and no record has (a gate after a merge,
     // a review of the whole run appended by no session's record).
@@ -929,8 +929,8 @@ mod tests {
             [
                 "run_started",
                 "session_started",
-                "session_ended",
                 "gate",
+                "session_ended",
                 "session_started",
                 "session_ended",
                 "review",
@@ -948,7 +948,7 @@ mod tests {
         assert_eq!((*mode, limits.max_iterations), (Mode::Parallel, 5));
         let Event::SessionEnded {
             cost_usd, duration, ..
-        } = &lines[2].event
+        } = &lines[3].event
         else {
             panic!()
         };
