@@ -787,26 +787,6 @@ fn held_by(project: &Project, holder: Option<LockInfo>) -> anyhow::Error {
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn which_options_of_loop_take_a_value() {
-        for (name, takes) in [
-            ("--max-iterations", true),
-            ("--claude", true),
-            ("--gate", true),
-            ("-C", true),
-            ("--confined", false),
-            ("--resume", false),
-            ("--no-such-option", false),
-        ] {
-            assert_eq!(takes_value(name), takes, "{name}");
-        }
-    }
-}
-
 /// How the run starts, as its journal's first line of this stretch says.
 fn run_started(
     run: &RunDir,
@@ -831,5 +811,25 @@ fn run_started(
             max_cost_usd: s.limits.max_cost,
             max_time: s.limits.max_time,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn which_options_of_loop_take_a_value() {
+        for (name, takes) in [
+            ("--max-iterations", true),
+            ("--claude", true),
+            ("--gate", true),
+            ("-C", true),
+            ("--confined", false),
+            ("--resume", false),
+            ("--no-such-option", false),
+        ] {
+            assert_eq!(takes_value(name), takes, "{name}");
+        }
     }
 }
