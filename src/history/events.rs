@@ -302,11 +302,12 @@ pub fn read_lines(text: &str) -> Vec<Line> {
     text.lines().filter_map(Line::parse).collect()
 }
 
-/// The events a record of a session stands for: its end (and a review
-/// session's verdict). Both what the run appends and what old runs are
-/// derived from.
-pub fn of_record(r: &Record) -> Vec<Line> {
-    let at = At::parse(&r.end).unwrap_or(At(0));
+/// The events a record of a session stands for: its end, at `at` (and a
+/// review session's verdict, at its time). Both what the run appends (`at`
+/// now, once its round is judged: the record keeps its end in whole
+/// seconds, which could read as before its start) and what old runs are
+/// derived from (`at` its end).
+pub fn of_record(r: &Record, at: At) -> Vec<Line> {
     let ended = Event::SessionEnded {
         session: r.session,
         iteration: r.iteration,
@@ -467,7 +468,7 @@ pub fn derive(
         if let Some(g) = &r.gate {
             out.push(by(gate_line(g), r));
         }
-        out.extend(of_record(r));
+        out.extend(of_record(r, At::parse(&r.end).unwrap_or(At(0))));
     }
     // What the state keeps last and no record has (a gate after a merge,
     // a review of the whole run appended by no session's record).
@@ -578,7 +579,7 @@ impl Journal {
 
     /// A session's record, as events.
     pub fn record(&self, r: &Record) {
-        for l in of_record(r) {
+        for l in of_record(r, At::now()) {
             self.line(l);
         }
     }

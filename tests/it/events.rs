@@ -154,3 +154,62 @@ fn a_run_from_before_the_journal_reads_the_same_through_status_and_watch() {
     assert!(later["gate"].is_null(), "{later}");
     assert_eq!(later["last_run"], with_journal["last_run"]);
 }
+
+#[test]
+fn a_parallel_runs_journal_names_the_worker_of_each_session_and_merge() {
+    let env = crate::parallel::with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let work = "echo \"$RALPH_STEP\" > \"step-$RALPH_STEP.txt\" && \
+                sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
+                git add -A && git commit -qm \"step $RALPH_STEP\"";
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(work), Reply::text("Step done.")]);
+    }
+    ralph_loop(&env)
+        .args(["--parallel", "2", "--max-iterations", "4"])
+        .assert()
+        .code(0);
+    let lines = events(&env);
+    assert_eq!(lines[0]["kind"], "run_started", "{lines:#?}");
+    assert_eq!(lines[0]["mode"], "parallel");
+    // The run's own end: the last line, no worker's.
+    let last = lines.last().unwrap();
+    assert_eq!(
+        (last["kind"].as_str(), last.get("worker")),
+        (Some("complete"), None)
+    );
+    // Each worker's session, adopted from its journal, named by it.
+    let by = |kind: &str| -> Vec<(String, String)> {
+        let mut v: Vec<(String, String)> = lines
+            .iter()
+            .filter(|l| l["kind"] == kind)
+            .map(|l| {
+                let s = |k: &str| l[k].as_str().unwrap_or("-").to_string();
+                (s("worker"), s("step"))
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let ended = by("session_ended");
+    assert_eq!(ended.len(), 2, "{lines:#?}");
+    assert_ne!(ended[0].0, ended[1].0, "two workers: {ended:?}");
+    assert!(
+        ended
+            .iter()
+            .all(|(w, s)| w.starts_with('w') && s.contains("**")),
+        "{ended:?}"
+    );
+    // Each merge names its step and the worker whose branch it was.
+    assert_eq!(by("merged"), ended, "{lines:#?}");
+    // A worker's own end is its, not the run's.
+    let workers_ends = by("stopped");
+    assert_eq!(workers_ends, ended, "{lines:#?}");
+    assert!(
+        lines
+            .iter()
+            .filter(|l| l["kind"] == "stopped")
+            .all(|l| l["outcome"] == "step-done"),
+        "{lines:#?}"
+    );
+}
