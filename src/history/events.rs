@@ -45,6 +45,13 @@ impl At {
         humantime::parse_rfc3339(rfc3339).ok().map(At::of)
     }
 
+    /// `d` later.
+    pub fn after(self, d: Duration) -> At {
+        At(self
+            .0
+            .saturating_add(d.as_millis().min(u128::from(u64::MAX)) as u64))
+    }
+
     pub fn time(self) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(self.0)
     }

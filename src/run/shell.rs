@@ -775,13 +775,10 @@ impl Shell<'_> {
     /// Wait before the next session, with the lock saying until when.
     fn wait_out(&self, lock: &mut LoopLock, why: &str, wait: std::time::Duration) -> Result<()> {
         lock.set_waiting(Some((now_epoch() + wait.as_secs(), why.to_string())))?;
-        let until = crate::history::events::At(
-            crate::history::events::At::now().0 + wait.as_millis() as u64,
-        );
-        self.journal().add(crate::history::events::Event::Paused {
-            why: why.to_string(),
-            until,
-        });
+        let until = crate::history::events::At::now().after(wait);
+        let why_ = why.to_string();
+        self.journal()
+            .add(crate::history::events::Event::Paused { why: why_, until });
         countdown::wait(&self.ui, why, wait);
         lock.set_waiting(None)
     }
