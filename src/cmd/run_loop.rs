@@ -308,15 +308,36 @@ impl Loop {
         let own_dirty = self.own_dirty(&project);
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
-        let outbox = crate::notify::send::Outbox::new(
+        let mut outbox = crate::notify::send::Outbox::new(
             settings.notify.clone(),
             loop_name(&project.root),
             project.root.clone(),
             run.new_file("notifications.jsonl").ok(),
         );
+        let journal = crate::history::events::Journal::of(&run).by(settings
+            .workers
+            .worker
+            .as_ref()
+            .map(|w| (w.name.as_str(), w.step.as_str())));
+        let told = journal.clone();
+        outbox.tell_to(std::sync::Arc::new(move |s: crate::notify::send::Sent| {
+            told.add(crate::history::events::Event::Notice {
+                notice: s.notice,
+                channel: s.channel,
+                ok: s.ok,
+            })
+        }));
         if let Some(s) = &mut ship {
             s.log_to(run.new_file("ship.jsonl").ok());
+            s.journal_to(journal.clone());
         }
+        journal.seed(&run);
+        journal.add(run_started(
+            &run,
+            &settings,
+            saved.as_ref(),
+            self.args.remote.is_some(),
+        ));
         let shell = Shell {
             project: &project,
             s: &settings,
@@ -780,6 +801,33 @@ fn held_by(project: &Project, holder: Option<LockInfo>) -> anyhow::Error {
             project.root.display()
         ),
     )
+}
+
+/// How the run starts, as its journal's first line of this stretch says.
+fn run_started(
+    run: &RunDir,
+    s: &options::Settings,
+    saved: Option<&Saved>,
+    remote: bool,
+) -> crate::history::events::Event {
+    use crate::history::events::{Event, Mode, RunLimits};
+    let mode = match (&s.workers.worker, s.workers.count, remote) {
+        (Some(_), _, _) => Mode::Worker,
+        (None, _, true) => Mode::Merge,
+        (None, 1, false) => Mode::Loop,
+        (None, _, false) => Mode::Parallel,
+    };
+    Event::RunStarted {
+        run_id: run.id.clone(),
+        mode,
+        resumed: saved.map_or(0, |s| s.resumed + 1),
+        agent: s.session.agent,
+        limits: RunLimits {
+            max_iterations: s.limits.max_iterations,
+            max_cost_usd: s.limits.max_cost,
+            max_time: s.limits.max_time,
+        },
+    }
 }
 
 #[cfg(test)]

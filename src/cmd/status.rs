@@ -5,6 +5,7 @@ use serde::Serialize;
 use super::Run;
 use crate::exit::ExitStatus;
 use crate::fsutil;
+use crate::history::events;
 use crate::history::records::{ReviewRecord, RunDir, Summary};
 use crate::outln;
 use crate::run::engine::Outcome;
@@ -260,7 +261,7 @@ fn last_run(project: &Project) -> Option<LastRun> {
 }
 
 /// The last verdicts of the completion gate and of the reviewer: of the
-/// running loop, else of the last run.
+/// running loop, else of the last run, as its events tell them.
 fn verdicts(
     project: &Project,
     running: &Option<runlock::LockInfo>,
@@ -270,8 +271,13 @@ fn verdicts(
         Some(l) => Some(RunDir::open(&runs, &l.run_id)),
         None => RunDir::latest(&runs),
     };
-    run.and_then(|r| r.state())
-        .map_or((None, None), |s| (s.last_gate, s.last_review))
+    let Some(latest) = run.map(|r| events::Latest::of(events::newest_first(&r))) else {
+        return (None, None);
+    };
+    (
+        latest.gate.as_ref().and_then(events::gate_verdict),
+        latest.review.as_ref().and_then(events::review_record),
+    )
 }
 
 #[derive(Debug, Serialize)]
@@ -594,7 +600,7 @@ impl Run for Status {
         let config = config_standing(&project);
         // The last work session (review sessions change nothing).
         let last = RunDir::latest(&project.runs())
-            .and_then(|r| r.records_newest_first().find(|r| r.review.is_none()));
+            .and_then(|r| events::Latest::of(events::newest_first(&r)).session_flags());
         let (gate, review) = verdicts(&project, &running);
         let report = Report {
             project: &project.root,
@@ -622,9 +628,7 @@ impl Run for Status {
             gate,
             review,
             config,
-            left_uncommitted: last
-                .as_ref()
-                .is_some_and(|r| r.left_uncommitted && r.auto_commit.is_none()),
+            left_uncommitted: last.as_ref().is_some_and(|r| r.left_uncommitted),
             no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
             no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
             protected: protected_touched(&project),

@@ -102,6 +102,12 @@ impl RunDir {
         }
     }
 
+    /// The folder held open, for a writer that outlives this value (the
+    /// journal); `None` when it is not held.
+    pub(crate) fn handle(&self) -> Option<std::sync::Arc<fs::File>> {
+        self.handle.clone()
+    }
+
     /// Is the folder held (a real folder of ralph's, not a link)?
     pub fn held(&self) -> bool {
         self.handle.is_some()

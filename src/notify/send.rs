@@ -32,6 +32,17 @@ struct Line {
     error: Option<String>,
 }
 
+/// What came of one notice on one channel.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    pub notice: super::Event,
+    pub channel: String,
+    pub ok: bool,
+}
+
+/// Who hears of each notice sent (from the thread that sent it).
+pub type Told = std::sync::Arc<dyn Fn(Sent) + Send + Sync>;
+
 /// The run's notices: sent in the background, waited for at the end.
 pub struct Outbox {
     notifier: Option<Notifier>,
@@ -40,6 +51,8 @@ pub struct Outbox {
     project: PathBuf,
     /// `notifications.jsonl` in the run folder (through its held handle).
     log: Option<PathBuf>,
+    /// Who hears what came of each notice (the run's journal).
+    told: Told,
     sending: Mutex<Vec<JoinHandle<Option<String>>>>,
 }
 
@@ -55,8 +68,14 @@ impl Outbox {
             name,
             project,
             log,
+            told: std::sync::Arc::new(|_| {}),
             sending: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Tell `told` (the run's journal) what came of each notice.
+    pub fn tell_to(&mut self, told: Told) {
+        self.told = told;
     }
 
     /// Is a limit wait this long told?
@@ -76,15 +95,21 @@ impl Outbox {
         let notice = Notice::new(event, &self.name, what, todo);
         let mut sending = self.sending.lock().unwrap_or_else(|e| e.into_inner());
         for ch in &n.channels {
-            let (ch, notice, project, log) = (
+            let (ch, notice, project, log, told) = (
                 ch.clone(),
                 notice.clone(),
                 self.project.clone(),
                 self.log.clone(),
+                self.told.clone(),
             );
             sending.push(std::thread::spawn(move || {
                 let (attempts, result) = attempt_twice(|| deliver(&ch, &notice, &project));
                 record(log.as_deref(), &ch, &notice, attempts, &result);
+                told(Sent {
+                    notice: notice.event,
+                    channel: ch.shown(),
+                    ok: result.is_ok(),
+                });
                 result
                     .err()
                     .map(|e| format!("a notice to {} failed: {e}", ch.shown()))

@@ -746,6 +746,7 @@ impl Coordinator<'_> {
             saved.cost_unknown |= r.cost_unknown;
             self.shell.run.append_record(&r)?;
         }
+        self.shell.journal().adopt(&from, &w.name);
         Ok(())
     }
 
@@ -866,6 +867,9 @@ impl Coordinator<'_> {
     /// A merged step: said, its worktree and branch removed.
     fn merged(&self, live: &mut Live, key: &str, name: &str, took: Duration) -> Result<()> {
         let main = worktree::main_root(self.root())?;
+        let worker = live.board.steps.get(key).and_then(|s| s.worker.clone());
+        let merged = crate::history::events::Event::Merged { duration: took };
+        self.shell.journal().add_of(key, worker.as_deref(), merged);
         live.board.merged(key);
         self.shell.ui.note(&format!(
             "merged {key} into {} ({} ms)",
@@ -940,6 +944,11 @@ impl Coordinator<'_> {
         let Some(name) = live.board.steps.get(key).map(|s| s.worktree.clone()) else {
             return Ok(());
         };
+        let worker = live.board.steps.get(key).and_then(|s| s.worker.clone());
+        let event = crate::history::events::Event::Conflicted {
+            files: files.clone(),
+        };
+        self.shell.journal().add_of(key, worker.as_deref(), event);
         let branch = worktree::branch(&name);
         let on_conflict = self.shell.s.workers.on_conflict;
         let at = (branch.as_str(), self.integration());

@@ -54,6 +54,13 @@ impl Shell<'_> {
         settings.session.interactive = false;
         settings.session.prompt = prompt;
         let at = (saved.state.iteration, number);
+        self.journal()
+            .add(crate::history::events::Event::SessionStarted {
+                session: number,
+                iteration: at.0,
+                agent: seat.agent,
+                review: true,
+            });
         let (ended, command) =
             self.launch(lock, (&settings, seat), at, saved.first_head.clone())?;
         let after = progress::take(&project.root, &project.spec());

@@ -107,6 +107,17 @@ pub struct Shell<'a> {
 }
 
 impl Shell<'_> {
+    /// The run's journal, its lines naming this worker (a parallel run's).
+    pub(crate) fn journal(&self) -> crate::history::events::Journal {
+        let by = self
+            .s
+            .workers
+            .worker
+            .as_ref()
+            .map(|w| (w.name.as_str(), w.step.as_str()));
+        crate::history::events::Journal::of(self.run).by(by)
+    }
+
     fn facts<'b>(
         &'b self,
         event: &'b str,
@@ -261,6 +272,7 @@ impl Shell<'_> {
             }
         }
         saved.last_gate = Some(v.clone());
+        self.journal().line(crate::history::events::gate_line(&v));
         Ok(v)
     }
 
@@ -427,6 +439,7 @@ impl Shell<'_> {
             None => record,
         };
         self.run.append_record(record)?;
+        self.journal().record(record);
         if let (Some(w), Some(t)) = (self.pacing.borrow_mut().as_mut(), record.start_epoch()) {
             w.push(t);
         }
@@ -776,6 +789,10 @@ impl Shell<'_> {
     /// Wait before the next session, with the lock saying until when.
     fn wait_out(&self, lock: &mut LoopLock, why: &str, wait: std::time::Duration) -> Result<()> {
         lock.set_waiting(Some((now_epoch() + wait.as_secs(), why.to_string())))?;
+        let until = crate::history::events::At::now().after(wait);
+        let why_ = why.to_string();
+        self.journal()
+            .add(crate::history::events::Event::Paused { why: why_, until });
         countdown::wait(&self.ui, why, wait);
         lock.set_waiting(None)
     }
@@ -921,6 +938,13 @@ impl Shell<'_> {
         let before = &live.before;
         self.log_heading(number, &start, seat, before);
         let base = live.saved.first_head.clone();
+        self.journal()
+            .add(crate::history::events::Event::SessionStarted {
+                session: number,
+                iteration,
+                agent: seat.agent,
+                review: false,
+            });
         let (ended, command) = self.launch(lock, (self.s, seat), (iteration, number), base)?;
         let after = progress::take(&project.root, &project.spec());
         let no_evidence = self.no_evidence(number, before, &after);
@@ -1464,6 +1488,8 @@ impl Shell<'_> {
                 run.write_summary(&summary)?;
             }
         }
+        let end = crate::history::events::end_event(summary.outcome, &summary.reason);
+        self.journal().add(end);
         // A worker's end is its run's to tell.
         if self.s.workers.worker.is_none() {
             self.end_hook(&summary);

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::github::{Client, NewPull, PullUpdate, Repo};
+use crate::history::events::{Event, Journal, PrChange};
 
 /// A run's pull request, as its summary keeps it (defined with the
 /// records, which keep it).
@@ -37,6 +38,8 @@ pub struct Ship {
     pr: Option<PrTo>,
     /// `ship.jsonl` in the run folder.
     log: Option<PathBuf>,
+    /// The run's journal: pushes and pull requests as events.
+    journal: Journal,
 }
 
 /// One line of `ship.jsonl`.
@@ -68,12 +71,34 @@ impl Ship {
             target,
             pr,
             log: None,
+            journal: Journal::none(),
         }))
     }
 
     /// Keep what is done in `log` (the run folder's `ship.jsonl`).
     pub fn log_to(&mut self, log: Option<PathBuf>) {
         self.log = log;
+    }
+
+    /// Tell `journal` (the run's) what is pushed and opened.
+    pub fn journal_to(&mut self, journal: Journal) {
+        self.journal = journal;
+    }
+
+    fn pushed(&self, rebased: bool, refused: Option<&str>) {
+        let (branch, remote) = (self.target.branch.clone(), self.target.remote.clone());
+        self.journal.add(match refused {
+            None => Event::Pushed {
+                branch,
+                remote,
+                rebased,
+            },
+            Some(why) => Event::PushRefused {
+                branch,
+                remote,
+                why: why.to_string(),
+            },
+        });
     }
 
     fn record(&self, what: &str, ok: bool, detail: &str) {
@@ -98,6 +123,7 @@ impl Ship {
         match t.push(root) {
             Ok(push::Pushed::Done) => {
                 self.record("push", true, &to);
+                self.pushed(false, None);
                 say(&format!("pushed {to}"));
                 Ok(())
             }
@@ -106,12 +132,14 @@ impl Ship {
                     "the push of {to} was rejected ({rejected}): the remote's branch had moved; fetched it, rebased the run's commits onto it cleanly, and pushed"
                 );
                 self.record("rejected", true, &said);
+                self.pushed(true, None);
                 say(&said);
                 Ok(())
             }
             Err(e) => {
                 let said = e.to_string();
                 self.record("push", false, &said);
+                self.pushed(false, Some(&said));
                 say(&format!("{to}: {said}"));
                 Err(said)
             }
@@ -144,6 +172,18 @@ impl Ship {
                     shown.url
                 );
                 self.record("pull request", true, &said);
+                let change = if made {
+                    PrChange::Opened
+                } else {
+                    PrChange::Updated
+                };
+                let (number, url, draft) = (shown.number, shown.url.clone(), shown.draft);
+                self.journal.add(Event::PullRequest {
+                    number,
+                    url,
+                    draft,
+                    change,
+                });
                 say(&said);
                 Ok(Some(shown))
             }
@@ -153,6 +193,8 @@ impl Ship {
                     self.target.branch
                 );
                 self.record("pull request", false, &said);
+                self.journal
+                    .add(Event::PullRequestRefused { why: e.to_string() });
                 say(&said);
                 Ok(None)
             }

@@ -1,5 +1,5 @@
 //! What the dashboard shows of each loop, read only from what ralph already
-//! writes (the lock, the run's state, summary and records, the sentinels,
+//! writes (the lock, the run's state, summary and events, the sentinels,
 //! the spec), and how each part reads. `gather` does the reading; the rest
 //! is pure.
 
@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::work::review::Judgement;
 use serde::ser::SerializeMap;
 
+use crate::history::events;
 use crate::history::records::RunDir;
 use crate::run::engine::Outcome;
 use crate::run::lock as runlock;
@@ -149,9 +150,15 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         saved.is_some(),
         now_epoch(),
     );
+    // What its events say last: the gate, the review, the work session.
+    let latest = run
+        .as_ref()
+        .map(|r| events::Latest::of(events::newest_first(r)))
+        .unwrap_or_default();
+    let model = latest.session_flags().and_then(|f| f.model);
     let agent = saved
         .as_ref()
-        .map_or_else(|| "-".to_string(), |s| agent_text(s, run.as_ref()));
+        .map_or_else(|| "-".to_string(), |s| agent_text(s, model));
     let elapsed = elapsed_of(
         running.as_ref().map(running_for),
         saved.as_ref().map(|s| (s.resumed, s.elapsed_s)),
@@ -171,10 +178,14 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         cost_usd: saved.as_ref().map_or(0.0, |s| s.state.cost_usd),
         gate: saved
             .as_ref()
-            .and_then(|s| s.last_gate.as_ref().map(|g| g.passed)),
+            .and(latest.gate.as_ref())
+            .and_then(events::gate_verdict)
+            .map(|g| g.passed),
         review: saved
             .as_ref()
-            .and_then(|s| s.last_review.as_ref().map(|r| r.verdict)),
+            .and(latest.review.as_ref())
+            .and_then(events::review_record)
+            .map(|r| r.verdict),
         run_id: run.as_ref().map(|r| r.id.clone()),
         pid: running.as_ref().map(|l| l.pid),
         waiting,
@@ -183,16 +194,13 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
     }
 }
 
-/// The run's agent in use, and its model from the newest work session's
-/// record (only the end of the records is read: they grow with the run).
-fn agent_text(s: &crate::history::records::Saved, run: Option<&RunDir>) -> String {
+/// The run's agent in use, and its model as the newest work session's end
+/// says it (only the end of the journal is read: it grows with the run).
+fn agent_text(s: &crate::history::records::Saved, model: Option<String>) -> String {
     let agent = s
         .agents
         .get(s.state.agent)
         .map_or("claude".into(), |a| a.to_string());
-    let model = run
-        .and_then(|r| r.records_newest_first().find(|r| r.review.is_none()))
-        .and_then(|r| r.model);
     match model {
         Some(m) => format!("{agent}/{m}"),
         None => agent,

@@ -11,6 +11,7 @@ mod confined;
 mod confined_credentials;
 mod confined_worktrees;
 mod confinement;
+mod events;
 mod gate;
 mod github_api;
 mod github_issues;

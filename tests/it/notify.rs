@@ -216,6 +216,21 @@ fn each_channel_is_told_once_in_its_own_form_and_the_secret_stays_out() {
         channels.iter().any(|c| c.starts_with("command `printf")),
         "{channels:?}"
     );
+    // The run's journal tells each notice's fate the same way.
+    let journal = fs::read_to_string(run_dir(&env).join("events.jsonl")).unwrap();
+    let mut told: Vec<String> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["kind"] == "notice")
+        .map(|l| format!("{} {} {}", l["notice"], l["ok"], l["channel"]))
+        .collect();
+    told.sort();
+    assert_eq!(told.len(), 10, "{journal}");
+    assert!(
+        told[..5].iter().all(|t| t.starts_with("\"complete\" true"))
+            && told[5..].iter().all(|t| t.starts_with("\"rejected\" true")),
+        "{told:?}"
+    );
     assert!(!everything_written(&env).contains("s3cr3t"));
     let status = env.ralph().args(["status", "--json"]).stdout_with(0);
     assert!(!status.contains("s3cr3t"), "{status}");

@@ -116,6 +116,31 @@ fn a_run_that_completes_pushes_each_session_and_opens_one_ready_pull_request() {
         origin.head_of(&env, "work").unwrap(),
         env.git(&["rev-parse", "HEAD"]).trim()
     );
+    // The run's journal tells each push and the pull request, before its end.
+    let journal = fs::read_to_string(run_dir(&env).join("events.jsonl")).unwrap();
+    let shipped: Vec<String> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|l| ["pushed", "pull_request", "complete"].contains(&l["kind"].as_str().unwrap()))
+        .map(|l| match l["kind"].as_str().unwrap() {
+            "pushed" => format!("pushed {} to {}", l["branch"], l["remote"]),
+            "pull_request" => format!("#{} {} draft={}", l["number"], l["change"], l["draft"]),
+            k => k.to_string(),
+        })
+        .collect();
+    let push = r#"pushed "work" to "origin""#;
+    assert_eq!(
+        shipped,
+        [
+            push,
+            push,
+            push,
+            push,
+            r#"#1 "opened" draft=false"#,
+            "complete"
+        ],
+        "{journal}"
+    );
     let pulls = gh.pulls();
     assert_eq!(pulls.len(), 1);
     let p = &pulls[0];
