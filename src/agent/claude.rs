@@ -6,7 +6,7 @@
 use super::Ask;
 use serde_json::Value;
 
-use crate::session::stream::{
+use crate::agent::stream::{
     Outcome, RawUsage, Session, Shown, Usage, classify, describe_tool, tool_errors,
 };
 

@@ -16,7 +16,7 @@ use crate::sandbox::confine::{Confinement, GitDirs, SHARED_WRITTEN};
 use crate::sandbox::credentials::Secret;
 use serde_json::Value;
 
-use crate::session::stream::{Session, Shown, Usage, error_line, first_line};
+use crate::agent::stream::{Session, Shown, Usage, error_line, first_line};
 
 /// What a confined session's sandbox is made of, read before it starts.
 #[derive(Debug, Clone, Copy)]

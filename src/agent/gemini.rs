@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::session::stream::{Session, Shown, Usage, describe_tool, error_line, first_line};
+use crate::agent::stream::{Session, Shown, Usage, describe_tool, error_line, first_line};
 
 /// `gemini` arguments before the user's own.
 pub fn arguments(model: Option<&str>) -> Vec<String> {

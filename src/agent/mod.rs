@@ -9,6 +9,7 @@ pub mod gemini;
 pub mod opencode;
 pub mod pi;
 pub mod prices;
+pub mod stream;
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
@@ -75,7 +76,7 @@ pub struct Caps {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogSaid {
     pub text: String,
-    pub limit: Option<crate::session::stream::Limit>,
+    pub limit: Option<crate::agent::stream::Limit>,
 }
 
 /// Who confines an agent's sessions under `--confined`.
@@ -354,7 +355,7 @@ impl Agent {
 
     /// After a confined session: what its stream cannot tell of its
     /// sandbox (Codex's refused commands), into the session's facts.
-    pub fn judge_confined(self, s: &mut crate::session::stream::Session) {
+    pub fn judge_confined(self, s: &mut crate::agent::stream::Session) {
         if self == Agent::Codex {
             codex::judge_refusals(s);
         }
@@ -373,9 +374,9 @@ impl Agent {
     /// for it.
     pub(crate) fn read(
         self,
-        s: &mut crate::session::stream::Session,
+        s: &mut crate::agent::stream::Session,
         v: &serde_json::Value,
-    ) -> Vec<crate::session::stream::Shown> {
+    ) -> Vec<crate::agent::stream::Shown> {
         match self {
             Agent::Claude => claude::read(s, v),
             Agent::Codex => codex::read(s, v),
