@@ -15,6 +15,7 @@ pub mod notify;
 pub mod output;
 pub mod parallel;
 pub mod procs;
+pub mod ralph_setup;
 pub mod run;
 pub mod sandbox;
 pub mod secrets;

@@ -180,7 +180,7 @@ pub fn session_arguments(a: &super::Ask) -> Vec<String> {
 /// `/ralph-setup` for Codex: a custom prompt in `$CODEX_HOME/prompts`
 /// (default `~/.codex`), with its own front matter.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
-    use crate::cmd::install_command::{DESCRIPTION, body};
+    use crate::ralph_setup::{DESCRIPTION, body};
     let codex =
         super::dir_var("CODEX_HOME").map_or_else(|| super::home().map(|h| h.join(".codex")), Ok)?;
     let text = format!(

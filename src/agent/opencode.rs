@@ -120,7 +120,7 @@ pub fn config_dir() -> anyhow::Result<PathBuf> {
 /// `/ralph-setup` for opencode: a custom command in its config folder's
 /// `commands`.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
-    use crate::cmd::install_command::{DESCRIPTION, body};
+    use crate::ralph_setup::{DESCRIPTION, body};
     let text = format!("---\ndescription: {DESCRIPTION}\n---\n{}", body());
     Ok((
         config_dir()?.join("commands/ralph-setup.md"),

@@ -82,7 +82,7 @@ pub fn kept(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
 /// `/ralph-setup` for pi: a prompt template in its state folder's
 /// `prompts`.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
-    use crate::cmd::install_command::{DESCRIPTION, body};
+    use crate::ralph_setup::{DESCRIPTION, body};
     use anyhow::Context;
     let text = format!("---\ndescription: {DESCRIPTION}\n---\n{}", body());
     Ok((
