@@ -341,16 +341,10 @@ impl Agent {
         }
     }
 
-    /// The program the options name for it (`--claude`, `--codex`,
-    /// `--gemini`, or the config's keys).
-    pub fn named_in(self, o: &crate::config::Options) -> Option<&std::path::PathBuf> {
-        match self {
-            Agent::Claude => o.claude.as_ref(),
-            Agent::Codex => o.codex.as_ref(),
-            Agent::Gemini => o.gemini.as_ref(),
-            Agent::Pi => o.pi.as_ref(),
-            Agent::Opencode => o.opencode.as_ref(),
-        }
+    /// The key that names its program in `config.toml`, and its flag
+    /// (`--codex`): its name (`config::Options::program_of` reads it).
+    pub fn program_key(self) -> &'static str {
+        self.caps().name
     }
 
     /// After a confined session: what its stream cannot tell of its

@@ -50,7 +50,8 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
         ("[prices]", cfg.prices.as_ref().map(|v| json!(v))),
     ];
     // Each agent's program (`claude = ...`), in the agents' order.
-    let programs = crate::agent::Agent::ALL.map(|a| (a.name(), a.named_in(cfg).map(|p| json!(p))));
+    let programs =
+        crate::agent::Agent::ALL.map(|a| (a.program_key(), cfg.program_of(a).map(|p| json!(p))));
     let then: [(&'static str, Option<Value>); 5] = [
         ("claude_args", cfg.claude_args.as_ref().map(|v| json!(v))),
         ("allow_write", cfg.allow_write.as_ref().map(|v| json!(v))),
