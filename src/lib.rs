@@ -4,6 +4,7 @@ pub mod agent;
 pub mod cli;
 pub mod cmd;
 pub mod config;
+pub mod confinement;
 pub mod exit;
 pub mod fsutil;
 pub mod git;

@@ -12,8 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::sandbox::confine::{Confinement, GitDirs, SHARED_WRITTEN};
-use crate::sandbox::credentials::Secret;
+use crate::confinement::{Confinement, GitDirs, SHARED_WRITTEN, Secret};
 use serde_json::Value;
 
 use crate::agent::stream::{Session, Shown, Usage, error_line, first_line};
@@ -105,11 +104,11 @@ fn profile(k: &Confined) -> String {
     let writable: Vec<PathBuf> =
         k.c.allow_write
             .iter()
-            .map(|w| PathBuf::from(crate::sandbox::confine::expand_home(w)))
+            .map(|w| PathBuf::from(crate::confinement::expand_home(w)))
             .collect();
     entries.extend(writable.iter().map(|w| (w.display().to_string(), "write")));
     entries.extend(
-        crate::sandbox::credentials::hidden(k.secrets, (&writable, &[]), k.root)
+        crate::confinement::hidden(k.secrets, (&writable, &[]), k.root)
             .into_iter()
             .map(|s| (s.path().display().to_string(), "none")),
     );

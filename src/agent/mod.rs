@@ -205,12 +205,7 @@ const CAPS: [(Agent, Caps); 5] = [
 /// run.
 pub type SetupCommand = (std::path::PathBuf, String, &'static str);
 
-/// A folder named by an environment variable, when set and not empty.
-pub fn dir_var(k: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os(k)
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
-}
+pub use crate::fsutil::dir_var;
 
 fn home() -> anyhow::Result<std::path::PathBuf> {
     use anyhow::Context;
@@ -387,7 +382,7 @@ pub struct Ask<'a> {
     /// Its TUI in your terminal (Claude Code only), else print mode.
     pub interactive: bool,
     /// Confined: what it may reach besides the project.
-    pub confined: Option<&'a crate::sandbox::confine::Confinement>,
+    pub confined: Option<&'a crate::confinement::Confinement>,
     /// Confined: Claude Code's sandbox settings, as text.
     pub sandbox: Option<String>,
     /// Claude Code's permission mode, unconfined.
@@ -402,10 +397,10 @@ pub struct Ask<'a> {
     pub project_files: bool,
     /// Confined: the user's credential stores there are, which its
     /// sandbox hides.
-    pub secrets: &'a [crate::sandbox::credentials::Secret],
+    pub secrets: &'a [crate::confinement::Secret],
     /// Confined: where git keeps the project's repository, as git said
     /// before the session.
-    pub git: Option<&'a crate::sandbox::confine::GitDirs>,
+    pub git: Option<&'a crate::confinement::GitDirs>,
     /// A name of the session's own, that no file can know beforehand
     /// (Codex's permissions profile).
     pub own_name: &'a str,
