@@ -69,6 +69,13 @@ pub struct Caps {
     /// API's `retry-after` says), and says so only in its log, which it
     /// writes to stderr: ralph reads it (`Agent::read_log`).
     pub log_on_stderr: bool,
+    /// The project's files it reads that ralph asks approval for, as the
+    /// names of their parts begin (`trust::approval`; in the project's
+    /// folder or one above it).
+    pub project_files: &'static [&'static str],
+    /// ralph's plugin for it brings `/ralph:ralph-setup` (and the Stop
+    /// hook) without `ralph install-command`.
+    pub plugin: bool,
 }
 
 /// What a line of an agent's log says: a model call failed (`text`), which
@@ -100,6 +107,10 @@ impl Caps {
     }
 }
 
+/// Gemini CLI reads `.env` files of the project's folder and those above
+/// it: their part, as `trust::approval` names it.
+const GEMINI_ENV: &str = ".env (read by Gemini CLI)";
+
 const CAPS: [(Agent, Caps); 5] = [
     (
         Agent::Claude,
@@ -118,6 +129,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: true,
             login_shell: false,
             log_on_stderr: false,
+            project_files: &[".claude/", ".mcp.json"],
+            plugin: true,
         },
     ),
     (
@@ -137,6 +150,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: false,
             login_shell: true,
             log_on_stderr: false,
+            project_files: &[".codex/"],
+            plugin: false,
         },
     ),
     (
@@ -157,6 +172,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: false,
             login_shell: false,
             log_on_stderr: false,
+            project_files: &[".gemini/", GEMINI_ENV],
+            plugin: false,
         },
     ),
     (
@@ -177,6 +194,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: false,
             login_shell: false,
             log_on_stderr: false,
+            project_files: &[".pi/"],
+            plugin: false,
         },
     ),
     (
@@ -197,6 +216,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: false,
             login_shell: false,
             log_on_stderr: true,
+            project_files: &[".opencode/", "opencode.json"],
+            plugin: false,
         },
     ),
 ];
@@ -475,6 +496,20 @@ impl Agent {
     /// tokens.)
     pub fn reports_cost(self) -> bool {
         self.caps().reports_cost
+    }
+}
+
+impl Agent {
+    /// Whose project file a part to approve is (`name`, as
+    /// `trust::approval` names it), if an agent's.
+    pub fn of_project_file(name: &str) -> Option<Agent> {
+        let mut n = name;
+        while let Some(rest) = n.strip_prefix("../") {
+            n = rest;
+        }
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.caps().project_files.iter().any(|f| n.starts_with(f)))
     }
 }
 
