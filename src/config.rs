@@ -241,9 +241,27 @@ pub fn default_count(key: &str) -> u32 {
 }
 
 impl Options {
+    /// Each agent's program field, by its key (`Agent::program_key`, the
+    /// agent's own): the one place that reads a field per agent. (They stay
+    /// fields of their own, as the flags and top-level keys users have:
+    /// serde cannot flatten a table into a struct that refuses unknown
+    /// keys.)
+    fn programs(&self) -> [(&'static str, Option<&PathBuf>); 5] {
+        [
+            ("claude", self.claude.as_ref()),
+            ("codex", self.codex.as_ref()),
+            ("gemini", self.gemini.as_ref()),
+            ("pi", self.pi.as_ref()),
+            ("opencode", self.opencode.as_ref()),
+        ]
+    }
+
     /// The program named for `agent` (`--claude`, `--codex`, ...).
     pub fn program_of(&self, agent: crate::agent::Agent) -> Option<&PathBuf> {
-        agent.named_in(self)
+        self.programs()
+            .into_iter()
+            .find(|(k, _)| *k == agent.program_key())
+            .and_then(|(_, p)| p)
     }
 }
 
@@ -610,6 +628,27 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every agent's program is read from the field its key names, and
+    /// every program field is an agent's.
+    #[test]
+    fn each_agents_program_is_its_own_field() {
+        let o: Options = toml::from_str(
+            "claude = \"/c\"\ncodex = \"/x\"\ngemini = \"/g\"\npi = \"/p\"\nopencode = \"/o\"\n",
+        )
+        .unwrap();
+        let named: Vec<String> = crate::agent::Agent::ALL
+            .iter()
+            .map(|&a| o.program_of(a).unwrap().display().to_string())
+            .collect();
+        assert_eq!(named, ["/c", "/x", "/g", "/p", "/o"]);
+        let keys: Vec<&str> = o.programs().iter().map(|(k, _)| *k).collect();
+        let agents: Vec<&str> = crate::agent::Agent::ALL
+            .iter()
+            .map(|a| a.program_key())
+            .collect();
+        assert_eq!(keys, agents);
+    }
 
     /// `--confined`'s help names each agent and what its confinement keeps
     /// in: an agent in ralph's bubblewrap is said to get files only.

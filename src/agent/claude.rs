@@ -6,7 +6,7 @@
 use super::Ask;
 use serde_json::Value;
 
-use crate::session::stream::{
+use crate::agent::stream::{
     Outcome, RawUsage, Session, Shown, Usage, classify, describe_tool, tool_errors,
 };
 
@@ -51,7 +51,7 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     let dir = settings.parent().context("Claude Code's folder")?;
     Ok((
         dir.join("commands/ralph-setup.md"),
-        crate::cmd::install_command::RALPH_SETUP.to_string(),
+        crate::ralph_setup::RALPH_SETUP.to_string(),
         "In Claude Code, in your project: /ralph-setup <what you want built>",
     ))
 }

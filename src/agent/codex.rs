@@ -12,11 +12,10 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::sandbox::confine::{Confinement, GitDirs, SHARED_WRITTEN};
-use crate::sandbox::credentials::Secret;
+use crate::confinement::{Confinement, GitDirs, SHARED_WRITTEN, Secret};
 use serde_json::Value;
 
-use crate::session::stream::{Session, Shown, Usage, error_line, first_line};
+use crate::agent::stream::{Session, Shown, Usage, error_line, first_line};
 
 /// What a confined session's sandbox is made of, read before it starts.
 #[derive(Debug, Clone, Copy)]
@@ -105,11 +104,11 @@ fn profile(k: &Confined) -> String {
     let writable: Vec<PathBuf> =
         k.c.allow_write
             .iter()
-            .map(|w| PathBuf::from(crate::sandbox::confine::expand_home(w)))
+            .map(|w| PathBuf::from(crate::confinement::expand_home(w)))
             .collect();
     entries.extend(writable.iter().map(|w| (w.display().to_string(), "write")));
     entries.extend(
-        crate::sandbox::credentials::hidden(k.secrets, (&writable, &[]), k.root)
+        crate::confinement::hidden(k.secrets, (&writable, &[]), k.root)
             .into_iter()
             .map(|s| (s.path().display().to_string(), "none")),
     );
@@ -180,7 +179,7 @@ pub fn session_arguments(a: &super::Ask) -> Vec<String> {
 /// `/ralph-setup` for Codex: a custom prompt in `$CODEX_HOME/prompts`
 /// (default `~/.codex`), with its own front matter.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
-    use crate::cmd::install_command::{DESCRIPTION, body};
+    use crate::ralph_setup::{DESCRIPTION, body};
     let codex =
         super::dir_var("CODEX_HOME").map_or_else(|| super::home().map(|h| h.join(".codex")), Ok)?;
     let text = format!(

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::session::stream::{Session, Shown, Usage, describe_tool, error_line, first_line};
+use crate::agent::stream::{Session, Shown, Usage, describe_tool, error_line, first_line};
 
 /// `gemini` arguments before the user's own.
 pub fn arguments(model: Option<&str>) -> Vec<String> {
@@ -60,7 +60,7 @@ pub fn kept(state: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
 /// `/ralph-setup` for Gemini CLI: a custom command (TOML) in
 /// `~/.gemini/commands` (under `$GEMINI_CLI_HOME` when set).
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
-    use crate::cmd::install_command::{DESCRIPTION, body};
+    use crate::ralph_setup::{DESCRIPTION, body};
     let base = super::dir_var("GEMINI_CLI_HOME").map_or_else(super::home, Ok)?;
     // A JSON string is a TOML basic string too (the same escapes).
     let quoted = |t: &str| serde_json::to_string(t).expect("a string serialises");

@@ -9,6 +9,7 @@ pub mod gemini;
 pub mod opencode;
 pub mod pi;
 pub mod prices;
+pub mod stream;
 
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
@@ -68,6 +69,13 @@ pub struct Caps {
     /// API's `retry-after` says), and says so only in its log, which it
     /// writes to stderr: ralph reads it (`Agent::read_log`).
     pub log_on_stderr: bool,
+    /// The project's files it reads that ralph asks approval for, as the
+    /// names of their parts begin (`trust::approval`; in the project's
+    /// folder or one above it).
+    pub project_files: &'static [&'static str],
+    /// ralph's plugin for it brings `/ralph:ralph-setup` (and the Stop
+    /// hook) without `ralph install-command`.
+    pub plugin: bool,
 }
 
 /// What a line of an agent's log says: a model call failed (`text`), which
@@ -75,7 +83,7 @@ pub struct Caps {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogSaid {
     pub text: String,
-    pub limit: Option<crate::session::stream::Limit>,
+    pub limit: Option<crate::agent::stream::Limit>,
 }
 
 /// Who confines an agent's sessions under `--confined`.
@@ -99,6 +107,10 @@ impl Caps {
     }
 }
 
+/// Gemini CLI reads `.env` files of the project's folder and those above
+/// it: their part, as `trust::approval` names it.
+const GEMINI_ENV: &str = ".env (read by Gemini CLI)";
+
 const CAPS: [(Agent, Caps); 5] = [
     (
         Agent::Claude,
@@ -117,6 +129,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: true,
             login_shell: false,
             log_on_stderr: false,
+            project_files: &[".claude/", ".mcp.json"],
+            plugin: true,
         },
     ),
     (
@@ -136,6 +150,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: false,
             login_shell: true,
             log_on_stderr: false,
+            project_files: &[".codex/"],
+            plugin: false,
         },
     ),
     (
@@ -156,6 +172,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: false,
             login_shell: false,
             log_on_stderr: false,
+            project_files: &[".gemini/", GEMINI_ENV],
+            plugin: false,
         },
     ),
     (
@@ -176,6 +194,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: false,
             login_shell: false,
             log_on_stderr: false,
+            project_files: &[".pi/"],
+            plugin: false,
         },
     ),
     (
@@ -196,6 +216,8 @@ const CAPS: [(Agent, Caps); 5] = [
             disallows_tools: false,
             login_shell: false,
             log_on_stderr: true,
+            project_files: &[".opencode/", "opencode.json"],
+            plugin: false,
         },
     ),
 ];
@@ -204,12 +226,7 @@ const CAPS: [(Agent, Caps); 5] = [
 /// run.
 pub type SetupCommand = (std::path::PathBuf, String, &'static str);
 
-/// A folder named by an environment variable, when set and not empty.
-pub fn dir_var(k: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os(k)
-        .filter(|v| !v.is_empty())
-        .map(std::path::PathBuf::from)
-}
+pub use crate::fsutil::dir_var;
 
 fn home() -> anyhow::Result<std::path::PathBuf> {
     use anyhow::Context;
@@ -340,21 +357,15 @@ impl Agent {
         }
     }
 
-    /// The program the options name for it (`--claude`, `--codex`,
-    /// `--gemini`, or the config's keys).
-    pub fn named_in(self, o: &crate::config::Options) -> Option<&std::path::PathBuf> {
-        match self {
-            Agent::Claude => o.claude.as_ref(),
-            Agent::Codex => o.codex.as_ref(),
-            Agent::Gemini => o.gemini.as_ref(),
-            Agent::Pi => o.pi.as_ref(),
-            Agent::Opencode => o.opencode.as_ref(),
-        }
+    /// The key that names its program in `config.toml`, and its flag
+    /// (`--codex`): its name (`config::Options::program_of` reads it).
+    pub fn program_key(self) -> &'static str {
+        self.caps().name
     }
 
     /// After a confined session: what its stream cannot tell of its
     /// sandbox (Codex's refused commands), into the session's facts.
-    pub fn judge_confined(self, s: &mut crate::session::stream::Session) {
+    pub fn judge_confined(self, s: &mut crate::agent::stream::Session) {
         if self == Agent::Codex {
             codex::judge_refusals(s);
         }
@@ -373,9 +384,9 @@ impl Agent {
     /// for it.
     pub(crate) fn read(
         self,
-        s: &mut crate::session::stream::Session,
+        s: &mut crate::agent::stream::Session,
         v: &serde_json::Value,
-    ) -> Vec<crate::session::stream::Shown> {
+    ) -> Vec<crate::agent::stream::Shown> {
         match self {
             Agent::Claude => claude::read(s, v),
             Agent::Codex => codex::read(s, v),
@@ -392,7 +403,7 @@ pub struct Ask<'a> {
     /// Its TUI in your terminal (Claude Code only), else print mode.
     pub interactive: bool,
     /// Confined: what it may reach besides the project.
-    pub confined: Option<&'a crate::sandbox::confine::Confinement>,
+    pub confined: Option<&'a crate::confinement::Confinement>,
     /// Confined: Claude Code's sandbox settings, as text.
     pub sandbox: Option<String>,
     /// Claude Code's permission mode, unconfined.
@@ -407,10 +418,10 @@ pub struct Ask<'a> {
     pub project_files: bool,
     /// Confined: the user's credential stores there are, which its
     /// sandbox hides.
-    pub secrets: &'a [crate::sandbox::credentials::Secret],
+    pub secrets: &'a [crate::confinement::Secret],
     /// Confined: where git keeps the project's repository, as git said
     /// before the session.
-    pub git: Option<&'a crate::sandbox::confine::GitDirs>,
+    pub git: Option<&'a crate::confinement::GitDirs>,
     /// A name of the session's own, that no file can know beforehand
     /// (Codex's permissions profile).
     pub own_name: &'a str,
@@ -485,6 +496,20 @@ impl Agent {
     /// tokens.)
     pub fn reports_cost(self) -> bool {
         self.caps().reports_cost
+    }
+}
+
+impl Agent {
+    /// Whose project file a part to approve is (`name`, as
+    /// `trust::approval` names it), if an agent's.
+    pub fn of_project_file(name: &str) -> Option<Agent> {
+        let mut n = name;
+        while let Some(rest) = n.strip_prefix("../") {
+            n = rest;
+        }
+        Agent::ALL
+            .into_iter()
+            .find(|a| a.caps().project_files.iter().any(|f| n.starts_with(f)))
     }
 }
 

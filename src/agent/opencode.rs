@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::session::stream::{Session, Shown, Usage, classify, describe_tool, error_line};
+use crate::agent::stream::{Session, Shown, Usage, classify, describe_tool, error_line};
 
 /// `opencode run` arguments before the user's own: every permission that
 /// would ask is granted (headless, an "ask" is refused and the session
@@ -120,7 +120,7 @@ pub fn config_dir() -> anyhow::Result<PathBuf> {
 /// `/ralph-setup` for opencode: a custom command in its config folder's
 /// `commands`.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
-    use crate::cmd::install_command::{DESCRIPTION, body};
+    use crate::ralph_setup::{DESCRIPTION, body};
     let text = format!("---\ndescription: {DESCRIPTION}\n---\n{}", body());
     Ok((
         config_dir()?.join("commands/ralph-setup.md"),
@@ -188,7 +188,7 @@ fn tool_use(s: &mut Session, part: &Value) -> Vec<Shown> {
     let line = match name {
         "bash" => describe_tool("Bash", input),
         "read" | "write" | "edit" => match input["filePath"].as_str() {
-            Some(p) => format!("{name}: {}", crate::session::stream::first_line(p, 120)),
+            Some(p) => format!("{name}: {}", crate::agent::stream::first_line(p, 120)),
             None => name.to_string(),
         },
         _ => name.to_string(),
@@ -238,14 +238,14 @@ fn error(s: &mut Session, e: &Value) -> Vec<Shown> {
     s.limit = classify(&text, d["statusCode"].as_u64());
     s.last_error = Some(text.clone());
     s.end(true, text.clone(), Usage::default());
-    vec![Shown::Note(crate::session::stream::first_line(&text, 200))]
+    vec![Shown::Note(crate::agent::stream::first_line(&text, 200))]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::agent::Agent;
-    use crate::session::stream::Limit;
+    use crate::agent::stream::Limit;
 
     fn fed(stream: &str) -> (Session, Vec<Shown>) {
         let mut s = Session::of(Agent::Opencode);

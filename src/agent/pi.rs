@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::session::stream::{Session, Shown, Usage, classify, describe_tool, error_line};
+use crate::agent::stream::{Session, Shown, Usage, classify, describe_tool, error_line};
 
 /// What a project of a clone may not load before `ralph trust`: its
 /// extensions (TypeScript run at start-up) and, with them, the skills,
@@ -82,7 +82,7 @@ pub fn kept(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
 /// `/ralph-setup` for pi: a prompt template in its state folder's
 /// `prompts`.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
-    use crate::cmd::install_command::{DESCRIPTION, body};
+    use crate::ralph_setup::{DESCRIPTION, body};
     use anyhow::Context;
     let text = format!("---\ndescription: {DESCRIPTION}\n---\n{}", body());
     Ok((
@@ -158,7 +158,7 @@ fn assistant(s: &mut Session, m: &Value) -> Vec<Shown> {
         let status = text.get(..3).and_then(|d| d.parse::<u64>().ok());
         s.limit = classify(text, status);
         s.last_error = Some(text.to_string());
-        return vec![Shown::Note(crate::session::stream::first_line(text, 200))];
+        return vec![Shown::Note(crate::agent::stream::first_line(text, 200))];
     }
     let said = text_of(&m["content"]);
     if said.trim().is_empty() {
@@ -200,7 +200,7 @@ fn tool(name: &str, args: &Value) -> String {
     match name {
         "bash" => describe_tool("Bash", args),
         "read" | "write" | "edit" => match args["path"].as_str().or(args["file_path"].as_str()) {
-            Some(p) => format!("{name}: {}", crate::session::stream::first_line(p, 120)),
+            Some(p) => format!("{name}: {}", crate::agent::stream::first_line(p, 120)),
             None => name.to_string(),
         },
         _ => name.to_string(),
@@ -257,7 +257,7 @@ mod tests {
         assert!(!s.result_ok());
         assert!(matches!(
             s.limit,
-            Some(crate::session::stream::Limit::Usage { .. })
+            Some(crate::agent::stream::Limit::Usage { .. })
         ));
         assert!(
             matches!(&shown[..], [Shown::Note(n)] if n.contains("usage limit")),
@@ -270,7 +270,7 @@ mod tests {
         assert!(!s.result_ok());
         assert!(matches!(
             s.limit,
-            Some(crate::session::stream::Limit::Usage { .. })
+            Some(crate::agent::stream::Limit::Usage { .. })
         ));
         let retries = shown
             .iter()

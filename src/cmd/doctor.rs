@@ -11,7 +11,7 @@ use crate::agent::{Agent, Confine};
 use crate::config::Options;
 use crate::exit::ExitStatus;
 use crate::outln;
-use crate::settings::target::{self as hook_target, user_settings_path};
+use crate::settings::target as hook_target;
 use crate::trust::approval::{self, Standing};
 use crate::work::budget::{self, BUDGETS, TOTAL_BUDGET};
 use crate::work::project::Project;
@@ -172,10 +172,11 @@ fn agents_used(h: &Here) -> Vec<Agent> {
     used
 }
 
-/// What a check of Claude Code's own says where no loop here runs it.
+/// What a check of the default agent's own (its program, its Stop hook)
+/// says where no loop here runs it.
 fn claude_unused(h: &Here) -> Option<Verdict> {
     let used = agents_used(h);
-    (!used.contains(&Agent::Claude)).then(|| {
+    (!used.contains(&Agent::default())).then(|| {
         pass(format!(
             "not used here: the config runs {}",
             used.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
@@ -331,24 +332,24 @@ fn hook(h: &Here) -> Verdict {
 
 fn slash_command(h: &Here) -> Verdict {
     let own = agents_used(h)[0];
-    if own != Agent::Claude {
-        let installed = own.setup_command().ok().map(|(p, _, _)| p);
-        return match installed.filter(|p| p.is_file()) {
-            Some(p) => pass(format!("/ralph-setup for {own} from {}", p.display())),
-            None => fail(
-                format!("/ralph-setup is not installed for {own}"),
-                &format!("ralph install-command --agent {own}"),
-            ),
-        };
-    }
-    let command = user_settings_path()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("commands/ralph-setup.md")))
-        .filter(|p| p.is_file());
-    match (command, h.via_plugin) {
-        (Some(p), _) => pass(format!("/ralph-setup from {}", p.display())),
+    let installed = own.setup_command().ok().map(|(p, _, _)| p);
+    // The default agent's goes unnamed, as `ralph install-command` installs
+    // it without `--agent`.
+    let (of, flag) = if own == Agent::default() {
+        (String::new(), String::new())
+    } else {
+        (format!(" for {own}"), format!(" --agent {own}"))
+    };
+    match (
+        installed.filter(|p| p.is_file()),
+        own.caps().plugin && h.via_plugin,
+    ) {
+        (Some(p), _) => pass(format!("/ralph-setup{of} from {}", p.display())),
         (None, true) => pass("/ralph:ralph-setup from the ralph plugin"),
-        (None, false) => fail("/ralph-setup is not installed", "ralph install-command"),
+        (None, false) => fail(
+            format!("/ralph-setup is not installed{of}"),
+            &format!("ralph install-command{flag}"),
+        ),
     }
 }
 

@@ -6,10 +6,6 @@ use crate::agent::Agent;
 use crate::exit::ExitStatus;
 use crate::{fsutil, outln};
 
-/// The `/ralph-setup` slash command, built into the binary so that it can be
-/// installed from any folder.
-pub const RALPH_SETUP: &str = include_str!("../../commands/ralph-setup.md");
-
 /// Install the /ralph-setup slash command for Claude Code (or Codex, Gemini,
 /// pi, opencode).
 ///
@@ -29,7 +25,7 @@ pub const RALPH_SETUP: &str = include_str!("../../commands/ralph-setup.md");
 #[derive(Debug, Args)]
 pub struct InstallCommand {
     /// The agent to install it for
-    #[arg(long, value_enum, default_value_t = Agent::Claude)]
+    #[arg(long, value_enum, default_value_t = Agent::default())]
     agent: Agent,
 
     /// Replace (or with --remove, delete) a file with other content.
@@ -94,14 +90,4 @@ impl Run for InstallCommand {
         outln!("{how}");
         Ok(ExitStatus::Success)
     }
-}
-
-pub const DESCRIPTION: &str = "Set up a Ralph loop for this project - interview, then write .ralph/spec.md, readme.md and prompt.md (and beads tasks)";
-
-/// The command's text without Claude Code's front matter.
-pub fn body() -> &'static str {
-    RALPH_SETUP
-        .strip_prefix("---\n")
-        .and_then(|r| r.split_once("\n---\n"))
-        .map_or(RALPH_SETUP, |(_, body)| body)
 }

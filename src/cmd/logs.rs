@@ -7,12 +7,13 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::Run;
+use crate::agent::stream::LineFeed;
 use crate::exit::ExitStatus;
 use crate::history::records::RunDir;
 use crate::procs::signals::{install_signal_handlers, signals_received};
 use crate::run::lock::LockInfo;
 use crate::run::ui::Ui;
-use crate::session::stream::LineFeed;
+use crate::watch::tail::agent_of;
 use crate::work::project::Project;
 use crate::{errln, outln};
 
@@ -49,11 +50,12 @@ pub struct Logs {
     worktree: Option<String>,
 }
 
-/// Render one whole stream file, reading it a piece at a time.
-fn render(path: &Path, ui: Ui) -> Result<()> {
+/// Render one whole stream file, reading it a piece at a time, as the
+/// stream of the agent that wrote it.
+fn render(path: &Path, agent: crate::agent::Agent, ui: Ui) -> Result<()> {
     let mut f = crate::fsutil::open_regular(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
-    let mut lines = LineFeed::new();
+    let mut lines = LineFeed::new(agent);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = f.read(&mut buf)?;
@@ -98,7 +100,7 @@ impl Run for Logs {
                 .map(|r| format!(" (review: {})", r.verdict))
                 .unwrap_or_default();
             ui.status(&format!("run {} · session {n}{review}", run.id));
-            render(path, ui)?;
+            render(path, agent_of(&run, *n), ui)?;
         }
         Ok(ExitStatus::Success)
     }
@@ -248,7 +250,7 @@ fn follow(project: &Project, ui: Ui) -> Result<ExitStatus> {
             let f = crate::fsutil::open_regular(&path)
                 .with_context(|| format!("cannot open {}", path.display()))?;
             ui.status(&format!("session {n}"));
-            current = Some((n, f, LineFeed::new()));
+            current = Some((n, f, LineFeed::new(agent_of(&run, n))));
             continue;
         }
         if !running {

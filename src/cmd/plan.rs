@@ -434,7 +434,7 @@ impl Session<'_> {
         crate::procs::signals::become_subreaper();
         crate::procs::signals::install_signal_handlers()?;
         let ui = self.ui;
-        let show: Box<dyn FnMut(crate::session::stream::Shown) + Send> = match ui {
+        let show: Box<dyn FnMut(crate::agent::stream::Shown) + Send> = match ui {
             Some(ui) => Box::new(move |x| ui.show(x)),
             None => Box::new(|_| {}),
         };
@@ -465,7 +465,7 @@ impl Session<'_> {
             .stream
             .last_error
             .as_deref()
-            .map(|e| format!(": {}", crate::session::stream::first_line(e, 200)))
+            .map(|e| format!(": {}", crate::agent::stream::first_line(e, 200)))
             .unwrap_or_default();
         format!("the planning session did not end well ({how}){said}")
     }

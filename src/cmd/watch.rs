@@ -125,6 +125,21 @@ fn shown_session(row: &Row, picked: Option<u32>) -> Option<(u32, std::path::Path
     }
 }
 
+/// The agent whose stream the log pane shows (`tail::agent_of`).
+fn agent_shown(row: Option<&Row>, n: Option<u32>) -> crate::agent::Agent {
+    match (row, n) {
+        (
+            Some(Row {
+                run_id: Some(id),
+                root,
+                ..
+            }),
+            Some(n),
+        ) => crate::watch::tail::agent_of(&RunDir::open(&Project::at(root).runs(), id), n),
+        _ => crate::agent::Agent::default(),
+    }
+}
+
 fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Result<ExitStatus> {
     let (mut app, mut tail, mut rows) = (App::default(), Tail::default(), gather(main));
     let (mut looked, mut second) = (Instant::now(), now_epoch());
@@ -140,7 +155,9 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
         app.selected = app.selected.min(rows.len().saturating_sub(1));
         let row = rows.get(app.selected);
         let shown = row.and_then(|r| shown_session(r, app.session));
-        tail.show(shown.as_ref().map(|(_, p)| p.as_path()));
+        tail.show(shown.as_ref().map(|(_, p)| p.as_path()), || {
+            agent_shown(row, shown.as_ref().map(|(n, _)| *n))
+        });
         dirty |= tail.poll();
         // A resized window: crossterm says so only among the key events,
         // which are read once the terminal has input.

@@ -18,13 +18,7 @@ use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
 use super::credentials::Secret;
-
-/// What a confined run allows beyond the project.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Confinement {
-    pub allow_write: Vec<String>,
-    pub allow_domains: Vec<String>,
-}
+pub use crate::confinement::{Confinement, GitDirs, SHARED_WRITTEN, expand_home};
 
 /// The `--settings` document of a confined session. `token` makes it the
 /// session's own: Claude Code 2.1.330 keeps inline settings in
@@ -376,22 +370,6 @@ pub fn agent_argv(
     a
 }
 
-/// Where git keeps a checkout's repository, as git named it from ralph's
-/// side before the session (`git rev-parse --git-common-dir --git-dir`):
-/// never read off a `.git` file a session could have rewritten.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GitDirs {
-    /// The folder every worktree shares: objects, refs, config, hooks.
-    pub common: PathBuf,
-    /// The checkout's own (`<common>/worktrees/<name>` in a linked
-    /// worktree; `common` itself in the main checkout).
-    pub own: PathBuf,
-    /// The submodules' git folders (`<common>/modules/*`) there are.
-    pub modules: Vec<PathBuf>,
-    /// The checkout's `.git` is a file (a linked worktree's, naming `own`).
-    pub dot_git_file: bool,
-}
-
 /// The files of a git folder whose text names programs git runs (config,
 /// hooks) or where the repository lies (`commondir`, `alternates`), or
 /// which git reads as config (`info/attributes` picks a config's filters).
@@ -447,11 +425,6 @@ pub fn agent_over(root: &Path, git: Option<&GitDirs>) -> Vec<Over> {
     }
     out
 }
-
-/// What a linked worktree's commits write of the shared git folder: the
-/// objects, the refs and their logs (and, where the repository has them,
-/// its reftable, git-lfs's objects and rerere's records).
-pub const SHARED_WRITTEN: [&str; 6] = ["objects", "refs", "logs", "reftable", "lfs", "rr-cache"];
 
 /// A linked worktree's: the shared git folder read-only, whole (bound
 /// again: it may lie in a folder the sandbox empties), less what its
@@ -668,18 +641,6 @@ fn hidden_from_the_gate(host: &Host, network: bool) -> Vec<String> {
     a
 }
 
-/// `~` and `~/...` as the user's home, as Claude Code reads `allowWrite`.
-pub fn expand_home(p: &str) -> String {
-    let home = || std::env::var("HOME").unwrap_or_default();
-    if p == "~" {
-        home()
-    } else if let Some(rest) = p.strip_prefix("~/") {
-        format!("{}/{rest}", home())
-    } else {
-        p.to_string()
-    }
-}
-
 /// What a confined session may not write in its project: ralph's control
 /// files, and git's config and hooks, which name programs that git runs
 /// later outside any sandbox (`core.fsmonitor` on every `git status`, a
@@ -717,16 +678,35 @@ pub fn unavailable(find: impl Fn(&str) -> bool) -> Option<String> {
     })
 }
 
+/// An agent as confining it goes: its name, and who confines it. The
+/// agent's row says (`agent::Caps`); the session, which knows both, tells
+/// it (`From<Agent>` in `session::launch`), as the sandbox knows no agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToConfine {
+    pub name: &'static str,
+    pub by: ConfinedBy,
+}
+
+/// Who confines an agent's sessions under `--confined`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfinedBy {
+    /// Its own sandbox, which may need bubblewrap and socat (Claude Code's).
+    Own { needs_bwrap: bool },
+    /// ralph's bubblewrap (`agent_argv`).
+    Bwrap,
+    /// No one: it cannot be confined.
+    No,
+}
+
 /// Why `agent`'s sessions cannot be confined here, with the fix; `None`:
 /// they can. `find` says whether a program is on the PATH.
-pub fn cannot_confine(agent: crate::agent::Agent, find: impl Fn(&str) -> bool) -> Option<String> {
-    use crate::agent::Confine;
-    let c = agent.caps();
-    match c.confine {
-        Confine::No => Some(format!("{agent} cannot be confined")),
-        Confine::Bwrap => bwrap_unavailable(agent.name(), find),
-        Confine::Own if c.sandbox_needs_bwrap => unavailable(find),
-        Confine::Own => None,
+pub fn cannot_confine(agent: impl Into<ToConfine>, find: impl Fn(&str) -> bool) -> Option<String> {
+    let a = agent.into();
+    match a.by {
+        ConfinedBy::No => Some(format!("{} cannot be confined", a.name)),
+        ConfinedBy::Bwrap => bwrap_unavailable(a.name, find),
+        ConfinedBy::Own { needs_bwrap: true } => unavailable(find),
+        ConfinedBy::Own { needs_bwrap: false } => None,
     }
 }
 
@@ -1180,11 +1160,24 @@ mod tests {
                 "{why}"
             );
             // socat is Claude Code's sandbox's, not ralph's.
+            let in_bwrap = ToConfine {
+                name: "gemini",
+                by: ConfinedBy::Bwrap,
+            };
+            assert_eq!(cannot_confine(in_bwrap, |p| p != "socat"), None);
+            let own = ToConfine {
+                name: "claude",
+                by: ConfinedBy::Own { needs_bwrap: true },
+            };
+            assert!(cannot_confine(own, |p| p != "socat").is_some());
+            let none = ToConfine {
+                name: "x",
+                by: ConfinedBy::No,
+            };
             assert_eq!(
-                cannot_confine(crate::agent::Agent::Gemini, |p| p != "socat"),
-                None
+                cannot_confine(none, |_| true).as_deref(),
+                Some("x cannot be confined")
             );
-            assert!(cannot_confine(crate::agent::Agent::Claude, |p| p != "socat").is_some());
         }
     }
 

@@ -9,6 +9,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use crate::confinement::{Secret, hidden};
+
 /// Where tools keep credentials, under the home (those under `.config`
 /// under `$XDG_CONFIG_HOME` too, where that is elsewhere): forges' CLIs,
 /// git's credential store, netrc, ssh and gpg keys, container and cloud
@@ -68,23 +70,6 @@ pub const VARS: [&str; 10] = [
     "NPM_CONFIG_USERCONFIG",
 ];
 
-/// A store that exists, as its sandbox hides it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Secret {
-    /// Seen empty.
-    Dir(PathBuf),
-    /// Seen as an empty file.
-    File(PathBuf),
-}
-
-impl Secret {
-    pub fn path(&self) -> &Path {
-        match self {
-            Secret::Dir(p) | Secret::File(p) => p,
-        }
-    }
-}
-
 /// Where the stores would be: `STORES` under `home` (and under
 /// `config_home` for those under `.config`), and what `VARS` name (`var`
 /// reads one). Never the root, the home or a folder that holds it: a
@@ -125,8 +110,8 @@ pub fn paths(
 /// The stores that exist on this machine now, by their real paths (a
 /// store that is a link is hidden where it leads).
 pub fn here() -> Vec<Secret> {
-    let home = crate::agent::dir_var("HOME");
-    let config = crate::agent::dir_var("XDG_CONFIG_HOME");
+    let home = crate::fsutil::dir_var("HOME");
+    let config = crate::fsutil::dir_var("XDG_CONFIG_HOME");
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut out: Vec<Secret> = paths(home.as_deref(), config.as_deref(), var)
         .into_iter()
@@ -143,26 +128,6 @@ pub fn here() -> Vec<Secret> {
     out.sort_by(|a, b| a.path().cmp(b.path()));
     out.dedup();
     out
-}
-
-/// What of `secrets` a sandbox hides: not a store the session may write
-/// (`writable` names it, or a folder inside it: the user let it), nor one
-/// in the agent's `own` folders (its own login, which the agent reads
-/// inside the same sandbox), nor one that holds the project.
-pub fn hidden<'a>(
-    secrets: &'a [Secret],
-    (writable, own): (&[PathBuf], &[PathBuf]),
-    root: &Path,
-) -> Vec<&'a Secret> {
-    secrets
-        .iter()
-        .filter(|s| {
-            let p = s.path();
-            !root.starts_with(p)
-                && !writable.iter().any(|w| w.starts_with(p))
-                && !own.iter().any(|o| p.starts_with(o))
-        })
-        .collect()
 }
 
 #[cfg(test)]

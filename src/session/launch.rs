@@ -322,3 +322,21 @@ fn ralphs_token_vars(g: &Given) -> Vec<&'static str> {
         Vec::new()
     }
 }
+
+/// The sandbox knows no agent: what confining one takes is told it from
+/// the agent's row.
+impl From<crate::agent::Agent> for crate::sandbox::confine::ToConfine {
+    fn from(a: crate::agent::Agent) -> Self {
+        use crate::agent::Confine;
+        use crate::sandbox::confine::ConfinedBy;
+        let c = a.caps();
+        let by = match c.confine {
+            Confine::Own => ConfinedBy::Own {
+                needs_bwrap: c.sandbox_needs_bwrap,
+            },
+            Confine::Bwrap => ConfinedBy::Bwrap,
+            Confine::No => ConfinedBy::No,
+        };
+        crate::sandbox::confine::ToConfine { name: a.name(), by }
+    }
+}

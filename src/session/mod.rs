@@ -51,7 +51,9 @@ use nix::sys::signal::Signal;
 use crate::procs::ladder::Ending;
 use crate::procs::ladder::{Target, supervise_until};
 pub mod launch;
-pub mod stream;
+/// The stream's types and reading live with the agents, who read it; here
+/// too, where the loop has always found them.
+pub use crate::agent::stream;
 
 /// How a run's sessions are started: the session's part of the settings.
 #[derive(Debug, Clone)]
@@ -166,8 +168,10 @@ pub struct Running {
     log: Option<LogWatch>,
     not_after: Vec<PathBuf>,
     _scratch: Option<tempfile::TempDir>,
-    /// Confined, whose agent: judged after it (`Agent::judge_confined`).
-    confined: Option<crate::agent::Agent>,
+    /// Whose session it is: its stream is that agent's.
+    agent: crate::agent::Agent,
+    /// Confined: judged after it (`Agent::judge_confined`).
+    confined: bool,
 }
 
 /// What the agent's log said so far, and when the session is to be cut
@@ -309,7 +313,8 @@ pub fn spawn(spec: Launch) -> Result<Running> {
         log,
         not_after: spec.not_after,
         _scratch: spec.scratch,
-        confined: spec.confined.then_some(spec.agent),
+        agent: spec.agent,
+        confined: spec.confined,
     })
 }
 
@@ -367,9 +372,10 @@ impl Running {
         let ending = ended;
         let status = Some(status);
         let leftovers = crate::procs::leftovers::end_leftovers(&self.token, self.pid);
+        let agent = self.agent;
         let mut stream = match self.reader {
-            Some(h) => h.join().unwrap_or_default(),
-            None => stream::Session::default(),
+            Some(h) => h.join().unwrap_or_else(|_| stream::Session::of(agent)),
+            None => stream::Session::of(agent),
         };
         if let Some(log) = self.log {
             let _ = log.thread.join();
@@ -385,7 +391,7 @@ impl Running {
                 stream.last_error = Some(said.text);
             }
         }
-        if let Some(agent) = self.confined {
+        if self.confined {
             agent.judge_confined(&mut stream);
         }
         let removed = remove_planted(&self.not_after);

@@ -50,7 +50,8 @@ pub fn parts(cfg: &Options) -> Vec<Part> {
         ("[prices]", cfg.prices.as_ref().map(|v| json!(v))),
     ];
     // Each agent's program (`claude = ...`), in the agents' order.
-    let programs = crate::agent::Agent::ALL.map(|a| (a.name(), a.named_in(cfg).map(|p| json!(p))));
+    let programs =
+        crate::agent::Agent::ALL.map(|a| (a.program_key(), cfg.program_of(a).map(|p| json!(p))));
     let then: [(&'static str, Option<Value>); 5] = [
         ("claude_args", cfg.claude_args.as_ref().map(|v| json!(v))),
         ("allow_write", cfg.allow_write.as_ref().map(|v| json!(v))),
@@ -337,24 +338,7 @@ fn part_digest(p: &Part) -> String {
 /// folder or one above it), or `None` for the config's, which every run
 /// reads.
 pub fn agent_of_part(name: &str) -> Option<crate::agent::Agent> {
-    use crate::agent::Agent;
-    let mut n = name;
-    while let Some(rest) = n.strip_prefix("../") {
-        n = rest;
-    }
-    if n.starts_with(".claude/") || n.starts_with(".mcp.json") {
-        Some(Agent::Claude)
-    } else if n.starts_with(".gemini/") || n.ends_with("(read by Gemini CLI)") {
-        Some(Agent::Gemini)
-    } else if n.starts_with(".codex/") {
-        Some(Agent::Codex)
-    } else if n.starts_with(".pi/") {
-        Some(Agent::Pi)
-    } else if n.starts_with(".opencode/") || n.starts_with("opencode.json") {
-        Some(Agent::Opencode)
-    } else {
-        None
-    }
+    crate::agent::Agent::of_project_file(name)
 }
 
 /// The parts a run of `agents` reads: the config's, and those agents'

@@ -6,8 +6,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
+use crate::agent::Agent;
+use crate::agent::stream::{LineFeed, Shown};
+use crate::history::records::RunDir;
 use crate::output::visible_line;
-use crate::session::stream::{LineFeed, Shown};
 
 /// Lines kept for scrolling back.
 const KEEP: usize = 5000;
@@ -18,8 +20,24 @@ const READ: usize = 1 << 20;
 pub struct Tail {
     path: Option<PathBuf>,
     file: Option<File>,
-    feed: LineFeed,
+    /// Read as the agent that wrote it (none: no stream shown).
+    feed: Option<LineFeed>,
     lines: VecDeque<String>,
+}
+
+/// The agent whose stream session `n` of `run` is, to read it as its: the
+/// one its record names; a session not recorded yet (running) is of the
+/// agent the run's state says runs its sessions now; with neither, the
+/// default agent (the only one before records named theirs). A review
+/// running now by a reviewer of another agent than the run's is read as
+/// the run's until its record is written.
+pub fn agent_of(run: &RunDir, n: u32) -> Agent {
+    if let Some(r) = run.records_newest_first().find(|r| r.session == n) {
+        return r.agent;
+    }
+    run.state()
+        .and_then(|s| s.agents.get(s.state.agent).copied())
+        .unwrap_or_default()
 }
 
 /// One event of a stream as the pane shows it: text as lines, a tool call,
@@ -34,14 +52,16 @@ pub fn lines_of(s: Shown) -> Vec<String> {
 }
 
 impl Tail {
-    /// Show `path` (from its start, if it is another file than now).
-    pub fn show(&mut self, path: Option<&Path>) {
+    /// Show `path` (from its start, if it is another file than now), read
+    /// as the stream of the agent `agent` says (asked only then).
+    pub fn show(&mut self, path: Option<&Path>, agent: impl FnOnce() -> Agent) {
         if self.path.as_deref() == path {
             return;
         }
         *self = Tail {
             path: path.map(Path::to_path_buf),
             file: path.and_then(|p| crate::fsutil::open_regular(p).ok()),
+            feed: path.map(|_| LineFeed::new(agent())),
             ..Tail::default()
         };
     }
@@ -55,7 +75,7 @@ impl Tail {
                 .as_deref()
                 .and_then(|p| crate::fsutil::open_regular(p).ok());
         }
-        let Some(f) = self.file.as_mut() else {
+        let (Some(f), Some(feed)) = (self.file.as_mut(), self.feed.as_mut()) else {
             return false;
         };
         let mut buf = vec![0u8; READ];
@@ -65,7 +85,7 @@ impl Tail {
         }
         let before = self.lines.len();
         let lines = &mut self.lines;
-        self.feed.feed(&buf[..n], &mut |s| {
+        feed.feed(&buf[..n], &mut |s| {
             for l in lines_of(s) {
                 if lines.len() == KEEP {
                     lines.pop_front();
@@ -104,7 +124,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("session-001.jsonl");
         let mut t = Tail::default();
-        t.show(Some(&p));
+        t.show(Some(&p), || Agent::Claude);
         assert!(!t.poll(), "not there yet");
         let text = |s: &str| {
             format!(
@@ -120,9 +140,9 @@ mod tests {
         assert!(t.poll());
         assert!(!t.poll());
         assert_eq!(t.lines(), vec!["first", "second"]);
-        t.show(Some(&p));
+        t.show(Some(&p), || Agent::Claude);
         assert_eq!(t.lines().len(), 2, "the same file is not read again");
-        t.show(None);
+        t.show(None, || unreachable!("no stream, no agent"));
         assert!(t.lines().is_empty() && !t.poll());
     }
 }

@@ -21,7 +21,7 @@ const RULES_END: &str = "<!-- end of the planning rules -->";
 
 /// The planning rules, from `/ralph-setup`'s text.
 pub fn rules() -> &'static str {
-    let text = crate::cmd::install_command::RALPH_SETUP;
+    let text = crate::ralph_setup::RALPH_SETUP;
     let start = text
         .find(RULES_START)
         .expect("/ralph-setup marks its rules")
@@ -323,7 +323,7 @@ mod tests {
             r.starts_with("### Steps") && r.ends_with("not copying them."),
             "{r}"
         );
-        assert!(crate::cmd::install_command::RALPH_SETUP.contains(r));
+        assert!(crate::ralph_setup::RALPH_SETUP.contains(r));
         let p = prompt("a CSV to JSON tool {{RULES}}\n", ".ralph/plan-draft", "br");
         assert!(
             p.contains(r)

@@ -99,6 +99,12 @@ fn each_agent_completes_a_three_step_spec_with_real_tool_calls() {
             status.contains(&format!(", {agent}\n")) || status.contains(&format!(", {agent},")),
             "{status}"
         );
+        // The saved stream reads back as the loop showed it: as its agent's.
+        let logs = env.ralph().arg("logs").stdout_with(0);
+        assert!(
+            logs.contains("→ Bash: sed -i") && logs.contains("Step done."),
+            "{agent}: {logs}"
+        );
     }
 }
 
@@ -501,6 +507,13 @@ fn a_run_falls_back_to_codex_while_claude_is_at_its_usage_limit() {
             ("codex".into(), "ok".into()),
             ("codex".into(), "ok".into()),
         ]
+    );
+    // Each session's stream reads back as its own agent's: Claude's limit,
+    // then Codex's work.
+    let logs = env.ralph().args(["logs", "--all"]).stdout_with(0);
+    assert!(
+        logs.contains("usage limit reached") && logs.matches("Step done.").count() == 3,
+        "{logs}"
     );
 }
 
