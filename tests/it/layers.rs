@@ -37,6 +37,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "handoff.rs",
             "timefmt.rs",
             "secrets.rs",
+            "confinement.rs",
+            "ralph_setup.rs",
             "templates",
         ],
     ),
