@@ -192,10 +192,6 @@ impl Coordinator<'_> {
         live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
         match finished {
             Some((outcome, reason)) => {
-                if outcome == Outcome::Waiting {
-                    crate::work::sentinel::Waiting::new(reason.clone())
-                        .write(&self.shell.project.waiting())?;
-                }
                 self.shell.run.save_state(&live.saved)?;
                 self.shell.finish(&live.saved, outcome, reason)
             }

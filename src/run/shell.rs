@@ -323,7 +323,6 @@ impl Shell<'_> {
             why,
             problems,
             shown,
-            waiting,
         } = need
         else {
             unreachable!("only a set-aside is carried out here")
@@ -336,9 +335,6 @@ impl Shell<'_> {
             );
         }
         self.set_aside(saved, &why, problems, shown)?;
-        if let Some(w) = waiting {
-            sentinel::Waiting::new(w).write(&self.project.waiting())?;
-        }
         Ok(Event::SetAside)
     }
 
@@ -1071,14 +1067,17 @@ impl Shell<'_> {
         let head_before = live.before.head.clone();
         // `before` is the next session's: this one's `after`.
         let step_before = std::mem::replace(&mut live.before, p.after).next;
-        if live.before.head != head_before {
-            self.push_after_session(live)?;
-        }
+        let refused = match live.before.head != head_before {
+            true => self.push_after_session(live),
+            false => None,
+        };
+        let waiting = sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason);
         Ok(engine::Recorded {
             error,
             cost_usd: cost.unwrap_or(0.0),
             cost_unknown: cost.is_none(),
-            waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
+            // A refused push needs a human before a session's own word.
+            waiting: refused.or(waiting),
             quit_by_user,
             now_epoch: now_epoch(),
             step_before,
@@ -1087,21 +1086,17 @@ impl Shell<'_> {
     }
 
     /// `--push`: what a session committed goes to the remote as it ends; a
-    /// push that needs a human writes WAITING, which stops the loop. A
-    /// rebase moved HEAD: the next session starts from there.
-    fn push_after_session(&self, live: &mut Live) -> Result<()> {
-        let Some(ship) = &self.ship else {
-            return Ok(());
-        };
+    /// push that needs a human is why the loop stops (`Some`). A rebase
+    /// moved HEAD: the next session starts from there.
+    fn push_after_session(&self, live: &mut Live) -> Option<String> {
+        let ship = self.ship.as_ref()?;
         let root = &self.project.root;
-        if let Err(why) = ship.push(root, &|s| self.ui.note(s)) {
-            sentinel::Waiting::new(format!("--push: {why}")).write(&self.project.waiting())?;
-        }
+        let refused = ship.push(root, &|s| self.ui.note(s)).err();
         let now = progress::take(root, &self.project.spec());
         if now.head != live.before.head {
             live.before = now;
         }
-        Ok(())
+        refused.map(|why| format!("--push: {why}"))
     }
 
     /// After a session's record: its `on_session_end` hook, what the user
@@ -1446,6 +1441,8 @@ impl Shell<'_> {
             (a, Some(b)) => progress::commits_between(&project.root, a.as_deref(), b),
             _ => Some(0),
         };
+        // The one place the loop asks for a human: the run's end, by what
+        // the engine decided (a session's own WAITING is kept as it wrote it).
         if outcome.writes_waiting() {
             sentinel::Waiting::new(format!(
                 "{}: {reason}; see {}",
@@ -1453,6 +1450,8 @@ impl Shell<'_> {
                 run.path.display()
             ))
             .write(&project.waiting())?;
+        } else if outcome == Outcome::Waiting && !project.waiting().exists() {
+            sentinel::Waiting::new(reason.clone()).write(&project.waiting())?;
         }
         let mut summary = Summary {
             run_id: run.id.clone(),
@@ -1755,10 +1754,8 @@ mod tests {
             "{aside}"
         );
         assert!(aside.contains("  protected: M ci.yml\n"), "{aside}");
-        let waiting = sentinel::Waiting::read(&project.waiting())
-            .unwrap()
-            .unwrap();
-        assert_eq!(waiting.reason, reason);
+        // The engine decided it: no file carried it there.
+        assert!(!project.waiting().exists());
         let said = said.lock().unwrap().clone();
         let lines: Vec<&str> = said.lines().collect();
         assert_eq!(lines.len(), 3, "{said}");
@@ -1769,5 +1766,10 @@ mod tests {
         assert_eq!(lines[1], "    protected: M ci.yml");
         assert!(lines[2].starts_with("    in commit "), "{said}");
         assert!(lines[2].ends_with(" skip the tests"), "{said}");
+        shell.finish(&live.saved, outcome, reason.clone()).unwrap();
+        let waiting = sentinel::Waiting::read(&project.waiting())
+            .unwrap()
+            .unwrap();
+        assert_eq!(waiting.reason, reason, "the run's end asks for a human");
     }
 }

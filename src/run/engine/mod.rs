@@ -267,6 +267,9 @@ pub enum Completion {
     Accepted { steps: usize },
     /// It does not; the shell has set it aside with these reasons.
     Rejected { problems: usize },
+    /// Protected files changed since the run began: set aside, and the run
+    /// waits for a human (`waiting`: what to do).
+    Protected { problems: usize, waiting: String },
     /// Spec and tracker agree, but a command of the project's own gate
     /// failed (`what`: the command and how); the shell has set it aside.
     GateFailed { what: String },
@@ -847,6 +850,11 @@ fn between(
 ) -> Action {
     // Counted first (its cost), said after what became of COMPLETE.
     let review_stop = count_reviews(s, limits, reviews);
+    // The loop's own call for a human comes before a session's WAITING.
+    let waiting = match &gate {
+        Completion::Protected { waiting, .. } => Some(waiting.clone()),
+        _ => waiting,
+    };
     if let Completion::Accepted { steps } = gate {
         return stop(Outcome::Complete, all_done(steps));
     }
@@ -1341,7 +1349,7 @@ fn judge_gate(s: &mut State, limits: &Limits, gate: Completion) -> Option<Action
             s.gate_failures = 0;
             Some(stop(Outcome::Complete, all_done(steps)))
         }
-        Completion::Rejected { .. } => {
+        Completion::Rejected { .. } | Completion::Protected { .. } => {
             s.rejected += 1;
             None
         }

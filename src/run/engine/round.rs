@@ -114,13 +114,12 @@ pub enum Need {
     /// Read what COMPLETE claims (`Claimed`).
     Judge,
     /// Move COMPLETE into the run folder with the reasons (the first `shown`
-    /// said), write WAITING when given (`SetAside`).
+    /// said) (`SetAside`).
     SetAside {
         cause: Aside,
         why: Vec<String>,
         problems: usize,
         shown: usize,
-        waiting: Option<String>,
     },
     /// Run the project's checks: for COMPLETE, or `when = "each"`
     /// (`GateRan`).
@@ -222,10 +221,8 @@ fn complete(r: &Round, rules: &Limits) -> Result<Completion, Need> {
     }
     let steps = match &claim.rule {
         Rule::Blocked(why) => {
-            return aside(r, Aside::Blocked, why, (why.len(), 10), None).map(|()| {
-                Completion::Rejected {
-                    problems: why.len(),
-                }
+            return aside(r, Aside::Blocked, why, (why.len(), 10)).map(|()| Completion::Rejected {
+                problems: why.len(),
             });
         }
         Rule::Holds { steps } => *steps,
@@ -237,7 +234,7 @@ fn complete(r: &Round, rules: &Limits) -> Result<Completion, Need> {
                 let from = g.tail.len().saturating_sub(15);
                 why.extend(g.tail[from..].iter().map(|l| format!("| {l}")));
                 // Its output was shown as the gate failed: once is enough.
-                return aside(r, Aside::GateFailed, &why, (1, 1), None).map(|()| {
+                return aside(r, Aside::GateFailed, &why, (1, 1)).map(|()| {
                     Completion::GateFailed {
                         what: g.what.clone(),
                     }
@@ -261,14 +258,8 @@ fn protected(r: &Round, claim: &Claim) -> Result<Completion, Need> {
         claim.protected.join("; "),
         claim.base
     );
-    aside(
-        r,
-        Aside::Protected,
-        &claim.protected,
-        (problems, 10),
-        Some(waiting),
-    )
-    .map(|()| Completion::Rejected { problems })
+    aside(r, Aside::Protected, &claim.protected, (problems, 10))
+        .map(|()| Completion::Protected { problems, waiting })
 }
 
 /// All else holds: the run's reviewer decides.
@@ -283,7 +274,7 @@ fn reviewed(r: &Round, steps: usize) -> Result<Completion, Need> {
                 .into_iter()
                 .map(|f| format!("the reviewer: {f}"))
                 .collect();
-            aside(r, Aside::ReviewRejected, &why, (why.len(), 0), None)
+            aside(r, Aside::ReviewRejected, &why, (why.len(), 0))
                 .map(|()| Completion::ReviewRejected)
         }
     }
@@ -295,7 +286,6 @@ fn aside(
     cause: Aside,
     why: &[String],
     (problems, shown): (usize, usize),
-    waiting: Option<String>,
 ) -> Result<(), Need> {
     if r.set_aside {
         return Ok(());
@@ -305,7 +295,6 @@ fn aside(
         why: why.to_vec(),
         problems,
         shown,
-        waiting,
     })
 }
 
@@ -394,7 +383,6 @@ mod tests {
                     why: vec!["a".into(), "b".into()],
                     problems: 2,
                     shown: 10,
-                    waiting: None,
                 },
                 Completion::Absent,
             ),
@@ -421,12 +409,11 @@ mod tests {
                     why: vec!["protected: .github/workflows/ci.yml".into()],
                     problems: 1,
                     shown: 10,
-                    waiting: Some("protected files changed since the run began (protected: .github/workflows/ci.yml): revert them (`git checkout abc123 -- <file>`), or accept them by starting a new run (`ralph loop`); then `ralph resume`".into()),
                 },
                 Completion::Absent,
             ),
             (
-                "protected, set aside: rejected, no gate run",
+                "protected, set aside: the run waits, no gate run",
                 Round {
                     claim: claim(&["protected: x", "in commit 1234567 x"], gated()),
                     set_aside: true,
@@ -434,7 +421,10 @@ mod tests {
                 },
                 rules(),
                 Need::Look,
-                Completion::Rejected { problems: 2 },
+                Completion::Protected {
+                    problems: 2,
+                    waiting: "protected files changed since the run began (protected: x; in commit 1234567 x): revert them (`git checkout abc123 -- <file>`), or accept them by starting a new run (`ralph loop`); then `ralph resume`".into(),
+                },
             ),
             (
                 "agreed, a gate: run it",
@@ -475,7 +465,6 @@ mod tests {
                         .collect(),
                     problems: 1,
                     shown: 1,
-                    waiting: None,
                 },
                 Completion::Absent,
             ),
@@ -565,7 +554,6 @@ mod tests {
                     why: vec!["the reviewer: no test for the parser".into()],
                     problems: 1,
                     shown: 0,
-                    waiting: None,
                 },
                 Completion::Absent,
             ),
