@@ -74,9 +74,7 @@ pub fn merge(root: &Path, branch: &str, key: &str, message: &str) -> Result<Merg
 
 /// Does `branch`'s own spec (as committed) have the step `key` checked?
 pub fn step_checked_on(root: &Path, branch: &str, key: &str) -> bool {
-    committed_spec(root, branch)
-        .map(|text| crate::work::spec::parse(&text).steps)
-        .is_some_and(|steps| texts::find(&steps, key).is_some_and(|s| s.checked))
+    committed_spec(root, branch).is_some_and(|text| texts::checked(&text, key))
 }
 
 /// The spec as committed at `rev` (a branch, `HEAD`), if it has one.

@@ -321,8 +321,7 @@ pub fn pushed_steps(
         remote
             .fetch(root, &branch, &into)
             .map_err(|e| anyhow::anyhow!("cannot fetch {branch}: {e}"))?;
-        let theirs = spec::parse(&show(root, sha, ".ralph/spec.md"));
-        let done = texts::find(&theirs.steps, &step.key()).is_some_and(|s| s.checked);
+        let done = texts::checked(&show(root, sha, ".ralph/spec.md"), &step.key());
         out.insert(
             slug,
             Pushed {

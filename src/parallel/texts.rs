@@ -35,6 +35,13 @@ pub fn find<'a>(steps: &'a [Step], key: &str) -> Option<&'a Step> {
     steps.iter().find(|s| s.key() == key)
 }
 
+/// Does the spec `text` have step `key` checked? The one answer to "is
+/// this step done" on a spec, wherever it was read: a worktree, a
+/// branch's commit, another machine's branch.
+pub fn checked(text: &str, key: &str) -> bool {
+    find(&spec::parse(text).steps, key).is_some_and(|s| s.checked)
+}
+
 /// A worker's spec: its step (with the lines indented under it) moved up
 /// to where the first open step is, so that "the first open step" is its
 /// own. Nothing else changes; the text is returned as it was when its step
@@ -179,5 +186,17 @@ mod tests {
             "# Log\n- a\n- ours\n# Log!\n- b\n"
         );
         assert_eq!(merge_log(base, "x\n", base), "x\n");
+    }
+
+    #[test]
+    fn a_step_is_checked_by_its_key_in_the_text_given() {
+        let text = "# S\n\n- [x] **1** One\n- [ ] **2** Two\n";
+        assert!(checked(text, "**1** One"));
+        assert!(!checked(text, "**2** Two"));
+        assert!(
+            !checked(text, "**3** Three"),
+            "a step the spec lacks is not done"
+        );
+        assert!(!checked("", "**1** One"));
     }
 }
