@@ -850,11 +850,7 @@ fn between(
 ) -> Action {
     // Counted first (its cost), said after what became of COMPLETE.
     let review_stop = count_reviews(s, limits, reviews);
-    // The loop's own call for a human comes before a session's WAITING.
-    let waiting = match &gate {
-        Completion::Protected { waiting, .. } => Some(waiting.clone()),
-        _ => waiting,
-    };
+    let waiting = asks_a_human(&gate).or(waiting);
     if let Completion::Accepted { steps } = gate {
         return stop(Outcome::Complete, all_done(steps));
     }
@@ -1104,11 +1100,12 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
         );
     }
     let review_stop = count_reviews(s, limits, &r.reviews);
+    let waiting = asks_a_human(&r.gate).or(r.waiting);
     // The last word on completion is the gate's, whatever else went wrong.
     if let Some(a) = judge_gate(s, limits, r.gate).or(review_stop) {
         return a;
     }
-    if let Some(w) = r.waiting {
+    if let Some(w) = waiting {
         return stop(Outcome::Waiting, w);
     }
     if let SessionOutcome::Limited(l) = &r.outcome {
@@ -1339,6 +1336,15 @@ fn count_stalls(s: &mut State, limits: &Limits, progress: Progress) -> Option<Ac
             ),
         )
     })
+}
+
+/// The loop's own call for a human in what COMPLETE came to (protected
+/// files changed): it comes before a session's WAITING.
+fn asks_a_human(gate: &Completion) -> Option<String> {
+    match gate {
+        Completion::Protected { waiting, .. } => Some(waiting.clone()),
+        _ => None,
+    }
 }
 
 /// What a COMPLETE came to: done, or counted against the gate's limit.
@@ -1835,6 +1841,37 @@ mod tests {
     }
 
     #[test]
+    fn changed_protected_files_stop_the_loop_for_a_human_with_its_own_reason() {
+        let protected = || Completion::Protected {
+            problems: 1,
+            waiting: "protected files changed: revert them".into(),
+        };
+        let r = Report {
+            gate: protected(),
+            waiting: Some("need a password".into()),
+            ..report(SessionOutcome::Ok)
+        };
+        let mut st = State::default();
+        assert_eq!(
+            after_session(&mut st, &limits(), r),
+            stop(Outcome::Waiting, "protected files changed: revert them")
+        );
+        assert_eq!(st.rejected, 1, "its COMPLETE counts as set aside");
+        let mut st = State::default();
+        assert_eq!(
+            super::between(
+                &mut st,
+                &limits(),
+                protected(),
+                (None, None),
+                (Vec::new(), 0, Duration::ZERO),
+                &[]
+            ),
+            stop(Outcome::Waiting, "protected files changed: revert them")
+        );
+    }
+
+    #[test]
     fn every_outcome_row() {
         let l = limits();
         type Row = (&'static str, Box<dyn FnMut(u32) -> Report>, Outcome, u32);
@@ -1878,6 +1915,19 @@ mod tests {
             (
                 "waiting",
                 Box::new(|_| Report {
+                    waiting: Some("need a password".into()),
+                    ..report(SessionOutcome::Ok)
+                }),
+                Outcome::Waiting,
+                1,
+            ),
+            (
+                "protected files changed: the loop waits, before a session's WAITING",
+                Box::new(|_| Report {
+                    gate: Completion::Protected {
+                        problems: 1,
+                        waiting: "protected files changed".into(),
+                    },
                     waiting: Some("need a password".into()),
                     ..report(SessionOutcome::Ok)
                 }),
