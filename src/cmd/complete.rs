@@ -13,7 +13,7 @@ use crate::work::project::Project;
 use crate::work::sentinel;
 use crate::work::tracker::Kind;
 
-/// Mark the work as done: write `.ralph/COMPLETE`, after checking it is.
+/// Mark the work as done: write `.ralph/COMPLETE`, after checking that it is done.
 ///
 /// Refused (exit 1, listing every open step and every problem) unless every
 /// step of the spec is checked and, where the spec names tracker tasks, each

@@ -208,7 +208,7 @@ fn tracker_step(project: &Project) -> Result<String> {
     }
     let Ok(br) = which::which("br") else {
         return Ok(format!(
-            "Optional, recommended: a tracker. Install br ({}), then `br init` here and {TASKS}.",
+            "Optional, recommended: a tracker, br. {}; then `br init` here and {TASKS}.",
             crate::work::tracker::INSTALL_HINT
         ));
     };

@@ -4,7 +4,7 @@ use clap::Args;
 use super::Run;
 use crate::exit::{ExitStatus, Stop};
 
-/// Gives no verdict: a reviewer gives its own, in its final message.
+/// How a reviewer gives its verdict: in its final message, not by a command.
 ///
 /// The review session `ralph loop` starts ends its final message with a
 /// line `VERDICT: approve`, or `VERDICT: reject` followed by one `- ` line

@@ -31,7 +31,7 @@ Exit status:
        invalid .ralph/config.toml, what the project's files would run not approved
        (`ralph trust`), nothing to --resume, --confined not possible here or widened
   3    waiting: .ralph/WAITING says a human is needed (its reason is shown)
-  4    limit reached: --max-iterations, --max-cost or --max-limit-wait
+  4    limit reached: --max-iterations, --max-cost, --max-time or --max-limit-wait
   5    no progress: sessions changed nothing (WAITING is written with the reason)
   130  interrupted: Ctrl+C, SIGTERM or SIGHUP, or you quit an interactive session
 
