@@ -654,6 +654,7 @@ fn limits_of(
             .as_ref()
             .map(|t| duration("max-time", Some(t)))
             .transpose()?,
+        push_each: o.push || o.pr,
     })
 }
 

@@ -746,6 +746,7 @@ impl Shell<'_> {
                 Event::Unchecked
             }
             Need::Settle => Event::Settled(self.settle(live)),
+            Need::Push => Event::Pushed(self.push_after_session(live)),
             Need::Record => Event::SessionEnded(Box::new(self.record_session(live)?)),
             Need::Look => self.between()?,
         })
@@ -989,6 +990,7 @@ impl Shell<'_> {
         engine::Settled {
             progress: p.progress,
             checked,
+            committed: p.after.head != live.before.head,
         }
     }
 
@@ -1064,20 +1066,13 @@ impl Shell<'_> {
             self.append(record)?;
         }
         let quit_by_user = self.quit_by_user(&p.ended);
-        let head_before = live.before.head.clone();
         // `before` is the next session's: this one's `after`.
         let step_before = std::mem::replace(&mut live.before, p.after).next;
-        let refused = match live.before.head != head_before {
-            true => self.push_after_session(live),
-            false => None,
-        };
-        let waiting = sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason);
         Ok(engine::Recorded {
             error,
             cost_usd: cost.unwrap_or(0.0),
             cost_unknown: cost.is_none(),
-            // A refused push needs a human before a session's own word.
-            waiting: refused.or(waiting),
+            waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
             quit_by_user,
             now_epoch: now_epoch(),
             step_before,
@@ -1085,16 +1080,18 @@ impl Shell<'_> {
         })
     }
 
-    /// `--push`: what a session committed goes to the remote as it ends; a
-    /// push that needs a human is why the loop stops (`Some`). A rebase
-    /// moved HEAD: the next session starts from there.
+    /// `--push` (`Need::Push`): what a session committed goes to the
+    /// remote as its round ends; why the push needs a human, if it does. A
+    /// rebase moved HEAD: the next session starts from there.
     fn push_after_session(&self, live: &mut Live) -> Option<String> {
         let ship = self.ship.as_ref()?;
         let root = &self.project.root;
         let refused = ship.push(root, &|s| self.ui.note(s)).err();
-        let now = progress::take(root, &self.project.spec());
-        if now.head != live.before.head {
-            live.before = now;
+        if let Some(p) = live.pending.as_mut() {
+            let now = progress::take(root, &self.project.spec());
+            if now.head != p.after.head {
+                p.after = now;
+            }
         }
         refused.map(|why| format!("--push: {why}"))
     }

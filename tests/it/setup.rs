@@ -759,9 +759,7 @@ fn init_says_how_to_set_up_the_tracker_and_runs_br_init_when_asked_at_a_terminal
         .arg("init")
         .stdout_with(0);
     assert!(
-        out.contains(
-            "  2. Optional, recommended: a tracker, br. Install beads_rust with: "
-        ),
+        out.contains("  2. Optional, recommended: a tracker, br. Install beads_rust with: "),
         "{out}"
     );
     // At a terminal, with br installed: asked, and done on a yes.

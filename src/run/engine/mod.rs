@@ -85,6 +85,9 @@ pub struct Limits {
     /// and the one running then ends at it.
     #[serde(default, with = "opt_secs")]
     pub max_time: Option<Duration>,
+    /// `--push`: what a session committed is pushed as its round ends.
+    #[serde(default)]
+    pub push_each: bool,
 }
 
 fn five() -> u32 {
@@ -113,6 +116,7 @@ impl Limits {
             gate_each: false,
             require_change: false,
             max_time: None,
+            push_each: false,
         }
     }
 }
@@ -331,11 +335,16 @@ pub enum Event {
     /// A session ended: how, before anything is judged.
     SessionRan(SessionRan),
     /// What it left is settled (`--commit auto`).
+    /// The session's commits pushed (`None`), or why the push needs a
+    /// human (`Need::Push`).
+    Pushed(Option<String>),
     Settled(Settled),
     /// Its record is written: the rest of what the loop counts.
     SessionEnded(Box<Recorded>),
     /// A limit wait ended, by running out or by a stop request.
-    Waited { stop: Option<String> },
+    Waited {
+        stop: Option<String>,
+    },
 }
 
 /// What every worker of a parallel run has spent, read (and this session
@@ -911,6 +920,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
         | Event::GateRan(_)
         | Event::Reviewed(_)
         | Event::Unchecked
+        | Event::Pushed(_)
         | Event::Settled(_) => {
             answer(s.round.get_or_insert_default(), limits, event);
             next_in_round(s, limits)
@@ -1026,6 +1036,8 @@ fn session_ended(s: &mut State, limits: &Limits, recorded: Recorded) -> Action {
     let r = s.round.take().unwrap_or_default();
     let judged = round::judged(&r, limits);
     let (ran, settled) = (r.session, r.settled);
+    // A refused push needs a human before a session's own WAITING.
+    let waiting = r.pushed.flatten().or(recorded.waiting);
     let report = Report {
         outcome: ran.map_or(SessionOutcome::Ok, |x| x.outcome),
         error: recorded.error,
@@ -1033,7 +1045,7 @@ fn session_ended(s: &mut State, limits: &Limits, recorded: Recorded) -> Action {
         cost_unknown: recorded.cost_unknown,
         progress: settled.map_or(Progress::Unknown, |x| x.progress),
         gate: judged.completion,
-        waiting: recorded.waiting,
+        waiting,
         quit_by_user: recorded.quit_by_user,
         now_epoch: recorded.now_epoch,
         step_before: recorded.step_before,
@@ -1080,6 +1092,7 @@ fn answer(r: &mut Round, rules: &Limits, event: Event) {
         (Need::Uncheck(Uncheck::NoChange { .. }), Event::Unchecked) => r.no_change_unchecked = true,
         (Need::Uncheck(Uncheck::Review), Event::Unchecked) => r.review_unchecked = true,
         (Need::Settle, Event::Settled(x)) => r.settled = Some(x),
+        (Need::Push, Event::Pushed(refused)) => r.pushed = Some(refused),
         (asked, event) => panic!("the round asked for {asked:?}, the shell answered {event:?}"),
     }
 }
@@ -1688,6 +1701,7 @@ mod tests {
         go(Event::Settled(Settled {
             progress: Progress::Changed,
             checked: vec![],
+            committed: true,
         }));
         let claim = Claim {
             protected: Vec::new(),
@@ -1771,6 +1785,7 @@ mod tests {
         let settled = Settled {
             progress: Progress::Changed,
             checked: vec!["br-2".into()],
+            committed: true,
         };
         assert_eq!(go(Event::Settled(settled)), NEXT);
         let claim = Claim {
@@ -1838,6 +1853,68 @@ mod tests {
                 agent: 0
             }
         );
+    }
+
+    #[test]
+    fn a_refused_push_after_a_session_stops_the_loop_for_a_human() {
+        let recorded = |waiting: Option<&str>| Recorded {
+            error: String::new(),
+            cost_usd: 0.0,
+            cost_unknown: false,
+            waiting: waiting.map(String::from),
+            quit_by_user: false,
+            now_epoch: 1_000_000,
+            step_before: None,
+            step_after: None,
+        };
+        let round = |pushed: Option<Option<String>>| Round {
+            session: Some(SessionRan {
+                session: 1,
+                outcome: SessionOutcome::Ok,
+                no_change: false,
+            }),
+            pushed,
+            ..Round::default()
+        };
+        type Row = (
+            &'static str,
+            Option<Option<String>>,
+            Option<&'static str>,
+            Action,
+        );
+        let refused = || Some(Some("--push: the remote refused".to_string()));
+        let rows: Vec<Row> = vec![
+            (
+                "refused: the loop waits, saying why",
+                refused(),
+                None,
+                stop(Outcome::Waiting, "--push: the remote refused"),
+            ),
+            (
+                "refused and a session's WAITING: the push's word first",
+                refused(),
+                Some("a password"),
+                stop(Outcome::Waiting, "--push: the remote refused"),
+            ),
+            ("pushed: on with the run", Some(None), None, NEXT),
+            (
+                "pushed and a session's WAITING: it waits for that",
+                Some(None),
+                Some("a password"),
+                stop(Outcome::Waiting, "a password"),
+            ),
+        ];
+        for (what, pushed, waiting, then) in rows {
+            let mut st = State {
+                round: Some(round(pushed)),
+                ..State::default()
+            };
+            assert_eq!(
+                session_ended(&mut st, &limits(), recorded(waiting)),
+                then,
+                "{what}"
+            );
+        }
     }
 
     #[test]

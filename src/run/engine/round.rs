@@ -89,6 +89,8 @@ pub struct SessionRan {
 pub struct Settled {
     pub progress: Progress,
     pub checked: Vec<String>,
+    /// The session (or `--commit auto` after it) made commits.
+    pub committed: bool,
 }
 
 /// What a round has learned so far.
@@ -106,6 +108,8 @@ pub struct Round {
     pub set_aside: bool,
     pub run_review: Option<Reviewed>,
     pub each_gate: Option<GateRan>,
+    /// `Need::Push` answered: `Some(why)` when it needs a human.
+    pub pushed: Option<Option<String>>,
 }
 
 /// The next thing a round needs done.
@@ -131,6 +135,8 @@ pub enum Need {
     /// Commit what the session left (`--commit auto`) and say what it
     /// changed (`Settled`).
     Settle,
+    /// Push what the session committed (`--push`; `Pushed`).
+    Push,
     /// Write the session's record and say how it ended (`SessionEnded`).
     Record,
     /// Between sessions: read the sentinels and the pace (`Between`).
@@ -192,6 +198,9 @@ pub fn plan(r: &Round, rules: &Limits) -> Need {
         && r.each_gate.is_none()
     {
         return Need::RunGate { each: true };
+    }
+    if rules.push_each && settled.committed && r.pushed.is_none() {
+        return Need::Push;
     }
     Need::Record
 }
@@ -594,6 +603,7 @@ mod tests {
         Some(Settled {
             progress: Progress::Changed,
             checked: checked.iter().map(|c| c.to_string()).collect(),
+            committed: true,
         })
     }
 
@@ -609,6 +619,10 @@ mod tests {
             ..rules()
         };
         let ok = || SessionOutcome::Ok;
+        let pushing = Limits {
+            push_each: true,
+            ..strict.clone()
+        };
         type Row = (&'static str, Round, Limits, Need);
         let rows: Vec<Row> = vec![
             (
@@ -715,6 +729,52 @@ mod tests {
                 },
                 strict.clone(),
                 Need::Record,
+            ),
+            (
+                "--push and commits: pushed before the record, after the gate",
+                Round {
+                    settled: settled(&[]),
+                    claim: Some(None),
+                    each_gate: gate(true),
+                    ..after(ok(), false)
+                },
+                pushing.clone(),
+                Need::Push,
+            ),
+            (
+                "--push, the push answered: record",
+                Round {
+                    settled: settled(&[]),
+                    claim: Some(None),
+                    each_gate: gate(true),
+                    pushed: Some(Some("--push: rejected".into())),
+                    ..after(ok(), false)
+                },
+                pushing.clone(),
+                Need::Record,
+            ),
+            (
+                "--push and no commit: nothing to push",
+                Round {
+                    settled: Some(Settled {
+                        committed: false,
+                        ..settled(&[]).unwrap()
+                    }),
+                    claim: Some(None),
+                    each_gate: gate(true),
+                    ..after(ok(), false)
+                },
+                pushing.clone(),
+                Need::Record,
+            ),
+            (
+                "--push, interrupted with commits: pushed all the same",
+                Round {
+                    settled: settled(&[]),
+                    ..after(SessionOutcome::Interrupted("SIGINT".into()), false)
+                },
+                pushing.clone(),
+                Need::Push,
             ),
         ];
         for (name, round, rules, need) in rows {
