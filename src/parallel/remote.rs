@@ -295,7 +295,7 @@ pub struct Never {
 /// A step branch on the remote: its commit, and whether its step is done
 /// there (its box checked in its spec).
 #[derive(Debug, Clone)]
-pub struct Pushed {
+pub struct StepBranch {
     pub sha: String,
     pub done: bool,
 }
@@ -306,7 +306,7 @@ pub fn pushed_steps(
     root: &Path,
     remote: &Target,
     steps: &[Step],
-) -> Result<BTreeMap<String, Pushed>> {
+) -> Result<BTreeMap<String, StepBranch>> {
     let heads = remote
         .heads(root, STEP_PREFIX)
         .map_err(|e| anyhow::anyhow!("cannot list the remote's step branches: {e}"))?;
@@ -324,7 +324,7 @@ pub fn pushed_steps(
         let done = texts::checked(&show(root, sha, ".ralph/spec.md"), &step.key());
         out.insert(
             slug,
-            Pushed {
+            StepBranch {
                 sha: sha.clone(),
                 done,
             },
@@ -339,7 +339,7 @@ pub fn pushed_steps(
 pub fn board(
     text: &str,
     order: &plan::Order,
-    pushed: &BTreeMap<String, Pushed>,
+    pushed: &BTreeMap<String, StepBranch>,
     base: &Base,
 ) -> Steps {
     let parsed = spec::parse(text);
@@ -464,14 +464,14 @@ mod tests {
         let mut pushed = BTreeMap::new();
         pushed.insert(
             slug(&steps[1]),
-            Pushed {
+            StepBranch {
                 sha: "s".into(),
                 done: true,
             },
         );
         pushed.insert(
             slug(&steps[2]),
-            Pushed {
+            StepBranch {
                 sha: "t".into(),
                 done: false,
             },
