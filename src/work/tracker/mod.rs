@@ -12,7 +12,7 @@ pub mod markdown;
 use std::fmt;
 use std::path::Path;
 
-pub use beads::{Beads, INSTALL_HINT, dotted_children};
+pub use beads::{Beads, INSTALL_HINT};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Issue {
