@@ -54,7 +54,7 @@ pub struct Add {
 /// no step names it yet.
 fn issue_step(project: &Project, spec_text: &str, n: u64) -> Result<(String, String)> {
     let failed = |e: String| Stop::with(ExitStatus::Failure, e);
-    let task = crate::work::issues::task_id(n);
+    let task = crate::work::tracker::github::task_id(n);
     if let Some(s) = spec::parse(spec_text)
         .steps
         .iter()
@@ -65,8 +65,8 @@ fn issue_step(project: &Project, spec_text: &str, n: u64) -> Result<(String, Str
             s.line
         )));
     }
-    let issues =
-        crate::work::issues::Issues::open(&project.root).map_err(|e| failed(e.to_string()))?;
+    let issues = crate::work::tracker::github::Issues::open(&project.root)
+        .map_err(|e| failed(e.to_string()))?;
     let issue = issues.issue(n).map_err(|e| failed(e.to_string()))?;
     if !issue.state.eq_ignore_ascii_case("open") {
         return Err(failed(format!(

@@ -46,10 +46,11 @@ impl Run for Complete {
         let project = Project::find()?;
         let kind = crate::work::tracker::configured(self.tracker, &project)
             .map_err(|e| crate::exit::Stop::with(ExitStatus::Failure, format!("refused: {e}")))?;
-        // A loop's session leaves GitHub's issues to the loop, which closes
-        // those of checked steps after it, and checks again.
+        // A loop's session leaves the tasks ralph closes (GitHub's issues)
+        // to the loop, which closes those of checked steps after it, and
+        // checks again.
         let in_loop = std::env::var_os(crate::handoff::env::LOOP).is_some();
-        let check = if kind == Some(Kind::Github) && in_loop {
+        let check = if crate::work::tracker::caps(kind).ralph_closes && in_loop {
             completion::check_boxes(&project.spec())?
         } else {
             completion::check(&project.spec(), &project.root, kind)?

@@ -354,62 +354,10 @@ fn slash_command(h: &Here) -> Verdict {
 }
 
 fn tracker(h: &Here) -> Verdict {
-    if h.cfg.as_ref().ok().and_then(|c| c.tracker) == Some(crate::work::tracker::Kind::Github) {
-        return github_tracker(h);
-    }
-    // A project with no .beads whose spec names no task uses none: its
-    // steps are checked by their boxes alone.
-    let uses_none = || {
-        std::fs::symlink_metadata(h.project.root.join(".beads")).is_err()
-            && crate::fsutil::read_optional_capped(&h.project.spec(), 1 << 20)
-                .ok()
-                .flatten()
-                .is_some_and(|t| !crate::work::spec::parse(&t).references_tasks())
-    };
-    match ["br", "bd"]
-        .into_iter()
-        .find_map(|t| which::which(t).ok().map(|p| (t, p)))
-    {
-        Some((t, p)) => pass(format!("{t} at {}", p.display())),
-        None if uses_none() => pass(
-            "none used here: no .beads, and the spec names no task (its steps are checked by their boxes; br adds tasks)",
-        ),
-        None => fail(
-            "neither br nor bd is on PATH (verify-sync cannot check tasks)",
-            crate::work::tracker::INSTALL_HINT,
-        ),
-    }
-}
-
-/// GitHub's issues as the tracker: `origin` names the repository, and a
-/// token is there (looked for in the environment only: doctor runs nothing,
-/// not even `gh`, and sends nothing).
-fn github_tracker(h: &Here) -> Verdict {
-    let repo = match crate::work::issues::origin_repo(&h.project.root) {
-        Ok(r) => r,
-        Err(e) => {
-            return fail(
-                e.to_string(),
-                "git remote add origin https://github.com/OWNER/REPO.git",
-            );
-        }
-    };
-    let env = crate::secrets::var;
-    let explicit = std::env::var_os("GITHUB_API_URL").is_some();
-    let names = crate::github::token::vars_for(&repo.host, explicit);
-    match crate::github::token::find_with(names, env, || None) {
-        Some((_, from)) => pass(format!(
-            "GitHub issues of {repo} (labelled `{}`), token from {}",
-            crate::work::issues::DEFAULT_LABEL,
-            from.name()
-        )),
-        None if which::which("gh").is_ok() => pass(format!(
-            "GitHub issues of {repo}; no GH_TOKEN or GITHUB_TOKEN: ralph asks `gh auth token`"
-        )),
-        None => fail(
-            format!("tracker github ({repo}): no GH_TOKEN or GITHUB_TOKEN, and no `gh`"),
-            "set GH_TOKEN to a token that may read and write the repository's issues, or `gh auth login`",
-        ),
+    let kind = h.cfg.as_ref().ok().and_then(|c| c.tracker);
+    match crate::work::tracker::health(kind, &h.project) {
+        crate::work::tracker::Health::Pass(said) => pass(said),
+        crate::work::tracker::Health::Fail(what, fix) => fail(what, &fix),
     }
 }
 

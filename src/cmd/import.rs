@@ -59,7 +59,7 @@ pub struct Import {
     path: PathBuf,
 
     /// With `github`: the label of the issues to import
-    #[arg(long, value_name = "LABEL", default_value = crate::work::issues::DEFAULT_LABEL)]
+    #[arg(long, value_name = "LABEL", default_value = crate::work::tracker::github::DEFAULT_LABEL)]
     label: String,
 
     /// Write without asking
@@ -774,7 +774,7 @@ pub(crate) fn project_tracker(
 /// and their tasks.
 fn read_issues(project: &Project, label: &str) -> Result<(Read, Vec<String>)> {
     let failed = |e: tracker::TrackerError| refuse(format!("{e}; nothing imported"));
-    let issues = crate::work::issues::Issues::open(&project.root).map_err(failed)?;
+    let issues = crate::work::tracker::github::Issues::open(&project.root).map_err(failed)?;
     let repo = issues.repo().to_string();
     let open = issues.open_labelled(label).map_err(failed)?;
     if open.is_empty() {
@@ -825,7 +825,7 @@ impl Import {
         let tracker = crate::config::load(&project.config())
             .ok()
             .and_then(|c| c.tracker);
-        if tracker != Some(tracker::Kind::Github) {
+        if !tracker::caps(tracker).issue_tasks {
             outln!(
                 "Next: set `tracker = \"github\"` in .ralph/config.toml (then `ralph trust`), so that the loop checks the issues and closes each once its step is done; commit .ralph/, then `ralph loop`."
             );

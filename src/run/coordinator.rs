@@ -98,11 +98,7 @@ pub fn refuse_what_cannot_start(
             format!(
                 "--parallel: these tasks wait on each other, so none of them could start: {} (remove one with {})",
                 c.join(" → "),
-                if tracker == Some(crate::work::tracker::Kind::Github) {
-                    "an edit of its issue's \"Blocked by\" / \"Depends on\" line"
-                } else {
-                    "`br dep remove`"
-                }
+                crate::work::tracker::caps(tracker).unblock
             ),
         ));
     }
@@ -518,7 +514,7 @@ impl Coordinator<'_> {
                 dir: &dir,
                 prompt: &prompt,
                 budget: &budget,
-                needs_token: self.shell.s.tracker == Some(crate::work::tracker::Kind::Github),
+                needs_token: self.shell.s.tracker.is_some_and(|k| k.uses_token()),
             },
         )?;
         live.running.push(running);
@@ -546,8 +542,8 @@ impl Coordinator<'_> {
     /// assigned): said, not fatal, when the tracker refuses.
     fn claim(&self, step: Option<&spec::Step>, worker: &str) {
         if let Some(task) = step.and_then(|s| s.task.as_deref())
-            && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
-            && let Err(e) = beads.claim(task, Some(worker))
+            && let Err(e) =
+                crate::work::tracker::claim(self.shell.s.tracker, self.root(), task, Some(worker))
         {
             self.shell
                 .ui
@@ -693,15 +689,8 @@ impl Coordinator<'_> {
     fn release(&self, key: &str) {
         let Ok(text) = self.spec_text() else { return };
         let parsed = spec::parse(&text);
-        if let Some(task) = texts::find(&parsed.steps, key).and_then(|s| s.task.clone())
-            && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
-        {
-            let closed = beads
-                .snapshot(None)
-                .is_ok_and(|s| s.issues.iter().any(|i| i.id == task && i.is_closed()));
-            if !closed {
-                let _ = beads.claim(&task, None);
-            }
+        if let Some(task) = texts::find(&parsed.steps, key).and_then(|s| s.task.clone()) {
+            crate::work::tracker::release(self.shell.s.tracker, self.root(), &task);
         }
     }
 
@@ -844,11 +833,9 @@ impl Coordinator<'_> {
         let parsed = spec::parse(&text);
         if let Some(step) = texts::find(&parsed.steps, key) {
             // (GitHub's issue is closed only once merged with the gate
-            // passing: nothing to reopen; `detect` has no beads for it.)
-            if let Some(task) = &step.task
-                && let Ok(beads) = crate::work::tracker::detect(self.shell.s.tracker, self.root())
-            {
-                let _ = beads.reopen(task);
+            // passing: nothing to reopen.)
+            if let Some(task) = &step.task {
+                let _ = crate::work::tracker::reopen(self.shell.s.tracker, self.root(), task);
             }
             let text = spec::set_box(&text, step.line, false);
             crate::fsutil::atomic_write(&spec_path, text.as_bytes(), 0o644)?;
@@ -890,11 +877,12 @@ impl Coordinator<'_> {
         let parsed = spec::parse(&self.spec_text()?);
         let task = texts::find(&parsed.steps, key).and_then(|s| s.task.clone());
         let done: Vec<String> = task.into_iter().collect();
-        if let Some(said) = crate::work::issues::close_done(
+        for said in crate::work::tracker::close_done(
             self.shell.s.tracker,
             self.shell.s.shipping.pr,
             self.root(),
             &done,
+            None,
         ) {
             self.shell.ui.note(&said);
         }

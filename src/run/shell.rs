@@ -167,26 +167,16 @@ impl Shell<'_> {
     /// left to you.
     fn close_done_issues(&self, at_start: Option<&[String]>) {
         if self.s.workers.worker.is_some()
-            || self.s.tracker != Some(crate::work::tracker::Kind::Github)
+            || !crate::work::tracker::caps(self.s.tracker).ralph_closes
         {
             return;
         }
-        let done = self.step_tasks(true);
-        let (done, later) = match at_start {
-            Some(at_start) => crate::work::issues::closable(&done, at_start),
-            None => (done, Vec::new()),
-        };
-        if !later.is_empty() {
-            self.ui.note(&format!(
-                "left open on GitHub: {} (not steps when the run began; close them yourself if they are done)",
-                later.join(", ")
-            ));
-        }
-        if let Some(said) = crate::work::issues::close_done(
+        for said in crate::work::tracker::close_done(
             self.s.tracker,
             self.s.shipping.pr,
             &self.project.root,
-            &done,
+            &self.step_tasks(true),
+            at_start,
         ) {
             self.ui.note(&said);
         }
@@ -391,10 +381,7 @@ impl Shell<'_> {
         // Without a tracker to ask, the box is the word; so for a GitHub
         // issue (no beads task; the tracker github closes it on the merge).
         if let Some(task) = &step.task
-            && crate::work::spec::issue_number(task).is_none()
-            && let Ok(beads) = crate::work::tracker::detect(self.s.tracker, root)
-            && let Ok(snap) = beads.snapshot(None)
-            && !snap.issues.iter().any(|i| &i.id == task && i.is_closed())
+            && crate::work::tracker::is_closed(self.s.tracker, root, task) == Some(false)
         {
             return Ok(None);
         }
@@ -471,7 +458,7 @@ impl Shell<'_> {
                     s.limits.clone(),
                     before.head.clone(),
                 );
-                if s.tracker == Some(crate::work::tracker::Kind::Github) {
+                if crate::work::tracker::caps(s.tracker).ralph_closes {
                     saved.issues_at_start = Some(self.step_tasks(false));
                 }
                 if s.shipping.pr {

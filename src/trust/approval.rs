@@ -105,7 +105,9 @@ fn last_parts(cfg: &Options) -> [(&'static str, Option<Value>); 5] {
         // Calls GitHub with your token, and closes issues there.
         (
             "tracker",
-            (cfg.tracker == Some(crate::config::Kind::Github)).then(|| json!("github")),
+            cfg.tracker
+                .filter(|k| k.uses_token())
+                .map(|k| json!(k.word())),
         ),
     ]
 }

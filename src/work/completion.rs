@@ -111,8 +111,8 @@ pub struct Completion {
     pub commit_auto: bool,
 }
 
-/// The check as a run makes it. GitHub's issues that the run's pull
-/// request closes (`--pr`: `Closes #N`) stay open until it is merged, so
+/// The check as a run makes it. Tasks that the run's pull request closes
+/// (GitHub's issues, `--pr`: `Closes #N`) stay open until it is merged, so
 /// there the boxes are the word.
 pub fn check_run(
     spec_path: &Path,
@@ -120,15 +120,15 @@ pub fn check_run(
     tracker: Option<Kind>,
     closes_on_merge: bool,
 ) -> Result<Result<Judgement, CannotCheck>> {
-    if tracker == Some(Kind::Github) && closes_on_merge {
+    if tracker::caps(tracker).ralph_closes && closes_on_merge {
         return check_boxes(spec_path);
     }
     check(spec_path, project_root, tracker)
 }
 
-/// The check of the spec alone, no tracker asked: for a loop's session
-/// whose tasks are GitHub issues, which the loop closes (and checks) once
-/// the session is over.
+/// The check of the spec alone, no tracker asked (`tracker::markdown`):
+/// for a loop's session whose tasks ralph closes (GitHub's issues), which
+/// the loop closes (and checks) once the session is over.
 pub fn check_boxes(spec_path: &Path) -> Result<Result<Judgement, CannotCheck>> {
     check_against(spec_path, None)
 }
@@ -175,8 +175,8 @@ fn text_against(
     let mut tracker_name = None;
     // Issues (`[#12]`) are tasks of the GitHub tracker only: with beads
     // (or none) such a step is checked by its box, as it always was.
-    let github = tracker.is_some_and(|(_, k)| k == Some(Kind::Github));
-    let compared = if github {
+    let issue_tasks = tracker.is_some_and(|(_, k)| tracker::caps(k).issue_tasks);
+    let compared = if issue_tasks {
         spec.clone()
     } else {
         spec.without_issue_tasks()

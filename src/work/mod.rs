@@ -6,7 +6,6 @@ pub mod budget;
 pub mod completion;
 pub mod gate;
 pub mod import;
-pub mod issues;
 pub mod plan;
 pub mod progress_log;
 pub mod project;

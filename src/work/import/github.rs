@@ -20,7 +20,7 @@ pub fn plan(repo: &str, label: &str, issues: &[Issue]) -> (Plan, Vec<String>) {
         .collect();
     let tasks = issues
         .iter()
-        .map(|i| crate::work::issues::task_id(i.number))
+        .map(|i| crate::work::tracker::github::task_id(i.number))
         .collect();
     let plan = Plan {
         format: Format::GitHub,

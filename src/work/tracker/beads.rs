@@ -1,91 +1,117 @@
-//! The task tracker (beads: `br`, or the original `bd`; or GitHub's issues)
-//! behind one small interface, read in one call: `list --all --json`, never
-//! one call per step.
+//! beads as the tracker: `br` (beads_rust) or the original `bd`, read in
+//! one call (`list --all --json`, never one call per step). A session
+//! closes its own tasks (`br close`); ralph claims a parallel run's tasks
+//! for its workers, and opens again those whose merge it undid.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Issue {
-    pub id: String,
-    pub status: String,
-    pub title: String,
-    pub parent: Option<String>,
-}
-
-impl Issue {
-    pub fn is_closed(&self) -> bool {
-        self.status.eq_ignore_ascii_case("closed")
-    }
-}
-
-/// What the comparison needs from the tracker.
-#[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    pub issues: Vec<Issue>,
-    /// Children of the epic the spec names; `None` when it names none.
-    pub epic_children: Option<Vec<String>>,
-    /// The epic is not known to the tracker.
-    pub epic_missing: bool,
-}
-
-/// Why the tracker could not be read: verify-sync exits 2 on these.
-#[derive(Debug)]
-pub enum TrackerError {
-    Missing(String),
-    Failed(String),
-}
-
-impl fmt::Display for TrackerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            TrackerError::Missing(m) | TrackerError::Failed(m) => write!(f, "{m}"),
-        }
-    }
-}
-
-impl std::error::Error for TrackerError {}
-
-/// Which tracker (`--tracker`, `[tracker]`): defined with the settings.
-pub use crate::config::Kind;
+use super::{Caps, Health, Issue, Snapshot, TrackerError};
 
 pub const INSTALL_HINT: &str = "Install beads_rust with: RUSTC_BOOTSTRAP=1 cargo install beads_rust --version 0.7.6 \
 --no-default-features --locked --ignore-rust-version (it needs a nightly feature on stable Rust; see README)";
 
-/// What a session runs besides its agent's own tools: `ralph`, and the
-/// tracker when the project keeps its tasks in one (`.beads/`).
-pub fn session_programs(kind: Option<Kind>, project: &Path) -> Vec<&'static str> {
-    let mut programs = vec!["ralph"];
-    if project.join(".beads").is_dir()
-        && let Ok(b) = detect(kind, project)
-    {
-        programs.push(b.name());
+/// beads as a row of the trackers: the one asked for (`None`: `br`, else
+/// `bd`, whichever is on PATH).
+pub(super) struct Choice(Option<Flavour>);
+
+pub(super) static ANY: Choice = Choice(None);
+pub(super) static BR: Choice = Choice(Some(Flavour::Br));
+pub(super) static BD: Choice = Choice(Some(Flavour::Bd));
+
+static CAPS: Caps = Caps {
+    ralph_closes: false,
+    issue_tasks: false,
+    unblock: "`br dep remove`",
+};
+
+impl super::Backend for Choice {
+    fn caps(&self) -> &'static Caps {
+        &CAPS
     }
-    programs
+
+    fn open(&self, root: &Path) -> Result<super::Tracker, TrackerError> {
+        Ok(Box::new(self.maker(root)?))
+    }
+
+    fn maker(&self, root: &Path) -> Result<Beads, TrackerError> {
+        detect(self.0, root)
+    }
+
+    /// br or bd on PATH; with neither, a project that keeps no tasks (the
+    /// spec alone) is fine.
+    fn health(&self, project: &crate::work::project::Project) -> Health {
+        match ["br", "bd"]
+            .into_iter()
+            .find_map(|t| which::which(t).ok().map(|p| (t, p)))
+        {
+            Some((t, p)) => Health::Pass(format!("{t} at {}", p.display())),
+            None if super::markdown::in_use(project) => super::markdown::health(),
+            None => Health::Fail(
+                "neither br nor bd is on PATH (verify-sync cannot check tasks)".into(),
+                INSTALL_HINT.into(),
+            ),
+        }
+    }
+
+    fn session_program(&self, project: &Path) -> Option<&'static str> {
+        if !project.join(".beads").is_dir() {
+            return None;
+        }
+        detect(self.0, project).ok().map(|b| b.name())
+    }
+
+    /// Said by the caller when beads refuses; nothing when it is not there.
+    fn claim(&self, root: &Path, task: &str, worker: Option<&str>) -> Result<(), TrackerError> {
+        match detect(self.0, root) {
+            Ok(b) => b.claim(task, worker),
+            Err(_) => Ok(()),
+        }
+    }
+
+    fn release(&self, root: &Path, task: &str) {
+        let Ok(b) = detect(self.0, root) else { return };
+        let closed = b
+            .snapshot(None)
+            .is_ok_and(|s| s.issues.iter().any(|i| i.id == task && i.is_closed()));
+        if !closed {
+            let _ = b.claim(task, None);
+        }
+    }
+
+    fn reopen(&self, root: &Path, task: &str) -> Result<(), TrackerError> {
+        match detect(self.0, root) {
+            Ok(b) => b.reopen(task),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// A GitHub issue (`#12`) is no task of beads': its box is the word.
+    fn is_closed(&self, root: &Path, task: &str) -> Option<bool> {
+        if crate::work::spec::issue_number(task).is_some() {
+            return None;
+        }
+        let snap = detect(self.0, root).ok()?.snapshot(None).ok()?;
+        Some(snap.issues.iter().any(|i| i.id == task && i.is_closed()))
+    }
 }
 
-/// The tracker to use: the one asked for, else `br`, else `bd`, on PATH.
-pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Beads, TrackerError> {
+/// The beads on PATH: the one asked for, else `br`, else `bd`.
+fn detect(asked: Option<Flavour>, project: &Path) -> Result<Beads, TrackerError> {
     let find = |name: &str| which::which(name).ok();
-    let (kind, bin) = match kind {
-        Some(Kind::Github) => {
-            return Err(TrackerError::Missing(
-                "tracker github makes no tasks of its own: open an issue on GitHub (labelled `ralph`), then `ralph add --issue N` or `ralph import github`".into(),
-            ));
-        }
-        Some(k) => {
-            let name = if k == Kind::Br { "br" } else { "bd" };
+    let (flavour, bin) = match asked {
+        Some(f) => {
+            let name = f.name();
             let bin = find(name).ok_or_else(|| {
                 TrackerError::Missing(format!("`{name}` is not on PATH. {INSTALL_HINT}"))
             })?;
-            (k, bin)
+            (f, bin)
         }
         None => match (find("br"), find("bd")) {
-            (Some(b), _) => (Kind::Br, b),
-            (None, Some(b)) => (Kind::Bd, b),
+            (Some(b), _) => (Flavour::Br, b),
+            (None, Some(b)) => (Flavour::Bd, b),
             (None, None) => {
                 return Err(TrackerError::Missing(format!(
                     "no task tracker found: neither `br` nor `bd` is on PATH. {INSTALL_HINT}"
@@ -94,92 +120,25 @@ pub fn detect(kind: Option<Kind>, project: &Path) -> Result<Beads, TrackerError>
         },
     };
     Ok(Beads {
-        kind,
+        flavour,
         bin,
         project: project.to_path_buf(),
     })
 }
 
-/// The tracker a command asks: its `--tracker`, else the project config's
-/// (`.ralph/config.toml`, unreadable: none). A config's `github` counts
-/// only once approved (`ralph trust`): a clone's file must not make ralph
-/// use your token on its say-so.
-pub fn configured(
-    flag: Option<Kind>,
-    project: &crate::work::project::Project,
-) -> Result<Option<Kind>, TrackerError> {
-    if flag.is_some() {
-        return Ok(flag);
-    }
-    let Ok(cfg) = crate::config::load(&project.config()) else {
-        return Ok(None);
-    };
-    if cfg.tracker == Some(Kind::Github)
-        && matches!(
-            crate::trust::approval::standing(&project.root, &cfg),
-            crate::trust::approval::Standing::NotApproved { .. }
-        )
-    {
-        return Err(TrackerError::Missing(
-            "tracker = \"github\" in .ralph/config.toml is not approved: read the file, then `ralph trust` (or pass --tracker github)".into(),
-        ));
-    }
-    Ok(cfg.tracker)
+/// Which beads: the two take the same commands, and print their lists
+/// differently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Flavour {
+    Br,
+    Bd,
 }
 
-/// The tasks each task waits for, and which tasks are closed.
-pub type Waits = (
-    std::collections::BTreeMap<String, Vec<String>>,
-    std::collections::BTreeSet<String>,
-);
-
-/// Either tracker: beads (a program) or GitHub's issues.
-pub enum Tracker {
-    Beads(Beads),
-    GitHub(crate::work::issues::Issues),
-}
-
-/// The tracker to use: GitHub's issues when asked for, else beads as
-/// `detect` finds it.
-pub fn open(kind: Option<Kind>, project: &Path) -> Result<Tracker, TrackerError> {
-    match kind {
-        Some(Kind::Github) => crate::work::issues::Issues::open(project).map(Tracker::GitHub),
-        k => detect(k, project).map(Tracker::Beads),
-    }
-}
-
-impl Tracker {
-    pub fn name(&self) -> &'static str {
+impl Flavour {
+    fn name(self) -> &'static str {
         match self {
-            Tracker::Beads(b) => b.name(),
-            Tracker::GitHub(_) => "GitHub issues",
-        }
-    }
-
-    /// The tracker's issues (GitHub's: the labelled ones and those
-    /// `tasks` name), and the epic's children.
-    pub fn snapshot(&self, epic: Option<&str>, tasks: &[String]) -> Result<Snapshot, TrackerError> {
-        match self {
-            Tracker::Beads(b) => b.snapshot(epic),
-            Tracker::GitHub(g) => g.snapshot(epic, tasks),
-        }
-    }
-
-    /// The tasks each of `ids` waits for, and which tasks are closed.
-    pub fn order(&self, ids: &[String]) -> Result<Waits, TrackerError> {
-        match self {
-            Tracker::Beads(b) => {
-                let blockers = b.blockers(ids)?;
-                let closed = b
-                    .snapshot(None)?
-                    .issues
-                    .into_iter()
-                    .filter(|i| i.is_closed())
-                    .map(|i| i.id)
-                    .collect();
-                Ok((blockers, closed))
-            }
-            Tracker::GitHub(g) => g.order(ids),
+            Flavour::Br => "br",
+            Flavour::Bd => "bd",
         }
     }
 }
@@ -187,7 +146,7 @@ impl Tracker {
 /// The tracker: `br` or `bd`, the same `list --all --json` call, the
 /// epic's children found from what each prints.
 pub struct Beads {
-    kind: Kind,
+    flavour: Flavour,
     bin: PathBuf,
     project: PathBuf,
 }
@@ -310,13 +269,30 @@ pub fn dotted_children(issues: &[Issue], epic: &str) -> Vec<String> {
         .collect()
 }
 
+impl super::Reader for Beads {
+    fn name(&self) -> &'static str {
+        Beads::name(self)
+    }
+
+    fn snapshot(&self, epic: Option<&str>, _tasks: &[String]) -> Result<Snapshot, TrackerError> {
+        Beads::snapshot(self, epic)
+    }
+
+    fn order(&self, ids: &[String]) -> Result<super::Waits, TrackerError> {
+        let blockers = self.blockers(ids)?;
+        let closed = Beads::snapshot(self, None)?
+            .issues
+            .into_iter()
+            .filter(|i| i.is_closed())
+            .map(|i| i.id)
+            .collect();
+        Ok((blockers, closed))
+    }
+}
+
 impl Beads {
     pub fn name(&self) -> &'static str {
-        match self.kind {
-            Kind::Br => "br",
-            // (A `Beads` is never GitHub's: `detect` refuses it.)
-            Kind::Bd | Kind::Github => "bd",
-        }
+        self.flavour.name()
     }
 
     /// A new task (under `parent`, with `description`); its id.
@@ -462,9 +438,9 @@ impl Beads {
         if ids.is_empty() {
             return Ok(());
         }
-        let mut args: Vec<&str> = match self.kind {
-            Kind::Br => vec!["delete", "--force", "--hard", "--reason", reason, "--"],
-            Kind::Bd | Kind::Github => vec!["delete", "--force", "--"],
+        let mut args: Vec<&str> = match self.flavour {
+            Flavour::Br => vec!["delete", "--force", "--hard", "--reason", reason, "--"],
+            Flavour::Bd => vec!["delete", "--force", "--"],
         };
         args.extend(ids.iter().map(String::as_str));
         self.change(&args)
@@ -474,8 +450,8 @@ impl Beads {
         // br builds and prints every field of every issue unless told which:
         // asking for the three we read makes the call about a fifth cheaper
         // on 2,000 issues. bd has no such option.
-        let args: &[&str] = match self.kind {
-            Kind::Br => &[
+        let args: &[&str] = match self.flavour {
+            Flavour::Br => &[
                 "list",
                 "--all",
                 "--json",
@@ -484,13 +460,13 @@ impl Beads {
                 "--fields",
                 "id,status,title",
             ],
-            Kind::Bd | Kind::Github => &["list", "--all", "--json", "--limit", "0"],
+            Flavour::Bd => &["list", "--all", "--json", "--limit", "0"],
         };
         let issues = finish(self.name(), args, spawn(&self.bin, &self.project, args)?)?;
-        let epic_children = epic.map(|e| match self.kind {
-            Kind::Br => dotted_children(&issues, e),
+        let epic_children = epic.map(|e| match self.flavour {
+            Flavour::Br => dotted_children(&issues, e),
             // bd's list items carry their parent.
-            Kind::Bd | Kind::Github => issues
+            Flavour::Bd => issues
                 .iter()
                 .filter(|i| {
                     i.parent

@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use super::{Caps, Health, Issue, Snapshot, TrackerError, Waits};
 use crate::github::{self, Client, Error, IssueFilter, Repo};
 use crate::work::spec::issue_number;
-use crate::work::tracker::{Issue, Snapshot, TrackerError, Waits};
 
 /// The label that marks the issues ralph works, unless told another.
 pub const DEFAULT_LABEL: &str = "ralph";
@@ -109,6 +109,88 @@ pub fn origin_repo(root: &Path) -> Result<Repo, TrackerError> {
     })
 }
 
+/// GitHub's issues as a row of the trackers.
+pub(super) struct GitHub;
+
+pub(super) static GITHUB: GitHub = GitHub;
+
+static CAPS: Caps = Caps {
+    ralph_closes: true,
+    issue_tasks: true,
+    unblock: "an edit of its issue's \"Blocked by\" / \"Depends on\" line",
+};
+
+impl super::Backend for GitHub {
+    fn caps(&self) -> &'static Caps {
+        &CAPS
+    }
+
+    fn open(&self, root: &Path) -> Result<super::Tracker, TrackerError> {
+        Ok(Box::new(Issues::open(root)?))
+    }
+
+    fn maker(&self, _root: &Path) -> Result<super::Beads, TrackerError> {
+        Err(TrackerError::Missing(
+            "tracker github makes no tasks of its own: open an issue on GitHub (labelled `ralph`), then `ralph add --issue N` or `ralph import github`".into(),
+        ))
+    }
+
+    /// `origin` names the repository, and a token is there (looked for in
+    /// the environment only: doctor runs nothing, not even `gh`, and sends
+    /// nothing).
+    fn health(&self, project: &crate::work::project::Project) -> Health {
+        let repo = match origin_repo(&project.root) {
+            Ok(r) => r,
+            Err(e) => {
+                return Health::Fail(
+                    e.to_string(),
+                    "git remote add origin https://github.com/OWNER/REPO.git".into(),
+                );
+            }
+        };
+        let env = crate::secrets::var;
+        let explicit = std::env::var_os("GITHUB_API_URL").is_some();
+        let names = crate::github::token::vars_for(&repo.host, explicit);
+        match crate::github::token::find_with(names, env, || None) {
+            Some((_, from)) => Health::Pass(format!(
+                "GitHub issues of {repo} (labelled `{DEFAULT_LABEL}`), token from {}",
+                from.name()
+            )),
+            None if which::which("gh").is_ok() => Health::Pass(format!(
+                "GitHub issues of {repo}; no GH_TOKEN or GITHUB_TOKEN: ralph asks `gh auth token`"
+            )),
+            None => Health::Fail(
+                format!("tracker github ({repo}): no GH_TOKEN or GITHUB_TOKEN, and no `gh`"),
+                "set GH_TOKEN to a token that may read and write the repository's issues, or `gh auth login`".into(),
+            ),
+        }
+    }
+
+    /// Only the issues that were steps when the run began (`at_start`):
+    /// one a session names later is left to you, and said.
+    fn close_done(
+        &self,
+        root: &Path,
+        closes_on_merge: bool,
+        done: &[String],
+        at_start: Option<&[String]>,
+    ) -> Vec<String> {
+        let (done, later) = match at_start {
+            Some(at_start) => closable(done, at_start),
+            None => (done.to_vec(), Vec::new()),
+        };
+        let mut said = Vec::new();
+        if !later.is_empty() {
+            said.push(format!(
+                "left open on GitHub: {} (not steps when the run began; close them yourself if they are done)",
+                later.join(", ")
+            ));
+        }
+        said.extend(close_done(closes_on_merge, root, &done));
+        said
+    }
+}
+
 /// The issues of `origin`'s repository, as the tracker.
 pub struct Issues {
     client: Client,
@@ -190,7 +272,7 @@ impl Issues {
 
     /// What the comparison needs: the issues the tasks name (and the
     /// labelled ones). GitHub has no epics: a named one is unknown.
-    pub fn snapshot(&self, epic: Option<&str>, tasks: &[String]) -> Result<Snapshot, TrackerError> {
+    fn read(&self, epic: Option<&str>, tasks: &[String]) -> Result<Snapshot, TrackerError> {
         let wanted: Vec<u64> = tasks.iter().filter_map(|t| issue_number(t)).collect();
         let issues = self
             .fetch(&wanted, SPECS)?
@@ -211,7 +293,7 @@ impl Issues {
 
     /// The issues each task waits for (from its body), and which of the
     /// tasks and their blockers are closed.
-    pub fn order(&self, tasks: &[String]) -> Result<Waits, TrackerError> {
+    fn waits(&self, tasks: &[String]) -> Result<Waits, TrackerError> {
         let wanted: Vec<u64> = tasks.iter().filter_map(|t| issue_number(t)).collect();
         let first = self.fetch(&wanted, SPECS)?;
         let mut blockers = BTreeMap::new();
@@ -264,11 +346,25 @@ impl Issues {
     }
 }
 
+impl super::Reader for Issues {
+    fn name(&self) -> &'static str {
+        "GitHub issues"
+    }
+
+    fn snapshot(&self, epic: Option<&str>, tasks: &[String]) -> Result<Snapshot, TrackerError> {
+        self.read(epic, tasks)
+    }
+
+    fn order(&self, ids: &[String]) -> Result<Waits, TrackerError> {
+        self.waits(ids)
+    }
+}
+
 /// Of the done steps' `tasks`, those ralph may close on GitHub: the issues
 /// that were steps when the run began (`at_start`). A session that adds a
 /// step naming another issue and checks it does not get that issue closed
 /// with your token; those are the second list, to be said.
-pub fn closable(tasks: &[String], at_start: &[String]) -> (Vec<String>, Vec<String>) {
+fn closable(tasks: &[String], at_start: &[String]) -> (Vec<String>, Vec<String>) {
     tasks
         .iter()
         .filter(|t| issue_number(t).is_some())
@@ -276,23 +372,18 @@ pub fn closable(tasks: &[String], at_start: &[String]) -> (Vec<String>, Vec<Stri
         .partition(|t| at_start.contains(t))
 }
 
-/// A done step's issues closed (the run has the GitHub tracker, and no
-/// pull request that closes them): what to say, if anything.
+/// A done step's issues closed (unless a pull request closes them): what
+/// to say, if anything.
 ///
 /// `closes_on_merge`: the run's pull request closes them (`--pr`: `Closes
 /// #N` in its body, closed by GitHub on merge), not ralph.
-pub fn close_done(
-    tracker: Option<crate::work::tracker::Kind>,
-    closes_on_merge: bool,
-    root: &Path,
-    tasks: &[String],
-) -> Option<String> {
+fn close_done(closes_on_merge: bool, root: &Path, tasks: &[String]) -> Option<String> {
     let tasks: Vec<String> = tasks
         .iter()
         .filter(|t| issue_number(t).is_some())
         .cloned()
         .collect();
-    if tracker != Some(crate::work::tracker::Kind::Github) || tasks.is_empty() || closes_on_merge {
+    if tasks.is_empty() || closes_on_merge {
         return None;
     }
     match Issues::open(root).and_then(|i| i.close(&tasks)) {
@@ -317,6 +408,25 @@ mod tests {
             (v("#1 #2"), v("#42"))
         );
         assert_eq!(closable(&v("#1"), &[]), (vec![], v("#1")));
+    }
+
+    #[test]
+    fn an_issue_named_after_the_run_began_is_said_and_left_open() {
+        use crate::work::tracker::Backend;
+        let v = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        // Nothing of the run's own to close: GitHub is not asked.
+        let said = GITHUB.close_done(Path::new("/nonexistent"), false, &v("#42"), Some(&v("#1")));
+        assert_eq!(
+            said,
+            [
+                "left open on GitHub: #42 (not steps when the run began; close them yourself if they are done)"
+            ]
+        );
+        assert!(
+            GITHUB
+                .close_done(Path::new("/nonexistent"), true, &v("#1"), None)
+                .is_empty()
+        );
     }
 
     #[test]
