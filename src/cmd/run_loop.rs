@@ -775,6 +775,9 @@ fn keep_invocation(project: &Project, run: &RunDir, record: Option<Invocation>, 
             resumed: Vec::new(),
             issues_at_start: None,
             pr_issues_at_start: None,
+            // The project's pull request stays known to the runs after it.
+            pull_request: crate::history::invocation::load(&project.root)
+                .and_then(|i| i.pull_request),
         },
     };
     if let Err(e) = crate::history::invocation::save(&project.root, &inv) {

@@ -634,9 +634,11 @@ impl Run for Status {
             protected: protected_touched(&project),
             parallel: RunDir::latest(&project.runs())
                 .and_then(|r| crate::run::coordinator::board_of(&r.path)),
-            pull_request: RunDir::newest_first(&project.runs())
-                .take(50)
-                .find_map(|r| r.summary()?.pull_request),
+            // As ralph's record keeps it (no listing of every past run), or
+            // as the newest run's summary says.
+            pull_request: crate::history::invocation::load(&project.root)
+                .and_then(|i| i.pull_request)
+                .or_else(|| RunDir::latest(&project.runs())?.summary()?.pull_request),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

@@ -26,6 +26,25 @@ pub struct Invocation {
     pub issues_at_start: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_issues_at_start: Option<Vec<u64>>,
+    /// The pull request the newest run with `--pr` opened or updated,
+    /// carried from run to run: what `status` shows without reading every
+    /// past run's summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<crate::history::records::PullShown>,
+}
+
+/// Keep `pr` as the project's pull request, in the record of the run that
+/// opened or updated it.
+pub fn keep_pull_request(
+    root: &Path,
+    run_id: &str,
+    pr: &crate::history::records::PullShown,
+) -> Result<()> {
+    let Some(mut inv) = load(root).filter(|i| i.run_id == run_id) else {
+        return Ok(());
+    };
+    inv.pull_request = Some(pr.clone());
+    save(root, &inv)
 }
 
 /// Keep the issues run `run_id` may close in its record (nothing when the

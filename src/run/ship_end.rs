@@ -53,7 +53,16 @@ pub fn finish(
         spec_url: None,
     };
     match ship.at_end(&project.root, &|s| ui.note(s), &End { facts }) {
-        Ok(pr) => summary.pull_request = pr,
+        Ok(pr) => {
+            if let Some(p) = &pr {
+                let _ = crate::history::invocation::keep_pull_request(
+                    &project.root,
+                    &summary.run_id,
+                    p,
+                );
+            }
+            summary.pull_request = pr;
+        }
         Err(why) => {
             let reason = format!("--push: {why}");
             crate::work::sentinel::Waiting::new(reason.clone()).write(&project.waiting())?;

@@ -171,6 +171,14 @@ fn a_run_that_completes_pushes_each_session_and_opens_one_ready_pull_request() {
         status.contains("pr:      #1 (ready for review) https://github.com/octo/hello/pull/1"),
         "{status}"
     );
+    // From ralph's own record, which the runs after it carry on: not a
+    // listing of every past run's summary.
+    fs::remove_file(run_dir(&env).join("summary.json")).unwrap();
+    let status = env.ralph().args(["status"]).stdout_with(0);
+    assert!(
+        status.contains("pr:      #1 (ready for review) https://github.com/octo/hello/pull/1"),
+        "{status}"
+    );
     token_kept_secret(&env, &gh, &[&stdout, &stderr, &status]);
 }
 
