@@ -201,12 +201,7 @@ fn stamp(p: &Path) -> Stamp {
 /// `None` when that cannot be told from files (a conditional include, a
 /// config from elsewhere than a file).
 fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
-    // A linked worktree's (or a gitfile's) git folder, and its `commondir`,
-    // are elsewhere: listed every time.
-    if !std::fs::symlink_metadata(dir.join(".git")).is_ok_and(|m| m.is_dir()) {
-        return None;
-    }
-    let mut files: Vec<PathBuf> = Vec::new();
+    let mut files: Vec<PathBuf> = git_files(dir)?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     for e in all {
         if e.key.starts_with("includeif.") {
@@ -230,12 +225,6 @@ fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
         }
         files.push(from);
     }
-    // (Not `.git` itself: git changes that folder on every call.)
-    files.extend(
-        [".git/config", ".git/config.worktree", ".git/commondir"]
-            .iter()
-            .map(|f| dir.join(f)),
-    );
     if let Some(h) = &home {
         files.extend([h.join(".gitconfig"), h.join(".config/git/config")]);
     }
@@ -243,6 +232,50 @@ fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
     files.sort();
     files.dedup();
     Some(files)
+}
+
+/// The repository's config files git reads in `dir` (there or not), and
+/// what says where they are: `.git/config`, `.git/config.worktree` and
+/// `.git/commondir` (not `.git` itself: git changes that folder on every
+/// call); in a linked worktree (a `.git` file naming its git folder, as
+/// the parallel run's workers have), that file, its git folder's
+/// `config.worktree` and `commondir`, and the common folder's `config` and
+/// `config.worktree`. `None` when that cannot be told (a `.git` that is a
+/// link, a git file or `commondir` that cannot be read).
+fn git_files(dir: &Path) -> Option<Vec<PathBuf>> {
+    let dotgit = dir.join(".git");
+    let meta = std::fs::symlink_metadata(&dotgit).ok()?;
+    let (gitdir, mut files) = if meta.is_dir() {
+        (dotgit, Vec::new())
+    } else if meta.is_file() {
+        let text = std::fs::read_to_string(&dotgit).ok()?;
+        let named = gitdir_named(&text)?;
+        (dir.join(named), vec![dotgit])
+    } else {
+        return None;
+    };
+    let common = match std::fs::read_to_string(gitdir.join("commondir")) {
+        Ok(c) => gitdir.join(c.trim_end_matches(['\n', '\r'])),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => gitdir.clone(),
+        Err(_) => return None,
+    };
+    files.extend([
+        gitdir.join("config"),
+        gitdir.join("config.worktree"),
+        gitdir.join("commondir"),
+        common.join("config"),
+        common.join("config.worktree"),
+    ]);
+    Some(files)
+}
+
+/// The git folder a `.git` file names (`gitdir: <path>`, as git reads it:
+/// the line's end stripped), if it names one.
+fn gitdir_named(text: &str) -> Option<&str> {
+    let path = text
+        .strip_prefix("gitdir: ")?
+        .trim_end_matches(['\n', '\r']);
+    (!path.is_empty() && !path.contains('\n')).then_some(path)
 }
 
 /// The last listing's overrides in one folder, and what its files were.
@@ -394,10 +427,31 @@ mod tests {
             ),
             None
         );
-        // Not a git folder of its own (a linked worktree): never kept.
+        // A linked worktree: its `.git` file, its git folder's files and
+        // the common folder's config (its `commondir`, relative to it).
         let wt = dir.join("wt");
+        let gitdir = dir.join(".git/worktrees/wt");
         std::fs::create_dir_all(&wt).unwrap();
-        std::fs::write(wt.join(".git"), "gitdir: /elsewhere\n").unwrap();
+        std::fs::create_dir_all(&gitdir).unwrap();
+        std::fs::write(wt.join(".git"), format!("gitdir: {}\r\n", gitdir.display())).unwrap();
+        std::fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+        let files = watched(&l("command\0command line:\0a.b\nx\0"), &wt).unwrap();
+        for f in [
+            wt.join(".git"),
+            gitdir.join("config.worktree"),
+            gitdir.join("commondir"),
+            gitdir.join("../../config"),
+            gitdir.join("../../config.worktree"),
+        ] {
+            assert!(files.contains(&f), "{f:?} in {files:?}");
+        }
+        // A `.git` file that names no folder, or a link: never kept.
+        std::fs::write(wt.join(".git"), "gitdir: \n").unwrap();
+        assert_eq!(watched(&l("command\0command line:\0a.b\nx\0"), &wt), None);
+        std::fs::write(wt.join(".git"), "nothing\n").unwrap();
+        assert_eq!(watched(&l("command\0command line:\0a.b\nx\0"), &wt), None);
+        std::fs::remove_file(wt.join(".git")).unwrap();
+        std::os::unix::fs::symlink(dir.join(".git"), wt.join(".git")).unwrap();
         assert_eq!(watched(&l("command\0command line:\0a.b\nx\0"), &wt), None);
         // Times to the nanosecond: a second is not a nanosecond.
         assert_eq!(ns(1, 5), 1_000_000_005);
@@ -407,6 +461,70 @@ mod tests {
             "credential.https://a.example.username"
         ));
         assert!(!is_credential_helper("remote.helper"));
+    }
+
+    #[test]
+    fn a_linked_worktrees_listing_is_kept_until_the_repositorys_config_changes() {
+        let d = tempfile::tempdir().unwrap();
+        let (main, wt) = (d.path().join("main"), d.path().join("wt"));
+        let git = |dir: &Path, args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .arg("-C")
+                .arg(dir)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            out.stdout
+        };
+        std::fs::create_dir_all(&main).unwrap();
+        git(&main, &["init", "-q"]);
+        git(
+            &main,
+            &[
+                "-c",
+                "user.name=a",
+                "-c",
+                "user.email=a@a",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "a",
+            ],
+        );
+        git(&main, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+        let listed = std::cell::Cell::new(0);
+        let list = || {
+            listed.set(listed.get() + 1);
+            git(
+                &wt,
+                &[
+                    "config",
+                    "--list",
+                    "--show-scope",
+                    "--show-origin",
+                    "--includes",
+                    "-z",
+                ],
+            )
+        };
+        let first = of(&wt, list).unwrap();
+        assert!(
+            !first.iter().any(|(k, _)| k == "filter.x.clean"),
+            "{first:?}"
+        );
+        let n = listed.get();
+        assert_eq!(of(&wt, list).unwrap(), first);
+        assert_eq!(listed.get(), n, "kept: nothing changed");
+        // The repository's config, changed from its main checkout.
+        git(&main, &["config", "--local", "filter.x.clean", "evil"]);
+        let set = of(&wt, list).unwrap();
+        assert!(
+            set.iter()
+                .any(|(k, v)| k == "filter.x.clean" && v.is_empty()),
+            "{set:?}"
+        );
     }
 
     #[test]

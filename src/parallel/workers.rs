@@ -208,6 +208,8 @@ pub struct Running {
     pub step: String,
     pub dir: PathBuf,
     child: Child,
+    /// Wakes the coordinator the moment the worker exits.
+    exit: crate::procs::ladder::ExitWatch,
     shown: Vec<std::thread::JoinHandle<()>>,
     /// The run ralph had last started in its worktree when it was started
     /// (from ralph's private state): while that is still the last, the
@@ -278,6 +280,7 @@ pub fn start(args: &[String], job: &Job) -> Result<Running> {
         name: job.name.to_string(),
         step: job.step.to_string(),
         dir: job.dir.to_path_buf(),
+        exit: crate::procs::ladder::ExitWatch::new(child.id()),
         child,
         shown: out.into_iter().chain(err).collect(),
         before,
@@ -331,6 +334,13 @@ fn last_message(kept: &str, line: &str) -> String {
         Some((at, _)) => format!("{}...", &joined[..at]),
         None => joined,
     }
+}
+
+/// Until one of `running` exits (or a signal comes), at most `most`: the
+/// coordinator takes a worker's end at once instead of at its next turn.
+pub fn wait_any(running: &[Running], most: std::time::Duration) {
+    let watches: Vec<&crate::procs::ladder::ExitWatch> = running.iter().map(|w| &w.exit).collect();
+    crate::procs::ladder::ExitWatch::wait_any(&watches, most);
 }
 
 impl Running {

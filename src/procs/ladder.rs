@@ -170,13 +170,13 @@ pub fn supervise_until(
 /// and later) is readable the moment the child exits, and a signal cuts the
 /// wait short (poll is never restarted), so the caller looks again at once.
 /// Elsewhere, or where there is no pidfd, a plain sleep of the same bound.
-struct ExitWatch {
+pub struct ExitWatch {
     #[cfg(target_os = "linux")]
     fd: Option<std::os::fd::OwnedFd>,
 }
 
 impl ExitWatch {
-    fn new(pid: u32) -> ExitWatch {
+    pub fn new(pid: u32) -> ExitWatch {
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::FromRawFd;
@@ -197,16 +197,30 @@ impl ExitWatch {
 
     /// Until the child exits, a signal arrives, or `most` has passed.
     fn wait(&self, most: Duration) {
+        ExitWatch::wait_any(&[self], most);
+    }
+
+    /// Until one of these children exits, a signal arrives, or `most` has
+    /// passed. A plain sleep when one of them has no pidfd (it would not
+    /// wake the wait), or there are none.
+    pub fn wait_any(watches: &[&ExitWatch], most: Duration) {
         #[cfg(target_os = "linux")]
-        if let Some(fd) = &self.fd {
+        {
             use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
             use std::os::fd::AsFd;
-            let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
-            let t = PollTimeout::try_from(most).unwrap_or(PollTimeout::ZERO);
-            if let Ok(_) | Err(nix::errno::Errno::EINTR) = poll(&mut fds, t) {
-                return;
+            let fds: Option<Vec<PollFd>> = watches
+                .iter()
+                .map(|w| Some(PollFd::new(w.fd.as_ref()?.as_fd(), PollFlags::POLLIN)))
+                .collect();
+            if let Some(mut fds) = fds.filter(|f| !f.is_empty()) {
+                let t = PollTimeout::try_from(most).unwrap_or(PollTimeout::ZERO);
+                if let Ok(_) | Err(nix::errno::Errno::EINTR) = poll(&mut fds, t) {
+                    return;
+                }
             }
         }
+        #[cfg(not(target_os = "linux"))]
+        let _ = watches;
         std::thread::sleep(most);
     }
 }

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use nix::unistd::Pid;
+#[cfg(not(target_os = "linux"))]
 use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
 
 use crate::procs::ladder::Target;
@@ -13,16 +14,19 @@ use crate::procs::ladder::Target;
 /// the hook's own print-mode watcher for this session is not one of them (it
 /// sees the session gone and exits by itself within moments).
 pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
-    let Some((sys, found)) = descendants(token) else {
+    let found = descendants(token);
+    if found.is_empty() {
         return Vec::new();
-    };
+    }
     let mut procs = crate::procs::tree::ProcReader::new();
-    let (watchers, victims): (Vec<u32>, Vec<u32>) = found
-        .into_iter()
-        .partition(|&pid| procs.get(pid).is_some_and(|p| is_own_hook(&p, session_pid)));
+    let (watchers, victims): (Vec<&Found>, Vec<&Found>) = found.iter().partition(|f| {
+        procs
+            .get(f.pid)
+            .is_some_and(|p| is_own_hook(&p, session_pid))
+    });
     // Generous: on a loaded machine the watcher may take a moment to look.
     let until = Instant::now() + Duration::from_secs(3);
-    let mut left = watchers;
+    let mut left: Vec<u32> = watchers.iter().map(|f| f.pid).collect();
     while !left.is_empty() && Instant::now() < until {
         reap();
         left.retain(|&pid| procs.is_running(pid));
@@ -30,8 +34,9 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
     }
     let exact: Vec<(u32, u64)> = left
         .iter()
-        .chain(&victims)
-        .filter_map(|&p| procs.get_basic(p).map(|i| (p, i.start_time)))
+        .copied()
+        .chain(victims.iter().map(|f| f.pid))
+        .filter_map(|p| procs.get_basic(p).map(|i| (p, i.start_time)))
         .collect();
     let signalled = end_exactly(&exact);
     reap();
@@ -39,50 +44,126 @@ pub fn end_leftovers(token: &str, session_pid: u32) -> Vec<(u32, String)> {
     // out when it was found is no leftover).
     victims
         .into_iter()
-        .filter(|pid| signalled.contains(pid))
-        .map(|pid| {
-            let name = sys
-                .process(sysinfo::Pid::from_u32(pid))
-                .map(|p| p.name().to_string_lossy().into_owned())
-                .unwrap_or_default();
-            (pid, name)
-        })
+        .filter(|f| signalled.contains(&f.pid))
+        .map(|f| (f.pid, f.name.clone()))
         .collect()
 }
 
-/// The loop's live descendants (with the subreaper, every orphan is one;
-/// elsewhere, what carries the run's marker), with the table they were
-/// found in. `None` when there are none, or the table cannot be read.
-fn descendants(token: &str) -> Option<(System, Vec<u32>)> {
-    let me = std::process::id();
-    let mut sys = System::new().ok()?;
-    let linux = cfg!(target_os = "linux");
-    let kind = if linux {
-        ProcessRefreshKind::nothing()
-    } else {
-        ProcessRefreshKind::nothing().with_environ(UpdateKind::Always)
-    };
-    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
-    let marker = format!("{}={token}", crate::handoff::env::SESSION_TOKEN);
-    let is_ours = |p: &sysinfo::Process| {
-        let mut cur = p.parent();
+/// A process of the table, as far as finding a loop's descendants needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    pid: u32,
+    parent: Option<u32>,
+    name: String,
+    /// Exited, not yet reaped (or dead).
+    zombie: bool,
+}
+
+/// The live processes below `me` in `table`: each one whose chain of
+/// parents (at most 65 steps up) reaches `me`. Zombies are no leftovers.
+fn below(table: &[Found], me: u32) -> Vec<&Found> {
+    let parents: std::collections::HashMap<u32, Option<u32>> =
+        table.iter().map(|p| (p.pid, p.parent)).collect();
+    let is_below = |p: &Found| {
+        let mut cur = p.parent;
         for _ in 0..=64 {
             let Some(pp) = cur else { break };
-            if pp.as_u32() == me {
+            if pp == me {
                 return true;
             }
-            cur = sys.process(pp).and_then(|x| x.parent());
+            cur = parents.get(&pp).copied().flatten();
         }
-        !linux && p.environ().iter().any(|e| e == marker.as_str())
+        false
     };
-    let found: Vec<u32> = sys
+    table
+        .iter()
+        .filter(|p| p.pid != me && !p.zombie && is_below(p))
+        .collect()
+}
+
+/// The loop's live descendants (with the subreaper, every orphan is one).
+/// Read from `/proc/<pid>/stat` alone, one file per process: the whole
+/// table through sysinfo (its status file, its threads, each of them) cost
+/// most of the loop's own time between two sessions.
+#[cfg(target_os = "linux")]
+fn descendants(_token: &str) -> Vec<Found> {
+    let table: Vec<Found> = pids()
+        .into_iter()
+        .filter_map(|pid| {
+            let b = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+            let s = crate::procs::tree::parse_stat(&b)?;
+            Some(Found {
+                pid,
+                parent: s.parent,
+                name: s.name,
+                zombie: matches!(s.state, b'Z' | b'X' | b'x'),
+            })
+        })
+        .collect();
+    below(&table, std::process::id())
+        .into_iter()
+        .cloned()
+        .collect()
+}
+
+/// Elsewhere: the loop's live descendants, or what carries the run's
+/// marker, through sysinfo.
+#[cfg(not(target_os = "linux"))]
+fn descendants(token: &str) -> Vec<Found> {
+    let me = std::process::id();
+    let Ok(mut sys) = System::new() else {
+        return Vec::new();
+    };
+    let kind = ProcessRefreshKind::nothing().with_environ(UpdateKind::Always);
+    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, kind);
+    let marker = format!("{}={token}", crate::handoff::env::SESSION_TOKEN);
+    let table: Vec<Found> = sys
         .processes()
         .values()
-        .filter(|p| p.pid().as_u32() != me && p.thread_kind().is_none() && is_ours(p))
-        .filter(|p| !matches!(p.status(), sysinfo::ProcessStatus::Zombie))
-        .map(|p| p.pid().as_u32())
+        .filter(|p| p.thread_kind().is_none())
+        .map(|p| Found {
+            pid: p.pid().as_u32(),
+            parent: p.parent().map(|x| x.as_u32()),
+            name: p.name().to_string_lossy().into_owned(),
+            zombie: matches!(p.status(), sysinfo::ProcessStatus::Zombie),
+        })
         .collect();
-    (!found.is_empty()).then_some((sys, found))
+    let mut found: Vec<Found> = below(&table, me).into_iter().cloned().collect();
+    for p in &table {
+        let marked = sys
+            .process(sysinfo::Pid::from_u32(p.pid))
+            .is_some_and(|x| x.environ().iter().any(|e| e == marker.as_str()));
+        if marked && p.pid != me && !p.zombie && !found.iter().any(|f| f.pid == p.pid) {
+            found.push(p.clone());
+        }
+    }
+    found
+}
+
+/// Every process's pid: the numbered entries of /proc (threads are not
+/// listed there).
+#[cfg(target_os = "linux")]
+fn pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every process's pid, through sysinfo.
+#[cfg(not(target_os = "linux"))]
+fn pids() -> Vec<u32> {
+    let Ok(mut sys) = System::new() else {
+        return Vec::new();
+    };
+    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
+    sys.processes()
+        .values()
+        .filter(|p| p.thread_kind().is_none())
+        .map(|p| p.pid().as_u32())
+        .collect()
 }
 
 /// ralph's own hook processes of this session, which end by themselves: the
@@ -146,19 +227,15 @@ pub fn end_marked(token: &str) -> usize {
 /// environment that `wanted` takes: found by marker alone, never by name.
 fn carrying(wanted: impl Fn(&[u8]) -> bool) -> Vec<(u32, u64)> {
     let me = std::process::id();
-    let Ok(mut sys) = System::new() else {
-        return Vec::new();
-    };
-    sys.refresh_processes_specifics(ProcessesToUpdate::All, true, ProcessRefreshKind::nothing());
     let mut procs = crate::procs::tree::ProcReader::new();
-    sys.processes()
-        .values()
-        .filter(|p| p.pid().as_u32() != me && p.thread_kind().is_none())
-        .filter_map(|p| {
-            let (start, env) = procs.environ(p.pid().as_u32())?;
+    pids()
+        .into_iter()
+        .filter(|&pid| pid != me)
+        .filter_map(|pid| {
+            let (start, env) = procs.environ(pid)?;
             env.iter()
                 .any(|kv| wanted(kv.as_encoded_bytes()))
-                .then_some((p.pid().as_u32(), start))
+                .then_some((pid, start))
         })
         .collect()
 }
@@ -204,5 +281,70 @@ pub fn reap() {
         if matches!(s, WaitStatus::StillAlive) {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(pid: u32, parent: u32, zombie: bool) -> Found {
+        Found {
+            pid,
+            parent: (parent != 0).then_some(parent),
+            name: format!("p{pid}"),
+            zombie,
+        }
+    }
+
+    fn pids_below(table: &[Found], me: u32) -> Vec<u32> {
+        let mut v: Vec<u32> = below(table, me).iter().map(|f| f.pid).collect();
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn below_takes_children_and_their_children_not_zombies_nor_others() {
+        let table = [
+            row(1, 0, false),
+            row(10, 1, false),  // the loop
+            row(11, 10, false), // an orphan re-parented to it
+            row(12, 11, false), // that orphan's child
+            row(13, 10, true),  // exited, not reaped
+            row(14, 13, false), // below a zombie: still below the loop
+            row(20, 1, false),  // someone else's
+            row(21, 20, false),
+        ];
+        assert_eq!(pids_below(&table, 10), vec![11, 12, 14]);
+        assert_eq!(pids_below(&table, 20), vec![21]);
+        assert_eq!(pids_below(&table, 21), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn below_ends_on_a_parent_missing_from_the_table_or_a_cycle() {
+        // A parent gone between two reads, and a (corrupt) cycle: neither
+        // is below the loop, and neither hangs the walk.
+        let table = [
+            row(10, 1, false),
+            row(30, 99, false),
+            row(40, 41, false),
+            row(41, 40, false),
+        ];
+        assert_eq!(pids_below(&table, 10), Vec::<u32>::new());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn descendants_finds_a_live_child_and_not_a_reaped_one() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        let found = descendants("unused");
+        let ours = found.iter().find(|f| f.pid == child.id());
+        assert_eq!(ours.map(|f| f.name.as_str()), Some("sleep"), "{found:?}");
+        child.kill().expect("kill");
+        child.wait().expect("wait");
+        assert!(!descendants("unused").iter().any(|f| f.pid == child.id()));
     }
 }

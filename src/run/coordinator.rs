@@ -303,7 +303,9 @@ impl Coordinator<'_> {
                 }
             }
             if !merged {
-                std::thread::sleep(Duration::from_millis(100));
+                // Woken by a worker's exit; else the turn comes back
+                // for signals, the deadline and the budget.
+                workers::wait_any(&live.running, Duration::from_millis(100));
             }
         }
     }

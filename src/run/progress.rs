@@ -302,6 +302,11 @@ pub fn commit_own(root: &Path, paths: &[String], message: &str) -> Result<String
 pub fn commits_between(root: &Path, from: Option<&str>, to: &str) -> Option<u64> {
     // A saved head is checked as it is read, and git gets the range after
     // `--end-of-options` whatever it holds.
+    // The same HEAD (a session that committed nothing): none, without a git
+    // process after every such session.
+    if from == Some(to) {
+        return Some(0);
+    }
     // No HEAD at the start: every commit since is new.
     let range = from.map_or_else(|| to.to_string(), |f| format!("{f}..{to}"));
     crate::git::at(root)
@@ -315,6 +320,15 @@ pub fn commits_between(root: &Path, from: Option<&str>, to: &str) -> Option<u64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_head_counts_no_commits_without_asking_git() {
+        // Not a repository: git could not count, so only the shortcut
+        // answers.
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(commits_between(dir.path(), Some("abc"), "abc"), Some(0));
+        assert_eq!(commits_between(dir.path(), Some("abc"), "def"), None);
+    }
 
     #[test]
     fn unknown_is_never_the_same() {
