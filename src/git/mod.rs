@@ -70,6 +70,17 @@ fn subcommand_end(words: &[&str]) -> usize {
     0
 }
 
+/// The listing of git's config, every scope and where each key comes from,
+/// that `overrides` reads (and keeps while its files are unchanged).
+pub const CONFIG_LIST: [&str; 6] = [
+    "config",
+    "--list",
+    "--show-scope",
+    "--show-origin",
+    "--includes",
+    "-z",
+];
+
 /// git in `dir`.
 #[derive(Debug, Clone, Copy)]
 pub struct Git<'a> {
@@ -111,14 +122,7 @@ impl<'a> Git<'a> {
         let set = overrides::of(self.dir, || {
             // An unreadable config fails the command itself, said by git.
             self.base()
-                .args([
-                    "config",
-                    "--list",
-                    "--show-scope",
-                    "--show-origin",
-                    "--includes",
-                    "-z",
-                ])
+                .args(CONFIG_LIST)
                 .stderr(Stdio::null())
                 .output()
                 .map(|o| o.stdout)

@@ -497,17 +497,7 @@ mod tests {
         let listed = std::cell::Cell::new(0);
         let list = || {
             listed.set(listed.get() + 1);
-            git(
-                &wt,
-                &[
-                    "config",
-                    "--list",
-                    "--show-scope",
-                    "--show-origin",
-                    "--includes",
-                    "-z",
-                ],
-            )
+            git(&wt, &crate::git::CONFIG_LIST)
         };
         let first = of(&wt, list).unwrap();
         assert!(

@@ -7,7 +7,7 @@
 
 use std::fs;
 
-use crate::support::snap::{check, shown};
+use crate::support::snap::{check, check_ralph, check_ralph_when, shown};
 use crate::support::*;
 
 /// The command line of every command ralph has, as a user types it
@@ -71,27 +71,9 @@ fn snap_a_complete_run_and_what_status_and_watch_say_after_it() {
         "ralph loop (three steps, three sessions)",
         &said,
     );
-    let status = env.ralph().arg("status").assert();
-    check(
-        &env,
-        "status-after-complete",
-        "ralph status",
-        &shown(status.get_output()),
-    );
-    let json = env.ralph().args(["status", "--json"]).assert();
-    check(
-        &env,
-        "status-json-after-complete",
-        "ralph status --json",
-        &shown(json.get_output()),
-    );
-    let once = env.ralph().args(["watch", "--once"]).assert();
-    check(
-        &env,
-        "watch-once-after-complete",
-        "ralph watch --once",
-        &shown(once.get_output()),
-    );
+    check_ralph(&env, "status-after-complete", &["status"]);
+    check_ralph(&env, "status-json-after-complete", &["status", "--json"]);
+    check_ralph(&env, "watch-once-after-complete", &["watch", "--once"]);
 }
 
 #[test]
@@ -110,13 +92,7 @@ fn snap_a_run_that_stops_waiting_for_a_human() {
         "ralph loop (the session says WAITING)",
         &said,
     );
-    let status = env.ralph().arg("status").assert();
-    check(
-        &env,
-        "status-waiting",
-        "ralph status",
-        &shown(status.get_output()),
-    );
+    check_ralph(&env, "status-waiting", &["status"]);
     let again = run_loop(&env, &[]);
     check(
         &env,
@@ -137,35 +113,15 @@ fn snap_a_run_at_its_iteration_limit() {
         "ralph loop --max-iterations 1",
         &said,
     );
-    let once = env.ralph().args(["watch", "--once"]).assert();
-    check(
-        &env,
-        "watch-once-at-limit",
-        "ralph watch --once",
-        &shown(once.get_output()),
-    );
+    check_ralph(&env, "watch-once-at-limit", &["watch", "--once"]);
 }
 
 #[test]
 fn snap_refusals() {
     let env = project();
-    let bad = env
-        .ralph()
-        .args(["loop", "--max-iterations", "many"])
-        .assert();
-    check(
-        &env,
-        "refusal-bad-flag-value",
-        "ralph loop --max-iterations many",
-        &shown(bad.get_output()),
-    );
-    let bad = env.ralph().args(["loop", "--timeout", "soon"]).assert();
-    check(
-        &env,
-        "refusal-bad-duration",
-        "ralph loop --timeout soon",
-        &shown(bad.get_output()),
-    );
+    let many = ["loop", "--max-iterations", "many"];
+    check_ralph(&env, "refusal-bad-flag-value", &many);
+    check_ralph(&env, "refusal-bad-duration", &["loop", "--timeout", "soon"]);
 
     // A clone's config that runs something, not yet approved.
     fs::write(
@@ -173,39 +129,30 @@ fn snap_refusals() {
         "[gate]\ncommands = [\"make test\"]\n",
     )
     .unwrap();
-    let untrusted = env.ralph().arg("loop").assert();
-    check(
+    check_ralph_when(
         &env,
         "refusal-untrusted-config",
-        "ralph loop (config not approved)",
-        &shown(untrusted.get_output()),
+        &["loop"],
+        "config not approved",
     );
 
     // A git repository never set up for ralph, and a folder that is not
     // even that.
     let bare = TestEnv::new();
     bare.git_init();
-    let missing = bare.ralph().arg("loop").assert();
-    check(
-        &bare,
-        "refusal-no-ralph-folder",
-        "ralph loop (no .ralph)",
-        &shown(missing.get_output()),
-    );
+    check_ralph_when(&bare, "refusal-no-ralph-folder", &["loop"], "no .ralph");
     let plain = TestEnv::new();
-    let no_git = plain.ralph().arg("loop").assert();
-    check(
+    check_ralph_when(
         &plain,
         "refusal-no-git-no-ralph",
-        "ralph loop (no git, no .ralph)",
-        &shown(no_git.get_output()),
+        &["loop"],
+        "no git, no .ralph",
     );
-    let complete = bare.ralph().arg("complete").assert();
-    check(
+    check_ralph_when(
         &bare,
         "refusal-complete-without-spec",
-        "ralph complete (no spec)",
-        &shown(complete.get_output()),
+        &["complete"],
+        "no spec",
     );
 }
 

@@ -23,6 +23,22 @@ pub fn check(env: &TestEnv, name: &str, about: &str, text: &str) {
     s.bind(|| insta::assert_snapshot!(name, text));
 }
 
+/// `ralph ARGS` run in the project, its whole output checked as snapshot
+/// `name`.
+pub fn check_ralph(env: &TestEnv, name: &str, args: &[&str]) {
+    check_ralph_when(env, name, args, "");
+}
+
+/// As `check_ralph`, the snapshot's description saying `when` it runs.
+pub fn check_ralph_when(env: &TestEnv, name: &str, args: &[&str], when: &str) {
+    let out = env.ralph().args(args).assert();
+    let mut about = format!("ralph {}", args.join(" "));
+    if !when.is_empty() {
+        about.push_str(&format!(" ({when})"));
+    }
+    check(env, name, &about, &shown(out.get_output()));
+}
+
 /// A command's whole output as a user sees it at a terminal: its exit code,
 /// then stdout and stderr each whole.
 pub fn shown(out: &Output) -> String {
