@@ -111,7 +111,16 @@ fn plain(s: &str) -> String {
     let words: Vec<&str> = s.split_whitespace().collect();
     let mut kept = Vec::with_capacity(words.len());
     for (i, w) in words.iter().enumerate() {
-        let next = words.get(i + 1).copied().unwrap_or("");
+        // What follows, past words of markup alone (`**`, a backtick):
+        // GitHub reads a keyword across them.
+        let next = words[i + 1..]
+            .iter()
+            .find(|t| {
+                t.chars()
+                    .any(|c| c.is_alphanumeric() || c == '#' || c == '/')
+            })
+            .copied()
+            .unwrap_or("");
         let names = |t: &str| t.contains(['#', '/']);
         if names(w) || names(next) {
             kept.push(unclosing(w));
@@ -600,6 +609,16 @@ mod tests {
         assert!(b.contains("- Gate: `passed`"), "{b}");
         // A short spec is not cut.
         assert!(!body(&facts(SPEC)).contains("not listed"));
+    }
+
+    #[test]
+    fn a_title_breaks_a_keyword_with_markup_between_it_and_the_issue() {
+        // What the property test below once found.
+        let spec = "# **fixes** **\thttps://github.com/o/r/issues/1";
+        let t = title(spec, "b");
+        assert!(closing_refs(&t).is_empty(), "{t}");
+        assert!(closing_refs(&title("# fixes `` #7", "b")).is_empty());
+        assert_eq!(title("# Fix the parser", "b"), "Fix the parser");
     }
 
     proptest! {
