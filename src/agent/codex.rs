@@ -180,8 +180,8 @@ pub fn session_arguments(a: &super::Ask) -> Vec<String> {
 /// (default `~/.codex`), with its own front matter.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     use crate::ralph_setup::{DESCRIPTION, body};
-    let codex =
-        super::dir_var("CODEX_HOME").map_or_else(|| super::home().map(|h| h.join(".codex")), Ok)?;
+    let codex = crate::fsutil::dir_var("CODEX_HOME")
+        .map_or_else(|| super::home().map(|h| h.join(".codex")), Ok)?;
     let text = format!(
         "---\ndescription: {DESCRIPTION}\nargument-hint: \"[what you want built]\"\n---\n{}",
         body()
@@ -202,8 +202,8 @@ pub fn judge_refusals(s: &mut Session) {
     let Some(thread) = s.session_id.clone() else {
         return;
     };
-    let home =
-        super::dir_var("CODEX_HOME").or_else(|| super::home().ok().map(|h| h.join(".codex")));
+    let home = crate::fsutil::dir_var("CODEX_HOME")
+        .or_else(|| super::home().ok().map(|h| h.join(".codex")));
     let Some(text) = home.and_then(|h| transcript(&h.join("sessions"), &thread)) else {
         return;
     };

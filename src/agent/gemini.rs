@@ -61,7 +61,7 @@ pub fn kept(state: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
 /// `~/.gemini/commands` (under `$GEMINI_CLI_HOME` when set).
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     use crate::ralph_setup::{DESCRIPTION, body};
-    let base = super::dir_var("GEMINI_CLI_HOME").map_or_else(super::home, Ok)?;
+    let base = crate::fsutil::dir_var("GEMINI_CLI_HOME").map_or_else(super::home, Ok)?;
     // A JSON string is a TOML basic string too (the same escapes).
     let quoted = |t: &str| serde_json::to_string(t).expect("a string serialises");
     let prompt = body().replace("$ARGUMENTS", "{{args}}");

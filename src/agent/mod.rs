@@ -226,11 +226,9 @@ const CAPS: [(Agent, Caps); 5] = [
 /// run.
 pub type SetupCommand = (std::path::PathBuf, String, &'static str);
 
-pub use crate::fsutil::dir_var;
-
 fn home() -> anyhow::Result<std::path::PathBuf> {
     use anyhow::Context;
-    dir_var("HOME").context("no home folder")
+    crate::fsutil::dir_var("HOME").context("no home folder")
 }
 
 impl Agent {
@@ -343,7 +341,7 @@ impl Agent {
 
     /// `state_dirs` as this process's environment names them.
     pub fn state_dirs_here(self) -> Vec<std::path::PathBuf> {
-        self.state_dirs(dir_var)
+        self.state_dirs(crate::fsutil::dir_var)
     }
 
     /// `/ralph-setup` for it (`ralph install-command`).

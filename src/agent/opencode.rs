@@ -111,7 +111,7 @@ pub fn kept(var: impl Fn(&str) -> Option<PathBuf>) -> Vec<PathBuf> {
 /// `~/.config/opencode`).
 pub fn config_dir() -> anyhow::Result<PathBuf> {
     use anyhow::Context;
-    state_dirs(super::dir_var)
+    state_dirs(crate::fsutil::dir_var)
         .into_iter()
         .next()
         .context("no home folder")

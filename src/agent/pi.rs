@@ -86,7 +86,7 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     use anyhow::Context;
     let text = format!("---\ndescription: {DESCRIPTION}\n---\n{}", body());
     Ok((
-        state_dir(super::dir_var)
+        state_dir(crate::fsutil::dir_var)
             .context("no home folder")?
             .join("prompts/ralph-setup.md"),
         text,

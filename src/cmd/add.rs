@@ -47,7 +47,7 @@ pub struct Add {
     /// Which tracker to use [default: the config's `tracker`, else br if
     /// installed, else bd]
     #[arg(long, value_enum)]
-    tracker: Option<tracker::Kind>,
+    tracker: Option<crate::config::Kind>,
 }
 
 /// A GitHub issue as a step: its title and task (`#N`), if it is open and

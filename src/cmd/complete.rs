@@ -2,6 +2,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
+use crate::config::Kind;
 use crate::errln;
 use crate::exit::ExitStatus;
 use crate::outln;
@@ -11,7 +12,6 @@ use crate::work::completion;
 use crate::work::gate::{self, Gate};
 use crate::work::project::Project;
 use crate::work::sentinel;
-use crate::work::tracker::Kind;
 
 /// Mark the work as done: write `.ralph/COMPLETE`, after checking that it is done.
 ///
@@ -196,7 +196,7 @@ fn gate_of(project: &Project) -> Result<(Option<Gate>, Result<Confined, String>)
     let approved = match standing {
         Standing::NotApproved { .. } => Err(standing.text().to_string()),
         // By hand in a confined project: confined, as the loop runs it.
-        _ => Ok(cfg.confined.then(|| crate::sandbox::confine::Confinement {
+        _ => Ok(cfg.confined.then(|| crate::confinement::Confinement {
             allow_write: cfg.allow_write.clone().unwrap_or_default(),
             allow_domains: cfg.allow_domains.clone().unwrap_or_default(),
         })),
@@ -205,7 +205,7 @@ fn gate_of(project: &Project) -> Result<(Option<Gate>, Result<Confined, String>)
 }
 
 /// The confinement the gate runs in, where the project asks for one.
-type Confined = Option<crate::sandbox::confine::Confinement>;
+type Confined = Option<crate::confinement::Confinement>;
 
 /// What the project's own checks say against COMPLETE: nothing when they
 /// pass; they run only as the user approved them.

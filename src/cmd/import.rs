@@ -72,7 +72,7 @@ pub struct Import {
 
     /// Which tracker to use [default: br if installed, else bd]
     #[arg(long, value_enum)]
-    tracker: Option<tracker::Kind>,
+    tracker: Option<crate::config::Kind>,
 }
 
 fn usage(m: impl Into<String>) -> anyhow::Error {
@@ -744,7 +744,7 @@ pub(crate) fn beads_elsewhere(dot_beads: &Path) -> bool {
 /// refusal (what the command did not do).
 pub(crate) fn project_tracker(
     project: &Project,
-    kind: Option<tracker::Kind>,
+    kind: Option<crate::config::Kind>,
     nothing: &str,
 ) -> Result<Option<Beads>> {
     let dot_beads = project.root.join(".beads");

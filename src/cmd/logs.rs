@@ -138,7 +138,7 @@ impl Logs {
 /// a name with no worktree is a typo, not a loop yet to come.
 fn worktree_project(name: &str) -> Result<Project> {
     use crate::run::worktree;
-    worktree::check_name(name).map_err(|e| anyhow::anyhow!(e))?;
+    crate::git::check_worktree_name(name).map_err(|e| anyhow::anyhow!(e))?;
     let here = std::env::current_dir().context("cannot read the current folder")?;
     let main = worktree::main_root(&here)?;
     let path = worktree::path_for(&main, name);

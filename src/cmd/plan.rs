@@ -103,7 +103,7 @@ pub struct Plan {
 
     /// Which tracker to use [default: br if installed, else bd]
     #[arg(long, value_enum)]
-    tracker: Option<tracker::Kind>,
+    tracker: Option<crate::config::Kind>,
 
     /// The claude executable [default: `claude` on PATH]
     #[arg(long, value_name = "PATH")]

@@ -216,7 +216,7 @@ impl Loop {
     /// Make (or reuse) the worktree and continue as if started in it.
     fn enter_worktree(&self, name: &str) -> Result<std::path::PathBuf> {
         use crate::run::worktree;
-        worktree::check_name(name).map_err(usage)?;
+        crate::git::check_worktree_name(name).map_err(usage)?;
         let here = std::env::current_dir().context("cannot read the current folder")?;
         let main = worktree::main_root(&here).map_err(|e| usage(format!("--worktree: {e:#}")))?;
         let spec = match &self.args.spec {

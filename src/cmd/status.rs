@@ -446,7 +446,7 @@ struct Report<'a> {
     parallel: Option<crate::run::engine::board::Board>,
     /// The pull request the newest run with `--pr` opened or updated.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pull_request: Option<crate::ship::PullShown>,
+    pull_request: Option<crate::history::records::PullShown>,
 }
 
 impl Report<'_> {
@@ -504,7 +504,7 @@ impl Report<'_> {
             _ => {}
         }
         if let Some(r) = &self.review {
-            use crate::history::records::Judgement;
+            use crate::work::review::Judgement;
             let more = if matches!(r.verdict, Judgement::Approved | Judgement::Limited) {
                 String::new()
             } else {

@@ -4,12 +4,12 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
+use crate::config::Kind;
 use crate::exit::ExitStatus;
 use crate::outln;
 use crate::output::visible_line;
 use crate::work::completion::{self, CannotCheck};
 use crate::work::project::Project;
-use crate::work::tracker::Kind;
 
 /// Check that the spec's checkboxes agree with the task tracker, step by step.
 ///

@@ -81,7 +81,7 @@ fn list(main: &std::path::Path) -> Result<ExitStatus> {
 
 fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<ExitStatus> {
     use crate::run::merge::Merged;
-    worktree::check_name(name).map_err(|e| anyhow::anyhow!(e))?;
+    crate::git::check_worktree_name(name).map_err(|e| anyhow::anyhow!(e))?;
     let into = crate::git::at(here).run(&["rev-parse", "--show-toplevel"], &[])?;
     let into = std::path::PathBuf::from(into);
     if into == worktree::path_for(main, name) {
@@ -126,7 +126,7 @@ fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<E
 }
 
 fn remove(main: &std::path::Path, name: &str, force: bool) -> Result<ExitStatus> {
-    worktree::check_name(name).map_err(|e| anyhow::anyhow!(e))?;
+    crate::git::check_worktree_name(name).map_err(|e| anyhow::anyhow!(e))?;
     let path = worktree::path_for(main, name);
     let refuse = |msg: String| Err(crate::exit::Stop::with(ExitStatus::Failure, msg));
     if !worktree::list(main)?.into_iter().any(|w| w.path == path) {

@@ -16,8 +16,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::records::{Judgement, Record, ReviewRecord, RunDir, Saved, Summary, Tokens};
+use super::records::{Record, ReviewRecord, RunDir, Saved, Summary, Tokens};
 use crate::run::engine::{Outcome, SessionOutcome};
+use crate::work::review::Judgement;
 
 /// The schema's version, on every line.
 pub const VERSION: u32 = 1;
@@ -727,8 +728,8 @@ pub struct SessionFlags {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::stream::Limit;
     use crate::run::engine::Limits;
-    use crate::session::stream::Limit;
 
     /// A record as an older ralph wrote it (no journal then).
     fn old_record(session: u32, extra: &str) -> Record {

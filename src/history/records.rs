@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::agent::stream::{Limit, Usage};
 use crate::run::engine::{Limits, Outcome, SessionOutcome, State};
-use crate::session::stream::{Limit, Usage};
 use crate::work::gate::Verdict;
+use crate::work::review::Judgement;
 
 pub struct RunDir {
     pub id: String,
@@ -566,8 +567,6 @@ impl Record {
             .map(|d| d.as_secs())
     }
 }
-
-pub use crate::work::review::Judgement;
 
 /// What a review session judged and came to, as records, the state, the
 /// summary and `status` keep it.

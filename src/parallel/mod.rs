@@ -11,6 +11,8 @@ pub mod workers;
 
 use std::path::PathBuf;
 
+use crate::config::OnConflict;
+
 /// A worker loop of a parallel run: the one step it works (`Step::key`),
 /// its name (`w1`...), and the run's shared budget.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +24,6 @@ pub struct Worker {
     pub name: String,
     pub budget: PathBuf,
 }
-
-pub use crate::config::OnConflict;
 
 /// Steps worked at once: the workers' part of the settings.
 #[derive(Debug, Clone)]

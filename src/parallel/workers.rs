@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Context, Result};
 
 use crate::run::engine::Outcome;
+use crate::run::engine::board::End;
 
 /// Options of the run's command line that are the run's own, not a
 /// worker's: (flag, takes a value).
@@ -218,8 +219,6 @@ pub struct Running {
     /// Its last line on stderr: why it stopped before it began.
     last_error: Arc<Mutex<Option<String>>>,
 }
-
-pub use crate::run::engine::board::End;
 
 /// Start a worker: `ralph <args> --worker-...` in its worktree.
 pub fn start(args: &[String], job: &Job) -> Result<Running> {

@@ -16,10 +16,12 @@ use anyhow::{Context, Result};
 use crate::history::records::Saved;
 use crate::parallel::plan::{self, Item, Order};
 use crate::parallel::queue::{self, Merged};
-use crate::parallel::workers::{self, End, Running};
+use crate::parallel::workers::{self, Running};
 use crate::parallel::{budget, texts};
 use crate::run::engine::Outcome;
-use crate::run::engine::board::{self, Board, Conflicted, Deadline, GateFailed, Place, Slot, Then};
+use crate::run::engine::board::{
+    self, Board, Conflicted, Deadline, End, GateFailed, Place, Slot, Then,
+};
 use crate::run::lock::LoopLock;
 use crate::run::shell::Shell;
 use crate::run::worktree;
@@ -68,7 +70,7 @@ fn save_board(board: &Board, path: &Path) -> Result<()> {
 /// not theirs. Tasks that wait on each other would never start.
 pub fn refuse_what_cannot_start(
     project: &crate::work::project::Project,
-    tracker: Option<crate::work::tracker::Kind>,
+    tracker: Option<crate::config::Kind>,
 ) -> Result<()> {
     use crate::exit::{ExitStatus, Stop};
     let g = crate::git::at(&project.root);
@@ -109,7 +111,7 @@ pub fn refuse_what_cannot_start(
 /// tracker answers; else by the spec's sections.
 pub fn order_of(
     root: &Path,
-    tracker: Option<crate::work::tracker::Kind>,
+    tracker: Option<crate::config::Kind>,
     items: &[Item],
 ) -> Result<Order> {
     let tasks: Vec<String> = items.iter().filter_map(|i| i.task.clone()).collect();

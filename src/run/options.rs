@@ -8,10 +8,10 @@ use std::time::Duration;
 use clap::Args;
 
 use crate::agent::{Agent, Confine};
+use crate::config::Kind;
 use crate::config::{self, Layer, Options, default_count, parse_duration};
 use crate::run::engine::Limits;
 use crate::work::project::Project;
-use crate::work::tracker::Kind;
 
 /// `ralph loop`'s command line: the loop's settings, and where it runs.
 #[derive(Debug, Args, Default)]
@@ -54,8 +54,6 @@ pub struct LoopArgs {
     pub remote: Option<crate::run::coordinator::RemoteMerge>,
 }
 
-pub use crate::session::Seat;
-
 /// The settings in force, one typed part per concern; each module is
 /// handed only its part.
 #[derive(Debug, Clone)]
@@ -64,7 +62,7 @@ pub struct Settings {
     /// How its sessions are started: agent, prompt, timeout.
     pub session: crate::session::Sessions,
     /// Sessions confined by Claude Code's sandbox, and what they may reach.
-    pub confined: Option<crate::sandbox::confine::Confinement>,
+    pub confined: Option<crate::confinement::Confinement>,
     /// What a finished step must pass: gate, reviewer, protected files.
     pub completion: crate::work::completion::Completion,
     pub tracker: Option<Kind>,
@@ -712,7 +710,7 @@ fn confinement(
     o: &Options,
     agent: Agent,
     claude_args: &[String],
-) -> Result<Option<crate::sandbox::confine::Confinement>, String> {
+) -> Result<Option<crate::confinement::Confinement>, String> {
     if !o.confined {
         if cli.allow_write.is_some() || cli.allow_domains.is_some() {
             return Err("--allow-write and --allow-domain are for --confined sessions".into());
@@ -736,7 +734,7 @@ fn confinement(
             crate::sandbox::confine::NARROW_ARGS.join(", ")
         ));
     }
-    Ok(Some(crate::sandbox::confine::Confinement {
+    Ok(Some(crate::confinement::Confinement {
         allow_write: o.allow_write.clone().unwrap_or_default(),
         allow_domains: o.allow_domains.clone().unwrap_or_default(),
     }))

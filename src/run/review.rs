@@ -120,7 +120,7 @@ impl Shell<'_> {
                 l.describe()
             ));
             let mut rec = ReviewRecord::new(number, what, &verdict, cost_usd);
-            rec.verdict = crate::history::records::Judgement::Limited;
+            rec.verdict = crate::work::review::Judgement::Limited;
             rec.findings.clear();
             self.ui.note(&format!(
                 "the reviewer's agent {agent}: {}; the review waits for it and counts no round",
@@ -129,7 +129,7 @@ impl Shell<'_> {
             let event = Event::ReviewLimited {
                 limit: l.clone(),
                 cost_usd,
-                now_epoch: crate::run::shell::now_epoch(),
+                now_epoch: crate::timefmt::now_epoch(),
             };
             return Ok((rec, event));
         }
@@ -281,8 +281,8 @@ impl Shell<'_> {
 
 /// The reviewer as a session runs it: a Claude reviewer without its
 /// editing tools (Bash stays, for git and the tests).
-fn seat_of(r: &crate::work::review::Reviewer) -> crate::run::options::Seat<'_> {
-    crate::run::options::Seat {
+fn seat_of(r: &crate::work::review::Reviewer) -> crate::session::Seat<'_> {
+    crate::session::Seat {
         agent: r.agent,
         program: &r.program,
         model: r.model.as_deref(),

@@ -17,11 +17,9 @@ use crate::run::progress::{self, Checkpoint};
 use crate::run::ui::Ui;
 use crate::session;
 use crate::session::launch;
-use crate::timefmt;
+use crate::timefmt::{self, now_epoch};
 use crate::work::project::Project;
 use crate::work::{completion, gate, sentinel};
-
-pub(crate) use crate::timefmt::now_epoch;
 
 pub fn spec_text(s: &Checkpoint) -> String {
     format!("{}/{}", s.done, s.total)
@@ -31,7 +29,7 @@ pub fn spec_text(s: &Checkpoint) -> String {
 pub(crate) struct Ran<'a> {
     pub(crate) iteration: u32,
     pub(crate) number: u32,
-    pub(crate) seat: crate::run::options::Seat<'a>,
+    pub(crate) seat: crate::session::Seat<'a>,
     pub(crate) left_uncommitted: bool,
     pub(crate) auto_commit: Option<String>,
     pub(crate) no_evidence: bool,
@@ -824,7 +822,7 @@ impl Shell<'_> {
     pub(crate) fn launch(
         &self,
         lock: &mut LoopLock,
-        (settings, seat): (&Settings, crate::run::options::Seat),
+        (settings, seat): (&Settings, crate::session::Seat),
         (iteration, number): (u32, u32),
         base: Option<String>,
     ) -> Result<(session::Finished, Vec<String>)> {
@@ -1169,7 +1167,7 @@ impl Shell<'_> {
         &self,
         number: u32,
         time: &str,
-        seat: crate::run::options::Seat,
+        seat: crate::session::Seat,
         before: &Checkpoint,
     ) {
         let learnings = crate::work::budget::tokens_within(
@@ -1281,8 +1279,8 @@ impl Shell<'_> {
     /// `None` when a model that did work has no price.
     pub(crate) fn cost_of(
         &self,
-        st: &crate::session::stream::Session,
-        seat: crate::run::options::Seat,
+        st: &crate::agent::stream::Session,
+        seat: crate::session::Seat,
     ) -> Option<f64> {
         cost_of(st, seat, &self.s.session.prices)
     }
@@ -1611,8 +1609,8 @@ impl Shell<'_> {
 /// at the model's price (by model, where the stream breaks them down);
 /// `None` when a model that did work has no price.
 pub(crate) fn cost_of(
-    st: &crate::session::stream::Session,
-    seat: crate::run::options::Seat,
+    st: &crate::agent::stream::Session,
+    seat: crate::session::Seat,
     prices: &std::collections::BTreeMap<String, crate::agent::prices::Price>,
 ) -> Option<f64> {
     use crate::agent::prices::{cost, price};

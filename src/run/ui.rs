@@ -3,8 +3,8 @@
 //! session says shown with its control characters made visible. Write errors
 //! are ignored: the loop goes on whatever became of its terminal.
 
+use crate::agent::stream::Shown;
 use crate::output::{self, out_lossy, style, visible, visible_line};
-use crate::session::stream::Shown;
 
 /// The one reporter of a loop: every line the shell says goes through it.
 #[derive(Clone, Copy)]

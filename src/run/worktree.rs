@@ -47,8 +47,6 @@ fn base_commit(main: &Path, base: &str) -> Result<String> {
         .map_err(|_| anyhow::anyhow!("--base {base:?} names no commit"))
 }
 
-pub use crate::git::check_worktree_name as check_name;
-
 pub fn branch(name: &str) -> String {
     format!("ralph/{name}")
 }
@@ -353,9 +351,9 @@ mod tests {
 
     #[test]
     fn names_and_places() {
-        assert!(check_name("feature-a.2_x").is_ok());
+        assert!(crate::git::check_worktree_name("feature-a.2_x").is_ok());
         for bad in ["", "-x", ".x", "a/b", "a..b", "a b", "x.lock", "ä"] {
-            assert!(check_name(bad).is_err(), "{bad}");
+            assert!(crate::git::check_worktree_name(bad).is_err(), "{bad}");
         }
         assert_eq!(
             path_for(Path::new("/home/u/app"), "a"),

@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
 
-use super::credentials::Secret;
-pub use crate::confinement::{Confinement, GitDirs, SHARED_WRITTEN, expand_home};
+use crate::confinement::{Confinement, GitDirs, SHARED_WRITTEN, Secret, expand_home};
 
 /// The `--settings` document of a confined session. `token` makes it the
 /// session's own: Claude Code 2.1.330 keeps inline settings in
@@ -61,7 +60,7 @@ pub fn settings(c: &Confinement, token: &str, root: &Path, secrets: &[Secret]) -
         .iter()
         .map(|w| expand_home(w).into())
         .collect();
-    let unread: Vec<String> = super::credentials::hidden(secrets, (&writable, &[]), root)
+    let unread: Vec<String> = crate::confinement::hidden(secrets, (&writable, &[]), root)
         .into_iter()
         .map(|s| s.path().display().to_string())
         .collect();
@@ -595,7 +594,7 @@ fn covered_again(b: &Bounds, root: &str, host: &Host) -> Vec<String> {
 /// sessions write (`credentials::hidden`).
 fn stores_hidden(b: &Bounds, root: &str, host: &Host) -> Vec<String> {
     let writable: Vec<PathBuf> = b.writable.iter().map(PathBuf::from).collect();
-    super::credentials::hidden(&host.secrets, (&writable, &b.own), Path::new(root))
+    crate::confinement::hidden(&host.secrets, (&writable, &b.own), Path::new(root))
         .into_iter()
         .flat_map(|s| {
             let p = s.path().display().to_string();

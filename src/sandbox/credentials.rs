@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub use crate::confinement::{Secret, hidden};
+use crate::confinement::Secret;
 
 /// Where tools keep credentials, under the home (those under `.config`
 /// under `$XDG_CONFIG_HOME` too, where that is elsewhere): forges' CLIs,
@@ -184,7 +184,7 @@ mod tests {
             Secret::File("/h/.netrc".into()),
             Secret::Dir("/h/.docker".into()),
         ];
-        let kept = hidden(
+        let kept = crate::confinement::hidden(
             &secrets,
             (
                 &["/h/.kube".into(), "/h/.docker/buildx".into(), "/h".into()],
@@ -200,7 +200,7 @@ mod tests {
         ];
         let pi = ["/h/.pi/agent".into()];
         assert_eq!(
-            hidden(&logins, (&pi, &pi), Path::new("/p")),
+            crate::confinement::hidden(&logins, (&pi, &pi), Path::new("/p")),
             [&Secret::File("/h/.codex/auth.json".into())]
         );
     }

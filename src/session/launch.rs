@@ -4,9 +4,10 @@
 
 use anyhow::{Context, Result};
 
+use crate::agent::stream::Shown;
+use crate::confinement::Confinement;
 use crate::handoff::{self, env};
-use crate::sandbox::confine::Confinement;
-use crate::session::{Launch, PrintIo, Seat, Sessions, stream::Shown};
+use crate::session::{Launch, PrintIo, Seat, Sessions};
 use crate::work::project::Project;
 
 /// What a run starts its sessions with: the session part of its settings,
@@ -84,8 +85,8 @@ fn codex_scratch(
 /// that does not exist could not be made inside.
 fn in_bwrap(
     project: &Project,
-    c: &crate::sandbox::confine::Confinement,
-    (seat, git): (Seat, Option<&crate::sandbox::confine::GitDirs>),
+    c: &crate::confinement::Confinement,
+    (seat, git): (Seat, Option<&crate::confinement::GitDirs>),
     args: Vec<String>,
 ) -> Result<(Vec<String>, tempfile::TempDir, Vec<std::path::PathBuf>)> {
     use crate::sandbox::confine;
@@ -139,14 +140,14 @@ fn in_bwrap(
 fn kept_and_fresh(
     agent: crate::agent::Agent,
 ) -> Result<(Vec<std::path::PathBuf>, Vec<std::path::PathBuf>)> {
-    for (path, text, mode) in agent.made_at_start(crate::agent::dir_var) {
+    for (path, text, mode) in agent.made_at_start(crate::fsutil::dir_var) {
         if std::fs::symlink_metadata(&path).is_err() {
             crate::fsutil::atomic_write(&path, text.as_bytes(), mode)
                 .with_context(|| format!("cannot make {}", path.display()))?;
         }
     }
     Ok(agent
-        .kept_paths(crate::agent::dir_var)
+        .kept_paths(crate::fsutil::dir_var)
         .into_iter()
         .partition(|p| std::fs::symlink_metadata(p).is_ok()))
 }
@@ -154,7 +155,7 @@ fn kept_and_fresh(
 /// Where git keeps the repository of the checkout at `root`, as git
 /// itself says before the session (a `.git` file's text is git's to read,
 /// not ralph's); `None` outside a repository.
-fn git_dirs(root: &std::path::Path) -> Option<crate::sandbox::confine::GitDirs> {
+fn git_dirs(root: &std::path::Path) -> Option<crate::confinement::GitDirs> {
     let out = crate::git::at(root)
         .run(
             &[
@@ -178,7 +179,7 @@ fn git_dirs(root: &std::path::Path) -> Option<crate::sandbox::confine::GitDirs> 
         .filter(|p| p.is_dir())
         .collect();
     modules.sort();
-    Some(crate::sandbox::confine::GitDirs {
+    Some(crate::confinement::GitDirs {
         common,
         own,
         modules,
@@ -236,8 +237,8 @@ fn sandbox_parts(
     project: &Project,
     g: &Given,
 ) -> (
-    Vec<crate::sandbox::credentials::Secret>,
-    Option<crate::sandbox::confine::GitDirs>,
+    Vec<crate::confinement::Secret>,
+    Option<crate::confinement::GitDirs>,
     String,
 ) {
     let own_name = format!("ralph-{}", &crate::trust::store::random_token()[..16]);

@@ -51,9 +51,6 @@ use nix::sys::signal::Signal;
 use crate::procs::ladder::Ending;
 use crate::procs::ladder::{Target, supervise_until};
 pub mod launch;
-/// The stream's types and reading live with the agents, who read it; here
-/// too, where the loop has always found them.
-pub use crate::agent::stream;
 
 /// How a run's sessions are started: the session's part of the settings.
 #[derive(Debug, Clone)]
@@ -104,7 +101,7 @@ impl Sessions {
     }
 }
 
-use stream::Shown;
+use crate::agent::stream::{self, Shown};
 
 /// Longest stream line kept for parsing; longer lines are saved, not parsed.
 const MAX_LINE: usize = 8 << 20;

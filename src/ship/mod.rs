@@ -10,10 +10,7 @@ use serde::Serialize;
 
 use crate::github::{Client, NewPull, PullUpdate, Repo};
 use crate::history::events::{Event, Journal, PrChange};
-
-/// A run's pull request, as its summary keeps it (defined with the
-/// records, which keep it).
-pub use crate::history::records::PullShown;
+use crate::history::records::PullShown;
 
 /// Where a run's work goes: the shipping part of the settings.
 #[derive(Debug, Clone, Copy, Default)]

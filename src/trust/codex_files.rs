@@ -118,8 +118,8 @@ fn value(rel: &Path, r: Read) -> Option<Value> {
 /// Codex's own home (`$CODEX_HOME`, else `~/.codex`): a `.codex` that is
 /// it is the user's, which Codex does not read as a project's either.
 fn codex_home() -> Option<PathBuf> {
-    crate::agent::dir_var("CODEX_HOME")
-        .or_else(|| crate::agent::dir_var("HOME").map(|h| h.join(CODEX_DIR)))
+    crate::fsutil::dir_var("CODEX_HOME")
+        .or_else(|| crate::fsutil::dir_var("HOME").map(|h| h.join(CODEX_DIR)))
         .and_then(|h| std::fs::canonicalize(h).ok())
 }
 

@@ -8,6 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::timefmt::now_epoch;
 use crate::work::review::Judgement;
 use serde::ser::SerializeMap;
 
@@ -112,8 +113,6 @@ fn session_number<S: serde::Serializer>(
 ) -> Result<S::Ok, S::Error> {
     st.as_ref().map(|(n, _)| *n).serialize(s)
 }
-
-pub use crate::timefmt::now_epoch;
 
 /// Every loop of the repository that has `.ralph/`: the checkout first,
 /// then its worktrees.

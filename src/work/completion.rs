@@ -7,10 +7,11 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::config::Kind;
 use crate::fsutil;
 use crate::work::spec::{self, Spec};
 use crate::work::sync::{self, Finding, Problem};
-use crate::work::tracker::{self, Kind, TrackerError};
+use crate::work::tracker::{self, TrackerError};
 
 #[derive(Debug, Serialize)]
 pub struct Judgement {

@@ -163,7 +163,7 @@ impl Verdict {
 pub struct Runner {
     /// `RALPH_SESSION_TOKEN`'s value for the gate's processes.
     pub token: String,
-    pub confined: Option<crate::sandbox::confine::Confinement>,
+    pub confined: Option<crate::confinement::Confinement>,
     /// Where what the gate shows as it runs goes (the UI layer prints it).
     pub show: Show,
 }

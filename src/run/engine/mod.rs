@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::session::stream::Limit;
+use crate::agent::stream::Limit;
 
 pub mod board;
 pub mod round;

@@ -661,7 +661,7 @@ mod tests {
                 Round {
                     settled: settled(&["br-1 parse"]),
                     ..after(
-                        SessionOutcome::Limited(crate::session::stream::Limit::Overloaded),
+                        SessionOutcome::Limited(crate::agent::stream::Limit::Overloaded),
                         false,
                     )
                 },

@@ -9,6 +9,7 @@ pub mod beads;
 pub mod github;
 pub mod markdown;
 
+use crate::config::Kind;
 use std::fmt;
 use std::path::Path;
 
@@ -54,9 +55,6 @@ impl fmt::Display for TrackerError {
 }
 
 impl std::error::Error for TrackerError {}
-
-/// Which tracker (`--tracker`, `[tracker]`): defined with the settings.
-pub use crate::config::Kind;
 
 /// What a tracker is, in one row: what ralph asks of a tracker without
 /// running anything is asked here.
