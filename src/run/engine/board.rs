@@ -506,7 +506,7 @@ pub enum Then {
 /// A step is done only when its branch's committed spec says so; a worker
 /// that began no run of its own is not done, and the run waits for a
 /// human to see why.
-pub fn after_worker(e: &Ended) -> Then {
+fn after_worker(e: &Ended) -> Then {
     let (worker, step) = (e.worker, e.step);
     match e.end {
         End::NotStarted(why) => Then::Stop(
@@ -529,7 +529,7 @@ pub fn after_worker(e: &Ended) -> Then {
 
 /// A step's count of workers in a row that started no session, after one
 /// that started `sessions`.
-pub fn idle_after(idle: u32, sessions: u32) -> u32 {
+fn idle_after(idle: u32, sessions: u32) -> u32 {
     if sessions == 0 {
         idle.saturating_add(1)
     } else {
@@ -539,7 +539,7 @@ pub fn idle_after(idle: u32, sessions: u32) -> u32 {
 
 /// Whether step `step` may go back to a worker (`None`), or why the run
 /// waits instead: its last `idle` workers in a row started no session.
-pub fn give_back(step: &str, idle: u32, why: &str) -> Option<(Outcome, String)> {
+fn give_back(step: &str, idle: u32, why: &str) -> Option<(Outcome, String)> {
     (idle >= IDLE_ROUNDS).then(|| {
         (
             Outcome::Waiting,
@@ -552,7 +552,7 @@ pub fn give_back(step: &str, idle: u32, why: &str) -> Option<(Outcome, String)> 
 
 /// Whether the `round`th conflict of step `step`'s merge (on `files`) is
 /// one too many for a resolution session, and why the run then waits.
-pub fn conflict_round(step: &str, round: u32, files: &str) -> Option<(Outcome, String)> {
+fn conflict_round(step: &str, round: u32, files: &str) -> Option<(Outcome, String)> {
     (round > CONFLICT_ROUNDS).then(|| {
         (
             Outcome::Waiting,
@@ -566,7 +566,7 @@ pub fn conflict_round(step: &str, round: u32, files: &str) -> Option<(Outcome, S
 /// Why the run waits when git refused to begin the merge of `from` into
 /// `into` that a resolution session was to finish (`git_said`: its
 /// words, on one line).
-pub fn resolution_refused(from: &str, into: &str, git_said: &str) -> (Outcome, String) {
+fn resolution_refused(from: &str, into: &str, git_said: &str) -> (Outcome, String) {
     let said: Vec<&str> = git_said
         .lines()
         .map(str::trim)
@@ -604,7 +604,7 @@ pub fn clock(deadline: Option<Instant>, now: Instant) -> Clock {
 
 /// A saved board's steps less those the spec lacks (the board is in the
 /// project, where a session can write); the keys dropped.
-pub fn spec_steps_only<T>(steps: &mut BTreeMap<String, T>, spec: &BTreeSet<String>) -> Vec<String> {
+fn spec_steps_only<T>(steps: &mut BTreeMap<String, T>, spec: &BTreeSet<String>) -> Vec<String> {
     let dropped: Vec<String> = steps
         .keys()
         .filter(|k| !spec.contains(*k))
