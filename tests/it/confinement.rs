@@ -212,12 +212,7 @@ fn confined_sessions_refuse_arguments_that_widen_them() {
             );
     }
     // From an approved config too: approval does not let it widen.
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "claude_args = [\"--permission-mode\", \"bypassPermissions\"]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("claude_args = [\"--permission-mode\", \"bypassPermissions\"]\n");
     env.ralph()
         .args(["loop", "--confined", "--claude"])
         .arg(claude_bin())
@@ -760,12 +755,7 @@ fn a_clones_claude_files_run_nothing_until_approved_and_never_confined() {
 #[test]
 fn a_worktree_loop_carries_the_checkouts_approval_over_and_no_further() {
     let env = project();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"true\"]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"true\"]\n");
     env.commit_all("gated");
     let claude = quick_claude(&env);
     let worktree_loop = || {

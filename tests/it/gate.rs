@@ -168,12 +168,7 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
 #[test]
 fn with_when_each_every_session_that_changed_something_is_checked() {
     let env = project();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"test -f ok.txt\"]\nwhen = \"each\"\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"test -f ok.txt\"]\nwhen = \"each\"\n");
     let count = env.tmp.path().join("count");
     let claude = stand_in(
         &env,
@@ -230,12 +225,7 @@ fn a_session_that_deletes_a_protected_test_cannot_complete() {
     .unwrap();
     fs::create_dir_all(env.project.join("tests")).unwrap();
     fs::write(env.project.join("tests/check.sh"), "exit 1\n").unwrap();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"sh tests/check.sh\"]\nprotect = [\"tests/**\"]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"sh tests/check.sh\"]\nprotect = [\"tests/**\"]\n");
     env.commit_all("protected tests");
     // The failing test deleted: `ralph complete` says so at once; COMPLETE
     // written by hand instead is refused by the loop, which stops for a human.

@@ -632,12 +632,7 @@ fn a_relative_agent_path_in_the_config_is_the_projects_wherever_ralph_runs() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .unwrap();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "claude = \"bin/claude\"\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("claude = \"bin/claude\"\n");
     env.commit_all("a claude of the project's");
     // From a folder of the project (ralph finds the project above it).
     let elsewhere = env.project.join("src/deep");

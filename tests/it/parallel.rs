@@ -210,12 +210,7 @@ fn a_step_blocked_in_the_tracker_starts_only_once_its_blocker_is_merged() {
 #[test]
 fn a_merge_that_breaks_the_gate_is_undone_and_its_step_worked_again() {
     let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"test ! -e broken.txt\"]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"test ! -e broken.txt\"]\n");
     env.commit_all("gated");
     // Step 2's first attempt leaves broken.txt; told why its merge was
     // undone, the next one removes it.

@@ -137,12 +137,7 @@ fn workers_on_codex_and_on_gemini_do_their_steps_side_by_side_and_both_are_merge
 /// lines).
 fn reviewed(review: &str) -> TestEnv {
     let env = with_spec(TWO_STEPS);
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        format!("[review]\n{review}"),
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config(format!("[review]\n{review}"));
     env.commit_all("reviewed");
     env
 }

@@ -68,12 +68,7 @@ fn a_box_checked_but_not_committed_is_no_step_done_and_the_run_stops_at_its_limi
 #[test]
 fn a_worker_that_does_not_start_is_not_done_and_the_run_waits_naming_its_step() {
     let env = with_spec("# Spec\n\n- [ ] **1** One\n");
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"test ! -e broken.txt\"]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"test ! -e broken.txt\"]\n");
     env.commit_all("gated");
     // The session breaks the gate and, in its worktree, rewrites the gate
     // to pass: that config is not approved, so the worker the run starts
@@ -125,12 +120,7 @@ fn a_resolution_that_cannot_begin_stops_the_run_naming_the_step_and_gits_words()
 fn max_time_bounds_the_whole_run_and_no_worker_starts_past_it() {
     let env = with_spec("# Spec\n\n## First\n\n- [ ] **1** A\n\n## Then\n\n- [ ] **2** B\n");
     // The gate after the first merge takes the rest of the run's time.
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"sleep 6\"]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"sleep 6\"]\n");
     env.commit_all("a slow gate");
     let stand_in = stand_in(
         &env,

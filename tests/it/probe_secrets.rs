@@ -365,12 +365,7 @@ fn a_parallel_runs_workers_read_issues_yet_no_session_reads_the_token() {
         "# Spec\n\n- [ ] First [#1]\n- [ ] Second [#2]\n",
     )
     .unwrap();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "tracker = \"github\"\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("tracker = \"github\"\n");
     env.commit_all("issues as steps");
     let seen = env.tmp.path().join("seen");
     fs::create_dir_all(&seen).unwrap();

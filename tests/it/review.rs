@@ -18,12 +18,9 @@ fn reviewed(review: &str) -> TestEnv {
         "# Spec\n\n- [ ] **1** Write parse.txt saying v2\n",
     )
     .unwrap();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        format!("[gate]\ncommands = [\"true\"]\n\n[review]\n{review}"),
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config(format!(
+        "[gate]\ncommands = [\"true\"]\n\n[review]\n{review}"
+    ));
     env.commit_all("one step, reviewed");
     env
 }
@@ -334,12 +331,7 @@ fn a_review_with_no_verdict_line_is_not_an_approval() {
 #[test]
 fn with_when_step_a_rejected_step_is_unchecked_again() {
     let env = project();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[review]\nwhen = \"step\"\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[review]\nwhen = \"step\"\n");
     env.commit_all("reviewed steps");
     // Step 1 passes review; step 2 is rejected and unchecked; done again,
     // it passes; step 3 and COMPLETE.

@@ -694,12 +694,7 @@ fn doctor_and_loop_refuse_a_project_that_could_never_finish() {
 
     // br set up, but it knows neither id; a gate whose program is missing.
     env.br(&["init"]);
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"pytest -q\"]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"pytest -q\"]\n");
     let (finish, said) = doctor_and_loop(&env, &with_br);
     assert_eq!(
         finish["detail"],
@@ -714,12 +709,7 @@ fn doctor_and_loop_refuse_a_project_that_could_never_finish() {
     // Real tasks, a gate that exists: doctor passes it, and the loop starts.
     let a = env.br(&["create", "parse", "--type", "task", "--silent"]);
     fs::write(&spec, format!("- [ ] **1** parse [{}]\n", a.trim())).unwrap();
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"true\"]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"true\"]\n");
     let v = doctor(&env, &with_br);
     let finish = v["checks"]
         .as_array()

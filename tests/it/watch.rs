@@ -373,12 +373,7 @@ fn elapsed_hidden(s: &str) -> String {
 /// A project whose loop has a gate that passes and a reviewer, and a
 /// stand-in that does every step in one session and approves in review.
 fn gated_and_reviewed(env: &TestEnv) -> std::path::PathBuf {
-    fs::write(
-        env.project.join(".ralph/config.toml"),
-        "[gate]\ncommands = [\"true\"]\n\n[review]\n",
-    )
-    .unwrap();
-    env.approve_config();
+    env.approved_config("[gate]\ncommands = [\"true\"]\n\n[review]\n");
     env.commit_all("gate and reviewer");
     let approve = r#"{"type":"result","subtype":"success","is_error":false,"num_turns":1,"result":"Fine.\nVERDICT: approve","total_cost_usd":0.25,"usage":{"input_tokens":10,"output_tokens":5}}"#;
     let path = env.tmp.path().join("all-at-once");

@@ -373,6 +373,12 @@ impl TestEnv {
     }
 
     /// `ralph trust --yes` in the project: the user approves its config.
+    /// `.ralph/config.toml` written as `text`, and approved as you would.
+    pub fn approved_config(&self, text: impl AsRef<str>) {
+        std::fs::write(self.project.join(".ralph/config.toml"), text.as_ref()).unwrap();
+        self.approve_config();
+    }
+
     pub fn approve_config(&self) {
         self.approve_config_in(&self.project.clone());
     }
