@@ -5,6 +5,7 @@
 use std::fs;
 
 use crate::support::*;
+use crate::watch::asks_first;
 
 /// A parallel run told to send notices (a URL in `RALPH_NOTIFY_NTFY`, and
 /// one in a variable `--notify ntfy=env:VAR` names) starts its workers and
@@ -62,17 +63,7 @@ echo '{RESULT}'"#
 #[test]
 fn a_run_resumed_from_watch_keeps_its_notice_url() {
     let env = project();
-    let claude = stand_in(
-        &env,
-        "asks-first",
-        &format!(
-            r#"if [ ! -e "{0}/asked" ]; then touch "{0}/asked"; ralph waiting --reason "need the staging key" >/dev/null; echo '{RESULT}'; exit 0; fi
-sed -i '0,/- \[ \]/s//- [x]/' .ralph/spec.md && git commit -qam step
-grep -q -e '- \[ \]' .ralph/spec.md || ralph complete -m done >/dev/null 2>&1
-echo '{RESULT}'"#,
-            env.tmp.path().display()
-        ),
-    );
+    let claude = asks_first(&env);
     let url = "http://127.0.0.1:9/s3cr3tTOPIC";
     let out = env
         .ralph()

@@ -182,12 +182,11 @@ fn three_loops_at_a_glance_rows_follow_them_and_one_is_stopped_from_the_dashboar
     }
 }
 
-#[test]
-fn a_waiting_loop_shows_why_and_resumes_from_the_dashboard_as_it_was_started() {
-    let env = project();
-    // The first session asks for a human; the next ones work.
-    let claude = stand_in(
-        &env,
+/// A stand-in claude whose first session asks for a human (WAITING, "need
+/// the staging key") and whose next ones check a step each, then complete.
+pub(crate) fn asks_first(env: &TestEnv) -> std::path::PathBuf {
+    stand_in(
+        env,
         "asks-first",
         &format!(
             r#"if [ ! -e "{0}/asked" ]; then touch "{0}/asked"; ralph waiting --reason "need the staging key" >/dev/null; echo '{RESULT}'; exit 0; fi
@@ -196,7 +195,14 @@ grep -q -e '- \[ \]' .ralph/spec.md || ralph complete -m done >/dev/null 2>&1
 echo '{RESULT}'"#,
             env.tmp.path().display()
         ),
-    );
+    )
+}
+
+#[test]
+fn a_waiting_loop_shows_why_and_resumes_from_the_dashboard_as_it_was_started() {
+    let env = project();
+    // The first session asks for a human; the next ones work.
+    let claude = asks_first(&env);
     let b = start_loop(&env, &claude, Some("b"), &["--max-iterations", "7"]);
     let b = wait_output(b, Duration::from_secs(60));
     assert_eq!(b.status.code(), Some(3), "waiting for a human");
