@@ -218,7 +218,7 @@ fn opencode_says_a_usage_limit_as_an_error_line_and_exits_1() {
 
 /// `ralph loop --agent <agent>` with its pinned client and the scripted
 /// model.
-fn agent_loop(env: &TestEnv, agent: &str) -> Ralph {
+pub(crate) fn agent_loop(env: &TestEnv, agent: &str) -> Ralph {
     let bin = if agent == "pi" {
         pi_bin()
     } else {

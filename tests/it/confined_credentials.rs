@@ -224,15 +224,7 @@ fn confined_gemini_reads_no_credential_store() {
 fn confined_pi_and_opencode_read_no_credential_store() {
     for agent in ["pi", "opencode"] {
         reads_no_store(agent, |env| {
-            let bin = if agent == "pi" {
-                pi_bin()
-            } else {
-                opencode_bin()
-            };
-            env.ralph()
-                .args(["loop", "--agent", agent, &format!("--{agent}")])
-                .arg(bin)
-                .args(["--model", SCRIPTED_MODEL])
+            crate::agents_pi_opencode::agent_loop(env, agent)
         });
     }
 }
