@@ -1465,12 +1465,7 @@ impl Shell<'_> {
         if outcome != Outcome::Interrupted {
             self.commit_own();
             if let Some(ship) = &self.ship {
-                crate::run::ship_end::finish(
-                    ship,
-                    (project, &self.ui),
-                    (run, saved),
-                    &mut summary,
-                )?;
+                crate::run::ship_end::finish(ship, (project, &self.ui), saved, &mut summary)?;
                 run.write_summary(&summary)?;
             }
         }

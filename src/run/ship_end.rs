@@ -8,32 +8,22 @@
 pub fn finish(
     ship: &crate::ship::Ship,
     (project, ui): (&crate::work::project::Project, &crate::run::ui::Ui),
-    (run, saved): (
-        &crate::history::records::RunDir,
-        &crate::history::records::Saved,
-    ),
+    saved: &crate::history::records::Saved,
     summary: &mut crate::history::records::Summary,
 ) -> anyhow::Result<()> {
-    use crate::history::events;
     use crate::run::engine::Outcome;
     use crate::ship::{End, body};
     let spec = crate::fsutil::read_optional(&project.spec())
         .ok()
         .flatten()
         .unwrap_or_default();
-    // The run's last gate and review as its journal tells them (the state
-    // keeps them too, for a journal that could not be written).
-    let latest = events::Latest::of(events::newest_first(run));
-    let last_gate = latest.gate.as_ref().and_then(events::gate_verdict);
-    let last_review = latest.review.as_ref().and_then(events::review_record);
-    let gate = last_gate
-        .as_ref()
-        .or(saved.last_gate.as_ref())
-        .map(|g| match (&g.failed, &g.why) {
-            _ if g.passed => format!("passed ({})", g.time),
-            (Some(c), Some(w)) => format!("`{}` failed ({w})", crate::output::visible_line(c)),
-            _ => "failed".into(),
-        });
+    // From the loop's own state, never the journal: the run folder is where
+    // a session can write, and the body is what reviewers read on GitHub.
+    let gate = saved.last_gate.as_ref().map(|g| match (&g.failed, &g.why) {
+        _ if g.passed => format!("passed ({})", g.time),
+        (Some(c), Some(w)) => format!("`{}` failed ({w})", crate::output::visible_line(c)),
+        _ => "failed".into(),
+    });
     let facts = body::Facts {
         spec: &spec,
         branch: &ship.target.branch,
@@ -42,10 +32,7 @@ pub fn finish(
         reason: &summary.reason,
         complete: summary.outcome == Outcome::Complete,
         gate,
-        review: last_review
-            .as_ref()
-            .or(saved.last_review.as_ref())
-            .map(|r| r.line()),
+        review: saved.last_review.as_ref().map(|r| r.line()),
         sessions: summary.sessions,
         agents: saved.agents.iter().map(|a| a.to_string()).collect(),
         cost: crate::output::spent(summary.cost_usd, summary.cost_unknown),
