@@ -1432,7 +1432,10 @@ impl Shell<'_> {
                 run.path.display()
             ))
             .write(&project.waiting())?;
-        } else if outcome == Outcome::Waiting && !project.waiting().exists() {
+        } else if outcome == Outcome::Waiting
+            // A link planted there is not a session's WAITING: replaced.
+            && !std::fs::symlink_metadata(project.waiting()).is_ok_and(|m| m.is_file())
+        {
             sentinel::Waiting::new(reason.clone()).write(&project.waiting())?;
         }
         let mut summary = Summary {
