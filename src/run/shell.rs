@@ -1751,10 +1751,20 @@ mod tests {
         assert_eq!(lines[1], "    protected: M ci.yml");
         assert!(lines[2].starts_with("    in commit "), "{said}");
         assert!(lines[2].ends_with(" skip the tests"), "{said}");
+        // A link planted where WAITING goes is replaced, not written through.
+        let elsewhere = d.path().join("elsewhere");
+        std::fs::write(&elsewhere, "theirs\n").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, project.waiting()).unwrap();
         shell.finish(&live.saved, outcome, reason.clone()).unwrap();
         let waiting = sentinel::Waiting::read(&project.waiting())
             .unwrap()
             .unwrap();
         assert_eq!(waiting.reason, reason, "the run's end asks for a human");
+        assert!(
+            std::fs::symlink_metadata(project.waiting())
+                .unwrap()
+                .is_file()
+        );
+        assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs\n");
     }
 }
