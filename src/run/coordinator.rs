@@ -185,6 +185,9 @@ impl Coordinator<'_> {
         };
         let elapsed_before = live.saved.elapsed_s;
         let finished = self.work(&mut live, lock)?;
+        if live.running.is_empty() {
+            self.sweep_placeholders();
+        }
         save_board(&live.board, &self.board_path())?;
         self.count_spent(&mut live.saved)?;
         live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
@@ -215,6 +218,17 @@ impl Coordinator<'_> {
             b.save(&budget::baseline_path(&self.budget()))?;
         }
         Ok(())
+    }
+
+    /// No worker's session runs now: the sandboxes' placeholders their
+    /// guards left in the shared git folder go.
+    fn sweep_placeholders(&self) {
+        if self.shell.s.confined.is_some()
+            && let Some(b) =
+                crate::sandbox::gitguard::Baseline::load(&budget::baseline_path(&self.budget()))
+        {
+            b.sweep();
+        }
     }
 
     /// The board as saved (a resumed run's), with only the spec's steps

@@ -53,6 +53,9 @@ pub struct Kept {
     dot_git: Option<std::fs::FileType>,
     /// The gitlinks (nested repositories) the index held.
     links: Vec<String>,
+    /// A parallel run's worker's: the shared folder (`Baseline::common`),
+    /// where sibling workers' sessions run as this one's ends.
+    siblings: Option<PathBuf>,
 }
 
 /// The paths the index holds as gitlinks (mode 160000): nested
@@ -124,6 +127,7 @@ pub fn keep(root: &Path) -> Option<Kept> {
         dot_git: kind(&root.join(".git")),
         root: root.to_path_buf(),
         links: gitlinks(root),
+        siblings: None,
     })
 }
 
@@ -160,6 +164,28 @@ impl Baseline {
         let text = crate::fsutil::read_regular_capped(path, 64 << 20).ok()??;
         serde_json::from_str(&text).ok()
     }
+
+    /// Once no worker's session runs: remove the sandboxes' placeholders
+    /// the workers' guards left in the shared folder (`Kept::restore`).
+    pub fn sweep(&self) {
+        for (p, was) in &self.files {
+            if is_placeholder(p, was) {
+                let _ = fs::remove_file(p);
+            }
+        }
+    }
+}
+
+/// A sandbox's own placeholder for a path it keeps read-only: an empty
+/// file or a device where there was nothing. Claude Code 2.1.330 makes an
+/// empty `config.worktree` in every git folder it guards and leaves it;
+/// bubblewrap leaves an empty file as the mount point of each `/dev/null`
+/// it binds where nothing was.
+fn is_placeholder(p: &Path, was: &State) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    *was == State::Missing
+        && fs::symlink_metadata(p)
+            .is_ok_and(|m| (m.is_file() && m.len() == 0) || m.file_type().is_char_device())
 }
 
 /// Is `p` one of the files every worktree shares (not under the common
@@ -189,6 +215,7 @@ pub fn keep_from(root: &Path, base: &Baseline) -> Option<Kept> {
     }
     let common = common_dir(root)?;
     kept.files.retain(|(p, _)| !shared(&common, p));
+    kept.siblings = Some(common.clone());
     kept.files.extend(base.files.iter().map(|(p, st)| {
         (
             common.join(p.strip_prefix(&base.common).unwrap_or(p)),
@@ -224,6 +251,16 @@ impl Kept {
             .iter()
             .filter(|(p, _)| p.parent().is_some_and(Path::is_dir));
         for (p, was) in self.files.iter().chain(others) {
+            // A sibling worker's session may hold a placeholder in the
+            // shared folder or its own this moment: its sandbox binds it,
+            // and fails if it goes (`Baseline::sweep` removes it later).
+            let siblings = self
+                .siblings
+                .as_ref()
+                .is_some_and(|common| shared(common, p) || self.others.iter().any(|(o, _)| o == p));
+            if siblings && is_placeholder(p, was) {
+                continue;
+            }
             if let Some(s) = self.restore_file(p, was) {
                 said.push(s);
             }
@@ -305,14 +342,8 @@ impl Kept {
         if state(p) == *was && !linked {
             return None;
         }
-        // A sandbox's own placeholder for a path it keeps read-only (an
-        // empty file or a device where there was nothing) goes unsaid.
-        let placeholder = *was == State::Missing
-            && fs::symlink_metadata(p).is_ok_and(|m| {
-                use std::os::unix::fs::FileTypeExt;
-                (m.is_file() && m.len() == 0) || m.file_type().is_char_device()
-            });
-        if placeholder {
+        // A sandbox's own placeholder goes, unsaid.
+        if is_placeholder(p, was) {
             let _ = fs::remove_file(p);
             return None;
         }
@@ -511,5 +542,61 @@ mod tests {
             "an ended worktree is not made again"
         );
         assert!(keep(&a).unwrap().restore().unwrap().is_empty());
+    }
+
+    /// Two workers' sessions at once: Claude Code's sandbox makes an empty
+    /// `config.worktree` in the shared folder and in each worktree's, and
+    /// binds it read-only for every command; the worker whose session
+    /// ends first leaves those (its sibling's next command would fail on
+    /// a bind whose file went), and the run's end sweeps them.
+    #[test]
+    fn a_workers_guard_leaves_its_siblings_placeholders_for_the_run_to_sweep() {
+        let d = tempfile::tempdir().unwrap();
+        let main = d.path().join("m");
+        fs::create_dir_all(&main).unwrap();
+        let g = crate::git::at(&main);
+        g.run(&["init", "-q"], &[]).unwrap();
+        let id = ["-c", "user.name=t", "-c", "user.email=t@t"];
+        g.run(
+            &[&id[..], &["commit", "-q", "--allow-empty", "-m", "s"]].concat(),
+            &[],
+        )
+        .unwrap();
+        for w in ["a", "b"] {
+            let at = d.path().join(w).display().to_string();
+            g.run(&["worktree", "add", "-q", "-b", w, &at], &[])
+                .unwrap();
+        }
+        let common = main.join(".git");
+        let wt = |w: &str, f: &str| common.join("worktrees").join(w).join(f);
+        let base = Baseline::take(&main).unwrap();
+        let kept = keep_from(&d.path().join("a"), &base).unwrap();
+        // Worker b's session's placeholders, its own and the shared one;
+        // worker a's own; and a config worker a's session planted.
+        for p in [
+            common.join("config.worktree"),
+            wt("b", "config.worktree"),
+            wt("a", "config.worktree"),
+        ] {
+            fs::write(p, "").unwrap();
+        }
+        fs::create_dir_all(common.join("info")).unwrap();
+        fs::write(common.join("info/attributes"), "* filter=x\n").unwrap();
+        let said = kept.restore().unwrap();
+        let shown = |p: PathBuf| p.display().to_string();
+        assert_eq!(
+            said,
+            [format!("removed {}", shown(common.join("info/attributes")))]
+        );
+        assert!(common.join("config.worktree").exists());
+        assert!(wt("b", "config.worktree").exists());
+        assert!(!wt("a", "config.worktree").exists(), "its own goes");
+        base.sweep();
+        assert!(!common.join("config.worktree").exists());
+        // A config a session wrote is no placeholder: a sweep leaves what
+        // a guard would say.
+        fs::write(common.join("config.worktree"), "[core]\n").unwrap();
+        base.sweep();
+        assert!(common.join("config.worktree").exists());
     }
 }
