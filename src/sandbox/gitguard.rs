@@ -258,7 +258,10 @@ impl Kept {
                 .siblings
                 .as_ref()
                 .is_some_and(|common| shared(common, p) || self.others.iter().any(|(o, _)| o == p));
-            if siblings && is_placeholder(p, was) {
+            // Not an empty `commondir` or `gitdir`: no sandbox makes one,
+            // and git stops at it ("failed to read .git/commondir").
+            let harmless = !p.ends_with("commondir") && !p.ends_with("gitdir");
+            if siblings && harmless && is_placeholder(p, was) {
                 continue;
             }
             if let Some(s) = self.restore_file(p, was) {
@@ -580,14 +583,18 @@ mod tests {
         ] {
             fs::write(p, "").unwrap();
         }
+        // An empty `commondir` is no placeholder: git stops at it.
+        fs::write(common.join("commondir"), "").unwrap();
         fs::create_dir_all(common.join("info")).unwrap();
         fs::write(common.join("info/attributes"), "* filter=x\n").unwrap();
-        let said = kept.restore().unwrap();
+        let mut said = kept.restore().unwrap();
+        said.sort();
         let shown = |p: PathBuf| p.display().to_string();
         assert_eq!(
             said,
             [format!("removed {}", shown(common.join("info/attributes")))]
         );
+        assert!(!common.join("commondir").exists());
         assert!(common.join("config.worktree").exists());
         assert!(wt("b", "config.worktree").exists());
         assert!(!wt("a", "config.worktree").exists(), "its own goes");
