@@ -435,6 +435,9 @@ impl Loop {
         settings.notify = None;
         settings.shipping.push = false;
         settings.shipping.pr = false;
+        // The coordinator closes the step's issue as it merges it.
+        settings.limits.closes_issues = false;
+        settings.limits.push_each = false;
         Ok(())
     }
 }

@@ -653,6 +653,7 @@ fn limits_of(
             .map(|t| duration("max-time", Some(t)))
             .transpose()?,
         push_each: o.push || o.pr,
+        closes_issues: crate::work::tracker::caps(o.tracker).ralph_closes,
     })
 }
 

@@ -139,36 +139,34 @@ impl Shell<'_> {
         if !self.project.complete().exists() {
             return Ok(None);
         }
-        self.close_done_issues(saved.issues_at_start.as_deref());
+        Ok(Some(engine::Claim {
+            protected: self.protected_touched(saved).unwrap_or_default(),
+            base: saved.first_head.clone().unwrap_or_else(|| "?".into()),
+            rule: self.rule()?,
+        }))
+    }
+
+    /// The completion rule's word on spec and tracker now.
+    fn rule(&self) -> Result<completion::Rule> {
         let checked = completion::check_run(
             &self.project.spec(),
             &self.project.root,
             self.s.tracker,
             self.s.shipping.pr,
         )?;
-        Ok(Some(engine::Claim {
-            protected: self.protected_touched(saved).unwrap_or_default(),
-            base: saved.first_head.clone().unwrap_or_else(|| "?".into()),
-            // A worker's step is gated after its merge, by the coordinator:
-            // its own COMPLETE holds without the gate.
-            rule: completion::rule(
-                &checked,
-                self.s.completion.gate.is_some() && self.s.workers.worker.is_none(),
-            ),
-        }))
+        // A worker's step is gated after its merge, by the coordinator:
+        // its own COMPLETE holds without the gate.
+        Ok(completion::rule(
+            &checked,
+            self.s.completion.gate.is_some() && self.s.workers.worker.is_none(),
+        ))
     }
 
-    /// GitHub's issues as the tracker: the issues of checked steps closed
-    /// (ralph's to do, not a session's), in a run of one step at a time;
-    /// a parallel run closes each on its merge. Only the issues that were
-    /// steps when the run began (`at_start`): one a session names later is
-    /// left to you.
-    fn close_done_issues(&self, at_start: Option<&[String]>) {
-        if self.s.workers.worker.is_some()
-            || !crate::work::tracker::caps(self.s.tracker).ralph_closes
-        {
-            return;
-        }
+    /// `Need::CloseIssues`: the tracker's issues of checked steps closed
+    /// (ralph's to do, not a session's), each said; then the rule as it
+    /// reads now. Only the issues that were steps when the run began
+    /// (`at_start`): one a session names later is left to you.
+    fn close_done_issues(&self, at_start: Option<&[String]>) -> Result<completion::Rule> {
         for said in crate::work::tracker::close_done(
             self.s.tracker,
             self.s.shipping.pr,
@@ -178,6 +176,7 @@ impl Shell<'_> {
         ) {
             self.ui.note(&said);
         }
+        self.rule()
     }
 
     /// What changed of the protected files since the run began, one line
@@ -732,6 +731,9 @@ impl Shell<'_> {
             }
             Need::Settle => Event::Settled(self.settle(live)),
             Need::Push => Event::Pushed(self.push_after_session(live)),
+            Need::CloseIssues => Event::IssuesClosed(
+                self.close_done_issues(live.saved.issues_at_start.as_deref())?,
+            ),
             Need::Record => Event::SessionEnded(Box::new(self.record_session(live)?)),
             Need::Look => self.between()?,
         })
@@ -1045,7 +1047,6 @@ impl Shell<'_> {
             after: &p.after,
         };
         self.append(&self.record(&session, p.gate.clone()))?;
-        self.close_done_issues(live.saved.issues_at_start.as_deref());
         let (error, cost) = self.tell(&session, p.progress, p.gate.as_ref(), &mut live.saved);
         for record in &p.reviews {
             self.append(record)?;

@@ -88,6 +88,11 @@ pub struct Limits {
     /// `--push`: what a session committed is pushed as its round ends.
     #[serde(default)]
     pub push_each: bool,
+    /// The tracker's issues of checked steps are ralph's to close, as a
+    /// COMPLETE is judged (GitHub's issues, in a run of one step at a time;
+    /// a parallel run closes each on its merge).
+    #[serde(default)]
+    pub closes_issues: bool,
 }
 
 fn five() -> u32 {
@@ -117,6 +122,7 @@ impl Limits {
             require_change: false,
             max_time: None,
             push_each: false,
+            closes_issues: false,
         }
     }
 }
@@ -338,6 +344,9 @@ pub enum Event {
     /// The session's commits pushed (`None`), or why the push needs a
     /// human (`Need::Push`).
     Pushed(Option<String>),
+    /// The issues of checked steps closed (each said), and the completion
+    /// rule as it reads now (`Need::CloseIssues`).
+    IssuesClosed(crate::work::completion::Rule),
     Settled(Settled),
     /// Its record is written: the rest of what the loop counts.
     SessionEnded(Box<Recorded>),
@@ -921,6 +930,7 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
         | Event::Reviewed(_)
         | Event::Unchecked
         | Event::Pushed(_)
+        | Event::IssuesClosed(_)
         | Event::Settled(_) => {
             answer(s.round.get_or_insert_default(), limits, event);
             next_in_round(s, limits)
@@ -1093,6 +1103,12 @@ fn answer(r: &mut Round, rules: &Limits, event: Event) {
         (Need::Uncheck(Uncheck::Review), Event::Unchecked) => r.review_unchecked = true,
         (Need::Settle, Event::Settled(x)) => r.settled = Some(x),
         (Need::Push, Event::Pushed(refused)) => r.pushed = Some(refused),
+        (Need::CloseIssues, Event::IssuesClosed(rule)) => {
+            r.issues_closed = true;
+            if let Some(Some(claim)) = &mut r.claim {
+                claim.rule = rule;
+            }
+        }
         (asked, event) => panic!("the round asked for {asked:?}, the shell answered {event:?}"),
     }
 }
@@ -1663,6 +1679,42 @@ mod tests {
             }
         }
         panic!("the loop never stopped");
+    }
+
+    /// The issues closed, the claim takes the rule read after: a COMPLETE
+    /// blocked only by the issues ralph then closed is accepted.
+    #[test]
+    fn the_rule_read_after_closing_the_issues_decides_complete() {
+        let l = Limits {
+            closes_issues: true,
+            ..limits()
+        };
+        let mut s = State::default();
+        let mut go = |ev: Event| step(&mut s, &l, ev);
+        assert_eq!(go(Event::Begin), Action::Round(Need::Judge));
+        let claim = Claim {
+            protected: Vec::new(),
+            base: "abc".into(),
+            rule: crate::work::completion::Rule::Blocked(vec!["#3 is open".into()]),
+        };
+        assert_eq!(
+            go(Event::Claimed(Some(claim))),
+            Action::Round(Need::CloseIssues)
+        );
+        let now = crate::work::completion::Rule::Holds { steps: 1 };
+        assert_eq!(go(Event::IssuesClosed(now)), Action::Round(Need::Look));
+        let between = go(Event::Between {
+            stop: None,
+            waiting: None,
+            step_done: None,
+            recent_starts: Vec::new(),
+            now_epoch: 1_000_000,
+            elapsed: Duration::ZERO,
+        });
+        match between {
+            Action::Stop { outcome, .. } => assert_eq!(outcome, Outcome::Complete),
+            a => panic!("{a:?}"),
+        }
     }
 
     /// A review at its agent's usage limit: waited out as a work session's

@@ -8,8 +8,11 @@
 //!
 //! ```text
 //!   after a session: [Uncheck: require_change] → Settle → [Review the steps
-//!                    → Uncheck if rejected] → COMPLETE… → [RunGate each] → Record
+//!                    → Uncheck if rejected] → COMPLETE… → [RunGate each]
+//!                    → [Push] → [CloseIssues] → Record
 //!   COMPLETE:        Judge → protected changed → SetAside (+ WAITING)
+//!                          → [CloseIssues: the tracker's issues of checked
+//!                             steps, ralph's to close; the rule read again]
 //!                          → rule blocked      → SetAside
 //!                          → gate to run       → RunGate → failed → SetAside
 //!                          → reviewer          → Review  → rejected → SetAside
@@ -110,6 +113,8 @@ pub struct Round {
     pub each_gate: Option<GateRan>,
     /// `Need::Push` answered: `Some(why)` when it needs a human.
     pub pushed: Option<Option<String>>,
+    /// `Need::CloseIssues` answered (the claim holds the rule read after).
+    pub issues_closed: bool,
 }
 
 /// The next thing a round needs done.
@@ -137,6 +142,10 @@ pub enum Need {
     Settle,
     /// Push what the session committed (`--push`; `Pushed`).
     Push,
+    /// Close the tracker's issues of the checked steps (ralph's to close,
+    /// not a session's) and read the completion rule again
+    /// (`IssuesClosed`).
+    CloseIssues,
     /// Write the session's record and say how it ended (`SessionEnded`).
     Record,
     /// Between sessions: read the sentinels and the pace (`Between`).
@@ -202,6 +211,10 @@ pub fn plan(r: &Round, rules: &Limits) -> Need {
     if rules.push_each && settled.committed && r.pushed.is_none() {
         return Need::Push;
     }
+    // The steps it checked: their issues closed as it ends.
+    if rules.closes_issues && !r.issues_closed {
+        return Need::CloseIssues;
+    }
     Need::Record
 }
 
@@ -227,6 +240,10 @@ fn complete(r: &Round, rules: &Limits) -> Result<Completion, Need> {
     };
     if !claim.protected.is_empty() {
         return protected(r, claim);
+    }
+    // Before the rule is taken at its word: it reads the tracker.
+    if rules.closes_issues && !r.issues_closed {
+        return Err(Need::CloseIssues);
     }
     let steps = match &claim.rule {
         Rule::Blocked(why) => {
@@ -586,6 +603,114 @@ mod tests {
                 assert_eq!(judged(&round, &rules).completion, completion, "{name}");
             }
         }
+    }
+
+    /// GitHub's issues as the tracker, ralph's to close: after a session
+    /// as its last action before the record, and for a COMPLETE before its
+    /// rule is taken at its word (the rule read after closing decides);
+    /// never for a COMPLETE that protected paths set aside first.
+    #[test]
+    fn issues_are_closed_as_an_action_before_the_record_and_the_rule() {
+        let closing = Limits {
+            closes_issues: true,
+            ..rules()
+        };
+        let open_issue = || Rule::Blocked(vec!["#3 is open".into()]);
+        type Row = (&'static str, Round, Need);
+        let rows: Vec<Row> = vec![
+            (
+                "COMPLETE claimed: close before the rule",
+                Round {
+                    claim: claim(&[], open_issue()),
+                    ..Round::default()
+                },
+                Need::CloseIssues,
+            ),
+            (
+                "closed: the rule read after decides",
+                Round {
+                    claim: claim(&[], Rule::Holds { steps: 3 }),
+                    issues_closed: true,
+                    ..Round::default()
+                },
+                Need::Look,
+            ),
+            (
+                "closed, and still blocked: set aside",
+                Round {
+                    claim: claim(&[], open_issue()),
+                    issues_closed: true,
+                    ..Round::default()
+                },
+                Need::SetAside {
+                    cause: Aside::Blocked,
+                    why: vec!["#3 is open".into()],
+                    problems: 1,
+                    shown: 10,
+                },
+            ),
+            (
+                "protected paths changed: set aside, nothing closed",
+                Round {
+                    claim: claim(&["protected: ci.yml"], open_issue()),
+                    ..Round::default()
+                },
+                Need::SetAside {
+                    cause: Aside::Protected,
+                    why: vec!["protected: ci.yml".into()],
+                    problems: 1,
+                    shown: 10,
+                },
+            ),
+            (
+                "no COMPLETE between sessions: nothing to close",
+                Round {
+                    claim: Some(None),
+                    ..Round::default()
+                },
+                Need::Look,
+            ),
+            (
+                "after a session: closed before the record",
+                Round {
+                    settled: settled(&["#3 parse"]),
+                    claim: Some(None),
+                    ..after(SessionOutcome::Ok, false)
+                },
+                Need::CloseIssues,
+            ),
+            (
+                "after a session, closed: the record",
+                Round {
+                    settled: settled(&["#3 parse"]),
+                    claim: Some(None),
+                    issues_closed: true,
+                    ..after(SessionOutcome::Ok, false)
+                },
+                Need::Record,
+            ),
+        ];
+        for (name, round, need) in rows {
+            assert_eq!(plan(&round, &closing), need, "{name}");
+        }
+        assert_eq!(
+            judged(
+                &Round {
+                    claim: claim(&[], Rule::Holds { steps: 3 }),
+                    issues_closed: true,
+                    ..Round::default()
+                },
+                &closing
+            )
+            .completion,
+            Completion::Accepted { steps: 3 }
+        );
+        // Without a tracker ralph closes: no such action.
+        let plain = Round {
+            claim: claim(&[], Rule::Holds { steps: 3 }),
+            ..Round::default()
+        };
+        assert_eq!(plan(&plain, &rules()), Need::Look);
     }
 
     fn after(outcome: SessionOutcome, no_change: bool) -> Round {
