@@ -865,9 +865,10 @@ impl Coordinator<'_> {
         Ok(())
     }
 
-    /// A merged step: said, its worktree and branch removed.
+    /// A merged step: said, then what the board has follow a merge
+    /// (`board::after_merge`), each carried out and its result told back.
     fn merged(&self, live: &mut Live, key: &str, name: &str, took: Duration) -> Result<()> {
-        let main = worktree::main_root(self.root())?;
+        use crate::run::engine::board::{AfterMerge, MergeDone, MergeShip, after_merge};
         let worker = live.board.steps.get(key).and_then(|s| s.worker.clone());
         let merged = crate::history::events::Event::Merged { duration: took };
         self.shell.journal().add_of(key, worker.as_deref(), merged);
@@ -877,33 +878,69 @@ impl Coordinator<'_> {
             self.integration(),
             took.as_millis()
         ));
-        // `--push`: what is merged goes to the remote as it lands.
-        let pushed = match &self.shell.ship {
-            Some(ship) => match ship.push(self.root(), &|s| self.shell.ui.note(s)) {
-                Ok(()) => true,
-                Err(why) => {
-                    live.board.stop(Outcome::Waiting, format!("--push: {why}"));
-                    false
-                }
-            },
-            None => false,
+        let ship = MergeShip {
+            push: self.shell.ship.is_some(),
+            from_remote: self.remote.is_some(),
+            issue: self.issue_to_close(key)?,
         };
-        if pushed && let Some(r) = self.remote {
-            self.delete_step_branch(r, key);
+        let mut done = MergeDone::default();
+        while let Some(action) = after_merge(&ship, &done) {
+            match action {
+                AfterMerge::Push => done.pushed = Some(self.push_merged(live)),
+                AfterMerge::DeleteStepBranch => {
+                    if let Some(r) = self.remote {
+                        self.delete_step_branch(r, key);
+                    }
+                    done.branch_deleted = true;
+                }
+                AfterMerge::CloseIssue(task) => {
+                    for said in crate::work::tracker::close_done(
+                        self.shell.s.tracker,
+                        self.shell.s.shipping.pr,
+                        self.root(),
+                        &[task],
+                        None,
+                    ) {
+                        self.shell.ui.note(&said);
+                    }
+                    done.issue_closed = true;
+                }
+                AfterMerge::RemoveWorktree => {
+                    self.remove_worktree(name)?;
+                    done.worktree_removed = true;
+                }
+            }
         }
-        // GitHub's issues: the step's closed (unless `--pr`'s body does).
+        Ok(())
+    }
+
+    /// `AfterMerge::Push`: whether the remote took it; a refusal stops
+    /// the run for a human.
+    fn push_merged(&self, live: &mut Live) -> bool {
+        let Some(ship) = &self.shell.ship else {
+            return false;
+        };
+        match ship.push(self.root(), &|s| self.shell.ui.note(s)) {
+            Ok(()) => true,
+            Err(why) => {
+                live.board.stop(Outcome::Waiting, format!("--push: {why}"));
+                false
+            }
+        }
+    }
+
+    /// Step `key`'s issue, when the tracker's issues are ralph's to close.
+    fn issue_to_close(&self, key: &str) -> Result<Option<String>> {
+        if !crate::work::tracker::caps(self.shell.s.tracker).ralph_closes {
+            return Ok(None);
+        }
         let parsed = spec::parse(&self.spec_text()?);
-        let task = texts::find(&parsed.steps, key).and_then(|s| s.task.clone());
-        let done: Vec<String> = task.into_iter().collect();
-        for said in crate::work::tracker::close_done(
-            self.shell.s.tracker,
-            self.shell.s.shipping.pr,
-            self.root(),
-            &done,
-            None,
-        ) {
-            self.shell.ui.note(&said);
-        }
+        Ok(texts::find(&parsed.steps, key).and_then(|s| s.task.clone()))
+    }
+
+    /// `AfterMerge::RemoveWorktree`: a failure is said, not fatal.
+    fn remove_worktree(&self, name: &str) -> Result<()> {
+        let main = worktree::main_root(self.root())?;
         let dir = worktree::path_for(&main, name);
         if !dir.exists() {
             return Ok(());

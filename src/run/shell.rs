@@ -731,9 +731,9 @@ impl Shell<'_> {
             }
             Need::Settle => Event::Settled(self.settle(live)),
             Need::Push => Event::Pushed(self.push_after_session(live)),
-            Need::CloseIssues => Event::IssuesClosed(
-                self.close_done_issues(live.saved.issues_at_start.as_deref())?,
-            ),
+            Need::CloseIssues => {
+                Event::IssuesClosed(self.close_done_issues(live.saved.issues_at_start.as_deref())?)
+            }
             Need::Record => Event::SessionEnded(Box::new(self.record_session(live)?)),
             Need::Look => self.between()?,
         })

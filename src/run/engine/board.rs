@@ -324,7 +324,8 @@ impl Board {
         )))
     }
 
-    /// Step `key` merged (the gate passed, if any).
+    /// Step `key` merged (the gate passed, if any); what follows is
+    /// `after_merge`'s.
     pub fn merged(&mut self, key: &str) {
         if let Some(slot) = self.steps.get_mut(key) {
             slot.place = Place::Merged;
@@ -628,6 +629,59 @@ pub fn back_to_work(
         .take(slots)
         .cloned()
         .collect()
+}
+
+/// What follows a merge, each an action the coordinator carries out and
+/// reports back (`MergeDone`), in `after_merge`'s order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterMerge {
+    /// `--push`: what is merged goes to the remote as it lands. A refusal
+    /// stops the run for a human (`Board::stop`), the merge kept.
+    Push,
+    /// A step fetched from the remote (`--from-remote`), merged and pushed:
+    /// its branch there deleted (where it is still as fetched).
+    DeleteStepBranch,
+    /// The step's issue closed: the tracker's issues are ralph's to close
+    /// (a pull request's body closes them under `--pr`: said, not closed).
+    CloseIssue(String),
+    /// Its worktree and branch removed.
+    RemoveWorktree,
+}
+
+/// How a run ships each merge: the parts of its settings `after_merge`
+/// reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergeShip {
+    pub push: bool,
+    /// The step came from a branch on the remote.
+    pub from_remote: bool,
+    /// Its issue, when the tracker's issues are ralph's to close.
+    pub issue: Option<String>,
+}
+
+/// What of `after_merge`'s actions is done.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MergeDone {
+    /// `Push` answered: whether the remote took it.
+    pub pushed: Option<bool>,
+    pub branch_deleted: bool,
+    pub issue_closed: bool,
+    pub worktree_removed: bool,
+}
+
+/// The next action after a merge, from what is done; `None`: all of it.
+/// A remote's step branch goes only once what merged it is pushed.
+pub fn after_merge(ship: &MergeShip, done: &MergeDone) -> Option<AfterMerge> {
+    if ship.push && done.pushed.is_none() {
+        return Some(AfterMerge::Push);
+    }
+    if ship.from_remote && done.pushed == Some(true) && !done.branch_deleted {
+        return Some(AfterMerge::DeleteStepBranch);
+    }
+    if let Some(issue) = ship.issue.as_ref().filter(|_| !done.issue_closed) {
+        return Some(AfterMerge::CloseIssue(issue.clone()));
+    }
+    (!done.worktree_removed).then_some(AfterMerge::RemoveWorktree)
 }
 
 #[cfg(test)]
@@ -1234,6 +1288,93 @@ mod tests {
             let mut b = board();
             b.end = end;
             assert_eq!(b.finished(open, remote, &never), then, "{what}");
+        }
+    }
+
+    /// After a merge, row by row: push, the remote's step branch (only
+    /// once pushed), the issue, the worktree; a refused push deletes no
+    /// branch.
+    #[test]
+    fn what_follows_a_merge_row_by_row() {
+        let all = MergeShip {
+            push: true,
+            from_remote: true,
+            issue: Some("#3".into()),
+        };
+        let done = |pushed, branch_deleted, issue_closed| MergeDone {
+            pushed,
+            branch_deleted,
+            issue_closed,
+            worktree_removed: false,
+        };
+        type Row = (&'static str, MergeShip, MergeDone, Option<AfterMerge>);
+        let rows: Vec<Row> = vec![
+            (
+                "nothing shipped: the worktree goes",
+                MergeShip::default(),
+                MergeDone::default(),
+                Some(AfterMerge::RemoveWorktree),
+            ),
+            (
+                "all of it: push first",
+                all.clone(),
+                MergeDone::default(),
+                Some(AfterMerge::Push),
+            ),
+            (
+                "pushed: the remote's step branch",
+                all.clone(),
+                done(Some(true), false, false),
+                Some(AfterMerge::DeleteStepBranch),
+            ),
+            (
+                "push refused: the branch stays, the issue is closed",
+                all.clone(),
+                done(Some(false), false, false),
+                Some(AfterMerge::CloseIssue("#3".into())),
+            ),
+            (
+                "branch deleted: the issue",
+                all.clone(),
+                done(Some(true), true, false),
+                Some(AfterMerge::CloseIssue("#3".into())),
+            ),
+            (
+                "not from the remote: no branch to delete",
+                MergeShip {
+                    from_remote: false,
+                    ..all.clone()
+                },
+                done(Some(true), false, false),
+                Some(AfterMerge::CloseIssue("#3".into())),
+            ),
+            (
+                "issue closed: the worktree",
+                all.clone(),
+                done(Some(true), true, true),
+                Some(AfterMerge::RemoveWorktree),
+            ),
+            (
+                "a remote's step without --push: nothing deleted",
+                MergeShip {
+                    push: false,
+                    ..all.clone()
+                },
+                MergeDone::default(),
+                Some(AfterMerge::CloseIssue("#3".into())),
+            ),
+            (
+                "all done",
+                all.clone(),
+                MergeDone {
+                    worktree_removed: true,
+                    ..done(Some(true), true, true)
+                },
+                None,
+            ),
+        ];
+        for (name, ship, done, next) in rows {
+            assert_eq!(after_merge(&ship, &done), next, "{name}");
         }
     }
 }
