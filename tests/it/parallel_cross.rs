@@ -403,3 +403,41 @@ fn a_resumes_own_options_reach_the_workers_it_starts() {
     assert!(out.contains("max_iterations = 6 (was 2)"), "{out}");
     both_merged(&env, &out);
 }
+
+/// `--parallel 2 --push`: each merged step goes to the remote as it lands
+/// (the board's `after_merge`), then the run's notes at its end; the
+/// remote's branch ends where the checkout is.
+#[test]
+fn with_push_each_merge_goes_to_the_remote_as_it_lands() {
+    let env = with_spec(TWO_STEPS);
+    let origin = crate::support::github::Origin::new(&env, "octo", "hello");
+    origin.link(&env, &env.project);
+    env.git(&["switch", "-q", "-c", "work"]);
+    let gh = crate::support::github::GitHub::start("octo", "hello");
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(own_step("true")), Reply::text("Step done.")]);
+    }
+    let out = crate::ship::shipping_loop(&env, &gh)
+        .args(["--parallel", "2", "--push"])
+        .stdout_with(0);
+    both_merged(&env, &out);
+    let journal = fs::read_to_string(run_dir(&env).join("events.jsonl")).unwrap();
+    let kinds: Vec<String> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| ["merged", "pushed", "complete"].contains(&l["kind"].as_str().unwrap()))
+        .map(|l| l["kind"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["merged", "pushed", "merged", "pushed", "pushed", "complete"],
+        "{journal}\n{out}"
+    );
+    assert_eq!(
+        origin.head_of(&env, "work").unwrap(),
+        env.git(&["rev-parse", "HEAD"]).trim(),
+        "{out}"
+    );
+    assert!(gh.pulls().is_empty(), "no pull request without --pr");
+}
