@@ -60,15 +60,13 @@ fn interactive_session_shows_the_answer_and_stays_open() {
     let env = TestEnv::new();
     let marker = env.tmp.path().join("stop-hook-ran");
     env.stop_hook_marker(&marker);
-    env.api
-        .session([Reply::text("Scripted hello from the model")]);
+    env.api.session([
+        Reply::text("Scripted hello from the model"),
+        Reply::text("A second answer, same session"),
+    ]);
     let mut pty = env.claude_interactive(&["say hello"], &[]);
     pty.wait_for("Scripted hello from the model", Duration::from_secs(60));
-    assert!(
-        pty.stays_open(&marker),
-        "the TUI should stay open after the turn:\n{}",
-        pty.screen()
-    );
+    pty.answers_again(&marker, "A second answer, same session");
 }
 
 #[test]

@@ -66,8 +66,10 @@ fn logs_follow_ends_on_ctrl_c_with_130_waiting_or_following() {
     let env = project();
     let waiting = Live::start(env.ralph().args(["logs", "-f"]));
     waiting.wait_for("Ctrl+C to stop", A_WHILE);
-    // Several looks at the lock later, it has still said so once.
-    std::thread::sleep(Duration::from_millis(600));
+    // Several looks at the lock later (each a sleep), it has still said
+    // so once.
+    let slept = waiting.sleeps();
+    assert!(crate::support::eventually(A_WHILE, || waiting.sleeps() >= slept + 5));
     waiting.signal(Signal::SIGINT);
     let (code, out, err) = waiting.finish(A_WHILE);
     assert_eq!(

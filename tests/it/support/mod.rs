@@ -971,13 +971,18 @@ impl Pty {
 
     /// The session stays open: once its Stop hooks have run (`marker`), it
     /// may not exit within a deadline long enough for a SIGINT to land.
-    pub fn stays_open(&mut self, marker: &Path) -> bool {
+    /// Once the Stop hooks ran (`marker`), the TUI takes another prompt
+    /// and shows its `answer` (queued by the test): proof it stayed open,
+    /// with no wait for something not to happen.
+    pub fn answers_again(&mut self, marker: &Path, answer: &str) {
         assert!(
             eventually(Duration::from_secs(60), || marker.exists()),
             "the Stop hooks never ran:\n{}",
             self.screen()
         );
-        !eventually(Duration::from_secs(3), || !self.is_running())
+        self.send(b"and again\r");
+        self.wait_for(answer, Duration::from_secs(60));
+        assert!(self.is_running(), "{}", self.screen());
     }
 
     pub fn is_running(&mut self) -> bool {
@@ -1115,6 +1120,18 @@ impl Live {
 
     pub fn signal(&self, sig: nix::sys::signal::Signal) {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
+    }
+
+    /// How often its main thread has slept (its voluntary context
+    /// switches): a poller's looks, counted from outside, so a test waits
+    /// for several of them instead of for a while.
+    pub fn sleeps(&self) -> u64 {
+        let status = fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap()
     }
 
     /// Its exit code (`None`: killed by a signal), stdout and stderr; it is
