@@ -329,7 +329,6 @@ impl Loop {
         }));
         if let Some(s) = &mut ship {
             s.log_to(run.new_file("ship.jsonl").ok());
-            s.journal_to(journal.clone());
         }
         journal.seed(&run);
         journal.add(run_started(

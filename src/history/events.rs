@@ -216,6 +216,9 @@ pub enum Event {
     Merged {
         #[serde(with = "secs", rename = "duration_s")]
         duration: Duration,
+        /// The branch it was merged into.
+        #[serde(default)]
+        into: String,
     },
     /// A step's merge (the line's `step`) conflicted in these files.
     Conflicted { files: Vec<String> },
@@ -225,6 +228,9 @@ pub enum Event {
         remote: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         rebased: bool,
+        /// Why the remote refused the first push, when it was `rebased`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rejected: Option<String>,
     },
     /// A push that needs a human.
     PushRefused {
@@ -240,7 +246,12 @@ pub enum Event {
         change: PrChange,
     },
     /// No pull request, and why.
-    PullRequestRefused { why: String },
+    PullRequestRefused {
+        why: String,
+        /// The branch that stays pushed.
+        #[serde(default)]
+        branch: String,
+    },
     /// A notice was sent (or failed) on one channel.
     Notice {
         notice: crate::notify::Event,
@@ -801,6 +812,7 @@ mod tests {
             },
             Event::Merged {
                 duration: Duration::from_millis(12),
+                into: "main".into(),
             },
             Event::Conflicted {
                 files: vec!["x.rs".into()],
@@ -809,6 +821,7 @@ mod tests {
                 branch: "ralph/x".into(),
                 remote: "origin".into(),
                 rebased: true,
+                rejected: Some("fetch first".into()),
             },
             Event::PushRefused {
                 branch: "ralph/x".into(),
@@ -823,6 +836,7 @@ mod tests {
             },
             Event::PullRequestRefused {
                 why: "token".into(),
+                branch: "ralph/x".into(),
             },
             Event::Notice {
                 notice: crate::notify::Event::Complete,

@@ -1,7 +1,8 @@
-//! A run's history on disk: its journal of typed events (`events`), its
-//! records and state (`records`), and the
-//! command line it was started with (`invocation`), read from the end.
+//! A run's history on disk: its journal of typed events (`events`) and the
+//! line each says on the terminal (`said`), its records and state
+//! (`records`), and the command line it was started with (`invocation`).
 
 pub mod events;
 pub mod invocation;
 pub mod records;
+pub mod said;

@@ -870,14 +870,12 @@ impl Coordinator<'_> {
     fn merged(&self, live: &mut Live, key: &str, name: &str, took: Duration) -> Result<()> {
         use crate::run::engine::board::{AfterMerge, MergeDone, MergeShip, after_merge};
         let worker = live.board.steps.get(key).and_then(|s| s.worker.clone());
-        let merged = crate::history::events::Event::Merged { duration: took };
-        self.shell.journal().add_of(key, worker.as_deref(), merged);
+        let merged = crate::history::events::Event::Merged {
+            duration: took,
+            into: self.integration(),
+        };
+        self.shell.report_of(key, worker.as_deref(), merged);
         live.board.merged(key);
-        self.shell.ui.note(&format!(
-            "merged {key} into {} ({} ms)",
-            self.integration(),
-            took.as_millis()
-        ));
         let ship = MergeShip {
             push: self.shell.ship.is_some(),
             from_remote: self.remote.is_some(),
@@ -920,7 +918,7 @@ impl Coordinator<'_> {
         let Some(ship) = &self.shell.ship else {
             return false;
         };
-        match ship.push(self.root(), &|s| self.shell.ui.note(s)) {
+        match ship.push(self.root(), &|e| self.shell.report(e)) {
             Ok(()) => true,
             Err(why) => {
                 live.board.stop(Outcome::Waiting, format!("--push: {why}"));

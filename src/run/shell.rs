@@ -116,6 +116,28 @@ impl Shell<'_> {
         crate::history::events::Journal::of(self.run).by(by)
     }
 
+    /// The run's one reporter: `event` journaled, and the line the
+    /// terminal shows of it (`history::said`), if any, said.
+    pub(crate) fn report(&self, event: crate::history::events::Event) {
+        if let Some(line) = crate::history::said::said(&event, None) {
+            self.ui.note(&line);
+        }
+        self.journal().add(event);
+    }
+
+    /// As `report`, of step `key` (a merge's) and the worker that did it.
+    pub(crate) fn report_of(
+        &self,
+        key: &str,
+        worker: Option<&str>,
+        event: crate::history::events::Event,
+    ) {
+        if let Some(line) = crate::history::said::said(&event, Some(key)) {
+            self.ui.note(&line);
+        }
+        self.journal().add_of(key, worker, event);
+    }
+
     fn facts<'b>(
         &'b self,
         event: &'b str,
@@ -1072,7 +1094,7 @@ impl Shell<'_> {
     fn push_after_session(&self, live: &mut Live) -> Option<String> {
         let ship = self.ship.as_ref()?;
         let root = &self.project.root;
-        let refused = ship.push(root, &|s| self.ui.note(s)).err();
+        let refused = ship.push(root, &|e| self.report(e)).err();
         if let Some(p) = live.pending.as_mut() {
             let now = progress::take(root, &self.project.spec());
             if now.head != p.after.head {
@@ -1469,7 +1491,12 @@ impl Shell<'_> {
         if outcome != Outcome::Interrupted {
             self.commit_own();
             if let Some(ship) = &self.ship {
-                crate::run::ship_end::finish(ship, (project, &self.ui), saved, &mut summary)?;
+                crate::run::ship_end::finish(
+                    ship,
+                    (project, &|e| self.report(e)),
+                    saved,
+                    &mut summary,
+                )?;
                 run.write_summary(&summary)?;
             }
         }

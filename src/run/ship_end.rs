@@ -7,7 +7,10 @@
 /// needs a human turns the run's end into WAITING, with why.
 pub fn finish(
     ship: &crate::ship::Ship,
-    (project, ui): (&crate::work::project::Project, &crate::run::ui::Ui),
+    (project, tell): (
+        &crate::work::project::Project,
+        &dyn Fn(crate::history::events::Event),
+    ),
     saved: &crate::history::records::Saved,
     summary: &mut crate::history::records::Summary,
 ) -> anyhow::Result<()> {
@@ -39,7 +42,7 @@ pub fn finish(
         closable: saved.pr_issues_at_start.clone().unwrap_or_default(),
         spec_url: None,
     };
-    match ship.at_end(&project.root, &|s| ui.note(s), &End { facts }) {
+    match ship.at_end(&project.root, tell, &End { facts }) {
         Ok(pr) => {
             if let Some(p) = &pr {
                 let _ = crate::history::invocation::keep_pull_request(

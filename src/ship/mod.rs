@@ -9,8 +9,13 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::github::{Client, NewPull, PullUpdate, Repo};
-use crate::history::events::{Event, Journal, PrChange};
+use crate::history::events::{Event, PrChange};
 use crate::history::records::PullShown;
+
+/// The line the terminal shows of `event` (what `ship.jsonl` keeps too).
+fn said(event: &Event) -> String {
+    crate::history::said::said(event, None).unwrap_or_default()
+}
 
 /// Where a run's work goes: the shipping part of the settings.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,8 +40,6 @@ pub struct Ship {
     pr: Option<PrTo>,
     /// `ship.jsonl` in the run folder.
     log: Option<PathBuf>,
-    /// The run's journal: pushes and pull requests as events.
-    journal: Journal,
 }
 
 /// One line of `ship.jsonl`.
@@ -68,34 +71,12 @@ impl Ship {
             target,
             pr,
             log: None,
-            journal: Journal::none(),
         }))
     }
 
     /// Keep what is done in `log` (the run folder's `ship.jsonl`).
     pub fn log_to(&mut self, log: Option<PathBuf>) {
         self.log = log;
-    }
-
-    /// Tell `journal` (the run's) what is pushed and opened.
-    pub fn journal_to(&mut self, journal: Journal) {
-        self.journal = journal;
-    }
-
-    fn pushed(&self, rebased: bool, refused: Option<&str>) {
-        let (branch, remote) = (self.target.branch.clone(), self.target.remote.clone());
-        self.journal.add(match refused {
-            None => Event::Pushed {
-                branch,
-                remote,
-                rebased,
-            },
-            Some(why) => Event::PushRefused {
-                branch,
-                remote,
-                why: why.to_string(),
-            },
-        });
     }
 
     fn record(&self, what: &str, ok: bool, detail: &str) {
@@ -112,87 +93,84 @@ impl Ship {
         }
     }
 
-    /// Push the run's branch; said and recorded. `Err`: why a human must
-    /// step in (the loop waits).
-    pub fn push(&self, root: &Path, say: &dyn Fn(&str)) -> Result<(), String> {
+    /// Push the run's branch; told (`tell`: the run's one reporter, which
+    /// journals it and says it) and recorded. `Err`: why a human must step
+    /// in (the loop waits).
+    pub fn push(&self, root: &Path, tell: &dyn Fn(Event)) -> Result<(), String> {
         let t = &self.target;
-        let to = format!("{} to {}", t.branch, t.remote);
-        match t.push(root) {
+        let (branch, remote) = (t.branch.clone(), t.remote.clone());
+        let (event, ok) = match t.push(root) {
             Ok(push::Pushed::Done) => {
-                self.record("push", true, &to);
-                self.pushed(false, None);
-                say(&format!("pushed {to}"));
-                Ok(())
+                self.record("push", true, &format!("{branch} to {remote}"));
+                let event = Event::Pushed {
+                    branch,
+                    remote,
+                    rebased: false,
+                    rejected: None,
+                };
+                (event, Ok(()))
             }
             Ok(push::Pushed::Rebased { rejected }) => {
-                let said = format!(
-                    "the push of {to} was rejected ({rejected}): the remote's branch had moved; fetched it, rebased the run's commits onto it cleanly, and pushed"
-                );
-                self.record("rejected", true, &said);
-                self.pushed(true, None);
-                say(&said);
-                Ok(())
+                let event = Event::Pushed {
+                    branch,
+                    remote,
+                    rebased: true,
+                    rejected: Some(rejected),
+                };
+                self.record("rejected", true, &said(&event));
+                (event, Ok(()))
             }
             Err(e) => {
-                let said = e.to_string();
-                self.record("push", false, &said);
-                self.pushed(false, Some(&said));
-                say(&format!("{to}: {said}"));
-                Err(said)
+                let why = e.to_string();
+                self.record("push", false, &why);
+                let event = Event::PushRefused {
+                    branch,
+                    remote,
+                    why: why.clone(),
+                };
+                (event, Err(why))
             }
-        }
+        };
+        tell(event);
+        ok
     }
 
     /// The run's end: its branch pushed, and its pull request opened or
-    /// updated (a draft unless complete). The push's refusal is `Err` (the
-    /// loop waits); a pull request's refusal is said, with what to fix, and
-    /// the pushed work stays.
+    /// updated (a draft unless complete), each told. The push's refusal is
+    /// `Err` (the loop waits); a pull request's refusal is said, with what
+    /// to fix, and the pushed work stays.
     pub fn at_end(
         &self,
         root: &Path,
-        say: &dyn Fn(&str),
+        tell: &dyn Fn(Event),
         end: &End,
     ) -> Result<Option<PullShown>, String> {
-        self.push(root, say)?;
+        self.push(root, tell)?;
         let Some(pr) = &self.pr else { return Ok(None) };
         match self.open_or_update(pr, end) {
             Ok((shown, made)) => {
-                let state = if shown.draft {
-                    "draft"
-                } else {
-                    "ready for review"
-                };
-                let said = format!(
-                    "{} pull request #{} ({state}): {}",
-                    if made { "opened" } else { "updated" },
-                    shown.number,
-                    shown.url
-                );
-                self.record("pull request", true, &said);
                 let change = if made {
                     PrChange::Opened
                 } else {
                     PrChange::Updated
                 };
-                let (number, url, draft) = (shown.number, shown.url.clone(), shown.draft);
-                self.journal.add(Event::PullRequest {
-                    number,
-                    url,
-                    draft,
+                let event = Event::PullRequest {
+                    number: shown.number,
+                    url: shown.url.clone(),
+                    draft: shown.draft,
                     change,
-                });
-                say(&said);
+                };
+                self.record("pull request", true, &said(&event));
+                tell(event);
                 Ok(Some(shown))
             }
             Err(e) => {
-                let said = format!(
-                    "no pull request for {}: {e} (the branch is pushed; the next run with --pr tries again)",
-                    self.target.branch
-                );
-                self.record("pull request", false, &said);
-                self.journal
-                    .add(Event::PullRequestRefused { why: e.to_string() });
-                say(&said);
+                let event = Event::PullRequestRefused {
+                    why: e.to_string(),
+                    branch: self.target.branch.clone(),
+                };
+                self.record("pull request", false, &said(&event));
+                tell(event);
                 Ok(None)
             }
         }
