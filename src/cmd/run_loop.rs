@@ -299,12 +299,14 @@ impl Loop {
         // Written only with the lock held: no other loop is judging here.
         // Never by a worker: its step is done when its branch has it
         // checked, which the run merges and judges.
-        if self.args.worker_step.is_none()
+        let handed = if self.args.worker_step.is_none()
             && !project.complete().exists()
             && !project.waiting().exists()
         {
-            complete_if_done(&settings, &project, &checked, &ui)?;
-        }
+            complete_if_done(&settings, &checked, &ui)
+        } else {
+            None
+        };
         let own_dirty = self.own_dirty(&project);
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
@@ -348,6 +350,7 @@ impl Loop {
             own_dirty,
             ship,
             clock: std::cell::Cell::new(None),
+            handed: std::cell::RefCell::new(handed),
         };
         let result = match (settings.workers.count, &self.args.remote) {
             (1, None) => shell.run(&mut lock, saved),
@@ -617,20 +620,19 @@ fn loop_name(root: &std::path::Path) -> String {
 type Checked = std::result::Result<completion::Judgement, completion::CannotCheck>;
 
 /// Every step already checked and in sync (a worktree whose spec was done
-/// before it started, say): COMPLETE written, for the run to judge (gate and
-/// all) before any session.
+/// before it started, say): the loop's own COMPLETE, for the run to judge
+/// (gate and all) before any session, and to write once accepted.
 fn complete_if_done(
     settings: &options::Settings,
-    project: &Project,
     checked: &Checked,
     ui: &Ui,
-) -> Result<Option<sentinel::Complete>> {
-    let Ok(j) = checked else { return Ok(None) };
+) -> Option<sentinel::Complete> {
+    let Ok(j) = checked else { return None };
     if matches!(
         completion::rule(checked, settings.completion.gate.is_some()),
         completion::Rule::Blocked(_)
     ) {
-        return Ok(None);
+        return None;
     }
     let c = sentinel::Complete {
         completed: Some(crate::timefmt::now()),
@@ -640,9 +642,8 @@ fn complete_if_done(
         message: "every step was already checked when the loop started".into(),
         file_time: None,
     };
-    c.write(&project.complete())?;
-    ui.note("every step of the spec is already checked (and agrees with the tracker): wrote COMPLETE, no session needed");
-    Ok(Some(c))
+    ui.note("every step of the spec is already checked (and agrees with the tracker): judging COMPLETE, no session needed");
+    Some(c)
 }
 
 /// How the run starts, by the sentinels there (the engine decides): `Some`

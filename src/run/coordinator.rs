@@ -1065,15 +1065,15 @@ impl Coordinator<'_> {
         if let Ok(j) = &checked
             && j.is_complete()
         {
-            crate::work::sentinel::Complete {
+            // Handed to the loop, which judges it (the gate, the reviewer).
+            *self.shell.handed.borrow_mut() = Some(crate::work::sentinel::Complete {
                 completed: Some(crate::timefmt::now()),
                 forced: false,
                 spec: Some(j.spec.progress()),
                 tracker: Some(j.tracker.unwrap_or("none").to_string()),
                 message: "every step was merged by the parallel run".into(),
                 file_time: None,
-            }
-            .write(&project.complete())?;
+            });
         }
         self.shell.run.save_state(&saved)?;
         let before = crate::run::progress::take(&project.root, &project.spec());

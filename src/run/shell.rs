@@ -102,6 +102,11 @@ pub struct Shell<'a> {
     /// When this loop began counting time, and the time the run had taken
     /// before (a resumed run's): `--max-time`.
     pub clock: std::cell::Cell<Option<(Instant, f64)>>,
+    /// A COMPLETE the loop itself claims (every step already checked as it
+    /// starts; every step merged by a parallel run), judged as a session's
+    /// is without being written first: no file is a message between the
+    /// loop's parts. Written as `.ralph/COMPLETE` once accepted.
+    pub handed: std::cell::RefCell<Option<sentinel::Complete>>,
 }
 
 impl Shell<'_> {
@@ -158,7 +163,7 @@ impl Shell<'_> {
     /// since the run began, and the completion rule's word on spec and
     /// tracker.
     fn claim(&self, saved: &Saved) -> Result<Option<engine::Claim>> {
-        if !self.project.complete().exists() {
+        if self.handed.borrow().is_none() && !self.project.complete().exists() {
             return Ok(None);
         }
         Ok(Some(engine::Claim {
@@ -297,10 +302,14 @@ impl Shell<'_> {
         let name = format!("COMPLETE.rejected-{}", saved.state.rejected + 1);
         let aside = self.run.path.join(&name);
         let aside_io = self.run.new_file(&name)?;
-        let mut text = crate::fsutil::read_optional(&self.project.complete())
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let handed = self.handed.borrow_mut().take();
+        let mut text = match &handed {
+            Some(c) => c.render(),
+            None => crate::fsutil::read_optional(&self.project.complete())
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+        };
         text.push_str(&format!(
             "\nrejected by ralph loop at {}:\n",
             timefmt::now()
@@ -311,8 +320,10 @@ impl Shell<'_> {
         crate::fsutil::create_new(&aside_io)
             .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
             .with_context(|| format!("cannot write {}", aside.display()))?;
-        std::fs::remove_file(self.project.complete())
-            .with_context(|| format!("cannot remove {}", self.project.complete().display()))?;
+        if handed.is_none() {
+            std::fs::remove_file(self.project.complete())
+                .with_context(|| format!("cannot remove {}", self.project.complete().display()))?;
+        }
         self.ui.note(&format!(
             "COMPLETE rejected ({}), moved to {}; the loop goes on:",
             crate::output::counted(problems as u64, "problem", "problems"),
@@ -1446,6 +1457,12 @@ impl Shell<'_> {
             (a, Some(b)) => progress::commits_between(&project.root, a.as_deref(), b),
             _ => Some(0),
         };
+        // The loop's own COMPLETE, accepted: now it is written.
+        if let Some(c) = self.handed.borrow_mut().take()
+            && outcome == Outcome::Complete
+        {
+            c.write(&project.complete())?;
+        }
         // The one place the loop asks for a human: the run's end, by what
         // the engine decided (a session's own WAITING is kept as it wrote it).
         if outcome.writes_waiting() {
@@ -1726,6 +1743,7 @@ mod tests {
             own_dirty: Vec::new(),
             ship: None,
             clock: std::cell::Cell::new(None),
+            handed: std::cell::RefCell::new(None),
         };
         let first = before.head.clone();
         let mut live = Live {

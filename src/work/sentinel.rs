@@ -117,6 +117,15 @@ impl Complete {
     }
 
     pub fn write(&self, path: &Path) -> Result<()> {
+        write(path, &self.sentinel())
+    }
+
+    /// Its text, as `write` writes it.
+    pub fn render(&self) -> String {
+        self.sentinel().render()
+    }
+
+    fn sentinel(&self) -> Sentinel {
         let mut fields = vec![(
             "completed".to_string(),
             self.completed.clone().unwrap_or_else(crate::timefmt::now),
@@ -127,13 +136,10 @@ impl Complete {
         ));
         fields.extend(self.spec.clone().map(|v| ("spec".to_string(), v)));
         fields.extend(self.tracker.clone().map(|v| ("tracker".to_string(), v)));
-        write(
-            path,
-            &Sentinel {
-                fields,
-                text: self.message.clone(),
-            },
-        )
+        Sentinel {
+            fields,
+            text: self.message.clone(),
+        }
     }
 
     /// ` since 2026-…`, or for a file that does not say when, the time the

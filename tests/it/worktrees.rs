@@ -547,10 +547,68 @@ fn a_worktree_loop_whose_steps_are_all_checked_starts_no_session() {
         "a session ran: {out}"
     );
     assert!(
-        out.contains("every step of the spec is already checked (and agrees with the tracker): wrote COMPLETE, no session needed")
+        out.contains("every step of the spec is already checked (and agrees with the tracker): judging COMPLETE, no session needed")
             && out.contains("the gate passed")
             && out.contains("complete: all 2 steps done · 0 iterations"),
         "{out}"
+    );
+    // Accepted, the loop's own COMPLETE is written where the loop ran.
+    let written: Vec<String> = walkdir::WalkDir::new(env.tmp.path())
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.path().ends_with(".ralph/COMPLETE"))
+        .map(|e| fs::read_to_string(e.path()).unwrap())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(
+        written[0].contains("every step was already checked when the loop started"),
+        "{}",
+        written[0]
+    );
+}
+
+/// The same, with a gate that fails: the loop's own COMPLETE is rejected
+/// into the run folder, none is left in the project, and the loop goes on
+/// to a session.
+#[test]
+fn a_loop_whose_steps_are_all_checked_but_whose_gate_fails_writes_no_complete() {
+    let env = crate::support::project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Done\n\n- [x] **1** one\n",
+    )
+    .unwrap();
+    env.commit_all("the spec");
+    let claude = stand_in(&env, "marking-claude", "touch \"$HOME/claude-ran\"");
+    let out = env
+        .ralph()
+        .args([
+            "loop",
+            "--max-iterations",
+            "1",
+            "--gate",
+            "false",
+            "--claude",
+        ])
+        .arg(&claude)
+        .stdout_with(4);
+    assert!(
+        out.contains("judging COMPLETE, no session needed")
+            && out.contains("COMPLETE rejected (1 problem), moved to"),
+        "{out}"
+    );
+    assert!(
+        env.home.join("claude-ran").exists(),
+        "no session ran: {out}"
+    );
+    assert!(!env.project.join(".ralph/COMPLETE").exists(), "{out}");
+    let run = crate::support::run_dir(&env);
+    let aside = fs::read_to_string(run.join("COMPLETE.rejected-1")).unwrap();
+    assert!(
+        aside.contains("every step was already checked when the loop started")
+            && aside.contains("rejected by ralph loop at")
+            && aside.contains("the completion gate"),
+        "{aside}"
     );
 }
 
