@@ -10,6 +10,48 @@ use crate::agent::stream::{
     Outcome, RawUsage, Session, Shown, Usage, classify, describe_tool, tool_errors,
 };
 
+/// Claude Code's permission mode (`--permission-mode`, `permission_mode =`
+/// in the config), one of its own (Claude Code 2.1.330's `--help`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PermissionMode {
+    AcceptEdits,
+    Auto,
+    /// Given as `--dangerously-skip-permissions`.
+    BypassPermissions,
+    Manual,
+    DontAsk,
+    Plan,
+}
+
+impl PermissionMode {
+    pub const ALL: [PermissionMode; 6] = [
+        PermissionMode::AcceptEdits,
+        PermissionMode::Auto,
+        PermissionMode::BypassPermissions,
+        PermissionMode::Manual,
+        PermissionMode::DontAsk,
+        PermissionMode::Plan,
+    ];
+
+    /// Claude Code's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            PermissionMode::AcceptEdits => "acceptEdits",
+            PermissionMode::Auto => "auto",
+            PermissionMode::BypassPermissions => "bypassPermissions",
+            PermissionMode::Manual => "manual",
+            PermissionMode::DontAsk => "dontAsk",
+            PermissionMode::Plan => "plan",
+        }
+    }
+
+    /// The mode Claude Code calls `word` (as it writes it: its own flag
+    /// takes no other case).
+    pub fn parse(word: &str) -> Option<PermissionMode> {
+        Self::ALL.into_iter().find(|m| m.word() == word)
+    }
+}
+
 /// `claude` arguments before the prompt: print mode's stream, the
 /// permissions (confined, bypassed, or the mode given), the model, then the
 /// user's own.
@@ -28,12 +70,12 @@ pub fn arguments(a: &Ask) -> Vec<String> {
             args.extend(["--setting-sources", "user", "--strict-mcp-config"].map(String::from));
             args.extend(["--settings".to_string(), settings.clone()]);
         }
-        None if a.permission_mode == "bypassPermissions" => {
+        None if a.permission_mode == PermissionMode::BypassPermissions => {
             args.push("--dangerously-skip-permissions".into());
         }
         None => args.extend([
             "--permission-mode".to_string(),
-            a.permission_mode.to_string(),
+            a.permission_mode.word().to_string(),
         ]),
     }
     if let Some(m) = a.model {
@@ -206,12 +248,12 @@ mod tests {
         );
     }
 
-    fn ask<'a>(sandbox: Option<String>, mode: &'a str, extra: &'a [String]) -> Ask<'a> {
+    fn ask<'a>(sandbox: Option<String>, mode: &str, extra: &'a [String]) -> Ask<'a> {
         Ask {
             interactive: false,
             confined: None,
             sandbox,
-            permission_mode: mode,
+            permission_mode: PermissionMode::parse(mode).unwrap(),
             model: Some("opus"),
             extra,
             root: std::path::Path::new("/p"),
@@ -221,6 +263,21 @@ mod tests {
             own_name: "s",
             project_folders: &[],
         }
+    }
+
+    #[test]
+    fn a_permission_mode_is_claude_codes_word_exactly() {
+        for m in PermissionMode::ALL {
+            assert_eq!(PermissionMode::parse(m.word()), Some(m));
+        }
+        for word in ["yolo", "bypasspermissions", "Plan", "", " plan"] {
+            assert_eq!(PermissionMode::parse(word), None, "{word:?}");
+        }
+        // The default the config and `--help` name is one of them.
+        assert_eq!(
+            PermissionMode::parse(crate::config::default_of("permission_mode")),
+            Some(PermissionMode::BypassPermissions)
+        );
     }
 
     #[test]

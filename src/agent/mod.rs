@@ -405,7 +405,7 @@ pub struct Ask<'a> {
     /// Confined: Claude Code's sandbox settings, as text.
     pub sandbox: Option<String>,
     /// Claude Code's permission mode, unconfined.
-    pub permission_mode: &'a str,
+    pub permission_mode: claude::PermissionMode,
     pub model: Option<&'a str>,
     /// The user's own arguments, after ralph's.
     pub extra: &'a [String],

@@ -68,11 +68,12 @@ fn issue_step(project: &Project, spec_text: &str, n: u64) -> Result<(String, Str
     let issues = crate::work::tracker::github::Issues::open(&project.root)
         .map_err(|e| failed(e.to_string()))?;
     let issue = issues.issue(n).map_err(|e| failed(e.to_string()))?;
-    if !issue.state.eq_ignore_ascii_case("open") {
+    let status = crate::work::tracker::Issue::from(&issue).status;
+    if status != crate::work::tracker::Status::Open {
         return Err(failed(format!(
             "issue {task} of {} is {}: nothing to do; nothing added",
             issues.repo(),
-            crate::output::visible_line(&issue.state)
+            crate::output::visible_line(status.word())
         )));
     }
     Ok((add::clean_title(&issue.title), task))

@@ -81,7 +81,7 @@ struct Here {
     project: Project,
     cfg: Result<Options>,
     standing: Option<Standing>,
-    hooks: Vec<(&'static str, PathBuf, String)>,
+    hooks: Vec<(hook_target::Scope, PathBuf, String)>,
     via_plugin: bool,
 }
 
@@ -318,7 +318,11 @@ fn hook(h: &Here) -> Verdict {
         which::which(&bin).is_ok()
     };
     if exists {
-        pass(format!("in the {role} settings {}: {cmd}", path.display()))
+        pass(format!(
+            "in the {} settings {}: {cmd}",
+            role.word(),
+            path.display()
+        ))
     } else {
         fail(
             format!(

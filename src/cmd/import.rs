@@ -923,7 +923,7 @@ mod tests {
     fn a_step_takes_a_task_there_under_its_title_once() {
         let issue = |id: &str, title: &str| tracker::Issue {
             id: id.into(),
-            status: "open".into(),
+            status: tracker::Status::Open,
             title: title.into(),
             parent: None,
         };

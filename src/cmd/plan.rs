@@ -26,6 +26,7 @@ use crate::config::{Options, Span};
 use crate::exit::{ExitStatus, Stop};
 use crate::outln;
 use crate::output::visible_line;
+use crate::run::engine::SessionOutcome;
 use crate::run::options::{Settings, planning_settings};
 use crate::run::ui::Ui;
 use crate::work::plan::{self, DRAFT_DIR, Draft, Outcome};
@@ -183,7 +184,7 @@ impl Run for Plan {
             ui,
         }
         .run(&self.what)?;
-        self.say(&outcome)
+        self.say(&outcome.0, &outcome.1)
     }
 }
 
@@ -204,11 +205,12 @@ impl Plan {
         Ok((b, true))
     }
 
-    /// The outcome, said; the exit status it comes to.
-    fn say(&self, o: &Outcome) -> Result<ExitStatus> {
+    /// The outcome, said; the exit status it comes to (`how`: how the
+    /// session ended).
+    fn say(&self, o: &Outcome, how: &SessionOutcome) -> Result<ExitStatus> {
         let status = if o.kept {
             ExitStatus::Success
-        } else if o.session == "interrupted" {
+        } else if matches!(how, SessionOutcome::Interrupted(_)) {
             ExitStatus::Code(130)
         } else {
             ExitStatus::Failure
@@ -275,7 +277,7 @@ struct Before {
 }
 
 impl Session<'_> {
-    fn run(&self, what: &str) -> Result<Outcome> {
+    fn run(&self, what: &str) -> Result<(Outcome, SessionOutcome)> {
         let project = self.project;
         let draft_dir = project.ralph_dir().join(DRAFT_DIR);
         fresh_dir(&draft_dir)?;
@@ -311,10 +313,11 @@ impl Session<'_> {
                 return Err(e);
             }
         };
+        let how = outcome_of(&ended);
         let o = Outcome {
             agent: s.session.agent.to_string(),
             model: s.session.model.clone(),
-            session: outcome_of(&ended),
+            session: how.as_text(),
             cost_usd: crate::run::shell::cost_of(
                 &ended.stream,
                 s.session.seat(0),
@@ -323,7 +326,8 @@ impl Session<'_> {
             draft: Some(shown_draft),
             ..Outcome::default()
         };
-        self.after(o, &before, &ended)
+        let o = self.after(o, &before, &ended, &how)?;
+        Ok((o, how))
     }
 
     /// Where the session left `.ralph` and the tracker.
@@ -343,6 +347,7 @@ impl Session<'_> {
         mut o: Outcome,
         before: &Before,
         ended: &crate::session::Finished,
+        how: &SessionOutcome,
     ) -> Result<Outcome> {
         let project = self.project;
         let draft_dir = project.ralph_dir().join(DRAFT_DIR);
@@ -359,7 +364,7 @@ impl Session<'_> {
         }
         if redirected.is_empty() {
             let draft = read_draft(&draft_dir, &mut o.problems);
-            self.judge(&mut o, &draft, ended);
+            self.judge(&mut o, &draft, ended, how);
             if o.problems.is_empty() {
                 o.written = keep(project, &draft)?;
                 o.kept = true;
@@ -378,8 +383,14 @@ impl Session<'_> {
 
     /// The draft of a session that ended well, checked: its problems (and
     /// its steps and epic) in `o`.
-    fn judge(&self, o: &mut Outcome, draft: &Draft, ended: &crate::session::Finished) {
-        if o.session != "ok" {
+    fn judge(
+        &self,
+        o: &mut Outcome,
+        draft: &Draft,
+        ended: &crate::session::Finished,
+        how: &SessionOutcome,
+    ) {
+        if *how != SessionOutcome::Ok {
             o.problems.insert(0, self.ended_badly(ended, &o.session));
             return;
         }
@@ -515,8 +526,8 @@ impl Session<'_> {
     }
 }
 
-/// How the session ended, as the records say it (`ok`, `failed`, ...).
-fn outcome_of(ended: &crate::session::Finished) -> String {
+/// How the session ended (the records say it as `ok`, `failed`, ...).
+fn outcome_of(ended: &crate::session::Finished) -> SessionOutcome {
     let end = crate::run::engine::SessionEnd {
         ending: ended.ending,
         interactive: false,
@@ -524,7 +535,7 @@ fn outcome_of(ended: &crate::session::Finished) -> String {
         result_ok: ended.stream.result_ok(),
         limit: ended.stream.limit.clone(),
     };
-    crate::run::engine::classify(&end, Some(crate::procs::signals::last_signal_name())).as_text()
+    crate::run::engine::classify(&end, Some(crate::procs::signals::last_signal_name()))
 }
 
 /// The draft folder, made anew (an older plan's draft, or a link planted

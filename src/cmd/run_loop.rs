@@ -484,7 +484,9 @@ fn refuse_what_cannot_run(settings: &options::Settings, project: &Project) -> Re
     if settings.session.interactive
         && settings.confined.is_some()
         && !via_plugin
-        && !hooks.iter().any(|(role, _, _)| *role == "user")
+        && !hooks
+            .iter()
+            .any(|(role, _, _)| *role == crate::settings::target::Scope::User)
     {
         return Err(usage(
             "--interactive --confined needs ralph's Stop hook in your user settings (confined sessions do not load the project's): run `ralph install-hook`",

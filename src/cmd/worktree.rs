@@ -80,7 +80,7 @@ fn list(main: &std::path::Path) -> Result<ExitStatus> {
 }
 
 fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<ExitStatus> {
-    use crate::run::merge::Merged;
+    use crate::git::Merged;
     crate::git::check_worktree_name(name).map_err(|e| anyhow::anyhow!(e))?;
     let into = crate::git::at(here).run(&["rev-parse", "--show-toplevel"], &[])?;
     let into = std::path::PathBuf::from(into);
@@ -100,7 +100,7 @@ fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<E
             "{branch} is already merged into {}; nothing to do.",
             into.display()
         ),
-        Merged::Committed { changed } => {
+        Merged::Committed { changed, .. } => {
             outln!(
                 "Merged {branch} into {} ({} changed); this checkout's .ralph/ is as it was (the worktree's spec and records stay on {branch}).",
                 into.display(),

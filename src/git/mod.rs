@@ -17,7 +17,10 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+mod merge;
 mod overrides;
+
+pub use merge::{Merged, merge_into_head};
 
 /// What no repository's config may make ralph's own git run, whatever it
 /// says: its fsmonitor, submodules' own configs, its hooks (unless asked for), the `ext::`

@@ -8,7 +8,10 @@ use super::api::{Client, Error};
 use super::pulls::query_escape;
 use super::remote::Repo;
 
-/// An issue as GitHub answers it (the parts ralph reads).
+/// An issue as GitHub's REST API answers it (the parts ralph reads): the
+/// wire type, its `state` GitHub's word. The tracker reads it as its own
+/// `work::tracker::Issue` (a parsed status) in one place,
+/// `work::tracker::github`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Issue {
     pub number: u64,

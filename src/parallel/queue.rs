@@ -8,7 +8,7 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use crate::git::Git;
+use crate::git::{Git, Merged};
 use crate::parallel::texts;
 
 /// ralph's files of a merge: taken from the integration branch, never
@@ -18,16 +18,9 @@ const OWN: [&str; 2] = [".ralph", ".beads"];
 /// Logs the branch adds to: its new lines follow ours.
 const LOGS: [&str; 2] = ["progress.md", "learnings.md"];
 
-/// What a merge came to.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Merged {
-    /// A merge commit, the checkout moved to it from `before`.
-    Committed { before: String, commit: String },
-    /// The branch's work conflicts with what is merged: these files.
-    Conflicts(Vec<String>),
-}
-
-/// Merge `branch` (its step `key`) into the checkout at `root`.
+/// Merge `branch` (its step `key`) into the checkout at `root`: ralph's
+/// own files are the integration branch's, with the step's box checked and
+/// the branch's new log lines added.
 pub fn merge(root: &Path, branch: &str, key: &str, message: &str) -> Result<Merged> {
     let g = crate::git::at(root);
     if g.ok(&["rev-parse", "--verify", "--quiet", "MERGE_HEAD"], &[]) {
@@ -36,40 +29,9 @@ pub fn merge(root: &Path, branch: &str, key: &str, message: &str) -> Result<Merg
             root.display()
         );
     }
-    let before = g.run(&["rev-parse", "HEAD"], &[])?;
-    let (clean, out, said) = g.attempt(
-        &["merge-tree", "--write-tree", "--name-only", "-z"],
-        &["HEAD", branch],
-    )?;
-    let mut fields = out.split('\0');
-    let merged_tree = fields.next().unwrap_or_default().to_string();
-    if merged_tree.len() < 40 {
-        bail!("git merge-tree (git 2.38 or later) could not merge {branch}: {said}");
-    }
-    let conflicts: Vec<String> = fields
-        .take_while(|f| !f.is_empty())
-        .filter(|p| !OWN.iter().any(|o| p.starts_with(&format!("{o}/"))))
-        .map(str::to_string)
-        .collect();
-    if !clean && !conflicts.is_empty() {
-        return Ok(Merged::Conflicts(conflicts));
-    }
-    let tree = ralph_merged(&g, &merged_tree, branch, key)?;
-    let commit = g.run(
-        &[
-            "commit-tree",
-            &tree,
-            "-p",
-            "HEAD",
-            "-p",
-            branch,
-            "-m",
-            message,
-        ],
-        &[],
-    )?;
-    g.run(&["merge", "--ff-only", "--quiet"], &[&commit])?;
-    Ok(Merged::Committed { before, commit })
+    crate::git::merge_into_head(&g, branch, message, &OWN, |tree| {
+        ralph_merged(&g, tree, branch, key)
+    })
 }
 
 /// Does `branch`'s own spec (as committed) have the step `key` checked?

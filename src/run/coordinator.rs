@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use crate::git::Merged;
 use crate::history::records::Saved;
 use crate::parallel::plan::{self, Item, Order};
-use crate::parallel::queue::{self, Merged};
+use crate::parallel::queue;
 use crate::parallel::workers::{self, Running};
 use crate::parallel::{budget, texts};
 use crate::run::engine::Outcome;
@@ -803,6 +804,10 @@ impl Coordinator<'_> {
                 }
             }
             Merged::Conflicts(files) => self.conflict(live, key, files)?,
+            // (The queue never asks: it commits the step's box even when
+            // the branch brings nothing else.) Nothing of the branch to
+            // merge or gate: merged as it is.
+            Merged::UpToDate => self.merged(live, key, &slot.worktree, took)?,
         }
         Ok(())
     }

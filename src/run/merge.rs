@@ -15,22 +15,12 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use crate::git::Git;
+use crate::git::{Git, Merged};
 use crate::run::worktree;
 
-/// What a merge came to.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Merged {
-    /// The branch has nothing the checkout lacks.
-    UpToDate,
-    /// A merge commit: the files it changed (none of them in `.ralph/`).
-    Committed { changed: usize },
-    /// Stopped on conflicts outside `.ralph/`: the merge is left in progress
-    /// (the checkout's `.ralph/` already kept) for the user to resolve.
-    Conflicts(Vec<String>),
-}
-
-/// Merge branch `ralph/NAME` into the checkout at `into`.
+/// Merge branch `ralph/NAME` into the checkout at `into`. Stopped on
+/// conflicts outside `.ralph/`, the merge is left in progress (the
+/// checkout's `.ralph/` already kept) for the user to resolve.
 pub fn merge(into: &Path, main: &Path, name: &str) -> Result<Merged> {
     let g = crate::git::at(into);
     let branch = worktree::branch(name);
@@ -38,43 +28,14 @@ pub fn merge(into: &Path, main: &Path, name: &str) -> Result<Merged> {
     if g.ok(&["merge-base", "--is-ancestor"], &[&branch, "HEAD"]) {
         return Ok(Merged::UpToDate);
     }
-    let (clean, out, said) = g.attempt(
-        &["merge-tree", "--write-tree", "--name-only", "-z"],
-        &["HEAD", &branch],
-    )?;
-    let mut fields = out.split('\0');
-    let merged_tree = fields.next().unwrap_or_default().to_string();
-    let conflicts: Vec<String> = fields
-        .take_while(|f| !f.is_empty())
-        .filter(|p| !p.starts_with(".ralph/"))
-        .map(str::to_string)
-        .collect();
-    if !clean && (merged_tree.len() < 40 || !conflicts.is_empty()) {
-        if merged_tree.len() < 40 {
-            bail!("git merge-tree (git 2.38 or later) could not merge {branch}: {said}");
-        }
-        return merge_in_checkout(&g, &branch);
-    }
-    let tree = with_own_ralph(&g, &merged_tree)?;
     let message = format!("Merge branch '{branch}'");
-    let commit = g.run(
-        &[
-            "commit-tree",
-            &tree,
-            "-p",
-            "HEAD",
-            "-p",
-            &branch,
-            "-m",
-            &message,
-        ],
-        &[],
-    )?;
-    let changed = g
-        .paths(&["diff", "--name-only", "-z", "HEAD", &commit])
-        .len();
-    g.run(&["merge", "--ff-only", "--quiet"], &[&commit])?;
-    Ok(Merged::Committed { changed })
+    let merged = crate::git::merge_into_head(&g, &branch, &message, &[".ralph"], |tree| {
+        with_own_ralph(&g, tree)
+    })?;
+    match merged {
+        Merged::Conflicts(_) => merge_in_checkout(&g, &branch),
+        done => Ok(done),
+    }
 }
 
 /// Refused: the worktree's loop still running, no such branch, or a merge

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::agent::claude::PermissionMode;
 use crate::agent::{Agent, Confine};
 use crate::config::Kind;
 use crate::config::{self, Layer, Options, default_count, parse_duration};
@@ -95,16 +96,6 @@ impl Settings {
 }
 
 const DAY: u64 = 86_400;
-
-/// `claude --permission-mode` choices (Claude Code 2.1.330's `--help`).
-pub const PERMISSION_MODES: [&str; 6] = [
-    "acceptEdits",
-    "auto",
-    "bypassPermissions",
-    "manual",
-    "dontAsk",
-    "plan",
-];
 
 /// The agent's program must be an executable file (checked before any run
 /// folder is made or session started).
@@ -566,18 +557,18 @@ fn reviewer_of(
 const COMMIT_WITH_CODEX: &str = "--commit auto runs the project's git hooks, which a confined Codex session can write (its sandbox leaves .git writable): drop one of them";
 
 /// Claude Code's permission mode, one of its own.
-fn permission_mode_of(o: &Options) -> Result<String, String> {
+fn permission_mode_of(o: &Options) -> Result<PermissionMode, String> {
     let mode = o
         .permission_mode
-        .clone()
-        .unwrap_or_else(|| crate::config::default_of("permission_mode").into());
-    if !PERMISSION_MODES.contains(&mode.as_str()) {
-        return Err(format!(
+        .as_deref()
+        .unwrap_or(crate::config::default_of("permission_mode"));
+    PermissionMode::parse(mode).ok_or_else(|| {
+        let modes: Vec<&str> = PermissionMode::ALL.iter().map(|m| m.word()).collect();
+        format!(
             "--permission-mode: {mode:?} is not one of Claude Code's modes: {}",
-            PERMISSION_MODES.join(", ")
-        ));
-    }
-    Ok(mode)
+            modes.join(", ")
+        )
+    })
 }
 
 /// The run's fallback agents, each checked as the run's own agent is (with
@@ -1000,7 +991,7 @@ mod tests {
                 d("max_limit_wait")
             )
         );
-        assert_eq!(s.session.permission_mode, "bypassPermissions");
+        assert_eq!(s.session.permission_mode, PermissionMode::BypassPermissions);
     }
 
     /// A bad value says where it was given: the flag, or the config's key.

@@ -268,7 +268,7 @@ fn assemble(
         sandbox: g.confined.map(|c| {
             crate::sandbox::confine::settings(c, &token, &project.root, &secrets).to_string()
         }),
-        permission_mode: &g.sessions.permission_mode,
+        permission_mode: g.sessions.permission_mode,
         model: seat.model,
         extra: seat.extra,
         root: &project.root,

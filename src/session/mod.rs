@@ -67,7 +67,7 @@ pub struct Sessions {
     /// Token prices by model (the config's over ralph's table).
     pub prices: std::collections::BTreeMap<String, crate::agent::prices::Price>,
     pub model: Option<String>,
-    pub permission_mode: String,
+    pub permission_mode: crate::agent::claude::PermissionMode,
     pub claude_args: Vec<String>,
 }
 

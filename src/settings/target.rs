@@ -22,6 +22,17 @@ pub enum Scope {
     Local,
 }
 
+impl Scope {
+    /// As `--scope` writes it, and ralph names the settings file.
+    pub fn word(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct Target {
     /// Which Claude Code settings file to edit.
@@ -62,19 +73,22 @@ pub fn user_settings_path() -> Result<PathBuf> {
 }
 
 /// The settings files Claude Code reads for a project, with their role.
-pub fn settings_files(project_root: &Path) -> Vec<(&'static str, PathBuf)> {
+pub fn settings_files(project_root: &Path) -> Vec<(Scope, PathBuf)> {
     let mut v = Vec::new();
     if let Ok(p) = user_settings_path() {
-        v.push(("user", p));
+        v.push((Scope::User, p));
     }
-    v.push(("project", project_root.join(".claude/settings.json")));
-    v.push(("local", project_root.join(".claude/settings.local.json")));
+    v.push((Scope::Project, project_root.join(".claude/settings.json")));
+    v.push((
+        Scope::Local,
+        project_root.join(".claude/settings.local.json"),
+    ));
     v
 }
 
 /// ralph's Stop handlers in those files (role, file, command), and whether
 /// the ralph plugin (which brings its own) is enabled in any of them.
-pub fn installed_hooks(project_root: &Path) -> (Vec<(&'static str, PathBuf, String)>, bool) {
+pub fn installed_hooks(project_root: &Path) -> (Vec<(Scope, PathBuf, String)>, bool) {
     let mut hooks = Vec::new();
     let mut via_plugin = false;
     for (role, path) in settings_files(project_root) {
@@ -230,4 +244,17 @@ pub fn recall_created(settings: &Path) -> Result<Created> {
 pub fn forget_created(settings: &Path) -> Result<()> {
     let real = fsutil::resolve_symlinks(settings)?;
     fsutil::remove_optional(&record_path(&real)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_scopes_word_is_how_the_command_line_writes_it() {
+        for s in Scope::value_variants() {
+            let named = s.to_possible_value().map(|v| v.get_name().to_string());
+            assert_eq!(named.as_deref(), Some(s.word()));
+        }
+    }
 }

@@ -228,7 +228,7 @@ mod tests {
             problem: Problem::CheckedButOpen {
                 step: "step 1".into(),
                 task: "bd-1".into(),
-                status: "open".into(),
+                status: tracker::Status::Open,
             },
             line,
             task: Some("bd-1".into()),

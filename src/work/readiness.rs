@@ -260,7 +260,7 @@ mod tests {
         let open = Problem::CheckedButOpen {
             step: "line 1: x".into(),
             task: "bd-1".into(),
-            status: "open".into(),
+            status: crate::work::tracker::Status::Open,
         };
         assert_eq!(
             hindrances(&judged("- [x] x [bd-1]\n- [ ] y [bd-2]\n", vec![open]), &[]),

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use crate::work::spec::{Spec, Step};
-use crate::work::tracker::Snapshot;
+use crate::work::tracker::{Snapshot, Status};
 
 /// One way the spec and the tracker disagree, or a broken checkbox. Its
 /// `kind` is a stable name for scripts (`ralph verify-sync --json`), the
@@ -35,7 +35,7 @@ pub enum Problem {
     CheckedButOpen {
         step: String,
         task: String,
-        status: String,
+        status: Status,
     },
     UncheckedButClosed {
         step: String,
@@ -302,7 +302,7 @@ mod tests {
     fn issue(id: &str, status: &str) -> Issue {
         Issue {
             id: id.into(),
-            status: status.into(),
+            status: Status::parse(status),
             title: format!("title of {id}"),
             parent: None,
         }

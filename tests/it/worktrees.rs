@@ -686,3 +686,51 @@ fn worktree_remove_deletes_the_branch_and_its_config_section_only() {
     assert!(!config.contains("ralph/x"), "{config}");
     assert!(config.contains("description = mine"), "{config}");
 }
+
+/// `ralph worktree merge` of a branch already in the checkout does nothing
+/// and says so; of one whose work conflicts with the checkout's, it stops
+/// naming the files, the merge left in progress with this checkout's
+/// `.ralph/` already kept.
+#[test]
+fn worktree_merge_says_when_there_is_nothing_to_merge_and_names_conflicting_files() {
+    let env = TestEnv::new();
+    let root = env.project.clone();
+    env.git_init();
+    fs::create_dir_all(root.join(".ralph")).unwrap();
+    fs::write(root.join(".ralph/spec.md"), "- [ ] ours\n").unwrap();
+    fs::write(root.join("a.txt"), "one\n").unwrap();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    env.git(&["branch", "ralph/x"]);
+    env.ralph()
+        .args(["worktree", "merge", "x"])
+        .assert()
+        .success()
+        .stdout(format!(
+            "ralph/x is already merged into {}; nothing to do.\n",
+            root.display()
+        ));
+
+    env.git(&["checkout", "-q", "ralph/x"]);
+    fs::write(root.join("a.txt"), "theirs\n").unwrap();
+    fs::write(root.join(".ralph/spec.md"), "- [x] theirs\n").unwrap();
+    env.git(&["commit", "-qam", "theirs"]);
+    env.git(&["checkout", "-q", "main"]);
+    fs::write(root.join("a.txt"), "ours\n").unwrap();
+    env.git(&["commit", "-qam", "ours"]);
+    env.ralph()
+        .args(["worktree", "merge", "x"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "merging ralph/x stopped on conflicts in a.txt: resolve them and `git commit` (this checkout's .ralph/ is already kept), or `git merge --abort`",
+        ));
+    assert_eq!(
+        fs::read_to_string(root.join(".ralph/spec.md")).unwrap(),
+        "- [ ] ours\n"
+    );
+    assert_eq!(
+        env.git(&["diff", "--name-only", "--diff-filter=U"]),
+        "a.txt\n"
+    );
+}

@@ -8,7 +8,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
-use super::{Caps, Health, Issue, Snapshot, TrackerError};
+use super::{Caps, Health, Issue, Snapshot, Status, TrackerError};
 
 pub const INSTALL_HINT: &str = "Install beads_rust with: RUSTC_BOOTSTRAP=1 cargo install beads_rust --version 0.7.6 \
 --no-default-features --locked --ignore-rust-version (it needs a nightly feature on stable Rust; see README)";
@@ -244,7 +244,7 @@ fn parse_list_bytes(bytes: &[u8]) -> Option<Vec<Issue>> {
             .into_iter()
             .map(|i| Issue {
                 id: i.id,
-                status: i.status,
+                status: Status::parse(&i.status),
                 title: i.title,
                 parent: i.parent,
             })
@@ -364,10 +364,18 @@ impl Beads {
             return Ok(());
         }
         let (status, who) = match worker {
-            Some(w) => ("in_progress", w),
-            None => ("open", ""),
+            Some(w) => (Status::InProgress, w),
+            None => (Status::Open, ""),
         };
-        self.change(&["update", "--status", status, "--assignee", who, "--", id])
+        self.change(&[
+            "update",
+            "--status",
+            status.word(),
+            "--assignee",
+            who,
+            "--",
+            id,
+        ])
     }
 
     /// Open a closed task again (its step's merge was undone).
@@ -507,10 +515,33 @@ mod tests {
     }
 
     #[test]
+    fn each_status_is_read_as_it_comes_in_and_a_missing_one_is_other() {
+        let list = json!([
+            {"id": "a-1", "status": "open"},
+            {"id": "a-2", "status": "in_progress"},
+            {"id": "a-3", "status": "closed"},
+            {"id": "a-4", "status": "blocked"},
+            {"id": "a-5"},
+        ]);
+        let l = parse_list_bytes(list.to_string().as_bytes()).unwrap();
+        let got: Vec<Status> = l.into_iter().map(|i| i.status).collect();
+        assert_eq!(
+            got,
+            [
+                Status::Open,
+                Status::InProgress,
+                Status::Closed,
+                Status::Other("blocked".into()),
+                Status::Other(String::new()),
+            ]
+        );
+    }
+
+    #[test]
     fn children_are_the_dotted_ids_under_the_epic() {
         let issue = |id: &str| Issue {
             id: id.into(),
-            status: "open".into(),
+            status: Status::Open,
             title: String::new(),
             parent: None,
         };

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::{Caps, Health, Issue, Snapshot, TrackerError, Waits};
+use super::{Caps, Health, Issue, Snapshot, Status, TrackerError, Waits};
 use crate::github::{self, Client, Error, IssueFilter, Repo};
 use crate::work::spec::issue_number;
 
@@ -18,6 +18,19 @@ pub const DEFAULT_LABEL: &str = "ralph";
 /// What the spec names, said in a refusal.
 const SPECS: &str = "the spec's issues";
 const MAX_SINGLE: usize = 200;
+
+/// GitHub's issue (the API's wire type) as the tracker's: the one place
+/// its `state` is read.
+impl From<&github::Issue> for Issue {
+    fn from(i: &github::Issue) -> Issue {
+        Issue {
+            id: task_id(i.number),
+            status: Status::parse(&i.state),
+            title: i.title.clone(),
+            parent: None,
+        }
+    }
+}
 
 /// A step's task for issue `n`.
 pub fn task_id(n: u64) -> String {
@@ -276,13 +289,8 @@ impl Issues {
         let wanted: Vec<u64> = tasks.iter().filter_map(|t| issue_number(t)).collect();
         let issues = self
             .fetch(&wanted, SPECS)?
-            .into_iter()
-            .map(|i| Issue {
-                id: task_id(i.number),
-                status: i.state,
-                title: i.title,
-                parent: None,
-            })
+            .iter()
+            .map(Issue::from)
             .collect();
         Ok(Snapshot {
             issues,
@@ -319,8 +327,9 @@ impl Issues {
         let closed = first
             .iter()
             .chain(&extra)
-            .filter(|i| i.state.eq_ignore_ascii_case("closed"))
-            .map(|i| task_id(i.number))
+            .map(Issue::from)
+            .filter(Issue::is_closed)
+            .map(|i| i.id)
             .collect();
         Ok((blockers, closed))
     }
@@ -334,7 +343,7 @@ impl Issues {
         let open: Vec<u64> = self
             .fetch(&wanted, SPECS)?
             .into_iter()
-            .filter(|i| wanted.contains(&i.number) && !i.state.eq_ignore_ascii_case("closed"))
+            .filter(|i| wanted.contains(&i.number) && !Issue::from(i).is_closed())
             .map(|i| i.number)
             .collect();
         let mut closed = Vec::new();
@@ -399,6 +408,32 @@ fn close_done(closes_on_merge: bool, root: &Path, tasks: &[String]) -> Option<St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn githubs_issue_is_the_trackers_with_its_state_read_once() {
+        let wire = |state: &str| -> github::Issue {
+            serde_json::from_value(serde_json::json!({
+                "number": 12, "title": "T", "state": state,
+                "html_url": "https://example.invalid/12",
+            }))
+            .unwrap()
+        };
+        let open = Issue::from(&wire("open"));
+        assert_eq!(
+            open,
+            Issue {
+                id: "#12".into(),
+                status: Status::Open,
+                title: "T".into(),
+                parent: None,
+            }
+        );
+        assert!(Issue::from(&wire("closed")).is_closed());
+        assert_eq!(
+            Issue::from(&wire("locked")).status,
+            Status::Other("locked".into())
+        );
+    }
 
     #[test]
     fn only_issues_that_were_steps_when_the_run_began_are_closed() {

@@ -15,17 +15,59 @@ use std::path::Path;
 
 pub use beads::{Beads, INSTALL_HINT};
 
+/// A task as the tracker has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Issue {
     pub id: String,
-    pub status: String,
+    pub status: Status,
     pub title: String,
     pub parent: Option<String>,
 }
 
 impl Issue {
     pub fn is_closed(&self) -> bool {
-        self.status.eq_ignore_ascii_case("closed")
+        self.status == Status::Closed
+    }
+}
+
+/// A task's status, read once from the tracker's word where it comes in
+/// (br's and bd's `status`, GitHub's `state`), in any case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    Open,
+    InProgress,
+    /// Done: the only status that counts as done.
+    Closed,
+    /// Any other word, as the tracker wrote it: br's `blocked`, `deferred`,
+    /// `draft`, `pinned`, `tombstone` and its custom statuses, bd's
+    /// `hooked`.
+    Other(String),
+}
+
+impl Status {
+    pub fn parse(word: &str) -> Status {
+        match word.to_ascii_lowercase().as_str() {
+            "open" => Status::Open,
+            "in_progress" => Status::InProgress,
+            "closed" => Status::Closed,
+            _ => Status::Other(word.to_string()),
+        }
+    }
+
+    /// The tracker's word for it (what `br update --status` takes).
+    pub fn word(&self) -> &str {
+        match self {
+            Status::Open => "open",
+            Status::InProgress => "in_progress",
+            Status::Closed => "closed",
+            Status::Other(w) => w,
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.word())
     }
 }
 
@@ -266,6 +308,59 @@ pub fn configured(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statuses_are_read_from_the_trackers_word_in_any_case() {
+        for (word, status) in [
+            ("open", Status::Open),
+            ("OPEN", Status::Open),
+            ("in_progress", Status::InProgress),
+            ("In_Progress", Status::InProgress),
+            ("closed", Status::Closed),
+            ("Closed", Status::Closed),
+        ] {
+            assert_eq!(Status::parse(word), status, "{word}");
+        }
+        // br's other statuses, bd's `hooked`, custom ones and GitHub's
+        // words that are none of these are kept as they were written.
+        for word in [
+            "blocked",
+            "deferred",
+            "draft",
+            "tombstone",
+            "pinned",
+            "hooked",
+            "Review",
+            "in progress",
+            "",
+        ] {
+            let s = Status::parse(word);
+            assert_eq!(s, Status::Other(word.to_string()));
+            assert_eq!(s.to_string(), word);
+        }
+    }
+
+    #[test]
+    fn only_closed_is_done() {
+        let issue = |status| Issue {
+            id: "t-1".into(),
+            status,
+            title: String::new(),
+            parent: None,
+        };
+        assert!(issue(Status::parse("CLOSED")).is_closed());
+        for word in ["open", "in_progress", "tombstone", "done", "closed "] {
+            assert!(!issue(Status::parse(word)).is_closed(), "{word}");
+        }
+    }
+
+    #[test]
+    fn the_words_written_back_are_the_trackers() {
+        for s in [Status::Open, Status::InProgress, Status::Closed] {
+            assert_eq!(Status::parse(s.word()), s);
+        }
+        assert_eq!(Status::InProgress.to_string(), "in_progress");
+    }
 
     #[test]
     fn github_makes_no_tasks_of_its_own_and_says_how_to_add_them() {
