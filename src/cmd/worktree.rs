@@ -100,7 +100,8 @@ fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<E
             "{branch} is already merged into {}; nothing to do.",
             into.display()
         ),
-        Merged::Committed { changed, .. } => {
+        Merged::Committed { before, commit } => {
+            let changed = crate::git::changed(&crate::git::at(&into), &before, &commit);
             outln!(
                 "Merged {branch} into {} ({} changed); this checkout's .ralph/ is as it was (the worktree's spec and records stay on {branch}).",
                 into.display(),

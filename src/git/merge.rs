@@ -9,20 +9,15 @@ use anyhow::{Result, bail};
 use super::Git;
 
 /// What merging a branch into the checkout came to. Each caller reads what
-/// it needs: `ralph worktree merge` the count of changed files, the merge
-/// queue the commit to undo back to when the gate fails.
+/// it needs: `ralph worktree merge` the files changed (`changed`), the
+/// merge queue the commit to undo back to when the gate fails.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Merged {
     /// The branch has nothing the checkout lacks (`ralph worktree merge`
     /// asks first; the merge queue never does).
     UpToDate,
-    /// A merge commit, the checkout moved to it from `before`; `changed`:
-    /// how many files it changed.
-    Committed {
-        before: String,
-        commit: String,
-        changed: usize,
-    },
+    /// A merge commit, the checkout moved to it from `before`.
+    Committed { before: String, commit: String },
     /// The branch's work conflicts with the checkout's in these files (none
     /// of them ralph's own, which the caller merges itself).
     Conflicts(Vec<String>),
@@ -92,15 +87,15 @@ pub fn merge_into_head(
         ],
         &[],
     )?;
-    let changed = g
-        .paths(&["diff", "--name-only", "-z", "HEAD", &commit])
-        .len();
     g.run(&["merge", "--ff-only", "--quiet"], &[&commit])?;
-    Ok(Merged::Committed {
-        before,
-        commit,
-        changed,
-    })
+    Ok(Merged::Committed { before, commit })
+}
+
+/// How many files a merge changed, from `before` to `commit` (asked only
+/// where it is said: the merge queue's merges are on a run's clock).
+pub fn changed(g: &Git, before: &str, commit: &str) -> usize {
+    g.paths(&["diff", "--name-only", "-z", before, commit])
+        .len()
 }
 
 #[cfg(test)]
@@ -196,16 +191,15 @@ mod tests {
             g.run_with_input(&["mktree", "-z"], &top)
         };
         let m = merge_into_head(&g, "side", "merge side", &[".ralph"], own_ralph).unwrap();
-        let Merged::Committed {
-            before,
-            commit,
-            changed,
-        } = m
-        else {
+        let Merged::Committed { before, commit } = m else {
             panic!("{m:?}");
         };
         assert_eq!(before, head);
-        assert_eq!(changed, 1, "b.txt only: the spec stays ours");
+        assert_eq!(
+            changed(&g, &before, &commit),
+            1,
+            "b.txt only: the spec stays ours"
+        );
         assert_eq!(g.run(&["rev-parse", "HEAD"], &[]).unwrap(), commit);
         assert_eq!(
             g.run(&["log", "-1", "--format=%P %s"], &[]).unwrap(),

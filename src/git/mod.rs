@@ -20,7 +20,7 @@ use anyhow::{Context, Result, bail};
 mod merge;
 mod overrides;
 
-pub use merge::{Merged, merge_into_head};
+pub use merge::{Merged, changed, merge_into_head};
 
 /// What no repository's config may make ralph's own git run, whatever it
 /// says: its fsmonitor, submodules' own configs, its hooks (unless asked for), the `ext::`
