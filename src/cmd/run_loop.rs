@@ -296,17 +296,6 @@ impl Loop {
         crate::procs::signals::install_signal_handlers()?;
         let invocation_args = record.as_ref().map(workers_command_line);
         let (run, saved, mut lock) = take_lock(&project, &settings, resume, record, &ui)?;
-        // Written only with the lock held: no other loop is judging here.
-        // Never by a worker: its step is done when its branch has it
-        // checked, which the run merges and judges.
-        let handed = if self.args.worker_step.is_none()
-            && !project.complete().exists()
-            && !project.waiting().exists()
-        {
-            complete_if_done(&settings, &checked, &ui)
-        } else {
-            None
-        };
         let own_dirty = self.own_dirty(&project);
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
@@ -350,7 +339,8 @@ impl Loop {
             own_dirty,
             ship,
             clock: std::cell::Cell::new(None),
-            handed: std::cell::RefCell::new(handed),
+            handed: std::cell::RefCell::new(None),
+            claimed_at: std::cell::RefCell::new(None),
         };
         let result = match (settings.workers.count, &self.args.remote) {
             (1, None) => shell.run(&mut lock, saved),
@@ -620,33 +610,6 @@ fn loop_name(root: &std::path::Path) -> String {
 }
 
 type Checked = std::result::Result<completion::Judgement, completion::CannotCheck>;
-
-/// Every step already checked and in sync (a worktree whose spec was done
-/// before it started, say): the loop's own COMPLETE, for the run to judge
-/// (gate and all) before any session, and to write once accepted.
-fn complete_if_done(
-    settings: &options::Settings,
-    checked: &Checked,
-    ui: &Ui,
-) -> Option<sentinel::Complete> {
-    let Ok(j) = checked else { return None };
-    if matches!(
-        completion::rule(checked, settings.completion.gate.is_some()),
-        completion::Rule::Blocked(_)
-    ) {
-        return None;
-    }
-    let c = sentinel::Complete {
-        completed: Some(crate::timefmt::now()),
-        forced: false,
-        spec: Some(j.spec.progress()),
-        tracker: Some(j.tracker.unwrap_or("none").to_string()),
-        message: "every step was already checked when the loop started".into(),
-        file_time: None,
-    };
-    ui.note("every step of the spec is already checked (and agrees with the tracker): judging COMPLETE, no session needed");
-    Some(c)
-}
 
 /// How the run starts, by the sentinels there (the engine decides): `Some`
 /// status when it ends before it begins.

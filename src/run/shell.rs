@@ -107,6 +107,10 @@ pub struct Shell<'a> {
     /// is without being written first: no file is a message between the
     /// loop's parts. Written as `.ralph/COMPLETE` once accepted.
     pub handed: std::cell::RefCell<Option<sentinel::Complete>>,
+    /// The project as the loop last claimed it done itself (`all_done`):
+    /// claimed again only once something changed, so a gate that failed
+    /// is not run again on the same work between sessions.
+    pub claimed_at: std::cell::RefCell<Option<progress::Checkpoint>>,
 }
 
 impl Shell<'_> {
@@ -161,15 +165,67 @@ impl Shell<'_> {
 
     /// What COMPLETE claims, if it is there: the protected paths changed
     /// since the run began, and the completion rule's word on spec and
-    /// tracker.
+    /// tracker. With none, every step checked is a claim of the loop's own
+    /// (`all_done`).
     fn claim(&self, saved: &Saved) -> Result<Option<engine::Claim>> {
         if self.handed.borrow().is_none() && !self.project.complete().exists() {
-            return Ok(None);
+            let Some(c) = self.all_done(saved)? else {
+                return Ok(None);
+            };
+            *self.handed.borrow_mut() = Some(c);
         }
         Ok(Some(engine::Claim {
             protected: self.protected_touched(saved).unwrap_or_default(),
             base: saved.first_head.clone().unwrap_or_else(|| "?".into()),
             rule: self.rule()?,
+        }))
+    }
+
+    /// Every step checked (and the tracker agreeing, or its issues ralph's
+    /// to close) with no COMPLETE written: the loop claims it itself, for
+    /// the round to judge as a session's (protected paths, the gate, the
+    /// reviewer), as a parallel run judges its last merge, instead of
+    /// paying for sessions that find nothing to do. Not a worker's: its
+    /// step is done when its branch has it checked.
+    fn all_done(&self, saved: &Saved) -> Result<Option<sentinel::Complete>> {
+        if self.s.workers.worker.is_some() {
+            return Ok(None);
+        }
+        let checked = completion::check_run(
+            &self.project.spec(),
+            &self.project.root,
+            self.s.tracker,
+            self.s.shipping.pr,
+        )?;
+        let Ok(j) = checked else { return Ok(None) };
+        let steps_done = j.spec.total() > 0 && j.spec.steps.iter().all(|s| s.checked);
+        if !(j.is_complete() || (self.s.limits.closes_issues && steps_done)) {
+            return Ok(None);
+        }
+        let now = progress::take(&self.project.root, &self.project.spec());
+        if self.claimed_at.borrow().as_ref() == Some(&now) {
+            return Ok(None);
+        }
+        *self.claimed_at.borrow_mut() = Some(now);
+        let (message, said) = if saved.state.sessions == 0 {
+            (
+                "every step was already checked when the loop started",
+                "every step of the spec is already checked (and agrees with the tracker): judging COMPLETE, no session needed",
+            )
+        } else {
+            (
+                "every step of the spec is checked",
+                "every step of the spec is checked (and agrees with the tracker), with no COMPLETE written: judging it now",
+            )
+        };
+        self.ui.note(said);
+        Ok(Some(sentinel::Complete {
+            completed: Some(timefmt::now()),
+            forced: false,
+            spec: Some(j.spec.progress()),
+            tracker: Some(j.tracker.unwrap_or("none").to_string()),
+            message: message.into(),
+            file_time: None,
         }))
     }
 
@@ -1744,6 +1800,7 @@ mod tests {
             ship: None,
             clock: std::cell::Cell::new(None),
             handed: std::cell::RefCell::new(None),
+            claimed_at: std::cell::RefCell::new(None),
         };
         let first = before.head.clone();
         let mut live = Live {

@@ -10,6 +10,34 @@ use predicates::prelude::*;
 use crate::support::*;
 use crate::support::{Pty, Reply, eventually, ralph_bin};
 
+/// A session checks the last box and writes no COMPLETE: the loop judges
+/// it at once, as a parallel run judges its last merge (the gate ran, the
+/// run is complete after that session), instead of starting sessions that
+/// find nothing to do. Its COMPLETE is written once accepted.
+#[test]
+fn the_last_box_checked_without_complete_is_judged_at_once() {
+    let env = one_step_project();
+    env.api
+        .session([Reply::bash(DO_STEP), Reply::text("Step done.")]);
+    env.api
+        .session([Reply::bash(DO_STEP), Reply::text("A session too many.")]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "5", "--gate", "touch gate-ran"])
+        .stdout_with(0);
+    assert!(
+        out.contains("every step of the spec is checked (and agrees with the tracker), with no COMPLETE written: judging it now")
+            && out.contains("complete: its one step done · 1 iteration"),
+        "{out}"
+    );
+    assert!(!out.contains("A session too many."), "{out}");
+    assert!(env.project.join("gate-ran").exists(), "the gate judged it");
+    let complete = fs::read_to_string(env.project.join(".ralph/COMPLETE")).unwrap();
+    assert!(
+        complete.contains("every step of the spec is checked"),
+        "{complete}"
+    );
+}
+
 #[test]
 fn three_sessions_complete_the_spec() {
     let env = project();

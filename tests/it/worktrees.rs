@@ -569,7 +569,8 @@ fn a_worktree_loop_whose_steps_are_all_checked_starts_no_session() {
 
 /// The same, with a gate that fails: the loop's own COMPLETE is rejected
 /// into the run folder, none is left in the project, and the loop goes on
-/// to a session.
+/// to a session; one that changes nothing is not followed by the gate
+/// again.
 #[test]
 fn a_loop_whose_steps_are_all_checked_but_whose_gate_fails_writes_no_complete() {
     let env = crate::support::project();
@@ -604,6 +605,8 @@ fn a_loop_whose_steps_are_all_checked_but_whose_gate_fails_writes_no_complete() 
     assert!(!env.project.join(".ralph/COMPLETE").exists(), "{out}");
     let run = crate::support::run_dir(&env);
     let aside = fs::read_to_string(run.join("COMPLETE.rejected-1")).unwrap();
+    // The session changed nothing: the same work is not judged again.
+    assert!(!run.join("COMPLETE.rejected-2").exists(), "{out}");
     assert!(
         aside.contains("every step was already checked when the loop started")
             && aside.contains("rejected by ralph loop at")
