@@ -107,10 +107,18 @@ pub struct Shell<'a> {
     /// is without being written first: no file is a message between the
     /// loop's parts. Written as `.ralph/COMPLETE` once accepted.
     pub handed: std::cell::RefCell<Option<sentinel::Complete>>,
-    /// The project as the loop last claimed it done itself (`all_done`):
-    /// claimed again only once something changed, so a gate that failed
-    /// is not run again on the same work between sessions.
-    pub claimed_at: std::cell::RefCell<Option<progress::Checkpoint>>,
+    /// The work as a COMPLETE was last refused (`judged_as`: a session's,
+    /// or the loop's own): the loop claims it done itself (`all_done`) only
+    /// once that changed, so a gate or a reviewer that refused is not asked
+    /// again about the same work.
+    pub claimed_at: std::cell::RefCell<Option<(Option<String>, Vec<bool>)>>,
+}
+
+/// What of a checkpoint says the work changed for a claim of the loop's
+/// own: its commit and its boxes (what the loop's notes or a notice's
+/// command write in the tree between sessions is not new work).
+fn judged_as(c: &progress::Checkpoint) -> (Option<String>, Vec<bool>) {
+    (c.head.clone(), c.boxes.clone())
 }
 
 impl Shell<'_> {
@@ -203,10 +211,9 @@ impl Shell<'_> {
             return Ok(None);
         }
         let now = progress::take(&self.project.root, &self.project.spec());
-        if self.claimed_at.borrow().as_ref() == Some(&now) {
+        if self.claimed_at.borrow().as_ref() == Some(&judged_as(&now)) {
             return Ok(None);
         }
-        *self.claimed_at.borrow_mut() = Some(now);
         let (message, said) = if saved.state.sessions == 0 {
             (
                 "every step was already checked when the loop started",
@@ -388,6 +395,12 @@ impl Shell<'_> {
         for w in why.iter().take(shown) {
             self.ui.line(&format!("    {w}"));
         }
+        // Judged and refused: the loop does not claim this work again
+        // (its notes for the next session, written by now, included).
+        *self.claimed_at.borrow_mut() = Some(judged_as(&progress::take(
+            &self.project.root,
+            &self.project.spec(),
+        )));
         Ok(())
     }
 

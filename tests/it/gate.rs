@@ -92,9 +92,12 @@ fn a_gate_given_on_the_command_line_is_run_by_a_sessions_ralph_complete() {
             && stream.contains("complete exited 1"),
         "session 1's `ralph complete` ran the loop's gate: {stream}"
     );
+    // Its box checked, the loop judged the step at once too (the gate
+    // refused it again), and session 2 was told why.
     assert!(
-        !out.contains("COMPLETE rejected"),
-        "no COMPLETE was written to be set aside: {out}"
+        out.contains("with no COMPLETE written: judging it now")
+            && out.matches("COMPLETE rejected").count() == 1,
+        "{out}"
     );
 }
 
