@@ -364,6 +364,12 @@ pub struct Saved {
     /// from before this was kept closes none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pr_issues_at_start: Option<Vec<u64>>,
+    /// What was uncommitted when the run first began (yours): on
+    /// `--resume`, and when a parallel run's merged work is judged, what
+    /// its own sessions left since is the run's, not yours (none saved: a
+    /// run from before this was kept takes the tree as it finds it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users_at_start: Option<Vec<String>>,
 }
 
 impl Saved {
@@ -390,6 +396,7 @@ impl Saved {
             last_review: None,
             issues_at_start: None,
             pr_issues_at_start: None,
+            users_at_start: None,
         }
     }
 }

@@ -256,9 +256,15 @@ fn status_entries(status: &str) -> impl Iterator<Item = (&str, &str)> {
 }
 
 /// ralph's own files meant for git: the sessions' notes (ralph writes each
-/// session's heading and how it went) and the list of its run files git
-/// ignores. A finished run commits what it changed of them.
-pub const OWN: [&str; 2] = [".ralph/progress.md", ".ralph/.gitignore"];
+/// session's heading and how it went), the list of its run files git
+/// ignores, and br's tracker as text (a parallel run's workers close their
+/// tasks in the checkout's tracker, which no session there commits). A
+/// finished run commits what it changed of them.
+pub const OWN: [&str; 3] = [
+    ".ralph/progress.md",
+    ".ralph/.gitignore",
+    ".beads/issues.jsonl",
+];
 
 /// Which of `paths` have uncommitted changes (untracked too); `None` when
 /// git cannot tell.

@@ -563,6 +563,7 @@ impl Shell<'_> {
                 if s.shipping.pr {
                     saved.pr_issues_at_start = Some(self.step_issues());
                 }
+                saved.users_at_start = Some(self.users_in(before, None));
                 crate::history::invocation::keep_closable(
                     &self.project.root,
                     &run.id,
@@ -622,7 +623,8 @@ impl Shell<'_> {
         self.run.save_state(&saved)?;
         lock.set_iteration(saved.state.iteration)?;
         self.say_start(saved.state.iteration);
-        let users = self.say_uncommitted(&before);
+        let users = self.users_in(&before, saved.users_at_start.as_deref());
+        self.say_uncommitted(&users);
         let mut live = Live {
             saved,
             before,
@@ -693,18 +695,30 @@ impl Shell<'_> {
 
     /// At the start: what was uncommitted already, whose it is, and what
     /// becomes of it; its paths.
-    fn say_uncommitted(&self, before: &Checkpoint) -> Vec<String> {
+    /// What of the tree's uncommitted changes (`before`) is yours: with
+    /// the run's own list of what was when it began (`at_start`), only
+    /// what of it is still uncommitted; never a worker's (its worktree is
+    /// the run's, made from a commit), nor ralph's own files.
+    fn users_in(&self, before: &Checkpoint, at_start: Option<&[String]>) -> Vec<String> {
+        if self.s.workers.worker.is_some() {
+            return Vec::new();
+        }
         // A worktree's `.ralph/` files are ralph's copies of the checkout's.
         let seeded = self.in_worktree();
-        let paths: Vec<String> = before
+        before
             .changed
             .iter()
             .filter(|p| !progress::OWN.contains(&p.as_str()))
             .filter(|p| !(seeded && p.starts_with(".ralph/")))
+            .filter(|p| at_start.is_none_or(|a| a.contains(p)))
             .cloned()
-            .collect();
+            .collect()
+    }
+
+    /// Yours, said once as the run begins (or goes on).
+    fn say_uncommitted(&self, paths: &[String]) {
         if paths.is_empty() {
-            return Vec::new();
+            return;
         }
         let mut shown: Vec<&str> = paths.iter().take(5).map(String::as_str).collect();
         let more = format!("and {} more", paths.len().saturating_sub(5));
@@ -720,7 +734,6 @@ impl Shell<'_> {
             "uncommitted before this run began (yours, not a session's): {}; ralph leaves them as they are ({commit}); commit them first so that each session's changes stand alone",
             shown.join(", ")
         ));
-        paths
     }
 
     /// At the start: who reviews, and where notices go.

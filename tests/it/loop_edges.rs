@@ -660,3 +660,34 @@ fn a_relative_agent_path_in_the_config_is_the_projects_wherever_ralph_runs() {
         "{claude}"
     );
 }
+
+/// A session stopped with Ctrl+C in the middle of its work: what it left
+/// is the run's, not yours. `--resume` does not say it was uncommitted
+/// before the run began; what was yours before the run still is.
+#[test]
+fn what_an_interrupted_session_left_is_the_runs_on_resume() {
+    let env = one_step_project();
+    fs::write(env.project.join("mine.txt"), "yours\n").unwrap();
+    env.api.session([
+        Reply::bash("mkdir -p work && echo half > work/step_5.txt"),
+        Reply::Stall(Duration::from_secs(600)),
+    ]);
+    env.api.session(step_session(false));
+    let child = ralph_loop(&env).args(["--max-iterations", "3"]).spawn();
+    let left = env.project.join("work/step_5.txt");
+    assert!(eventually(Duration::from_secs(60), || left.exists()));
+    signal(child.id(), Signal::SIGINT);
+    let first = wait_output(child, Duration::from_secs(30));
+    assert_eq!(first.status.code(), Some(130), "{}", text(&first.stdout));
+    assert!(
+        text(&first.stdout).contains("yours, not a session's): mine.txt;"),
+        "{}",
+        text(&first.stdout)
+    );
+    let out = env.ralph().args(["loop", "--resume"]).stdout_with(0);
+    assert!(
+        out.contains("uncommitted before this run began (yours, not a session's): mine.txt;"),
+        "{out}"
+    );
+    assert!(!out.contains("work/step_5.txt"), "{out}");
+}

@@ -205,6 +205,19 @@ fn a_step_blocked_in_the_tracker_starts_only_once_its_blocker_is_merged() {
         "{shown}"
     );
     nothing_left(&env);
+    // The tracker's closes are the run's, committed with its notes: a
+    // fresh clone's tracker has them, and nothing is said to be yours.
+    assert!(!out.contains("yours, not a session's"), "{out}");
+    assert_eq!(
+        env.git(&["status", "--porcelain", "--", ".beads"]).trim(),
+        "",
+        "{out}"
+    );
+    let committed = env.git(&["show", "HEAD:.beads/issues.jsonl"]);
+    for t in &tasks {
+        let line = committed.lines().find(|l| l.contains(t.as_str())).unwrap();
+        assert!(line.contains(r#""status":"closed""#), "{line}");
+    }
 }
 
 #[test]
