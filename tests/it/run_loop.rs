@@ -207,23 +207,37 @@ fn waiting_stops_the_loop_with_its_reason() {
 }
 
 #[test]
-fn iteration_limit_exits_4_and_the_last_allowed_session_may_complete() {
+fn an_iteration_limit_exits_4_and_raised_the_run_goes_on_with_resume() {
     let env = project();
     env.api.session(step_session(false));
     env.api.session(step_session(false));
-    ralph_loop(&env)
+    let out = ralph_loop(&env)
         .args(["--max-iterations", "2"])
-        .assert()
-        .code(4)
-        .stdout(predicate::str::contains("iteration limit reached"));
+        .stdout_with(4);
+    assert!(
+        out.contains("iteration limit reached")
+            && out.ends_with(
+                "`ralph loop --resume --max-iterations <higher>` goes on with this run.\n"
+            ),
+        "{out}"
+    );
     assert_eq!(summary(&env)["iterations"], 2);
+    let id = run_id(&env);
 
-    // A completion in the last allowed session is a completion.
+    // Raised, the limit lets the same run go on; a completion in the last
+    // allowed session is a completion.
     env.api.session(step_session(true));
-    ralph_loop(&env)
-        .args(["--max-iterations", "1"])
-        .assert()
-        .code(0);
+    let out = env
+        .ralph()
+        .args(["loop", "--resume", "--max-iterations", "3"])
+        .stdout_with(0);
+    assert!(
+        out.contains("max_iterations = 3 (was 2)")
+            && out.contains(&format!("resuming run {id} at iteration 2/3"))
+            && out.contains("complete: all 3 steps done · 3 iterations"),
+        "{out}"
+    );
+    assert_eq!(run_id(&env), id);
 }
 
 #[test]

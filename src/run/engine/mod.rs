@@ -472,7 +472,8 @@ const HUMAN_HINT: &str =
     "Run `ralph resume` once a human has acted, then `ralph loop --resume` to go on with this run.";
 const RESUME_HINT: &str = "`ralph loop --resume` goes on with this run.";
 const FAILED_TODO: &str = "see what failed with `ralph status` and `ralph logs`";
-const LIMIT_TODO: &str = "see `ralph status`; start a new run with higher limits to go on";
+const LIMIT_TODO: &str =
+    "see `ralph status`; go on with a higher limit: `ralph loop --resume` with it";
 
 /// One row an outcome: (outcome, code, text, hook, writes WAITING,
 /// resumable, the notice's to-do, the last line).
@@ -531,9 +532,9 @@ const FACTS: [(Outcome, Facts); 14] = {
                 4,
                 "iteration limit reached",
                 Some(H::Limit),
-                (false, false),
+                (false, true),
                 Some(LIMIT_TODO),
-                None,
+                Some("`ralph loop --resume --max-iterations <higher>` goes on with this run."),
             ),
         ),
         (
@@ -542,9 +543,9 @@ const FACTS: [(Outcome, Facts); 14] = {
                 4,
                 "cost limit reached",
                 Some(H::Limit),
-                (false, false),
+                (false, true),
                 Some(LIMIT_TODO),
-                None,
+                Some("`ralph loop --resume --max-cost <higher>` goes on with this run."),
             ),
         ),
         (
@@ -553,9 +554,9 @@ const FACTS: [(Outcome, Facts); 14] = {
                 4,
                 "usage limit wait too long",
                 Some(H::Limit),
-                (false, false),
+                (false, true),
                 Some(LIMIT_TODO),
-                None,
+                Some(RESUME_HINT),
             ),
         ),
         (
@@ -624,9 +625,9 @@ const FACTS: [(Outcome, Facts); 14] = {
                 4,
                 "time limit reached",
                 Some(H::Limit),
-                (false, false),
+                (false, true),
                 Some(LIMIT_TODO),
-                None,
+                Some("`ralph loop --resume --max-time <higher>` goes on with this run."),
             ),
         ),
         // What is merged is shipped; the rest is the next workers'.
@@ -681,8 +682,8 @@ impl Outcome {
     }
 
     /// May `ralph loop --resume` go on from a run that ended so? Only from
-    /// one stopped before an end of its own: interrupted, killed, or stopped
-    /// for a human.
+    /// one stopped before an end of its own: interrupted, killed, stopped
+    /// for a human, or at a limit (which the resume raises).
     pub fn resumable(self) -> bool {
         self.facts().resumable
     }
@@ -2392,16 +2393,17 @@ mod tests {
             (Complete, false),
             (Failed, false),
             (Waiting, true),
-            (IterationLimit, false),
-            (CostLimit, false),
-            (LimitWait, false),
+            // Raised, a limit lets the run go on.
+            (IterationLimit, true),
+            (CostLimit, true),
+            (LimitWait, true),
             (NoProgress, true),
             (Stuck, true),
             (ReviewRejected, true),
             (Interrupted, true),
             (EndedAbnormally, true),
             (StepDone, false),
-            (TimeLimit, false),
+            (TimeLimit, true),
             (Partial, false),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
