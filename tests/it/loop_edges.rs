@@ -263,16 +263,18 @@ fn resume_goes_on_with_the_interrupted_run_and_its_cost() {
         (Some(3), Some(2.25))
     );
 
-    // A run that reached an end of its own is not resumed.
-    env.ralph()
+    assert!(
+        out.ends_with("`ralph loop --resume --max-cost <higher>` goes on with this run.\n"),
+        "{out}"
+    );
+    // Resumed at the same limit: it stops there again, with no session.
+    let out = env
+        .ralph()
         .args(["loop", "--resume", "--claude", claude])
-        .assert()
-        .code(2)
-        .stderr(
-            predicate::str::contains("finished (cost limit reached").and(predicate::str::contains(
-                "start a new run with `ralph loop`",
-            )),
-        );
+        .stdout_with(4);
+    assert!(out.contains("cost limit reached"), "{out}");
+    assert_eq!(records(&env).len(), 3, "{out}");
+    assert_eq!(run_dir(&env), first, "the same run folder");
 }
 
 #[test]

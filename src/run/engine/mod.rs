@@ -882,10 +882,9 @@ fn between(
     if let Some(w) = waiting {
         return stop(Outcome::Waiting, w);
     }
-    // A review costs too: it may be what reaches the cap.
-    if !reviews.is_empty()
-        && let Some(a) = over_cost(s, limits)
-    {
+    // A review costs too: it may be what reaches the cap; and a run
+    // resumed at its cap stops before it spends more.
+    if let Some(a) = over_cost(s, limits) {
         return a;
     }
     if s.iteration >= limits.max_iterations {
@@ -3047,14 +3046,15 @@ mod tests {
             step(&mut s, &l, with(reviewed(false, 0.2))),
             Action::Prepare { .. }
         ));
+        // At the cap already (a run resumed there): no more is spent.
         let mut s = State {
             cost_usd: 5.0,
             ..State::default()
         };
-        assert!(matches!(
-            step(&mut s, &l, with(None)),
-            Action::Prepare { .. }
-        ));
+        assert_eq!(
+            stopped(&step(&mut s, &l, with(None))),
+            Some(Outcome::CostLimit)
+        );
         // An approved review of a COMPLETE that holds: complete, even at the cap.
         let mut s = State {
             cost_usd: 0.9,
