@@ -1724,7 +1724,8 @@ impl Shell<'_> {
                 main.display()
             ));
         }
-        if let Some(hint) = outcome.hint() {
+        // How to go on is the run's to say, once, not each worker's.
+        if let Some(hint) = outcome.hint().filter(|_| self.s.workers.worker.is_none()) {
             ui.line(hint);
         }
     }

@@ -327,6 +327,13 @@ fn parked_then_ctrl_c(env: &TestEnv, run: Ralph) -> String {
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(out.status.code(), Some(130), "{said}");
     assert!(said.contains("interrupted: SIGINT received"), "{said}");
+    // How to go on is said once, by the run, not by each worker.
+    assert_eq!(
+        said.matches("`ralph loop --resume` goes on with this run.")
+            .count(),
+        1,
+        "{said}"
+    );
     assert!(
         eventually(Duration::from_secs(10), || processes_with(&format!(
             "while [ ! -e {}",

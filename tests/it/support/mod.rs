@@ -144,11 +144,30 @@ fn machine_cache() -> PathBuf {
     PathBuf::from(home).join(".cache/ralph-test")
 }
 
-/// The real beads_rust `br`, built once per machine with cargo (15-25
-/// minutes on 2 cores; see the README for why it needs RUSTC_BOOTSTRAP).
+/// A `br` of the version the tests pin that is already there: the one
+/// `RALPH_TEST_BR` names, else the first on PATH (the README has users
+/// build it), so the tests do not build it again.
+fn br_at_hand() -> Option<PathBuf> {
+    let named = std::env::var_os("RALPH_TEST_BR").map(PathBuf::from);
+    let on_path = std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join("br"))
+            .find(|b| b.is_file())
+    });
+    named
+        .or(on_path)
+        .filter(|b| version_of(b).is_some_and(|v| v.contains(BR_VERSION)))
+}
+
+/// The real beads_rust `br`: one of the pinned version at hand
+/// (`br_at_hand`), else built once per machine with cargo (15-25 minutes
+/// on 2 cores; see the README for why it needs RUSTC_BOOTSTRAP).
 pub fn br_bin() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
+        if let Some(bin) = br_at_hand() {
+            return bin;
+        }
         let root = machine_cache().join(format!("br-{BR_VERSION}"));
         let bin = root.join("bin/br");
         with_file_lock(&machine_cache().join("br.lock"), || {
