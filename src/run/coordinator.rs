@@ -520,9 +520,11 @@ impl Coordinator<'_> {
         slot.place = Place::Working;
         let described = step.map_or_else(|| key.to_string(), spec::Step::describe);
         let prompt = self.worker_prompt(&worker, &described, slot.feedback.as_deref())?;
-        self.shell
-            .ui
-            .note(&format!("{worker} starts step {key} in {}", dir.display()));
+        let shown = step.map_or_else(|| key.to_string(), spec::Step::name);
+        self.shell.ui.note(&format!(
+            "{worker} starts step {shown} in {}",
+            dir.display()
+        ));
         let budget = self.budget();
         let args = self.worker_args(live.deadline);
         let running = workers::start(
@@ -879,7 +881,9 @@ impl Coordinator<'_> {
             duration: took,
             into: self.integration(),
         };
-        self.shell.report_of(key, worker.as_deref(), merged);
+        let shown = self.name_of(key)?;
+        self.shell
+            .report_of((key, &shown), worker.as_deref(), merged);
         live.board.merged(key);
         let ship = MergeShip {
             push: self.shell.ship.is_some(),
@@ -915,6 +919,12 @@ impl Coordinator<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Step `key` as a person names it (`Step::name`), as the spec has it.
+    fn name_of(&self, key: &str) -> Result<String> {
+        let parsed = spec::parse(&self.spec_text()?);
+        Ok(texts::find(&parsed.steps, key).map_or_else(|| key.to_string(), spec::Step::name))
     }
 
     /// `AfterMerge::Push`: whether the remote took it; a refusal stops

@@ -142,14 +142,15 @@ impl Shell<'_> {
         self.journal().add(event);
     }
 
-    /// As `report`, of step `key` (a merge's) and the worker that did it.
+    /// As `report`, of step `key` (a merge's; `name`, as a person reads
+    /// it) and the worker that did it.
     pub(crate) fn report_of(
         &self,
-        key: &str,
+        (key, name): (&str, &str),
         worker: Option<&str>,
         event: crate::history::events::Event,
     ) {
-        if let Some(line) = crate::history::said::said(&event, Some(key)) {
+        if let Some(line) = crate::history::said::said(&event, Some(name)) {
             self.ui.note(&line);
         }
         self.journal().add_of(key, worker, event);

@@ -44,6 +44,19 @@ impl Step {
             .unwrap_or_else(|| self.title.clone())
     }
 
+    /// How a person names the step: `**1.2** Add validation [br-x]` (its
+    /// key may be the task id alone, which tells a reader nothing).
+    pub fn name(&self) -> String {
+        let mut s = match &self.label {
+            Some(l) => format!("**{l}** {}", self.title),
+            None => self.title.clone(),
+        };
+        if let Some(t) = &self.task {
+            s.push_str(&format!(" [{t}]"));
+        }
+        s
+    }
+
     /// How the step reads in messages: `line 12: **1.2** Add validation [br-x]`.
     pub fn describe(&self) -> String {
         let mut s = format!("line {}: ", self.line);

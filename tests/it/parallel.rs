@@ -205,6 +205,12 @@ fn a_step_blocked_in_the_tracker_starts_only_once_its_blocker_is_merged() {
         "{shown}"
     );
     nothing_left(&env);
+    // Steps are named as a person reads them, not by task id alone.
+    assert!(
+        out.contains(&format!("starts step First [{}] in", tasks[0]))
+            && out.contains(&format!("merged First [{}] into main", tasks[0])),
+        "{out}"
+    );
     // The tracker's closes are the run's, committed with its notes: a
     // fresh clone's tracker has them, and nothing is said to be yours.
     assert!(!out.contains("yours, not a session's"), "{out}");
