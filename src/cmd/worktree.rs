@@ -93,7 +93,7 @@ fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<E
         ));
     }
     let branch = worktree::branch(name);
-    let merged = crate::run::merge::merge(&into, main, name)
+    let (merged, marked) = crate::run::merge::merge(&into, main, name)
         .map_err(|e| crate::exit::Stop::with(ExitStatus::Failure, format!("{e:#}")))?;
     match merged {
         Merged::UpToDate => outln!(
@@ -102,8 +102,16 @@ fn merge(here: &std::path::Path, main: &std::path::Path, name: &str) -> Result<E
         ),
         Merged::Committed { before, commit } => {
             let changed = crate::git::changed(&crate::git::at(&into), &before, &commit);
+            let kept = if marked.is_empty() {
+                "this checkout's .ralph/ is as it was".to_string()
+            } else {
+                format!(
+                    "the steps done there are checked in this checkout's spec ({}), the rest of its .ralph/ is as it was",
+                    visible(&marked.join(", "))
+                )
+            };
             outln!(
-                "Merged {branch} into {} ({} changed); this checkout's .ralph/ is as it was (the worktree's spec and records stay on {branch}).",
+                "Merged {branch} into {} ({} changed); {kept} (the worktree's spec and records stay on {branch}).",
                 into.display(),
                 crate::output::counted(changed as u64, "file", "files")
             );
