@@ -254,6 +254,61 @@ impl<'a> Git<'a> {
         out.status.success().then_some(out.stdout)
     }
 
+    /// The objects `names` name (`HEAD:.ralph/spec.md`, `<branch>:path`),
+    /// read by one `git cat-file --batch` instead of a `git show` each (a
+    /// merge of the parallel run reads seven, one after another, while the
+    /// next worker waits): for each, its type and raw content, `None` when
+    /// there is no such object (or git failed). A name is one line of
+    /// git's input: one with a line break is `None`, never sent.
+    pub fn objects(&self, names: &[&str]) -> Vec<Option<(String, Vec<u8>)>> {
+        let sent: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !n.is_empty() && !n.contains(['\n', '\r']))
+            .collect();
+        let mut found = if sent.is_empty() {
+            Vec::new()
+        } else {
+            let input: String = sent.iter().map(|n| format!("{n}\n")).collect();
+            self.bytes_with_input(&["cat-file", "--batch"], input.as_bytes())
+                .map(|out| parse_batch(&out, sent.len()))
+                .unwrap_or_default()
+        };
+        found.resize(sent.len(), None);
+        let mut found = found.into_iter();
+        names
+            .iter()
+            .map(|n| {
+                if n.is_empty() || n.contains(['\n', '\r']) {
+                    None
+                } else {
+                    found.next().flatten()
+                }
+            })
+            .collect()
+    }
+
+    /// Its raw standard output when it succeeds, given `input` on stdin.
+    fn bytes_with_input(&self, words: &[&str], input: &[u8]) -> Option<Vec<u8>> {
+        use std::io::Write;
+        let mut child = self
+            .command(words, &[])
+            .ok()?
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut stdin = child.stdin.take()?;
+        let input = input.to_vec();
+        // Fed from a thread: git writes while it reads, and a full pipe
+        // either way would stop both.
+        let feed = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().ok()?;
+        let _ = feed.join();
+        out.status.success().then_some(out.stdout)
+    }
+
     /// Did it succeed?
     pub fn ok(&self, words: &[&str], values: &[&str]) -> bool {
         self.command(words, values).is_ok_and(|mut c| {
@@ -263,6 +318,39 @@ impl<'a> Git<'a> {
                 .is_ok_and(|s| s.success())
         })
     }
+}
+
+/// `git cat-file --batch`'s answer to `n` names: for each, `<oid> <type>
+/// <size>\n<content>\n`, or `<name> missing\n` (or `ambiguous`) for no
+/// object; the type and content of each, `None` for the others (and for
+/// whatever follows output that does not read as git's). Pure.
+fn parse_batch(out: &[u8], n: usize) -> Vec<Option<(String, Vec<u8>)>> {
+    let mut objects = Vec::with_capacity(n);
+    let mut rest = out;
+    while objects.len() < n {
+        let Some(end) = rest.iter().position(|b| *b == b'\n') else {
+            break;
+        };
+        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+        rest = &rest[end + 1..];
+        let fields: Vec<&str> = header.split(' ').collect();
+        let object = match fields.as_slice() {
+            [oid, kind, size] if oid.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                size.parse::<usize>().ok().map(|s| (kind.to_string(), s))
+            }
+            _ => None,
+        };
+        match object {
+            Some((kind, size)) if rest.len() > size && rest[size] == b'\n' => {
+                objects.push(Some((kind, rest[..size].to_vec())));
+                rest = &rest[size + 1..];
+            }
+            // Content cut short: nothing after it can be placed.
+            Some(_) => break,
+            None => objects.push(None),
+        }
+    }
+    objects
 }
 
 /// The branch checked out at `root`, if any.
@@ -532,6 +620,65 @@ mod tests {
             4
         );
         assert_eq!(subcommand_end(&["--version"]), 0);
+    }
+
+    #[test]
+    fn gits_batch_answer_is_read_object_by_object() {
+        let out = b"aa blob 3\nx\ny\nHEAD:nope missing\nbb tree 0\n\nx y z missing\ncc blob 5\nabc";
+        assert_eq!(
+            parse_batch(out, 6),
+            vec![
+                Some(("blob".into(), b"x\ny".to_vec())),
+                None,
+                Some(("tree".into(), Vec::new())),
+                None,
+                // Cut short: neither it nor anything after it.
+            ]
+        );
+        assert_eq!(parse_batch(b"", 2), Vec::new());
+    }
+
+    #[test]
+    fn objects_are_read_as_git_show_reads_them() {
+        let d = tempfile::tempdir().unwrap();
+        let g = at(d.path());
+        g.run(&["init", "-q"], &[]).unwrap();
+        std::fs::create_dir(d.path().join("f")).unwrap();
+        std::fs::write(d.path().join("f/a.md"), "one\n\ntwo").unwrap();
+        std::fs::write(d.path().join("b.md"), "").unwrap();
+        g.run(&["add", "-A"], &[]).unwrap();
+        g.run(
+            &[
+                "-c",
+                "user.name=a",
+                "-c",
+                "user.email=a@a",
+                "commit",
+                "-qm",
+                "c",
+            ],
+            &[],
+        )
+        .unwrap();
+        let got = g.objects(&[
+            "HEAD:f/a.md",
+            "HEAD:gone",
+            "",
+            "HEAD:b.md",
+            "a\nb",
+            "HEAD:f",
+        ]);
+        assert_eq!(got.len(), 6);
+        assert_eq!(got[0], Some(("blob".into(), b"one\n\ntwo".to_vec())));
+        assert_eq!(
+            got[0].as_ref().map(|o| o.1.clone()),
+            g.bytes(&["show", "HEAD:f/a.md"]),
+            "the same bytes as git show"
+        );
+        assert_eq!((got[1].clone(), got[2].clone()), (None, None));
+        assert_eq!(got[3], Some(("blob".into(), Vec::new())));
+        assert_eq!(got[4], None, "a name with a line break is never sent");
+        assert_eq!(got[5].as_ref().map(|o| o.0.as_str()), Some("tree"));
     }
 
     #[test]

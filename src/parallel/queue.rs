@@ -98,12 +98,14 @@ fn ralph_merged(g: &Git, tree: &str, branch: &str, key: &str) -> Result<String> 
     let base = g
         .run(&["merge-base", "HEAD"], &[branch])
         .unwrap_or_default();
+    let shown = texts_of(g, &base, branch);
     let show = |rev: &str, path: &str| -> String {
         if rev.is_empty() {
             return String::new();
         }
-        g.bytes(&["show", &format!("{rev}:{path}")])
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
+        shown
+            .get(&(rev.to_string(), path.to_string()))
+            .cloned()
             .unwrap_or_default()
     };
     let mut ralph: Vec<u8> = g
@@ -141,6 +143,47 @@ fn ralph_merged(g: &Git, tree: &str, branch: &str, key: &str) -> Result<String> 
         top.extend(beads);
     }
     g.run_with_input(&["mktree", "-z"], &top)
+}
+
+/// ralph's files a merge reads (the spec as HEAD has it; each log as
+/// HEAD, the branch and their merge base have it), each as `git show
+/// <rev>:<path>` gives it ("" for none), all read by one git process: a
+/// merge holds up the next worker's start, and a `git show` each was
+/// seven processes.
+fn texts_of(
+    g: &Git,
+    base: &str,
+    branch: &str,
+) -> std::collections::HashMap<(String, String), String> {
+    let mut wanted = vec![("HEAD".to_string(), ".ralph/spec.md".to_string())];
+    for log in LOGS {
+        for rev in ["HEAD", branch, base] {
+            if !rev.is_empty() {
+                wanted.push((rev.to_string(), format!(".ralph/{log}")));
+            }
+        }
+    }
+    let names: Vec<String> = wanted.iter().map(|(r, p)| format!("{r}:{p}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let found = g.objects(&names);
+    wanted
+        .into_iter()
+        .zip(names)
+        .zip(found)
+        .map(|((key, name), object)| {
+            let bytes = match object {
+                Some((kind, bytes)) if kind == "blob" => Some(bytes),
+                // What `git show` prints of anything else (a folder
+                // there): asked of it as before.
+                Some(_) => g.bytes(&["show", name]),
+                None => None,
+            };
+            let text = bytes
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            (key, text)
+        })
+        .collect()
 }
 
 pub(crate) fn entries(listing: &[u8]) -> impl Iterator<Item = &[u8]> {
