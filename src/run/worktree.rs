@@ -141,6 +141,24 @@ pub fn list(main: &Path) -> Result<Vec<Worktree>> {
 /// Create worktree NAME (branch `ralph/NAME` from `base`, default HEAD), or
 /// reuse it. Returns its path and whether it was made now.
 pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, bool)> {
+    made_or_reused(main, name, || base_commit(main, base.unwrap_or("HEAD")))
+}
+
+/// `ensure` from `commit`, the object id of a commit that the caller has
+/// just read from git (`rev-parse --verify HEAD^{commit}`): not asked of
+/// git again (a parallel run makes a worktree for each step it starts,
+/// and the next worker waits for it).
+pub fn ensure_at_commit(main: &Path, name: &str, commit: &str) -> Result<(PathBuf, bool)> {
+    made_or_reused(main, name, || Ok(commit.to_string()))
+}
+
+/// Worktree NAME made (its branch from `base`'s commit, asked only then)
+/// or reused.
+fn made_or_reused(
+    main: &Path,
+    name: &str,
+    base: impl FnOnce() -> Result<String>,
+) -> Result<(PathBuf, bool)> {
     let path = path_for(main, name);
     let branch = branch(name);
     // Two `git worktree add` at once race: one reads the other's half-made
@@ -183,7 +201,7 @@ pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, b
             &[&p, &branch],
         )?;
     } else {
-        let commit = base_commit(main, base.unwrap_or("HEAD"))?;
+        let commit = base()?;
         g.run(
             &["worktree", "add", "--quiet", "--no-checkout", "-b", &branch],
             &[&p, &commit],
