@@ -260,7 +260,7 @@ impl<'a> Git<'a> {
     /// next worker waits): for each, its type and raw content, `None` when
     /// there is no such object (or git failed). A name is one line of
     /// git's input: one with a line break is `None`, never sent.
-    pub fn objects(&self, names: &[&str]) -> Vec<Option<(String, Vec<u8>)>> {
+    pub fn objects(&self, names: &[&str]) -> Vec<Option<Object>> {
         let sent: Vec<&str> = names
             .iter()
             .copied()
@@ -320,11 +320,22 @@ impl<'a> Git<'a> {
     }
 }
 
+/// An object as `git cat-file --batch` gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    /// Its id, in hex.
+    pub id: String,
+    /// `blob`, `tree`, `commit`, `tag`.
+    pub kind: String,
+    /// Its raw content (a tree's in git's own binary form).
+    pub content: Vec<u8>,
+}
+
 /// `git cat-file --batch`'s answer to `n` names: for each, `<oid> <type>
 /// <size>\n<content>\n`, or `<name> missing\n` (or `ambiguous`) for no
-/// object; the type and content of each, `None` for the others (and for
-/// whatever follows output that does not read as git's). Pure.
-fn parse_batch(out: &[u8], n: usize) -> Vec<Option<(String, Vec<u8>)>> {
+/// object; each object, `None` for the others (and for whatever follows
+/// output that does not read as git's). Pure.
+fn parse_batch(out: &[u8], n: usize) -> Vec<Option<Object>> {
     let mut objects = Vec::with_capacity(n);
     let mut rest = out;
     while objects.len() < n {
@@ -335,14 +346,19 @@ fn parse_batch(out: &[u8], n: usize) -> Vec<Option<(String, Vec<u8>)>> {
         rest = &rest[end + 1..];
         let fields: Vec<&str> = header.split(' ').collect();
         let object = match fields.as_slice() {
-            [oid, kind, size] if oid.bytes().all(|b| b.is_ascii_hexdigit()) => {
-                size.parse::<usize>().ok().map(|s| (kind.to_string(), s))
-            }
+            [oid, kind, size] if oid.bytes().all(|b| b.is_ascii_hexdigit()) => size
+                .parse::<usize>()
+                .ok()
+                .map(|s| (oid.to_string(), kind.to_string(), s)),
             _ => None,
         };
         match object {
-            Some((kind, size)) if rest.len() > size && rest[size] == b'\n' => {
-                objects.push(Some((kind, rest[..size].to_vec())));
+            Some((id, kind, size)) if rest.len() > size && rest[size] == b'\n' => {
+                objects.push(Some(Object {
+                    id,
+                    kind,
+                    content: rest[..size].to_vec(),
+                }));
                 rest = &rest[size + 1..];
             }
             // Content cut short: nothing after it can be placed.
@@ -351,6 +367,40 @@ fn parse_batch(out: &[u8], n: usize) -> Vec<Option<(String, Vec<u8>)>> {
         }
     }
     objects
+}
+
+/// A tree object's raw content (`git cat-file --batch`'s, for a tree
+/// whose id has `id_len` hex digits) as `git ls-tree -z` lists it: `<mode>
+/// <type> <id>\t<name>\0` for each entry, its mode as git reads it
+/// (`canon_mode`: a file 100644 or 100755, a link 120000, a folder 040000,
+/// else a submodule's 160000) and its type told by it. `None` for content
+/// that does not read as a tree. Pure.
+pub fn tree_listing(raw: &[u8], id_len: usize) -> Option<Vec<u8>> {
+    let hash = id_len / 2;
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let space = rest.iter().position(|b| *b == b' ')?;
+        let mode = u32::from_str_radix(std::str::from_utf8(&rest[..space]).ok()?, 8).ok()?;
+        rest = &rest[space + 1..];
+        let nul = rest.iter().position(|b| *b == 0)?;
+        let name = &rest[..nul];
+        rest = &rest[nul + 1..];
+        let id = rest.get(..hash)?;
+        rest = &rest[hash..];
+        let (mode, kind) = match mode & 0o170000 {
+            0o100000 if mode & 0o100 != 0 => (0o100755, "blob"),
+            0o100000 => (0o100644, "blob"),
+            0o120000 => (0o120000, "blob"),
+            0o040000 => (0o040000, "tree"),
+            _ => (0o160000, "commit"),
+        };
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        out.extend(format!("{mode:06o} {kind} {hex}\t").as_bytes());
+        out.extend(name);
+        out.push(0);
+    }
+    Some(out)
 }
 
 /// The branch checked out at `root`, if any.
@@ -625,12 +675,19 @@ mod tests {
     #[test]
     fn gits_batch_answer_is_read_object_by_object() {
         let out = b"aa blob 3\nx\ny\nHEAD:nope missing\nbb tree 0\n\nx y z missing\ncc blob 5\nabc";
+        let o = |id: &str, kind: &str, content: &[u8]| {
+            Some(Object {
+                id: id.into(),
+                kind: kind.into(),
+                content: content.to_vec(),
+            })
+        };
         assert_eq!(
             parse_batch(out, 6),
             vec![
-                Some(("blob".into(), b"x\ny".to_vec())),
+                o("aa", "blob", b"x\ny"),
                 None,
-                Some(("tree".into(), Vec::new())),
+                o("bb", "tree", b""),
                 None,
                 // Cut short: neither it nor anything after it.
             ]
@@ -669,16 +726,61 @@ mod tests {
             "HEAD:f",
         ]);
         assert_eq!(got.len(), 6);
-        assert_eq!(got[0], Some(("blob".into(), b"one\n\ntwo".to_vec())));
+        let a = got[0].clone().unwrap();
         assert_eq!(
-            got[0].as_ref().map(|o| o.1.clone()),
+            (a.kind.as_str(), a.content.as_slice()),
+            ("blob", &b"one\n\ntwo"[..])
+        );
+        assert_eq!(a.id, g.run(&["rev-parse", "HEAD:f/a.md"], &[]).unwrap());
+        assert_eq!(
+            Some(a.content),
             g.bytes(&["show", "HEAD:f/a.md"]),
             "the same bytes as git show"
         );
         assert_eq!((got[1].clone(), got[2].clone()), (None, None));
-        assert_eq!(got[3], Some(("blob".into(), Vec::new())));
+        let b = got[3].clone().unwrap();
+        assert_eq!((b.kind.as_str(), b.content.len()), ("blob", 0));
         assert_eq!(got[4], None, "a name with a line break is never sent");
-        assert_eq!(got[5].as_ref().map(|o| o.0.as_str()), Some("tree"));
+        assert_eq!(got[5].as_ref().map(|o| o.kind.as_str()), Some("tree"));
+    }
+
+    #[test]
+    fn a_trees_raw_content_is_listed_as_ls_tree_lists_it() {
+        let d = tempfile::tempdir().unwrap();
+        let g = at(d.path());
+        g.run(&["init", "-q"], &[]).unwrap();
+        std::fs::create_dir_all(d.path().join("t/sub")).unwrap();
+        std::fs::write(d.path().join("t/sub/x"), "x").unwrap();
+        std::fs::write(d.path().join("t/a b.md"), "a").unwrap();
+        std::fs::write(d.path().join("t/run"), "#!/bin/sh\n").unwrap();
+        std::os::unix::fs::symlink("a b.md", d.path().join("t/link")).unwrap();
+        g.run(&["add", "-A"], &[]).unwrap();
+        g.run(&["update-index", "--chmod=+x", "--", "t/run"], &[])
+            .unwrap();
+        // A submodule's commit, as a tree entry.
+        let head = g.run(&["write-tree"], &[]).unwrap();
+        let info = format!("160000,{head},t/mod");
+        g.run(&["update-index", "--add", "--cacheinfo", &info], &[])
+            .unwrap();
+        g.run(
+            &[
+                "-c",
+                "user.name=a",
+                "-c",
+                "user.email=a@a",
+                "commit",
+                "-qm",
+                "c",
+            ],
+            &[],
+        )
+        .unwrap();
+        let raw = g.objects(&["HEAD:t"]).remove(0).unwrap();
+        assert_eq!(raw.kind, "tree");
+        let listed = tree_listing(&raw.content, raw.id.len()).unwrap();
+        assert_eq!(Some(listed), g.bytes(&["ls-tree", "-z", "HEAD:t"]));
+        assert_eq!(tree_listing(b"100644 x", 40), None);
+        assert_eq!(tree_listing(b"", 40), Some(Vec::new()));
     }
 
     #[test]

@@ -353,14 +353,29 @@ pub fn remove(main: &Path, path: &Path, name: &str) -> Result<Option<String>> {
             &[&format!("refs/heads/{branch}"), h.trim()],
         )?;
         let section = format!("branch.{branch}");
-        let named = g
-            .run(&["config", "--local", "--name-only", "--list"], &[])
-            .is_ok_and(|o| o.lines().any(|k| k.starts_with(&format!("{section}."))));
+        // `--local` reads the repository's config file alone (no
+        // include): one that does not hold the branch's name at all has no
+        // section of it, and git is not asked (a parallel run removes a
+        // worktree after each merge, before the next worker starts).
+        let may_name = std::fs::read(main.join(".git/config"))
+            .map_or(true, |text| mentions(&text, branch.as_bytes()));
+        let named = may_name
+            && g.run(&["config", "--local", "--name-only", "--list"], &[])
+                .is_ok_and(|o| o.lines().any(|k| k.starts_with(&format!("{section}."))));
         if named {
             g.run(&["config", "--local", "--remove-section"], &[&section])?;
         }
     }
     Ok(head)
+}
+
+/// Does `text` hold `name`, in any case (a config's section names are
+/// read in any case)?
+fn mentions(text: &[u8], name: &[u8]) -> bool {
+    !name.is_empty()
+        && text
+            .windows(name.len())
+            .any(|w| w.eq_ignore_ascii_case(name))
 }
 
 #[cfg(test)]
@@ -378,6 +393,51 @@ mod tests {
             PathBuf::from("/home/u/app.ralph-worktrees/a")
         );
         assert_eq!(branch("a"), "ralph/a");
+    }
+
+    #[test]
+    fn a_config_names_a_branch_in_any_case() {
+        let text = b"[core]\n\tbare = false\n[branch \"ralph/Par-1\"]\n\tremote = o\n";
+        assert!(mentions(text, b"ralph/Par-1"));
+        assert!(mentions(text, b"RALPH/par-1"));
+        assert!(!mentions(text, b"ralph/par-2"));
+        assert!(!mentions(text, b""));
+    }
+
+    #[test]
+    fn a_removed_worktrees_branch_section_goes_with_it() {
+        let d = tempfile::tempdir().unwrap();
+        let main = d.path().join("app");
+        std::fs::create_dir_all(&main).unwrap();
+        let g = crate::git::at(&main);
+        g.run(&["init", "-q"], &[]).unwrap();
+        g.run(
+            &[
+                "-c",
+                "user.name=a",
+                "-c",
+                "user.email=a@a",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "a",
+            ],
+            &[],
+        )
+        .unwrap();
+        for name in ["a", "b"] {
+            let (path, made) = ensure(&main, name, None).unwrap();
+            assert!(made);
+            if name == "a" {
+                g.run(&["config", "--local", "branch.ralph/a.remote", "o"], &[])
+                    .unwrap();
+            }
+            assert!(remove(&main, &path, name).unwrap().is_some());
+            assert!(!path.exists());
+        }
+        let keys = g.run(&["config", "--local", "--list"], &[]).unwrap();
+        assert!(!keys.contains("branch.ralph/a"), "{keys}");
     }
 
     #[test]
