@@ -257,6 +257,61 @@ impl<'a> Git<'a> {
         out.status.success().then_some(out.stdout)
     }
 
+    /// The objects `names` name (`HEAD:.ralph/spec.md`, `<branch>:path`),
+    /// read by one `git cat-file --batch` instead of a `git show` each (a
+    /// merge of the parallel run reads seven, one after another, while the
+    /// next worker waits): for each, its type and raw content, `None` when
+    /// there is no such object (or git failed). A name is one line of
+    /// git's input: one with a line break is `None`, never sent.
+    pub fn objects(&self, names: &[&str]) -> Vec<Option<Object>> {
+        let sent: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !n.is_empty() && !n.contains(['\n', '\r']))
+            .collect();
+        let mut found = if sent.is_empty() {
+            Vec::new()
+        } else {
+            let input: String = sent.iter().map(|n| format!("{n}\n")).collect();
+            self.bytes_with_input(&["cat-file", "--batch"], input.as_bytes())
+                .map(|out| parse_batch(&out, sent.len()))
+                .unwrap_or_default()
+        };
+        found.resize(sent.len(), None);
+        let mut found = found.into_iter();
+        names
+            .iter()
+            .map(|n| {
+                if n.is_empty() || n.contains(['\n', '\r']) {
+                    None
+                } else {
+                    found.next().flatten()
+                }
+            })
+            .collect()
+    }
+
+    /// Its raw standard output when it succeeds, given `input` on stdin.
+    fn bytes_with_input(&self, words: &[&str], input: &[u8]) -> Option<Vec<u8>> {
+        use std::io::Write;
+        let mut child = self
+            .command(words, &[])
+            .ok()?
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let mut stdin = child.stdin.take()?;
+        let input = input.to_vec();
+        // Fed from a thread: git writes while it reads, and a full pipe
+        // either way would stop both.
+        let feed = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().ok()?;
+        let _ = feed.join();
+        out.status.success().then_some(out.stdout)
+    }
+
     /// Did it succeed?
     pub fn ok(&self, words: &[&str], values: &[&str]) -> bool {
         self.command(words, values).is_ok_and(|mut c| {
@@ -266,6 +321,89 @@ impl<'a> Git<'a> {
                 .is_ok_and(|s| s.success())
         })
     }
+}
+
+/// An object as `git cat-file --batch` gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    /// Its id, in hex.
+    pub id: String,
+    /// `blob`, `tree`, `commit`, `tag`.
+    pub kind: String,
+    /// Its raw content (a tree's in git's own binary form).
+    pub content: Vec<u8>,
+}
+
+/// `git cat-file --batch`'s answer to `n` names: for each, `<oid> <type>
+/// <size>\n<content>\n`, or `<name> missing\n` (or `ambiguous`) for no
+/// object; each object, `None` for the others (and for whatever follows
+/// output that does not read as git's). Pure.
+fn parse_batch(out: &[u8], n: usize) -> Vec<Option<Object>> {
+    let mut objects = Vec::with_capacity(n);
+    let mut rest = out;
+    while objects.len() < n {
+        let Some(end) = rest.iter().position(|b| *b == b'\n') else {
+            break;
+        };
+        let header = String::from_utf8_lossy(&rest[..end]).into_owned();
+        rest = &rest[end + 1..];
+        let fields: Vec<&str> = header.split(' ').collect();
+        let object = match fields.as_slice() {
+            [oid, kind, size] if oid.bytes().all(|b| b.is_ascii_hexdigit()) => size
+                .parse::<usize>()
+                .ok()
+                .map(|s| (oid.to_string(), kind.to_string(), s)),
+            _ => None,
+        };
+        match object {
+            Some((id, kind, size)) if rest.len() > size && rest[size] == b'\n' => {
+                objects.push(Some(Object {
+                    id,
+                    kind,
+                    content: rest[..size].to_vec(),
+                }));
+                rest = &rest[size + 1..];
+            }
+            // Content cut short: nothing after it can be placed.
+            Some(_) => break,
+            None => objects.push(None),
+        }
+    }
+    objects
+}
+
+/// A tree object's raw content (`git cat-file --batch`'s, for a tree
+/// whose id has `id_len` hex digits) as `git ls-tree -z` lists it: `<mode>
+/// <type> <id>\t<name>\0` for each entry, its mode as git reads it
+/// (`canon_mode`: a file 100644 or 100755, a link 120000, a folder 040000,
+/// else a submodule's 160000) and its type told by it. `None` for content
+/// that does not read as a tree. Pure.
+pub fn tree_listing(raw: &[u8], id_len: usize) -> Option<Vec<u8>> {
+    let hash = id_len / 2;
+    let mut out = Vec::new();
+    let mut rest = raw;
+    while !rest.is_empty() {
+        let space = rest.iter().position(|b| *b == b' ')?;
+        let mode = u32::from_str_radix(std::str::from_utf8(&rest[..space]).ok()?, 8).ok()?;
+        rest = &rest[space + 1..];
+        let nul = rest.iter().position(|b| *b == 0)?;
+        let name = &rest[..nul];
+        rest = &rest[nul + 1..];
+        let id = rest.get(..hash)?;
+        rest = &rest[hash..];
+        let (mode, kind) = match mode & 0o170000 {
+            0o100000 if mode & 0o100 != 0 => (0o100755, "blob"),
+            0o100000 => (0o100644, "blob"),
+            0o120000 => (0o120000, "blob"),
+            0o040000 => (0o040000, "tree"),
+            _ => (0o160000, "commit"),
+        };
+        let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+        out.extend(format!("{mode:06o} {kind} {hex}\t").as_bytes());
+        out.extend(name);
+        out.push(0);
+    }
+    Some(out)
 }
 
 /// The branch checked out at `root`, if any.
@@ -535,6 +673,117 @@ mod tests {
             4
         );
         assert_eq!(subcommand_end(&["--version"]), 0);
+    }
+
+    #[test]
+    fn gits_batch_answer_is_read_object_by_object() {
+        let out = b"aa blob 3\nx\ny\nHEAD:nope missing\nbb tree 0\n\nx y z missing\ncc blob 5\nabc";
+        let o = |id: &str, kind: &str, content: &[u8]| {
+            Some(Object {
+                id: id.into(),
+                kind: kind.into(),
+                content: content.to_vec(),
+            })
+        };
+        assert_eq!(
+            parse_batch(out, 6),
+            vec![
+                o("aa", "blob", b"x\ny"),
+                None,
+                o("bb", "tree", b""),
+                None,
+                // Cut short: neither it nor anything after it.
+            ]
+        );
+        assert_eq!(parse_batch(b"", 2), Vec::new());
+    }
+
+    #[test]
+    fn objects_are_read_as_git_show_reads_them() {
+        let d = tempfile::tempdir().unwrap();
+        let g = at(d.path());
+        g.run(&["init", "-q"], &[]).unwrap();
+        std::fs::create_dir(d.path().join("f")).unwrap();
+        std::fs::write(d.path().join("f/a.md"), "one\n\ntwo").unwrap();
+        std::fs::write(d.path().join("b.md"), "").unwrap();
+        g.run(&["add", "-A"], &[]).unwrap();
+        g.run(
+            &[
+                "-c",
+                "user.name=a",
+                "-c",
+                "user.email=a@a",
+                "commit",
+                "-qm",
+                "c",
+            ],
+            &[],
+        )
+        .unwrap();
+        let got = g.objects(&[
+            "HEAD:f/a.md",
+            "HEAD:gone",
+            "",
+            "HEAD:b.md",
+            "a\nb",
+            "HEAD:f",
+        ]);
+        assert_eq!(got.len(), 6);
+        let a = got[0].clone().unwrap();
+        assert_eq!(
+            (a.kind.as_str(), a.content.as_slice()),
+            ("blob", &b"one\n\ntwo"[..])
+        );
+        assert_eq!(a.id, g.run(&["rev-parse", "HEAD:f/a.md"], &[]).unwrap());
+        assert_eq!(
+            Some(a.content),
+            g.bytes(&["show", "HEAD:f/a.md"]),
+            "the same bytes as git show"
+        );
+        assert_eq!((got[1].clone(), got[2].clone()), (None, None));
+        let b = got[3].clone().unwrap();
+        assert_eq!((b.kind.as_str(), b.content.len()), ("blob", 0));
+        assert_eq!(got[4], None, "a name with a line break is never sent");
+        assert_eq!(got[5].as_ref().map(|o| o.kind.as_str()), Some("tree"));
+    }
+
+    #[test]
+    fn a_trees_raw_content_is_listed_as_ls_tree_lists_it() {
+        let d = tempfile::tempdir().unwrap();
+        let g = at(d.path());
+        g.run(&["init", "-q"], &[]).unwrap();
+        std::fs::create_dir_all(d.path().join("t/sub")).unwrap();
+        std::fs::write(d.path().join("t/sub/x"), "x").unwrap();
+        std::fs::write(d.path().join("t/a b.md"), "a").unwrap();
+        std::fs::write(d.path().join("t/run"), "#!/bin/sh\n").unwrap();
+        std::os::unix::fs::symlink("a b.md", d.path().join("t/link")).unwrap();
+        g.run(&["add", "-A"], &[]).unwrap();
+        g.run(&["update-index", "--chmod=+x", "--", "t/run"], &[])
+            .unwrap();
+        // A submodule's commit, as a tree entry.
+        let head = g.run(&["write-tree"], &[]).unwrap();
+        let info = format!("160000,{head},t/mod");
+        g.run(&["update-index", "--add", "--cacheinfo", &info], &[])
+            .unwrap();
+        g.run(
+            &[
+                "-c",
+                "user.name=a",
+                "-c",
+                "user.email=a@a",
+                "commit",
+                "-qm",
+                "c",
+            ],
+            &[],
+        )
+        .unwrap();
+        let raw = g.objects(&["HEAD:t"]).remove(0).unwrap();
+        assert_eq!(raw.kind, "tree");
+        let listed = tree_listing(&raw.content, raw.id.len()).unwrap();
+        assert_eq!(Some(listed), g.bytes(&["ls-tree", "-z", "HEAD:t"]));
+        assert_eq!(tree_listing(b"100644 x", 40), None);
+        assert_eq!(tree_listing(b"", 40), Some(Vec::new()));
     }
 
     #[test]

@@ -201,7 +201,7 @@ fn stamp(p: &Path) -> Stamp {
 /// `None` when that cannot be told from files (a conditional include, a
 /// config from elsewhere than a file).
 fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = git_files(dir)?;
+    let mut files: Vec<PathBuf> = always_watched(dir)?;
     let home = std::env::var_os("HOME").map(PathBuf::from);
     for e in all {
         if e.key.starts_with("includeif.") {
@@ -225,13 +225,33 @@ fn watched(all: &[Entry], dir: &Path) -> Option<Vec<PathBuf>> {
         }
         files.push(from);
     }
-    if let Some(h) = &home {
-        files.extend([h.join(".gitconfig"), h.join(".config/git/config")]);
-    }
-    files.push(PathBuf::from("/etc/gitconfig"));
     files.sort();
     files.dedup();
     Some(files)
+}
+
+/// The files every listing in `dir` is watched by, whatever it holds: the
+/// repository's config files (`git_files`), yours and the system's.
+fn always_watched(dir: &Path) -> Option<Vec<PathBuf>> {
+    let mut files = git_files(dir)?;
+    if let Some(h) = std::env::var_os("HOME").map(PathBuf::from) {
+        files.extend([h.join(".gitconfig"), h.join(".config/git/config")]);
+    }
+    files.push(PathBuf::from("/etc/gitconfig"));
+    Some(files)
+}
+
+/// Was the file at `path`, stamped `now` after a listing, as it was before
+/// it (`before`: stamps taken before the listing)? The same path with the
+/// same stamp; or, for a file that is there, the same stamp (device,
+/// inode, size and times) under another name (git names the common config
+/// of a linked worktree by its own path, `git_files` through
+/// `commondir`). A file that is not there now was not there before under
+/// that name.
+fn unchanged_since(before: &[(PathBuf, Stamp)], path: &Path, now: &Stamp) -> bool {
+    before
+        .iter()
+        .any(|(p, s)| s == now && (p == path || now.is_some()))
 }
 
 /// The repository's config files git reads in `dir` (there or not), and
@@ -307,6 +327,20 @@ fn of_in(
     {
         return k.set.clone();
     }
+    // Stamped before the listing too: a file with the same stamp before
+    // and after it was the same all through it, and its listing is not
+    // asked of git a second time (a `git config --list` less for each
+    // folder a process first runs git in: a parallel run's worker and its
+    // new worktree each, as the next wave waits for them).
+    let before: Option<Vec<(PathBuf, Stamp)>> = always_watched(dir).map(|files| {
+        files
+            .into_iter()
+            .map(|p| {
+                let s = stamp(&p);
+                (p, s)
+            })
+            .collect()
+    });
     let listing = list();
     let all = entries(&listing);
     let set = overrides(&listing);
@@ -319,9 +353,12 @@ fn of_in(
                 (p, s)
             })
             .collect();
+        let steady =
+            before.is_some_and(|before| files.iter().all(|(p, s)| unchanged_since(&before, p, s)));
         // Kept only if nothing changed between the listing and the stamps:
-        // the files as stamped give the same listing again.
-        if list() != listing {
+        // each file as it was before the listing, or the files as stamped
+        // give the same listing again.
+        if !steady && list() != listing {
             return set;
         }
         kept.push(Kept {
@@ -515,6 +552,48 @@ mod tests {
                 .any(|(k, v)| k == "filter.x.clean" && v.is_empty()),
             "{set:?}"
         );
+    }
+
+    #[test]
+    fn a_listing_is_asked_once_unless_a_file_changes_while_git_lists() {
+        let d = tempfile::tempdir().unwrap();
+        let listing = |dir: &Path| {
+            let cfg = std::fs::read_to_string(dir.join(".git/config")).unwrap_or_default();
+            format!("local\0file:.git/config\0filter.a.clean\n{cfg}\0").into_bytes()
+        };
+        let (steady, moving) = (d.path().join("steady"), d.path().join("moving"));
+        for dir in [&steady, &moving] {
+            std::fs::create_dir_all(dir.join(".git")).unwrap();
+            std::fs::write(dir.join(".git/config"), "x").unwrap();
+        }
+        let listed = std::cell::Cell::new(0);
+        let mut kept = Vec::new();
+        of_in(&mut kept, &steady, || {
+            listed.set(listed.get() + 1);
+            listing(&steady)
+        })
+        .unwrap();
+        assert_eq!(listed.get(), 1, "its files were the same before and after");
+        // The config written while git lists it: listed again, not kept.
+        listed.set(0);
+        let list = || {
+            listed.set(listed.get() + 1);
+            let l = listing(&moving);
+            if listed.get() == 1 {
+                std::fs::write(moving.join(".git/config"), "evil!").unwrap();
+            }
+            l
+        };
+        let first = of_in(&mut kept, &moving, list).unwrap();
+        assert!(
+            first.iter().any(|(k, _)| k == "filter.a.clean"),
+            "{first:?}"
+        );
+        assert_eq!(listed.get(), 2, "asked again");
+        of_in(&mut kept, &moving, list).unwrap();
+        assert_eq!(listed.get(), 3, "not kept: listed anew, once");
+        of_in(&mut kept, &moving, list).unwrap();
+        assert_eq!(listed.get(), 3, "kept now");
     }
 
     #[test]

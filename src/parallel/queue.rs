@@ -60,17 +60,22 @@ fn ralph_merged(g: &Git, tree: &str, branch: &str, key: &str) -> Result<String> 
     let base = g
         .run(&["merge-base", "HEAD"], &[branch])
         .unwrap_or_default();
+    let (shown, listed) = texts_of(g, &base, branch);
     let show = |rev: &str, path: &str| -> String {
         if rev.is_empty() {
             return String::new();
         }
-        g.bytes(&["show", &format!("{rev}:{path}")])
-            .map(|b| String::from_utf8_lossy(&b).into_owned())
+        shown
+            .get(&(rev.to_string(), path.to_string()))
+            .cloned()
             .unwrap_or_default()
     };
-    let mut ralph: Vec<u8> = g
-        .bytes(&["ls-tree", "-z", "HEAD:.ralph"])
-        .unwrap_or_default();
+    let mut ralph: Vec<u8> = match listed {
+        Some(listing) => listing,
+        None => g
+            .bytes(&["ls-tree", "-z", "HEAD:.ralph"])
+            .unwrap_or_default(),
+    };
     let mut replace = |name: &str, text: &str| -> Result<()> {
         let blob = g.run_with_input(&["hash-object", "-w", "--stdin"], text.as_bytes())?;
         ralph = entries(&ralph)
@@ -103,6 +108,56 @@ fn ralph_merged(g: &Git, tree: &str, branch: &str, key: &str) -> Result<String> 
         top.extend(beads);
     }
     g.run_with_input(&["mktree", "-z"], &top)
+}
+
+/// What a merge reads of ralph's files, by one git process (a merge holds
+/// up the next worker's start; a `git show` and an `ls-tree` each were
+/// eight processes): the spec as HEAD has it, each log as HEAD, the
+/// branch and their merge base have it, each as `git show <rev>:<path>`
+/// gives it ("" for none); and HEAD's `.ralph` folder as `git ls-tree -z
+/// HEAD:.ralph` lists it, when it is a folder (`None`: asked of git as
+/// before).
+type Read = (
+    std::collections::HashMap<(String, String), String>,
+    Option<Vec<u8>>,
+);
+
+fn texts_of(g: &Git, base: &str, branch: &str) -> Read {
+    let mut wanted = vec![("HEAD".to_string(), ".ralph/spec.md".to_string())];
+    for log in LOGS {
+        for rev in ["HEAD", branch, base] {
+            if !rev.is_empty() {
+                wanted.push((rev.to_string(), format!(".ralph/{log}")));
+            }
+        }
+    }
+    let mut names: Vec<String> = wanted.iter().map(|(r, p)| format!("{r}:{p}")).collect();
+    names.push("HEAD:.ralph".into());
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let mut found = g.objects(&names);
+    let folder = found.pop().flatten();
+    let listed = folder
+        .filter(|o| o.kind == "tree")
+        .and_then(|o| crate::git::tree_listing(&o.content, o.id.len()));
+    let texts = wanted
+        .into_iter()
+        .zip(names)
+        .zip(found)
+        .map(|((key, name), object)| {
+            let bytes = match object {
+                Some(o) if o.kind == "blob" => Some(o.content),
+                // What `git show` prints of anything else (a folder
+                // there): asked of it as before.
+                Some(_) => g.bytes(&["show", name]),
+                None => None,
+            };
+            let text = bytes
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            (key, text)
+        })
+        .collect();
+    (texts, listed)
 }
 
 pub(crate) fn entries(listing: &[u8]) -> impl Iterator<Item = &[u8]> {

@@ -351,9 +351,11 @@ impl Running {
         // Its last lines are still in the pipes; but a process it left (a
         // lifecycle hook's `daemon &`) may hold them open for good: wait a
         // moment for the lines, never for that process.
+        // Looked at each millisecond: the lines are there at once, and the
+        // coordinator's next merge and start wait for this.
         let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
         while self.shown.iter().any(|t| !t.is_finished()) && std::time::Instant::now() < until {
-            std::thread::sleep(std::time::Duration::from_millis(10));
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         // What is still reading goes on showing that process's lines.
         self.shown.clear();

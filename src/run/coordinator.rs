@@ -154,6 +154,9 @@ struct Live {
     board: Board,
     running: Vec<Running>,
     saved: Saved,
+    /// The main checkout, once asked of git: each worker's start needs it,
+    /// and it is the same for the whole run.
+    main: Option<PathBuf>,
 }
 
 impl Coordinator<'_> {
@@ -183,6 +186,7 @@ impl Coordinator<'_> {
             board,
             running: Vec::new(),
             saved,
+            main: None,
         };
         let elapsed_before = live.saved.elapsed_s;
         let finished = self.work(&mut live, lock)?;
@@ -490,15 +494,21 @@ impl Coordinator<'_> {
     /// A worker for `key`: its worktree made (from the integration
     /// branch's head) or reused, its task claimed, its loop started.
     fn start_worker(&self, live: &mut Live, key: &str, parsed: &spec::Spec) -> Result<()> {
-        let main = worktree::main_root(self.root())?;
+        let main = match &live.main {
+            Some(main) => main.clone(),
+            None => live.main.insert(worktree::main_root(self.root())?).clone(),
+        };
         let name = match live.board.steps.get(key) {
             Some(slot) => slot.worktree.clone(),
             None => self.worktree_name(parsed, key),
         };
         // From the integration branch's head (a worktree loop's, not the
-        // main checkout's).
-        let head = crate::git::at(self.root()).run(&["rev-parse", "HEAD"], &[])?;
-        let (dir, made) = worktree::ensure(&main, &name, Some(&head))
+        // main checkout's), read as a commit at once: the worktree is made
+        // from it without asking git again (a worker's start is on the
+        // run's critical path: the next wave waits for it).
+        let head =
+            crate::git::at(self.root()).run(&["rev-parse", "--verify", "HEAD^{commit}"], &[])?;
+        let (dir, made) = worktree::ensure_at_commit(&main, &name, &head)
             .with_context(|| format!("cannot make the worktree of step {key}"))?;
         if made {
             self.seed(&main, &dir, key)?;
@@ -585,9 +595,18 @@ impl Coordinator<'_> {
         if first != text {
             crate::fsutil::atomic_write(&spec_path, first.as_bytes(), 0o644)?;
             let g = crate::git::at(dir);
-            g.run(&["add", "--", ".ralph/spec.md"], &[])?;
             let message = format!("ralph: this worktree works {key} (its step first)");
-            g.run(&["commit", "--quiet", "--no-verify", "-m", &message], &[])?;
+            // The spec is tracked (the run refuses one that is not
+            // committed): one git process commits it as `add` and
+            // `commit` did, the worker's start waiting for it. Where
+            // that fails, the two, as they were, and what they say.
+            let words = ["commit", "--quiet", "--no-verify", "-m", &message, "--only"];
+            if g.run(&[&words[..], &["--", ".ralph/spec.md"]].concat(), &[])
+                .is_err()
+            {
+                g.run(&["add", "--", ".ralph/spec.md"], &[])?;
+                g.run(&["commit", "--quiet", "--no-verify", "-m", &message], &[])?;
+            }
         }
         Ok(())
     }

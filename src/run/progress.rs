@@ -123,6 +123,11 @@ pub fn work_changed(root: &Path, before: Option<&str>) -> Option<bool> {
             .ok()?,
         None => return None,
     };
+    // A committed change answers: the tree's own status is not asked (a
+    // process less at each session's end that checked a box).
+    if !committed.trim().is_empty() {
+        return Some(true);
+    }
     let open = g
         .run(
             &[
@@ -136,7 +141,7 @@ pub fn work_changed(root: &Path, before: Option<&str>) -> Option<bool> {
             &[],
         )
         .ok()?;
-    Some(!committed.trim().is_empty() || !open.trim().is_empty())
+    Some(!open.trim().is_empty())
 }
 
 /// Changes to the files `globs` name since `base` (an object id), committed
@@ -315,12 +320,36 @@ pub fn commits_between(root: &Path, from: Option<&str>, to: &str) -> Option<u64>
     }
     // No HEAD at the start: every commit since is new.
     let range = from.map_or_else(|| to.to_string(), |f| format!("{f}..{to}"));
-    crate::git::at(root)
+    // Between two commits' object ids the count never changes: a run's
+    // end asks what its last session's footer asked (the same first head
+    // and last head, in a one-session worker), answered once.
+    let fixed = from.is_none_or(is_object_id) && is_object_id(to);
+    let key = (root.to_path_buf(), range.clone());
+    if fixed && let Some(n) = COUNTED.with_borrow(|c| c.get(&key).copied()) {
+        return Some(n);
+    }
+    let n: u64 = crate::git::at(root)
         .run(&["rev-list", "--count"], &[&range])
         .ok()?
         .trim()
         .parse()
-        .ok()
+        .ok()?;
+    if fixed {
+        COUNTED.with_borrow_mut(|c| c.insert(key, n));
+    }
+    Some(n)
+}
+
+thread_local! {
+    /// `commits_between`'s answers, by folder and range of object ids.
+    static COUNTED: std::cell::RefCell<std::collections::HashMap<(std::path::PathBuf, String), u64>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
+}
+
+/// A full object id (SHA-1 or SHA-256), which names one commit for good
+/// (a branch name or `HEAD` moves).
+fn is_object_id(rev: &str) -> bool {
+    matches!(rev.len(), 40 | 64) && rev.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 #[cfg(test)]
@@ -334,6 +363,41 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(commits_between(dir.path(), Some("abc"), "abc"), Some(0));
         assert_eq!(commits_between(dir.path(), Some("abc"), "def"), None);
+    }
+
+    #[test]
+    fn a_range_of_object_ids_is_counted_by_git_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = crate::git::at(dir.path());
+        g.run(&["init", "-q"], &[]).unwrap();
+        let commit = |m: &str| {
+            g.run(
+                &[
+                    "-c",
+                    "user.name=a",
+                    "-c",
+                    "user.email=a@a",
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    m,
+                ],
+                &[],
+            )
+            .unwrap();
+            g.run(&["rev-parse", "HEAD"], &[]).unwrap()
+        };
+        let (a, _, c) = (commit("a"), commit("b"), commit("c"));
+        assert_eq!(commits_between(dir.path(), Some(&a), &c), Some(2));
+        assert_eq!(commits_between(dir.path(), None, &c), Some(3));
+        // With git's folder gone, only what was counted answers.
+        std::fs::remove_dir_all(dir.path().join(".git")).unwrap();
+        assert_eq!(commits_between(dir.path(), Some(&a), &c), Some(2));
+        assert_eq!(commits_between(dir.path(), None, &c), Some(3));
+        assert_eq!(commits_between(dir.path(), Some(&c), &a), None);
+        // A name that moves is never taken from what was counted.
+        assert!(!is_object_id("HEAD") && !is_object_id(&a[..12]) && is_object_id(&a));
     }
 
     #[test]

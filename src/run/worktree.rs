@@ -141,6 +141,24 @@ pub fn list(main: &Path) -> Result<Vec<Worktree>> {
 /// Create worktree NAME (branch `ralph/NAME` from `base`, default HEAD), or
 /// reuse it. Returns its path and whether it was made now.
 pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, bool)> {
+    made_or_reused(main, name, || base_commit(main, base.unwrap_or("HEAD")))
+}
+
+/// `ensure` from `commit`, the object id of a commit that the caller has
+/// just read from git (`rev-parse --verify HEAD^{commit}`): not asked of
+/// git again (a parallel run makes a worktree for each step it starts,
+/// and the next worker waits for it).
+pub fn ensure_at_commit(main: &Path, name: &str, commit: &str) -> Result<(PathBuf, bool)> {
+    made_or_reused(main, name, || Ok(commit.to_string()))
+}
+
+/// Worktree NAME made (its branch from `base`'s commit, asked only then)
+/// or reused.
+fn made_or_reused(
+    main: &Path,
+    name: &str,
+    base: impl FnOnce() -> Result<String>,
+) -> Result<(PathBuf, bool)> {
     let path = path_for(main, name);
     let branch = branch(name);
     // Two `git worktree add` at once race: one reads the other's half-made
@@ -183,7 +201,7 @@ pub fn ensure(main: &Path, name: &str, base: Option<&str>) -> Result<(PathBuf, b
             &[&p, &branch],
         )?;
     } else {
-        let commit = base_commit(main, base.unwrap_or("HEAD"))?;
+        let commit = base()?;
         g.run(
             &["worktree", "add", "--quiet", "--no-checkout", "-b", &branch],
             &[&p, &commit],
@@ -335,14 +353,29 @@ pub fn remove(main: &Path, path: &Path, name: &str) -> Result<Option<String>> {
             &[&format!("refs/heads/{branch}"), h.trim()],
         )?;
         let section = format!("branch.{branch}");
-        let named = g
-            .run(&["config", "--local", "--name-only", "--list"], &[])
-            .is_ok_and(|o| o.lines().any(|k| k.starts_with(&format!("{section}."))));
+        // `--local` reads the repository's config file alone (no
+        // include): one that does not hold the branch's name at all has no
+        // section of it, and git is not asked (a parallel run removes a
+        // worktree after each merge, before the next worker starts).
+        let may_name = std::fs::read(main.join(".git/config"))
+            .map_or(true, |text| mentions(&text, branch.as_bytes()));
+        let named = may_name
+            && g.run(&["config", "--local", "--name-only", "--list"], &[])
+                .is_ok_and(|o| o.lines().any(|k| k.starts_with(&format!("{section}."))));
         if named {
             g.run(&["config", "--local", "--remove-section"], &[&section])?;
         }
     }
     Ok(head)
+}
+
+/// Does `text` hold `name`, in any case (a config's section names are
+/// read in any case)?
+fn mentions(text: &[u8], name: &[u8]) -> bool {
+    !name.is_empty()
+        && text
+            .windows(name.len())
+            .any(|w| w.eq_ignore_ascii_case(name))
 }
 
 #[cfg(test)]
@@ -360,6 +393,51 @@ mod tests {
             PathBuf::from("/home/u/app.ralph-worktrees/a")
         );
         assert_eq!(branch("a"), "ralph/a");
+    }
+
+    #[test]
+    fn a_config_names_a_branch_in_any_case() {
+        let text = b"[core]\n\tbare = false\n[branch \"ralph/Par-1\"]\n\tremote = o\n";
+        assert!(mentions(text, b"ralph/Par-1"));
+        assert!(mentions(text, b"RALPH/par-1"));
+        assert!(!mentions(text, b"ralph/par-2"));
+        assert!(!mentions(text, b""));
+    }
+
+    #[test]
+    fn a_removed_worktrees_branch_section_goes_with_it() {
+        let d = tempfile::tempdir().unwrap();
+        let main = d.path().join("app");
+        std::fs::create_dir_all(&main).unwrap();
+        let g = crate::git::at(&main);
+        g.run(&["init", "-q"], &[]).unwrap();
+        g.run(
+            &[
+                "-c",
+                "user.name=a",
+                "-c",
+                "user.email=a@a",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "a",
+            ],
+            &[],
+        )
+        .unwrap();
+        for name in ["a", "b"] {
+            let (path, made) = ensure(&main, name, None).unwrap();
+            assert!(made);
+            if name == "a" {
+                g.run(&["config", "--local", "branch.ralph/a.remote", "o"], &[])
+                    .unwrap();
+            }
+            assert!(remove(&main, &path, name).unwrap().is_some());
+            assert!(!path.exists());
+        }
+        let keys = g.run(&["config", "--local", "--list"], &[]).unwrap();
+        assert!(!keys.contains("branch.ralph/a"), "{keys}");
     }
 
     #[test]
