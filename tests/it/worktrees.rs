@@ -737,3 +737,57 @@ fn worktree_merge_says_when_there_is_nothing_to_merge_and_names_conflicting_file
         "a.txt\n"
     );
 }
+
+/// `ralph worktree merge` of a worktree that worked a copy of the
+/// checkout's spec: the code is merged and the steps done there are
+/// checked in the checkout's spec, which a `ralph loop` here then finds
+/// done; a branch that brings nothing but its own `.ralph/` (its loop
+/// finished no step) is refused, not merged as an empty commit.
+#[test]
+fn worktree_merge_checks_the_steps_done_there_and_refuses_a_branch_with_nothing() {
+    let env = TestEnv::new();
+    let root = env.project.clone();
+    env.git_init();
+    fs::create_dir_all(root.join(".ralph")).unwrap();
+    let spec = "# Spec\n\n- [ ] **1** Parser\n- [ ] **2** Printer\n";
+    fs::write(root.join(".ralph/spec.md"), spec).unwrap();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    // Worktree `idle`: only its own notes changed.
+    env.git(&["checkout", "-q", "-b", "ralph/idle"]);
+    fs::write(root.join(".ralph/progress.md"), "- nothing done\n").unwrap();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "notes"]);
+    // Worktree `x`: step 1 done, its box checked in its copy.
+    env.git(&["checkout", "-q", "-b", "ralph/x", "main"]);
+    fs::write(root.join("parser.rs"), "fn parse() {}\n").unwrap();
+    fs::write(
+        root.join(".ralph/spec.md"),
+        spec.replace("- [ ] **1**", "- [x] **1**"),
+    )
+    .unwrap();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "step 1"]);
+    env.git(&["checkout", "-q", "main"]);
+
+    env.ralph()
+        .args(["worktree", "merge", "idle"])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains(
+            "ralph/idle has nothing to merge: what it changed is only its own .ralph/ (its loop finished no step); `ralph worktree remove idle` removes it",
+        ));
+    assert_eq!(env.git(&["rev-list", "--count", "HEAD"]).trim(), "1");
+
+    let out = env.ralph().args(["worktree", "merge", "x"]).stdout_with(0);
+    assert!(
+        out.contains("the steps done there are checked in this checkout's spec (**1** Parser)"),
+        "{out}"
+    );
+    assert_eq!(
+        fs::read_to_string(root.join(".ralph/spec.md")).unwrap(),
+        "# Spec\n\n- [x] **1** Parser\n- [ ] **2** Printer\n"
+    );
+    assert!(root.join("parser.rs").exists());
+    assert_eq!(env.git(&["status", "--porcelain"]).trim(), "", "{out}");
+}
