@@ -190,9 +190,37 @@ fn claude(h: &Here) -> Verdict {
         return v;
     }
     match agent_version(h, Agent::default()) {
-        Ok((v, p)) => pass(format!("{v} at {}", p.display())),
+        Ok((v, p)) => match logged_in(&p) {
+            Some(false) => fail(
+                format!(
+                    "{v} at {}, not logged in (`claude auth status`)",
+                    p.display()
+                ),
+                "`claude auth login`, or set ANTHROPIC_API_KEY: every session would fail",
+            ),
+            Some(true) => pass(format!("{v} at {}, logged in", p.display())),
+            None => pass(format!(
+                "{v} at {} (its login could not be asked: `claude auth status`)",
+                p.display()
+            )),
+        },
         Err(failed) => failed,
     }
+}
+
+/// Whether Claude Code at `bin` has a login or a key, as `claude auth
+/// status` answers it (no session, nothing spent); `None`: no answer.
+fn logged_in(bin: &Path) -> Option<bool> {
+    let mut c = Command::new(bin);
+    c.args(["auth", "status"]);
+    let said = crate::procs::stdout_within(c, Duration::from_secs(10))?;
+    logged_in_said(&said)
+}
+
+/// `claude auth status`'s JSON: its `loggedIn`.
+fn logged_in_said(said: &str) -> Option<bool> {
+    let v: serde_json::Value = serde_json::from_str(said.trim()).ok()?;
+    v.get("loggedIn")?.as_bool()
 }
 
 /// The other agents the config names (`agent`, `fallback`): each one's
@@ -720,5 +748,22 @@ fn render(checks: &[Check], failed: usize) {
             "{} failed.",
             crate::output::counted(failed as u64, "check", "checks")
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `claude auth status` as Claude Code 2.1.330 prints it, logged out
+    /// and with a key; anything else is no answer.
+    #[test]
+    fn a_login_is_read_from_claudes_auth_status() {
+        let out = r#"{"loggedIn": false, "authMethod": "none", "apiProvider": "firstParty"}"#;
+        assert_eq!(logged_in_said(out), Some(false));
+        let key = "{\n  \"loggedIn\": true,\n  \"authMethod\": \"api_key\"\n}\n";
+        assert_eq!(logged_in_said(key), Some(true));
+        assert_eq!(logged_in_said("error: unknown command 'auth'"), None);
+        assert_eq!(logged_in_said(r#"{"loggedIn": "yes"}"#), None);
     }
 }

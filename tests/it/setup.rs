@@ -954,3 +954,44 @@ fn doctor_says_when_git_has_no_identity_to_commit_with() {
         "{check}"
     );
 }
+
+/// Claude Code with no login and no key: doctor says so, with the fix,
+/// without starting a session (every session of a loop would fail); with
+/// the key the tests give it, it says it is logged in.
+#[test]
+fn doctor_says_when_claude_code_is_not_logged_in() {
+    let env = TestEnv::new();
+    let claude_dir = claude_bin().parent().unwrap().to_path_buf();
+    let path = format!("{}:/usr/bin:/bin", claude_dir.display());
+    let out = env
+        .ralph()
+        .env("PATH", &path)
+        .env("ANTHROPIC_API_KEY", "")
+        .args(["doctor", "--json"])
+        .json_with(1);
+    let check = check_named(&out, "claude");
+    assert_eq!(check["ok"], false, "{check}");
+    assert!(
+        check["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("not logged in (`claude auth status`)"),
+        "{check}"
+    );
+    assert_eq!(
+        check["fix"],
+        "`claude auth login`, or set ANTHROPIC_API_KEY: every session would fail"
+    );
+    assert!(env.api.turns().is_empty(), "no session was started");
+    let out = env
+        .ralph()
+        .env("PATH", &path)
+        .args(["doctor", "--json"])
+        .json_with(1);
+    let check = check_named(&out, "claude");
+    assert_eq!(check["ok"], true, "{check}");
+    assert!(
+        check["detail"].as_str().unwrap().ends_with(", logged in"),
+        "{check}"
+    );
+}
