@@ -251,8 +251,11 @@ pub fn judge(p: &[Part], approved: &[String]) -> Standing {
     if approved.contains(&d) {
         Standing::Approved
     } else {
+        // An approval of nothing (`ralph init`'s config, all of it
+        // commented out) approved nothing that could have changed.
+        let nothing = digest(&[]);
         Standing::NotApproved {
-            changed: !approved.is_empty(),
+            changed: approved.iter().any(|a| !a.is_empty() && *a != nothing),
         }
     }
 }
@@ -1087,6 +1090,12 @@ mod tests {
         // approved, none there is nothing to approve.
         let files = vec![("opencode.json".to_string(), json!({"mcp": {}}))];
         assert_eq!(judge(&files, &[]), Standing::NotApproved { changed: false });
+        // `ralph init` approved its config when nothing in it ran: a gate
+        // added since is new, not changed.
+        assert_eq!(
+            judge(&files, &[digest(&[]), String::new()]),
+            Standing::NotApproved { changed: false }
+        );
         assert_eq!(judge(&[], &[]), Standing::NothingToApprove);
         // A new record reads in a ralph from before (unknown keys ignored).
         #[derive(Deserialize)]

@@ -995,3 +995,24 @@ fn doctor_says_when_claude_code_is_not_logged_in() {
         "{check}"
     );
 }
+
+/// `ralph init`, then a `[gate]` added to its config: the first loop says
+/// the gate has not been approved (it is new), not that it changed since
+/// you approved it (you approved nothing: init's config ran nothing).
+#[test]
+fn a_gate_added_after_init_is_new_to_approve_not_changed() {
+    let env = TestEnv::new();
+    env.git_init();
+    env.ralph().arg("init").assert().success();
+    let config = env.project.join(".ralph/config.toml");
+    let mut text = fs::read_to_string(&config).unwrap();
+    text.push_str("\n[gate]\ncommands = [\"cargo test\"]\n");
+    fs::write(&config, text).unwrap();
+    let err = env.ralph().args(["loop"]).stderr_with(2);
+    assert!(
+        err.contains("asks to run or allow has not been approved:")
+            && err.contains("cargo test")
+            && !err.contains("changed since you approved"),
+        "{err}"
+    );
+}
