@@ -1045,6 +1045,230 @@ mod tests {
         assert_eq!(kind(Outcome::Interrupted), "stopped");
     }
 
+    /// A gate's line, the run's own, at `at`.
+    fn gate_at(passed: bool, at: u64) -> Line {
+        Line::new(
+            At(at),
+            Event::Gate {
+                passed,
+                failed: None,
+                why: None,
+                started: At(at - 1),
+                duration: Duration::from_millis(1),
+                log: None,
+            },
+        )
+    }
+
+    /// A review's line, the run's own, at `at`.
+    fn review_at(verdict: Judgement, at: u64) -> Line {
+        Line::new(
+            At(at),
+            Event::Review {
+                session: 9,
+                of: "the whole run".into(),
+                verdict,
+                findings: Vec::new(),
+                cost_usd: 0.1,
+            },
+        )
+    }
+
+    /// A line as adopted from worker `w1`'s journal.
+    fn of_worker(mut l: Line) -> Line {
+        l.worker = Some("w1".into());
+        l.step = Some("a".into());
+        l
+    }
+
+    /// What a face shows of `oldest_first`: the gate's pass, the review's
+    /// verdict, the last work session.
+    fn shown(oldest_first: &[Line]) -> (Option<bool>, Option<Judgement>, Option<u32>) {
+        let latest = Latest::of(oldest_first.iter().rev().cloned());
+        (
+            latest
+                .gate
+                .as_ref()
+                .and_then(gate_verdict)
+                .map(|g| g.passed),
+            latest
+                .review
+                .as_ref()
+                .and_then(review_record)
+                .map(|r| r.verdict),
+            latest.session_flags().map(|f| f.session),
+        )
+    }
+
+    #[test]
+    fn a_run_is_over_at_its_end_line_and_no_other() {
+        for e in every_kind() {
+            let end = matches!(
+                e,
+                Event::Complete { .. } | Event::Waiting { .. } | Event::Stopped { .. }
+            );
+            assert_eq!(Line::new(At(1), e.clone()).is_end(), end, "{e:?}");
+        }
+        for o in [Outcome::Complete, Outcome::Stuck, Outcome::TimeLimit] {
+            assert!(Line::new(At(1), end_event(o, "r")).is_end(), "{o:?}");
+        }
+    }
+
+    #[test]
+    fn faces_show_the_newest_gate_and_work_session() {
+        // No review: nothing stops the reading early, every older line is
+        // seen, and none of them may hide a newer one.
+        let lines = [
+            gate_at(false, 10),
+            of_record(&old_record(1, ""), At(20)).remove(0),
+            gate_at(true, 30),
+            of_record(&old_record(2, ""), At(40)).remove(0),
+        ];
+        assert_eq!(shown(&lines), (Some(true), None, Some(2)));
+    }
+
+    #[test]
+    fn faces_show_the_run_s_own_gate_and_review_not_a_worker_s() {
+        let review_session = r#","review":{"session":3,"of":"a","verdict":"rejected","findings":[],"time":"2026-01-01T00:03:31Z","cost_usd":0.1}"#;
+        let lines = [
+            of_record(&old_record(1, ""), At(5)).remove(0),
+            gate_at(true, 10),
+            review_at(Judgement::Approved, 20),
+            // A worker's step judged in its worktree: not the run's verdict.
+            of_worker(gate_at(false, 30)),
+            of_worker(review_at(Judgement::Rejected, 40)),
+            // A worker's work session is the run's last one.
+            of_worker(of_record(&old_record(2, ""), At(50)).remove(0)),
+            // A review session is not a work session.
+            of_record(&old_record(3, review_session), At(60)).remove(0),
+        ];
+        assert_eq!(
+            shown(&lines),
+            (Some(true), Some(Judgement::Approved), Some(2))
+        );
+        // A run whose only gate and review were its workers' shows none.
+        assert_eq!(shown(&lines[3..5]), (None, None, None));
+    }
+
+    #[test]
+    fn status_says_changes_were_left_only_when_nothing_committed_them() {
+        let left = |extra: &str| {
+            let lines = of_record(&old_record(1, extra), At(1));
+            Latest::of(lines.into_iter())
+                .session_flags()
+                .unwrap()
+                .left_uncommitted
+        };
+        assert!(!left(""));
+        assert!(left(r#","left_uncommitted":true"#));
+        assert!(!left(r#","left_uncommitted":true,"auto_commit":"abc""#));
+    }
+
+    #[test]
+    fn an_old_run_tells_its_last_gate_and_whole_run_review_once() {
+        let gate = r#","gate":{"passed":true,"time":"2026-01-01T00:01:40Z","duration_s":2.0}"#;
+        let records = vec![old_record(1, gate)];
+        let mut saved = Saved::new(
+            "r".into(),
+            "2026-01-01T00:00:00Z".into(),
+            Limits::sample(),
+            None,
+        );
+        // The state's last gate is the record's; its review of the whole
+        // run was kept by no session's record.
+        saved.last_gate = records[0].gate.clone();
+        let review = ReviewRecord {
+            session: 2,
+            of: "the whole run".into(),
+            verdict: Judgement::Approved,
+            findings: Vec::new(),
+            time: "2026-01-01T00:02:00Z".into(),
+            cost_usd: 0.1,
+        };
+        saved.last_review = Some(review.clone());
+        let lines = derive("r", &records, Some(&saved), None);
+        let count = |f: fn(&Event) -> bool| lines.iter().filter(|l| f(&l.event)).count();
+        assert_eq!(count(|e| matches!(e, Event::Gate { .. })), 1);
+        assert_eq!(count(|e| matches!(e, Event::Review { .. })), 1);
+        let latest = Latest::of(lines.iter().rev().cloned());
+        assert_eq!(latest.review.as_ref().and_then(review_record), Some(review));
+    }
+
+    fn new_run(d: &Path) -> RunDir {
+        let runs = d.join(".ralph/runs");
+        std::fs::create_dir_all(&runs).unwrap();
+        RunDir::create(&runs).unwrap()
+    }
+
+    fn kinds(lines: &[Line]) -> Vec<String> {
+        lines
+            .iter()
+            .map(|l| {
+                let v = serde_json::to_value(l).unwrap();
+                v["kind"].as_str().unwrap().to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_merge_is_journaled_naming_its_step_and_worker() {
+        let d = tempfile::tempdir().unwrap();
+        let run = new_run(d.path());
+        let j = Journal::of(&run);
+        let merged = Event::Merged {
+            duration: Duration::from_millis(1500),
+        };
+        j.add_of("b", Some("w3"), merged.clone());
+        let lines = read(&run);
+        assert_eq!(lines.len(), 1);
+        assert_eq!(
+            (lines[0].step.as_deref(), lines[0].worker.as_deref()),
+            (Some("b"), Some("w3"))
+        );
+        assert_eq!(lines[0].event, merged);
+    }
+
+    #[test]
+    fn a_session_s_record_is_journaled_as_what_status_shows() {
+        let d = tempfile::tempdir().unwrap();
+        let run = new_run(d.path());
+        let j = Journal::of(&run);
+        j.record(&old_record(1, r#","no_evidence":true"#));
+        let review = r#","review":{"session":2,"of":"the whole run","verdict":"rejected","findings":["no tests"],"time":"2026-01-01T00:02:31Z","cost_usd":0.1}"#;
+        j.record(&old_record(2, review));
+        let lines = read(&run);
+        assert_eq!(kinds(&lines), ["session_ended", "session_ended", "review"]);
+        let latest = Latest::of(newest_first(&run));
+        let flags = latest.session_flags().unwrap();
+        assert_eq!((flags.session, flags.no_evidence), (1, true));
+        let r = latest.review.as_ref().and_then(review_record).unwrap();
+        assert_eq!(
+            (r.verdict, r.findings),
+            (Judgement::Rejected, vec!["no tests".to_string()])
+        );
+    }
+
+    #[test]
+    fn a_run_resumed_from_before_the_journal_gets_its_past_first() {
+        let d = tempfile::tempdir().unwrap();
+        // An older ralph's run: records, no state kept, no journal.
+        let run = new_run(d.path());
+        run.append_record(&old_record(1, "")).unwrap();
+        let j = Journal::of(&run);
+        j.seed(&run);
+        // Seeding again (resumed twice) tells nothing twice.
+        j.seed(&run);
+        j.add(Event::Complete { reason: "r".into() });
+        assert_eq!(
+            kinds(&read(&run)),
+            ["session_started", "session_ended", "complete"]
+        );
+        // A new run has no past to tell.
+        let fresh = new_run(&d.path().join("p"));
+        Journal::of(&fresh).seed(&fresh);
+        assert!(!fresh.path.join(FILE).exists());
+    }
+
     #[test]
     fn the_journal_appends_in_the_run_folder_and_never_through_a_link() {
         let d = tempfile::tempdir().unwrap();
@@ -1067,11 +1291,19 @@ mod tests {
         let other = RunDir::open(&runs, &run.id);
         let main_dir = RunDir::create(&d.path().join("m/.ralph/runs")).unwrap();
         Journal::of(&main_dir).adopt(&other, "w9");
-        assert!(
-            read(&main_dir)
-                .iter()
-                .all(|l| l.worker.as_deref() == Some("w9"))
-        );
+        let adopted: Vec<(Option<String>, Event)> = read(&main_dir)
+            .into_iter()
+            .map(|l| (l.worker, l.event))
+            .collect();
+        let said = |reason: &str| {
+            (
+                Some("w9".to_string()),
+                Event::Complete {
+                    reason: reason.into(),
+                },
+            )
+        };
+        assert_eq!(adopted, [said("one"), said("two")]);
         // A link planted in its place is not written through.
         let target = d.path().join("elsewhere");
         std::fs::remove_file(run.path.join(FILE)).unwrap();
