@@ -1217,6 +1217,7 @@ mod tests {
         let j = Journal::of(&run);
         let merged = Event::Merged {
             duration: Duration::from_millis(1500),
+            into: "main".into(),
         };
         j.add_of("b", Some("w3"), merged.clone());
         let lines = read(&run);
