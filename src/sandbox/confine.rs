@@ -312,6 +312,7 @@ pub fn gate_argv(c: &Confinement, root: &Path, tmp: &Path, cmd: &str, host: &Hos
         writable: c.allow_write.iter().map(|w| expand_home(w)).collect(),
         over: READ_ONLY.map(|p| Over::ReadOnly(root.join(p))).to_vec(),
         own: Vec::new(),
+        program: Vec::new(),
     };
     let mut a = bwrap(&bounds, root, tmp, host);
     a.extend(["/bin/sh".into(), "-c".into(), cmd.into()]);
@@ -362,6 +363,7 @@ pub fn agent_argv(
         writable,
         over: room.over.clone(),
         own: room.writable.clone(),
+        program: program_roots(program, std::fs::canonicalize(program).ok().as_deref()),
     };
     let mut a = bwrap(&bounds, root, tmp, host);
     a.push(program.display().to_string());
@@ -496,6 +498,31 @@ fn setup_over(dir: &Path, files: &[&str]) -> Vec<Over> {
     out
 }
 
+/// What of an agent's program (`given`, and where its links lead,
+/// `real`) lies in a folder the sandbox empties (`FRESH`: an agent
+/// installed under `/tmp`), to be bound back read-only: its package's
+/// outermost `node_modules` (the npm registry's agents need their
+/// dependencies beside them), else the program's own folder.
+fn program_roots(given: &Path, real: Option<&Path>) -> Vec<PathBuf> {
+    let root_of = |p: &Path| -> Option<PathBuf> {
+        if !FRESH.iter().any(|d| p.starts_with(d)) {
+            return None;
+        }
+        let modules = p
+            .ancestors()
+            .filter(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+            .last();
+        modules.or(p.parent()).map(Path::to_path_buf)
+    };
+    let mut out: Vec<PathBuf> = std::iter::once(given)
+        .chain(real)
+        .filter_map(root_of)
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// What differs between the gate's bubblewrap and an agent's.
 struct Bounds {
     network: bool,
@@ -506,6 +533,9 @@ struct Bounds {
     /// The agent's own folders (`Room::writable`): its login there is
     /// not hidden from it.
     own: Vec<PathBuf>,
+    /// Read-only again over the emptied folders (`FRESH`): the agent's
+    /// own program and its package, where they were installed there.
+    program: Vec<PathBuf>,
 }
 
 /// bubblewrap's arguments up to and with `--`, the program to follow.
@@ -540,6 +570,10 @@ fn bwrap(b: &Bounds, root: &Path, tmp: &Path, host: &Host) -> Vec<String> {
         .map(String::from),
     );
     a.extend(hidden_from_the_gate(host, b.network));
+    for p in &b.program {
+        let p = p.display().to_string();
+        a.extend(["--ro-bind-try".into(), p.clone(), p]);
+    }
     a.extend(["--bind".into(), root.clone(), root.clone()]);
     for w in &b.writable {
         a.extend(["--bind-try".into(), w.clone(), w.clone()]);
@@ -805,6 +839,33 @@ pub fn prepare(root: &Path) -> Result<Option<PathBuf>> {
 
 #[cfg(test)]
 mod tests {
+
+    /// An agent installed in a folder the sandbox empties is bound back:
+    /// its package's outermost node_modules, or its own folder; one
+    /// installed elsewhere needs nothing.
+    #[test]
+    fn an_agent_installed_under_tmp_is_bound_back() {
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(
+            program_roots(
+                &p("/tmp/x/node_modules/.bin/pi"),
+                Some(&p("/tmp/x/node_modules/@m/pi/node_modules/x/dist/cli.js"))
+            ),
+            [p("/tmp/x/node_modules")]
+        );
+        assert_eq!(
+            program_roots(&p("/usr/local/bin/pi"), Some(&p("/var/tmp/pi/bin/pi"))),
+            [p("/var/tmp/pi/bin")]
+        );
+        assert!(program_roots(&p("/usr/bin/pi"), None).is_empty());
+        assert!(
+            program_roots(
+                &p("/home/u/.npm/bin/pi"),
+                Some(&p("/home/u/.npm/lib/pi.js"))
+            )
+            .is_empty()
+        );
+    }
     use super::*;
 
     #[test]

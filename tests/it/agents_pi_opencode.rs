@@ -869,3 +869,51 @@ fn confined_session_cannot_make_the_users_git_status_run_a_program() {
     }
     assert!(failed.is_empty(), "{failed:#?}");
 }
+
+/// pi installed under `/tmp` (a folder ralph's sandbox empties): under
+/// `--confined` its program and package are bound back read-only, so the
+/// session runs and the step is done (before, every session failed with
+/// "pi exited with status 1").
+#[test]
+fn a_confined_agent_installed_under_tmp_still_runs() {
+    sandbox_tools();
+    let env = one_step_project();
+    let installed = pi_bin()
+        .ancestors()
+        .nth(3)
+        .expect("the pinned pi's install folder")
+        .to_path_buf();
+    let copy = env.tmp.path().join("pi-install");
+    assert!(copy.starts_with("/tmp"), "{}", copy.display());
+    // Hard links where they can be (same file system), else a copy.
+    let linked = std::process::Command::new("cp")
+        .arg("-al")
+        .arg(&installed)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    if !linked.success() {
+        let _ = fs::remove_dir_all(&copy);
+        let copied = std::process::Command::new("cp")
+            .arg("-a")
+            .arg(&installed)
+            .arg(&copy)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+    }
+    let pi = copy.join("node_modules/.bin/pi");
+    env.api.session([
+        Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Step done."),
+    ]);
+    let out = env
+        .ralph()
+        .args(["loop", "--agent", "pi", "--pi"])
+        .arg(&pi)
+        .args(["--model", SCRIPTED_MODEL])
+        .args(["--confined", "--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(out.contains("complete: its one step done"), "{out}");
+    assert!(!out.contains("pi exited with status"), "{out}");
+}
