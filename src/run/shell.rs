@@ -1727,7 +1727,31 @@ impl Shell<'_> {
         }
         // How to go on is the run's to say, once, not each worker's.
         if let Some(hint) = outcome.hint().filter(|_| self.s.workers.worker.is_none()) {
-            ui.line(hint);
+            ui.line(&self.hint_here(hint));
+        }
+    }
+
+    /// A hint's commands as they are typed for this loop: a worktree
+    /// loop's are run from the checkout, naming it (`ralph loop --worktree
+    /// NAME --resume`; `ralph resume -C <worktree>`).
+    fn hint_here(&self, hint: &str) -> String {
+        let root = &self.project.root;
+        let name = crate::run::worktree::main_root(root)
+            .ok()
+            .filter(|main| main != root)
+            .and_then(|_| crate::git::branch(root))
+            .and_then(|b| b.strip_prefix("ralph/").map(str::to_string));
+        match name {
+            Some(name) => hint
+                .replace(
+                    "`ralph loop --resume",
+                    &format!("`ralph loop --worktree {name} --resume"),
+                )
+                .replace(
+                    "`ralph resume`",
+                    &format!("`ralph resume -C {}`", root.display()),
+                ),
+            None => hint.to_string(),
         }
     }
 }

@@ -791,3 +791,37 @@ fn worktree_merge_checks_the_steps_done_there_and_refuses_a_branch_with_nothing(
     assert!(root.join("parser.rs").exists());
     assert_eq!(env.git(&["status", "--porcelain"]).trim(), "", "{out}");
 }
+
+/// A worktree loop stopped at its limit says how to go on as it is typed
+/// from the checkout (`--worktree NAME`), and that command goes on with the
+/// same run in the worktree.
+#[test]
+fn a_worktree_loops_hint_names_the_worktree_and_resumes_it() {
+    let env = crate::support::project();
+    env.api.session(crate::support::step_session(false));
+    let out = crate::support::ralph_loop(&env)
+        .args(["--worktree", "feat", "--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.ends_with(
+            "`ralph loop --worktree feat --resume --max-iterations <higher>` goes on with this run.\n"
+        ),
+        "{out}"
+    );
+    env.api.session(crate::support::step_session(false));
+    let again = env
+        .ralph()
+        .args([
+            "loop",
+            "--worktree",
+            "feat",
+            "--resume",
+            "--max-iterations",
+            "2",
+        ])
+        .stdout_with(4);
+    assert!(
+        again.contains("resuming run") && again.contains("at iteration 1/2"),
+        "{again}"
+    );
+}
