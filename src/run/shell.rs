@@ -1719,11 +1719,21 @@ impl Shell<'_> {
             && let Some(b) = crate::git::branch(root)
         {
             let name = b.strip_prefix("ralph/").unwrap_or(&b);
-            ui.line(&format!(
-                "The work is on branch {b} (worktree {}). Merging it is yours to decide: in {}, `ralph worktree merge {name}` (it keeps the checkout's own .ralph/).",
-                root.display(),
-                main.display()
-            ));
+            ui.line(&match &summary.pull_request {
+                // `--pr`: it is merged where its pull request is.
+                Some(pr) => format!(
+                    "The work is on branch {b} (worktree {}), in pull request #{}: {}. Merge it there; then `ralph worktree remove {name}` in {}.",
+                    root.display(),
+                    pr.number,
+                    crate::output::visible_line(&pr.url),
+                    main.display()
+                ),
+                None => format!(
+                    "The work is on branch {b} (worktree {}). Merging it is yours to decide: in {}, `ralph worktree merge {name}` (it keeps the checkout's own .ralph/).",
+                    root.display(),
+                    main.display()
+                ),
+            });
         }
         // How to go on is the run's to say, once, not each worker's.
         if let Some(hint) = outcome.hint().filter(|_| self.s.workers.worker.is_none()) {

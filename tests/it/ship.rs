@@ -471,6 +471,15 @@ fn a_worktree_loop_pushes_its_ralph_branch_and_opens_its_pull_request() {
         out.contains("opened pull request #1 (ready for review)"),
         "{out}"
     );
+    // It is merged where its pull request is, not with `worktree merge`.
+    assert!(
+        out.contains("The work is on branch ralph/feat")
+            && out.contains(
+                "in pull request #1: https://github.com/octo/hello/pull/1. Merge it there; then `ralph worktree remove feat` in"
+            )
+            && !out.contains("`ralph worktree merge"),
+        "{out}"
+    );
     let wt = crate::support::wt_dir(&env.project, "feat");
     assert_eq!(
         origin.head_of(&env, "ralph/feat").unwrap(),
