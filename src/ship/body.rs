@@ -219,14 +219,15 @@ fn label(l: &str) -> String {
 pub fn body(f: &Facts) -> String {
     let spec = spec::parse(f.spec);
     let mut out = String::new();
+    // "Complete: complete" said it twice: a complete run's outcome is its
+    // state.
     let state = if f.complete {
-        "Complete"
+        "Complete".to_string()
     } else {
-        "Not complete (draft)"
+        format!("Not complete (draft): {}", f.outcome)
     };
     out.push_str(&format!(
-        "{state}: {} — {}. Opened by ralph from branch {}, run `{}`.\n\n",
-        f.outcome,
+        "{state} — {}. Opened by ralph from branch {}, run `{}`.\n\n",
         inert(f.reason, 300),
         inert(f.branch, 200),
         f.run_id
