@@ -227,6 +227,14 @@ pub fn anchored(mut o: Options, cwd: &std::path::Path) -> Options {
     o
 }
 
+/// An option's default as `--help` says it, for a key that has one.
+fn default_said(key: &str) -> Option<&'static str> {
+    crate::config::DEFAULTS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, v)| *v)
+}
+
 /// What `given` sets differently from `saved`, one `key = value (was
 /// value)` each (nested keys as `gate.commands`): what a resume's command
 /// line changes.
@@ -244,10 +252,10 @@ pub fn overridden(given: &Options, saved: &Options) -> Vec<String> {
                 Value::Array(a) if a.is_empty() && was.is_null() => {}
                 _ => out.push(format!(
                     "{key} = {v} (was {})",
-                    if was.is_null() {
-                        "not given".to_string()
-                    } else {
-                        was.to_string()
+                    match (was.is_null(), default_said(&key)) {
+                        (false, _) => was.to_string(),
+                        (true, Some(d)) => format!("the default, {d}"),
+                        (true, None) => "not given".to_string(),
                     }
                 )),
             }
@@ -1145,6 +1153,20 @@ mod tests {
             vec!["max_iterations = 9 (was 50)".to_string()]
         );
         assert!(overridden(&Options::default(), &saved).is_empty());
+        // What the run was started without: its default, said with it.
+        let started_bare = Options::default();
+        let raised = Options {
+            max_iterations: Some(3),
+            max_cost: Some(2.0),
+            ..Default::default()
+        };
+        assert_eq!(
+            overridden(&raised, &started_bare),
+            [
+                "max_iterations = 3 (was the default, 50)",
+                "max_cost = 2.0 (was not given)"
+            ]
+        );
         let merged = given.over(saved);
         assert!(merged.confined && merged.max_iterations == Some(9));
         let rel = anchored(

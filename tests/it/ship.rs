@@ -150,10 +150,7 @@ fn a_run_that_completes_pushes_each_session_and_opens_one_ready_pull_request() {
     );
     assert_eq!(p["title"], "Spec");
     let body = p["body"].as_str().unwrap();
-    assert!(
-        body.starts_with("Complete — `all 3 steps done"),
-        "{body}"
-    );
+    assert!(body.starts_with("Complete — `all 3 steps done"), "{body}");
     assert!(
         body.contains(
             "- [x] **1** `First step`\n- [x] **2** `Second step`\n- [x] **3** `Review`\n"
