@@ -15,8 +15,10 @@ use crate::cmd;
     long_about = "Run coding agents (Claude Code, Codex, Gemini CLI, pi, opencode) in a Ralph loop: a \
 fresh session per step of work, state in files and git, until the work is done or a human is \
 needed.\n\n\
-Start with `ralph install-hook` (once per machine): it adds `ralph hook stop` to Claude Code's \
-settings as a Stop hook. The hook does nothing unless a ralph loop started the session."
+Set up once per machine with `./install.sh` from a clone of ralph (the binary, its Stop hook, \
+`/ralph-setup` and completions), or, with ralph installed otherwise, `ralph install-hook`: it adds \
+`ralph hook stop` to Claude Code's settings as a Stop hook. The hook does nothing unless a ralph \
+loop started the session. Then, in a project: `ralph init`, `ralph doctor`, `ralph loop`."
 )]
 pub struct Cli {
     /// Run as if ralph was started in DIR instead of the current folder.
