@@ -533,8 +533,9 @@ fn refusal(targets: &[(Target, There)], force: bool) -> Option<String> {
         return None;
     }
     Some(format!(
-        "nothing written: {} your own, not ralph init's template (--force replaces {})",
+        "nothing written: {} {} your own, not ralph init's template (--force replaces {})",
         yours.join(", "),
+        if yours.len() == 1 { "is" } else { "are" },
         if yours.len() == 1 { "it" } else { "them" }
     ))
 }
@@ -1061,14 +1062,14 @@ mod tests {
         let one = [at("a", There::Yours), at("b", There::Template)];
         assert_eq!(
             refusal(&one, false).unwrap(),
-            "nothing written: a your own, not ralph init's template (--force replaces it)"
+            "nothing written: a is your own, not ralph init's template (--force replaces it)"
         );
         assert_eq!(refusal(&one, true), None);
         let two = [at("a", There::Yours), at("b", There::Yours)];
         assert!(
             refusal(&two, false)
                 .unwrap()
-                .ends_with("b your own, not ralph init's template (--force replaces them)")
+                .ends_with("b are your own, not ralph init's template (--force replaces them)")
         );
     }
 

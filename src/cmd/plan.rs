@@ -248,8 +248,9 @@ fn refuse_own_files(project: &Project, force: bool) -> Result<()> {
         return Ok(());
     }
     Err(refuse(format!(
-        "nothing planned: {} your own, not ralph init's template (--force replaces {})",
+        "nothing planned: {} {} your own, not ralph init's template (--force replaces {})",
         yours.join(", "),
+        if yours.len() == 1 { "is" } else { "are" },
         if yours.len() == 1 { "it" } else { "them" }
     )))
 }

@@ -292,7 +292,7 @@ fn it_asks_first_and_keeps_your_own_files() {
     assert!(
         err.starts_with("ralph import: nothing written: ")
             && err.contains(".ralph/spec.md")
-            && err.ends_with("your own, not ralph init's template (--force replaces them)\n"),
+            && err.ends_with(" are your own, not ralph init's template (--force replaces them)\n"),
         "{err}"
     );
     env.ralph()

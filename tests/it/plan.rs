@@ -252,7 +252,7 @@ fn a_spec_of_your_own_is_not_replaced_without_force_and_no_session_runs() {
     assert_eq!(
         err,
         format!(
-            "ralph plan: nothing planned: {} your own, not ralph init's template (--force replaces it)\n",
+            "ralph plan: nothing planned: {} is your own, not ralph init's template (--force replaces it)\n",
             env.project.join(".ralph/spec.md").display()
         )
     );
