@@ -372,6 +372,9 @@ fn a_confined_parallel_run_resumed_after_ctrl_c_stays_confined_and_finishes() {
     }
     let out = env.ralph().args(["loop", "--resume"]).stdout_with(0);
     both_merged(&env, &out);
+    // What the stopped sessions left in their worktrees (`parked`) is the
+    // run's, not said to be yours by each worker.
+    assert!(!out.contains("yours, not a session's"), "{out}");
     for n in 1..=2 {
         for dir in [env.home.as_path(), outside.as_path()] {
             let p = dir.join(format!("escaped-{n}"));
