@@ -30,8 +30,11 @@ Exit status:
   2    usage error: bad options, no prompt, claude not found, not a git repository,
        invalid .ralph/config.toml, what the project's files would run not approved
        (`ralph trust`), nothing to --resume, --confined not possible here or widened
-  3    waiting: .ralph/WAITING says a human is needed (its reason is shown)
+  3    waiting: .ralph/WAITING says a human is needed (its reason is shown): asked
+       by a session, stuck on a step (--max-sessions-per-step), the reviewer's
+       rejections ([review] max_rounds), protected files changed, a push refused
   4    limit reached: --max-iterations, --max-cost, --max-time or --max-limit-wait
+       (`ralph loop --resume` with a higher one goes on with the run)
   5    no progress: sessions changed nothing (WAITING is written with the reason)
   130  interrupted: Ctrl+C, SIGTERM or SIGHUP, or you quit an interactive session
 
