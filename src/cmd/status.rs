@@ -48,6 +48,8 @@ struct LoopLine {
     iteration: Option<u32>,
     last_outcome: Option<LastOutcome>,
     waiting: Option<String>,
+    /// The pull request its newest run with `--pr` opened or updated.
+    pull_request: Option<crate::history::records::PullShown>,
 }
 
 #[derive(Debug, Serialize)]
@@ -108,6 +110,7 @@ impl LoopLine {
                 .ok()
                 .flatten()
                 .map(|w| w.reason),
+            pull_request: pull_request_of(&project),
         }
     }
 
@@ -137,7 +140,24 @@ impl LoopLine {
         if let Some(w) = &self.waiting {
             show!("{:<12} WAITING: {w}", "");
         }
+        if let Some(p) = &self.pull_request {
+            let state = if p.draft { "draft" } else { "ready for review" };
+            show!(
+                "{:<12} pr: #{} ({state}) {}",
+                "",
+                p.number,
+                crate::output::visible_line(&p.url)
+            );
+        }
     }
+}
+
+/// The pull request a loop's newest run with `--pr` opened or updated, as
+/// ralph's own record of it says (else the newest run's summary).
+fn pull_request_of(project: &Project) -> Option<crate::history::records::PullShown> {
+    crate::history::invocation::load(&project.root)
+        .and_then(|i| i.pull_request)
+        .or_else(|| RunDir::latest(&project.runs())?.summary()?.pull_request)
 }
 
 fn all_loops(json_out: bool) -> Result<ExitStatus> {
@@ -636,9 +656,7 @@ impl Run for Status {
                 .and_then(|r| crate::run::coordinator::board_of(&r.path)),
             // As ralph's record keeps it (no listing of every past run), or
             // as the newest run's summary says.
-            pull_request: crate::history::invocation::load(&project.root)
-                .and_then(|i| i.pull_request)
-                .or_else(|| RunDir::latest(&project.runs())?.summary()?.pull_request),
+            pull_request: pull_request_of(&project),
         };
         if self.json {
             outln!("{}", serde_json::to_string_pretty(&report)?);

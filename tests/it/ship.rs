@@ -477,6 +477,20 @@ fn a_worktree_loop_pushes_its_ralph_branch_and_opens_its_pull_request() {
             && !out.contains("`ralph worktree merge"),
         "{out}"
     );
+    // `status --all` from the checkout shows the worktree loop's pull request.
+    let all = env.ralph().args(["status", "--all"]).stdout_with(0);
+    assert!(
+        all.contains("pr: #1 (ready for review) https://github.com/octo/hello/pull/1"),
+        "{all}"
+    );
+    let json = env.ralph().args(["status", "--all", "--json"]).json_with(0);
+    let feat = json
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "feat")
+        .unwrap();
+    assert_eq!(feat["pull_request"]["number"], 1, "{json}");
     let wt = crate::support::wt_dir(&env.project, "feat");
     assert_eq!(
         origin.head_of(&env, "ralph/feat").unwrap(),
