@@ -216,6 +216,27 @@ impl Run for Loop {
 }
 
 impl Loop {
+    /// `--worktree NAME --push/--pr` for a worktree not made yet: what the
+    /// shipping would refuse (no remote, no token, the default branch) is
+    /// said before the worktree is made for nothing.
+    fn check_shipping_first(&self) -> Result<()> {
+        let (Some(name), o) = (&self.args.worktree, &self.args.options) else {
+            return Ok(());
+        };
+        if !(o.push || o.pr) || self.args.resume {
+            return Ok(());
+        }
+        let here = std::env::current_dir().context("cannot read the current folder")?;
+        let Ok(main) = crate::run::worktree::main_root(&here) else {
+            return Ok(());
+        };
+        if crate::run::worktree::path_for(&main, name).exists() {
+            return Ok(());
+        }
+        let branch = crate::run::worktree::branch(name);
+        crate::ship::Ship::check_for(&main, &branch, o.pr).map_err(usage)
+    }
+
     /// Make (or reuse) the worktree and continue as if started in it.
     fn enter_worktree(&self, name: &str) -> Result<std::path::PathBuf> {
         use crate::run::worktree;
@@ -262,6 +283,7 @@ impl Loop {
     }
 
     fn start(&self) -> Result<ExitStatus> {
+        self.check_shipping_first()?;
         let worktree = match &self.args.worktree {
             Some(name) => Some(self.enter_worktree(name)?),
             None => None,

@@ -74,6 +74,17 @@ impl Ship {
         }))
     }
 
+    /// What `start` would refuse for a loop on `branch` (a worktree's, not
+    /// made yet) of the checkout at `root`, pushing to `origin`: said
+    /// before anything is made for it.
+    pub fn check_for(root: &Path, branch: &str, pr: bool) -> Result<(), String> {
+        let target = push::target_for(root, "origin", branch)?;
+        if pr {
+            pr_to(&target)?;
+        }
+        Ok(())
+    }
+
     /// Keep what is done in `log` (the run folder's `ship.jsonl`).
     pub fn log_to(&mut self, log: Option<PathBuf>) {
         self.log = log;
