@@ -66,7 +66,12 @@ impl Ship {
             return Ok(None);
         }
         let target = push::target(root)?;
-        let pr = if pr { Some(pr_to(&target)?) } else { None };
+        let pr = if pr {
+            on_a_branch_of_its_own(root, &target)?;
+            Some(pr_to(&target)?)
+        } else {
+            None
+        };
         Ok(Some(Ship {
             target,
             pr,
@@ -80,6 +85,7 @@ impl Ship {
     pub fn check_for(root: &Path, branch: &str, pr: bool) -> Result<(), String> {
         let target = push::target_for(root, "origin", branch)?;
         if pr {
+            on_a_branch_of_its_own(root, &target)?;
             pr_to(&target)?;
         }
         Ok(())
@@ -262,6 +268,32 @@ impl Ship {
 /// The pull request's repository (from the remote's URL), client (token,
 /// API base) and base branch (the repository's default, which the run's
 /// branch may not be).
+/// The default branch as the clone knows it (`<remote>/HEAD`), checked
+/// before anything asks GitHub: a run on it is refused for that, not for a
+/// token it would not need yet. (`pr_to` asks GitHub too, for clones that
+/// do not know it.)
+fn on_a_branch_of_its_own(root: &Path, target: &push::Target) -> Result<(), String> {
+    let head = format!("refs/remotes/{}/HEAD", target.remote);
+    let known = crate::git::at(root)
+        .run(&["symbolic-ref", "--quiet", "--short", &head], &[])
+        .ok();
+    let default = known.as_deref().and_then(|r| {
+        r.trim()
+            .strip_prefix(&format!("{}/", target.remote))
+            .map(str::to_string)
+    });
+    match default {
+        Some(base) if base == target.branch => Err(default_branch_refusal(&base)),
+        _ => Ok(()),
+    }
+}
+
+fn default_branch_refusal(base: &str) -> String {
+    format!(
+        "--pr: the run is on {base}, the repository's default branch, and a pull request needs a branch of its own: run it in a worktree (`ralph loop --worktree NAME --pr`, on branch ralph/NAME) or on a new branch (`git switch -c NAME`)"
+    )
+}
+
 fn pr_to(target: &push::Target) -> Result<PrTo, String> {
     let repo = crate::github::remote::parse(&target.url).ok_or_else(|| {
         format!(
@@ -277,9 +309,7 @@ fn pr_to(target: &push::Target) -> Result<PrTo, String> {
         .map_err(|e| format!("--pr: {e}"))?
         .default_branch;
     if base == target.branch {
-        return Err(format!(
-            "--pr: the run is on {base}, the repository's default branch, and a pull request needs a branch of its own: run it in a worktree (`ralph loop --worktree NAME --pr`, on branch ralph/NAME) or on a new branch (`git switch -c NAME`)"
-        ));
+        return Err(default_branch_refusal(&base));
     }
     Ok(PrTo { client, repo, base })
 }

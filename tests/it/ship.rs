@@ -445,6 +445,22 @@ fn a_pull_request_needs_a_branch_of_its_own_and_a_clones_config_needs_your_trust
             && err.contains("ralph loop --worktree NAME --pr"),
         "{err}"
     );
+    // A clone knows its default branch (`origin/HEAD`): the branch is said
+    // before a token is asked for, with none given.
+    env.git(&[
+        "symbolic-ref",
+        "refs/remotes/origin/HEAD",
+        "refs/remotes/origin/main",
+    ]);
+    let err = ralph_loop(&env)
+        .env("GITHUB_API_URL", &gh.url)
+        .args(["--pr"])
+        .stderr_with(2);
+    assert!(
+        err.contains("--pr: the run is on main, the repository's default branch")
+            && !err.contains("token"),
+        "{err}"
+    );
     // A config that pushes is the user's to approve, as a clone could ship it.
     env.git(&["switch", "-q", "work"]);
     fs::write(env.project.join(".ralph/config.toml"), "push = true\n").unwrap();
