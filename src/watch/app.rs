@@ -233,6 +233,7 @@ mod tests {
     fn row(name: &str, state: State, pid: Option<u32>, waiting: Option<&str>) -> Row {
         Row {
             name: name.into(),
+            worker: None,
             branch: None,
             root: PathBuf::from(format!("/p/{name}")),
             agent: "claude".into(),

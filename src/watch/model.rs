@@ -66,6 +66,9 @@ impl Serialize for State {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
     pub name: String,
+    /// A parallel run's worker that this worktree's loop is (`w1`), as its
+    /// lines name it.
+    pub worker: Option<String>,
     pub branch: Option<String>,
     #[serde(rename = "path")]
     pub root: PathBuf,
@@ -164,15 +167,27 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         summary.as_ref().map(|s| s.duration_s),
     );
     let (iteration, max_iterations) = iterations(running.as_ref(), saved.as_ref());
+    // A worker's loop: named as its lines are, its step its own (the next
+    // open one, once its own is checked, is another worker's).
+    let worker = run.as_ref().and_then(worker_of);
+    let step = match &worker {
+        Some((_, key)) => Some(
+            spec.as_ref()
+                .and_then(|s| crate::parallel::texts::find(&s.steps, key))
+                .map_or_else(|| key.clone(), spec::Step::name),
+        ),
+        None => spec.as_ref().and_then(next_step),
+    };
     Row {
         name,
+        worker: worker.map(|(w, _)| w),
         branch,
         agent,
         state,
         iteration,
         max_iterations,
         spec: spec.as_ref().map(|s| (s.done(), s.total())),
-        step: spec.as_ref().and_then(next_step),
+        step,
         elapsed,
         cost_usd: saved.as_ref().map_or(0.0, |s| s.state.cost_usd),
         gate: saved
@@ -227,6 +242,22 @@ fn running_for(l: &runlock::LockInfo) -> std::time::Duration {
 }
 
 /// The first open step, as a row shows it.
+/// The worker and its step, where the run is a parallel run's worker's:
+/// its own start (the journal's first `run_started`; a run's journal also
+/// holds its workers' lines, adopted as each ended) says so, and names them.
+fn worker_of(run: &RunDir) -> Option<(String, String)> {
+    let start = events::read(run)
+        .into_iter()
+        .find(|l| matches!(l.event, events::Event::RunStarted { .. }))?;
+    match start.event {
+        events::Event::RunStarted {
+            mode: events::Mode::Worker,
+            ..
+        } => start.worker.zip(start.step),
+        _ => None,
+    }
+}
+
 fn next_step(s: &spec::Spec) -> Option<String> {
     s.next_open().map(|s| match &s.label {
         Some(l) => format!("{l} {}", s.title),
@@ -330,8 +361,9 @@ pub fn verdicts(gate: Option<bool>, review: Option<Judgement>) -> String {
 
 /// The row's cells, in the table's column order (`COLUMNS`).
 pub fn cells(r: &Row, now: u64) -> [String; 9] {
-    let name = match &r.branch {
-        Some(b) if b != &format!("ralph/{}", r.name) && r.name != "main" => {
+    let name = match (&r.worker, &r.branch) {
+        (Some(w), _) => format!("{w} ({})", r.name),
+        (None, Some(b)) if b != &format!("ralph/{}", r.name) && r.name != "main" => {
             format!("{} ({b})", r.name)
         }
         _ => r.name.clone(),
@@ -364,6 +396,7 @@ mod tests {
     fn sample() -> Row {
         Row {
             name: "a".into(),
+            worker: None,
             branch: Some("ralph/a".into()),
             root: PathBuf::from("/p"),
             agent: "claude".into(),
@@ -403,6 +436,7 @@ mod tests {
         );
         let other = Row {
             name: "main".into(),
+            worker: None,
             branch: Some("main".into()),
             max_iterations: 0,
             spec: None,
@@ -427,6 +461,7 @@ mod tests {
         let c = cells(
             &Row {
                 name: "b".into(),
+                worker: None,
                 branch: Some("feature".into()),
                 ..sample()
             },

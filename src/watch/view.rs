@@ -372,6 +372,7 @@ mod tests {
     fn row(name: &str) -> Row {
         Row {
             name: name.into(),
+            worker: None,
             branch: Some(format!("ralph/{name}")),
             root: PathBuf::from("/p"),
             agent: "claude".into(),

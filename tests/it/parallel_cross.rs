@@ -451,3 +451,37 @@ fn with_push_each_merge_goes_to_the_remote_as_it_lands() {
     );
     assert!(gh.pulls().is_empty(), "no pull request without --pr");
 }
+
+/// `ralph watch --once --json` of a parallel run's workers: each row names
+/// its worker as the run's lines do (`w1`), and shows the worker's own step,
+/// not the first open step of its copy of the spec (which may be another
+/// worker's).
+#[test]
+fn watch_names_each_worker_and_its_own_step() {
+    let env = with_spec(TWO_STEPS);
+    let first = ralph_loop(&env).args(["--parallel", "2"]);
+    parked_then_ctrl_c(&env, first);
+    let rows = env.ralph().args(["watch", "--json"]).json_with(0);
+    let mut workers: Vec<(String, String)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["worker"].is_null())
+        .map(|r| {
+            (
+                r["worker"].as_str().unwrap().to_string(),
+                r["step"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    workers.sort();
+    assert_eq!(workers.len(), 2, "{rows}");
+    let steps: Vec<&str> = workers.iter().map(|(_, s)| s.as_str()).collect();
+    let mut sorted = steps.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["**1** One", "**2** Two"], "{rows}");
+    let text = env.ralph().args(["watch", "--once"]).stdout_with(0);
+    for (w, _) in &workers {
+        assert!(text.contains(&format!("{w} (par-")), "{text}");
+    }
+}
