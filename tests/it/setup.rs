@@ -8,6 +8,7 @@ use std::time::Duration;
 use predicates::prelude::*;
 use serde_json::Value;
 
+use crate::support::loops::{DO_STEP, ralph_loop};
 use crate::support::{
     Reply, TestEnv, check_named, claude_bin, eventually, ralph_bin, repo_root, tree,
     with_file_lock, write_exec,
@@ -502,15 +503,46 @@ fn install_sh_twice_then_uninstall_leaves_the_home_as_it_was() {
     assert_eq!(log[0]["identified_by"], "CLAUDE_PID", "{log:?}");
     assert_eq!(log[1]["why"], "session exited by itself", "{log:?}");
 
-    // What Claude Code itself wrote into the home during that session is
-    // not ours to remove.
+    // A loop run with an approved config: ralph writes its own state (the
+    // approval, the loop's lock and record) in the home, which uninstall
+    // takes away with the rest.
+    env.git_init();
+    fs::create_dir_all(env.project.join(".ralph")).unwrap();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    fs::write(env.project.join(".ralph/prompt.md"), "Do the open step.\n").unwrap();
+    env.approved_config("[gate]\ncommands = [\"true\"]\n");
+    env.commit_all("start");
+    env.api
+        .session([Reply::bash(DO_STEP), Reply::text("Step done.")]);
+    ralph_loop(&env).assert().success();
+    let state = env.home.join(".local/state/ralph");
+    assert!(state.join("loops").is_dir(), "{:?}", tree(&env.home));
+    assert!(env.home.join(".local/share/ralph/trust").is_dir());
+
+    // What Claude Code itself wrote into the home during those sessions is
+    // not ours to remove; ralph's own folders (and the folders on the way
+    // to them, which were not there before) are.
+    let ralphs = |p: &String| {
+        p == ".local/state"
+            || p.starts_with(".local/state/ralph")
+            || p.starts_with(".local/share/ralph")
+    };
     let claudes: Vec<String> = tree(&env.home)
         .into_iter()
-        .filter(|p| !installed.contains(p))
+        .filter(|p| !installed.contains(p) && !ralphs(p))
         .collect();
 
     let gone = run(&["--uninstall"]);
     assert!(gone.contains("uninstalled."), "{gone}");
+    assert!(
+        gone.contains(&format!("removed: {}/loops/\n", state.display()))
+            && gone.contains(&format!("removed: {}/\n", state.display())),
+        "{gone}"
+    );
     let left: Vec<String> = tree(&env.home)
         .into_iter()
         .filter(|p| !claudes.contains(p))
