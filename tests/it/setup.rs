@@ -216,6 +216,68 @@ fn install_command_installs_replaces_only_when_told_and_removes() {
     assert!(config.join("commands/ralph-setup.md").is_file());
 }
 
+/// `install-command --remove` gives back what the install found: a folder
+/// the install made goes once it is empty; a folder that was there before,
+/// or that holds a file of the user's, stays.
+#[test]
+fn install_command_remove_takes_away_the_empty_folder_it_made() {
+    let env = TestEnv::new();
+    // Codex had no prompts folder: the install made it.
+    let prompts = env.home.join(".codex/prompts");
+    assert!(!prompts.exists());
+    env.ralph()
+        .args(["install-command", "--agent", "codex"])
+        .assert()
+        .success();
+    env.ralph()
+        .args(["install-command", "--agent", "codex", "--remove"])
+        .prints(
+            0,
+            &format!(
+                "Removed ralph-setup ({}).\nRemoved {}, which ralph made for it and is now empty.\n",
+                prompts.join("ralph-setup.md").display(),
+                prompts.display()
+            ),
+            "",
+        );
+    assert!(!prompts.exists());
+    assert!(env.home.join(".codex/config.toml").is_file());
+
+    // Made by the install, but the user put a prompt of theirs there since.
+    env.ralph()
+        .args(["install-command", "--agent", "codex"])
+        .assert()
+        .success();
+    fs::write(prompts.join("mine.md"), "my prompt\n").unwrap();
+    env.ralph()
+        .args(["install-command", "--agent", "codex", "--remove"])
+        .prints(
+            0,
+            &format!(
+                "Removed ralph-setup ({}).\n",
+                prompts.join("ralph-setup.md").display()
+            ),
+            "",
+        );
+    assert_eq!(
+        fs::read_to_string(prompts.join("mine.md")).unwrap(),
+        "my prompt\n"
+    );
+
+    // Gemini's commands folder was there, empty, before: it stays.
+    let commands = env.home.join(".gemini/commands");
+    fs::create_dir(&commands).unwrap();
+    env.ralph()
+        .args(["install-command", "--agent", "gemini"])
+        .assert()
+        .success();
+    env.ralph()
+        .args(["install-command", "--agent", "gemini", "--remove"])
+        .assert()
+        .success();
+    assert_eq!(fs::read_dir(&commands).unwrap().count(), 0);
+}
+
 #[test]
 fn doctor_names_each_failing_check_and_its_fix() {
     let env = TestEnv::new();
