@@ -448,4 +448,14 @@ fn add_makes_the_task_in_real_br_and_the_step_where_asked() {
         "Added step 2 two to {project}/.ralph/spec.md (the spec names no tracker tasks: no task made).\n",
         "",
     );
+    // Right after step 1, before 2: a label between theirs, none renumbered.
+    add(&["one and a bit", "--after", "1"]).prints(
+        0,
+        "Added step 1.1 one and a bit to {project}/.ralph/spec.md (the spec names no tracker tasks: no task made).\n",
+        "",
+    );
+    assert_eq!(
+        fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap(),
+        "- [ ] **1** one\n- [ ] **1.1** one and a bit\n- [ ] **2** two\n"
+    );
 }
