@@ -820,9 +820,52 @@ fn doctor_and_loop_refuse_a_project_that_could_never_finish() {
     );
 }
 
+/// `ralph init` outside git writes its files all the same, and says that a
+/// loop needs a repository, with the fix, first among the next steps.
+#[test]
+fn init_outside_git_warns_with_the_fix_and_succeeds() {
+    let env = TestEnv::new();
+    let run = || {
+        let out = env
+            .ralph()
+            .env("PATH", "/usr/bin:/bin")
+            .arg("init")
+            .assert()
+            .code(0)
+            .get_output()
+            .clone();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run();
+    assert_eq!(
+        err,
+        format!(
+            "ralph init: warning: {} is not in a git repository, and a loop needs one (sessions commit, and ralph measures their progress with git): run `git init` here\n",
+            env.project.display()
+        )
+    );
+    assert!(
+        out.contains("\nNext:\n  1. `git init` here, then commit what is here (`git add -A && git commit -m start`).\n  2. Write the steps in .ralph/spec.md"),
+        "{out}"
+    );
+    assert!(env.project.join(".ralph/spec.md").is_file());
+    // In a repository: nothing to say about it.
+    env.git_init();
+    let (out, err) = run();
+    assert_eq!(err, "");
+    assert!(
+        out.contains("\nNext:\n  1. Write the steps in .ralph/spec.md"),
+        "{out}"
+    );
+}
+
 #[test]
 fn init_says_how_to_set_up_the_tracker_and_runs_br_init_when_asked_at_a_terminal() {
     let env = TestEnv::new();
+    env.git_init();
     // No terminal: nothing is asked, the steps are said.
     let out = env
         .ralph()
