@@ -15,6 +15,9 @@
 # What it installed is listed in ralph's data folder
 # (${XDG_DATA_HOME:-~/.local/share}/ralph/install-manifest), which is what
 # --uninstall removes: files that were changed since are left, with a note.
+# --uninstall also removes ralph's own folders (its approvals and install
+# records, loop locks and scratch space: see ralph_dirs below), but nothing
+# else in them, and the Stop hook's claim files in the temp folder.
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -94,6 +97,69 @@ build_only() {
   echo "$dir/release/ralph"
 }
 
+# The folders the ralph binary keeps its own state in, as the `directories`
+# crate it uses names them (src/trust/store.rs), one a line: the entries
+# ralph writes there (all of them), a tab, the folder. An XDG variable that
+# is not an absolute path is ignored, as the crate does.
+ralph_dirs() {
+  if [ "$(uname -s)" = Darwin ]; then
+    printf 'installs trust loops tmp\t%s\n' "$HOME/Library/Application Support/ralph"
+    return 0
+  fi
+  local data=${XDG_DATA_HOME:-} state=${XDG_STATE_HOME:-}
+  [ "${data#/}" != "$data" ] || data=$HOME/.local/share
+  [ "${state#/}" != "$state" ] || state=$HOME/.local/state
+  printf 'installs trust\t%s\n' "$data/ralph"
+  printf 'loops tmp\t%s\n' "$state/ralph"
+}
+
+# Note in the manifest each folder on the way to ralph's own folders that is
+# not there yet (the binary makes them when it first runs), without making
+# it: uninstall removes those that are empty by then.
+note_missing_dirs() {
+  local d=$1
+  while [ ! -e "$d" ]; do echo "dir $d" >>"$created"; d=$(dirname "$d"); done
+}
+
+# Remove ralph's own folders: the entries ralph writes in them (each whole;
+# rm does not follow links), then the folder if nothing else is in it. The
+# state of a loop that is running (its lock held) is kept, and said.
+remove_ralph_dirs() {
+  local entries dir entry lock
+  while IFS=$'\t' read -r entries dir; do
+    [ -d "$dir" ] && [ ! -L "$dir" ] || continue
+    if [ -d "$dir/loops" ] && command -v flock >/dev/null 2>&1; then
+      for lock in "$dir"/loops/*.lock; do
+        [ -f "$lock" ] || continue
+        if ! flock -n "$lock" true 2>/dev/null; then
+          say "kept $dir: a ralph loop is running (stop it, then run ./install.sh --uninstall again)"
+          continue 2
+        fi
+      done
+    fi
+    for entry in $entries; do
+      if [ -e "$dir/$entry" ] || [ -L "$dir/$entry" ]; then
+        local shown=$dir/$entry
+        if [ -d "$shown" ] && [ ! -L "$shown" ]; then shown=$shown/; fi
+        rm -rf -- "${dir:?}/$entry"
+        say "removed: $shown"
+      fi
+    done
+    if rmdir "$dir" 2>/dev/null; then
+      say "removed: $dir/"
+    elif [ -d "$dir" ]; then
+      say "kept $dir: it holds files ralph did not make ($(ls -A "$dir" | head -5 | tr '\n' ' '))"
+    fi
+  done < <(ralph_dirs)
+  # The Stop hook's claim files, where a session outside a loop's run folder
+  # leaves them (src/hook/stop.rs): only those, then the folder if empty.
+  local claims=${TMPDIR:-/tmp}/ralph-$(id -u)
+  if [ -d "$claims" ] && [ ! -L "$claims" ]; then
+    find "$claims" -mindepth 1 -maxdepth 1 -type f -name 'stop-claim-*' -delete 2>/dev/null || true
+    if rmdir "$claims" 2>/dev/null; then say "removed: $claims/"; fi
+  fi
+}
+
 # mkdir -p that notes in the manifest each folder it had to create.
 mkdirs() {
   local d=$1 missing=()
@@ -125,6 +191,8 @@ install() {
   command -v cargo >/dev/null 2>&1 || die "cargo not found. Install Rust from https://rustup.rs and run this again."
   created=$(mktemp)
   mkdirs "$data_dir"
+  local _entries dir
+  while IFS=$'\t' read -r _entries dir; do note_missing_dirs "$dir"; done < <(ralph_dirs)
   : >"$manifest.new"
   # Keep the folders a previous run created, so uninstall still removes them.
   if [ -f "$manifest" ]; then grep '^dir ' "$manifest" >>"$manifest.new" || true; fi
@@ -187,10 +255,13 @@ uninstall() {
     local dirs
     dirs=$(grep '^dir ' "$manifest" | cut -d' ' -f2- | sort -r)
     rm -f "$manifest"
+    remove_ralph_dirs
     # Folders this script created, deepest first, if they are now empty.
     while read -r d; do
       if [ -n "$d" ] && rmdir "$d" 2>/dev/null; then say "removed: $d/"; fi
     done <<<"$dirs"
+  else
+    remove_ralph_dirs
   fi
   say "uninstalled."
 }

@@ -13,7 +13,9 @@ use crate::work::{spec, tracker};
 ///
 /// The step gets the next free label where it goes: before the last
 /// phase's review step (`N.R`) by default, in phase N with --phase, or
-/// right after the step labelled LABEL with --after. Where the spec names
+/// right after the step labelled LABEL with --after (a label between it
+/// and the next step's, `1.1` after `1` when `2` follows: the spec's
+/// labels are never renumbered). Where the spec names
 /// tracker tasks, the task is created first (under the spec's epic, with
 /// --criteria as its description) and its id ends the step's line; without
 /// a tracker the step is added alone, and ralph says so. With --issue N,

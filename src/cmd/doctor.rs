@@ -558,6 +558,12 @@ fn switchable_files(root: &Path) -> Option<String> {
 /// The gate's commands: shown, and whether their programs exist; never run.
 fn gate(h: &Here) -> Verdict {
     const WHERE: &str = "install them, or change [gate] commands in .ralph/config.toml";
+    // A config that does not read is the config check's to say, once, with
+    // its fix: the gate's own error would be the same text again, with a
+    // fix pointing at [gate] when the fault may be anywhere in the file.
+    if h.cfg.is_err() {
+        return pass("(the config does not read; see the config check)");
+    }
     match crate::work::gate::Gate::of(&h.project) {
         Err(e) => fail(format!("{e:#}"), "fix [gate] in .ralph/config.toml"),
         Ok(None) => pass(

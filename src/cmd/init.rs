@@ -3,8 +3,8 @@ use clap::Args;
 
 use super::Run;
 use crate::exit::ExitStatus;
-use crate::outln;
 use crate::work::project::Project;
+use crate::{errln, outln};
 
 pub const TEMPLATES: [(&str, &str); 4] = [
     ("spec.md", include_str!("../templates/spec.md")),
@@ -146,11 +146,33 @@ impl Run for Init {
                 kept.join(", ")
             );
         }
+        // Not a failure: the files are written all the same, and `git init`
+        // can come after. But a loop refuses to start outside git, so it is
+        // said now, with the fix, rather than at the first `ralph loop`.
+        let in_git = crate::run::progress::in_git(&project.root);
+        if !in_git {
+            errln!(
+                "ralph init: warning: {} is not in a git repository, and a loop needs one (sessions commit, and ralph measures their progress with git): run `git init` here",
+                project.root.display()
+            );
+        }
         let tracker = tracker_step(&project)?;
+        let mut next = Vec::new();
+        if !in_git {
+            next.push(
+                "`git init` here, then commit what is here (`git add -A && git commit -m start`)."
+                    .to_string(),
+            );
+        }
+        next.push(
+            "Write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code).".to_string(),
+        );
+        next.push(tracker);
+        next.push("`ralph doctor` checks that a loop here can finish; then `ralph loop`.".into());
         outln!("Next:");
-        outln!("  1. Write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code).");
-        outln!("  2. {tracker}");
-        outln!("  3. `ralph doctor` checks that a loop here can finish; then `ralph loop`.");
+        for (i, step) in next.iter().enumerate() {
+            outln!("  {}. {step}", i + 1);
+        }
         Ok(ExitStatus::Success)
     }
 }

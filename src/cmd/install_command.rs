@@ -1,3 +1,5 @@
+use std::path::{Path, PathBuf};
+
 use anyhow::{Context, Result};
 use clap::Args;
 
@@ -32,7 +34,8 @@ pub struct InstallCommand {
     #[arg(long)]
     force: bool,
 
-    /// Remove the slash command instead.
+    /// Remove the slash command instead (and the folder the install made
+    /// for it, if nothing else is in it).
     #[arg(long)]
     remove: bool,
 }
@@ -48,12 +51,14 @@ impl Run for InstallCommand {
             return Ok(match current {
                 None => {
                     outln!("ralph-setup is not installed ({shown}); nothing to do.");
+                    remove_made_dirs(&path)?;
                     ExitStatus::Success
                 }
                 Some(_) if ours || self.force => {
                     std::fs::remove_file(&path)
                         .with_context(|| format!("cannot remove {shown}"))?;
                     outln!("Removed ralph-setup ({shown}).");
+                    remove_made_dirs(&path)?;
                     ExitStatus::Success
                 }
                 Some(_) => {
@@ -78,8 +83,12 @@ impl Run for InstallCommand {
                 ),
             ));
         }
+        let made = missing_dirs(&dir, |d| d.exists());
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
+        if !made.is_empty() {
+            remember_made_dirs(&path, &made)?;
+        }
         fsutil::atomic_write(&path, text.as_bytes(), 0o644)?;
         let verb = if current.is_some() {
             "Replaced"
@@ -89,5 +98,94 @@ impl Run for InstallCommand {
         outln!("{verb} /ralph-setup in {shown}.");
         outln!("{how}");
         Ok(ExitStatus::Success)
+    }
+}
+
+/// The folders `create_dir_all(dir)` will make: `dir` and its ancestors up
+/// to the first that exists, deepest first.
+fn missing_dirs(dir: &Path, exists: impl Fn(&Path) -> bool) -> Vec<PathBuf> {
+    dir.ancestors()
+        .take_while(|d| !d.as_os_str().is_empty() && !exists(d))
+        .map(Path::to_path_buf)
+        .collect()
+}
+
+/// Where ralph remembers the folders it made to install the command at
+/// `file`: its own data folder, beside install-hook's records (never in the
+/// agent's folder, which is the user's).
+fn record_path(file: &Path) -> Result<PathBuf> {
+    let dirs = directories::ProjectDirs::from("", "", "ralph")
+        .context("cannot find your home folder (is HOME set?)")?;
+    let h = fsutil::fnv1a(file.as_os_str().as_encoded_bytes());
+    Ok(dirs
+        .data_dir()
+        .join("installs")
+        .join(format!("command-{h:016x}.json")))
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Made {
+    file: PathBuf,
+    /// Deepest first.
+    dirs: Vec<PathBuf>,
+}
+
+fn remember_made_dirs(file: &Path, dirs: &[PathBuf]) -> Result<()> {
+    let path = record_path(file)?;
+    let holder = path.parent().context("the record's folder")?;
+    std::fs::create_dir_all(holder)
+        .with_context(|| format!("cannot create {}", holder.display()))?;
+    let json = serde_json::to_string_pretty(&Made {
+        file: file.to_path_buf(),
+        dirs: dirs.to_vec(),
+    })?;
+    fsutil::atomic_write(&path, json.as_bytes(), 0o644)
+}
+
+/// After the command at `file` is removed: the folders its install made
+/// (`~/.codex/prompts/` where Codex had none), deepest first, each only if
+/// it is empty now. The rule a user expects is "remove gives back what
+/// install found": a folder that was there before, or that holds anything
+/// else now, stays; one ralph made and left empty goes. A command installed
+/// without a record (by an older ralph) leaves its folder, as before.
+fn remove_made_dirs(file: &Path) -> Result<()> {
+    let record = record_path(file)?;
+    let Some(text) = fsutil::read_optional(&record)? else {
+        return Ok(());
+    };
+    let made: Made = match serde_json::from_str(&text) {
+        Ok(m) => m,
+        Err(_) => return fsutil::remove_optional(&record),
+    };
+    if made.file == file {
+        for d in made.dirs.iter().filter(|d| file.starts_with(d)) {
+            // remove_dir removes an empty folder only (and not a link's target).
+            if std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            outln!(
+                "Removed {}, which ralph made for it and is now empty.",
+                d.display()
+            );
+        }
+    }
+    fsutil::remove_optional(&record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_folders_to_make_are_those_missing_deepest_first() {
+        let there = |d: &Path| d == Path::new("/h") || d == Path::new("/");
+        assert_eq!(
+            missing_dirs(Path::new("/h/.codex/prompts"), there),
+            [
+                PathBuf::from("/h/.codex/prompts"),
+                PathBuf::from("/h/.codex")
+            ]
+        );
+        assert!(missing_dirs(Path::new("/h"), there).is_empty());
     }
 }

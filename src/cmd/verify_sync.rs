@@ -17,7 +17,9 @@ use crate::work::project::Project;
 /// closed task, an unchecked step a task that is not closed. Also reported:
 /// tasks the tracker does not know, steps with no task, two steps naming one
 /// task, broken checkboxes, and (when the spec names its epic, e.g.
-/// `Epic: [br-abc]`) tasks of that epic that no step references.
+/// `Epic: [br-abc]`) tasks of that epic that no step references. The
+/// tracker's other open tasks that no step names are listed after, as
+/// information: they do not make it out of sync.
 ///
 /// Exit status: 0 in sync, 1 out of sync, 2 could not check (no spec, tracker
 /// missing or failing).
@@ -71,10 +73,17 @@ impl Run for VerifySync {
                 "steps": check.spec.total(),
                 "done": check.spec.done(),
                 "findings": check.findings,
+                // Information, not a finding: `in_sync` does not count them.
+                "unnamed_tasks": check.unnamed.iter().map(|i| serde_json::json!({
+                    "id": i.id,
+                    "title": i.title,
+                    "status": i.status.word(),
+                })).collect::<Vec<_>>(),
             });
             outln!("{}", serde_json::to_string_pretty(&v)?);
         } else {
             render(&shown, &check);
+            render_unnamed(&check);
         }
         if check.in_sync() {
             Ok(ExitStatus::Success)
@@ -128,5 +137,29 @@ fn render(shown: &str, check: &completion::Judgement) {
     );
     for f in &check.findings {
         outln!("  {}", visible_line(&f.to_string()));
+    }
+}
+
+/// At most this many unnamed tasks are listed in text (`--json` has all).
+const UNNAMED_SHOWN: usize = 20;
+
+/// The tracker's open tasks no step names, after the verdict: information
+/// (they change no exit status), with what to do about each.
+fn render_unnamed(check: &completion::Judgement) {
+    let (Some(t), false) = (check.tracker, check.unnamed.is_empty()) else {
+        return;
+    };
+    outln!(
+        "{} in {t} no step names (not counted against the sync: a step's line names its task as [id] at its end; or close the task if it is not this spec's work):",
+        crate::output::counted(check.unnamed.len() as u64, "open task", "open tasks")
+    );
+    for i in check.unnamed.iter().take(UNNAMED_SHOWN) {
+        outln!("  {} {}", visible_line(&i.id), visible_line(&i.title));
+    }
+    if check.unnamed.len() > UNNAMED_SHOWN {
+        outln!(
+            "  ... and {} more (`ralph verify-sync --json` lists them all)",
+            check.unnamed.len() - UNNAMED_SHOWN
+        );
     }
 }

@@ -152,6 +152,15 @@ fn remove(main: &std::path::Path, name: &str, force: bool) -> Result<ExitStatus>
     let head = worktree::remove(main, &path, name)?;
     let branch = worktree::branch(name);
     outln!("Removed worktree {} and branch {branch}", path.display());
+    // The folder that holds a checkout's worktrees is ralph's (`path_for`
+    // made it beside the checkout): once its last worktree is gone, it goes
+    // too. remove_dir removes only an empty folder, so anything else put
+    // there keeps it.
+    if let Some(holder) = path.parent()
+        && std::fs::remove_dir(holder).is_ok()
+    {
+        outln!("Removed {}, now empty", holder.display());
+    }
     if let Some(h) = head.filter(|_| !why.is_empty()) {
         outln!("Its last commit was {h}: `git branch {branch} {h}` brings the branch back.");
     }

@@ -303,9 +303,12 @@ fn claim(env: &HookEnv, session: &ProcInfo, stop: &serde_json::Value) -> bool {
     let marker = crate::fsutil::in_handle(
         &handle,
         &dir,
-        &format!("stop-claim-{}-{}-{h:016x}", session.pid, session.start_time),
+        &format!(
+            "{CLAIM_PREFIX}{}-{}-{h:016x}",
+            session.pid, session.start_time
+        ),
     );
-    match OpenOptions::new()
+    let claimed = match OpenOptions::new()
         .write(true)
         .create_new(true)
         .custom_flags(nix::libc::O_NOFOLLOW)
@@ -313,6 +316,57 @@ fn claim(env: &HookEnv, session: &ProcInfo, stop: &serde_json::Value) -> bool {
     {
         Ok(_) => true,
         Err(e) => e.kind() != std::io::ErrorKind::AlreadyExists,
+    };
+    sweep_claims(&handle, &dir);
+    claimed
+}
+
+const CLAIM_PREFIX: &str = "stop-claim-";
+
+/// At most this many entries of the claims' folder are looked at per hook
+/// run: the hook runs after every turn, and a folder someone filled must
+/// not make it slow. What is left is swept by the next runs.
+const SWEEP_SCAN: usize = 4096;
+
+/// The session (pid, start time) a claim file's name belongs to:
+/// `stop-claim-<pid>-<start>-<16 hex digits>`, nothing else.
+fn claim_owner(name: &str) -> Option<(u32, u64)> {
+    let mut parts = name.strip_prefix(CLAIM_PREFIX)?.split('-');
+    let (pid, start, hash) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    let ok = parts.next().is_none()
+        && digits(pid)
+        && digits(start)
+        && hash.len() == 16
+        && hash.bytes().all(|b| b.is_ascii_hexdigit());
+    ok.then(|| Some((pid.parse().ok()?, start.parse().ok()?)))
+        .flatten()
+}
+
+/// Remove the claims of sessions that have ended: a claim is only needed
+/// while its session's Stop hooks run, and in the shared temp folder they
+/// would pile up, one per turn of every loop session. Only regular files
+/// named as claims are removed (a link of that name is left, and never
+/// followed), through the folder held open by `claim`.
+fn sweep_claims(handle: &std::fs::File, dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(crate::fsutil::in_handle(handle, dir, "")) else {
+        return;
+    };
+    let mut procs = ProcReader::new();
+    for entry in entries.take(SWEEP_SCAN).flatten() {
+        let name = entry.file_name();
+        let Some((pid, start)) = name.to_str().and_then(claim_owner) else {
+            continue;
+        };
+        // The entry's own type (d_type or lstat): a link is not a file.
+        if !entry.file_type().is_ok_and(|t| t.is_file()) || procs.is_alive(pid, start) {
+            continue;
+        }
+        let _ = std::fs::remove_file(crate::fsutil::in_handle(
+            handle,
+            dir,
+            &name.to_string_lossy(),
+        ));
     }
 }
 
@@ -548,6 +602,25 @@ mod tests {
         );
         assert_eq!(authorised(&[]), None);
         assert!(authorised(&["RALPH_LOOP=1".into()]).is_some());
+    }
+
+    #[test]
+    fn claim_files_are_known_by_their_whole_name() {
+        assert_eq!(
+            claim_owner("stop-claim-123-456-0123456789abcdef"),
+            Some((123, 456))
+        );
+        for other in [
+            "stop-claim-123-456",
+            "stop-claim-123-456-0123456789abcdeg",
+            "stop-claim-123-456-0123456789abcdef-x",
+            "stop-claim--456-0123456789abcdef",
+            "stop-claim-1x-456-0123456789abcdef",
+            "stop-claim-99999999999-456-0123456789abcdef",
+            "notes.txt",
+        ] {
+            assert_eq!(claim_owner(other), None, "{other}");
+        }
     }
 
     #[test]

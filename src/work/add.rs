@@ -40,8 +40,11 @@ pub fn insert(
 ) -> Result<(String, String), String> {
     let spec = spec::parse(text);
     let steps = &spec.steps;
-    let (anchor, before, phase) = place_of(steps, place)?;
-    let label = next_label(steps, phase.as_deref());
+    let (mut anchor, before, phase) = place_of(steps, place)?;
+    let mut label = next_label(steps, phase.as_deref());
+    if let (Place::After(_), Some(a)) = (place, anchor) {
+        (anchor, label) = after_in_order(steps, a, label);
+    }
     let mut line = format!("- [ ] **{label}** {}", clean_title(title));
     if let Some(id) = task {
         line.push_str(&format!(" [{id}]"));
@@ -103,6 +106,71 @@ fn place_of<'a>(steps: &'a [Step], place: &Place) -> Result<Spot<'a>, String> {
             last => (last, None, last.and_then(phase_of)),
         },
     })
+}
+
+/// Where a step put `--after` step `a` goes, and its label, so that the
+/// labels stay in order: the next free label (`4`, `1.3`) where it sorts
+/// between `a` and the step after it (at the end of the spec or of a
+/// phase); else a sub-label of `a` (`1.1` after `1` when `2` follows,
+/// `1.1.1` after `1.1` when `1.2` follows), placed after `a`'s sub-steps
+/// added before (`1.2` after `1.1`). The spec's own labels are never
+/// renumbered: the user, the tracker and past records name steps by them.
+fn after_in_order<'a>(steps: &'a [Step], a: &'a Step, free: String) -> (Option<&'a Step>, String) {
+    let Some(at) = steps.iter().position(|s| std::ptr::eq(s, a)) else {
+        return (Some(a), free);
+    };
+    let Some(la) = a.label.as_deref() else {
+        return (Some(a), free);
+    };
+    let label_of = |i: usize| steps.get(i).and_then(|s| s.label.as_deref());
+    let fits = |new: &str, next: Option<&str>| {
+        label_order(la, new).is_lt() && next.is_none_or(|n| label_order(new, n).is_lt())
+    };
+    if fits(&free, label_of(at + 1)) {
+        return (Some(a), free);
+    }
+    // `a`'s sub-steps, `a.k...`, right after it.
+    let prefix = format!("{la}.");
+    let subs = steps[at + 1..]
+        .iter()
+        .take_while(|s| s.label.as_deref().is_some_and(|l| l.starts_with(&prefix)))
+        .count();
+    let k = steps
+        .iter()
+        .filter_map(|s| {
+            let rest = s.label.as_deref()?.strip_prefix(&prefix)?;
+            rest.split('.').next()?.parse::<u32>().ok()
+        })
+        .max()
+        .unwrap_or(0);
+    (Some(&steps[at + subs]), format!("{la}.{}", k + 1))
+}
+
+/// The order of labels as a reader takes them: part by part at the dots,
+/// numbers by value and before words (`1.9` < `1.10` < `1.R`), a label
+/// before its own sub-labels (`1` < `1.1`).
+fn label_order(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let mut x = a.split('.');
+    let mut y = b.split('.');
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(p), Some(q)) => {
+                let o = match (p.parse::<u64>(), q.parse::<u64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n),
+                    (Ok(_), Err(_)) => Ordering::Less,
+                    (Err(_), Ok(_)) => Ordering::Greater,
+                    (Err(_), Err(_)) => p.cmp(q),
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+        }
+    }
 }
 
 /// `text` with the boxes checked since `before` (the boxes then, in order)
@@ -173,11 +241,14 @@ mod tests {
             &Place::After("1.1".into()),
         )
         .unwrap();
-        assert_eq!(label, "1.3");
+        assert_eq!(label, "1.1.1");
         assert!(
-            text.contains("**1.1** Parse [a-1]\n- [ ] **1.3** Right after [a-8]\n- [ ] **1.2**"),
+            text.contains("**1.1** Parse [a-1]\n- [ ] **1.1.1** Right after [a-8]\n- [ ] **1.2**"),
             "{text}"
         );
+        // At the end of its phase, the next free label keeps the order.
+        let (_, label) = insert(SPEC, "x", None, &Place::After("1.2".into())).unwrap();
+        assert_eq!(label, "1.3");
         assert_eq!(spec::parse(&text).steps.len(), 6);
         assert_eq!(
             insert(SPEC, "x", None, &Place::After("9.9".into())).unwrap_err(),
@@ -203,6 +274,51 @@ mod tests {
         // No steps yet.
         let (text, _) = insert("# Spec\nWhat to build.", "first", None, &Place::Default).unwrap();
         assert_eq!(text, "# Spec\nWhat to build.\n\n- [ ] **1** first\n");
+    }
+
+    #[test]
+    fn a_step_put_after_another_keeps_the_labels_in_order() {
+        let plain = "- [ ] **1** one\n- [ ] **2** two\n- [ ] **3** three\n";
+        let (text, label) =
+            insert(plain, "one and a bit", None, &Place::After("1".into())).unwrap();
+        assert_eq!(
+            (label.as_str(), text.as_str()),
+            (
+                "1.1",
+                "- [ ] **1** one\n- [ ] **1.1** one and a bit\n- [ ] **2** two\n- [ ] **3** three\n"
+            )
+        );
+        // Again after 1: after the sub-step added before, in order.
+        let (text, label) = insert(&text, "more", None, &Place::After("1".into())).unwrap();
+        assert_eq!(label, "1.2");
+        assert!(
+            text.contains("**1.1** one and a bit\n- [ ] **1.2** more\n- [ ] **2** two"),
+            "{text}"
+        );
+        // After the last step: the next number.
+        let (_, label) = insert(plain, "four", None, &Place::After("3".into())).unwrap();
+        assert_eq!(label, "4");
+        let labels = |t: &str| -> Vec<String> {
+            spec::parse(t)
+                .steps
+                .into_iter()
+                .filter_map(|s| s.label)
+                .collect()
+        };
+        for after in ["1.1", "1.2", "1.R", "2.1"] {
+            let (text, _) = insert(SPEC, "x", None, &Place::After(after.into())).unwrap();
+            let got = labels(&text);
+            let mut sorted = got.clone();
+            sorted.sort_by(|a, b| label_order(a, b));
+            assert_eq!(got, sorted, "after {after}");
+        }
+    }
+
+    #[test]
+    fn labels_order_part_by_part() {
+        let mut v = ["2", "1.R", "1.10", "1", "1.9", "1.1.1", "1.1"];
+        v.sort_by(|a, b| label_order(a, b));
+        assert_eq!(v, ["1", "1.1", "1.1.1", "1.9", "1.10", "1.R", "2"]);
     }
 
     #[test]

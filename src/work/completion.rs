@@ -20,6 +20,10 @@ pub struct Judgement {
     pub tracker: Option<&'static str>,
     /// Disagreements with the tracker, and broken checkboxes.
     pub findings: Vec<Finding>,
+    /// The tracker's open tasks that no step names: information, no
+    /// finding (`sync::unnamed_tasks`). Only `verify-sync` shows them.
+    #[serde(skip)]
+    pub unnamed: Vec<crate::work::tracker::Issue>,
 }
 
 /// Why the check could not be made (exit 2 for verify-sync).
@@ -174,6 +178,7 @@ fn text_against(
         })
         .collect();
     let mut tracker_name = None;
+    let mut unnamed = Vec::new();
     // Issues (`[#12]`) are tasks of the GitHub tracker only: with beads
     // (or none) such a step is checked by its box, as it always was.
     let issue_tasks = tracker.is_some_and(|(_, k)| tracker::caps(k).issue_tasks);
@@ -201,6 +206,7 @@ fn text_against(
         };
         tracker_name = Some(tracker.name());
         findings.extend(sync::compare(&compared, &snap));
+        unnamed = sync::unnamed_tasks(&compared, &snap);
     }
     // In file order; findings about no particular line (unreferenced tasks) last.
     findings.sort_by_key(|f| f.line.unwrap_or(usize::MAX));
@@ -208,6 +214,7 @@ fn text_against(
         spec,
         tracker: tracker_name,
         findings,
+        unnamed,
     })
 }
 
@@ -220,6 +227,7 @@ mod tests {
             spec: spec::parse(spec_text),
             tracker: None,
             findings,
+            unnamed: Vec::new(),
         }
     }
 

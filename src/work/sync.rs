@@ -190,6 +190,49 @@ pub fn compare(spec: &Spec, snap: &Snapshot) -> Vec<Finding> {
     out
 }
 
+/// The tracker's open tasks that no step names, for the user to see (they
+/// make no step, so no session works on them): listed by `verify-sync` as
+/// information, never as a failure, since a tracker may rightly hold tasks
+/// of other work. Closed ones are left out (finished work, often of
+/// earlier specs), and so are the spec's epic and its children (the epic's
+/// own findings say those), and epics (br's parents: an id that another
+/// id continues with a dot, or any task's `parent`). In the tracker's id
+/// order.
+pub fn unnamed_tasks(spec: &Spec, snap: &Snapshot) -> Vec<crate::work::tracker::Issue> {
+    let lower = |s: &str| s.to_ascii_lowercase();
+    let mut named: std::collections::HashSet<String> = spec
+        .steps
+        .iter()
+        .flat_map(|s| [s.task.as_deref(), s.other_form.as_deref()])
+        .flatten()
+        .map(lower)
+        .collect();
+    if let Some((_, epic)) = &spec.epic {
+        named.insert(lower(epic));
+    }
+    named.extend(snap.epic_children.iter().flatten().map(|c| lower(c)));
+    let parents: std::collections::HashSet<String> = snap
+        .issues
+        .iter()
+        .filter_map(|i| i.parent.as_deref())
+        .map(lower)
+        .chain(
+            snap.issues
+                .iter()
+                .filter_map(|i| i.id.rsplit_once('.').map(|(p, _)| lower(p))),
+        )
+        .collect();
+    let mut out: Vec<crate::work::tracker::Issue> = snap
+        .issues
+        .iter()
+        .filter(|i| !i.is_closed())
+        .filter(|i| !named.contains(&lower(&i.id)) && !parents.contains(&lower(&i.id)))
+        .cloned()
+        .collect();
+    out.sort_by_cached_key(|i| natural_id_key(&i.id));
+    out
+}
+
 /// A step against its task: known to the tracker, and checked exactly when
 /// the task is closed.
 fn step_against_task(step: &Step, task: &str, by_id: &ById) -> Option<Problem> {
@@ -410,5 +453,40 @@ mod tests {
             kinds(&compare(&spec, &snap)),
             vec![("unknown-epic", Some(1))]
         );
+    }
+
+    #[test]
+    fn unnamed_tasks_are_the_open_ones_no_step_names_nor_the_epic_covers() {
+        use crate::work::tracker::{Issue, Status};
+        let issue = |id: &str, status: Status| Issue {
+            id: id.into(),
+            status,
+            title: format!("t {id}"),
+            parent: None,
+        };
+        let spec = crate::work::spec::parse("Epic: [e-1]\n- [ ] one [X-2]\n- [ ] **x-3** two\n");
+        let snap = Snapshot {
+            issues: vec![
+                issue("e-1", Status::Open),
+                issue("e-1.1", Status::Open),
+                issue("x-2", Status::Open),
+                issue("x-3", Status::Open),
+                issue("x-10", Status::InProgress),
+                issue("x-9", Status::Open),
+                issue("x-4", Status::Closed),
+                issue("o-5", Status::Open),
+                issue("o-5.1", Status::Open),
+            ],
+            epic_children: Some(vec!["e-1.1".into()]),
+            epic_missing: false,
+        };
+        let ids: Vec<String> = unnamed_tasks(&spec, &snap)
+            .into_iter()
+            .map(|i| i.id)
+            .collect();
+        // Not: the epic and its child, x-2 (named, in any case), x-3 (named
+        // in another form), x-4 (closed), o-5 (an epic: o-5.1 is its child).
+        // (In the order of the epic's own findings: dotted parts by number.)
+        assert_eq!(ids, ["o-5.1", "x-10", "x-9"]);
     }
 }

@@ -45,6 +45,22 @@ fn a_key_under_the_wrong_table_says_where_it_landed_and_where_it_belongs() {
             && !out.contains("^J"),
         "{out}"
     );
+    // Said once, under the config check, with its fix: the gate check
+    // (which reads the same file) points there instead of repeating it
+    // with a fix of its own.
+    assert_eq!(out.matches("`when` is under [notify]").count(), 1, "{out}");
+    assert!(
+        out.contains("\nok   gate           (the config does not read; see the config check)\n")
+            && !out.contains("fix [gate]"),
+        "{out}"
+    );
+    // A line of the file quoted in the error is escaped for the terminal.
+    config(&env, "max_iterations = 5 # \u{1b}[31m red\n");
+    let out = env.ralph().arg("doctor").stdout_with(1);
+    assert!(
+        out.contains(&line("1 | max_iterations = 5 # ^[[31m red")) && !out.contains('\u{1b}'),
+        "{out}"
+    );
 }
 
 #[test]

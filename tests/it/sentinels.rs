@@ -60,6 +60,33 @@ fn verify_sync_against_real_br() {
         .code(0)
         .stdout(predicate::str::contains("1/3 steps done"));
 
+    // A task of no step, outside the epic: listed, as information (in
+    // sync still, exit 0); once closed, no longer.
+    let loose = env.br(&["create", "Loose end", "--type", "task", "--silent"]);
+    let loose = loose.trim();
+    verify().prints(
+        0,
+        &format!(
+            ".ralph/spec.md is in sync with br: 3 steps, 1/3 steps done.\n\
+             1 open task in br no step names (not counted against the sync: a step's line names its task as [id] at its end; or close the task if it is not this spec's work):\n  \
+             {loose} Loose end\n"
+        ),
+        "",
+    );
+    let v = verify().arg("--json").json_with(0);
+    assert_eq!(v["in_sync"], true, "{v}");
+    assert_eq!(
+        v["unnamed_tasks"],
+        serde_json::json!([{"id": loose, "title": "Loose end", "status": "open"}]),
+        "{v}"
+    );
+    env.br(&["close", loose]);
+    verify().prints(
+        0,
+        ".ralph/spec.md is in sync with br: 3 steps, 1/3 steps done.\n",
+        "",
+    );
+
     // Checked, but the task is still open (line 6).
     write_spec(&env, &spec(&epic, &t, ['x', 'x', ' ']));
     verify().prints(
@@ -447,5 +474,15 @@ fn add_makes_the_task_in_real_br_and_the_step_where_asked() {
         0,
         "Added step 2 two to {project}/.ralph/spec.md (the spec names no tracker tasks: no task made).\n",
         "",
+    );
+    // Right after step 1, before 2: a label between theirs, none renumbered.
+    add(&["one and a bit", "--after", "1"]).prints(
+        0,
+        "Added step 1.1 one and a bit to {project}/.ralph/spec.md (the spec names no tracker tasks: no task made).\n",
+        "",
+    );
+    assert_eq!(
+        fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap(),
+        "- [ ] **1** one\n- [ ] **1.1** one and a bit\n- [ ] **2** two\n"
     );
 }

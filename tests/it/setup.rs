@@ -8,6 +8,7 @@ use std::time::Duration;
 use predicates::prelude::*;
 use serde_json::Value;
 
+use crate::support::loops::{DO_STEP, ralph_loop};
 use crate::support::{
     Reply, TestEnv, check_named, claude_bin, eventually, ralph_bin, repo_root, tree,
     with_file_lock, write_exec,
@@ -213,6 +214,68 @@ fn install_command_installs_replaces_only_when_told_and_removes() {
         .assert()
         .success();
     assert!(config.join("commands/ralph-setup.md").is_file());
+}
+
+/// `install-command --remove` gives back what the install found: a folder
+/// the install made goes once it is empty; a folder that was there before,
+/// or that holds a file of the user's, stays.
+#[test]
+fn install_command_remove_takes_away_the_empty_folder_it_made() {
+    let env = TestEnv::new();
+    // Codex had no prompts folder: the install made it.
+    let prompts = env.home.join(".codex/prompts");
+    assert!(!prompts.exists());
+    env.ralph()
+        .args(["install-command", "--agent", "codex"])
+        .assert()
+        .success();
+    env.ralph()
+        .args(["install-command", "--agent", "codex", "--remove"])
+        .prints(
+            0,
+            &format!(
+                "Removed ralph-setup ({}).\nRemoved {}, which ralph made for it and is now empty.\n",
+                prompts.join("ralph-setup.md").display(),
+                prompts.display()
+            ),
+            "",
+        );
+    assert!(!prompts.exists());
+    assert!(env.home.join(".codex/config.toml").is_file());
+
+    // Made by the install, but the user put a prompt of theirs there since.
+    env.ralph()
+        .args(["install-command", "--agent", "codex"])
+        .assert()
+        .success();
+    fs::write(prompts.join("mine.md"), "my prompt\n").unwrap();
+    env.ralph()
+        .args(["install-command", "--agent", "codex", "--remove"])
+        .prints(
+            0,
+            &format!(
+                "Removed ralph-setup ({}).\n",
+                prompts.join("ralph-setup.md").display()
+            ),
+            "",
+        );
+    assert_eq!(
+        fs::read_to_string(prompts.join("mine.md")).unwrap(),
+        "my prompt\n"
+    );
+
+    // Gemini's commands folder was there, empty, before: it stays.
+    let commands = env.home.join(".gemini/commands");
+    fs::create_dir(&commands).unwrap();
+    env.ralph()
+        .args(["install-command", "--agent", "gemini"])
+        .assert()
+        .success();
+    env.ralph()
+        .args(["install-command", "--agent", "gemini", "--remove"])
+        .assert()
+        .success();
+    assert_eq!(fs::read_dir(&commands).unwrap().count(), 0);
 }
 
 #[test]
@@ -502,15 +565,46 @@ fn install_sh_twice_then_uninstall_leaves_the_home_as_it_was() {
     assert_eq!(log[0]["identified_by"], "CLAUDE_PID", "{log:?}");
     assert_eq!(log[1]["why"], "session exited by itself", "{log:?}");
 
-    // What Claude Code itself wrote into the home during that session is
-    // not ours to remove.
+    // A loop run with an approved config: ralph writes its own state (the
+    // approval, the loop's lock and record) in the home, which uninstall
+    // takes away with the rest.
+    env.git_init();
+    fs::create_dir_all(env.project.join(".ralph")).unwrap();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    fs::write(env.project.join(".ralph/prompt.md"), "Do the open step.\n").unwrap();
+    env.approved_config("[gate]\ncommands = [\"true\"]\n");
+    env.commit_all("start");
+    env.api
+        .session([Reply::bash(DO_STEP), Reply::text("Step done.")]);
+    ralph_loop(&env).assert().success();
+    let state = env.home.join(".local/state/ralph");
+    assert!(state.join("loops").is_dir(), "{:?}", tree(&env.home));
+    assert!(env.home.join(".local/share/ralph/trust").is_dir());
+
+    // What Claude Code itself wrote into the home during those sessions is
+    // not ours to remove; ralph's own folders (and the folders on the way
+    // to them, which were not there before) are.
+    let ralphs = |p: &String| {
+        p == ".local/state"
+            || p.starts_with(".local/state/ralph")
+            || p.starts_with(".local/share/ralph")
+    };
     let claudes: Vec<String> = tree(&env.home)
         .into_iter()
-        .filter(|p| !installed.contains(p))
+        .filter(|p| !installed.contains(p) && !ralphs(p))
         .collect();
 
     let gone = run(&["--uninstall"]);
     assert!(gone.contains("uninstalled."), "{gone}");
+    assert!(
+        gone.contains(&format!("removed: {}/loops/\n", state.display()))
+            && gone.contains(&format!("removed: {}/\n", state.display())),
+        "{gone}"
+    );
     let left: Vec<String> = tree(&env.home)
         .into_iter()
         .filter(|p| !claudes.contains(p))
@@ -726,9 +820,52 @@ fn doctor_and_loop_refuse_a_project_that_could_never_finish() {
     );
 }
 
+/// `ralph init` outside git writes its files all the same, and says that a
+/// loop needs a repository, with the fix, first among the next steps.
+#[test]
+fn init_outside_git_warns_with_the_fix_and_succeeds() {
+    let env = TestEnv::new();
+    let run = || {
+        let out = env
+            .ralph()
+            .env("PATH", "/usr/bin:/bin")
+            .arg("init")
+            .assert()
+            .code(0)
+            .get_output()
+            .clone();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run();
+    assert_eq!(
+        err,
+        format!(
+            "ralph init: warning: {} is not in a git repository, and a loop needs one (sessions commit, and ralph measures their progress with git): run `git init` here\n",
+            env.project.display()
+        )
+    );
+    assert!(
+        out.contains("\nNext:\n  1. `git init` here, then commit what is here (`git add -A && git commit -m start`).\n  2. Write the steps in .ralph/spec.md"),
+        "{out}"
+    );
+    assert!(env.project.join(".ralph/spec.md").is_file());
+    // In a repository: nothing to say about it.
+    env.git_init();
+    let (out, err) = run();
+    assert_eq!(err, "");
+    assert!(
+        out.contains("\nNext:\n  1. Write the steps in .ralph/spec.md"),
+        "{out}"
+    );
+}
+
 #[test]
 fn init_says_how_to_set_up_the_tracker_and_runs_br_init_when_asked_at_a_terminal() {
     let env = TestEnv::new();
+    env.git_init();
     // No terminal: nothing is asked, the steps are said.
     let out = env
         .ralph()

@@ -625,3 +625,96 @@ for i in $(seq 600); do sleep 0.1; echo "$i" > "$SIG.tick"; done"#;
     );
     assert_ne!(log[0]["hook_pid"], log[1]["hook_pid"]);
 }
+
+/// The claim files a session outside a run folder leaves in
+/// `$TMPDIR/ralph-<uid>/` are swept by the next hook run once their session
+/// has ended: only regular files named as claims, of sessions not running;
+/// a link of that name is left (and what it points to untouched).
+#[test]
+fn claims_of_ended_sessions_are_swept_and_nothing_else() {
+    use std::os::unix::fs::{DirBuilderExt, symlink};
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let temp = d.join("temp");
+    let claims = temp.join(format!("ralph-{}", nix::unistd::getuid()));
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&claims)
+        .unwrap();
+    let me = ralph::procs::tree::ProcReader::new()
+        .get_basic(std::process::id())
+        .unwrap();
+    let live = format!("stop-claim-{}-{}-0123456789abcdef", me.pid, me.start_time);
+    let ended = format!(
+        "stop-claim-{}-{}-0123456789abcdef",
+        me.pid,
+        me.start_time + 1
+    );
+    let linked = format!(
+        "stop-claim-{}-{}-fedcba9876543210",
+        me.pid,
+        me.start_time + 1
+    );
+    for name in [&live, &ended] {
+        fs::write(claims.join(name), "").unwrap();
+    }
+    let target = d.join("target");
+    fs::write(&target, "keep me\n").unwrap();
+    symlink(&target, claims.join(&linked)).unwrap();
+    fs::write(claims.join("notes.txt"), "mine\n").unwrap();
+    let listing = || {
+        let mut names: Vec<String> = fs::read_dir(&claims)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+
+    let temp_env = [("RALPH_LOOP", "1"), ("TMPDIR", temp.to_str().unwrap())];
+    // Each session in a folder of its own (its signals file is named by
+    // the program's name, claude).
+    let (a, b) = (d.join("a"), d.join("b"));
+    let first = session(&a, &fake_binary(&a, "claude"), &[], "", &temp_env);
+    assert!(
+        first.interrupted(Duration::from_secs(10)),
+        "{}",
+        first.stderr()
+    );
+    let after_first = listing();
+    let own: Vec<&String> = after_first
+        .iter()
+        .filter(|n| n.starts_with(&format!("stop-claim-{}-", first.child.id())))
+        .collect();
+    assert_eq!(own.len(), 1, "{after_first:?}");
+    let mut expected = vec![
+        linked.clone(),
+        live.clone(),
+        "notes.txt".to_string(),
+        own[0].clone(),
+    ];
+    expected.sort();
+    assert_eq!(after_first, expected, "the ended session's claim is swept");
+    let first_claim = own[0].clone();
+    drop(first);
+
+    // The next session's hook sweeps the first one's claim, now it ended.
+    let second = session(&b, &fake_binary(&b, "claude"), &[], "", &temp_env);
+    assert!(
+        second.interrupted(Duration::from_secs(10)),
+        "{}",
+        second.stderr()
+    );
+    let after_second = listing();
+    assert!(!after_second.contains(&first_claim), "{after_second:?}");
+    assert!(
+        after_second.contains(&live) && after_second.contains(&linked),
+        "{after_second:?}"
+    );
+    assert_eq!(fs::read_to_string(&target).unwrap(), "keep me\n");
+    assert_eq!(
+        fs::read_to_string(claims.join("notes.txt")).unwrap(),
+        "mine\n"
+    );
+}

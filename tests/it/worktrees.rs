@@ -823,5 +823,62 @@ fn a_worktree_loops_hint_names_the_worktree_and_resumes_it() {
     assert!(
         again.contains("resuming run") && again.contains("at iteration 1/2"),
         "{again}"
+
+/// Removing a checkout's last worktree takes the folder that held them
+/// (`<checkout>.ralph-worktrees/`), which ralph made; not before, and not
+/// while anything else is in it.
+#[test]
+fn removing_the_last_worktree_removes_its_empty_folder() {
+    let env = TestEnv::new();
+    env.git_init();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    let holder = env
+        .project
+        .parent()
+        .unwrap()
+        .join("project.ralph-worktrees");
+    for n in ["a", "b"] {
+        let dir = holder.join(n);
+        env.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            &format!("ralph/{n}"),
+            dir.to_str().unwrap(),
+        ]);
+    }
+    env.ralph().args(["worktree", "remove", "a"]).prints(
+        0,
+        "Removed worktree {project}.ralph-worktrees/a and branch ralph/a\n",
+        "",
+    );
+    assert!(holder.join("b").is_dir());
+    env.ralph().args(["worktree", "remove", "b"]).prints(
+        0,
+        "Removed worktree {project}.ralph-worktrees/b and branch ralph/b\n\
+         Removed {project}.ralph-worktrees, now empty\n",
+        "",
+    );
+    assert!(!holder.exists());
+
+    // A file of the user's there: the folder stays, with it.
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "-b",
+        "ralph/c",
+        holder.join("c").to_str().unwrap(),
+    ]);
+    fs::write(holder.join("notes.txt"), "mine\n").unwrap();
+    env.ralph().args(["worktree", "remove", "c"]).prints(
+        0,
+        "Removed worktree {project}.ralph-worktrees/c and branch ralph/c\n",
+        "",
+    );
+    assert_eq!(
+        fs::read_to_string(holder.join("notes.txt")).unwrap(),
+        "mine\n"
     );
 }
