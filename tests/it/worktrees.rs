@@ -823,6 +823,8 @@ fn a_worktree_loops_hint_names_the_worktree_and_resumes_it() {
     assert!(
         again.contains("resuming run") && again.contains("at iteration 1/2"),
         "{again}"
+    );
+}
 
 /// Removing a checkout's last worktree takes the folder that held them
 /// (`<checkout>.ralph-worktrees/`), which ralph made; not before, and not
