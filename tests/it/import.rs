@@ -338,6 +338,13 @@ fn imported_again_the_tasks_there_are_reused_not_made_twice() {
     let first = import(&[]);
     assert!(first.contains("made 5 tasks in br (1 closed)"), "{first}");
     let again = import(&["--force"]);
+    // The preview says what it will do: no task made again.
+    assert!(
+        again.contains(
+            "br: 0 tasks to make, 5 there already under their titles (not made again), 0 to close"
+        ),
+        "{again}"
+    );
     assert!(
         again.contains("made 0 tasks in br, 5 tasks there already under their titles (1 closed)"),
         "{again}"
@@ -351,6 +358,45 @@ fn imported_again_the_tasks_there_are_reused_not_made_twice() {
         .prints(
             0,
             ".ralph/spec.md is in sync with br: 5 steps, 1/5 steps done.\n",
+            "",
+        );
+}
+
+/// A real one-line `@fix_plan.md` (`[ ] Get started`, a box with no list
+/// bullet) is the step its author meant, said so; the tracker's files the
+/// import changed are named among what to commit.
+#[test]
+fn a_box_without_a_bullet_is_a_step_and_beads_is_named_to_commit() {
+    let env = TestEnv::new();
+    env.git_init();
+    env.br(&["init"]);
+    fs::create_dir_all(env.project.join("plan")).unwrap();
+    fs::write(env.project.join("plan/@fix_plan.md"), "[ ] Get started").unwrap();
+    let out = env
+        .ralph()
+        .env("PATH", env.path_with_br())
+        .args(["import", "plan/@fix_plan.md", "--yes"])
+        .stdout_with(0);
+    assert!(
+        out.contains("  plan/@fix_plan.md line 1: a box without a list bullet, taken as a step\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("br: 1 task to make, 0 of them closed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Next: `ralph doctor` (can a loop here finish?), commit .ralph/ and .beads/, then `ralph loop`."),
+        "{out}"
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(spec.contains("\n- [ ] **1** Get started ["), "{spec}");
+    env.ralph()
+        .env("PATH", env.path_with_br())
+        .arg("verify-sync")
+        .prints(
+            0,
+            ".ralph/spec.md is in sync with br: 1 steps, 0/1 steps done.\n",
             "",
         );
 }

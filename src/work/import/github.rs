@@ -35,6 +35,7 @@ pub fn plan(repo: &str, label: &str, issues: &[Issue]) -> (Plan, Vec<String>) {
         references: Vec::new(),
         progress: None,
         learnings: None,
+        remarks: Vec::new(),
     };
     (plan, tasks)
 }

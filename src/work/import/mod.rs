@@ -126,6 +126,9 @@ pub struct Plan {
     pub progress: Option<String>,
     /// Its patterns / learnings part, for `.ralph/learnings.md`.
     pub learnings: Option<String>,
+    /// How the source was read where it was not plain (a box without a
+    /// bullet taken as a step), for the import to say.
+    pub remarks: Vec<String>,
 }
 
 impl Plan {
@@ -418,6 +421,7 @@ mod tests {
             references: vec![],
             progress: None,
             learnings: None,
+            remarks: vec![],
         }
     }
 
