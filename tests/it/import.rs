@@ -400,3 +400,27 @@ fn a_box_without_a_bullet_is_a_step_and_beads_is_named_to_commit() {
             "",
         );
 }
+
+/// Without a tracker, a story's acceptance criteria are written under
+/// their step, as the list under its "Acceptance criteria:" line.
+#[test]
+fn without_a_tracker_the_criteria_are_nested_under_their_step() {
+    let env = project_with("panel-incidentes", false);
+    env.ralph()
+        .args(["import", "plan/prd.json", "--yes"])
+        .stdout_with(0);
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(
+        spec.contains("- [x] **1** US-001 Crear componente reutilizable SidePreviewPanel.jsx\n  - Como desarrollador, quiero un componente SidePreviewPanel reutilizable para mostrar el preview de un incidente y poder montarlo en cualquier lista.\n  - Acceptance criteria:\n    - Existe frontend/src/components/SidePreviewPanel/SidePreviewPanel.jsx con export default\n"),
+        "{spec}"
+    );
+    assert!(
+        spec.contains("    - cd frontend && npm run build pasa\n  - Notes:\n    - Creados "),
+        "{spec}"
+    );
+    env.ralph().arg("verify-sync").prints(
+        0,
+        ".ralph/spec.md names no tracker tasks; nothing to compare (1/5 steps done).\n",
+        "",
+    );
+}

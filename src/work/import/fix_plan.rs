@@ -96,11 +96,20 @@ fn item(name: &str, lines: &[&str], at: usize, done: bool) -> Result<Step, Refus
     if text.is_empty() {
         return Err(refused(place, "an item with no text"));
     }
-    let details = lines[1..]
+    // Each detail as deep as it is below the shallowest: a criterion
+    // indented under its detail stays under it in the spec.
+    let kept: Vec<&str> = lines[1..]
         .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .map(String::from)
+        .map(|l| l.trim_end())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let least = kept.iter().map(|l| indent_of(l)).min().unwrap_or(0);
+    let details = kept
+        .iter()
+        .map(|l| {
+            let body = l.trim_start();
+            format!("{}{body}", " ".repeat(indent_of(l) - least))
+        })
         .collect();
     Ok(Step {
         id,
@@ -338,6 +347,9 @@ mod tests {
         assert_eq!(s[0].id.as_deref(), Some("P0-001"));
         assert_eq!(s[0].text, "Login form");
         assert_eq!(s[0].details, ["- email and password"]);
+        let deep = parse("f.md", "- [ ] a\n  - Acceptance criteria:\n    - works\n").unwrap();
+        let details = &deep.steps().next().unwrap().details;
+        assert_eq!(details, &["- Acceptance criteria:", "  - works"]);
         assert_eq!(s[0].place, "fix_plan.md:6");
         assert_eq!((s[1].text.as_str(), s[1].done), ("nested done item", true));
         assert_eq!(s[3].text, "numbered");

@@ -197,11 +197,9 @@ pub fn render_spec(plan: &Plan, source: &str, tasks: Option<&[String]>) -> Resul
             match task {
                 Some(id) => line.push_str(&format!(" [{id}]")),
                 None => {
-                    for d in &step.details {
-                        let d = clean_title(d.trim_start_matches(['-', '*', ' ']));
-                        if !d.is_empty() {
-                            line.push_str(&format!("\n  - {}", neutral(&d)));
-                        }
+                    for d in detail_lines(&step.details) {
+                        line.push('\n');
+                        line.push_str(&d);
                     }
                 }
             }
@@ -211,6 +209,47 @@ pub fn render_spec(plan: &Plan, source: &str, tasks: Option<&[String]>) -> Resul
     }
     check_reads_back(plan, &out, tasks, &places)?;
     Ok(out)
+}
+
+/// A step's details as the sub-bullets under its line, each as deep as
+/// its author put it: a detail indented under another stays under it, and
+/// the lines after a line that ends in a colon (`Acceptance criteria:`,
+/// `Notes:`) go under that line, up to the next such line. Written flat, a story's criteria read as
+/// siblings of its description rather than as the list they are.
+fn detail_lines(details: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    // The depth of the last line written, and of the label open (if any).
+    let mut last: Option<usize> = None;
+    let mut label: Option<(usize, usize)> = None;
+    for d in details {
+        let body = d.trim_start();
+        let indent: usize = d[..d.len() - body.len()]
+            .chars()
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum();
+        let bullet = ["- ", "* ", "+ "].iter().any(|b| body.starts_with(b));
+        let text = clean_title(body.trim_start_matches(['-', '*', '+', ' ']));
+        if text.is_empty() {
+            continue;
+        }
+        let raw = indent / 2;
+        let is_label = !bullet && text.ends_with(':');
+        // Under a label (its own depth as written, and in the spec) until
+        // the next label as shallow as it.
+        let mut depth = match label {
+            Some((at, l)) if !(is_label && raw <= at) => l + 1 + raw.saturating_sub(at),
+            _ => raw,
+        };
+        // One level at most below the line before: deeper, a Markdown
+        // reader would take it for code, not a list item.
+        depth = depth.min(last.map_or(0, |l| l + 1));
+        if is_label {
+            label = Some((raw, depth));
+        }
+        last = Some(depth);
+        out.push(format!("{}- {}", "  ".repeat(depth + 1), neutral(&text)));
+    }
+    out
 }
 
 /// A title that ends like a task id in parentheses (`... (US-003)`) would
@@ -455,6 +494,42 @@ mod tests {
         );
         let s = spec::parse(&text);
         assert_eq!((s.total(), s.done()), (3, 1));
+    }
+
+    #[test]
+    fn details_keep_their_depth_and_criteria_go_under_their_label() {
+        let d: Vec<String> = [
+            "As a user I want x.",
+            "Acceptance criteria:",
+            "- it works",
+            "- tests pass",
+            "Notes:",
+            "a note",
+            "- top",
+            "  - under top",
+            "      - far too deep",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            detail_lines(&d),
+            [
+                "  - As a user I want x.",
+                "  - Acceptance criteria:",
+                "    - it works",
+                "    - tests pass",
+                "  - Notes:",
+                "    - a note",
+                "    - top",
+                "      - under top",
+                "        - far too deep",
+            ]
+        );
+        let mut p = plan(vec![step(None, "One", false)]);
+        p.sections[0].steps[0].details = d;
+        let text = render_spec(&p, "prd.json", None).unwrap();
+        assert!(text.contains("- [ ] **1** One\n  - As a user I want x.\n  - Acceptance criteria:\n    - it works\n"), "{text}");
+        assert_eq!(spec::parse(&text).total(), 1, "{text}");
     }
 
     #[test]
