@@ -424,3 +424,50 @@ fn without_a_tracker_the_criteria_are_nested_under_their_step() {
         "",
     );
 }
+
+/// An item's id written in brackets (`[API-1]`) is the author's text, kept
+/// as written in the step and its task, never read as ralph's task.
+#[test]
+fn an_id_in_brackets_is_kept_as_written() {
+    for br in [true, false] {
+        let env = TestEnv::new();
+        env.git_init();
+        if br {
+            env.br(&["init"]);
+        }
+        fs::create_dir_all(env.project.join("plan")).unwrap();
+        fs::write(
+            env.project.join("plan/fix_plan.md"),
+            "## API\n- [ ] Build the endpoint [API-1]\n",
+        )
+        .unwrap();
+        env.ralph()
+            .env("PATH", env.path_with_br())
+            .args(["import", "plan/fix_plan.md", "--yes"])
+            .stdout_with(0);
+        let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+        let verify = env
+            .ralph()
+            .env("PATH", env.path_with_br())
+            .arg("verify-sync")
+            .stdout_with(0);
+        if br {
+            assert!(
+                spec.contains("- [ ] **1** Build the endpoint [API-1] ["),
+                "{spec}"
+            );
+            let list: Value = serde_json::from_str(&env.br(&["list", "--json"])).unwrap();
+            assert_eq!(
+                list["issues"][0]["title"], "Build the endpoint [API-1]",
+                "{list}"
+            );
+            assert!(verify.contains("in sync with br: 1 steps"), "{verify}");
+        } else {
+            assert!(
+                spec.contains("- [ ] **1** Build the endpoint [API-1].\n"),
+                "{spec}"
+            );
+            assert!(verify.contains("names no tracker tasks"), "{verify}");
+        }
+    }
+}

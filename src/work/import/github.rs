@@ -70,7 +70,7 @@ mod tests {
         assert_eq!(
             steps,
             [
-                ("Fix login (urgent)", Some("#3")),
+                ("Fix login [urgent]", Some("#3")),
                 ("Add export", Some("#10"))
             ]
         );

@@ -84,22 +84,15 @@ impl Step {
 }
 
 /// Text as one line: control characters and line breaks as spaces, runs of
-/// space as one; brackets kept (`src/[id]/route.ts`), except at its end,
-/// where `[x-1]` would read as a task id: those become parentheses.
+/// space as one; brackets kept as the author wrote them (`src/[id]/route.ts`,
+/// `Build the endpoint [API-1]`): where one ends a step's line, the spec
+/// keeps it text (`ends_plainly`).
 pub fn one_line(text: &str) -> String {
     let spaced: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let mut line = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.ends_with(']')
-        && let Some(open) = line.rfind('[')
-    {
-        line.replace_range(open..open + 1, "(");
-        line.pop();
-        line.push(')');
-    }
-    line
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A heading of the source (a fix plan's section, a prd's priority) and the
@@ -192,7 +185,7 @@ pub fn render_spec(plan: &Plan, source: &str, tasks: Option<&[String]>) -> Resul
             let mut line = format!(
                 "- [{}] **{n}** {}",
                 if step.done { 'x' } else { ' ' },
-                ends_plainly(&step.title())
+                ends_plainly(&step.title(), task.is_some())
             );
             match task {
                 Some(id) => line.push_str(&format!(" [{id}]")),
@@ -253,13 +246,24 @@ fn detail_lines(details: &[String]) -> Vec<String> {
 }
 
 /// A title that ends like a task id in parentheses (`... (US-003)`) would
-/// be read as naming that task: a full stop after it keeps it text.
-fn ends_plainly(title: &str) -> String {
+/// be read as naming that task: a full stop after it keeps it text. So
+/// would one in brackets (`Build the endpoint [API-1]`) where no task of
+/// ralph's follows it (`with_task`): the author's id, kept as written (it
+/// is how they and their other tools name the item; turned into
+/// `(API-1).` it is neither), is never taken for ralph's task-id suffix,
+/// which is only ever the bracket ralph writes last.
+fn ends_plainly(title: &str, with_task: bool) -> String {
     let is_ref = title.ends_with(')')
         && title
             .rfind('(')
             .is_some_and(|o| spec::is_task_id(title[o + 1..title.len() - 1].trim_matches('`')));
-    if is_ref {
+    let is_task = !with_task
+        && title.ends_with(']')
+        && title.rfind('[').is_some_and(|o| {
+            let id = title[o + 1..title.len() - 1].trim();
+            spec::is_task_id(id) || spec::issue_number(id).is_some()
+        });
+    if is_ref || is_task {
         format!("{title}.")
     } else if title.is_empty() {
         "(no text)".into()
@@ -483,17 +487,28 @@ mod tests {
         ]);
         let text = render_spec(&p, "prd.json", None).unwrap();
         assert!(
-            text.ends_with("## High Priority\n\n- [x] **1** US-001 First\n  - a detail (x)\n- [ ] **2** Second (ab-12).\n  - a detail (x)\n- [ ] **3** Edit src/[id]/route.ts (ab-3).\n  - a detail (x)\n"),
+            text.ends_with("## High Priority\n\n- [x] **1** US-001 First\n  - a detail (x)\n- [ ] **2** Second (ab-12).\n  - a detail (x)\n- [ ] **3** Edit src/[id]/route.ts [ab-3].\n  - a detail (x)\n"),
             "{text}"
         );
         let tasks = ["p-1".to_string(), "p-2".to_string(), "p-3".to_string()];
         let text = render_spec(&p, "prd.json", Some(&tasks)).unwrap();
         assert!(
-            text.ends_with("- [x] **1** US-001 First [p-1]\n- [ ] **2** Second (ab-12). [p-2]\n- [ ] **3** Edit src/[id]/route.ts (ab-3). [p-3]\n"),
+            text.ends_with("- [x] **1** US-001 First [p-1]\n- [ ] **2** Second (ab-12). [p-2]\n- [ ] **3** Edit src/[id]/route.ts [ab-3] [p-3]\n"),
             "{text}"
         );
         let s = spec::parse(&text);
         assert_eq!((s.total(), s.done()), (3, 1));
+        assert_eq!(s.steps[2].title, "Edit src/[id]/route.ts [ab-3]");
+        assert_eq!(s.steps[2].task.as_deref(), Some("p-3"));
+        // The author's id, as written, in the task's title too.
+        let api = step(None, "Build the endpoint [API-1]", false);
+        assert_eq!(api.title(), "Build the endpoint [API-1]");
+        let text = render_spec(&plan(vec![api]), "f.md", None).unwrap();
+        assert!(
+            text.contains("**1** Build the endpoint [API-1].\n"),
+            "{text}"
+        );
+        assert_eq!(spec::parse(&text).steps[0].task, None, "{text}");
     }
 
     #[test]
