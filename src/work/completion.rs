@@ -20,6 +20,10 @@ pub struct Judgement {
     pub tracker: Option<&'static str>,
     /// Disagreements with the tracker, and broken checkboxes.
     pub findings: Vec<Finding>,
+    /// The spec's epic, open though all its tasks are closed
+    /// (`sync::epic_left_open`): for the user to close.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epic_open: Option<String>,
 }
 
 /// Why the check could not be made (exit 2 for verify-sync).
@@ -41,6 +45,16 @@ impl std::fmt::Display for CannotCheck {
 impl Judgement {
     pub fn in_sync(&self) -> bool {
         self.findings.is_empty()
+    }
+
+    /// How to close the epic left open, if one is: ralph does not close it
+    /// (a loop's sessions close their steps' tasks; the epic is no step's).
+    pub fn epic_note(&self) -> Option<String> {
+        let epic = self.epic_open.as_ref()?;
+        let tracker = self.tracker.unwrap_or("br");
+        Some(format!(
+            "note: epic {epic} is still open, though every task of it is closed: `{tracker} close {epic}` closes it"
+        ))
     }
 
     /// Everything that stands between the spec and "done", one line each.
@@ -174,6 +188,7 @@ fn text_against(
         })
         .collect();
     let mut tracker_name = None;
+    let mut epic_open = None;
     // Issues (`[#12]`) are tasks of the GitHub tracker only: with beads
     // (or none) such a step is checked by its box, as it always was.
     let issue_tasks = tracker.is_some_and(|(_, k)| tracker::caps(k).issue_tasks);
@@ -201,6 +216,7 @@ fn text_against(
         };
         tracker_name = Some(tracker.name());
         findings.extend(sync::compare(&compared, &snap));
+        epic_open = sync::epic_left_open(&compared, &snap);
     }
     // In file order; findings about no particular line (unreferenced tasks) last.
     findings.sort_by_key(|f| f.line.unwrap_or(usize::MAX));
@@ -208,6 +224,7 @@ fn text_against(
         spec,
         tracker: tracker_name,
         findings,
+        epic_open,
     })
 }
 
@@ -220,6 +237,7 @@ mod tests {
             spec: spec::parse(spec_text),
             tracker: None,
             findings,
+            epic_open: None,
         }
     }
 

@@ -241,6 +241,7 @@ mod tests {
                     task: None,
                 })
                 .collect(),
+            epic_open: None,
         })
     }
 

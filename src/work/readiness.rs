@@ -176,6 +176,7 @@ mod tests {
             spec: spec::parse(text),
             tracker: Some("br"),
             findings,
+            epic_open: None,
         })
     }
 
