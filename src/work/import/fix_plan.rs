@@ -3,8 +3,9 @@
 //! `### Phase 1`), each item's sub-bullets as its details; and the project's
 //! rules from the `PROMPT.md` and `AGENT.md` beside it. Read as a Markdown
 //! reader reads it (`spec::parse`): boxes inside code blocks are no items,
-//! nested items are items; a line that looks like a box but is none is
-//! refused with its line.
+//! nested items are items; a box that starts a line without a list bullet
+//! (`[ ] Get started`) is taken as the item its author meant, and said; any
+//! other line that looks like a box but is none is refused with its line.
 
 use super::{Format, Plan, Refused, Section, Step, fenced_lines, heading, refused};
 use std::collections::HashMap;
