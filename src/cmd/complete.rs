@@ -88,6 +88,11 @@ impl Run for Complete {
             ));
         }
         self.write(&project, summary, tracker, blockers.len())?;
+        // Said to whoever ends the work (a loop's last session, most often),
+        // who can close it: ralph does not close a tracker's epic.
+        if let Some(note) = check.as_ref().ok().and_then(|c| c.epic_note()) {
+            outln!("{}", crate::output::visible_line(&note));
+        }
         Ok(ExitStatus::Success)
     }
 }

@@ -482,6 +482,9 @@ fn show_targets(read: &Read, targets: &[(Target, There)]) {
     if let Some(why) = &read.skipped {
         outln!("  {why}");
     }
+    for r in &read.plan.remarks {
+        outln!("  {}", visible_line(r));
+    }
     for (t, there) in targets {
         outln!(
             "  {}: {} ({})",
@@ -492,19 +495,29 @@ fn show_targets(read: &Read, targets: &[(Target, There)]) {
     }
 }
 
-fn show(read: &Read, targets: &[(Target, There)], beads: Option<&Beads>) {
+fn show(read: &Read, targets: &[(Target, There)], beads: Option<(&Beads, &Found)>) {
     show_targets(read, targets);
     match beads {
-        Some(b) => outln!(
-            "  {}: {} to make, {} of them closed",
-            b.name(),
-            counted(read.plan.total() as u64, "task", "tasks"),
-            read.plan.done()
-        ),
+        Some((b, found)) => outln!("  {}: {}", b.name(), tasks_preview(&read.plan, found)),
         None => outln!(
             "  no tracker set up here (no .beads): the steps are checked by their boxes alone, their details kept under them"
         ),
     }
+}
+
+/// What the import will do in the tracker, as it will do it: the tasks
+/// there already (an import before this one) are not made again, and a
+/// preview that counted them as to make would promise what is not done.
+fn tasks_preview(plan: &Plan, found: &Found) -> String {
+    let reused = found.reused();
+    let make = counted((plan.total() - reused) as u64, "task", "tasks");
+    if reused == 0 {
+        return format!("{make} to make, {} of them closed", plan.done());
+    }
+    format!(
+        "{make} to make, {reused} there already under their titles (not made again), {} to close",
+        found.to_close(plan)
+    )
 }
 
 /// What every session reads that the import made larger than its token
@@ -556,14 +569,43 @@ fn ask(path: &Path) -> Result<bool> {
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
 }
 
-/// A task for each step, the done ones closed; their ids, in step order.
-fn make_tasks(beads: &Beads, plan: &Plan, source: &str, named: &[String]) -> Result<Tasks> {
+/// The tasks already there for the plan's steps (an import before this
+/// one), read before anything is shown: the preview says what the import
+/// will do, and a task there is not made again.
+struct Found {
+    /// Per step, in order: its task there, if one is.
+    ids: Vec<Option<String>>,
+    /// The tasks the spec being replaced names, as the tracker has them.
+    there: Vec<tracker::Issue>,
+}
+
+impl Found {
+    fn reused(&self) -> usize {
+        self.ids.iter().flatten().count()
+    }
+
+    /// Whether the task a step has there is open (closed ones stay closed).
+    fn open(&self, id: &str) -> bool {
+        !self.there.iter().any(|i| i.id == id && i.is_closed())
+    }
+
+    /// How many tasks the import will close: the done steps' tasks, made
+    /// now or there and open.
+    fn to_close(&self, plan: &Plan) -> usize {
+        plan.steps()
+            .zip(&self.ids)
+            .filter(|(s, id)| s.done && id.as_deref().is_none_or(|id| self.open(id)))
+            .count()
+    }
+}
+
+fn find_tasks(beads: &Beads, plan: &Plan, named: &[String]) -> Result<Found> {
     tracker_takes(beads, plan)?;
     // A task there already under a step's title (an import before this
     // one) is that step's: made again, it would be there twice.
     let mut there = beads.snapshot(None).map(|s| s.issues).map_err(|e| {
         refuse(format!(
-            "cannot read {}: {e}; no file written",
+            "cannot read {}: {e}; nothing imported",
             beads.name()
         ))
     })?;
@@ -572,10 +614,16 @@ fn make_tasks(beads: &Beads, plan: &Plan, source: &str, named: &[String]) -> Res
     // title is neither reused nor closed.
     there.retain(|i| named.contains(&i.id));
     let titles: Vec<String> = plan.steps().map(|s| s.title()).collect();
-    let found = already_there(&titles, &there);
+    let ids = already_there(&titles, &there);
+    Ok(Found { ids, there })
+}
+
+/// A task for each step that has none there, the done ones closed; their
+/// ids, in step order.
+fn make_tasks(beads: &Beads, plan: &Plan, source: &str, found: &Found) -> Result<Tasks> {
     let mut ids: Vec<String> = Vec::new();
     let mut made: Vec<String> = Vec::new();
-    for (step, found) in plan.steps().zip(&found) {
+    for (step, found) in plan.steps().zip(&found.ids) {
         if let Some(id) = found {
             ids.push(id.clone());
             continue;
@@ -594,11 +642,10 @@ fn make_tasks(beads: &Beads, plan: &Plan, source: &str, named: &[String]) -> Res
         made.push(id.clone());
         ids.push(id);
     }
-    let open = |id: &String| !there.iter().any(|i| &i.id == id && i.is_closed());
     let done: Vec<String> = plan
         .steps()
         .zip(&ids)
-        .filter(|(s, id)| s.done && open(id))
+        .filter(|(s, id)| s.done && found.open(id))
         .map(|(_, id)| id.clone())
         .collect();
     beads
@@ -848,21 +895,20 @@ impl Run for Import {
         check_reads_back(&read, beads.is_some())?;
         writable(&project)?;
         let targets = look(targets(&read, &project))?;
-        show(&read, &targets, beads.as_ref());
+        let found = match &beads {
+            Some(b) => Some(find_tasks(b, &read.plan, &named_tasks(&project.spec()))?),
+            None => None,
+        };
+        show(&read, &targets, beads.as_ref().zip(found.as_ref()));
         if let Some(why) = refusal(&targets, self.force) {
             return Err(refuse(why));
         }
         if !self.yes && !ask(&self.path)? {
             return Err(refuse("nothing written"));
         }
-        let tasks = match &beads {
-            Some(b) => Some(make_tasks(
-                b,
-                &read.plan,
-                &read.source,
-                &named_tasks(&project.spec()),
-            )?),
-            None => None,
+        let tasks = match (&beads, &found) {
+            (Some(b), Some(found)) => Some(make_tasks(b, &read.plan, &read.source, found)?),
+            _ => None,
         };
         write(
             &project,
@@ -878,8 +924,15 @@ impl Run for Import {
             );
         }
         say_over_budget(&project);
+        // The tracker's files changed too (its tasks): left uncommitted,
+        // the spec names tasks a clone of the project does not have.
+        let commit = if beads.is_some() {
+            ".ralph/ and .beads/"
+        } else {
+            ".ralph/"
+        };
         outln!(
-            "Next: `ralph doctor` (can a loop here finish?), commit .ralph/, then `ralph loop`."
+            "Next: `ralph doctor` (can a loop here finish?), commit {commit}, then `ralph loop`."
         );
         Ok(ExitStatus::Success)
     }
@@ -962,6 +1015,7 @@ mod tests {
                 references: references.iter().map(|r| r.to_string()).collect(),
                 progress: progress.map(String::from),
                 learnings: progress.map(|_| "- a pattern".into()),
+                remarks: vec![],
             },
             source: "prd.json".into(),
             rules_from: rules.map(|_| "AGENT.md".into()).into_iter().collect(),

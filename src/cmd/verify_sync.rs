@@ -125,6 +125,9 @@ fn render(shown: &str, check: &completion::Judgement) {
                 check.spec.progress()
             ),
         }
+        if let Some(note) = check.epic_note() {
+            outln!("{}", visible_line(&note));
+        }
         return;
     }
     let against = check

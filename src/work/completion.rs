@@ -24,6 +24,10 @@ pub struct Judgement {
     /// finding (`sync::unnamed_tasks`). Only `verify-sync` shows them.
     #[serde(skip)]
     pub unnamed: Vec<crate::work::tracker::Issue>,
+    /// The spec's epic, open though all its tasks are closed
+    /// (`sync::epic_left_open`): for the user to close.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epic_open: Option<String>,
 }
 
 /// Why the check could not be made (exit 2 for verify-sync).
@@ -45,6 +49,16 @@ impl std::fmt::Display for CannotCheck {
 impl Judgement {
     pub fn in_sync(&self) -> bool {
         self.findings.is_empty()
+    }
+
+    /// How to close the epic left open, if one is: ralph does not close it
+    /// (a loop's sessions close their steps' tasks; the epic is no step's).
+    pub fn epic_note(&self) -> Option<String> {
+        let epic = self.epic_open.as_ref()?;
+        let tracker = self.tracker.unwrap_or("br");
+        Some(format!(
+            "note: epic {epic} is still open, though every task of it is closed: `{tracker} close {epic}` closes it"
+        ))
     }
 
     /// Everything that stands between the spec and "done", one line each.
@@ -179,6 +193,7 @@ fn text_against(
         .collect();
     let mut tracker_name = None;
     let mut unnamed = Vec::new();
+    let mut epic_open = None;
     // Issues (`[#12]`) are tasks of the GitHub tracker only: with beads
     // (or none) such a step is checked by its box, as it always was.
     let issue_tasks = tracker.is_some_and(|(_, k)| tracker::caps(k).issue_tasks);
@@ -207,6 +222,7 @@ fn text_against(
         tracker_name = Some(tracker.name());
         findings.extend(sync::compare(&compared, &snap));
         unnamed = sync::unnamed_tasks(&compared, &snap);
+        epic_open = sync::epic_left_open(&compared, &snap);
     }
     // In file order; findings about no particular line (unreferenced tasks) last.
     findings.sort_by_key(|f| f.line.unwrap_or(usize::MAX));
@@ -215,6 +231,7 @@ fn text_against(
         tracker: tracker_name,
         findings,
         unnamed,
+        epic_open,
     })
 }
 
@@ -228,6 +245,7 @@ mod tests {
             tracker: None,
             findings,
             unnamed: Vec::new(),
+            epic_open: None,
         }
     }
 

@@ -242,6 +242,7 @@ mod tests {
                 })
                 .collect(),
             unnamed: Vec::new(),
+            epic_open: None,
         })
     }
 

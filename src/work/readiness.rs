@@ -177,6 +177,7 @@ mod tests {
             tracker: Some("br"),
             findings,
             unnamed: Vec::new(),
+            epic_open: None,
         })
     }
 

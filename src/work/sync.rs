@@ -301,6 +301,23 @@ fn epic_findings(
     out
 }
 
+/// The epic the spec names, where it is still open though it has tasks and
+/// every one of them is closed: nothing closes it by itself (a session
+/// closes its step's task, never the epic), so a finished plan's epic
+/// would stay open for good. Not a disagreement between spec and tracker
+/// (the steps agree with their tasks), so no finding: a note, with how to
+/// close it.
+pub fn epic_left_open(spec: &Spec, snap: &Snapshot) -> Option<String> {
+    let (_, epic) = spec.epic.as_ref()?;
+    let find = |id: &str| snap.issues.iter().find(|i| i.id.eq_ignore_ascii_case(id));
+    let children = snap.epic_children.as_ref().filter(|c| !c.is_empty())?;
+    let all_closed = children
+        .iter()
+        .all(|c| find(c).is_some_and(|i| i.is_closed()));
+    let open = find(epic).is_some_and(|e| !e.is_closed());
+    (all_closed && open).then(|| epic.clone())
+}
+
 /// Sorts ids segment by segment around the dots, numbers as numbers.
 fn natural_id_key(id: &str) -> Vec<(u64, String)> {
     id.split('.')
@@ -439,6 +456,42 @@ mod tests {
         );
         assert_eq!(f[3].task.as_deref(), Some("t-3"));
         assert!(f[3].to_string().contains("title of t-3"));
+    }
+
+    #[test]
+    fn an_open_epic_whose_tasks_are_all_closed_is_named() {
+        let issue = |id: &str, status: Status| Issue {
+            id: id.into(),
+            status,
+            title: id.into(),
+            parent: None,
+        };
+        let snap = |epic: Status, second: Status| Snapshot {
+            issues: vec![
+                issue("e-1", epic),
+                issue("e-1.1", Status::Closed),
+                issue("e-1.2", second),
+            ],
+            epic_children: Some(vec!["e-1.1".into(), "e-1.2".into()]),
+            epic_missing: false,
+        };
+        let spec = parse("Epic: [e-1]\n- [x] a [e-1.1]\n- [x] b [e-1.2]\n");
+        let left = |e, s| epic_left_open(&spec, &snap(e, s));
+        assert_eq!(left(Status::Open, Status::Closed).as_deref(), Some("e-1"));
+        assert_eq!(left(Status::Closed, Status::Closed), None);
+        assert_eq!(left(Status::Open, Status::Open), None);
+        let no_children = Snapshot {
+            epic_children: Some(vec![]),
+            ..snap(Status::Open, Status::Closed)
+        };
+        assert_eq!(epic_left_open(&spec, &no_children), None);
+        let no_epic = parse("- [x] a [e-1.1]\n");
+        assert_eq!(
+            epic_left_open(&no_epic, &snap(Status::Open, Status::Closed)),
+            None
+        );
+        // Nothing disagrees: it is no finding.
+        assert!(compare(&spec, &snap(Status::Open, Status::Closed)).is_empty());
     }
 
     #[test]

@@ -338,6 +338,13 @@ fn imported_again_the_tasks_there_are_reused_not_made_twice() {
     let first = import(&[]);
     assert!(first.contains("made 5 tasks in br (1 closed)"), "{first}");
     let again = import(&["--force"]);
+    // The preview says what it will do: no task made again.
+    assert!(
+        again.contains(
+            "br: 0 tasks to make, 5 there already under their titles (not made again), 0 to close"
+        ),
+        "{again}"
+    );
     assert!(
         again.contains("made 0 tasks in br, 5 tasks there already under their titles (1 closed)"),
         "{again}"
@@ -353,4 +360,114 @@ fn imported_again_the_tasks_there_are_reused_not_made_twice() {
             ".ralph/spec.md is in sync with br: 5 steps, 1/5 steps done.\n",
             "",
         );
+}
+
+/// A real one-line `@fix_plan.md` (`[ ] Get started`, a box with no list
+/// bullet) is the step its author meant, said so; the tracker's files the
+/// import changed are named among what to commit.
+#[test]
+fn a_box_without_a_bullet_is_a_step_and_beads_is_named_to_commit() {
+    let env = TestEnv::new();
+    env.git_init();
+    env.br(&["init"]);
+    fs::create_dir_all(env.project.join("plan")).unwrap();
+    fs::write(env.project.join("plan/@fix_plan.md"), "[ ] Get started").unwrap();
+    let out = env
+        .ralph()
+        .env("PATH", env.path_with_br())
+        .args(["import", "plan/@fix_plan.md", "--yes"])
+        .stdout_with(0);
+    assert!(
+        out.contains("  plan/@fix_plan.md line 1: a box without a list bullet, taken as a step\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("br: 1 task to make, 0 of them closed"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Next: `ralph doctor` (can a loop here finish?), commit .ralph/ and .beads/, then `ralph loop`."),
+        "{out}"
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(spec.contains("\n- [ ] **1** Get started ["), "{spec}");
+    env.ralph()
+        .env("PATH", env.path_with_br())
+        .arg("verify-sync")
+        .prints(
+            0,
+            ".ralph/spec.md is in sync with br: 1 steps, 0/1 steps done.\n",
+            "",
+        );
+}
+
+/// Without a tracker, a story's acceptance criteria are written under
+/// their step, as the list under its "Acceptance criteria:" line.
+#[test]
+fn without_a_tracker_the_criteria_are_nested_under_their_step() {
+    let env = project_with("panel-incidentes", false);
+    env.ralph()
+        .args(["import", "plan/prd.json", "--yes"])
+        .stdout_with(0);
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(
+        spec.contains("- [x] **1** US-001 Crear componente reutilizable SidePreviewPanel.jsx\n  - Como desarrollador, quiero un componente SidePreviewPanel reutilizable para mostrar el preview de un incidente y poder montarlo en cualquier lista.\n  - Acceptance criteria:\n    - Existe frontend/src/components/SidePreviewPanel/SidePreviewPanel.jsx con export default\n"),
+        "{spec}"
+    );
+    assert!(
+        spec.contains("    - cd frontend && npm run build pasa\n  - Notes:\n    - Creados "),
+        "{spec}"
+    );
+    env.ralph().arg("verify-sync").prints(
+        0,
+        ".ralph/spec.md names no tracker tasks; nothing to compare (1/5 steps done).\n",
+        "",
+    );
+}
+
+/// An item's id written in brackets (`[API-1]`) is the author's text, kept
+/// as written in the step and its task, never read as ralph's task.
+#[test]
+fn an_id_in_brackets_is_kept_as_written() {
+    for br in [true, false] {
+        let env = TestEnv::new();
+        env.git_init();
+        if br {
+            env.br(&["init"]);
+        }
+        fs::create_dir_all(env.project.join("plan")).unwrap();
+        fs::write(
+            env.project.join("plan/fix_plan.md"),
+            "## API\n- [ ] Build the endpoint [API-1]\n",
+        )
+        .unwrap();
+        env.ralph()
+            .env("PATH", env.path_with_br())
+            .args(["import", "plan/fix_plan.md", "--yes"])
+            .stdout_with(0);
+        let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+        let verify = env
+            .ralph()
+            .env("PATH", env.path_with_br())
+            .arg("verify-sync")
+            .stdout_with(0);
+        if br {
+            assert!(
+                spec.contains("- [ ] **1** Build the endpoint [API-1] ["),
+                "{spec}"
+            );
+            let list: Value = serde_json::from_str(&env.br(&["list", "--json"])).unwrap();
+            assert_eq!(
+                list["issues"][0]["title"], "Build the endpoint [API-1]",
+                "{list}"
+            );
+            assert!(verify.contains("in sync with br: 1 steps"), "{verify}");
+        } else {
+            assert!(
+                spec.contains("- [ ] **1** Build the endpoint [API-1].\n"),
+                "{spec}"
+            );
+            assert!(verify.contains("names no tracker tasks"), "{verify}");
+        }
+    }
 }

@@ -368,3 +368,39 @@ fn plan_help_says_what_it_writes() {
         assert!(help.contains(part), "{part}: {help}");
     }
 }
+
+/// Every step of a plan done and its task closed, the epic `ralph plan`
+/// made is still open (no session closes it): the check says so, and how.
+#[test]
+fn a_done_plans_open_epic_is_named_with_how_to_close_it() {
+    let env = bare_project();
+    env.api
+        .session([Reply::bash(PLAN), Reply::text("Planned.")]);
+    plan(&env, "a CLI that greets").stdout_with(0);
+    let made = issues(&env);
+    let id = |title: &str| made.iter().find(|(_, t)| t == title).unwrap().0.clone();
+    let epic = id("Greeting CLI");
+    let spec_path = env.project.join(".ralph/spec.md");
+    let verify = || {
+        env.ralph()
+            .env("PATH", env.path_with_br())
+            .arg("verify-sync")
+            .stdout_with(0)
+    };
+    // Work under way: nothing said of the epic.
+    assert!(!verify().contains("note: epic"));
+    env.br(&["close", &id("Print hello"), &id("Review phase 1")]);
+    let spec = fs::read_to_string(&spec_path)
+        .unwrap()
+        .replace("- [ ]", "- [x]");
+    fs::write(&spec_path, spec).unwrap();
+    let out = verify();
+    assert!(
+        out.contains(&format!(
+            "note: epic {epic} is still open, though every task of it is closed: `br close {epic}` closes it\n"
+        )),
+        "{out}"
+    );
+    env.br(&["close", &epic]);
+    assert!(!verify().contains("note: epic"));
+}

@@ -3,8 +3,9 @@
 //! `### Phase 1`), each item's sub-bullets as its details; and the project's
 //! rules from the `PROMPT.md` and `AGENT.md` beside it. Read as a Markdown
 //! reader reads it (`spec::parse`): boxes inside code blocks are no items,
-//! nested items are items; a line that looks like a box but is none is
-//! refused with its line.
+//! nested items are items; a box that starts a line without a list bullet
+//! (`[ ] Get started`) is taken as the item its author meant, and said; any
+//! other line that looks like a box but is none is refused with its line.
 
 use super::{Format, Plan, Refused, Section, Step, fenced_lines, heading, refused};
 use std::collections::HashMap;
@@ -12,6 +13,8 @@ use std::collections::HashMap;
 use crate::work::spec;
 
 pub fn parse(name: &str, text: &str) -> Result<Plan, Refused> {
+    let (bulleted, unbulleted) = with_bullets(text);
+    let text = bulleted.as_str();
     let read = spec::parse(text);
     if let Some(p) = read.problems.first() {
         return Err(refused(format!("{name}:{}", p.line), p.message.clone()));
@@ -39,7 +42,40 @@ pub fn parse(name: &str, text: &str) -> Result<Plan, Refused> {
             }
         }
     }
-    Ok(outline.into_plan(name))
+    let mut plan = outline.into_plan(name);
+    plan.remarks = unbulleted
+        .iter()
+        .map(|n| format!("{name} line {n}: a box without a list bullet, taken as a step"))
+        .collect();
+    Ok(plan)
+}
+
+/// The text with a bullet before each box that starts a line without one
+/// (`[ ] Get started`, outside code), and those lines (1-based). Such a
+/// line is no list item to a Markdown reader, but its author meant a step:
+/// real `@fix_plan.md` files are written so, and refusing them leaves the
+/// user nothing to import. Only a line the reader does not already read as
+/// a step gets one, and the lines keep their numbers.
+fn with_bullets(text: &str) -> (String, Vec<usize>) {
+    let fenced = fenced_lines(text);
+    let mut lines = Vec::new();
+    let mut changed = Vec::new();
+    for (i, line) in text.split_inclusive('\n').enumerate() {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        let boxed = ["[ ]", "[x]", "[X]"].iter().any(|b| {
+            t.strip_prefix(b)
+                .is_some_and(|r| r.starts_with([' ', '\t']) && !r.trim().is_empty())
+        });
+        // Four spaces in, a line is code to a Markdown reader, not a step.
+        if boxed && indent < 4 && !fenced.get(i).copied().unwrap_or(false) {
+            lines.push(format!("{}- {t}", &line[..indent]));
+            changed.push(i + 1);
+        } else {
+            lines.push(line.to_string());
+        }
+    }
+    (lines.concat(), changed)
 }
 
 /// The line after an item's last: below it come its details, the lines
@@ -61,11 +97,20 @@ fn item(name: &str, lines: &[&str], at: usize, done: bool) -> Result<Step, Refus
     if text.is_empty() {
         return Err(refused(place, "an item with no text"));
     }
-    let details = lines[1..]
+    // Each detail as deep as it is below the shallowest: a criterion
+    // indented under its detail stays under it in the spec.
+    let kept: Vec<&str> = lines[1..]
         .iter()
-        .map(|l| l.trim())
-        .filter(|l| !l.is_empty())
-        .map(String::from)
+        .map(|l| l.trim_end())
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let least = kept.iter().map(|l| indent_of(l)).min().unwrap_or(0);
+    let details = kept
+        .iter()
+        .map(|l| {
+            let body = l.trim_start();
+            format!("{}{body}", " ".repeat(indent_of(l) - least))
+        })
         .collect();
     Ok(Step {
         id,
@@ -143,6 +188,7 @@ impl Outline {
             references: Vec::new(),
             progress: None,
             learnings: None,
+            remarks: Vec::new(),
         }
     }
 }
@@ -302,6 +348,9 @@ mod tests {
         assert_eq!(s[0].id.as_deref(), Some("P0-001"));
         assert_eq!(s[0].text, "Login form");
         assert_eq!(s[0].details, ["- email and password"]);
+        let deep = parse("f.md", "- [ ] a\n  - Acceptance criteria:\n    - works\n").unwrap();
+        let details = &deep.steps().next().unwrap().details;
+        assert_eq!(details, &["- Acceptance criteria:", "  - works"]);
         assert_eq!(s[0].place, "fix_plan.md:6");
         assert_eq!((s[1].text.as_str(), s[1].done), ("nested done item", true));
         assert_eq!(s[3].text, "numbered");
@@ -310,6 +359,35 @@ mod tests {
         let rules = p.rules.unwrap();
         assert!(rules.contains("Notes:\n\n- one commit per item"), "{rules}");
         assert!(!rules.contains("an example"), "{rules}");
+    }
+
+    #[test]
+    fn a_box_without_a_bullet_is_taken_as_a_step_and_said() {
+        let p = parse("@fix_plan.md", "[ ] Get started").unwrap();
+        let s: Vec<&Step> = p.steps().collect();
+        assert_eq!(
+            (s.len(), s[0].text.as_str(), s[0].done),
+            (1, "Get started", false)
+        );
+        assert_eq!(s[0].place, "@fix_plan.md:1");
+        assert_eq!(
+            p.remarks,
+            ["@fix_plan.md line 1: a box without a list bullet, taken as a step"]
+        );
+        let p = parse(
+            "f.md",
+            "# Plan\n\n- [ ] one\n[x] two\n  - detail\n```\n[ ] code\n```\n",
+        )
+        .unwrap();
+        let s: Vec<&Step> = p.steps().collect();
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[1].text.as_str(), s[1].done), ("two", true));
+        assert_eq!(
+            p.remarks,
+            ["f.md line 4: a box without a list bullet, taken as a step"]
+        );
+        // A bulleted plan is read as it was, nothing said.
+        assert!(parse("f.md", "- [ ] one\n").unwrap().remarks.is_empty());
     }
 
     #[test]

@@ -35,6 +35,7 @@ pub fn plan(repo: &str, label: &str, issues: &[Issue]) -> (Plan, Vec<String>) {
         references: Vec::new(),
         progress: None,
         learnings: None,
+        remarks: Vec::new(),
     };
     (plan, tasks)
 }
@@ -69,7 +70,7 @@ mod tests {
         assert_eq!(
             steps,
             [
-                ("Fix login (urgent)", Some("#3")),
+                ("Fix login [urgent]", Some("#3")),
                 ("Add export", Some("#10"))
             ]
         );

@@ -84,22 +84,15 @@ impl Step {
 }
 
 /// Text as one line: control characters and line breaks as spaces, runs of
-/// space as one; brackets kept (`src/[id]/route.ts`), except at its end,
-/// where `[x-1]` would read as a task id: those become parentheses.
+/// space as one; brackets kept as the author wrote them (`src/[id]/route.ts`,
+/// `Build the endpoint [API-1]`): where one ends a step's line, the spec
+/// keeps it text (`ends_plainly`).
 pub fn one_line(text: &str) -> String {
     let spaced: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    let mut line = spaced.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.ends_with(']')
-        && let Some(open) = line.rfind('[')
-    {
-        line.replace_range(open..open + 1, "(");
-        line.pop();
-        line.push(')');
-    }
-    line
+    spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A heading of the source (a fix plan's section, a prd's priority) and the
@@ -126,6 +119,9 @@ pub struct Plan {
     pub progress: Option<String>,
     /// Its patterns / learnings part, for `.ralph/learnings.md`.
     pub learnings: Option<String>,
+    /// How the source was read where it was not plain (a box without a
+    /// bullet taken as a step), for the import to say.
+    pub remarks: Vec<String>,
 }
 
 impl Plan {
@@ -189,16 +185,14 @@ pub fn render_spec(plan: &Plan, source: &str, tasks: Option<&[String]>) -> Resul
             let mut line = format!(
                 "- [{}] **{n}** {}",
                 if step.done { 'x' } else { ' ' },
-                ends_plainly(&step.title())
+                ends_plainly(&step.title(), task.is_some())
             );
             match task {
                 Some(id) => line.push_str(&format!(" [{id}]")),
                 None => {
-                    for d in &step.details {
-                        let d = clean_title(d.trim_start_matches(['-', '*', ' ']));
-                        if !d.is_empty() {
-                            line.push_str(&format!("\n  - {}", neutral(&d)));
-                        }
+                    for d in detail_lines(&step.details) {
+                        line.push('\n');
+                        line.push_str(&d);
                     }
                 }
             }
@@ -210,14 +204,66 @@ pub fn render_spec(plan: &Plan, source: &str, tasks: Option<&[String]>) -> Resul
     Ok(out)
 }
 
+/// A step's details as the sub-bullets under its line, each as deep as
+/// its author put it: a detail indented under another stays under it, and
+/// the lines after a line that ends in a colon (`Acceptance criteria:`,
+/// `Notes:`) go under that line, up to the next such line. Written flat, a story's criteria read as
+/// siblings of its description rather than as the list they are.
+fn detail_lines(details: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    // The depth of the last line written, and of the label open (if any).
+    let mut last: Option<usize> = None;
+    let mut label: Option<(usize, usize)> = None;
+    for d in details {
+        let body = d.trim_start();
+        let indent: usize = d[..d.len() - body.len()]
+            .chars()
+            .map(|c| if c == '\t' { 4 } else { 1 })
+            .sum();
+        let bullet = ["- ", "* ", "+ "].iter().any(|b| body.starts_with(b));
+        let text = clean_title(body.trim_start_matches(['-', '*', '+', ' ']));
+        if text.is_empty() {
+            continue;
+        }
+        let raw = indent / 2;
+        let is_label = !bullet && text.ends_with(':');
+        // Under a label (its own depth as written, and in the spec) until
+        // the next label as shallow as it.
+        let mut depth = match label {
+            Some((at, l)) if !(is_label && raw <= at) => l + 1 + raw.saturating_sub(at),
+            _ => raw,
+        };
+        // One level at most below the line before: deeper, a Markdown
+        // reader would take it for code, not a list item.
+        depth = depth.min(last.map_or(0, |l| l + 1));
+        if is_label {
+            label = Some((raw, depth));
+        }
+        last = Some(depth);
+        out.push(format!("{}- {}", "  ".repeat(depth + 1), neutral(&text)));
+    }
+    out
+}
+
 /// A title that ends like a task id in parentheses (`... (US-003)`) would
-/// be read as naming that task: a full stop after it keeps it text.
-fn ends_plainly(title: &str) -> String {
+/// be read as naming that task: a full stop after it keeps it text. So
+/// would one in brackets (`Build the endpoint [API-1]`) where no task of
+/// ralph's follows it (`with_task`): the author's id, kept as written (it
+/// is how they and their other tools name the item; turned into
+/// `(API-1).` it is neither), is never taken for ralph's task-id suffix,
+/// which is only ever the bracket ralph writes last.
+fn ends_plainly(title: &str, with_task: bool) -> String {
     let is_ref = title.ends_with(')')
         && title
             .rfind('(')
             .is_some_and(|o| spec::is_task_id(title[o + 1..title.len() - 1].trim_matches('`')));
-    if is_ref {
+    let is_task = !with_task
+        && title.ends_with(']')
+        && title.rfind('[').is_some_and(|o| {
+            let id = title[o + 1..title.len() - 1].trim();
+            spec::is_task_id(id) || spec::issue_number(id).is_some()
+        });
+    if is_ref || is_task {
         format!("{title}.")
     } else if title.is_empty() {
         "(no text)".into()
@@ -418,6 +464,7 @@ mod tests {
             references: vec![],
             progress: None,
             learnings: None,
+            remarks: vec![],
         }
     }
 
@@ -440,17 +487,64 @@ mod tests {
         ]);
         let text = render_spec(&p, "prd.json", None).unwrap();
         assert!(
-            text.ends_with("## High Priority\n\n- [x] **1** US-001 First\n  - a detail (x)\n- [ ] **2** Second (ab-12).\n  - a detail (x)\n- [ ] **3** Edit src/[id]/route.ts (ab-3).\n  - a detail (x)\n"),
+            text.ends_with("## High Priority\n\n- [x] **1** US-001 First\n  - a detail (x)\n- [ ] **2** Second (ab-12).\n  - a detail (x)\n- [ ] **3** Edit src/[id]/route.ts [ab-3].\n  - a detail (x)\n"),
             "{text}"
         );
         let tasks = ["p-1".to_string(), "p-2".to_string(), "p-3".to_string()];
         let text = render_spec(&p, "prd.json", Some(&tasks)).unwrap();
         assert!(
-            text.ends_with("- [x] **1** US-001 First [p-1]\n- [ ] **2** Second (ab-12). [p-2]\n- [ ] **3** Edit src/[id]/route.ts (ab-3). [p-3]\n"),
+            text.ends_with("- [x] **1** US-001 First [p-1]\n- [ ] **2** Second (ab-12). [p-2]\n- [ ] **3** Edit src/[id]/route.ts [ab-3] [p-3]\n"),
             "{text}"
         );
         let s = spec::parse(&text);
         assert_eq!((s.total(), s.done()), (3, 1));
+        assert_eq!(s.steps[2].title, "Edit src/[id]/route.ts [ab-3]");
+        assert_eq!(s.steps[2].task.as_deref(), Some("p-3"));
+        // The author's id, as written, in the task's title too.
+        let api = step(None, "Build the endpoint [API-1]", false);
+        assert_eq!(api.title(), "Build the endpoint [API-1]");
+        let text = render_spec(&plan(vec![api]), "f.md", None).unwrap();
+        assert!(
+            text.contains("**1** Build the endpoint [API-1].\n"),
+            "{text}"
+        );
+        assert_eq!(spec::parse(&text).steps[0].task, None, "{text}");
+    }
+
+    #[test]
+    fn details_keep_their_depth_and_criteria_go_under_their_label() {
+        let d: Vec<String> = [
+            "As a user I want x.",
+            "Acceptance criteria:",
+            "- it works",
+            "- tests pass",
+            "Notes:",
+            "a note",
+            "- top",
+            "  - under top",
+            "      - far too deep",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            detail_lines(&d),
+            [
+                "  - As a user I want x.",
+                "  - Acceptance criteria:",
+                "    - it works",
+                "    - tests pass",
+                "  - Notes:",
+                "    - a note",
+                "    - top",
+                "      - under top",
+                "        - far too deep",
+            ]
+        );
+        let mut p = plan(vec![step(None, "One", false)]);
+        p.sections[0].steps[0].details = d;
+        let text = render_spec(&p, "prd.json", None).unwrap();
+        assert!(text.contains("- [ ] **1** One\n  - As a user I want x.\n  - Acceptance criteria:\n    - it works\n"), "{text}");
+        assert_eq!(spec::parse(&text).total(), 1, "{text}");
     }
 
     #[test]

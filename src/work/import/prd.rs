@@ -37,6 +37,7 @@ pub fn parse(name: &str, text: &str, progress: Option<&str>) -> Result<Plan, Ref
         references: Vec::new(),
         progress,
         learnings,
+        remarks: Vec::new(),
     })
 }
 
