@@ -555,7 +555,7 @@ mod tests {
         assert_eq!(
             v,
             serde_json::json!({
-                "name": "a", "branch": "ralph/a", "path": "/p", "agent": "claude",
+                "name": "a", "worker": null, "branch": "ralph/a", "path": "/p", "agent": "claude",
                 "state": {"kind": "paused", "until": "1970-01-01T00:01:30Z"},
                 "iteration": 2, "max_iterations": 50,
                 "spec": {"done": 1, "total": 3}, "step": "2 Second step",

@@ -800,11 +800,13 @@ fn a_session_cannot_make_git_run_its_programs_through_ralph_or_the_user() {
             pwned.display()
         ),
     );
+    // (Its box checked, the run is judged at once and complete: every git
+    // of ralph's after the session ran with the override.)
     env.ralph()
         .args(["loop", "--max-iterations", "1", "--claude"])
         .arg(&claude)
         .assert()
-        .code(4);
+        .code(0);
     assert!(!env.git(&["config", "--get", "core.fsmonitor"]).is_empty());
     assert!(
         !pwned.exists(),

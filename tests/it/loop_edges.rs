@@ -658,7 +658,7 @@ fn a_relative_agent_path_in_the_config_is_the_projects_wherever_ralph_runs() {
         claude["detail"]
             .as_str()
             .unwrap()
-            .ends_with(&format!("at {at}/bin/claude")),
+            .contains(&format!("at {at}/bin/claude ")),
         "{claude}"
     );
 }
