@@ -434,6 +434,16 @@ pub fn check_worktree_name(name: &str) -> Result<(), String> {
     }
 }
 
+/// For tests: `git commit ARGS` as a tester (no identity needed on the
+/// machine); what git printed.
+#[cfg(test)]
+impl Git<'_> {
+    pub(crate) fn commit_as_tester(&self, args: &[&str]) -> String {
+        let id = ["-c", "user.name=t", "-c", "user.email=t@t", "commit"];
+        self.run(&[&id[..], args].concat(), &[]).unwrap()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,21 +490,7 @@ mod tests {
         std::fs::write(&hook, format!("#!/bin/sh\n{evil}\n")).unwrap();
         std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755))
             .unwrap();
-        g.run(
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "--allow-empty",
-                "-m",
-                "x",
-            ],
-            &[],
-        )
-        .unwrap();
+        g.commit_as_tester(&["-q", "--allow-empty", "-m", "x"]);
         g.bytes(&["status", "--porcelain=v2", "-z"]).unwrap();
         g.run(&["checkout", "-q", "-b", "other"], &[]).unwrap();
         assert!(
@@ -707,19 +703,7 @@ mod tests {
         std::fs::write(d.path().join("f/a.md"), "one\n\ntwo").unwrap();
         std::fs::write(d.path().join("b.md"), "").unwrap();
         g.run(&["add", "-A"], &[]).unwrap();
-        g.run(
-            &[
-                "-c",
-                "user.name=a",
-                "-c",
-                "user.email=a@a",
-                "commit",
-                "-qm",
-                "c",
-            ],
-            &[],
-        )
-        .unwrap();
+        g.commit_as_tester(&["-qm", "c"]);
         let got = g.objects(&[
             "HEAD:f/a.md",
             "HEAD:gone",
@@ -765,19 +749,7 @@ mod tests {
         let info = format!("160000,{head},t/mod");
         g.run(&["update-index", "--add", "--cacheinfo", &info], &[])
             .unwrap();
-        g.run(
-            &[
-                "-c",
-                "user.name=a",
-                "-c",
-                "user.email=a@a",
-                "commit",
-                "-qm",
-                "c",
-            ],
-            &[],
-        )
-        .unwrap();
+        g.commit_as_tester(&["-qm", "c"]);
         let raw = g.objects(&["HEAD:t"]).remove(0).unwrap();
         assert_eq!(raw.kind, "tree");
         let listed = tree_listing(&raw.content, raw.id.len()).unwrap();

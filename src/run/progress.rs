@@ -371,21 +371,7 @@ mod tests {
         let g = crate::git::at(dir.path());
         g.run(&["init", "-q"], &[]).unwrap();
         let commit = |m: &str| {
-            g.run(
-                &[
-                    "-c",
-                    "user.name=a",
-                    "-c",
-                    "user.email=a@a",
-                    "commit",
-                    "-q",
-                    "--allow-empty",
-                    "-m",
-                    m,
-                ],
-                &[],
-            )
-            .unwrap();
+            g.commit_as_tester(&["-q", "--allow-empty", "-m", m]);
             g.run(&["rev-parse", "HEAD"], &[]).unwrap()
         };
         let (a, _, c) = (commit("a"), commit("b"), commit("c"));

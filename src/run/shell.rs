@@ -200,13 +200,9 @@ impl Shell<'_> {
         if self.s.workers.worker.is_some() {
             return Ok(None);
         }
-        let checked = completion::check_run(
-            &self.project.spec(),
-            &self.project.root,
-            self.s.tracker,
-            self.s.shipping.pr,
-        )?;
-        let Ok(j) = checked else { return Ok(None) };
+        let Ok(j) = self.checked()? else {
+            return Ok(None);
+        };
         let steps_done = j.spec.total() > 0 && j.spec.steps.iter().all(|s| s.checked);
         if !(j.is_complete() || (self.s.limits.closes_issues && steps_done)) {
             return Ok(None);
@@ -237,14 +233,21 @@ impl Shell<'_> {
         }))
     }
 
-    /// The completion rule's word on spec and tracker now.
-    fn rule(&self) -> Result<completion::Rule> {
-        let checked = completion::check_run(
+    /// Spec and tracker as they are now.
+    fn checked(
+        &self,
+    ) -> Result<std::result::Result<completion::Judgement, completion::CannotCheck>> {
+        completion::check_run(
             &self.project.spec(),
             &self.project.root,
             self.s.tracker,
             self.s.shipping.pr,
-        )?;
+        )
+    }
+
+    /// The completion rule's word on spec and tracker now.
+    fn rule(&self) -> Result<completion::Rule> {
+        let checked = self.checked()?;
         // A worker's step is gated after its merge, by the coordinator:
         // its own COMPLETE holds without the gate.
         Ok(completion::rule(

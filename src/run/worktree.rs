@@ -411,21 +411,7 @@ mod tests {
         std::fs::create_dir_all(&main).unwrap();
         let g = crate::git::at(&main);
         g.run(&["init", "-q"], &[]).unwrap();
-        g.run(
-            &[
-                "-c",
-                "user.name=a",
-                "-c",
-                "user.email=a@a",
-                "commit",
-                "-q",
-                "--allow-empty",
-                "-m",
-                "a",
-            ],
-            &[],
-        )
-        .unwrap();
+        g.commit_as_tester(&["-q", "--allow-empty", "-m", "a"]);
         for name in ["a", "b"] {
             let (path, made) = ensure(&main, name, None).unwrap();
             assert!(made);

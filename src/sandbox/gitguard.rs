@@ -386,6 +386,22 @@ fn remove_any(p: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// A repository `m` in `dir` with a commit, and a linked worktree each
+    /// of `names` beside it (branch of the same name).
+    fn with_worktrees(dir: &Path, names: &[&str]) -> PathBuf {
+        let main = dir.join("m");
+        fs::create_dir_all(&main).unwrap();
+        let g = crate::git::at(&main);
+        g.run(&["init", "-q"], &[]).unwrap();
+        g.commit_as_tester(&["-q", "--allow-empty", "-m", "s"]);
+        for w in names {
+            let at = dir.join(w).display().to_string();
+            g.run(&["worktree", "add", "-q", "-b", w, &at], &[])
+                .unwrap();
+        }
+        main
+    }
+
     #[test]
     fn a_sessions_changes_to_config_and_hooks_are_put_back() {
         let d = tempfile::tempdir().unwrap();
@@ -480,21 +496,8 @@ mod tests {
     #[test]
     fn in_a_linked_worktree_the_shared_setup_and_every_worktrees_pointers_are_put_back() {
         let d = tempfile::tempdir().unwrap();
-        let main = d.path().join("m");
-        fs::create_dir_all(&main).unwrap();
+        let main = with_worktrees(d.path(), &["a", "b", "c"]);
         let g = crate::git::at(&main);
-        g.run(&["init", "-q"], &[]).unwrap();
-        let id = ["-c", "user.name=t", "-c", "user.email=t@t"];
-        g.run(
-            &[&id[..], &["commit", "-q", "--allow-empty", "-m", "s"]].concat(),
-            &[],
-        )
-        .unwrap();
-        for w in ["a", "b", "c"] {
-            let at = d.path().join(w).display().to_string();
-            g.run(&["worktree", "add", "-q", "-b", w, &at], &[])
-                .unwrap();
-        }
         let (common, a) = (main.join(".git"), d.path().join("a"));
         let wt = |w: &str, f: &str| common.join("worktrees").join(w).join(f);
         let commondir = fs::read(wt("b", "commondir")).unwrap();
@@ -555,21 +558,7 @@ mod tests {
     #[test]
     fn a_workers_guard_leaves_its_siblings_placeholders_for_the_run_to_sweep() {
         let d = tempfile::tempdir().unwrap();
-        let main = d.path().join("m");
-        fs::create_dir_all(&main).unwrap();
-        let g = crate::git::at(&main);
-        g.run(&["init", "-q"], &[]).unwrap();
-        let id = ["-c", "user.name=t", "-c", "user.email=t@t"];
-        g.run(
-            &[&id[..], &["commit", "-q", "--allow-empty", "-m", "s"]].concat(),
-            &[],
-        )
-        .unwrap();
-        for w in ["a", "b"] {
-            let at = d.path().join(w).display().to_string();
-            g.run(&["worktree", "add", "-q", "-b", w, &at], &[])
-                .unwrap();
-        }
+        let main = with_worktrees(d.path(), &["a", "b"]);
         let common = main.join(".git");
         let wt = |w: &str, f: &str| common.join("worktrees").join(w).join(f);
         let base = Baseline::take(&main).unwrap();
