@@ -156,6 +156,21 @@ impl Plan {
 
 impl Run for Plan {
     fn run(&self) -> Result<ExitStatus> {
+        let planned = self.plan();
+        // `--json` answers in JSON whatever comes of it: a refusal too (its
+        // words are said on stderr as well, once).
+        if self.json
+            && let Err(e) = &planned
+        {
+            let refused = serde_json::json!({ "kept": false, "refused": format!("{e:#}") });
+            outln!("{}", serde_json::to_string_pretty(&refused)?);
+        }
+        planned
+    }
+}
+
+impl Plan {
+    fn plan(&self) -> Result<ExitStatus> {
         if self.what.trim().is_empty() {
             return Err(usage("say what to build: `ralph plan \"a CLI that ...\"`"));
         }

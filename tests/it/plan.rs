@@ -258,6 +258,28 @@ fn a_spec_of_your_own_is_not_replaced_without_force_and_no_session_runs() {
     );
     assert!(env.api.requests().is_empty(), "no session was started");
     assert!(!env.project.join(".beads").exists(), "no tracker made");
+    // With --json the refusal is JSON too (and said on stderr once).
+    let out = plan(&env, "a CLI that greets")
+        .arg("--json")
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["kept"], false, "{v}");
+    assert!(
+        v["refused"]
+            .as_str()
+            .unwrap()
+            .starts_with("nothing planned: "),
+        "{v}"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr)
+            .matches("nothing planned")
+            .count(),
+        1
+    );
     // With --force the session runs and its plan replaces the spec.
     env.api
         .session([Reply::bash(PLAN), Reply::text("Planned.")]);
