@@ -225,6 +225,10 @@ fn log_title(row: Option<&Row>, shown: Option<u32>, chosen: Option<u32>) -> Stri
                 ""
             }
         ),
+        // A parallel run's sessions are its workers', each in its own row.
+        (Some(r), None) if r.parallel => {
+            format!("{} · its workers' sessions are in their rows", r.name)
+        }
         (Some(r), None) => format!("{} · no session yet", r.name),
         (None, _) => "no loop in this repository yet: `ralph loop` starts one".into(),
     }
@@ -360,6 +364,26 @@ fn home_as_tilde(p: &Path, home: Option<&std::ffi::OsStr>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The log pane's title: a session's, the newest followed; none yet;
+    /// a parallel run's own row, whose sessions are in its workers' rows.
+    #[test]
+    fn the_log_title_says_whose_session_it_shows() {
+        let row = crate::watch::model::tests::sample();
+        assert_eq!(
+            log_title(Some(&row), Some(3), None),
+            "a · session 3 (following)"
+        );
+        assert_eq!(log_title(Some(&row), None, None), "a · no session yet");
+        let run = Row {
+            parallel: true,
+            ..row
+        };
+        assert_eq!(
+            log_title(Some(&run), None, None),
+            "a · its workers' sessions are in their rows"
+        );
+    }
 
     #[test]
     fn a_path_at_home_reads_from_the_tilde() {

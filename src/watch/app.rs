@@ -234,6 +234,7 @@ mod tests {
         Row {
             name: name.into(),
             worker: None,
+            parallel: false,
             branch: None,
             root: PathBuf::from(format!("/p/{name}")),
             agent: "claude".into(),

@@ -69,6 +69,10 @@ pub struct Row {
     /// A parallel run's worker that this worktree's loop is (`w1`), as its
     /// lines name it.
     pub worker: Option<String>,
+    /// Its run is a parallel run's own (`--parallel`): its sessions are its
+    /// workers', in their rows.
+    #[serde(skip)]
+    pub parallel: bool,
     pub branch: Option<String>,
     #[serde(rename = "path")]
     pub root: PathBuf,
@@ -169,7 +173,10 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
     let (iteration, max_iterations) = iterations(running.as_ref(), saved.as_ref());
     // A worker's loop: named as its lines are, its step its own (the next
     // open one, once its own is checked, is another worker's).
-    let worker = run.as_ref().and_then(worker_of);
+    let started = run.as_ref().and_then(start_of);
+    let worker = started
+        .as_ref()
+        .and_then(|(mode, w)| (*mode == events::Mode::Worker).then(|| w.clone()).flatten());
     let step = match &worker {
         Some((_, key)) => Some(
             spec.as_ref()
@@ -181,6 +188,7 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
     Row {
         name,
         worker: worker.map(|(w, _)| w),
+        parallel: started.is_some_and(|(mode, _)| mode == events::Mode::Parallel),
         branch,
         agent,
         state,
@@ -242,18 +250,15 @@ fn running_for(l: &runlock::LockInfo) -> std::time::Duration {
 }
 
 /// The first open step, as a row shows it.
-/// The worker and its step, where the run is a parallel run's worker's:
-/// its own start (the journal's first `run_started`; a run's journal also
-/// holds its workers' lines, adopted as each ended) says so, and names them.
-fn worker_of(run: &RunDir) -> Option<(String, String)> {
+/// How the run was started, and for a parallel run's worker, the worker
+/// and its step: its own start (the journal's first `run_started`; a run's
+/// journal also holds its workers' lines, adopted as each ended) says so.
+fn start_of(run: &RunDir) -> Option<(events::Mode, Option<(String, String)>)> {
     let start = events::read(run)
         .into_iter()
         .find(|l| matches!(l.event, events::Event::RunStarted { .. }))?;
     match start.event {
-        events::Event::RunStarted {
-            mode: events::Mode::Worker,
-            ..
-        } => start.worker.zip(start.step),
+        events::Event::RunStarted { mode, .. } => Some((mode, start.worker.zip(start.step))),
         _ => None,
     }
 }
@@ -390,13 +395,14 @@ pub const COLUMNS: [&str; 9] = [
 ];
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn sample() -> Row {
+    pub(crate) fn sample() -> Row {
         Row {
             name: "a".into(),
             worker: None,
+            parallel: false,
             branch: Some("ralph/a".into()),
             root: PathBuf::from("/p"),
             agent: "claude".into(),
@@ -437,6 +443,7 @@ mod tests {
         let other = Row {
             name: "main".into(),
             worker: None,
+            parallel: false,
             branch: Some("main".into()),
             max_iterations: 0,
             spec: None,
@@ -462,6 +469,7 @@ mod tests {
             &Row {
                 name: "b".into(),
                 worker: None,
+                parallel: false,
                 branch: Some("feature".into()),
                 ..sample()
             },

@@ -373,6 +373,7 @@ mod tests {
         Row {
             name: name.into(),
             worker: None,
+            parallel: false,
             branch: Some(format!("ralph/{name}")),
             root: PathBuf::from("/p"),
             agent: "claude".into(),
