@@ -900,14 +900,19 @@ impl Coordinator<'_> {
             duration: took,
             into: self.integration(),
         };
-        let shown = self.name_of(key)?;
+        // The step as the spec has it: its name said, its issue closed.
+        let parsed = spec::parse(&self.spec_text()?);
+        let step = texts::find(&parsed.steps, key);
+        let shown = step.map_or_else(|| key.to_string(), spec::Step::name);
         self.shell
             .report_of((key, &shown), worker.as_deref(), merged);
         live.board.merged(key);
+        let closes = crate::work::tracker::caps(self.shell.s.tracker).ralph_closes;
         let ship = MergeShip {
             push: self.shell.ship.is_some(),
             from_remote: self.remote.is_some(),
-            issue: self.issue_to_close(key)?,
+            // When the tracker's issues are ralph's to close.
+            issue: step.and_then(|s| s.task.clone()).filter(|_| closes),
         };
         let mut done = MergeDone::default();
         while let Some(action) = after_merge(&ship, &done) {
@@ -940,12 +945,6 @@ impl Coordinator<'_> {
         Ok(())
     }
 
-    /// Step `key` as a person names it (`Step::name`), as the spec has it.
-    fn name_of(&self, key: &str) -> Result<String> {
-        let parsed = spec::parse(&self.spec_text()?);
-        Ok(texts::find(&parsed.steps, key).map_or_else(|| key.to_string(), spec::Step::name))
-    }
-
     /// `AfterMerge::Push`: whether the remote took it; a refusal stops
     /// the run for a human.
     fn push_merged(&self, live: &mut Live) -> bool {
@@ -959,15 +958,6 @@ impl Coordinator<'_> {
                 false
             }
         }
-    }
-
-    /// Step `key`'s issue, when the tracker's issues are ralph's to close.
-    fn issue_to_close(&self, key: &str) -> Result<Option<String>> {
-        if !crate::work::tracker::caps(self.shell.s.tracker).ralph_closes {
-            return Ok(None);
-        }
-        let parsed = spec::parse(&self.spec_text()?);
-        Ok(texts::find(&parsed.steps, key).and_then(|s| s.task.clone()))
     }
 
     /// `AfterMerge::RemoveWorktree`: a failure is said, not fatal.

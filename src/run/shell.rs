@@ -1717,9 +1717,7 @@ impl Shell<'_> {
         // A worker's branch is its coordinator's to merge, not the user's.
         if outcome == Outcome::Complete
             && self.s.workers.worker.is_none()
-            && let Ok(main) = crate::run::worktree::main_root(root)
-            && &main != root
-            && let Some(b) = crate::git::branch(root)
+            && let Some((main, b)) = self.worktree_of()
         {
             let name = b.strip_prefix("ralph/").unwrap_or(&b);
             ui.line(&match &summary.pull_request {
@@ -1744,16 +1742,25 @@ impl Shell<'_> {
         }
     }
 
+    /// This loop's main checkout and branch, when it runs in a linked
+    /// worktree.
+    fn worktree_of(&self) -> Option<(std::path::PathBuf, String)> {
+        let root = &self.project.root;
+        let main = crate::run::worktree::main_root(root).ok()?;
+        if &main == root {
+            return None;
+        }
+        Some((main, crate::git::branch(root)?))
+    }
+
     /// A hint's commands as they are typed for this loop: a worktree
     /// loop's are run from the checkout, naming it (`ralph loop --worktree
     /// NAME --resume`; `ralph resume -C <worktree>`).
     fn hint_here(&self, hint: &str) -> String {
         let root = &self.project.root;
-        let name = crate::run::worktree::main_root(root)
-            .ok()
-            .filter(|main| main != root)
-            .and_then(|_| crate::git::branch(root))
-            .and_then(|b| b.strip_prefix("ralph/").map(str::to_string));
+        let name = self
+            .worktree_of()
+            .and_then(|(_, b)| b.strip_prefix("ralph/").map(str::to_string));
         match name {
             Some(name) => hint
                 .replace(

@@ -67,8 +67,7 @@ impl Ship {
         }
         let target = push::target(root)?;
         let pr = if pr {
-            on_a_branch_of_its_own(root, &target)?;
-            Some(pr_to(&target)?)
+            Some(pr_for(root, &target)?)
         } else {
             None
         };
@@ -85,8 +84,7 @@ impl Ship {
     pub fn check_for(root: &Path, branch: &str, pr: bool) -> Result<(), String> {
         let target = push::target_for(root, "origin", branch)?;
         if pr {
-            on_a_branch_of_its_own(root, &target)?;
-            pr_to(&target)?;
+            pr_for(root, &target)?;
         }
         Ok(())
     }
@@ -268,6 +266,13 @@ impl Ship {
 /// The pull request's repository (from the remote's URL), client (token,
 /// API base) and base branch (the repository's default, which the run's
 /// branch may not be).
+/// Where `target`'s pull request goes: refused on the default branch the
+/// clone knows before anything asks GitHub, then as GitHub answers.
+fn pr_for(root: &Path, target: &push::Target) -> Result<PrTo, String> {
+    on_a_branch_of_its_own(root, target)?;
+    pr_to(target)
+}
+
 /// The default branch as the clone knows it (`<remote>/HEAD`), checked
 /// before anything asks GitHub: a run on it is refused for that, not for a
 /// token it would not need yet. (`pr_to` asks GitHub too, for clones that
