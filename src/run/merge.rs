@@ -129,7 +129,20 @@ fn with_own_ralph(g: &Git, tree: &str, branch: &str) -> Result<(String, Vec<Stri
 /// HEAD's `.ralph` tree with its spec marked as `branch`'s (`marked_done`),
 /// when that checks any step; `None`: HEAD's as it is.
 fn own_ralph_marked(g: &Git, branch: &str) -> Result<Option<(String, Vec<String>)>> {
-    let spec = |rev: &str| g.bytes(&["show", &format!("{rev}:.ralph/spec.md")]);
+    // Read only as big as ralph reads a spec (`READ_CAP`): the branch's is
+    // its sessions' to write.
+    let spec = |rev: &str| {
+        let blob = format!("{rev}:.ralph/spec.md");
+        let size: u64 = g
+            .run(&["cat-file", "-s", &blob], &[])
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        (size <= crate::fsutil::READ_CAP)
+            .then(|| g.bytes(&["show", &blob]))
+            .flatten()
+    };
     let (Some(ours), Some(theirs)) = (spec("HEAD"), spec(branch)) else {
         return Ok(None);
     };
