@@ -365,6 +365,7 @@ impl Loop {
             ship,
             clock: std::cell::Cell::new(None),
             handed: std::cell::RefCell::new(None),
+            standing: std::cell::RefCell::new(None),
             claimed_at: std::cell::RefCell::new(None),
         };
         let result = match (settings.workers.count, &self.args.remote) {

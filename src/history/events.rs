@@ -156,6 +156,13 @@ pub enum Event {
         agent: crate::agent::Agent,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         review: bool,
+        /// Where the run stood as a work session began (added in 1.x of
+        /// the schema: absent from older lines).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        standing: Option<Standing>,
+        /// What a review session judges (`the whole run`, steps).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        subject: Option<String>,
     },
     /// A session ended, with what it used.
     SessionEnded {
@@ -262,12 +269,76 @@ pub enum Event {
     /// the pace).
     Paused { why: String, until: At },
     /// The run ended complete.
-    Complete { reason: String },
+    Complete {
+        reason: String,
+        /// What the run came to (absent from older lines).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        totals: Option<Totals>,
+    },
     /// The run ended waiting for a human (`.ralph/WAITING` says why).
-    Waiting { outcome: Outcome, reason: String },
+    Waiting {
+        outcome: Outcome, reason: String,
+        /// What the run came to (absent from older lines).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        totals: Option<Totals>,
+    },
     /// The run ended otherwise (a limit, a failure, interrupted, a
     /// worker's step done).
-    Stopped { outcome: Outcome, reason: String },
+    Stopped {
+        outcome: Outcome, reason: String,
+        /// What the run came to (absent from older lines).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        totals: Option<Totals>,
+    },
+}
+
+/// Where a run stood as a session began: what its line says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Standing {
+    pub max_iterations: u32,
+    /// The spec's boxes (`3/9`), or that it has none.
+    pub spec: String,
+    #[serde(with = "secs", rename = "elapsed_s")]
+    pub elapsed: Duration,
+    pub cost_usd: f64,
+    /// Some session's cost was not known (no price for its model).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_unknown: bool,
+}
+
+/// What a run came to, on its end's line: what its summary says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    pub iterations: u32,
+    pub sessions: u32,
+    #[serde(with = "secs", rename = "duration_s")]
+    pub duration: Duration,
+    #[serde(default)]
+    pub reviews: u32,
+    pub cost_usd: f64,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_unknown: bool,
+    pub tokens: Tokens,
+    /// Commits the run made on its branch, when git could count them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commits: Option<u64>,
+    pub spec: String,
+}
+
+impl Totals {
+    pub fn of(s: &Summary) -> Totals {
+        Totals {
+            iterations: s.iterations,
+            sessions: s.sessions,
+            duration: Duration::try_from_secs_f64(s.duration_s).unwrap_or_default(),
+            reviews: s.reviews,
+            cost_usd: s.cost_usd,
+            cost_unknown: s.cost_unknown,
+            tokens: s.tokens.clone(),
+            commits: s.commits,
+            spec: s.spec.clone(),
+        }
+    }
 }
 
 /// One line of the journal: the version, when, who, and the event.
@@ -309,10 +380,23 @@ impl Line {
     }
 
     pub fn is_end(&self) -> bool {
-        matches!(
-            self.event,
-            Event::Complete { .. } | Event::Waiting { .. } | Event::Stopped { .. }
-        )
+        self.event.end().is_some()
+    }
+}
+
+impl Event {
+    /// A run's end: what it came to, and why.
+    pub fn end(&self) -> Option<(Outcome, &str)> {
+        match self {
+            Event::Complete { reason, .. } => Some((Outcome::Complete, reason)),
+            Event::Waiting {
+                outcome, reason, ..
+            }
+            | Event::Stopped {
+                outcome, reason, ..
+            } => Some((*outcome, reason)),
+            _ => None,
+        }
     }
 }
 
@@ -432,13 +516,22 @@ pub fn gate_verdict(l: &Line) -> Option<crate::work::gate::Verdict> {
     }
 }
 
-/// How a run's end is told: complete, waiting for a human, or stopped.
-pub fn end_event(outcome: Outcome, reason: &str) -> Event {
+/// How a run's end is told: complete, waiting for a human, or stopped,
+/// with what it came to (`totals`) when that is known.
+pub fn end_event(outcome: Outcome, reason: &str, totals: Option<Totals>) -> Event {
     let reason = reason.to_string();
     match outcome {
-        Outcome::Complete => Event::Complete { reason },
-        o if o == Outcome::Waiting || o.writes_waiting() => Event::Waiting { outcome, reason },
-        outcome => Event::Stopped { outcome, reason },
+        Outcome::Complete => Event::Complete { reason, totals },
+        o if o == Outcome::Waiting || o.writes_waiting() => Event::Waiting {
+            outcome,
+            reason,
+            totals,
+        },
+        outcome => Event::Stopped {
+            outcome,
+            reason,
+            totals,
+        },
     }
 }
 
@@ -479,6 +572,8 @@ pub fn derive(
                 iteration: r.iteration,
                 agent: r.agent,
                 review: r.review.is_some(),
+                standing: None,
+                subject: None,
             },
         );
         out.push(by(start, r));
@@ -517,7 +612,10 @@ pub fn derive(
                 },
             ));
         }
-        out.push(Line::new(at, end_event(s.outcome, &s.reason)));
+        out.push(Line::new(
+            at,
+            end_event(s.outcome, &s.reason, Some(Totals::of(s))),
+        ));
     }
     out
 }
@@ -773,6 +871,22 @@ mod tests {
                 iteration: 1,
                 agent: crate::agent::Agent::Claude,
                 review: true,
+                standing: None,
+                subject: Some("the whole run".into()),
+            },
+            Event::SessionStarted {
+                session: 1,
+                iteration: 1,
+                agent: crate::agent::Agent::Claude,
+                review: false,
+                standing: Some(Standing {
+                    max_iterations: 9,
+                    spec: "1/3".into(),
+                    elapsed: Duration::from_millis(61_500),
+                    cost_usd: 0.25,
+                    cost_unknown: true,
+                }),
+                subject: None,
             },
             Event::SessionEnded {
                 session: 2,
@@ -849,14 +963,27 @@ mod tests {
             },
             Event::Complete {
                 reason: "2/2 steps".into(),
+                totals: Some(Totals {
+                    iterations: 2,
+                    sessions: 3,
+                    duration: Duration::from_millis(90_250),
+                    reviews: 1,
+                    cost_usd: 0.75,
+                    cost_unknown: false,
+                    tokens: Tokens::default(),
+                    commits: Some(2),
+                    spec: "2/2".into(),
+                }),
             },
             Event::Waiting {
                 outcome: Outcome::Stuck,
                 reason: "stuck".into(),
+                totals: None,
             },
             Event::Stopped {
                 outcome: Outcome::CostLimit,
                 reason: "spent".into(),
+                totals: None,
             },
         ]
     }
@@ -876,18 +1003,40 @@ mod tests {
             assert_eq!(Line::parse(&text), Some(line), "{text}");
         }
         // The wire names a face reads.
-        let text = Line::new(At(5), every_kind().remove(2)).to_text().unwrap();
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let wire = |i| {
+            let text = Line::new(At(5), every_kind().remove(i)).to_text().unwrap();
+            serde_json::from_str::<serde_json::Value>(&text).unwrap()
+        };
+        let v = wire(3);
         assert_eq!(v["kind"], "session_ended");
         assert_eq!(v["at"], 5);
         assert_eq!(v["duration_s"], 1.5);
         assert_eq!(v["cost_usd"], serde_json::Value::Null);
         assert_eq!(v["outcome"]["kind"], "limited");
+        let v = wire(2);
+        assert_eq!(v["standing"]["elapsed_s"], 61.5);
+        assert_eq!(v["standing"]["spec"], "1/3");
+        let v = wire(every_kind().len() - 3);
+        assert_eq!(v["kind"], "complete");
+        assert_eq!(v["totals"]["duration_s"], 90.25);
+        assert_eq!(v["totals"]["commits"], 2);
+        // Lines from before these were kept read, with none.
+        let old = r#"{"v":1,"at":1,"kind":"complete","reason":"r"}"#;
+        assert!(matches!(
+            Line::parse(old).map(|l| l.event),
+            Some(Event::Complete { totals: None, .. })
+        ));
     }
 
     #[test]
     fn lines_it_cannot_read_are_skipped_and_the_rest_kept() {
-        let known = Line::new(At(1), Event::Complete { reason: "r".into() });
+        let known = Line::new(
+            At(1),
+            Event::Complete {
+                reason: "r".into(),
+                totals: None,
+            },
+        );
         let text = [
             r#"{"v":1,"at":1,"kind":"teleported","to":"mars"}"#.to_string(),
             known.to_text().unwrap(),
@@ -1032,7 +1181,7 @@ mod tests {
 
     #[test]
     fn a_run_ends_as_one_of_three() {
-        let kind = |o| match end_event(o, "r") {
+        let kind = |o| match end_event(o, "r", None) {
             Event::Complete { .. } => "complete",
             Event::Waiting { .. } => "waiting",
             Event::Stopped { .. } => "stopped",
@@ -1110,7 +1259,7 @@ mod tests {
             assert_eq!(Line::new(At(1), e.clone()).is_end(), end, "{e:?}");
         }
         for o in [Outcome::Complete, Outcome::Stuck, Outcome::TimeLimit] {
-            assert!(Line::new(At(1), end_event(o, "r")).is_end(), "{o:?}");
+            assert!(Line::new(At(1), end_event(o, "r", None)).is_end(), "{o:?}");
         }
     }
 
@@ -1259,7 +1408,10 @@ mod tests {
         j.seed(&run);
         // Seeding again (resumed twice) tells nothing twice.
         j.seed(&run);
-        j.add(Event::Complete { reason: "r".into() });
+        j.add(Event::Complete {
+            reason: "r".into(),
+            totals: None,
+        });
         assert_eq!(
             kinds(&read(&run)),
             ["session_started", "session_ended", "complete"]
@@ -1279,14 +1431,16 @@ mod tests {
         let j = Journal::of(&run).by(Some(("w2", "b")));
         j.add(Event::Complete {
             reason: "one".into(),
+            totals: None,
         });
         j.add(Event::Complete {
             reason: "two".into(),
+            totals: None,
         });
         let lines = read(&run);
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[1].worker.as_deref(), Some("w2"));
-        assert!(matches!(&lines[1].event, Event::Complete { reason } if reason == "two"));
+        assert!(matches!(&lines[1].event, Event::Complete { reason, .. } if reason == "two"));
         assert_eq!(newest_first(&run).next(), Some(lines[1].clone()));
         // Adopted into another run, named by the worker that wrote it.
         let other = RunDir::open(&runs, &run.id);
@@ -1301,6 +1455,7 @@ mod tests {
                 Some("w9".to_string()),
                 Event::Complete {
                     reason: reason.into(),
+                    totals: None,
                 },
             )
         };
@@ -1311,6 +1466,7 @@ mod tests {
         std::os::unix::fs::symlink(&target, run.path.join(FILE)).unwrap();
         j.add(Event::Complete {
             reason: "three".into(),
+            totals: None,
         });
         assert!(!target.exists());
     }

@@ -2,7 +2,9 @@
 //! here once for every part that reports one (the shell's `tell`): what is
 //! journaled and what is said cannot drift apart.
 
-use super::events::{Event, PrChange};
+use super::events::{Event, PrChange, Standing, Totals};
+use crate::output::{counted, spent};
+use crate::timefmt::human_duration;
 
 /// What the terminal says of `event` (about `step`: a merge's), if it says
 /// anything of it.
@@ -52,6 +54,76 @@ pub fn said(event: &Event, step: Option<&str>) -> Option<String> {
         ),
         _ => return None,
     })
+}
+
+/// The status line of `event` (`── ralph: ... ──` on the terminal): a
+/// session's start, the run's end. `None` for the rest, and for a line
+/// from before the journal kept what it says.
+pub fn headline(event: &Event) -> Option<String> {
+    match event {
+        Event::SessionStarted {
+            iteration,
+            standing: Some(s),
+            review: false,
+            ..
+        } => Some(started(*iteration, s)),
+        Event::SessionStarted {
+            session,
+            agent,
+            subject: Some(what),
+            review: true,
+            ..
+        } => Some(format!("review session {session}: {what} · {agent}")),
+        Event::Complete {
+            reason,
+            totals: Some(t),
+        } => Some(ended(crate::run::engine::Outcome::Complete, reason, t)),
+        Event::Waiting {
+            outcome,
+            reason,
+            totals: Some(t),
+        }
+        | Event::Stopped {
+            outcome,
+            reason,
+            totals: Some(t),
+        } => Some(ended(*outcome, reason, t)),
+        _ => None,
+    }
+}
+
+fn started(iteration: u32, s: &Standing) -> String {
+    let cost = if s.cost_usd > 0.0 || s.cost_unknown {
+        format!(" · {}", spent(s.cost_usd, s.cost_unknown))
+    } else {
+        String::new()
+    };
+    format!(
+        "iteration {iteration}/{} · spec {} · {} elapsed{cost}",
+        s.max_iterations,
+        s.spec,
+        human_duration(s.elapsed)
+    )
+}
+
+fn ended(outcome: crate::run::engine::Outcome, reason: &str, t: &Totals) -> String {
+    let commits = t
+        .commits
+        .map(|c| format!(", {}", counted(c, "commit", "commits")))
+        .unwrap_or_default();
+    let reviews = match t.reviews {
+        0 => String::new(),
+        n => format!(" · {}", counted(n, "review", "reviews")),
+    };
+    format!(
+        "{}: {reason} · {} in {}{reviews} · {} · {} tokens{commits} · spec {}",
+        outcome.text(),
+        counted(t.iterations, "iteration", "iterations"),
+        human_duration(t.duration),
+        spent(t.cost_usd, t.cost_unknown),
+        t.tokens.total(),
+        t.spec
+    )
 }
 
 #[cfg(test)]
@@ -145,6 +217,7 @@ mod tests {
             (
                 Event::Complete {
                     reason: "all done".into(),
+                    totals: None,
                 },
                 None,
                 None,
@@ -152,6 +225,109 @@ mod tests {
         ];
         for (event, step, line) in rows {
             assert_eq!(said(&event, step).as_deref(), line, "{event:?}");
+        }
+    }
+
+    fn totals(cost_unknown: bool, commits: Option<u64>, reviews: u32) -> Totals {
+        Totals {
+            iterations: 1,
+            sessions: 2,
+            duration: Duration::from_millis(3_725_400),
+            reviews,
+            cost_usd: 1.5,
+            cost_unknown,
+            tokens: crate::history::records::Tokens {
+                input: 100,
+                output: 20,
+                cache_read: 3,
+                cache_creation: 0,
+            },
+            commits,
+            spec: "3/3".into(),
+        }
+    }
+
+    /// The status lines, as a user reads them: a session's start (work or
+    /// review), the run's end with what it came to; none for a line from
+    /// before the journal kept what they say.
+    #[test]
+    fn each_headline_as_the_terminal_says_it() {
+        use crate::agent::Agent;
+        use crate::run::engine::Outcome;
+        let standing = |cost_usd, cost_unknown| Standing {
+            max_iterations: 20,
+            spec: "1/3".into(),
+            elapsed: Duration::from_millis(125_900),
+            cost_usd,
+            cost_unknown,
+        };
+        let start = |standing, review, subject: Option<&str>| Event::SessionStarted {
+            session: 4,
+            iteration: 3,
+            agent: Agent::Claude,
+            review,
+            standing,
+            subject: subject.map(String::from),
+        };
+        let rows: Vec<(Event, Option<&str>)> = vec![
+            (
+                start(Some(standing(0.0, false)), false, None),
+                Some("iteration 3/20 · spec 1/3 · 2m 5s elapsed"),
+            ),
+            (
+                start(Some(standing(0.4, false)), false, None),
+                Some("iteration 3/20 · spec 1/3 · 2m 5s elapsed · $0.40"),
+            ),
+            (
+                start(Some(standing(0.0, true)), false, None),
+                Some("iteration 3/20 · spec 1/3 · 2m 5s elapsed · cost unknown"),
+            ),
+            (start(None, false, None), None),
+            (
+                start(None, true, Some("steps 2, 3")),
+                Some("review session 4: steps 2, 3 · claude"),
+            ),
+            (start(None, true, None), None),
+            (
+                Event::Complete {
+                    reason: "all 3 steps done".into(),
+                    totals: Some(totals(false, Some(2), 0)),
+                },
+                Some(
+                    "complete: all 3 steps done · 1 iteration in 1h 2m 5s · $1.50 · 123 tokens, 2 commits · spec 3/3",
+                ),
+            ),
+            (
+                Event::Waiting {
+                    outcome: Outcome::Stuck,
+                    reason: "no progress".into(),
+                    totals: Some(totals(true, None, 2)),
+                },
+                Some(
+                    "stuck on a step: no progress · 1 iteration in 1h 2m 5s · 2 reviews · $1.50 + unknown · 123 tokens · spec 3/3",
+                ),
+            ),
+            (
+                Event::Stopped {
+                    outcome: Outcome::Interrupted,
+                    reason: "Ctrl+C".into(),
+                    totals: Some(totals(false, Some(1), 1)),
+                },
+                Some(
+                    "interrupted: Ctrl+C · 1 iteration in 1h 2m 5s · 1 review · $1.50 · 123 tokens, 1 commit · spec 3/3",
+                ),
+            ),
+            (
+                Event::Stopped {
+                    outcome: Outcome::Interrupted,
+                    reason: "Ctrl+C".into(),
+                    totals: None,
+                },
+                None,
+            ),
+        ];
+        for (event, line) in rows {
+            assert_eq!(headline(&event).as_deref(), line, "{event:?}");
         }
     }
 }

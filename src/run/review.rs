@@ -44,23 +44,22 @@ impl Shell<'_> {
         let prompt = self.write_review_prompt(&of, &subject, saved, number)?;
         let before = progress::take(&project.root, &project.spec());
         let seat = seat_of(r);
-        self.ui.status(&format!(
-            "review session {number}: {} · {}",
-            subject.what, seat.agent
-        ));
         let start = timefmt::now();
         // Print mode, whatever the run's, with its own prompt.
         let mut settings = self.s.clone();
         settings.session.interactive = false;
         settings.session.prompt = prompt;
         let at = (saved.state.iteration, number);
-        self.journal()
-            .add(crate::history::events::Event::SessionStarted {
-                session: number,
-                iteration: at.0,
-                agent: seat.agent,
-                review: true,
-            });
+        let started = crate::history::events::Event::SessionStarted {
+            session: number,
+            iteration: at.0,
+            agent: seat.agent,
+            review: true,
+            standing: None,
+            subject: Some(subject.what.clone()),
+        };
+        self.headline(&started);
+        self.journal().add(started);
         let (ended, command) =
             self.launch(lock, (&settings, seat), at, saved.first_head.clone())?;
         let after = progress::take(&project.root, &project.spec());

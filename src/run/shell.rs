@@ -112,6 +112,9 @@ pub struct Shell<'a> {
     /// once that changed, so a gate or a reviewer that refused is not asked
     /// again about the same work.
     pub claimed_at: std::cell::RefCell<Option<(Option<String>, Vec<bool>)>>,
+    /// Where the run stood as the next session's line said it: journaled
+    /// with its start, so what was said and what is kept are one value.
+    pub standing: std::cell::RefCell<Option<crate::history::events::Standing>>,
 }
 
 /// What of a checkpoint says the work changed for a claim of the loop's
@@ -135,6 +138,14 @@ impl Shell<'_> {
 
     /// The run's one reporter: `event` journaled, and the line the
     /// terminal shows of it (`history::said`), if any, said.
+    /// The status line of `event` (a session's start, the run's end),
+    /// rendered where every face's is (`history::said`).
+    pub(crate) fn headline(&self, event: &crate::history::events::Event) {
+        if let Some(line) = crate::history::said::headline(event) {
+            self.ui.status(&line);
+        }
+    }
+
     pub(crate) fn report(&self, event: crate::history::events::Event) {
         if let Some(line) = crate::history::said::said(&event, None) {
             self.ui.note(&line);
@@ -902,18 +913,22 @@ impl Shell<'_> {
 
     /// Before a session: its status line and the `on_session_start` hook.
     fn prepare(&self, iteration: u32, saved: &Saved, before: &Checkpoint) -> Event {
-        let cost = if saved.state.cost_usd > 0.0 || saved.cost_unknown {
-            let spent = crate::output::spent(saved.state.cost_usd, saved.cost_unknown);
-            format!(" · {spent}")
-        } else {
-            String::new()
+        let standing = crate::history::events::Standing {
+            max_iterations: self.s.limits.max_iterations,
+            spec: spec_text(before),
+            elapsed: std::time::Duration::try_from_secs_f64(saved.elapsed_s).unwrap_or_default(),
+            cost_usd: saved.state.cost_usd,
+            cost_unknown: saved.cost_unknown,
         };
-        self.ui.status(&format!(
-            "iteration {iteration}/{} · spec {} · {} elapsed{cost}",
-            self.s.limits.max_iterations,
-            spec_text(before),
-            timefmt::human_duration(std::time::Duration::from_secs_f64(saved.elapsed_s))
-        ));
+        self.headline(&crate::history::events::Event::SessionStarted {
+            session: saved.state.sessions + 1,
+            iteration,
+            agent: self.s.session.seat(saved.state.agent).agent,
+            review: false,
+            standing: Some(standing.clone()),
+            subject: None,
+        });
+        self.standing.replace(Some(standing));
         lifecycle::run(
             &self.s.hooks.on_session_start,
             &self.facts("session_start", iteration, &[]),
@@ -1047,6 +1062,8 @@ impl Shell<'_> {
                 iteration,
                 agent: seat.agent,
                 review: false,
+                standing: self.standing.take(),
+                subject: None,
             });
         let (ended, command) = self.launch(lock, (self.s, seat), (iteration, number), base)?;
         let after = progress::take(&project.root, &project.spec());
@@ -1603,20 +1620,28 @@ impl Shell<'_> {
                 run.write_summary(&summary)?;
             }
         }
-        let end = crate::history::events::end_event(summary.outcome, &summary.reason);
-        self.journal().add(end);
+        let end = crate::history::events::end_event(
+            summary.outcome,
+            &summary.reason,
+            Some(crate::history::events::Totals::of(&summary)),
+        );
+        self.headline(&end);
+        self.journal().add(end.clone());
         // A worker's end is its run's to tell.
         if self.s.workers.worker.is_none() {
             self.end_hook(&summary);
         }
-        self.say_end(&summary);
-        self.tell_end(summary.outcome, &summary.reason);
+        self.say_next(&summary);
+        self.tell_end(&end);
         Ok(summary.outcome.code())
     }
 
-    /// The run's end, told (`[notify]`), and any notice that failed, said.
-    fn tell_end(&self, outcome: Outcome, reason: &str) {
-        if let Some((event, todo)) = outcome.notice() {
+    /// The run's end (its journal's `end` event), told (`[notify]`), and
+    /// any notice that failed, said.
+    fn tell_end(&self, end: &crate::history::events::Event) {
+        if let Some((outcome, reason)) = end.end()
+            && let Some((event, todo)) = outcome.notice()
+        {
             // Only ralph's own words: a complete run's reason is its count.
             let what = match outcome {
                 Outcome::Complete => format!("complete, {reason}"),
@@ -1693,27 +1718,9 @@ impl Shell<'_> {
         }
     }
 
-    /// The run's last lines: what it came to, and what the user can do next.
-    fn say_end(&self, summary: &Summary) {
+    /// After the run's end line: what the user can do next.
+    fn say_next(&self, summary: &Summary) {
         let (ui, outcome, root) = (&self.ui, summary.outcome, &self.project.root);
-        let commits = summary
-            .commits
-            .map(|c| format!(", {}", crate::output::counted(c, "commit", "commits")))
-            .unwrap_or_default();
-        let reviews = match summary.reviews {
-            0 => String::new(),
-            n => format!(" · {}", crate::output::counted(n, "review", "reviews")),
-        };
-        ui.status(&format!(
-            "{}: {} · {} in {}{reviews} · {} · {} tokens{commits} · spec {}",
-            outcome.text(),
-            summary.reason,
-            crate::output::counted(summary.iterations, "iteration", "iterations"),
-            summary.duration,
-            crate::output::spent(summary.cost_usd, summary.cost_unknown),
-            summary.tokens.total(),
-            summary.spec
-        ));
         // A worker's branch is its coordinator's to merge, not the user's.
         if outcome == Outcome::Complete
             && self.s.workers.worker.is_none()
@@ -1872,6 +1879,7 @@ mod tests {
             ship: None,
             clock: std::cell::Cell::new(None),
             handed: std::cell::RefCell::new(None),
+            standing: std::cell::RefCell::new(None),
             claimed_at: std::cell::RefCell::new(None),
         };
         let first = before.head.clone();

@@ -98,6 +98,16 @@ fn a_run_to_complete_journals_each_session_the_gate_and_its_end() {
     assert!(ended["cost_usd"].as_f64().is_some(), "{ended}");
     assert!(ended["duration_s"].as_f64().unwrap() > 0.0, "{ended}");
     assert_eq!(lines[7]["reason"], summary(&env)["reason"]);
+    // What the terminal's lines said, kept with them: where the run stood
+    // as each session began, and what it came to.
+    let standing = &lines[1]["standing"];
+    assert_eq!(standing["max_iterations"], 5, "{standing}");
+    assert_eq!(standing["spec"], "0/1", "{standing}");
+    let totals = &lines[7]["totals"];
+    let s = summary(&env);
+    for field in ["iterations", "sessions", "cost_usd", "tokens", "commits", "spec"] {
+        assert_eq!(totals[field], s[field], "{field}: {totals} against {s}");
+    }
 }
 
 #[test]
