@@ -71,6 +71,9 @@ pub enum Shown {
     Tool(String),
     ToolError(String),
     Note(String),
+    /// A line the agent wrote to its stderr that ralph passes on (to its
+    /// own stderr, tagged as the loop's lines are).
+    Stderr(String),
 }
 
 /// Everything the loop learns from one session's stream.

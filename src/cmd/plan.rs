@@ -463,7 +463,13 @@ impl Session<'_> {
         let ui = self.ui;
         let show: Box<dyn FnMut(crate::agent::stream::Shown) + Send> = match ui {
             Some(ui) => Box::new(move |x| ui.show(x)),
-            None => Box::new(|_| {}),
+            // `--json`: stdout is the JSON's; the agent's own stderr still
+            // passes to ralph's, as in every session.
+            None => Box::new(|x| {
+                if let crate::agent::stream::Shown::Stderr(t) = x {
+                    eprintln!("{}", crate::output::visible_line(&t));
+                }
+            }),
         };
         let secret = format!("plan-{}-{}", std::process::id(), crate::timefmt::now());
         let stream = draft_dir.join("session.jsonl");

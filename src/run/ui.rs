@@ -101,6 +101,21 @@ impl Ui {
         }
     }
 
+    /// A line for stderr (an agent's own, passed on), tagged as the rest.
+    fn emit_err(&self, line: &str) {
+        let line = format!("{}{line}\n", self.tag.unwrap_or(""));
+        match self.to {
+            Some(kept) => kept
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push_str(&line),
+            None => {
+                use std::io::Write;
+                let _ = std::io::stderr().lock().write_all(line.as_bytes());
+            }
+        }
+    }
+
     fn paint(&self, style: anstyle::Style, s: &str) -> String {
         output::paint(self.color, style, s)
     }
@@ -109,6 +124,7 @@ impl Ui {
     /// tool's), so every control character is shown, not sent.
     pub fn show(&self, s: Shown) {
         let line = match s {
+            Shown::Stderr(t) => return self.emit_err(&visible_line(&t)),
             Shown::Text(t) => visible(&t).into_owned(),
             Shown::Tool(t) => format!("  {} {}", self.paint(style::TOOL, "→"), visible_line(&t)),
             Shown::ToolError(t) => {
@@ -155,10 +171,11 @@ mod tests {
         ui.note("session 1 left changes uncommitted");
         ui.show(Shown::Text("two\nlines".into()));
         ui.show(Shown::Tool("Bash: ls".into()));
+        ui.show(Shown::Stderr("warn: \u{1b}[2Jslow".into()));
         (ui.gate_show())(crate::work::gate::Shown::Command("cargo test"));
         assert_eq!(
             *said.lock().unwrap(),
-            "[auth] ralph: session 1 left changes uncommitted\n[auth] two\n[auth] lines\n[auth]   → Bash: ls\n[auth]   gate: cargo test\n"
+            "[auth] ralph: session 1 left changes uncommitted\n[auth] two\n[auth] lines\n[auth]   → Bash: ls\n[auth] warn: ^[[2Jslow\n[auth]   gate: cargo test\n"
         );
         assert_eq!(tag_lines("[a] ", ""), "");
     }

@@ -234,7 +234,11 @@ fn watch_log(
                         show(Shown::Note(format!("{agent}: {note}")));
                     }
                 }
-                None => eprintln!("{}", crate::output::visible_line(text)),
+                None => {
+                    if let Ok(mut show) = show.lock() {
+                        show(Shown::Stderr(text.to_string()));
+                    }
+                }
             }
             line.clear();
         }

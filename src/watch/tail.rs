@@ -47,7 +47,7 @@ pub fn lines_of(s: Shown) -> Vec<String> {
         Shown::Text(t) => t.lines().map(visible_line).collect(),
         Shown::Tool(t) => vec![format!("  → {}", visible_line(&t))],
         Shown::ToolError(t) => vec![format!("  ✗ {}", visible_line(&t))],
-        Shown::Note(t) => vec![format!("  ! {}", visible_line(&t))],
+        Shown::Note(t) | Shown::Stderr(t) => vec![format!("  ! {}", visible_line(&t))],
     }
 }
 

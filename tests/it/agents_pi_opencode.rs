@@ -647,7 +647,7 @@ fn an_opencode_session_waiting_out_a_limit_by_itself_is_ended_as_a_limit() {
 
 /// Shell that finds the agent's own process (the first ancestor of the
 /// tool's shell that is no shell) and sets `$agent` to its pid.
-const FIND_AGENT: &str = "agent=$PPID; while :; do c=$(cat /proc/$agent/comm); \
+pub(crate) const FIND_AGENT: &str = "agent=$PPID; while :; do c=$(cat /proc/$agent/comm); \
 case $c in bash|sh|dash) agent=$(awk '{print $4}' /proc/$agent/stat);; *) break;; esac; done; ";
 
 /// A folder the sandbox cannot write (beside the project): a mark there

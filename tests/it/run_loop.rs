@@ -1220,3 +1220,30 @@ fn a_loop_in_an_empty_folder_says_how_to_set_it_up() {
         )
     );
 }
+
+/// What the agent writes to its stderr passes to ralph's, and is tagged
+/// as the loop's other lines are when its output may be read beside other
+/// loops' (here: a pipe).
+#[test]
+fn the_agents_own_stderr_lines_are_tagged_with_the_loop_when_piped() {
+    let env = one_step_project();
+    env.api.session([
+        Reply::bash(format!(
+            "{}echo 'a warning of the agent' > /proc/$agent/fd/2; {CHECK_THE_BOX}",
+            crate::agents_pi_opencode::FIND_AGENT
+        )),
+        Reply::text("Step done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .assert()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    let name = env.project.file_name().unwrap().to_string_lossy();
+    assert!(
+        err.lines()
+            .any(|l| l == format!("[{name}] a warning of the agent")),
+        "{err}"
+    );
+}
