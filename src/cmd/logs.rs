@@ -51,21 +51,28 @@ pub struct Logs {
 }
 
 /// Render one whole stream file, reading it a piece at a time, as the
-/// stream of the agent that wrote it.
-fn render(path: &Path, agent: crate::agent::Agent, ui: Ui) -> Result<()> {
+/// stream of the agent that wrote it; whether it showed anything.
+fn render(path: &Path, agent: crate::agent::Agent, ui: Ui) -> Result<bool> {
     let mut f = crate::fsutil::open_regular(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
     let mut lines = LineFeed::new(agent);
     let mut buf = vec![0u8; 64 * 1024];
+    let mut shown = false;
     loop {
         let n = f.read(&mut buf)?;
         if n == 0 {
             break;
         }
-        lines.feed(&buf[..n], &mut |x| ui.show(x));
+        lines.feed(&buf[..n], &mut |x| {
+            shown = true;
+            ui.show(x)
+        });
     }
-    lines.feed(b"\n", &mut |x| ui.show(x));
-    Ok(())
+    lines.feed(b"\n", &mut |x| {
+        shown = true;
+        ui.show(x)
+    });
+    Ok(shown)
 }
 
 impl Run for Logs {
@@ -92,15 +99,17 @@ impl Run for Logs {
             ));
         }
         for (n, path) in chosen {
+            let record = run.records_newest_first().find(|r| r.session == *n);
             // A review session says so, with its verdict.
-            let review = run
-                .records_newest_first()
-                .find(|r| r.session == *n)
-                .and_then(|r| r.review)
+            let review = record
+                .as_ref()
+                .and_then(|r| r.review.as_ref())
                 .map(|r| format!(" (review: {})", r.verdict))
                 .unwrap_or_default();
             ui.status(&format!("run {} · session {n}{review}", run.id));
-            render(path, agent_of(&run, *n), ui)?;
+            if !render(path, agent_of(&run, *n), ui)? {
+                ui.line(&crate::watch::tail::printed_nothing(*n, record.as_ref()));
+            }
         }
         Ok(ExitStatus::Success)
     }

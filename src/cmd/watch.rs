@@ -126,6 +126,26 @@ fn shown_session(row: &Row, picked: Option<u32>) -> Option<(u32, std::path::Path
     }
 }
 
+/// The log pane's lines: the session's, or that it printed nothing.
+fn log_lines(tail: &Tail, row: Option<&Row>, n: Option<u32>) -> Vec<String> {
+    let lines = tail.lines();
+    match (row, n) {
+        (
+            Some(Row {
+                run_id: Some(id),
+                root,
+                ..
+            }),
+            Some(n),
+        ) if lines.is_empty() => {
+            let run = RunDir::open(&Project::at(root).runs(), id);
+            let record = run.records_newest_first().find(|r| r.session == n);
+            vec![crate::watch::tail::printed_nothing(n, record.as_ref())]
+        }
+        _ => lines,
+    }
+}
+
 /// The agent whose stream the log pane shows (`tail::agent_of`).
 fn agent_shown(row: Option<&Row>, n: Option<u32>) -> crate::agent::Agent {
     match (row, n) {
@@ -173,7 +193,7 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
         if dirty {
             let log = Log {
                 title: log_title(row, shown.as_ref().map(|(n, _)| *n), app.session),
-                lines: tail.lines(),
+                lines: log_lines(&tail, row, shown.as_ref().map(|(n, _)| *n)),
             };
             terminal.draw(|f| view::draw(f, &rows, &app, &log, now, color))?;
             dirty = false;

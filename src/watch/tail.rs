@@ -51,6 +51,24 @@ pub fn lines_of(s: Shown) -> Vec<String> {
     }
 }
 
+/// What `logs` and `watch` say of a session whose stream shows nothing:
+/// how it ended, as its record says (none: it runs, or ended unrecorded).
+pub fn printed_nothing(n: u32, record: Option<&crate::history::records::Record>) -> String {
+    match record {
+        Some(r) => format!(
+            "(session {n} printed nothing: it ended {} after {}{})",
+            r.outcome.as_text(),
+            crate::timefmt::human_duration(std::time::Duration::from_secs_f64(
+                r.duration_s.max(0.0)
+            )),
+            r.exit_code
+                .map(|c| format!(", exit code {c}"))
+                .unwrap_or_default()
+        ),
+        None => format!("(session {n} has printed nothing yet)"),
+    }
+}
+
 impl Tail {
     /// Show `path` (from its start, if it is another file than now), read
     /// as the stream of the agent `agent` says (asked only then).

@@ -150,3 +150,24 @@ fn logs_of_a_worktree_that_is_not_there_and_of_one_with_no_loop() {
         (Some(130), "", waiting_line(&wt))
     );
 }
+
+/// A session that printed nothing (an agent that failed before a word)
+/// says so in `logs`, with how it ended, rather than nothing at all.
+#[test]
+fn logs_of_a_session_that_printed_nothing_says_how_it_ended() {
+    let env = project();
+    let claude = stand_in(&env, "silent", "exit 3");
+    env.ralph()
+        .args(["loop", "--max-iterations", "1", "--claude"])
+        .arg(&claude)
+        .assert()
+        .code(4);
+    let out = env.ralph().arg("logs").stdout_with(0);
+    let id = run_id(&env);
+    assert_eq!(
+        out,
+        format!(
+            "── ralph: run {id} · session 1 ──\n(session 1 printed nothing: it ended failed after 0s, exit code 3)\n"
+        )
+    );
+}
