@@ -216,25 +216,30 @@ impl Run for Loop {
 }
 
 impl Loop {
-    /// `--worktree NAME --push/--pr` for a worktree not made yet: what the
-    /// shipping would refuse (no remote, no token, the default branch) is
-    /// said before the worktree is made for nothing.
+    /// `--worktree NAME` with `--push`/`--pr` (given, or in the checkout's
+    /// config, which its worktree gets) for a worktree not made yet: what
+    /// the shipping would refuse (no remote, no token, the default branch)
+    /// is said before the worktree is made for nothing.
     fn check_shipping_first(&self) -> Result<()> {
         let (Some(name), o) = (&self.args.worktree, &self.args.options) else {
             return Ok(());
         };
-        if !(o.push || o.pr) || self.args.resume {
+        if self.args.resume {
             return Ok(());
         }
         let here = std::env::current_dir().context("cannot read the current folder")?;
         let Ok(main) = crate::run::worktree::main_root(&here) else {
             return Ok(());
         };
-        if crate::run::worktree::path_for(&main, name).exists() {
+        // A config that cannot be read is refused, and said, as the loop
+        // starts in the worktree.
+        let cfg = crate::config::load(&Project::at(&main).config()).unwrap_or_default();
+        let (push, pr) = (o.push || cfg.push, o.pr || cfg.pr);
+        if !(push || pr) || crate::run::worktree::path_for(&main, name).exists() {
             return Ok(());
         }
         let branch = crate::run::worktree::branch(name);
-        crate::ship::Ship::check_for(&main, &branch, o.pr).map_err(usage)
+        crate::ship::Ship::check_for(&main, &branch, pr).map_err(usage)
     }
 
     /// Make (or reuse) the worktree and continue as if started in it.

@@ -735,19 +735,28 @@ fn a_pull_request_of_a_long_spec_is_opened_with_its_step_list_cut() {
 fn a_worktree_loop_with_pr_and_no_token_is_refused_before_its_worktree_is_made() {
     let (env, _origin, gh) = shipping();
     env.git(&["switch", "-q", "main"]);
-    let err = ralph_loop(&env)
-        .env("GITHUB_API_URL", &gh.url)
-        .args(["--worktree", "feat", "--pr"])
-        .stderr_with(2);
-    assert!(err.contains("--pr") && err.contains("token"), "{err}");
-    assert!(
-        !crate::support::wt_dir(&env.project, "feat").exists(),
-        "the worktree was made: {err}"
-    );
-    assert!(
-        env.git(&["branch", "--list", "ralph/feat"])
-            .trim()
-            .is_empty(),
-        "its branch was made: {err}"
-    );
+    // `--pr` given, or `pr = true` in the checkout's config (which its
+    // worktree gets).
+    for (given, config) in [(Some("--pr"), None), (None, Some("pr = true\n"))] {
+        let cfg = env.project.join(".ralph/config.toml");
+        if let Some(c) = config {
+            fs::write(&cfg, c).unwrap();
+        }
+        let err = ralph_loop(&env)
+            .env("GITHUB_API_URL", &gh.url)
+            .args(["--worktree", "feat"])
+            .args(given)
+            .stderr_with(2);
+        assert!(err.contains("--pr") && err.contains("token"), "{err}");
+        assert!(
+            !crate::support::wt_dir(&env.project, "feat").exists(),
+            "the worktree was made: {err}"
+        );
+        assert!(
+            env.git(&["branch", "--list", "ralph/feat"])
+                .trim()
+                .is_empty(),
+            "its branch was made: {err}"
+        );
+    }
 }
