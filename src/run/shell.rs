@@ -284,6 +284,19 @@ impl Shell<'_> {
         self.rule()
     }
 
+    /// A complete run's epic (the spec's, as `ralph plan` or an import
+    /// made it), every task of it closed, closed too: so the tracker says
+    /// what the spec does. Before ralph's notes are committed, with them.
+    fn close_epic(&self) {
+        let Ok(Ok(j)) = self.checked() else { return };
+        let Some(epic) = &j.epic_open else { return };
+        match crate::work::tracker::close_epic(self.s.tracker, &self.project.root, epic) {
+            Some(Ok(said)) => self.ui.note(&said),
+            Some(Err(e)) => self.ui.note(&format!("epic {epic} stays open: {e}")),
+            None => {}
+        }
+    }
+
     /// What changed of the protected files since the run began, one line
     /// each (files, then the commits that touched them); `None` for nothing.
     fn protected_touched(&self, saved: &Saved) -> Option<Vec<String>> {
@@ -1565,6 +1578,9 @@ impl Shell<'_> {
             && outcome == Outcome::Complete
         {
             c.write(&project.complete())?;
+        }
+        if outcome == Outcome::Complete && self.s.workers.worker.is_none() {
+            self.close_epic();
         }
         // The one place the loop asks for a human: the run's end, by what
         // the engine decided (a session's own WAITING is kept as it wrote it).

@@ -426,3 +426,38 @@ fn a_done_plans_open_epic_is_named_with_how_to_close_it() {
     env.br(&["close", &epic]);
     assert!(!verify().contains("note: epic"));
 }
+
+/// A run that completes the plan closes the epic `ralph plan` made, every
+/// task of it closed, and commits the tracker so: a fresh clone's
+/// `verify-sync` agrees.
+#[test]
+fn a_run_that_completes_a_plan_closes_its_epic_and_commits_it() {
+    let env = bare_project();
+    env.api
+        .session([Reply::bash(PLAN), Reply::text("Planned.")]);
+    plan(&env, "a CLI that greets").stdout_with(0);
+    let made = issues(&env);
+    let id = |title: &str| made.iter().find(|(_, t)| t == title).unwrap().0.clone();
+    let epic = id("Greeting CLI");
+    env.br(&["close", &id("Print hello"), &id("Review phase 1")]);
+    let spec_path = env.project.join(".ralph/spec.md");
+    let spec = fs::read_to_string(&spec_path)
+        .unwrap()
+        .replace("- [ ]", "- [x]");
+    fs::write(&spec_path, spec).unwrap();
+    env.commit_all("the work, done");
+    let out = ralph_loop(&env)
+        .env("PATH", env.path_with_br())
+        .args(["--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(
+        out.contains(&format!(
+            "ralph: closed epic {epic}: every task of it is done\n"
+        )),
+        "{out}"
+    );
+    let closed: Value = serde_json::from_str(&env.br(&["show", &epic, "--json"])).unwrap();
+    let status = closed["status"].as_str().or(closed[0]["status"].as_str());
+    assert_eq!(status, Some("closed"), "{closed}");
+    assert_eq!(env.git(&["status", "--porcelain", ".beads"]), "", "{out}");
+}

@@ -88,6 +88,17 @@ impl super::Backend for Choice {
         }
     }
 
+    fn close_epic(&self, root: &Path, epic: &str) -> Option<Result<String, TrackerError>> {
+        let b = match detect(self.0, root) {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(
+            b.close(&[epic.to_string()], "every task of it is done")
+                .map(|()| format!("closed epic {epic}: every task of it is done")),
+        )
+    }
+
     /// A GitHub issue (`#12`) is no task of beads': its box is the word.
     fn is_closed(&self, root: &Path, task: &str) -> Option<bool> {
         if crate::work::spec::issue_number(task).is_some() {

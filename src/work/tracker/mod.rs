@@ -183,6 +183,12 @@ trait Backend: Sync {
         None
     }
 
+    /// Close the spec's epic, every task of it closed: what to say (`None`:
+    /// this tracker has no epic of its own to close).
+    fn close_epic(&self, _root: &Path, _epic: &str) -> Option<Result<String, TrackerError>> {
+        None
+    }
+
     /// Close what is ralph's to close of the done steps' tasks; what to say.
     fn close_done(
         &self,
@@ -260,6 +266,16 @@ pub fn reopen(kind: Option<Kind>, root: &Path, task: &str) -> Result<(), Tracker
 /// leaves it to the step's box.
 pub fn is_closed(kind: Option<Kind>, root: &Path, task: &str) -> Option<bool> {
     backend(kind).is_closed(root, task)
+}
+
+/// The spec's epic closed as a run completes, every task of it closed
+/// (`completion::Judgement::epic_open`): what to say, if anything.
+pub fn close_epic(
+    kind: Option<Kind>,
+    root: &Path,
+    epic: &str,
+) -> Option<Result<String, TrackerError>> {
+    backend(kind).close_epic(root, epic)
 }
 
 /// The done steps' tasks closed where that is ralph's job (`Caps::
