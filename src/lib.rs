@@ -5,6 +5,7 @@ pub mod cli;
 pub mod cmd;
 pub mod config;
 pub mod confinement;
+pub mod control;
 pub mod exit;
 pub mod fsutil;
 pub mod git;

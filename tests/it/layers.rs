@@ -14,6 +14,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("parallel", &["parallel"]),
     ("ship", &["ship"]),
     ("history", &["history"]),
+    ("control", &["control"]),
     ("engine", &["run/engine"]),
     ("session", &["session"]),
     ("work", &["work"]),

@@ -1,0 +1,171 @@
+//! The inbox of a project's loop: one JSON file a command, in ralph's state
+//! folder beside the loop's lock (never in the project, where a session or
+//! a clone writes; a confined session cannot reach it). Written whole
+//! (a temporary file renamed), read bounded, removed once taken.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use super::command::{Command, Sent};
+
+/// The most a command's file is read of.
+const FILE_CAP: u64 = 64 << 10;
+/// The most commands taken at one look: a flood waits its turn.
+const LOOK_MAX: usize = 64;
+
+/// The inbox of the loop of the project at `root`.
+pub fn dir(root: &Path) -> PathBuf {
+    crate::trust::store::lock_file(root).with_extension("inbox")
+}
+
+/// A command from a process of a session is refused: the channel is the
+/// user's, not the model's (`RALPH_LOOP` is set in every session).
+pub fn refused_in_session() -> Option<String> {
+    std::env::var_os(crate::handoff::env::LOOP).map(|_| {
+        format!(
+            "refused inside a loop's session ({} is set): a loop is answered and controlled by its user, not by a session",
+            crate::handoff::env::LOOP
+        )
+    })
+}
+
+/// Send `command` to the loop of the project at `root` (`run`: only to
+/// that run), as `by`; the file it is in.
+pub fn send(root: &Path, by: &str, run: Option<&str>, command: Command) -> Result<PathBuf> {
+    send_to(&dir(root), by, run, command)
+}
+
+fn send_to(dir: &Path, by: &str, run: Option<&str>, command: Command) -> Result<PathBuf> {
+    command.check().map_err(anyhow::Error::msg)?;
+    crate::trust::store::private_dir(dir)?;
+    let at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let sent = Sent {
+        v: 1,
+        at,
+        by: by.to_string(),
+        run: run.map(String::from),
+        command,
+    };
+    let name = format!(
+        "{at:013}-{}.json",
+        &crate::trust::store::random_token()[..8]
+    );
+    let path = dir.join(name);
+    let text = serde_json::to_vec(&sent)?;
+    crate::fsutil::atomic_write(&path, &text, 0o600)
+        .with_context(|| format!("cannot send to the loop's inbox {}", dir.display()))?;
+    Ok(path)
+}
+
+/// A command waiting in the inbox.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Taken {
+    pub path: PathBuf,
+    pub sent: Sent,
+}
+
+/// What the inbox holds, oldest first (at most `LOOK_MAX`); a file that is
+/// no command (cut, foreign, too big, a link) is removed, and said.
+pub fn pending(root: &Path) -> (Vec<Taken>, Vec<String>) {
+    pending_in(&dir(root))
+}
+
+fn pending_in(dir: &Path) -> (Vec<Taken>, Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut names: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    names.sort();
+    let (mut taken, mut bad) = (Vec::new(), Vec::new());
+    for path in names.into_iter().take(LOOK_MAX) {
+        let read = crate::fsutil::read_regular_capped(&path, FILE_CAP + 1);
+        let sent = match &read {
+            Ok(Some(t)) if t.len() as u64 <= FILE_CAP => serde_json::from_str::<Sent>(t)
+                .ok()
+                .filter(|s| s.v == 1 && s.command.check().is_ok()),
+            _ => None,
+        };
+        match sent {
+            Some(sent) => taken.push(Taken { path, sent }),
+            None => {
+                let _ = std::fs::remove_file(&path);
+                bad.push(format!(
+                    "{} was no command a loop takes: removed",
+                    path.display()
+                ));
+            }
+        }
+    }
+    (taken, bad)
+}
+
+/// A command taken: out of the inbox.
+pub fn done(t: &Taken) {
+    let _ = std::fs::remove_file(&t.path);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::command::{Answer, Limit};
+
+    fn with_state<T>(f: impl FnOnce(&Path) -> T) -> T {
+        let home = tempfile::tempdir().unwrap();
+        f(&home.path().join("inbox"))
+    }
+
+    fn send(d: &Path, by: &str, run: Option<&str>, c: Command) -> Result<PathBuf> {
+        send_to(d, by, run, c)
+    }
+
+    fn pending(d: &Path) -> (Vec<Taken>, Vec<String>) {
+        pending_in(d)
+    }
+
+    #[test]
+    fn commands_are_taken_oldest_first_and_removed_once_done() {
+        with_state(|root| {
+            let a = send(root, "terminal", None, Command::Raise(Limit::Iterations(2))).unwrap();
+            let b = send(
+                root,
+                "mcp",
+                Some("r1"),
+                Command::Answer(Answer::text("yes").unwrap()),
+            )
+            .unwrap();
+            assert!(a < b, "{a:?} {b:?}");
+            let (taken, bad) = pending(root);
+            assert!(bad.is_empty(), "{bad:?}");
+            let by: Vec<&str> = taken.iter().map(|t| t.sent.by.as_str()).collect();
+            assert_eq!(by, ["terminal", "mcp"]);
+            assert_eq!(taken[1].sent.run.as_deref(), Some("r1"));
+            done(&taken[0]);
+            assert_eq!(pending(root).0.len(), 1);
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&b).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600);
+        })
+    }
+
+    #[test]
+    fn what_is_no_command_is_removed_and_said_and_a_bad_one_is_not_sent() {
+        with_state(|root| {
+            let d = root.to_path_buf();
+            crate::trust::store::private_dir(&d).unwrap();
+            std::fs::write(d.join("1-cut.json"), "{\"v\":1,").unwrap();
+            std::fs::write(d.join("2-big.json"), vec![b' '; (FILE_CAP + 10) as usize]).unwrap();
+            std::os::unix::fs::symlink("/etc/passwd", d.join("3-link.json")).unwrap();
+            let (taken, bad) = pending(root);
+            assert!(taken.is_empty());
+            assert_eq!(bad.len(), 3, "{bad:?}");
+            assert_eq!(std::fs::read_dir(&d).unwrap().count(), 0);
+            assert!(send(root, "terminal", None, Command::Raise(Limit::Time(0))).is_err());
+        })
+    }
+}

@@ -1,0 +1,8 @@
+//! A loop's control channel: what a user sends a loop from outside it (an
+//! answer to its question, stop, a step to add, a limit raised), as typed
+//! commands in an inbox of ralph's own state folder, never the project's.
+
+pub mod command;
+pub mod inbox;
+
+pub use command::{Answer, Blocker, Command, Limit, Question, Sent, StopWhen};
