@@ -195,6 +195,10 @@ pub struct Options {
     #[serde(default)]
     pub notify: NotifyConfig,
 
+    #[command(flatten)]
+    #[serde(default)]
+    pub waiting: WaitingConfig,
+
     #[arg(skip)]
     #[serde(default)]
     pub hooks: Hooks,
@@ -300,6 +304,18 @@ pub struct GateConfig {
     /// COMPLETE and stops the run for a human
     #[arg(long = "protect", value_name = "GLOB")]
     pub protect: Option<Vec<String>>,
+}
+
+/// `[waiting]`: what a run does when a human is needed.
+#[derive(Debug, Default, Clone, Args, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitingConfig {
+    /// When a human is needed (WAITING), wait this long for an answer
+    /// (`ralph answer`) with no session running, then go on with the same
+    /// run; with none by then, stop as without it (exit 3) [default: stop at
+    /// once]
+    #[arg(long = "wait-for-answer", value_name = "DURATION")]
+    pub wait: Option<Span>,
 }
 
 /// `[review]`: an independent review session before COMPLETE (or a checked
@@ -463,10 +479,12 @@ layered!(Options {
     gate,
     review,
     notify,
+    waiting,
     hooks,
     prices,
     claude_args,
 });
+layered!(WaitingConfig { wait });
 layered!(NotifyConfig {
     to,
     desktop,

@@ -371,6 +371,7 @@ impl Loop {
             clock: std::cell::Cell::new(None),
             handed: std::cell::RefCell::new(None),
             standing: std::cell::RefCell::new(None),
+            answered: std::cell::RefCell::new(None),
             claimed_at: std::cell::RefCell::new(None),
         };
         let result = match (settings.workers.count, &self.args.remote) {

@@ -30,13 +30,21 @@ pub fn refused_in_session() -> Option<String> {
     })
 }
 
-/// Send `command` to the loop of the project at `root` (`run`: only to
-/// that run), as `by`; the file it is in.
-pub fn send(root: &Path, by: &str, run: Option<&str>, command: Command) -> Result<PathBuf> {
-    send_to(&dir(root), by, run, command)
+/// Where a command goes: to which run (`None`: whichever runs), and for an
+/// answer, the `since` of the WAITING it answers.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct To<'a> {
+    pub run: Option<&'a str>,
+    pub asked: Option<&'a str>,
 }
 
-fn send_to(dir: &Path, by: &str, run: Option<&str>, command: Command) -> Result<PathBuf> {
+/// Send `command` to the loop of the project at `root`, as `by`; the file
+/// it is in.
+pub fn send(root: &Path, by: &str, to: To, command: Command) -> Result<PathBuf> {
+    send_to(&dir(root), by, to, command)
+}
+
+fn send_to(dir: &Path, by: &str, to: To, command: Command) -> Result<PathBuf> {
     command.check().map_err(anyhow::Error::msg)?;
     crate::trust::store::private_dir(dir)?;
     let at = std::time::SystemTime::now()
@@ -46,7 +54,8 @@ fn send_to(dir: &Path, by: &str, run: Option<&str>, command: Command) -> Result<
         v: 1,
         at,
         by: by.to_string(),
-        run: run.map(String::from),
+        run: to.run.map(String::from),
+        asked: to.asked.map(String::from),
         command,
     };
     let name = format!(
@@ -121,7 +130,7 @@ mod tests {
     }
 
     fn send(d: &Path, by: &str, run: Option<&str>, c: Command) -> Result<PathBuf> {
-        send_to(d, by, run, c)
+        send_to(d, by, To { run, asked: None }, c)
     }
 
     fn pending(d: &Path) -> (Vec<Taken>, Vec<String>) {

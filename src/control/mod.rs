@@ -5,4 +5,5 @@
 pub mod command;
 pub mod inbox;
 
-pub use command::{Answer, Blocker, Command, Limit, Question, Sent, StopWhen};
+pub use crate::work::question::{Answer, Blocker, Question};
+pub use command::{Command, Limit, Sent, StopWhen};

@@ -268,6 +268,21 @@ pub enum Event {
     /// The run waits before its next session until `until` (a usage limit,
     /// the pace).
     Paused { why: String, until: At },
+    /// The run needs a human and waits for an answer (`--wait-for-answer`):
+    /// why (`outcome`), and what it asks (a session's question, or ralph's
+    /// own reason).
+    Asked {
+        outcome: Outcome,
+        question: crate::work::question::Question,
+        /// Until when it waits.
+        until: At,
+    },
+    /// A human answered (`by`: `terminal`, `watch`, `mcp`, `github:<login>`);
+    /// the run goes on, the answer handed to its next session.
+    Answered {
+        answer: crate::work::question::Answer,
+        by: String,
+    },
     /// The run ended complete.
     Complete {
         reason: String,

@@ -2,6 +2,7 @@
 //! out; a parallel run's `coordinator`; options, lock, progress, lifecycle
 //! hooks, reviewer, worktrees and the shipped end (`ship_end`).
 
+pub mod asking;
 pub mod coordinator;
 pub mod countdown;
 pub mod engine;

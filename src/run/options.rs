@@ -653,6 +653,12 @@ fn limits_of(
             .transpose()?,
         push_each: o.push || o.pr,
         closes_issues: crate::work::tracker::caps(o.tracker).ralph_closes,
+        wait_for_answer: o
+            .waiting
+            .wait
+            .as_ref()
+            .map(|t| duration("wait-for-answer", Some(t)))
+            .transpose()?,
     })
 }
 

@@ -115,6 +115,9 @@ pub struct Shell<'a> {
     /// Where the run stood as the next session's line said it: journaled
     /// with its start, so what was said and what is kept are one value.
     pub standing: std::cell::RefCell<Option<crate::history::events::Standing>>,
+    /// A human's answer, taken while the run waited: handed to the next
+    /// session.
+    pub answered: std::cell::RefCell<Option<crate::run::asking::Given>>,
 }
 
 /// What of a checkpoint says the work changed for a claim of the loop's
@@ -800,6 +803,11 @@ impl Shell<'_> {
         }
         Ok(match action {
             Action::Stop { .. } => unreachable!("the loop stops before acting"),
+            Action::AwaitAnswer {
+                outcome,
+                reason,
+                within,
+            } => self.await_answer(lock, (outcome, &reason), within)?,
             Action::Round(need) => self.carry_out(need, live)?,
             Action::Review { of, session } => {
                 let base = live.pending.as_ref().and(live.before.head.clone());
@@ -1078,7 +1086,20 @@ impl Shell<'_> {
                 standing: self.standing.take(),
                 subject: None,
             });
-        let (ended, command) = self.launch(lock, (self.s, seat), (iteration, number), base)?;
+        let answered = self.answered.borrow_mut().take();
+        let told;
+        let settings = match &answered {
+            // Told first, in its prompt, what a human answered.
+            Some(given) => {
+                told = self.prompt_with(given, number)?;
+                &told
+            }
+            None => self.s,
+        };
+        let (ended, command) = self.launch(lock, (settings, seat), (iteration, number), base)?;
+        if answered.is_some() {
+            crate::fsutil::remove_optional(&crate::run::asking::answer_file(project))?;
+        }
         let after = progress::take(&project.root, &project.spec());
         let no_evidence = self.no_evidence(number, before, &after);
         let no_change = self.no_change(number, before, &after);
@@ -1480,6 +1501,21 @@ impl Shell<'_> {
         }
     }
 
+    /// The run's settings with session `number`'s prompt: what a human
+    /// answered, then the run's own prompt (kept in the run folder).
+    fn prompt_with(&self, given: &crate::run::asking::Given, number: u32) -> Result<Settings> {
+        let own = crate::fsutil::read_optional(&self.s.session.prompt)?.unwrap_or_default();
+        let path = self.run.path.join(format!("prompt-{number:03}.md"));
+        crate::fsutil::atomic_write(
+            &path,
+            format!("{}\n---\n\n{own}", given.told()).as_bytes(),
+            0o600,
+        )?;
+        let mut settings = self.s.clone();
+        settings.session.prompt = path;
+        Ok(settings)
+    }
+
     /// What the user should know of a session that ended: processes it left,
     /// a timeout or failure, extra results, changes ralph could not see.
     fn say_after(&self, r: &Ran<'_>, progress: engine::Progress, error: &str, failures: u32) {
@@ -1582,21 +1618,7 @@ impl Shell<'_> {
         if outcome == Outcome::Complete && self.s.workers.worker.is_none() {
             self.close_epic();
         }
-        // The one place the loop asks for a human: the run's end, by what
-        // the engine decided (a session's own WAITING is kept as it wrote it).
-        if outcome.writes_waiting() {
-            sentinel::Waiting::new(format!(
-                "{}: {reason}; see {}",
-                outcome.text(),
-                run.path.display()
-            ))
-            .write(&project.waiting())?;
-        } else if outcome == Outcome::Waiting
-            // A link planted there is not a session's WAITING: replaced.
-            && !std::fs::symlink_metadata(project.waiting()).is_ok_and(|m| m.is_file())
-        {
-            sentinel::Waiting::new(reason.clone()).write(&project.waiting())?;
-        }
+        self.write_waiting(outcome, &reason)?;
         let mut summary = Summary {
             run_id: run.id.clone(),
             outcome,
@@ -1650,6 +1672,27 @@ impl Shell<'_> {
         self.say_next(&summary);
         self.tell_end(&end);
         Ok(summary.outcome.code())
+    }
+
+    /// The one place the loop asks for a human: the run's end, or its wait
+    /// for an answer, by what the engine decided (a session's own WAITING
+    /// is kept as it wrote it).
+    pub(crate) fn write_waiting(&self, outcome: Outcome, reason: &str) -> Result<()> {
+        let project = self.project;
+        if outcome.writes_waiting() {
+            sentinel::Waiting::new(format!(
+                "{}: {reason}; see {}",
+                outcome.text(),
+                self.run.path.display()
+            ))
+            .write(&project.waiting())?;
+        } else if outcome == Outcome::Waiting
+            // A link planted there is not a session's WAITING: replaced.
+            && !std::fs::symlink_metadata(project.waiting()).is_ok_and(|m| m.is_file())
+        {
+            sentinel::Waiting::new(reason).write(&project.waiting())?;
+        }
+        Ok(())
     }
 
     /// The run's end (its journal's `end` event), told (`[notify]`), and
@@ -1896,6 +1939,7 @@ mod tests {
             clock: std::cell::Cell::new(None),
             handed: std::cell::RefCell::new(None),
             standing: std::cell::RefCell::new(None),
+            answered: std::cell::RefCell::new(None),
             claimed_at: std::cell::RefCell::new(None),
         };
         let first = before.head.clone();

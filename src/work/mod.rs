@@ -9,6 +9,7 @@ pub mod import;
 pub mod plan;
 pub mod progress_log;
 pub mod project;
+pub mod question;
 pub mod readiness;
 pub mod review;
 pub mod sentinel;

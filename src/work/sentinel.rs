@@ -157,7 +157,14 @@ impl Complete {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Waiting {
     pub since: Option<String>,
+    /// What a human has to do: the question, when a session asked one.
     pub reason: String,
+    /// `ralph waiting --blocker`: what kind of blocker it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocker: Option<crate::work::question::Blocker>,
+    /// `ralph waiting --option`: the answers it offers, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<String>,
 }
 
 impl Waiting {
@@ -165,26 +172,65 @@ impl Waiting {
         Waiting {
             since: Some(crate::timefmt::now()),
             reason: reason.into(),
+            blocker: None,
+            options: Vec::new(),
         }
+    }
+
+    /// A session's question, as `ralph waiting --question` writes it.
+    pub fn asking(q: &crate::work::question::Question) -> Waiting {
+        Waiting {
+            blocker: q.blocker,
+            options: q.options.clone(),
+            ..Waiting::new(q.text.clone())
+        }
+    }
+
+    /// What it asks, made safe to show and to send (the file is a
+    /// session's): the reason as a question, with its blocker and options
+    /// where they read as such; `None` if there is nothing to ask.
+    pub fn question(&self) -> Option<crate::work::question::Question> {
+        use crate::work::question::{OPTIONS_MAX, Question};
+        let options: Vec<String> = self.options.iter().take(OPTIONS_MAX).cloned().collect();
+        Question::new(&self.reason, self.blocker, &options)
+            .or_else(|_| Question::new(&self.reason, self.blocker, &[]))
+            .ok()
     }
 
     pub fn read(path: &Path) -> Result<Option<Waiting>> {
         Ok(read(path)?.map(|s| Waiting {
             since: s.field("since").map(String::from),
+            blocker: s
+                .field("blocker")
+                .and_then(crate::work::question::Blocker::parse),
+            options: s
+                .fields
+                .iter()
+                .filter(|(k, _)| k == "option")
+                .map(|(_, v)| v.clone())
+                .collect(),
             reason: s.text,
         }))
     }
 
     pub fn write(&self, path: &Path) -> Result<()> {
+        let mut fields: Vec<(String, String)> = self
+            .since
+            .clone()
+            .map(|t| ("since".to_string(), t))
+            .into_iter()
+            .collect();
+        fields.extend(self.blocker.map(|b| ("blocker".into(), b.word().into())));
+        fields.extend(self.options.iter().map(|o| {
+            (
+                "option".to_string(),
+                crate::work::question::one_line(o, crate::work::question::OPTION_MAX),
+            )
+        }));
         write(
             path,
             &Sentinel {
-                fields: self
-                    .since
-                    .clone()
-                    .map(|t| ("since".to_string(), t))
-                    .into_iter()
-                    .collect(),
+                fields,
                 text: self.reason.clone(),
             },
         )
@@ -250,5 +296,22 @@ mod tests {
         let w = Waiting::new("need a key");
         w.write(&dir.path().join("WAITING")).unwrap();
         assert_eq!(Waiting::read(&dir.path().join("WAITING")).unwrap(), Some(w));
+        use crate::work::question::{Blocker, Question};
+        let q = Question::new(
+            "Which database?",
+            Some(Blocker::Decision),
+            &["Postgres".into(), "SQLite, for now".into()],
+        )
+        .unwrap();
+        let w = Waiting::asking(&q);
+        w.write(&dir.path().join("WAITING")).unwrap();
+        let back = Waiting::read(&dir.path().join("WAITING")).unwrap().unwrap();
+        assert_eq!(back, w);
+        assert_eq!(back.question(), Some(q));
+        // A hand-written file is a question of its text, with no options.
+        std::fs::write(dir.path().join("WAITING"), "need the \u{1b}[2J key\n").unwrap();
+        let hand = Waiting::read(&dir.path().join("WAITING")).unwrap().unwrap();
+        assert_eq!(hand.question().unwrap().text, "need the [2J key");
+        assert!(hand.question().unwrap().options.is_empty());
     }
 }

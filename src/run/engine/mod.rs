@@ -88,6 +88,10 @@ pub struct Limits {
     /// `--push`: what a session committed is pushed as its round ends.
     #[serde(default)]
     pub push_each: bool,
+    /// `--wait-for-answer`: a run that needs a human waits this long for
+    /// an answer, then goes on with it (none by then: it stops).
+    #[serde(default, with = "opt_secs")]
+    pub wait_for_answer: Option<Duration>,
     /// The tracker's issues of checked steps are ralph's to close, as a
     /// COMPLETE is judged (GitHub's issues, in a run of one step at a time;
     /// a parallel run closes each on its merge).
@@ -118,6 +122,7 @@ impl Limits {
             review_each_step: false,
             max_review_rounds: 3,
             review_complete: false,
+            wait_for_answer: None,
             gate_each: false,
             require_change: false,
             max_time: None,
@@ -178,6 +183,9 @@ pub struct State {
     /// The round being judged: never saved (a resumed run starts a new one).
     #[serde(skip)]
     pub round: Option<Round>,
+    /// Why the run waits for a human's answer, while it does.
+    #[serde(skip)]
+    pub asked: Option<(Outcome, String)>,
 }
 
 impl State {
@@ -354,6 +362,9 @@ pub enum Event {
     Waited {
         stop: Option<String>,
     },
+    /// The wait for a human's answer (`AwaitAnswer`) ended: answered (the
+    /// WAITING gone, the answer kept for the next session), or not in time.
+    Answered(bool),
 }
 
 /// What every worker of a parallel run has spent, read (and this session
@@ -692,6 +703,11 @@ impl Outcome {
     pub fn hint(self) -> Option<&'static str> {
         self.facts().hint
     }
+
+    /// The run stopped for a human (WAITING): what an answer can resolve.
+    pub fn needs_a_human(self) -> bool {
+        self.facts().hook == Some(EndHook::Waiting)
+    }
 }
 
 /// A run that is resumed after it ended so: a human has looked at the step
@@ -830,6 +846,14 @@ pub enum Action {
         of: ReviewOf,
         session: u32,
     },
+    /// The run needs a human (`outcome`, `reason`) and
+    /// `--wait-for-answer`: wait up to `within` for an answer, with no
+    /// session running, then report `Answered`.
+    AwaitAnswer {
+        outcome: Outcome,
+        reason: String,
+        within: Duration,
+    },
     Stop {
         outcome: Outcome,
         reason: String,
@@ -922,6 +946,29 @@ fn between(
 
 /// The one decision function: state plus what just happened → what next.
 pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
+    let answered = matches!(event, Event::Answered(_));
+    match decide(s, limits, event) {
+        // A run that needs a human waits for an answer where it may, once
+        // for each time it is asked.
+        Action::Stop { outcome, reason } if !answered && outcome.needs_a_human() => {
+            match limits.wait_for_answer {
+                Some(within) => {
+                    s.round = None;
+                    s.asked = Some((outcome, reason.clone()));
+                    Action::AwaitAnswer {
+                        outcome,
+                        reason,
+                        within,
+                    }
+                }
+                None => Action::Stop { outcome, reason },
+            }
+        }
+        a => a,
+    }
+}
+
+fn decide(s: &mut State, limits: &Limits, event: Event) -> Action {
     match event {
         Event::Begin => new_round(s, limits, None),
         Event::Claimed(_)
@@ -960,6 +1007,22 @@ pub fn step(s: &mut State, limits: &Limits, event: Event) -> Action {
             now_epoch,
         } => review_limited(s, limits, &limit, cost_usd, now_epoch),
         Event::SessionEnded(recorded) => session_ended(s, limits, *recorded),
+        Event::Answered(answered) => {
+            let (outcome, reason) = s
+                .asked
+                .take()
+                .unwrap_or((Outcome::Waiting, "a human is needed".into()));
+            if !answered {
+                return stop(outcome, reason);
+            }
+            // A human has acted, as on `--resume`: what counted towards
+            // this stop starts again.
+            resume(s, Some(outcome));
+            if outcome == Outcome::NoProgress {
+                s.stalled = 0;
+            }
+            new_round(s, limits, None)
+        }
     }
 }
 
@@ -2890,6 +2953,7 @@ mod tests {
             reviews: 2,
             review_rejections: 1,
             round: None,
+            asked: None,
         };
         let back: State = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
         assert_eq!(back, s);
