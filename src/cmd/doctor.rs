@@ -202,7 +202,11 @@ fn claude(h: &Here) -> Verdict {
 fn agent_ready(h: &Here, agent: Agent) -> Result<String, Verdict> {
     let (v, p) = agent_version(h, agent)?;
     let at = format!("{v} at {}", p.display());
-    login_said(&at, agent.login(&p, &h.project.root))
+    // A failure stands alone on its line: whose it is, said.
+    login_said(&at, agent.login(&p, &h.project.root)).map_err(|mut v| {
+        v.detail = format!("{agent}: {}", v.detail);
+        v
+    })
 }
 
 /// What a login adds to the agent's `at` ("<version> at <path>"). A key
@@ -438,7 +442,10 @@ fn unconfinable(agent: Agent) -> Option<(String, String)> {
 
 /// Can the run's agents (Claude Code by default) be confined here? A
 /// failure only when the project asks for confinement. What each agent's
-/// confinement keeps in is said either way.
+/// confinement keeps in is said either way. An agent ralph confines itself
+/// is started there (`--version`), as its sessions start: one that cannot
+/// run inside (installed where the sandbox empties, say) is named, with
+/// what it said.
 fn confined(h: &Here) -> Verdict {
     let wants = h.cfg.as_ref().is_ok_and(|c| c.confined);
     let means = Agent::ALL
@@ -446,7 +453,8 @@ fn confined(h: &Here) -> Verdict {
         .map(|a| a.confined_means())
         .collect::<Vec<_>>()
         .join("; ");
-    let named: Vec<Agent> = h.cfg.as_ref().map_or_else(
+    let mut named: Vec<Agent> = Vec::new();
+    let listed: Vec<Agent> = h.cfg.as_ref().map_or_else(
         |_| vec![Agent::default()],
         |c| {
             std::iter::once(c.agent.unwrap_or_default())
@@ -455,9 +463,13 @@ fn confined(h: &Here) -> Verdict {
                 .collect()
         },
     );
-    match named.into_iter().find_map(unconfinable) {
-        None => pass(format!("`ralph loop --confined` works here ({means})")),
-        Some((why, fix)) => verdict(
+    for a in listed {
+        if !named.contains(&a) {
+            named.push(a);
+        }
+    }
+    let cannot = |why: String, fix: &str| {
+        verdict(
             !wants,
             format!(
                 "`ralph loop --confined` cannot run here{}: {why}",
@@ -467,9 +479,96 @@ fn confined(h: &Here) -> Verdict {
                     ""
                 }
             ),
-            &fix,
-        ),
+            fix,
+        )
+    };
+    if let Some((why, fix)) = named.iter().copied().find_map(unconfinable) {
+        return cannot(why, &fix);
     }
+    let mut started = Vec::new();
+    for agent in named {
+        match started_confined(h, agent) {
+            Ok(Some(())) => started.push(agent.name()),
+            Ok(None) => {}
+            Err(why) => {
+                let fix = format!(
+                    "install {agent} where the sandbox sees it: not under /tmp, /run or /var/tmp (it empties them), nor behind a launcher that runs a program there ({})",
+                    agent.install()
+                );
+                return cannot(why, &fix);
+            }
+        }
+    }
+    let ran = match started.as_slice() {
+        [] => String::new(),
+        s => format!("; {} started inside ralph's bubblewrap", s.join(", ")),
+    };
+    pass(format!("`ralph loop --confined` works here ({means}){ran}"))
+}
+
+/// `agent`'s program (as the loop would run it) started with `--version`
+/// inside the sandbox its confined sessions run in. `Ok(None)`: not asked
+/// (ralph does not confine it itself, or its program is the `agents`
+/// check's to find or approve); `Err`: what went wrong.
+fn started_confined(h: &Here, agent: Agent) -> Result<Option<()>, String> {
+    if agent.caps().confine != Confine::Bwrap {
+        return Ok(None);
+    }
+    let Ok((_, program)) = agent_version(h, agent) else {
+        return Ok(None);
+    };
+    let c = h
+        .cfg
+        .as_ref()
+        .map(|c| crate::confinement::Confinement {
+            allow_write: c.allow_write.clone().unwrap_or_default(),
+            allow_domains: c.allow_domains.clone().unwrap_or_default(),
+        })
+        .unwrap_or_default();
+    let within = Duration::from_secs(20);
+    let out = crate::session::launch::try_confined(
+        &h.project,
+        &c,
+        (agent, &program),
+        &["--version"],
+        within,
+    )
+    .map_err(|e| format!("{agent}'s sandbox could not be made: {e:#}"))?;
+    match out {
+        None => Ok(None),
+        Some(Some(o)) if o.status.success() => Ok(Some(())),
+        Some(Some(o)) => Err(format!(
+            "{} does not run inside ralph's bubblewrap ({}): {}",
+            program.display(),
+            o.status,
+            last_words(&o.stderr, &o.stdout)
+        )),
+        Some(None) => Err(format!(
+            "{} does not answer --version inside ralph's bubblewrap within {}s",
+            program.display(),
+            within.as_secs()
+        )),
+    }
+}
+
+/// What a program that failed said last: its last line on stderr, else
+/// on stdout (one line, cut short).
+fn last_words(stderr: &[u8], stdout: &[u8]) -> String {
+    let last = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(String::from)
+    };
+    let said = last(stderr)
+        .or_else(|| last(stdout))
+        .unwrap_or_else(|| "it said nothing".into());
+    crate::output::visible_line(&said)
+        .chars()
+        .take(300)
+        .collect()
 }
 
 /// Is what the project's files would run approved? (Codex's, pi's and
