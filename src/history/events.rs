@@ -277,8 +277,7 @@ pub enum Event {
     },
     /// The run ended waiting for a human (`.ralph/WAITING` says why).
     Waiting {
-        outcome: Outcome,
-        reason: String,
+        outcome: Outcome, reason: String,
         /// What the run came to (absent from older lines).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         totals: Option<Totals>,
@@ -286,8 +285,7 @@ pub enum Event {
     /// The run ended otherwise (a limit, a failure, interrupted, a
     /// worker's step done).
     Stopped {
-        outcome: Outcome,
-        reason: String,
+        outcome: Outcome, reason: String,
         /// What the run came to (absent from older lines).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         totals: Option<Totals>,

@@ -105,14 +105,7 @@ fn a_run_to_complete_journals_each_session_the_gate_and_its_end() {
     assert_eq!(standing["spec"], "0/1", "{standing}");
     let totals = &lines[7]["totals"];
     let s = summary(&env);
-    for field in [
-        "iterations",
-        "sessions",
-        "cost_usd",
-        "tokens",
-        "commits",
-        "spec",
-    ] {
+    for field in ["iterations", "sessions", "cost_usd", "tokens", "commits", "spec"] {
         assert_eq!(totals[field], s[field], "{field}: {totals} against {s}");
     }
 }
