@@ -183,9 +183,53 @@ pub(crate) fn result(s: &mut Session, v: &Value) {
     s.outcome = Some(o);
 }
 
+/// Claude Code's login, as `claude auth status` answers it (no session,
+/// nothing spent).
+pub fn login(program: &std::path::Path) -> super::Login {
+    super::ask(program, &["auth", "status"], &[])
+        .and_then(|o| login_said(&String::from_utf8_lossy(&o.stdout)))
+        .unwrap_or_else(|| super::Login::Unknown("`claude auth status` did not answer".into()))
+}
+
+/// `claude auth status`'s JSON: its `loggedIn`, and the variable its key
+/// came from (`apiKeySource`); `None`: not that JSON.
+fn login_said(said: &str) -> Option<super::Login> {
+    use super::Login;
+    let v: Value = serde_json::from_str(said.trim()).ok()?;
+    Some(
+        match (v.get("loggedIn")?.as_bool()?, v["apiKeySource"].as_str()) {
+            (true, Some(var)) => Login::Key(var.to_string()),
+            (true, None) => Login::In("logged in".into()),
+            (false, _) => Login::Out {
+                why: "not logged in (`claude auth status`)".into(),
+                fix: "`claude auth login`, or set ANTHROPIC_API_KEY: every session would fail"
+                    .into(),
+            },
+        },
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `claude auth status` as Claude Code 2.1.330 prints it, logged out
+    /// and with a key in the environment; anything else is no answer.
+    #[test]
+    fn a_login_is_read_from_claudes_auth_status() {
+        use crate::agent::Login;
+        let out = r#"{"loggedIn": false, "authMethod": "none", "apiProvider": "firstParty"}"#;
+        assert!(matches!(login_said(out), Some(Login::Out { .. })));
+        let key = "{\n  \"loggedIn\": true,\n  \"authMethod\": \"api_key\",\n  \"apiKeySource\": \"ANTHROPIC_API_KEY\"\n}\n";
+        assert_eq!(
+            login_said(key),
+            Some(Login::Key("ANTHROPIC_API_KEY".into()))
+        );
+        let oauth = r#"{"loggedIn": true, "authMethod": "claude.ai"}"#;
+        assert_eq!(login_said(oauth), Some(Login::In("logged in".into())));
+        assert_eq!(login_said("error: unknown command 'auth'"), None);
+        assert_eq!(login_said(r#"{"loggedIn": "yes"}"#), None);
+    }
 
     /// Its assistant messages: each tool call counted and said; an `API
     /// Error` text is a limit only when Claude Code itself wrote it

@@ -421,9 +421,124 @@ pub(crate) fn command(item: &Value) -> String {
     first_line(inner.as_deref().unwrap_or(c), 120)
 }
 
+/// Codex's login: the key of the model provider its config names (one of
+/// the user's own, `model_provider`), else `CODEX_API_KEY`, else what
+/// `codex login status` says (no session, nothing sent). Its config is the
+/// user's (`$CODEX_HOME/config.toml`), as a session reads it.
+pub fn login(program: &Path, var: impl Fn(&str) -> Option<String>) -> super::Login {
+    use super::Login;
+    let config = crate::fsutil::dir_var("CODEX_HOME")
+        .or_else(|| crate::fsutil::dir_var("HOME").map(|h| h.join(".codex")))
+        .and_then(|d| std::fs::read_to_string(d.join("config.toml")).ok());
+    if let Some((name, key)) = config.as_deref().and_then(own_provider) {
+        return match key {
+            Some(k) if var(&k).is_some() => Login::Key(k),
+            Some(k) => Login::Out {
+                why: format!("its model provider {name} reads its key from {k}, which is not set"),
+                fix: format!("export {k}=<your key> (its provider's key) before `ralph loop`"),
+            },
+            None => Login::In(format!("model provider {name}, which names no key")),
+        };
+    }
+    // `codex exec` reads this one variable itself (0.169: OPENAI_API_KEY
+    // it does not).
+    if var("CODEX_API_KEY").is_some() {
+        return Login::Key("CODEX_API_KEY".into());
+    }
+    match super::ask(program, &["login", "status"], &[]) {
+        // Its answer names the key, masked: not passed on.
+        Some(o) => status_said(
+            o.status.success(),
+            &String::from_utf8_lossy(&o.stderr),
+            var("OPENAI_API_KEY").is_some(),
+        ),
+        None => Login::Unknown("`codex login status` did not answer".into()),
+    }
+}
+
+/// The model provider Codex's config names, where it is not OpenAI's
+/// (whose login `codex login` keeps), and the variable its key is read
+/// from (`env_key`), if any.
+fn own_provider(config: &str) -> Option<(String, Option<String>)> {
+    let t: toml::Table = config.parse().ok()?;
+    let name = t.get("model_provider")?.as_str()?;
+    if name == "openai" {
+        return None;
+    }
+    let key = t
+        .get("model_providers")
+        .and_then(|p| p.get(name))
+        .and_then(|p| p.get("env_key"))
+        .and_then(|k| k.as_str())
+        .map(String::from);
+    Some((name.to_string(), key))
+}
+
+/// `codex login status`: 0 logged in; 1 with "Not logged in" on stderr,
+/// logged out (0.169); anything else is no answer.
+fn status_said(ok: bool, stderr: &str, openai_key: bool) -> super::Login {
+    use super::Login;
+    if ok {
+        return Login::In("logged in (`codex login status`)".into());
+    }
+    if !stderr.contains("Not logged in") {
+        // Its last line says why (warnings come first).
+        let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+        return Login::Unknown(format!(
+            "`codex login status`: {}",
+            first_line(last.unwrap_or("no answer"), 160)
+        ));
+    }
+    Login::Out {
+        why: format!(
+            "not logged in (`codex login status`){}",
+            if openai_key {
+                "; OPENAI_API_KEY is set, but `codex exec` does not read it"
+            } else {
+                ""
+            }
+        ),
+        fix: "`codex login`, or `printenv OPENAI_API_KEY | codex login --with-api-key`, or set CODEX_API_KEY: every session would fail".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Codex 0.169's `codex login status`, and its config's own provider.
+    #[test]
+    fn codexs_login_is_read_from_its_status_and_its_provider() {
+        use crate::agent::Login;
+        assert!(matches!(
+            status_said(true, "API key configured - sk-***", false),
+            Login::In(_)
+        ));
+        let Login::Out { why, fix } = status_said(false, "WARNING: ...\nNot logged in\n", true)
+        else {
+            panic!("logged out")
+        };
+        assert!(
+            why.ends_with("OPENAI_API_KEY is set, but `codex exec` does not read it"),
+            "{why}"
+        );
+        assert!(fix.starts_with("`codex login`"), "{fix}");
+        assert!(matches!(
+            status_said(false, "Error checking login status: x", false),
+            Login::Unknown(_)
+        ));
+        let own = "model_provider = \"scripted\"\n[model_providers.scripted]\nenv_key = \"K\"\n";
+        assert_eq!(
+            own_provider(own),
+            Some(("scripted".into(), Some("K".into())))
+        );
+        assert_eq!(
+            own_provider("model_provider = \"oss\"\n"),
+            Some(("oss".into(), None))
+        );
+        assert_eq!(own_provider("model_provider = \"openai\"\n"), None);
+        assert_eq!(own_provider("model = \"gpt-5.4\"\n"), None);
+    }
 
     /// The value of a `-c key=value` argument, read as TOML.
     fn setting(a: &[String], key: &str) -> toml::Value {

@@ -153,9 +153,177 @@ pub(crate) fn tool(v: &Value) -> String {
     }
 }
 
+/// Gemini CLI's sign-in, as it chooses one before a session (0.61,
+/// `validateNonInteractiveAuth`): the user's settings' choice
+/// (`security.auth.selectedType`), else the environment's, with what that
+/// one needs; the variables of the `.env` file it would load count (their
+/// names only are read). Nothing is run: it has no command that says.
+pub fn login(root: &std::path::Path, var: impl Fn(&str) -> Option<String>) -> super::Login {
+    use std::path::PathBuf;
+    let home = var("HOME").map(PathBuf::from);
+    let dir = var("GEMINI_CLI_HOME")
+        .map(PathBuf::from)
+        .or(home.clone())
+        .map(|h| h.join(".gemini"));
+    let selected = dir
+        .as_ref()
+        .and_then(|d| std::fs::read_to_string(d.join("settings.json")).ok())
+        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
+        .and_then(|v| {
+            v["security"]["auth"]["selectedType"]
+                .as_str()
+                .map(String::from)
+        });
+    let file = env_file(root, home.as_deref())
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .map(|t| env_file_names(&t))
+        .unwrap_or_default();
+    let set = |k: &str| var(k).or_else(|| file.contains(&k.to_string()).then(String::new));
+    let signed_in = dir.is_some_and(|d| {
+        ["oauth_creds.json", "gemini-credentials.json"]
+            .iter()
+            .any(|f| d.join(f).is_file())
+    });
+    login_of(selected.as_deref(), &set, signed_in)
+}
+
+/// The `.env` file Gemini CLI loads: the first `.gemini/.env` or `.env`
+/// from `root` up, else the home's.
+fn env_file(root: &std::path::Path, home: Option<&std::path::Path>) -> Option<std::path::PathBuf> {
+    let mut places: Vec<std::path::PathBuf> = root
+        .ancestors()
+        .flat_map(|d| [d.join(".gemini/.env"), d.join(".env")])
+        .collect();
+    if let Some(h) = home {
+        places.extend([h.join(".gemini/.env"), h.join(".env")]);
+    }
+    places.into_iter().find(|p| p.is_file())
+}
+
+/// The names a `.env` file sets (`NAME=...`, `export NAME=...`).
+fn env_file_names(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let l = l.strip_prefix("export ").unwrap_or(l);
+            let (name, _) = l.split_once('=')?;
+            let name = name.trim();
+            (!name.is_empty() && !name.starts_with('#')).then(|| name.to_string())
+        })
+        .collect()
+}
+
+/// Its sign-in as Gemini CLI 0.61 picks it: `selected`, else the
+/// environment's (`getAuthTypeFromEnv`), checked as `validateAuthMethod`
+/// checks it; `signed_in`: its Google login's file is there.
+fn login_of(
+    selected: Option<&str>,
+    var: &dyn Fn(&str) -> Option<String>,
+    signed_in: bool,
+) -> super::Login {
+    use super::Login;
+    let yes = |k: &str| var(k).is_some_and(|v| v == "true");
+    let from_env = if yes("GOOGLE_GENAI_USE_GCA") {
+        Some("oauth-personal")
+    } else if yes("GOOGLE_GENAI_USE_VERTEXAI") {
+        Some("vertex-ai")
+    } else if var("GOOGLE_GEMINI_BASE_URL").is_some() {
+        Some("gateway")
+    } else if var("GEMINI_API_KEY").is_some() {
+        Some("gemini-api-key")
+    } else if yes("CLOUD_SHELL") || yes("GEMINI_CLI_USE_COMPUTE_ADC") {
+        Some("compute-default-credentials")
+    } else {
+        None
+    };
+    let every = ": every session would fail";
+    match selected.or(from_env) {
+        None => Login::Out {
+            why: "not logged in: no GEMINI_API_KEY, and no sign-in chosen (`security.auth.selectedType` in ~/.gemini/settings.json)".into(),
+            fix: format!("set GEMINI_API_KEY, or run `gemini` once and sign in{every}"),
+        },
+        Some("gemini-api-key") if var("GEMINI_API_KEY").is_some() => {
+            Login::Key("GEMINI_API_KEY".into())
+        }
+        Some("gemini-api-key") => Login::Unknown(
+            "GEMINI_API_KEY is not set; a key Gemini CLI saved itself (in your keychain) is not read without running it".into(),
+        ),
+        Some("oauth-personal") if signed_in => Login::In("signed in with Google".into()),
+        Some("oauth-personal") => Login::Unknown(
+            "it signs in with Google, and ~/.gemini holds no login: it may be in your keychain".into(),
+        ),
+        Some("vertex-ai") if var("GOOGLE_API_KEY").is_some() => Login::Key("GOOGLE_API_KEY".into()),
+        Some("vertex-ai")
+            if var("GOOGLE_CLOUD_PROJECT").is_some() && var("GOOGLE_CLOUD_LOCATION").is_some() =>
+        {
+            Login::In("Vertex AI (GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION)".into())
+        }
+        Some("vertex-ai") => Login::Out {
+            why: "Vertex AI is chosen, and neither GOOGLE_API_KEY nor GOOGLE_CLOUD_PROJECT with GOOGLE_CLOUD_LOCATION is set".into(),
+            fix: format!("set GOOGLE_API_KEY, or GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION{every}"),
+        },
+        Some("gateway") => Login::Out {
+            why: "GOOGLE_GEMINI_BASE_URL alone chooses the gateway sign-in, which `gemini -p` refuses".into(),
+            fix: format!(
+                "set `security.auth.selectedType = \"gemini-api-key\"` in ~/.gemini/settings.json, with GEMINI_API_KEY{every}"
+            ),
+        },
+        Some(other) => Login::Unknown(format!("it signs in by {other}, which ralph does not check")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Gemini CLI 0.61's choice of sign-in, from its settings or the
+    /// environment, and what each choice needs.
+    #[test]
+    fn geminis_sign_in_is_read_from_its_settings_and_environment() {
+        use crate::agent::Login;
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let none = env(&[]);
+        assert!(matches!(login_of(None, &none, false), Login::Out { .. }));
+        let key = env(&[("GEMINI_API_KEY", "k")]);
+        assert_eq!(
+            login_of(None, &key, false),
+            Login::Key("GEMINI_API_KEY".into())
+        );
+        assert_eq!(
+            login_of(Some("gemini-api-key"), &key, false),
+            Login::Key("GEMINI_API_KEY".into())
+        );
+        assert!(matches!(
+            login_of(Some("gemini-api-key"), &none, false),
+            Login::Unknown(_)
+        ));
+        assert_eq!(
+            login_of(Some("oauth-personal"), &none, true),
+            Login::In("signed in with Google".into())
+        );
+        // The base URL alone is the gateway, which print mode refuses; the
+        // settings' choice wins over it.
+        let gateway = env(&[("GOOGLE_GEMINI_BASE_URL", "u"), ("GEMINI_API_KEY", "k")]);
+        assert!(matches!(login_of(None, &gateway, false), Login::Out { .. }));
+        assert_eq!(
+            login_of(Some("gemini-api-key"), &gateway, false),
+            Login::Key("GEMINI_API_KEY".into())
+        );
+        assert!(matches!(
+            login_of(Some("vertex-ai"), &none, false),
+            Login::Out { .. }
+        ));
+        assert_eq!(
+            env_file_names("# c\nGEMINI_API_KEY=abc\nexport OTHER = x\nnot a line\n"),
+            ["GEMINI_API_KEY", "OTHER"]
+        );
+    }
 
     #[test]
     fn print_mode_with_its_tools_and_the_model_given() {

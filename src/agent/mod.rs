@@ -86,6 +86,37 @@ pub struct LogSaid {
     pub limit: Option<crate::agent::stream::Limit>,
 }
 
+/// Can an agent reach its model: its login or its key, as asked of it
+/// without a session and without the network (`Agent::login`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Login {
+    /// Logged in, or what stands for it, in words ("logged in").
+    In(String),
+    /// A key in the environment, by its variable's name (its value is never
+    /// read into what ralph says).
+    Key(String),
+    /// Neither: every session would fail. Why, and how to log in.
+    Out { why: String, fix: String },
+    /// It could not be told: why.
+    Unknown(String),
+}
+
+/// How long an agent has to answer a question about its login.
+pub const LOGIN_WITHIN: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// An agent's program asked a question of its own (`codex login status`),
+/// from a folder no project's files are read in (a repository's agent files
+/// are not run to ask), with `env` added; what it said and how it ended.
+pub(crate) fn ask(
+    program: &std::path::Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Option<std::process::Output> {
+    let mut c = std::process::Command::new(program);
+    c.args(args).envs(env.iter().copied()).current_dir("/");
+    crate::procs::output_within(c, LOGIN_WITHIN)
+}
+
 /// Who confines an agent's sessions under `--confined`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Confine {
@@ -320,6 +351,20 @@ impl Agent {
         match self {
             Agent::Pi => pi::made_at_start(var),
             _ => Vec::new(),
+        }
+    }
+
+    /// Whether its program at `program` can reach its model here: its
+    /// login or key, asked without a session and without the network, and
+    /// what fixes it where it cannot.
+    pub fn login(self, program: &std::path::Path, root: &std::path::Path) -> Login {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        match self {
+            Agent::Claude => claude::login(program),
+            Agent::Codex => codex::login(program, var),
+            Agent::Gemini => gemini::login(root, var),
+            Agent::Pi => pi::login(program),
+            Agent::Opencode => opencode::login(program),
         }
     }
 

@@ -241,9 +241,69 @@ fn error(s: &mut Session, e: &Value) -> Vec<Shown> {
     vec![Shown::Note(crate::agent::stream::first_line(&text, 200))]
 }
 
+/// opencode's login: the models it can use, as `opencode models` lists
+/// them (offline: its model list is not fetched), by provider. Its own
+/// free models (provider `opencode`) need none: with only those, it runs,
+/// and says so.
+pub fn login(program: &std::path::Path) -> super::Login {
+    let env = [
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+    ];
+    match super::ask(program, &["models"], &env) {
+        Some(o) if o.status.success() => models_said(&String::from_utf8_lossy(&o.stdout)),
+        _ => super::Login::Unknown("`opencode models` did not answer".into()),
+    }
+}
+
+/// `opencode models` (1.18): one `provider/model` a line.
+fn models_said(said: &str) -> super::Login {
+    use super::Login;
+    let mut providers: Vec<&str> = Vec::new();
+    for p in said
+        .lines()
+        .filter_map(|l| l.trim().split_once('/').map(|(p, _)| p))
+    {
+        if !providers.contains(&p) {
+            providers.push(p);
+        }
+    }
+    let others: Vec<&str> = providers
+        .iter()
+        .copied()
+        .filter(|p| *p != "opencode")
+        .collect();
+    match (others.is_empty(), providers.is_empty()) {
+        (false, _) => Login::In(format!("models of {} (`opencode models`)", others.join(", "))),
+        (true, false) => Login::In(
+            "no provider logged in: only opencode's own free models (`opencode auth login` for another)".into(),
+        ),
+        (true, true) => Login::Unknown("`opencode models` listed none".into()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// opencode 1.18.33's `models`: with a key or a provider of the
+    /// user's, and with neither (its own free models only).
+    #[test]
+    fn opencodes_login_is_read_from_its_models() {
+        use crate::agent::Login;
+        let free = "opencode/big-pickle\nopencode/space-bunny-free\n";
+        let Login::In(said) = models_said(free) else {
+            panic!("free models run")
+        };
+        assert!(said.starts_with("no provider logged in"), "{said}");
+        let keyed =
+            format!("anthropic/claude-x\nanthropic/claude-y\n{free}scripted/scripted-model\n");
+        assert_eq!(
+            models_said(&keyed),
+            Login::In("models of anthropic, scripted (`opencode models`)".into())
+        );
+        assert!(matches!(models_said(""), Login::Unknown(_)));
+    }
     use crate::agent::Agent;
     use crate::agent::stream::Limit;
 

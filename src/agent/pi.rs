@@ -207,9 +207,64 @@ fn tool(name: &str, args: &Value) -> String {
     }
 }
 
+/// pi's login: whether it has a model to use, a provider logged in or
+/// with a key (its own `models.json` included), as `pi --list-models`
+/// lists them (offline: no update check, nothing sent).
+pub fn login(program: &std::path::Path) -> super::Login {
+    match super::ask(program, &["--list-models"], &[("PI_OFFLINE", "1")]) {
+        Some(o) => models_said(&format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )),
+        None => super::Login::Unknown("`pi --list-models` did not answer".into()),
+    }
+}
+
+/// `pi --list-models` (0.73, on stderr): a table of the models it can use,
+/// their providers first, or "No models available" when no provider is
+/// logged in or has a key.
+fn models_said(said: &str) -> super::Login {
+    use super::Login;
+    if said.contains("No models available") {
+        return Login::Out {
+            why: "not logged in: no provider has a key or a login (`pi --list-models` lists no model)".into(),
+            fix: "set your provider's key (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...), or run `pi` and `/login`: every session would fail".into(),
+        };
+    }
+    let mut lines = said.lines().skip_while(|l| !l.starts_with("provider "));
+    if lines.next().is_none() {
+        return Login::Unknown("`pi --list-models` listed nothing it knows".into());
+    }
+    let mut providers: Vec<&str> = Vec::new();
+    for p in lines.filter_map(|l| l.split_whitespace().next()) {
+        if !providers.contains(&p) {
+            providers.push(p);
+        }
+    }
+    Login::In(format!(
+        "models of {} (`pi --list-models`)",
+        providers.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pi 0.73.1's `--list-models`, with no provider and with one.
+    #[test]
+    fn pis_login_is_read_from_its_list_of_models() {
+        use crate::agent::Login;
+        let none = "No models available. Use /login to log into a provider via OAuth or API key. See:\n  /x/docs/providers.md\n";
+        assert!(matches!(models_said(none), Login::Out { .. }));
+        let some = "provider   model                       context  max-out  thinking  images\nanthropic  claude-3-5-haiku-20241022   200K     8.2K     no        yes\nanthropic  claude-x   200K     8.2K     no        yes\nscripted  scripted-model  128K     4.1K     no        no\n";
+        assert_eq!(
+            models_said(some),
+            Login::In("models of anthropic, scripted (`pi --list-models`)".into())
+        );
+        assert!(matches!(models_said("Error: boom"), Login::Unknown(_)));
+    }
     use crate::agent::Agent;
 
     fn fed(stream: &str) -> (Session, Vec<Shown>) {

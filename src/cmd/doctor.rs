@@ -7,7 +7,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Run;
-use crate::agent::{Agent, Confine};
+use crate::agent::{Agent, Confine, Login};
 use crate::config::Options;
 use crate::exit::ExitStatus;
 use crate::outln;
@@ -189,38 +189,35 @@ fn claude(h: &Here) -> Verdict {
     if let Some(v) = claude_unused(h) {
         return v;
     }
-    match agent_version(h, Agent::default()) {
-        Ok((v, p)) => match logged_in(&p) {
-            Some(false) => fail(
-                format!(
-                    "{v} at {}, not logged in (`claude auth status`)",
-                    p.display()
-                ),
-                "`claude auth login`, or set ANTHROPIC_API_KEY: every session would fail",
-            ),
-            Some(true) => pass(format!("{v} at {}, logged in", p.display())),
-            None => pass(format!(
-                "{v} at {} (its login could not be asked: `claude auth status`)",
-                p.display()
-            )),
-        },
+    match agent_ready(h, Agent::default()) {
+        Ok(said) => pass(said),
         Err(failed) => failed,
     }
 }
 
-/// Whether Claude Code at `bin` has a login or a key, as `claude auth
-/// status` answers it (no session, nothing spent); `None`: no answer.
-fn logged_in(bin: &Path) -> Option<bool> {
-    let mut c = Command::new(bin);
-    c.args(["auth", "status"]);
-    let said = crate::procs::stdout_within(c, Duration::from_secs(10))?;
-    logged_in_said(&said)
+/// An agent's program as the loop would run it (`agent_version`), and
+/// whether it can reach its model (its login or key, asked of the agent
+/// without a session): "<version> at <path>, <login>", or the failed
+/// verdict with the fix.
+fn agent_ready(h: &Here, agent: Agent) -> Result<String, Verdict> {
+    let (v, p) = agent_version(h, agent)?;
+    let at = format!("{v} at {}", p.display());
+    // A failure stands alone on its line: whose it is, said.
+    login_said(&at, agent.login(&p, &h.project.root)).map_err(|mut v| {
+        v.detail = format!("{agent}: {}", v.detail);
+        v
+    })
 }
 
-/// `claude auth status`'s JSON: its `loggedIn`.
-fn logged_in_said(said: &str) -> Option<bool> {
-    let v: serde_json::Value = serde_json::from_str(said.trim()).ok()?;
-    v.get("loggedIn")?.as_bool()
+/// What a login adds to the agent's `at` ("<version> at <path>"). A key
+/// is named by its variable, never shown.
+fn login_said(at: &str, login: Login) -> Result<String, Verdict> {
+    match login {
+        Login::In(how) => Ok(format!("{at}, {how}")),
+        Login::Key(var) => Ok(format!("{at}, key set ({var})")),
+        Login::Out { why, fix } => Err(fail(format!("{at}, {why}"), &fix)),
+        Login::Unknown(why) => Ok(format!("{at} (its login could not be asked: {why})")),
+    }
 }
 
 /// The other agents the config names (`agent`, `fallback`): each one's
@@ -240,8 +237,8 @@ fn agents(h: &Here) -> Verdict {
     }
     let mut said = Vec::new();
     for agent in named {
-        let (v, p) = match agent_version(h, agent) {
-            Ok(found) => found,
+        let ready = match agent_ready(h, agent) {
+            Ok(said) => said,
             Err(failed) => return failed,
         };
         if cfg.confined
@@ -258,7 +255,7 @@ fn agents(h: &Here) -> Verdict {
                 &agent.unfound_fix(&missing),
             );
         }
-        said.push(format!("{agent}: {v} at {}", p.display()));
+        said.push(format!("{agent}: {ready}"));
     }
     pass(said.join("; "))
 }
@@ -305,14 +302,13 @@ fn review(h: &Here) -> Verdict {
             );
         }
     }
-    match agent_version(h, agent) {
-        Ok((v, p)) => pass(format!(
-            "{agent} reviews {}: {v} at {}",
+    match agent_ready(h, agent) {
+        Ok(ready) => pass(format!(
+            "{agent} reviews {}: {ready}",
             match when {
                 When::Complete => "each COMPLETE",
                 When::Step => "each checked step",
             },
-            p.display()
         )),
         Err(failed) => failed,
     }
@@ -446,7 +442,10 @@ fn unconfinable(agent: Agent) -> Option<(String, String)> {
 
 /// Can the run's agents (Claude Code by default) be confined here? A
 /// failure only when the project asks for confinement. What each agent's
-/// confinement keeps in is said either way.
+/// confinement keeps in is said either way. An agent ralph confines itself
+/// is started there (`--version`), as its sessions start: one that cannot
+/// run inside (installed where the sandbox empties, say) is named, with
+/// what it said.
 fn confined(h: &Here) -> Verdict {
     let wants = h.cfg.as_ref().is_ok_and(|c| c.confined);
     let means = Agent::ALL
@@ -454,7 +453,8 @@ fn confined(h: &Here) -> Verdict {
         .map(|a| a.confined_means())
         .collect::<Vec<_>>()
         .join("; ");
-    let named: Vec<Agent> = h.cfg.as_ref().map_or_else(
+    let mut named: Vec<Agent> = Vec::new();
+    let listed: Vec<Agent> = h.cfg.as_ref().map_or_else(
         |_| vec![Agent::default()],
         |c| {
             std::iter::once(c.agent.unwrap_or_default())
@@ -463,9 +463,13 @@ fn confined(h: &Here) -> Verdict {
                 .collect()
         },
     );
-    match named.into_iter().find_map(unconfinable) {
-        None => pass(format!("`ralph loop --confined` works here ({means})")),
-        Some((why, fix)) => verdict(
+    for a in listed {
+        if !named.contains(&a) {
+            named.push(a);
+        }
+    }
+    let cannot = |why: String, fix: &str| {
+        verdict(
             !wants,
             format!(
                 "`ralph loop --confined` cannot run here{}: {why}",
@@ -475,9 +479,96 @@ fn confined(h: &Here) -> Verdict {
                     ""
                 }
             ),
-            &fix,
-        ),
+            fix,
+        )
+    };
+    if let Some((why, fix)) = named.iter().copied().find_map(unconfinable) {
+        return cannot(why, &fix);
     }
+    let mut started = Vec::new();
+    for agent in named {
+        match started_confined(h, agent) {
+            Ok(Some(())) => started.push(agent.name()),
+            Ok(None) => {}
+            Err(why) => {
+                let fix = format!(
+                    "install {agent} where the sandbox sees it: not under /tmp, /run or /var/tmp (it empties them), nor behind a launcher that runs a program there ({})",
+                    agent.install()
+                );
+                return cannot(why, &fix);
+            }
+        }
+    }
+    let ran = match started.as_slice() {
+        [] => String::new(),
+        s => format!("; {} started inside ralph's bubblewrap", s.join(", ")),
+    };
+    pass(format!("`ralph loop --confined` works here ({means}){ran}"))
+}
+
+/// `agent`'s program (as the loop would run it) started with `--version`
+/// inside the sandbox its confined sessions run in. `Ok(None)`: not asked
+/// (ralph does not confine it itself, or its program is the `agents`
+/// check's to find or approve); `Err`: what went wrong.
+fn started_confined(h: &Here, agent: Agent) -> Result<Option<()>, String> {
+    if agent.caps().confine != Confine::Bwrap {
+        return Ok(None);
+    }
+    let Ok((_, program)) = agent_version(h, agent) else {
+        return Ok(None);
+    };
+    let c = h
+        .cfg
+        .as_ref()
+        .map(|c| crate::confinement::Confinement {
+            allow_write: c.allow_write.clone().unwrap_or_default(),
+            allow_domains: c.allow_domains.clone().unwrap_or_default(),
+        })
+        .unwrap_or_default();
+    let within = Duration::from_secs(20);
+    let out = crate::session::launch::try_confined(
+        &h.project,
+        &c,
+        (agent, &program),
+        &["--version"],
+        within,
+    )
+    .map_err(|e| format!("{agent}'s sandbox could not be made: {e:#}"))?;
+    match out {
+        None => Ok(None),
+        Some(Some(o)) if o.status.success() => Ok(Some(())),
+        Some(Some(o)) => Err(format!(
+            "{} does not run inside ralph's bubblewrap ({}): {}",
+            program.display(),
+            o.status,
+            last_words(&o.stderr, &o.stdout)
+        )),
+        Some(None) => Err(format!(
+            "{} does not answer --version inside ralph's bubblewrap within {}s",
+            program.display(),
+            within.as_secs()
+        )),
+    }
+}
+
+/// What a program that failed said last: its last line on stderr, else
+/// on stdout (one line, cut short).
+fn last_words(stderr: &[u8], stdout: &[u8]) -> String {
+    let last = |b: &[u8]| {
+        String::from_utf8_lossy(b)
+            .lines()
+            .rev()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(String::from)
+    };
+    let said = last(stderr)
+        .or_else(|| last(stdout))
+        .unwrap_or_else(|| "it said nothing".into());
+    crate::output::visible_line(&said)
+        .chars()
+        .take(300)
+        .collect()
 }
 
 /// Is what the project's files would run approved? (Codex's, pi's and
@@ -761,15 +852,31 @@ fn render(checks: &[Check], failed: usize) {
 mod tests {
     use super::*;
 
-    /// `claude auth status` as Claude Code 2.1.330 prints it, logged out
-    /// and with a key; anything else is no answer.
+    /// A login as doctor says it: a key by its name, a missing login
+    /// failed with its fix, one it could not ask passed and said.
     #[test]
-    fn a_login_is_read_from_claudes_auth_status() {
-        let out = r#"{"loggedIn": false, "authMethod": "none", "apiProvider": "firstParty"}"#;
-        assert_eq!(logged_in_said(out), Some(false));
-        let key = "{\n  \"loggedIn\": true,\n  \"authMethod\": \"api_key\"\n}\n";
-        assert_eq!(logged_in_said(key), Some(true));
-        assert_eq!(logged_in_said("error: unknown command 'auth'"), None);
-        assert_eq!(logged_in_said(r#"{"loggedIn": "yes"}"#), None);
+    fn a_login_is_said_after_the_agents_version() {
+        let at = "1.0 at /bin/x";
+        let key = login_said(at, Login::Key("CODEX_API_KEY".into()));
+        assert_eq!(
+            key.ok().as_deref(),
+            Some("1.0 at /bin/x, key set (CODEX_API_KEY)")
+        );
+        let out = Login::Out {
+            why: "not logged in".into(),
+            fix: "log in".into(),
+        };
+        let Err(v) = login_said(at, out) else {
+            panic!("a missing login fails")
+        };
+        assert_eq!(
+            (v.ok, v.detail.as_str(), v.fix.as_deref()),
+            (false, "1.0 at /bin/x, not logged in", Some("log in"))
+        );
+        let unknown = login_said(at, Login::Unknown("no answer".into()));
+        assert_eq!(
+            unknown.ok().as_deref(),
+            Some("1.0 at /bin/x (its login could not be asked: no answer)")
+        );
     }
 }

@@ -20,32 +20,67 @@ pub fn stderr_within(cmd: std::process::Command, within: std::time::Duration) ->
 }
 
 fn answer_within(
-    mut cmd: std::process::Command,
+    cmd: std::process::Command,
     within: std::time::Duration,
     stderr: bool,
 ) -> Option<String> {
+    let out = output_within(cmd, within)?;
+    let said = if stderr { out.stderr } else { out.stdout };
+    Some(String::from_utf8_lossy(&said).into_owned())
+}
+
+/// What a short-answering program printed (both streams, read as it
+/// prints them) and how it ended, if it ends within `within`; else it is
+/// killed and reaped. Its stdin is closed.
+pub fn output_within(
+    mut cmd: std::process::Command,
+    within: std::time::Duration,
+) -> Option<std::process::Output> {
+    use std::io::Read;
     use std::process::Stdio;
-    let (out, err) = if stderr {
-        (Stdio::null(), Stdio::piped())
-    } else {
-        (Stdio::piped(), Stdio::null())
-    };
     let mut child = cmd
         .stdin(Stdio::null())
-        .stdout(out)
-        .stderr(err)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .ok()?;
+    let drain = |r: Option<Box<dyn Read + Send>>| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            let _ = tx.send(buf);
+        });
+        rx
+    };
+    let out = drain(child.stdout.take().map(|r| Box::new(r) as _));
+    let err = drain(child.stderr.take().map(|r| Box::new(r) as _));
     let t0 = std::time::Instant::now();
-    while child.try_wait().ok()?.is_none() {
+    let status = loop {
+        if let Some(s) = child.try_wait().ok()? {
+            break s;
+        }
         if t0.elapsed() > within {
             let _ = child.kill();
             let _ = child.wait();
             return None;
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().ok()?;
-    let said = if stderr { out.stderr } else { out.stdout };
-    Some(String::from_utf8_lossy(&said).into_owned())
+    };
+    // A process it left behind may hold its pipes open: read until then,
+    // not past `within`.
+    let left = || {
+        within
+            .saturating_sub(t0.elapsed())
+            .max(std::time::Duration::from_millis(500))
+    };
+    let stdout = out.recv_timeout(left()).ok()?;
+    let stderr = err.recv_timeout(left()).ok()?;
+    Some(std::process::Output {
+        status,
+        stdout,
+        stderr,
+    })
 }

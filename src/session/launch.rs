@@ -131,6 +131,39 @@ fn in_bwrap(
     Ok((argv, tmp, fresh))
 }
 
+/// A confined agent's program started as its sessions start, inside the
+/// sandbox ralph runs them in (`in_bwrap`, the loop's own command line),
+/// with `args` (`--version`): what it printed and how it ended, `None`
+/// where it did not end within `within`. What the start made that a
+/// session's end removes is removed too. `Ok(None)` when ralph does not
+/// confine the agent itself (its own sandbox confines what it runs, not
+/// its program).
+pub fn try_confined(
+    project: &Project,
+    c: &Confinement,
+    (agent, program): (crate::agent::Agent, &std::path::Path),
+    args: &[&str],
+    within: std::time::Duration,
+) -> Result<Option<Option<std::process::Output>>> {
+    if agent.caps().confine != crate::agent::Confine::Bwrap {
+        return Ok(None);
+    }
+    let seat = Seat {
+        agent,
+        program,
+        model: None,
+        extra: &[],
+    };
+    let git = git_dirs(&project.root);
+    let args = args.iter().map(|a| a.to_string()).collect();
+    let (argv, _tmp, fresh) = in_bwrap(project, c, (seat, git.as_ref()), args)?;
+    let mut cmd = std::process::Command::new(&argv[0]);
+    cmd.args(&argv[1..]).current_dir(&project.root);
+    let out = crate::procs::output_within(cmd, within);
+    super::remove_planted(&fresh);
+    Ok(Some(out))
+}
+
 /// What runs code later (the agent's `kept_paths`): those there, to bind
 /// read-only, and those not, to remove after the session. What the agent
 /// makes itself as it starts is made first, so that it is among the first.

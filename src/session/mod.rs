@@ -436,7 +436,7 @@ fn read_outputs(
 
 /// Remove what of `paths` is there now: each as said (an empty folder
 /// the agent made for itself goes unsaid).
-fn remove_planted(paths: &[PathBuf]) -> Vec<String> {
+pub(crate) fn remove_planted(paths: &[PathBuf]) -> Vec<String> {
     let mut said = Vec::new();
     for p in paths {
         let Ok(m) = std::fs::symlink_metadata(p) else {

@@ -11,6 +11,7 @@ mod confined;
 mod confined_credentials;
 mod confined_worktrees;
 mod confinement;
+mod doctor_logins;
 mod events;
 mod gate;
 mod github_api;

@@ -1094,7 +1094,7 @@ fn doctor_says_when_git_has_no_identity_to_commit_with() {
 
 /// Claude Code with no login and no key: doctor says so, with the fix,
 /// without starting a session (every session of a loop would fail); with
-/// the key the tests give it, it says it is logged in.
+/// the key the tests give it, it names the key's variable.
 #[test]
 fn doctor_says_when_claude_code_is_not_logged_in() {
     let env = TestEnv::new();
@@ -1128,7 +1128,10 @@ fn doctor_says_when_claude_code_is_not_logged_in() {
     let check = check_named(&out, "claude");
     assert_eq!(check["ok"], true, "{check}");
     assert!(
-        check["detail"].as_str().unwrap().ends_with(", logged in"),
+        check["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with(", key set (ANTHROPIC_API_KEY)"),
         "{check}"
     );
 }

@@ -853,6 +853,26 @@ impl Ralph {
     }
 
     /// Run it, expect exit status `code`, and parse its stdout as JSON.
+    /// `ralph doctor` as a user reads it (whatever its exit): the lines of
+    /// check `name`, its verdict's first (`ok  name ...`, `FAIL name ...`)
+    /// and those under it (its fix).
+    pub fn doctor_lines(self, name: &str) -> Vec<String> {
+        let out = self.arg("doctor").assert().get_output().stdout.clone();
+        let out = String::from_utf8_lossy(&out).into_owned();
+        let head = |l: &str| {
+            let mut w = l.split_whitespace();
+            matches!(w.next(), Some("ok" | "FAIL")) && w.next() == Some(name)
+        };
+        let mut lines = out.lines().skip_while(|l| !head(l));
+        let first = lines
+            .next()
+            .unwrap_or_else(|| panic!("no check {name} in:\n{out}"));
+        std::iter::once(first)
+            .chain(lines.take_while(|l| l.starts_with("     ")))
+            .map(|l| l.trim_end().to_string())
+            .collect()
+    }
+
     pub fn json_with(self, code: i32) -> serde_json::Value {
         let out = self.stdout_with(code);
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
