@@ -1,6 +1,7 @@
 //! One file per subcommand, each implementing `Run`.
 
 pub mod add;
+pub mod answer;
 pub mod budget;
 pub mod complete;
 pub mod completions;
@@ -49,6 +50,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::VerifySync(c) => c.run(),
         Cmd::Complete(c) => c.run(),
         Cmd::Waiting(c) => c.run(),
+        Cmd::Answer(c) => c.run(),
         Cmd::Resume(c) => c.run(),
         Cmd::Reset(c) => c.run(),
         Cmd::Status(c) => c.run(),

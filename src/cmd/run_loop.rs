@@ -316,6 +316,15 @@ impl Loop {
         let limits = resume.as_ref().map(|(_, s)| &s.limits);
         let (settings, mut ship, checked) =
             self.checked_settings((&project, &ui), &cli, limits, in_worktree)?;
+        // An answer sent after the run stopped for it: the run goes on.
+        let answered = match (&settings.workers.worker, settings.workers.count) {
+            (None, 1) => crate::run::asking::answered_at_start(
+                &project,
+                resume.as_ref().map(|(r, _)| r.id.as_str()),
+                &ui,
+            )?,
+            _ => None,
+        };
         if let Some(done) = first_move(&settings, &project, &checked, &ui)? {
             return Ok(done);
         }
@@ -374,6 +383,9 @@ impl Loop {
             answered: std::cell::RefCell::new(None),
             claimed_at: std::cell::RefCell::new(None),
         };
+        if let Some(given) = answered {
+            shell.hand(given)?;
+        }
         let result = match (settings.workers.count, &self.args.remote) {
             (1, None) => shell.run(&mut lock, saved),
             (_, remote) => in_parallel(&shell, &mut lock, saved, invocation_args, remote.as_ref()),
@@ -397,6 +409,15 @@ impl Loop {
         refuse_what_cannot_run(&settings, project)?;
         if let Some(step) = &self.args.worker_step {
             self.as_worker(&mut settings, project, step)?;
+        }
+        // A parallel run's workers stop for a human each on its own, and
+        // the run with them: no run of many waits for one answer (yet).
+        let many = settings.workers.count > 1 || settings.workers.worker.is_some();
+        if many
+            && settings.limits.wait_for_answer.take().is_some()
+            && self.args.worker_step.is_none()
+        {
+            ui.note("--wait-for-answer is for a run of one session at a time: this parallel run stops for a human as before (exit 3)");
         }
         prepare_confined(&mut settings, project, in_worktree, ui)?;
         // --push / --pr: the branch, its remote, the pull request's base,

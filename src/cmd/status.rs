@@ -324,6 +324,9 @@ struct WaitingView<'a> {
     of: &'a sentinel::Waiting,
     since: &'a Option<String>,
     reason: &'a str,
+    /// What it asks, made safe to show: blocker and options.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    question: Option<crate::work::question::Question>,
 }
 
 /// The running loop as shown: its lock record without the run's secret
@@ -500,7 +503,15 @@ impl Report<'_> {
             None => show!("COMPLETE: no"),
         }
         match &self.waiting {
-            Some(w) => show!("WAITING{}: {}", w.of.since(), w.reason),
+            Some(w) => {
+                show!("WAITING{}: {}", w.of.since(), w.reason);
+                if let Some(q) = &w.question {
+                    for line in q.lines().iter().skip(1) {
+                        show!("         {line}");
+                    }
+                    show!("         {}", crate::run::asking::answer_todo(q));
+                }
+            }
             None => show!("WAITING: no"),
         }
         match &self.running {
@@ -641,6 +652,7 @@ impl Run for Status {
                 of: w,
                 since: &w.since,
                 reason: &w.reason,
+                question: w.question(),
             }),
             running: running.as_ref().map(|l| LoopView::of(l, &project)),
             // While a loop runs, its run is the one that matters.

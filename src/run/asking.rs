@@ -135,48 +135,14 @@ impl Shell<'_> {
         self.ui.line(&format!("  {}", answer_todo(q)));
     }
 
-    /// The first answer in the inbox to this run's question; answers to
-    /// another question are dropped, and said; other commands wait for
-    /// their turn.
+    /// The first answer in the inbox to this run's question (what else
+    /// there was to say of the inbox, said).
     fn take_answer(&self, q: &Question, asked: Option<&str>) -> Result<Option<Given>> {
-        let (taken, bad) = inbox::pending(&self.project.root);
-        for b in bad {
-            self.ui.note(&b);
+        let (given, notes) = first_answer(&self.project.root, Some(&self.run.id), q, asked);
+        for n in notes {
+            self.ui.note(&n);
         }
-        for t in taken {
-            let Taken { sent, .. } = &t;
-            let Command::Answer(answer) = &sent.command else {
-                continue;
-            };
-            if !sent.is_for(&self.run.id) {
-                continue;
-            }
-            inbox::done(&t);
-            if sent.asked.is_some() && sent.asked.as_deref() != asked {
-                self.ui.note(&format!(
-                    "an answer from {} was to an earlier question: dropped",
-                    crate::output::visible_line(&sent.by)
-                ));
-                continue;
-            }
-            // An option's number is read against the question asked now.
-            let answer = match answer.option {
-                Some(n) => match q.pick(n) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        self.ui.note(&format!("an answer was refused: {e}"));
-                        continue;
-                    }
-                },
-                None => Answer::text(&answer.text).map_err(anyhow::Error::msg)?,
-            };
-            return Ok(Some(Given {
-                question: q.clone(),
-                answer,
-                by: sent.by.clone(),
-            }));
-        }
-        Ok(None)
+        Ok(given)
     }
 
     /// An answer taken: journaled, said, WAITING removed, and kept for the
@@ -196,6 +162,78 @@ impl Shell<'_> {
         *self.answered.borrow_mut() = Some(given);
         Ok(())
     }
+}
+
+/// The first answer in the inbox of the loop of `root` to question `q`
+/// (asked at `asked`: its WAITING's `since`), for run `run` (`None`: not
+/// known yet), taken out; what to say of the rest (answers to another
+/// question, dropped; options that are not the question's, refused; files
+/// that are no command). Other commands wait for their turn.
+pub fn first_answer(
+    root: &std::path::Path,
+    run: Option<&str>,
+    q: &Question,
+    asked: Option<&str>,
+) -> (Option<Given>, Vec<String>) {
+    let (taken, mut notes) = inbox::pending(root);
+    for t in taken {
+        let Taken { sent, .. } = &t;
+        let Command::Answer(answer) = &sent.command else {
+            continue;
+        };
+        if run.is_some_and(|r| !sent.is_for(r)) {
+            continue;
+        }
+        inbox::done(&t);
+        let by = crate::output::visible_line(&sent.by);
+        if sent.asked.is_some() && sent.asked.as_deref() != asked {
+            notes.push(format!(
+                "an answer from {by} was to an earlier question: dropped"
+            ));
+            continue;
+        }
+        // An option's number is read against the question asked now.
+        let answer = match answer.option {
+            Some(n) => q.pick(n),
+            None => Answer::text(&answer.text),
+        };
+        match answer {
+            Ok(answer) => {
+                let given = Given {
+                    question: q.clone(),
+                    answer,
+                    by: sent.by.clone(),
+                };
+                return (Some(given), notes);
+            }
+            Err(e) => notes.push(format!("an answer from {by} was refused: {e}")),
+        }
+    }
+    (None, notes)
+}
+
+/// A loop that starts where a question waits, with an answer to it in the
+/// inbox (`ralph answer` after the run ended): the answer taken, and the
+/// WAITING removed, so that the run goes on with it; said.
+pub fn answered_at_start(
+    project: &crate::work::project::Project,
+    run: Option<&str>,
+    ui: &crate::run::ui::Ui,
+) -> Result<Option<Given>> {
+    let Some(waiting) = sentinel::Waiting::read(&project.waiting())? else {
+        return Ok(None);
+    };
+    let Some(q) = waiting.question() else {
+        return Ok(None);
+    };
+    let (given, notes) = first_answer(&project.root, run, &q, waiting.since.as_deref());
+    for n in notes {
+        ui.note(&n);
+    }
+    if given.is_some() {
+        sentinel::remove(&project.waiting())?;
+    }
+    Ok(given)
 }
 
 /// How to answer `q`, as a person reads it.

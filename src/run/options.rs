@@ -141,13 +141,14 @@ fn inside(project: &Project, p: &std::path::Path) -> Result<PathBuf, String> {
 
 /// Bounds of each duration option: (name, least, most). Defaults are
 /// `config::DEFAULTS`' (`limit-wait-over`, `[notify]`'s, has its own).
-const DURATIONS: [(&str, u64, u64); 6] = [
+const DURATIONS: [(&str, u64, u64); 7] = [
     ("timeout", 1, 7 * DAY),
     ("max-time", 1, 30 * DAY),
     ("limit-backoff", 1, DAY),
     ("max-limit-wait", 60, 30 * DAY),
     ("fallback-after", 1, 30 * DAY),
     ("limit-wait-over", 60, 7 * DAY),
+    ("wait-for-answer", 1, 30 * DAY),
 ];
 
 fn duration(name: &str, given: Option<&config::Span>) -> Result<Duration, String> {

@@ -6,6 +6,7 @@ mod support;
 mod actions;
 mod agents;
 mod agents_pi_opencode;
+mod answer;
 mod config_file;
 mod confined;
 mod confined_credentials;

@@ -1,0 +1,203 @@
+//! Answering a loop: a real Claude Code session asks a question with
+//! `ralph waiting --question ... --option ...`; the loop waits for an
+//! answer (`--wait-for-answer`) or ends as before; `ralph answer` from
+//! another terminal; the next session is handed the answer; and what a
+//! session or a hostile answer cannot do.
+
+use std::fs;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::*;
+use crate::support::{Live, Reply};
+
+const ASK: &str = "ralph waiting --question 'Which database should the app use?' \
+    --option Postgres --option 'SQLite, for now' --blocker decision";
+
+/// The journal of the newest run, each line as JSON.
+fn events(env: &TestEnv) -> Vec<Value> {
+    fs::read_to_string(run_dir(env).join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The first request of the `n`th session (1 first): what it was told.
+fn told(env: &TestEnv, n: usize) -> String {
+    let mut firsts = Vec::new();
+    for r in env.api.turns() {
+        if !firsts.iter().any(|(id, _)| *id == r.session_id) {
+            firsts.push((r.session_id.clone(), r.user_text()));
+        }
+    }
+    firsts
+        .get(n - 1)
+        .map(|(_, t)| t.clone())
+        .unwrap_or_default()
+}
+
+const A_WHILE: Duration = Duration::from_secs(120);
+
+#[test]
+fn a_sessions_question_is_answered_from_another_terminal_and_the_same_run_goes_on() {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    env.api.session([
+        Reply::bash(CHECK_THE_BOX),
+        Reply::text("Done, with SQLite."),
+    ]);
+    let live =
+        Live::start(ralph_loop(&env).args(["--wait-for-answer", "10m", "--max-iterations", "5"]));
+    live.wait_for("waiting up to 10m for an answer", A_WHILE);
+    // Where the user looks: status says the question, its options and how
+    // to answer.
+    let status = env.ralph().arg("status").stdout_with(0);
+    for part in [
+        "Which database should the app use?",
+        "1. Postgres",
+        "2. SQLite, for now",
+        "ralph answer --option <1-2>",
+    ] {
+        assert!(status.contains(part), "{part}: {status}");
+    }
+    let out = env.ralph().args(["answer", "--option", "2"]).stdout_with(0);
+    assert!(
+        out.starts_with("Answered: option 2: SQLite, for now\nThe loop (run "),
+        "{out}"
+    );
+    let (code, out, err) = live.finish(A_WHILE);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("  Which database should the app use?\n")
+            && out.contains("    2. SQLite, for now\n")
+            && out.contains("answered by terminal: option 2: SQLite, for now; the run goes on\n"),
+        "{out}"
+    );
+    // The next session was told, first, the question and the answer.
+    let second = told(&env, 2);
+    assert!(
+        second.contains("# A human answered the question this run asked\n")
+            && second.contains("The answer (option 2):\n\n> SQLite, for now\n"),
+        "{second}"
+    );
+    assert!(!told(&env, 1).contains("A human answered"));
+    // One run, its journal saying who answered what.
+    let lines = events(&env);
+    let kinds: Vec<&str> = lines.iter().map(|l| l["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "run_started").count(),
+        1,
+        "{kinds:?}"
+    );
+    let asked = lines.iter().find(|l| l["kind"] == "asked").unwrap();
+    assert_eq!(asked["question"]["options"][1], "SQLite, for now");
+    assert_eq!(asked["question"]["blocker"], "decision");
+    let answered = lines.iter().find(|l| l["kind"] == "answered").unwrap();
+    assert_eq!(answered["by"], "terminal");
+    assert_eq!(answered["answer"]["option"], 2);
+    assert_eq!(*kinds.last().unwrap(), "complete");
+    assert!(!env.project.join(".ralph/WAITING").exists());
+    assert!(!env.project.join(".ralph/answer.md").exists());
+}
+
+#[test]
+fn without_wait_for_answer_the_run_ends_as_before_and_resume_takes_the_answer() {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .assert()
+        .code(3);
+    let out = env
+        .ralph()
+        .args(["answer", "Postgres, and say why in progress.md"])
+        .stdout_with(0);
+    assert!(
+        out.contains("No loop is running in ")
+            && out.ends_with(": `ralph loop --resume` goes on with this answer.\n"),
+        "{out}"
+    );
+    // An option the question does not offer is refused, naming them.
+    let err = env.ralph().args(["answer", "--option", "3"]).stderr_with(2);
+    assert!(
+        err.contains("--option 3: option 3 is not one of the question's (1 to 2)"),
+        "{err}"
+    );
+    env.api.session([
+        Reply::bash(CHECK_THE_BOX),
+        Reply::text("Done, with Postgres."),
+    ]);
+    let out = ralph_loop(&env).arg("--resume").stdout_with(0);
+    assert!(
+        out.contains("answered by terminal: Postgres, and say why in progress.md; the run goes on"),
+        "{out}"
+    );
+    assert!(
+        told(&env, 2).contains("The answer:\n\n> Postgres, and say why in progress.md\n"),
+        "{}",
+        told(&env, 2)
+    );
+}
+
+#[test]
+fn no_answer_in_time_ends_the_run_waiting_as_before() {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    let out = ralph_loop(&env)
+        .args(["--wait-for-answer", "1s", "--max-iterations", "5"])
+        .stdout_with(3);
+    assert!(out.contains("no answer came within 1s\n"), "{out}");
+    assert!(env.project.join(".ralph/WAITING").exists());
+    let end = events(&env).pop().unwrap();
+    assert_eq!(end["kind"], "waiting", "{end}");
+}
+
+/// The channel is the user's: a session's `ralph answer` is refused, and
+/// the loop does not take an answer the session wrote itself.
+#[test]
+fn a_session_cannot_answer_its_own_question() {
+    let env = one_step_project();
+    env.api.session([
+        Reply::bash(format!(
+            "{ASK}; ralph answer --option 1 > answered.txt 2>&1; echo \"exit $?\" >> answered.txt"
+        )),
+        Reply::text("Asked, and tried to answer."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--wait-for-answer", "2s", "--max-iterations", "5"])
+        .stdout_with(3);
+    let tried = fs::read_to_string(env.project.join("answered.txt")).unwrap();
+    assert!(
+        tried.contains("refused inside a loop's session") && tried.ends_with("exit 2\n"),
+        "{tried}"
+    );
+    assert!(out.contains("no answer came within 2s"), "{out}");
+}
+
+/// An answer is text from outside: its escapes never reach the terminal
+/// or the session as escapes, and a huge one is cut.
+#[test]
+fn a_hostile_answer_is_bounded_and_shown_without_its_escapes() {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .assert()
+        .code(3);
+    let hostile = format!("yes\u{1b}]0;PWNED\u{7}\u{1b}[2J{}", "x".repeat(100_000));
+    let out = env.ralph().args(["answer", &hostile]).stdout_with(0);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    env.api
+        .session([Reply::bash(CHECK_THE_BOX), Reply::text("Done.")]);
+    let out = ralph_loop(&env).arg("--resume").stdout_with(0);
+    assert!(!out.contains('\u{1b}'), "{out:?}");
+    let second = told(&env, 2);
+    assert!(
+        !second.contains('\u{1b}') && second.contains("> yes]0;PWNED[2Jxxx"),
+        "{}",
+        &second[..300.min(second.len())]
+    );
+    assert!(second.len() < 20_000, "{}", second.len());
+}
