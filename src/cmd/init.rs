@@ -60,10 +60,11 @@ pub struct Init {
 /// writes before it is checked), which a commit would carry into every
 /// later checkout and worktree. The spec, prompt, readme and config
 /// are the project's and belong in git.
-pub const IGNORED: [&str; 8] = [
+pub const IGNORED: [&str; 9] = [
     "runs/",
     "COMPLETE",
     "WAITING",
+    "answer.md",
     "gate-failed.md",
     "review-failed.md",
     "review-verdict.json",

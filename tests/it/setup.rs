@@ -70,7 +70,7 @@ fn init_writes_files_that_pass_budget_and_the_parser_and_never_overwrites() {
     let gitignore = fs::read_to_string(dir.join(".gitignore")).unwrap();
     assert_eq!(
         gitignore,
-        "runs/\nCOMPLETE\nWAITING\ngate-failed.md\nreview-failed.md\nreview-verdict.json\nloop.lock\nplan-draft/\n"
+        "runs/\nCOMPLETE\nWAITING\nanswer.md\ngate-failed.md\nreview-failed.md\nreview-verdict.json\nloop.lock\nplan-draft/\n"
     );
     env.ralph()
         .arg("budget")
