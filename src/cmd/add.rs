@@ -50,7 +50,15 @@ pub struct Add {
     /// installed, else bd]
     #[arg(long, value_enum)]
     tracker: Option<crate::config::Kind>,
+
+    /// Leave the spec (and the tracker's file) uncommitted [default: commit
+    /// them, when they had no changes of yours before]
+    #[arg(long)]
+    no_commit: bool,
 }
+
+/// The files `ralph add` changes: the spec, and the tracker's.
+const ADDED_TO: [&str; 2] = [".ralph/spec.md", ".beads/issues.jsonl"];
 
 /// A GitHub issue as a step: its title and task (`#N`), if it is open and
 /// no step names it yet.
@@ -134,6 +142,8 @@ impl Run for Add {
         };
         // The place is checked before a task is made for it.
         add::insert(&text, &title, None, &place).map_err(usage)?;
+        // What was uncommitted before: yours, not ralph's to commit.
+        let before = crate::run::progress::uncommitted_among(&project.root, &ADDED_TO);
         let task = match from_issue {
             Some((_, id)) => Some(("GitHub", id)),
             None => self.make_task(&project, &text, &title)?,
@@ -149,7 +159,45 @@ impl Run for Add {
             .with_context(|| format!("cannot write {}", path.display()))?;
         said(&label, &title, task.as_ref(), &path);
         reopen(&project)?;
+        if !self.no_commit {
+            commit_added(&project, before, &label, &title);
+        }
         Ok(ExitStatus::Success)
+    }
+}
+
+/// The step's files committed, so that a loop starts from a clean tree
+/// (each session's changes then stand alone): unless they had changes of
+/// yours before (`before`), which are yours to commit; said.
+fn commit_added(project: &Project, before: Option<Vec<String>>, label: &str, title: &str) {
+    let root = &project.root;
+    let Some(before) = before else {
+        return; // not a git repository
+    };
+    if !before.is_empty() {
+        outln!(
+            "Not committed: {} had changes of yours before; commit them before `ralph loop`, so that each session's changes stand alone.",
+            before.join(", ")
+        );
+        return;
+    }
+    let Some(changed) = crate::run::progress::uncommitted_among(root, &ADDED_TO) else {
+        return;
+    };
+    if changed.is_empty() {
+        return;
+    }
+    let message = format!(
+        "ralph: add step {label} {}",
+        crate::control::command::one_line(title, 200)
+    );
+    match crate::run::progress::commit_own(root, &changed, &message) {
+        Ok(id) => outln!("Committed {} ({id}).", changed.join(", ")),
+        Err(why) => outln!(
+            "Not committed ({}): commit {} before `ralph loop`.",
+            visible(why.lines().last().unwrap_or("git failed")),
+            changed.join(", ")
+        ),
     }
 }
 

@@ -1247,3 +1247,43 @@ fn the_agents_own_stderr_lines_are_tagged_with_the_loop_when_piped() {
         "{err}"
     );
 }
+
+/// `ralph add` then `ralph loop`, as the README's day to day has it: the
+/// step is committed, so the loop starts from a clean tree and blames
+/// nobody; a spec you had changed yourself is left for you to commit.
+#[test]
+fn a_step_added_is_committed_so_the_loop_starts_clean() {
+    let env = one_step_project();
+    let out = env.ralph().args(["add", "Write the docs"]).stdout_with(0);
+    assert!(
+        out.contains("Added step 2 Write the docs to ")
+            && out.contains("\nCommitted .ralph/spec.md ("),
+        "{out}"
+    );
+    assert_eq!(env.git(&["status", "--porcelain"]), "");
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%s"]).trim(),
+        "ralph: add step 2 Write the docs"
+    );
+    env.api
+        .session([Reply::bash(CHECK_THE_BOX), Reply::text("Step done.")]);
+    // (The stand-in session checks every box at once.)
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(0);
+    assert!(!out.contains("uncommitted before this run began"), "{out}");
+    // Your own change to the spec: not ralph's to commit.
+    let spec = env.project.join(".ralph/spec.md");
+    let text = fs::read_to_string(&spec).unwrap();
+    fs::write(&spec, format!("{text}\nA note of mine.\n")).unwrap();
+    let out = env.ralph().args(["add", "Three"]).stdout_with(0);
+    assert!(
+        out.contains("Not committed: .ralph/spec.md had changes of yours before; commit them before `ralph loop`"),
+        "{out}"
+    );
+    let out = env
+        .ralph()
+        .args(["add", "Four", "--no-commit"])
+        .stdout_with(0);
+    assert!(!out.contains("ommitted"), "{out}");
+}
