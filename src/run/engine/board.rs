@@ -203,7 +203,23 @@ impl Board {
     pub fn worker_ended(&mut self, e: &Ended, sessions: u32) -> Option<Then> {
         let slot = self.steps.get_mut(e.step)?;
         slot.idle = idle_after(slot.idle, sessions);
-        Some(after_worker(e))
+        Some(match after_worker(e) {
+            // A resolution that stopped short: what the human finds is a
+            // merge in conflict, and where, not only the session's count.
+            Then::Stop(o, why) if slot.place == Place::Resolving && !slot.conflicts.is_empty() => {
+                Then::Stop(
+                    o,
+                    format!(
+                        "{why}; it was resolving the conflict of merging {} ({}), which may still hold conflict markers: resolve them by hand in worktree {} (branch {}) and commit, then `ralph resume` and `ralph loop --resume`",
+                        e.step,
+                        slot.conflicts.join(", "),
+                        slot.worktree,
+                        e.branch
+                    ),
+                )
+            }
+            then => then,
+        })
     }
 
     /// Step `key` done in its worktree: to the merge queue.
@@ -976,6 +992,28 @@ mod tests {
             committed: true,
         };
         assert_eq!(board().worker_ended(&e, 1), None, "a step not on the board");
+        // A resolution that stopped short names the conflict to resolve.
+        let mut b = board();
+        let slot = b.steps.get_mut("a").unwrap();
+        slot.place = Place::Resolving;
+        slot.conflicts = vec!["work-3.txt".into()];
+        let e = Ended {
+            worker: "w4",
+            step: "a",
+            end: &limit,
+            branch: "ralph/par-a",
+            committed: true,
+        };
+        let Some(Then::Stop(Outcome::IterationLimit, why)) = b.worker_ended(&e, 2) else {
+            panic!("a stop");
+        };
+        assert_eq!(
+            why,
+            format!(
+                "w4 (step a): the limit; it was resolving the conflict of merging a (work-3.txt), which may still hold conflict markers: resolve them by hand in worktree {} (branch ralph/par-a) and commit, then `ralph resume` and `ralph loop --resume`",
+                b.steps["a"].worktree
+            )
+        );
     }
 
     #[test]
