@@ -165,9 +165,19 @@ impl Run for Init {
                     .to_string(),
             );
         }
-        next.push(
-            "Write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code).".to_string(),
-        );
+        // A spec with steps already (`ralph plan`, an import, your own) is
+        // there to read, not to write.
+        let steps = crate::fsutil::read_optional(&project.spec())
+            .ok()
+            .flatten()
+            .map_or(0, |t| crate::work::spec::parse(&t).total());
+        next.push(match steps {
+            0 => "Write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code).".into(),
+            n => format!(
+                "Read the {} in .ralph/spec.md: is it the work?",
+                crate::output::counted(n as u64, "step", "steps")
+            ),
+        });
         next.push(tracker);
         next.push("`ralph doctor` checks that a loop here can finish; then `ralph loop`.".into());
         outln!("Next:");

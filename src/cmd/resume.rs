@@ -24,7 +24,7 @@ impl Run for Resume {
                     crate::output::visible(&w.reason)
                 );
                 outln!(
-                    "Removed {}; `ralph loop` will carry on.",
+                    "Removed {}; `ralph loop --resume` goes on with the run (`ralph loop` starts a new one).",
                     project.waiting().display()
                 );
             }

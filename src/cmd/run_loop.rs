@@ -161,7 +161,8 @@ fn resumed_options(
     ui.note(&format!(
         "the options of run {}, as it was started: `ralph {}`",
         run.id,
-        visible(&inv.args.join(" "))
+        // Quoted as a shell reads it: the line can be pasted back.
+        visible(&shell_words::join(&inv.args))
     ));
     if !changed.is_empty() {
         ui.note(&format!(

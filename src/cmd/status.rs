@@ -193,6 +193,13 @@ enum LastRun {
 }
 
 impl LastRun {
+    fn outcome(&self) -> Outcome {
+        match self {
+            LastRun::Summary(s) => s.outcome,
+            LastRun::Killed { outcome, .. } => *outcome,
+        }
+    }
+
     /// The line `status` shows for it.
     fn line(&self) -> String {
         let (id, outcome, reason, iterations, duration, cost, confined) = match self {
@@ -550,6 +557,10 @@ impl Report<'_> {
         }
         if let Some(r) = &self.last_run {
             show!("{}", r.line());
+            // How to go on from a limit, as the loop's end said it.
+            if let Some(hint) = r.outcome().hint().filter(|_| r.outcome().code() == 4) {
+                show!("          {hint}");
+            }
         }
         if let Some(b) = &self.parallel {
             render_board(b);

@@ -314,7 +314,7 @@ fn waiting_resume_reset_and_status() {
     env.ralph().arg("resume").prints(
         0,
         "Was waiting since {time}: Need the staging password\n\
-            Removed {project}/.ralph/WAITING; `ralph loop` will carry on.\n",
+            Removed {project}/.ralph/WAITING; `ralph loop --resume` goes on with the run (`ralph loop` starts a new one).\n",
         "",
     );
     assert!(!env.project.join(".ralph/WAITING").exists());

@@ -1156,3 +1156,21 @@ fn a_gate_added_after_init_is_new_to_approve_not_changed() {
         "{err}"
     );
 }
+
+/// `ralph init` where a spec with steps is already there (`ralph plan`,
+/// an import): the next step is to read it, not to write it.
+#[test]
+fn init_where_a_spec_has_steps_says_to_read_them() {
+    let env = crate::support::project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
+    )
+    .unwrap();
+    let out = env.ralph().arg("init").stdout_with(0);
+    assert!(
+        out.contains("\n  1. Read the 2 steps in .ralph/spec.md: is it the work?\n")
+            && !out.contains("Write the steps"),
+        "{out}"
+    );
+}

@@ -114,6 +114,8 @@ fn snap_a_run_at_its_iteration_limit() {
         &said,
     );
     check_ralph(&env, "watch-once-at-limit", &["watch", "--once"]);
+    // Status says how to go on, as the loop's end did.
+    check_ralph(&env, "status-at-limit", &["status"]);
 }
 
 #[test]
