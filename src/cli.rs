@@ -46,6 +46,8 @@ pub enum Cmd {
     Logs(cmd::logs::Logs),
     Waiting(cmd::waiting::Waiting),
     Answer(cmd::answer::Answer),
+    Stop(cmd::stop::Stop),
+    Raise(cmd::raise::Raise),
     Resume(cmd::resume::Resume),
     Complete(cmd::complete::Complete),
     Review(cmd::review::Review),

@@ -14,12 +14,14 @@ pub mod install_hook;
 pub mod logs;
 pub mod merge;
 pub mod plan;
+pub mod raise;
 pub mod reset;
 pub mod resume;
 pub mod review;
 pub mod run_loop;
 pub mod status;
 pub mod steps;
+pub mod stop;
 pub mod trust;
 pub mod uninstall_hook;
 pub mod verify_sync;
@@ -51,6 +53,8 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Complete(c) => c.run(),
         Cmd::Waiting(c) => c.run(),
         Cmd::Answer(c) => c.run(),
+        Cmd::Stop(c) => c.run(),
+        Cmd::Raise(c) => c.run(),
         Cmd::Resume(c) => c.run(),
         Cmd::Reset(c) => c.run(),
         Cmd::Status(c) => c.run(),

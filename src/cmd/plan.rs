@@ -557,7 +557,7 @@ fn outcome_of(ended: &crate::session::Finished) -> SessionOutcome {
         result_ok: ended.stream.result_ok(),
         limit: ended.stream.limit.clone(),
     };
-    crate::run::engine::classify(&end, Some(crate::procs::signals::last_signal_name()))
+    crate::run::engine::classify(&end, crate::procs::signals::stop_requested().as_deref())
 }
 
 /// The draft folder, made anew (an older plan's draft, or a link planted

@@ -382,10 +382,15 @@ impl Loop {
             handed: std::cell::RefCell::new(None),
             standing: std::cell::RefCell::new(None),
             answered: std::cell::RefCell::new(None),
+            limits: std::cell::RefCell::new(settings.limits.clone()),
             claimed_at: std::cell::RefCell::new(None),
         };
         if let Some(given) = answered {
             shell.hand(given)?;
+        }
+        // `ralph stop` (now) is taken at once, whatever the run is doing.
+        if settings.workers.worker.is_none() {
+            crate::run::control::watch(project.root.clone(), run.id.clone(), shell.journal());
         }
         let result = match (settings.workers.count, &self.args.remote) {
             (1, None) => shell.run(&mut lock, saved),

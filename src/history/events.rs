@@ -283,6 +283,12 @@ pub enum Event {
         answer: crate::work::question::Answer,
         by: String,
     },
+    /// A command sent to the running loop (`ralph stop`, `ralph raise`,
+    /// `ralph mcp`), taken, and by whom.
+    Commanded {
+        command: crate::control::Command,
+        by: String,
+    },
     /// The run ended complete.
     Complete {
         reason: String,

@@ -8,6 +8,8 @@ use nix::sys::signal::{self, SigHandler, Signal};
 
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
 static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// A stop asked for otherwise than by a signal (`ralph stop`), and by whom.
+static ASKED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
 extern "C" fn on_signal(sig: i32) {
     // Only async-signal-safe work here: two atomic stores.
@@ -35,9 +37,24 @@ pub fn signals_received() -> u32 {
     SIGNALS.load(Ordering::SeqCst)
 }
 
-/// The stop request so far, by the name of its signal.
+/// The stop request so far, by the name of its signal (or who asked).
 pub fn stop_requested() -> Option<String> {
-    (signals_received() > 0).then(|| last_signal_name().to_string())
+    (signals_received() > 0).then(|| {
+        ASKED
+            .lock()
+            .ok()
+            .and_then(|a| a.clone())
+            .unwrap_or_else(|| last_signal_name().to_string())
+    })
+}
+
+/// A stop asked for as a signal would (`why`: who asked): from then on the
+/// loop ends as on Ctrl+C, its session ended cleanly.
+pub fn request_stop(why: String) {
+    if let Ok(mut a) = ASKED.lock() {
+        a.get_or_insert(why);
+    }
+    SIGNALS.fetch_add(1, Ordering::SeqCst);
 }
 
 pub fn last_signal_name() -> &'static str {

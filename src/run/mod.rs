@@ -3,6 +3,7 @@
 //! hooks, reviewer, worktrees and the shipped end (`ship_end`).
 
 pub mod asking;
+pub mod control;
 pub mod coordinator;
 pub mod countdown;
 pub mod engine;

@@ -118,6 +118,9 @@ pub struct Shell<'a> {
     /// A human's answer, taken while the run waited: handed to the next
     /// session.
     pub answered: std::cell::RefCell<Option<crate::run::asking::Given>>,
+    /// The run's limits as they stand: its settings', raised by the
+    /// commands it took (`ralph raise`).
+    pub limits: std::cell::RefCell<engine::Limits>,
 }
 
 /// What of a checkpoint says the work changed for a claim of the loop's
@@ -181,7 +184,7 @@ impl Shell<'_> {
             project: &self.project.root,
             run_dir: &self.run.path,
             iteration,
-            max_iterations: self.s.limits.max_iterations,
+            max_iterations: self.limits.borrow().max_iterations,
             extra,
         }
     }
@@ -461,8 +464,15 @@ impl Shell<'_> {
     /// Between sessions, once the round is judged: the sentinels, the stop
     /// request and the pace.
     fn between(&self) -> Result<Event> {
+        let asked = crate::run::control::between(
+            &self.project.root,
+            &self.run.id,
+            &mut self.limits.borrow_mut(),
+            &self.journal(),
+            &|m| self.ui.note(&m),
+        );
         Ok(Event::Between {
-            stop: crate::procs::signals::stop_requested(),
+            stop: crate::procs::signals::stop_requested().or(asked),
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
             step_done: self.step_done()?,
             recent_starts: self.recent_starts(),
@@ -673,11 +683,15 @@ impl Shell<'_> {
                     ..
                 }
             );
-            let action = engine::step(&mut live.saved.state, &self.s.limits, ev);
-            // Saved whenever the engine counted something, before acting on
-            // it: a loop killed in the next session leaves the truth behind.
-            // (A round's progress is not saved: a resumed run starts anew.)
-            if !live.saved.state.counts_as(&last_saved) {
+            let limits = self.limits.borrow().clone();
+            let action = engine::step(&mut live.saved.state, &limits, ev);
+            // Saved whenever the engine counted something (or a command
+            // raised a limit), before acting on it: a loop killed in the
+            // next session leaves the truth behind. (A round's progress is
+            // not saved: a resumed run starts anew.)
+            let raised = live.saved.limits != limits;
+            live.saved.limits = limits;
+            if raised || !live.saved.state.counts_as(&last_saved) {
                 live.saved.elapsed_s = elapsed_before + t0.elapsed().as_secs_f64();
                 self.run.save_state(&live.saved)?;
                 last_saved = live.saved.state.counts();
@@ -935,7 +949,7 @@ impl Shell<'_> {
     /// Before a session: its status line and the `on_session_start` hook.
     fn prepare(&self, iteration: u32, saved: &Saved, before: &Checkpoint) -> Event {
         let standing = crate::history::events::Standing {
-            max_iterations: self.s.limits.max_iterations,
+            max_iterations: self.limits.borrow().max_iterations,
             spec: spec_text(before),
             elapsed: std::time::Duration::try_from_secs_f64(saved.elapsed_s).unwrap_or_default(),
             cost_usd: saved.state.cost_usd,
@@ -995,7 +1009,7 @@ impl Shell<'_> {
         let show = Box::new(move |x| ui.show(x));
         let mut spec = launch::session(self.project, &settings.given(), seat, who, show)?;
         spec.timeout =
-            engine::session_timeout(spec.timeout, self.s.limits.max_time, self.elapsed());
+            engine::session_timeout(spec.timeout, self.limits.borrow().max_time, self.elapsed());
         let mut command = vec![spec.program.display().to_string()];
         let shown = spec.args.len() - usize::from(settings.session.interactive);
         command.extend(spec.args.iter().take(shown).cloned());
@@ -1405,7 +1419,7 @@ impl Shell<'_> {
             result_ok: ended.stream.result_ok(),
             limit: ended.stream.limit.clone(),
         };
-        engine::classify(&end, Some(crate::procs::signals::last_signal_name()))
+        engine::classify(&end, crate::procs::signals::stop_requested().as_deref())
     }
 
     /// With `--commit auto`: commit what the session left uncommitted (not
@@ -1626,7 +1640,7 @@ impl Shell<'_> {
             reason: reason.clone(),
             iterations: saved.state.iteration,
             sessions: saved.state.sessions,
-            max_iterations: self.s.limits.max_iterations,
+            max_iterations: self.limits.borrow().max_iterations,
             duration: timefmt::human_duration(std::time::Duration::from_secs_f64(saved.elapsed_s)),
             duration_s: saved.elapsed_s,
             cost_usd: saved.state.cost_usd,
@@ -1940,6 +1954,7 @@ mod tests {
             handed: std::cell::RefCell::new(None),
             standing: std::cell::RefCell::new(None),
             answered: std::cell::RefCell::new(None),
+            limits: std::cell::RefCell::new(s.limits.clone()),
             claimed_at: std::cell::RefCell::new(None),
         };
         let first = before.head.clone();

@@ -201,3 +201,77 @@ fn a_hostile_answer_is_bounded_and_shown_without_its_escapes() {
     );
     assert!(second.len() < 20_000, "{}", second.len());
 }
+
+/// `ralph stop` from another terminal ends the running session as Ctrl+C
+/// does: the run is interrupted, resumable, and says who stopped it.
+#[test]
+fn ralph_stop_ends_the_running_session_now_and_the_run_stays_resumable() {
+    let env = one_step_project();
+    env.api.session([
+        Reply::bash("python3 -c 'import time; time.sleep(60)'"),
+        Reply::text("Slept."),
+    ]);
+    let live = Live::start(ralph_loop(&env).args(["--max-iterations", "3"]));
+    live.wait_for("Bash: python3 -c", A_WHILE);
+    let out = env.ralph().arg("stop").stdout_with(0);
+    assert!(
+        out.starts_with("Sent to the loop (run ") && out.ends_with("): stop now.\n"),
+        "{out}"
+    );
+    let (code, out, err) = live.finish(A_WHILE);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(out.contains("ralph stop (sent by terminal)"), "{out}");
+    let lines = events(&env);
+    let commanded = lines.iter().find(|l| l["kind"] == "commanded").unwrap();
+    assert_eq!(commanded["by"], "terminal");
+    assert_eq!(commanded["command"]["kind"], "stop");
+    assert_eq!(lines.last().unwrap()["outcome"], "interrupted");
+    // Nothing runs now: a stop is refused, not kept for the next loop.
+    let err = env.ralph().arg("stop").stderr_with(1);
+    assert!(err.contains("no loop is running in "), "{err}");
+}
+
+/// `ralph stop --after-session` lets the session finish and starts no
+/// other; `ralph raise` takes the run past its limit.
+#[test]
+fn stop_after_the_session_and_a_raised_limit_are_taken_between_sessions() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n",
+    )
+    .unwrap();
+    env.commit_all("three steps");
+    let one = "sleep 3; sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
+    for _ in 0..3 {
+        env.api
+            .session([Reply::bash(one), Reply::text("One step.")]);
+    }
+    // A limit of one session, raised by two while the first runs.
+    let live = Live::start(ralph_loop(&env).args(["--max-iterations", "1"]));
+    live.wait_for("Bash: sleep 3", A_WHILE);
+    let out = env
+        .ralph()
+        .args(["raise", "--iterations", "2"])
+        .stdout_with(0);
+    assert!(out.ends_with(": raise --max-iterations by 2.\n"), "{out}");
+    live.wait_for("iteration 2/3", A_WHILE);
+    let out = env.ralph().args(["stop", "--after-session"]).stdout_with(0);
+    assert!(out.ends_with(": stop after this session.\n"), "{out}");
+    let (code, out, err) = live.finish(A_WHILE);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(
+        out.contains("raise --max-iterations by 2 (sent by terminal)")
+            && out.contains("stop after this session, sent by terminal"),
+        "{out}"
+    );
+    // Two sessions ran: the raised limit's second, and no third.
+    assert_eq!(summary(&env)["iterations"], 2, "{out}");
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert_eq!(spec.matches("- [x]").count(), 2, "{spec}");
+    // Kept for the run: resumed, it goes on under the raised limit.
+    let saved: Value =
+        serde_json::from_str(&fs::read_to_string(run_dir(&env).join("state.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["limits"]["max_iterations"], 3, "{saved}");
+}

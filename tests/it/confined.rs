@@ -330,3 +330,32 @@ fn the_reviewer_of_a_confined_run_is_confined_too() {
         "{command}"
     );
 }
+
+/// The control channel is the user's: a confined session's `ralph stop` is
+/// refused, and it cannot write into the loop's inbox (ralph's state
+/// folder) itself; the run goes on.
+#[test]
+fn a_confined_session_cannot_use_the_loops_control_channel() {
+    let (env, _) = project();
+    env.api.session([
+        Reply::bash(
+            "ralph stop > tried.txt 2>&1; echo \"stop: $?\" >> tried.txt; \
+             mkdir -p \"$HOME/.local/state/ralph/loops/probe.inbox\" 2>/dev/null \
+             && echo WROTE >> tried.txt; ralph waiting --reason 'seen'",
+        ),
+        Reply::text("Tried."),
+    ]);
+    let out = confined_loop(&env).stdout_with(3);
+    let tried = fs::read_to_string(env.project.join("tried.txt")).unwrap();
+    assert!(
+        tried.contains("refused inside a loop's session") && tried.contains("stop: 2\n"),
+        "{tried}"
+    );
+    assert!(!tried.contains("WROTE"), "{tried}");
+    assert!(
+        !env.home
+            .join(".local/state/ralph/loops/probe.inbox")
+            .exists()
+    );
+    assert!(out.contains("waiting for a human: seen"), "{out}");
+}

@@ -1,0 +1,39 @@
+use anyhow::Result;
+use clap::Args;
+
+use super::Run;
+use crate::control::{Command, Limit};
+use crate::exit::ExitStatus;
+
+/// Raise a limit of the project's running loop by an amount, from any
+/// terminal: it goes on past where it would have stopped.
+///
+/// Taken between sessions, and kept if the run is resumed. Refused inside
+/// a loop's session.
+#[derive(Debug, Args)]
+#[command(group = clap::ArgGroup::new("limit").required(true).args(["iterations", "cost", "time"]))]
+pub struct Raise {
+    /// Sessions more (--max-iterations)
+    #[arg(long, value_name = "N")]
+    iterations: Option<u32>,
+
+    /// US dollars more (--max-cost)
+    #[arg(long, value_name = "USD")]
+    cost: Option<f64>,
+
+    /// Time more (--max-time), e.g. `1h`
+    #[arg(long, value_name = "DURATION")]
+    time: Option<crate::config::Span>,
+}
+
+impl Run for Raise {
+    fn run(&self) -> Result<ExitStatus> {
+        let limit = match (self.iterations, self.cost, &self.time) {
+            (Some(n), _, _) => Limit::Iterations(n),
+            (None, Some(c), _) => Limit::Cost(c),
+            (None, None, Some(t)) => Limit::Time(t.value().as_secs()),
+            _ => unreachable!("clap requires one"),
+        };
+        super::stop::send(Command::Raise(limit))
+    }
+}

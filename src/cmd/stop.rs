@@ -1,0 +1,64 @@
+use anyhow::Result;
+use clap::Args;
+
+use super::Run;
+use crate::control::inbox::{self, To};
+use crate::control::{Command, StopWhen};
+use crate::exit::{ExitStatus, Stop as Refused};
+use crate::outln;
+use crate::output::visible;
+use crate::work::project::Project;
+
+/// Stop the project's running loop, from any terminal: now (its session
+/// ended as Ctrl+C ends it), or once its running session has ended.
+///
+/// The run stays resumable (`ralph loop --resume`). Refused inside a loop's
+/// session: a loop is controlled by its user.
+#[derive(Debug, Args)]
+pub struct Stop {
+    /// Let the running session finish; start no new one
+    #[arg(long)]
+    after_session: bool,
+}
+
+/// Send `command` to the running loop of the project here, as a user at a
+/// terminal; what was done is said.
+pub(super) fn send(command: Command) -> Result<ExitStatus> {
+    if let Some(why) = inbox::refused_in_session() {
+        return Err(Refused::with(ExitStatus::Usage, why));
+    }
+    let project = Project::find()?;
+    // A command for a loop that is not running would wait for the next
+    // one, which nobody asked to stop: refused.
+    let Some(running) = crate::run::lock::running(&project.lock()) else {
+        return Err(Refused::with(
+            ExitStatus::Failure,
+            format!("no loop is running in {}", project.root.display()),
+        ));
+    };
+    let to = To {
+        run: Some(&running.run_id),
+        asked: None,
+    };
+    let said = command.describe();
+    inbox::send(&project.root, "terminal", to, command)
+        .map_err(|e| Refused::with(ExitStatus::Usage, format!("{e:#}")))?;
+    outln!(
+        "Sent to the loop (run {}, pid {}): {}.",
+        visible(&running.run_id),
+        running.pid,
+        visible(&said)
+    );
+    Ok(ExitStatus::Success)
+}
+
+impl Run for Stop {
+    fn run(&self) -> Result<ExitStatus> {
+        let when = if self.after_session {
+            StopWhen::AfterSession
+        } else {
+            StopWhen::Now
+        };
+        send(Command::Stop { when })
+    }
+}
