@@ -170,7 +170,17 @@ impl Run for Init {
         let steps = crate::fsutil::read_optional(&project.spec())
             .ok()
             .flatten()
-            .map_or(0, |t| crate::work::spec::parse(&t).total());
+            .map_or(0, |t| {
+                let steps = crate::work::spec::parse(&t).steps;
+                // The template's placeholders are steps to write, not to read.
+                match steps
+                    .iter()
+                    .any(|s| crate::work::readiness::is_placeholder(&s.title))
+                {
+                    true => 0,
+                    false => steps.len(),
+                }
+            });
         next.push(match steps {
             0 => "Write the steps in .ralph/spec.md (or run /ralph-setup in Claude Code).".into(),
             n => format!(

@@ -9,6 +9,11 @@ use crate::work::completion::{CannotCheck, Judgement};
 use crate::work::sync::Problem;
 use crate::work::tracker::TrackerError;
 
+/// Whether a step's title is one of `ralph init`'s placeholders.
+pub fn is_placeholder(title: &str) -> bool {
+    PLACEHOLDERS.iter().any(|p| title.contains(p))
+}
+
 /// The placeholder steps of `ralph init`'s spec.
 const PLACEHOLDERS: [&str; 2] = [
     "Describe the first step here",
@@ -125,10 +130,7 @@ fn of_judgement(j: &Judgement, out: &mut Vec<Hindrance>) {
     let steps = &j.spec.steps;
     if steps.is_empty() {
         out.push(Hindrance::NoSteps);
-    } else if steps
-        .iter()
-        .any(|s| PLACEHOLDERS.iter().any(|p| s.title.contains(p)))
-    {
+    } else if steps.iter().any(|s| is_placeholder(&s.title)) {
         out.push(Hindrance::Template);
     }
     let unknown: Vec<String> = j

@@ -299,7 +299,8 @@ fn waiting_resume_reset_and_status() {
             spec:    1/3 steps done\n\
             next:    line 2: 2 two\n\
             COMPLETE: no\n\
-            WAITING since {time}: Need the staging password\n\
+            WAITING since {time}: Need the staging password\n         \
+            answer: `ralph answer \"<your answer>\"`\n\
             loop:    not running\n\
             config:  nothing to approve\n",
         "",
