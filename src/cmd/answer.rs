@@ -2,13 +2,12 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::control::inbox::{self, To};
-use crate::control::{Answer as Given, Command};
+use crate::control::inbox;
 use crate::exit::{ExitStatus, Stop};
 use crate::outln;
 use crate::output::visible;
+use crate::run::tell::{self, NotSent, Reply};
 use crate::work::project::Project;
-use crate::work::sentinel;
 
 /// Answer the question a loop asks (`.ralph/WAITING`): in words, or by the
 /// number of one of the options it offers.
@@ -34,50 +33,19 @@ pub struct Answer {
 
 impl Run for Answer {
     fn run(&self) -> Result<ExitStatus> {
+        let reply = match (self.option, &self.text) {
+            (Some(n), _) => Reply::Option(n),
+            (None, Some(t)) => Reply::Text(t.clone()),
+            (None, None) => unreachable!("clap requires one"),
+        };
         if let Some(why) = inbox::refused_in_session() {
             return Err(Stop::with(ExitStatus::Usage, why));
         }
-        let project = Project::find()?;
-        let Some(waiting) = sentinel::Waiting::read(&project.waiting())? else {
-            return Err(Stop::with(
-                ExitStatus::Failure,
-                format!(
-                    "nothing is asked: there is no {} (a loop asks with `ralph waiting`)",
-                    project.waiting().display()
-                ),
-            ));
-        };
-        let refused = |m: String| Stop::with(ExitStatus::Usage, m);
-        let question = waiting
-            .question()
-            .ok_or_else(|| refused("the question in WAITING is empty".into()))?;
-        let answer = match (self.option, &self.text) {
-            (Some(n), _) => question
-                .pick(n)
-                .map_err(|e| refused(format!("--option {n}: {e}")))?,
-            (None, Some(t)) => Given::text(t).map_err(refused)?,
-            (None, None) => unreachable!("clap requires one"),
-        };
-        if let Some(id) = &self.run
-            && !crate::history::records::RunDir::valid_id(id)
-        {
-            return Err(refused(format!(
-                "--run {id:?} is not a run id (letters, digits, -, _ and .)"
-            )));
-        }
-        let to = To {
-            run: self.run.as_deref(),
-            asked: waiting.since.as_deref(),
-        };
-        inbox::send(
-            &project.root,
-            "terminal",
-            to,
-            Command::Answer(answer.clone()),
-        )?;
-        outln!("Answered: {}", visible(&answer.said()));
-        let loop_ = crate::run::lock::running(&project.lock());
-        match loop_ {
+        let root = Project::find()?.root;
+        let sent =
+            tell::answer(&root, "terminal", &reply, self.run.as_deref()).map_err(not_sent)?;
+        outln!("Answered: {}", visible(&sent.answer.said()));
+        match sent.running {
             Some(l) => outln!(
                 "The loop (run {}, pid {}) takes it as it waits for an answer, and goes on.",
                 visible(&l.run_id),
@@ -85,9 +53,19 @@ impl Run for Answer {
             ),
             None => outln!(
                 "No loop is running in {}: `ralph loop --resume` goes on with this answer.",
-                project.root.display()
+                root.display()
             ),
         }
         Ok(ExitStatus::Success)
+    }
+}
+
+/// Why nothing was sent, as this command exits: nothing there to take it
+/// 1, a refusal 2, anything else an error.
+pub(super) fn not_sent(e: NotSent) -> anyhow::Error {
+    match e {
+        NotSent::Nothing(why) => Stop::with(ExitStatus::Failure, why),
+        NotSent::Refused(why) => Stop::with(ExitStatus::Usage, why),
+        NotSent::Failed(e) => e,
     }
 }

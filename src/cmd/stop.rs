@@ -2,7 +2,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::Run;
-use crate::control::inbox::{self, To};
+use crate::control::inbox;
 use crate::control::{Command, StopWhen};
 use crate::exit::{ExitStatus, Stop as Refused};
 use crate::outln;
@@ -28,21 +28,9 @@ pub(super) fn send(command: Command) -> Result<ExitStatus> {
         return Err(Refused::with(ExitStatus::Usage, why));
     }
     let project = Project::find()?;
-    // A command for a loop that is not running would wait for the next
-    // one, which nobody asked to stop: refused.
-    let Some(running) = crate::run::lock::running(&project.lock()) else {
-        return Err(Refused::with(
-            ExitStatus::Failure,
-            format!("no loop is running in {}", project.root.display()),
-        ));
-    };
-    let to = To {
-        run: Some(&running.run_id),
-        asked: None,
-    };
     let said = command.describe();
-    inbox::send(&project.root, "terminal", to, command)
-        .map_err(|e| Refused::with(ExitStatus::Usage, format!("{e:#}")))?;
+    let running = crate::run::tell::command(&project.root, "terminal", command)
+        .map_err(super::answer::not_sent)?;
     outln!(
         "Sent to the loop (run {}, pid {}): {}.",
         visible(&running.run_id),

@@ -9,11 +9,13 @@ use clap::Args;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 
 use super::Run;
+use crate::control::{Command as ControlCommand, StopWhen};
 use crate::exit::{ExitStatus, Stop};
 use crate::history::records::RunDir;
 use crate::outln;
 use crate::procs::signals::{install_signal_handlers, signals_received};
 use crate::run::lock as runlock;
+use crate::run::tell::{self, NotSent, Reply};
 use crate::timefmt::now_epoch;
 use crate::watch::app::{App, Effect, Key};
 use crate::watch::model::{Row, gather};
@@ -24,17 +26,20 @@ use crate::work::project::Project;
 /// Every loop of this repository, live: a dashboard in the terminal.
 ///
 /// One row per loop (the checkout and each worktree): its agent, state
-/// (running, paused for a usage limit with the time left, WAITING, complete,
-/// or `complete, 1 open` once steps were added since, failed, killed),
-/// iteration, spec progress, elapsed time, cost, the gate's
-/// and the reviewer's last verdicts, and its next step; below, the selected
-/// loop's running session as `ralph logs -f` shows it. Keys stop a loop (as
-/// Ctrl+C in its terminal would), show why one waits and resume it, open a
-/// finished session's log; `?` lists them. It reads only what the loops
-/// write, and leaves nothing behind.
+/// (running, paused for a usage limit with the time left, WAITING, with the
+/// time left to answer if it waits for an answer, complete, or `complete, 1
+/// open` once steps were added since, failed, killed), iteration, spec
+/// progress, elapsed time, cost, the gate's and the reviewer's last
+/// verdicts, and its next step, or the question it asks; below, the
+/// selected loop's running session as `ralph logs -f` shows it. Keys stop
+/// a loop (as `ralph stop` does), show the question of one that waits,
+/// answer it (as `ralph answer` does) or resume it, open a finished
+/// session's log; `?` lists them. It reads only what the loops write, and
+/// sends them what `ralph stop` and `ralph answer` would.
 ///
-/// For scripts: `--once` prints the table once as plain text, `--json` the
-/// same rows once as JSON (a list, one object a loop).
+/// For scripts: `--once` prints the table once as plain text, each waiting
+/// loop's question after it; `--json` the same rows once as JSON (a list,
+/// one object a loop).
 #[derive(Debug, Args)]
 pub struct Watch {
     /// Print the loops' table once, as plain text (aligned columns, no box,
@@ -94,7 +99,12 @@ fn once(main: &Path, json: bool) -> Result<ExitStatus> {
     if json {
         outln!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
-        crate::output::out(format_args!("{}", view::plain_table(&rows, now_epoch())));
+        let now = now_epoch();
+        crate::output::out(format_args!(
+            "{}{}",
+            view::plain_table(&rows, now),
+            view::plain_questions(&rows, now)
+        ));
     }
     Ok(ExitStatus::Success)
 }
@@ -111,6 +121,7 @@ fn key_of(k: event::KeyEvent) -> Option<Key> {
         KeyCode::End => Key::End,
         KeyCode::Enter => Key::Enter,
         KeyCode::Esc => Key::Esc,
+        KeyCode::Backspace => Key::Backspace,
         _ => return None,
     })
 }
@@ -208,7 +219,11 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
                 match app.key(key, &rows) {
                     Effect::None => {}
                     Effect::Quit => return Ok(ExitStatus::Success),
-                    Effect::Stop(i) => app.say(stop(&rows[i]), rows.get(i)),
+                    Effect::Stop(i, when) => app.say(stop(&rows[i], when), rows.get(i)),
+                    Effect::Answer(i, reply) => {
+                        app.say(answer(&rows[i], &reply), rows.get(i));
+                        looked = Instant::now() - LOOK_EVERY;
+                    }
                     Effect::Resume(i) => {
                         app.say(resume(&rows[i]), rows.get(i));
                         looked = Instant::now() - LOOK_EVERY;
@@ -281,9 +296,50 @@ fn exit_when_the_terminal_hangs_up() {
     });
 }
 
-/// Ask a loop to stop, as Ctrl+C in its terminal does: SIGINT to the loop
-/// that holds the lock now (not a pid from an older look).
-fn stop(row: &Row) -> String {
+/// Answer the question of a row's loop as `ralph answer` does, sent by
+/// watch; what came of it.
+fn answer(row: &Row, reply: &Reply) -> String {
+    match tell::answer(&row.root, "watch", reply, None) {
+        Ok(sent) => answered_text(&row.name, &sent),
+        Err(e) => format!("{} was not answered: {}", row.name, not_sent_text(e)),
+    }
+}
+
+/// What an answer sent comes to, as the footer says it.
+fn answered_text(name: &str, sent: &tell::Answered) -> String {
+    let said = crate::work::question::one_line(&sent.answer.said(), 200);
+    match &sent.running {
+        Some(l) => format!(
+            "answered {name}: {said} (sent by watch); its loop (pid {}) goes on with it",
+            l.pid
+        ),
+        None => format!(
+            "answered {name}: {said} (sent by watch); no loop runs there: r resumes it with this answer"
+        ),
+    }
+}
+
+fn not_sent_text(e: NotSent) -> String {
+    match e {
+        NotSent::Nothing(why) | NotSent::Refused(why) => why,
+        NotSent::Failed(e) => format!("{e:#}"),
+    }
+}
+
+/// Stop a row's loop: as `ralph stop` does (sent by watch, journaled), or
+/// for a parallel run's worker, whose inbox nobody watches while its
+/// session runs, now as Ctrl+C in its terminal would (SIGINT).
+fn stop(row: &Row, when: StopWhen) -> String {
+    if row.worker.is_none() || when == StopWhen::AfterSession {
+        let said = match when {
+            StopWhen::Now => "now: it ends its session cleanly",
+            StopWhen::AfterSession => "after its running session",
+        };
+        return match tell::command(&row.root, "watch", ControlCommand::Stop { when }) {
+            Ok(l) => format!("asked {} (pid {}) to stop {said}", row.name, l.pid),
+            Err(e) => format!("cannot stop {}: {}", row.name, not_sent_text(e)),
+        };
+    }
     let running = runlock::running(&Project::at(&row.root).lock());
     match running {
         Some(l) if Some(l.pid) == row.pid => {
@@ -323,7 +379,12 @@ fn try_resume(row: &Row) -> Result<String> {
             row.name
         )
     })?;
-    if project.waiting().exists() {
+    // An answer sent to its question is taken by `--resume`, which needs
+    // the question it answers: WAITING stays for it.
+    let waiting = crate::work::sentinel::Waiting::read(&project.waiting())?;
+    if let Some(w) = waiting
+        && !tell::answer_pending(&row.root, &w)
+    {
         crate::work::sentinel::remove(&project.waiting())?;
     }
     let out = crate::trust::store::lock_file(&row.root).with_extension("resumed.log");

@@ -16,5 +16,6 @@ pub mod review;
 pub mod shell;
 pub mod ship_end;
 pub mod takeover;
+pub mod tell;
 pub mod ui;
 pub mod worktree;

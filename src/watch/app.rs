@@ -1,8 +1,11 @@
 //! The dashboard's state and what each key does to it: pure, so that every
-//! key is a row in a test. Acting on a loop (stopping, resuming it) is an
-//! `Effect` the terminal side carries out.
+//! key is a row in a test. Acting on a loop (stopping, resuming, answering
+//! it) is an `Effect` the terminal side carries out.
 
 use super::model::{Row, State};
+use crate::control::StopWhen;
+use crate::run::tell::Reply;
+use crate::work::question::TEXT_MAX;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Key {
@@ -14,6 +17,7 @@ pub enum Key {
     End,
     Enter,
     Esc,
+    Backspace,
     CtrlC,
     Char(char),
 }
@@ -23,10 +27,17 @@ pub enum Key {
 pub enum Mode {
     Normal,
     Help,
-    /// Asks before stopping the loop of this row.
-    ConfirmStop(usize),
-    /// Shows why this row's loop is waiting; `r` resumes it.
+    /// Asks before stopping the loop of this row, now or after its
+    /// running session.
+    ConfirmStop(usize, StopWhen),
+    /// Shows why this row's loop is waiting (its question); `a` answers
+    /// it, `r` resumes it.
     Reason(usize),
+    /// The answer to this row's question, as typed so far.
+    Answer {
+        row: usize,
+        text: String,
+    },
 }
 
 /// What the terminal side does after a key.
@@ -34,10 +45,13 @@ pub enum Mode {
 pub enum Effect {
     None,
     Quit,
-    /// Stop the loop of this row, as Ctrl+C in its terminal would.
-    Stop(usize),
+    /// Stop the loop of this row (as `ralph stop` does, by watch).
+    Stop(usize, StopWhen),
     /// Remove its WAITING and start its run again (`ralph loop --resume`).
     Resume(usize),
+    /// Answer the question of this row's loop (as `ralph answer` does, by
+    /// watch).
+    Answer(usize, Reply),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,10 +115,10 @@ impl App {
                 self.mode = Mode::Normal;
                 Effect::None
             }
-            Mode::ConfirmStop(i) => {
+            Mode::ConfirmStop(i, when) => {
                 self.mode = Mode::Normal;
                 match k {
-                    Key::Char('y') | Key::Enter => Effect::Stop(i),
+                    Key::Char('y') | Key::Enter => Effect::Stop(i, when),
                     _ => {
                         self.message = Some("not stopped".into());
                         Effect::None
@@ -115,9 +129,11 @@ impl App {
                 self.mode = Mode::Normal;
                 match k {
                     Key::Char('r') => self.resume(i, rows),
+                    Key::Char('a') => self.ask(i, rows),
                     _ => Effect::None,
                 }
             }
+            Mode::Answer { row, text } => self.typing(k, row, text, rows),
             Mode::Normal => self.normal(k, rows),
         }
     }
@@ -135,11 +151,9 @@ impl App {
             Key::PageDown => self.scroll = self.scroll.saturating_sub(PAGE),
             Key::Home => self.scroll = usize::MAX / 2,
             Key::End => self.scroll = 0,
-            Key::Char('s') => match row {
-                Some(r) if r.pid.is_some() => self.mode = Mode::ConfirmStop(self.selected),
-                Some(r) => self.say(format!("{} is not running", r.name), row),
-                None => {}
-            },
+            Key::Char('s') => self.stop(StopWhen::Now, rows),
+            Key::Char('S') => self.stop(StopWhen::AfterSession, rows),
+            Key::Char('a') => return self.ask(self.selected, rows),
             Key::Char('w') | Key::Enter => match row {
                 Some(r) if r.waiting.is_some() => self.mode = Mode::Reason(self.selected),
                 Some(r) => self.say(format!("{} is not waiting for a human", r.name), row),
@@ -157,6 +171,78 @@ impl App {
         Effect::None
     }
 
+    /// Ask before stopping the selected loop, if it runs.
+    fn stop(&mut self, when: StopWhen, rows: &[Row]) {
+        match rows.get(self.selected) {
+            Some(r) if r.pid.is_some() => self.mode = Mode::ConfirmStop(self.selected, when),
+            Some(r) => self.say(format!("{} is not running", r.name), Some(r)),
+            None => {}
+        }
+    }
+
+    /// Start typing an answer to row `i`'s question, if it asks one.
+    fn ask(&mut self, i: usize, rows: &[Row]) -> Effect {
+        match rows.get(i) {
+            Some(r) if r.question.is_some() => {
+                self.mode = Mode::Answer {
+                    row: i,
+                    text: String::new(),
+                }
+            }
+            Some(r) => self.say(
+                format!("{} asks nothing: it is not waiting for a human", r.name),
+                Some(r),
+            ),
+            None => {}
+        }
+        Effect::None
+    }
+
+    /// A key while an answer is typed: Enter sends it (a number alone
+    /// picks that option of a question that offers some), Esc drops it.
+    /// It is bounded as `ralph answer`'s is; what cannot be sent is said,
+    /// and the line stays for a fix.
+    fn typing(&mut self, k: Key, i: usize, mut text: String, rows: &[Row]) -> Effect {
+        let Some(q) = rows.get(i).and_then(|r| r.question.as_ref()) else {
+            self.mode = Mode::Normal;
+            self.message = Some("it no longer asks: not answered".into());
+            return Effect::None;
+        };
+        match k {
+            Key::Esc => {
+                self.mode = Mode::Normal;
+                self.message = Some("not answered".into());
+                return Effect::None;
+            }
+            Key::Enter => {
+                let typed = text.trim();
+                let reply = match typed.parse::<u32>() {
+                    Ok(n) if !q.options.is_empty() => q.pick(n).map(|_| Reply::Option(n)),
+                    _ => crate::work::question::Answer::text(typed)
+                        .map(|_| Reply::Text(typed.to_string())),
+                };
+                match reply {
+                    Ok(reply) => {
+                        self.mode = Mode::Normal;
+                        return Effect::Answer(i, reply);
+                    }
+                    Err(why) => self.message = Some(why),
+                }
+            }
+            Key::Backspace => {
+                text.pop();
+            }
+            Key::Char(c) if c.is_control() => {}
+            Key::Char(c) if text.chars().count() < TEXT_MAX => text.push(c),
+            Key::Char(_) => {
+                self.message = Some(format!("an answer is at most {TEXT_MAX} characters"))
+            }
+            _ => {}
+        }
+        self.mode = Mode::Answer { row: i, text };
+        Effect::None
+    }
+
     fn select(&mut self, i: usize) {
         if i != self.selected {
             self.selected = i;
@@ -171,6 +257,11 @@ impl App {
         let Some(r) = rows.get(i) else {
             return Effect::None;
         };
+        if matches!(r.state, State::Asking { .. }) {
+            let text = format!("{} runs and waits for your answer: a answers it", r.name);
+            self.say(text, Some(r));
+            return Effect::None;
+        }
         let resumable = match &r.state {
             State::Waiting | State::Killed => true,
             State::Ended(o) => o.resumable(),
@@ -203,13 +294,24 @@ impl App {
 }
 
 /// The keys, for `?`.
-pub const KEYS: [(&str, &str); 11] = [
+pub const KEYS: [(&str, &str); 13] = [
     ("↑ ↓  j k", "select a loop"),
     (
         "s",
-        "stop the selected loop (asks first; as Ctrl+C in its terminal)",
+        "stop the selected loop now (asks first; as `ralph stop`: its session ends as on Ctrl+C)",
     ),
-    ("w  Enter", "why the selected loop waits for a human"),
+    (
+        "S",
+        "stop it after its running session (asks first; `ralph stop --after-session`)",
+    ),
+    (
+        "w  Enter",
+        "why the selected loop waits for a human: its question",
+    ),
+    (
+        "a",
+        "answer its question: type the answer, or an option's number; Enter sends, Esc cancels",
+    ),
     (
         "r",
         "resume it: remove WAITING, `ralph loop --resume` as it was started",
@@ -227,6 +329,7 @@ pub const KEYS: [(&str, &str); 11] = [
 mod tests {
     use super::*;
     use crate::run::engine::Outcome;
+    use crate::work::question::{Blocker, Question};
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -250,8 +353,33 @@ mod tests {
             run_id: None,
             pid,
             waiting: waiting.map(String::from),
+            question: waiting.map(|w| Question::new(w, None, &[]).unwrap()),
             stream: Some((4, PathBuf::from("/s"))),
         }
+    }
+
+    /// A loop that runs and waits for an answer to a question with options.
+    fn asking() -> Row {
+        let q = Question::new(
+            "Which db?",
+            Some(Blocker::Decision),
+            &["Postgres".into(), "SQLite".into()],
+        )
+        .unwrap();
+        Row {
+            question: Some(q),
+            ..row(
+                "c",
+                State::Asking { until: 99 },
+                Some(11),
+                Some("Which db?"),
+            )
+        }
+    }
+
+    /// Keys typed one by one; the effect of the last.
+    fn typed(a: &mut App, keys: &str, r: &[Row]) -> Effect {
+        keys.chars().map(|c| a.key(Key::Char(c), r)).last().unwrap()
     }
 
     fn rows() -> Vec<Row> {
@@ -266,8 +394,14 @@ mod tests {
     fn stopping_asks_first_and_only_a_running_loop() {
         let (mut a, r) = (App::default(), rows());
         assert_eq!(a.key(Key::Char('s'), &r), Effect::None);
-        assert_eq!(a.mode, Mode::ConfirmStop(0));
-        assert_eq!(a.key(Key::Char('y'), &r), Effect::Stop(0));
+        assert_eq!(a.mode, Mode::ConfirmStop(0, StopWhen::Now));
+        assert_eq!(a.key(Key::Char('y'), &r), Effect::Stop(0, StopWhen::Now));
+        a.key(Key::Char('S'), &r);
+        assert_eq!(a.mode, Mode::ConfirmStop(0, StopWhen::AfterSession));
+        assert_eq!(
+            a.key(Key::Enter, &r),
+            Effect::Stop(0, StopWhen::AfterSession)
+        );
         assert_eq!(a.mode, Mode::Normal);
         a.key(Key::Char('s'), &r);
         assert_eq!(
@@ -312,6 +446,111 @@ mod tests {
         assert_eq!(a.key(Key::Char('r'), &stopped), Effect::Resume(0));
         a.key(Key::Down, &stopped);
         assert_eq!(a.key(Key::Char('r'), &stopped), Effect::Resume(1));
+    }
+
+    #[test]
+    fn an_option_is_picked_by_its_number_and_enter() {
+        let r = vec![rows()[0].clone(), asking()];
+        let mut a = App::default();
+        assert_eq!(a.key(Key::Char('a'), &r), Effect::None);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("main asks nothing: it is not waiting for a human")
+        );
+        a.key(Key::Down, &r);
+        a.key(Key::Char('a'), &r);
+        assert_eq!(
+            a.mode,
+            Mode::Answer {
+                row: 1,
+                text: String::new()
+            }
+        );
+        // An option it does not offer: said, and the line stays to fix.
+        typed(&mut a, "3", &r);
+        assert_eq!(a.key(Key::Enter, &r), Effect::None);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("option 3 is not one of the question's (1 to 2)")
+        );
+        a.key(Key::Backspace, &r);
+        typed(&mut a, "2", &r);
+        assert_eq!(a.key(Key::Enter, &r), Effect::Answer(1, Reply::Option(2)));
+        assert_eq!((a.mode.clone(), a.message.as_deref()), (Mode::Normal, None));
+        // From the question's popup too.
+        a.key(Key::Char('w'), &r);
+        assert_eq!(a.mode, Mode::Reason(1));
+        a.key(Key::Char('a'), &r);
+        assert!(matches!(a.mode, Mode::Answer { row: 1, .. }));
+    }
+
+    #[test]
+    fn an_answer_in_words_is_typed_bounded_and_escape_drops_it() {
+        let r = vec![asking(), rows()[1].clone()];
+        let mut a = App::default();
+        a.key(Key::Char('a'), &r);
+        // Keys that mean something else outside the line are text in it;
+        // a control character is no text.
+        typed(&mut a, "SQLite, q? \u{1b}", &r);
+        assert_eq!(
+            a.key(Key::Enter, &r),
+            Effect::Answer(0, Reply::Text("SQLite, q?".into()))
+        );
+        a.key(Key::Char('a'), &r);
+        assert_eq!(a.key(Key::Enter, &r), Effect::None, "nothing typed");
+        assert_eq!(a.message.as_deref(), Some("the answer is empty"));
+        typed(&mut a, "no", &r);
+        assert_eq!(a.key(Key::Esc, &r), Effect::None);
+        assert_eq!(
+            (a.mode.clone(), a.message.as_deref()),
+            (Mode::Normal, Some("not answered"))
+        );
+        // A number is words to a question that offers no options.
+        a.key(Key::Down, &r);
+        a.key(Key::Char('a'), &r);
+        typed(&mut a, "42", &r);
+        assert_eq!(
+            a.key(Key::Enter, &r),
+            Effect::Answer(1, Reply::Text("42".into()))
+        );
+        // As long as `ralph answer` keeps, and no longer.
+        a.key(Key::Char('a'), &r);
+        for _ in 0..TEXT_MAX + 5 {
+            a.key(Key::Char('x'), &r);
+        }
+        let Mode::Answer { text, .. } = &a.mode else {
+            panic!("{:?}", a.mode)
+        };
+        assert_eq!(text.chars().count(), TEXT_MAX);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("an answer is at most 4000 characters")
+        );
+        // Its loop no longer asks (answered elsewhere): the line goes.
+        let mut gone = r.clone();
+        gone[1].question = None;
+        assert_eq!(a.key(Key::Enter, &gone), Effect::None);
+        assert_eq!(a.mode, Mode::Normal);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("it no longer asks: not answered")
+        );
+        // Ctrl+C still quits.
+        a.key(Key::Char('a'), &r);
+        assert_eq!(a.key(Key::CtrlC, &r), Effect::Quit);
+    }
+
+    #[test]
+    fn a_loop_that_waits_for_an_answer_is_answered_not_resumed() {
+        let r = vec![asking()];
+        let mut a = App::default();
+        assert_eq!(a.key(Key::Char('r'), &r), Effect::None);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("c runs and waits for your answer: a answers it")
+        );
+        a.key(Key::Char('s'), &r);
+        assert_eq!(a.mode, Mode::ConfirmStop(0, StopWhen::Now), "it runs");
     }
 
     #[test]

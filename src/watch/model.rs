@@ -30,6 +30,12 @@ pub enum State {
     },
     /// `.ralph/WAITING` is there.
     Waiting,
+    /// Running, and waiting for an answer to its question until then
+    /// (seconds since the epoch; `--wait-for-answer`): an answer sent now
+    /// goes on at once.
+    Asking {
+        until: u64,
+    },
     /// The last run ended so.
     Ended(Outcome),
     /// A run whose loop was killed, not yet taken over.
@@ -51,6 +57,13 @@ impl Serialize for State {
                 m.serialize_entry("until", &crate::timefmt::rfc3339(t))?;
             }
             State::Waiting => m.serialize_entry("kind", "waiting")?,
+            // Waiting as any other, for a script; `until` (and its pid)
+            // says the running loop takes an answer until then.
+            State::Asking { until } => {
+                m.serialize_entry("kind", "waiting")?;
+                let t = UNIX_EPOCH + Duration::from_secs(*until);
+                m.serialize_entry("until", &crate::timefmt::rfc3339(t))?;
+            }
             State::Ended(o) => {
                 m.serialize_entry("kind", "ended")?;
                 m.serialize_entry("outcome", o)?;
@@ -94,6 +107,9 @@ pub struct Row {
     /// The running loop's pid.
     pub pid: Option<u32>,
     pub waiting: Option<String>,
+    /// The question of its WAITING, bounded and safe to show: its text,
+    /// blocker and options.
+    pub question: Option<crate::work::question::Question>,
     /// The newest session's stream file of its run, and its number.
     #[serde(rename = "session", serialize_with = "session_number")]
     pub stream: Option<(u32, PathBuf)>,
@@ -146,6 +162,7 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         .flatten()
         .map(|t| spec::parse(&t));
     let waiting = sentinel::Waiting::read(&project.waiting()).ok().flatten();
+    let question = waiting.as_ref().and_then(sentinel::Waiting::question);
     let waiting = waiting.map(|w| w.reason);
     let state = state_of(
         running
@@ -211,6 +228,7 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         run_id: run.as_ref().map(|r| r.id.clone()),
         pid: running.as_ref().map(|l| l.pid),
         waiting,
+        question,
         stream: run.as_ref().and_then(|r| r.sessions().pop()),
         root,
     }
@@ -281,6 +299,8 @@ fn state_of(
     now: u64,
 ) -> State {
     match (running, waiting, ended) {
+        // A running loop waits with WAITING there only for an answer.
+        (Some(Some(t)), true, _) if t > now => State::Asking { until: t },
         (Some(Some(t)), _, _) if t > now => State::Paused { until: t },
         (Some(_), _, _) => State::Running,
         (None, true, _) => State::Waiting,
@@ -316,6 +336,10 @@ pub fn state_text(s: &State, now: u64) -> String {
             crate::timefmt::human_duration(Duration::from_secs(until.saturating_sub(now)))
         ),
         State::Waiting => "WAITING".into(),
+        State::Asking { until } => format!(
+            "WAITING, {} left",
+            crate::timefmt::human_duration(Duration::from_secs(until.saturating_sub(now)))
+        ),
         State::Ended(Outcome::Complete) => "complete".into(),
         State::Ended(Outcome::Failed) => "failed".into(),
         State::Ended(Outcome::Interrupted) => "stopped".into(),
@@ -386,8 +410,26 @@ pub fn cells(r: &Row, now: u64) -> [String; 9] {
         crate::timefmt::human_duration(Duration::from_secs(r.elapsed.as_secs())),
         crate::output::usd(r.cost_usd),
         verdicts(r.gate, r.review),
-        r.step.clone().unwrap_or_else(|| "-".into()),
+        step_cell(r),
     ]
+}
+
+/// The step column: what the loop asks, while it waits for a human (its
+/// question matters more than the step it stopped at), else its next step.
+fn step_cell(r: &Row) -> String {
+    match &r.question {
+        Some(q) => {
+            let options = match q.options.len() {
+                0 => String::new(),
+                n => format!(" [1-{n}]"),
+            };
+            format!(
+                "asks: {}{options}",
+                crate::work::question::one_line(&q.text, 200)
+            )
+        }
+        None => r.step.clone().unwrap_or_else(|| "-".into()),
+    }
 }
 
 pub const COLUMNS: [&str; 9] = [
@@ -418,6 +460,7 @@ pub(crate) mod tests {
             run_id: None,
             pid: Some(1),
             waiting: None,
+            question: None,
             stream: None,
         }
     }
@@ -499,6 +542,16 @@ pub(crate) mod tests {
             State::Waiting
         );
         assert_eq!(
+            state_of(Some(Some(70)), true, None, true, 10),
+            State::Asking { until: 70 },
+            "running, waiting for an answer"
+        );
+        assert_eq!(
+            state_of(Some(None), true, None, true, 10),
+            State::Running,
+            "WAITING just written: not waiting for an answer yet"
+        );
+        assert_eq!(
             state_of(None, false, Some(Complete), true, 10),
             State::Ended(Complete)
         );
@@ -568,8 +621,29 @@ pub(crate) mod tests {
                 "iteration": 2, "max_iterations": 50,
                 "spec": {"done": 1, "total": 3}, "step": "2 Second step",
                 "elapsed_s": 125, "cost_usd": 0.5, "gate": false, "review": "rejected",
-                "run_id": null, "pid": 1, "waiting": null, "session": 4
+                "run_id": null, "pid": 1, "waiting": null, "question": null, "session": 4
             })
+        );
+        let asking = Row {
+            state: State::Asking { until: 90 },
+            waiting: Some("Which db?".into()),
+            question: Some(
+                crate::work::question::Question::new(
+                    "Which db?",
+                    Some(crate::work::question::Blocker::Decision),
+                    &["Postgres".into(), "SQLite".into()],
+                )
+                .unwrap(),
+            ),
+            ..sample()
+        };
+        let v = serde_json::to_value(&asking).unwrap();
+        assert_eq!(
+            (&v["state"], &v["question"]),
+            (
+                &serde_json::json!({"kind": "waiting", "until": "1970-01-01T00:01:30Z"}),
+                &serde_json::json!({"text": "Which db?", "blocker": "decision", "options": ["Postgres", "SQLite"]})
+            )
         );
         let ended = Row {
             state: State::Ended(Outcome::IterationLimit),
@@ -591,6 +665,7 @@ pub(crate) mod tests {
             (State::Ended(Outcome::CostLimit), "cost limit reached"),
             (State::Idle, "no run yet"),
             (State::Paused { until: 5 }, "paused 0s"),
+            (State::Asking { until: 610 }, "WAITING, 10m left"),
         ] {
             assert_eq!(state_text(&s, 10), t);
         }

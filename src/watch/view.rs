@@ -13,6 +13,7 @@ use ratatui::widgets::{
 
 use super::app::{App, KEYS, Mode};
 use super::model::{COLUMNS, Row, State, cells, open_since_complete};
+use crate::control::StopWhen;
 use crate::output::visible_line;
 
 /// The log pane's content: its title and its lines (already sanitised).
@@ -96,6 +97,20 @@ pub fn plain_table(rows: &[Row], now: u64) -> String {
     out
 }
 
+/// What the waiting loops ask, after the plain table: each one's question,
+/// options and how to answer (`waiting_lines`), a blank line before each.
+pub fn plain_questions(rows: &[Row], now: u64) -> String {
+    let mut out = String::new();
+    for r in rows.iter().filter(|r| r.question.is_some()) {
+        out.push('\n');
+        for l in waiting_lines(r, now) {
+            out.push_str(l.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// `text` cut to `w` columns, with `…` where it was cut.
 fn fit(text: &str, w: u16) -> String {
     if text_width(text) <= w {
@@ -122,7 +137,7 @@ fn state_style(s: &State, color: bool) -> Style {
     match s {
         State::Running => Style::default().fg(Color::Green),
         State::Paused { .. } => Style::default().fg(Color::Cyan),
-        State::Waiting => Style::default()
+        State::Waiting | State::Asking { .. } => Style::default()
             .fg(Color::Yellow)
             .add_modifier(Modifier::BOLD),
         State::Ended(Outcome::Complete) => Style::default()
@@ -158,15 +173,21 @@ pub fn draw(f: &mut Frame, rows: &[Row], app: &App, log: &Log, now: u64, color: 
                 .collect();
             popup(f, area, "keys (any key closes)", Text::from(lines));
         }
-        Mode::ConfirmStop(i) => {
+        Mode::ConfirmStop(i, when) => {
             if let Some(r) = rows.get(*i) {
                 let pid = r.pid.map(|p| format!(" (pid {p})")).unwrap_or_default();
+                let how = match when {
+                    StopWhen::Now => "now? It ends its session cleanly, as Ctrl+C would",
+                    StopWhen::AfterSession => {
+                        "after its running session? It starts no other; the run stays resumable"
+                    }
+                };
                 popup(
                     f,
                     area,
                     "stop?",
                     Text::from(format!(
-                        "Stop the loop {}{pid}? It ends its session cleanly, as Ctrl+C would.\n\ny: stop · any other key: no",
+                        "Stop the loop {}{pid} {how}.\n\ny: stop · any other key: no",
                         visible_line(&r.name)
                     )),
                 );
@@ -174,19 +195,105 @@ pub fn draw(f: &mut Frame, rows: &[Row], app: &App, log: &Log, now: u64, color: 
         }
         Mode::Reason(i) => {
             if let Some(r) = rows.get(*i) {
+                let mut lines = waiting_lines(r, now);
+                lines.push(String::new());
+                lines.push(reason_keys(r));
+                popup(f, area, "waiting for a human", Text::from(lines.join("\n")));
+            }
+        }
+        Mode::Answer { row, text } => {
+            if let Some(r) = rows.get(*row) {
+                let title = format!("answer {}", visible_line(&r.name));
                 popup(
                     f,
                     area,
-                    "waiting for a human",
-                    Text::from(format!(
-                        "{} waits: {}\n\nr: resume it (removes WAITING, runs `ralph loop --resume` as it was started) · any other key: close",
-                        visible_line(&r.name),
-                        visible_line(r.waiting.as_deref().unwrap_or(""))
-                    )),
+                    &title,
+                    Text::from(waiting_lines(r, now).join("\n")),
                 );
             }
+            // The cursor where the next key goes, on the footer's input line.
+            let shown = input_shown(text, area.width);
+            let x = bottom.x + text_width(ANSWER_PROMPT) + text_width(&shown);
+            f.set_cursor_position((x.min(area.width.saturating_sub(1)), bottom.y));
         }
     }
+}
+
+/// What a waiting loop asks, as its popup says it: the question and its
+/// blocker, its options numbered, how long a running loop waits, and how
+/// to answer from any terminal. A WAITING without a question: its reason.
+pub fn waiting_lines(r: &Row, now: u64) -> Vec<String> {
+    let name = visible_line(&r.name);
+    let Some(q) = &r.question else {
+        return vec![format!(
+            "{name} waits: {}",
+            visible_line(r.waiting.as_deref().unwrap_or(""))
+        )];
+    };
+    let mut out = vec![match q.blocker {
+        Some(b) => format!("{name} asks (blocker: {}):", b.text()),
+        None => format!("{name} asks:"),
+    }];
+    out.extend(q.text.lines().map(|l| format!("  {}", visible_line(l))));
+    out.extend(
+        q.options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| format!("  {}. {}", i + 1, visible_line(o))),
+    );
+    out.push(String::new());
+    if let State::Asking { until } = r.state {
+        out.push(format!(
+            "It waits {} more for an answer, then ends WAITING.",
+            crate::timefmt::human_duration(std::time::Duration::from_secs(
+                until.saturating_sub(now)
+            ))
+        ));
+    }
+    // `ralph answer` answers the loop of the folder it runs in.
+    out.push(format!(
+        "From a terminal in {}: {}",
+        visible_line(&r.root.display().to_string()),
+        crate::run::asking::answer_todo(q).trim_start_matches("answer: ")
+    ));
+    out
+}
+
+/// The keys of a waiting loop's popup: an answer for a question, a resume
+/// for a loop that does not run.
+fn reason_keys(r: &Row) -> String {
+    let mut keys = Vec::new();
+    if let Some(q) = &r.question {
+        keys.push(match q.options.len() {
+            0 => "a: answer it here".to_string(),
+            n => format!("a: answer it here (1-{n} and Enter picks an option)"),
+        });
+    }
+    if r.pid.is_none() {
+        keys.push(
+            "r: resume it (removes WAITING, runs `ralph loop --resume` as it was started)".into(),
+        );
+    }
+    keys.push("any other key: close".into());
+    keys.join(" · ")
+}
+
+/// What starts the footer's input line.
+const ANSWER_PROMPT: &str = "answer: ";
+
+/// The end of `text` that fits the input line of `width` columns: the
+/// part being typed stays in sight.
+fn input_shown(text: &str, width: u16) -> String {
+    let room = width.saturating_sub(text_width(ANSWER_PROMPT) + 1);
+    let mut shown: Vec<char> = Vec::new();
+    for ch in text.chars().rev() {
+        let w = text_width(&ch.to_string());
+        if text_width(&shown.iter().collect::<String>()) + w > room {
+            break;
+        }
+        shown.push(ch);
+    }
+    shown.into_iter().rev().collect()
 }
 
 fn table(f: &mut Frame, area: Rect, rows: &[Row], selected: Option<usize>, now: u64, color: bool) {
@@ -258,11 +365,12 @@ fn log_pane(f: &mut Frame, area: Rect, log: &Log, scroll: usize) {
 }
 
 /// The keys the footer names, in the order a line of them reads.
-const FOOTER_KEYS: [&str; 8] = [
+const FOOTER_KEYS: [&str; 9] = [
     "q quit",
     "↑↓ select",
     "s stop",
     "w why",
+    "a answer",
     "r resume",
     "o/n sessions",
     "f follow",
@@ -275,6 +383,17 @@ const FOOTER_MAX: usize = 4;
 /// The footer's lines: the news whole (a path or a command line cut short
 /// is of no use), else the keys (at 80 columns `? keys` would be cut).
 fn footer_lines(app: &App, width: u16) -> Vec<String> {
+    if let Mode::Answer { text, .. } = &app.mode {
+        // The line typed on, then what is wrong with it, else its keys.
+        let help = app
+            .message
+            .as_deref()
+            .unwrap_or("Enter sends · Esc cancels · a number alone picks that option");
+        let mut lines = vec![format!("{ANSWER_PROMPT}{}", input_shown(text, width))];
+        lines.extend(wrap(&visible_line(help), width));
+        lines.truncate(FOOTER_MAX);
+        return lines;
+    }
     let mut lines = match &app.message {
         Some(m) => wrap(&visible_line(m), width),
         None => keys_lines(width),
@@ -389,6 +508,7 @@ mod tests {
             run_id: None,
             pid: None,
             waiting: Some("need the API key".into()),
+            question: None,
             stream: None,
         }
     }
@@ -449,8 +569,12 @@ mod tests {
             for mode in [
                 Mode::Normal,
                 Mode::Help,
-                Mode::ConfirmStop(1),
+                Mode::ConfirmStop(1, StopWhen::Now),
                 Mode::Reason(0),
+                Mode::Answer {
+                    row: 0,
+                    text: "x".repeat(300),
+                },
             ] {
                 let app = App {
                     mode,
@@ -466,10 +590,136 @@ mod tests {
         let text = frame(100, 20, &app, &log);
         assert!(text.contains("a waits: need the API key"), "{text}");
         let app = App {
-            mode: Mode::ConfirmStop(1),
+            mode: Mode::ConfirmStop(1, StopWhen::Now),
             ..App::default()
         };
-        assert!(frame(100, 20, &app, &log).contains("Stop the loop b?"));
+        assert!(frame(100, 20, &app, &log).contains("Stop the loop b now?"));
+        let app = App {
+            mode: Mode::ConfirmStop(1, StopWhen::AfterSession),
+            ..App::default()
+        };
+        assert!(frame(100, 20, &app, &log).contains("Stop the loop b after its running session?"));
+    }
+
+    /// A loop that runs and waits for an answer to a question with options.
+    fn asking() -> Row {
+        let q = crate::work::question::Question::new(
+            "Which database?\nWe need one now.",
+            Some(crate::work::question::Blocker::Decision),
+            &["Postgres".into(), "SQLite, for \u{1b}[2Jnow".into()],
+        )
+        .unwrap();
+        Row {
+            state: State::Asking { until: 600 },
+            pid: Some(7),
+            waiting: Some(q.text.clone()),
+            question: Some(q),
+            root: PathBuf::from("/p/wt"),
+            ..row("c")
+        }
+    }
+
+    #[test]
+    fn a_waiting_loop_shows_its_question_options_and_how_to_answer() {
+        assert_eq!(
+            waiting_lines(&asking(), 0),
+            [
+                "c asks (blocker: a decision):",
+                "  Which database?",
+                "  We need one now.",
+                "  1. Postgres",
+                "  2. SQLite, for [2Jnow",
+                "",
+                "It waits 10m more for an answer, then ends WAITING.",
+                "From a terminal in /p/wt: `ralph answer --option <1-2>`, or in words: `ralph answer \"<your answer>\"`",
+            ]
+        );
+        assert_eq!(
+            reason_keys(&asking()),
+            "a: answer it here (1-2 and Enter picks an option) · any other key: close",
+            "it runs: no resume"
+        );
+        let ended = Row {
+            state: State::Waiting,
+            pid: None,
+            ..asking()
+        };
+        assert!(!waiting_lines(&ended, 0).iter().any(|l| l.contains("waits")));
+        assert!(reason_keys(&ended).contains(" · r: resume it ("));
+        // Its row says so, and its question in place of its step.
+        let c = cells(&asking(), 0);
+        assert_eq!(
+            (c[2].as_str(), c[8].as_str()),
+            (
+                "WAITING, 10m left",
+                "asks: Which database? We need one now. [1-2]"
+            )
+        );
+        let mut t = Terminal::new(TestBackend::new(110, 24)).unwrap();
+        let app = App {
+            mode: Mode::Reason(0),
+            ..App::default()
+        };
+        t.draw(|f| draw(f, &[asking()], &app, &Log::default(), 0, false))
+            .unwrap();
+        let text = to_text(t.backend().buffer());
+        for part in [
+            "waiting for a human",
+            "c asks (blocker: a decision):",
+            "  2. SQLite, for [2Jnow",
+            "a: answer it here (1-2 and Enter picks an option)",
+        ] {
+            assert!(text.contains(part), "{part}: {text}");
+        }
+        assert!(!text.contains('\u{1b}'));
+        // For scripts: after the table.
+        let plain = plain_questions(&[row("a"), asking()], 0);
+        assert!(
+            plain.starts_with("\nc asks (blocker: a decision):\n")
+                && plain.ends_with("`ralph answer \"<your answer>\"`\n"),
+            "{plain}"
+        );
+    }
+
+    #[test]
+    fn the_answer_is_typed_on_the_footer_its_end_in_sight() {
+        let mut app = App {
+            mode: Mode::Answer {
+                row: 0,
+                text: "SQLite".into(),
+            },
+            ..App::default()
+        };
+        assert_eq!(
+            footer_lines(&app, 80),
+            [
+                "answer: SQLite",
+                "Enter sends · Esc cancels · a number alone picks that option"
+            ]
+        );
+        app.message = Some("option 3 is not one of the question's (1 to 2)".into());
+        assert_eq!(
+            footer_lines(&app, 80)[1],
+            "option 3 is not one of the question's (1 to 2)"
+        );
+        app.mode = Mode::Answer {
+            row: 0,
+            text: format!("{}end", "x".repeat(100)),
+        };
+        let line = &footer_lines(&app, 30)[0];
+        assert!(
+            line.starts_with("answer: x") && line.ends_with("xend"),
+            "{line}"
+        );
+        assert_eq!(text_width(line), 29);
+        let mut t = Terminal::new(TestBackend::new(110, 24)).unwrap();
+        t.draw(|f| draw(f, &[asking()], &app, &Log::default(), 0, false))
+            .unwrap();
+        let text = to_text(t.backend().buffer());
+        assert!(
+            text.contains(" answer c ") && text.contains("1. Postgres"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -551,14 +801,13 @@ mod tests {
             ..App::default()
         };
         assert_eq!(footer_lines(&app, 20).len(), FOOTER_MAX);
-        let keys =
-            "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow · ? keys";
-        assert_eq!(footer_lines(&App::default(), 81), [keys]);
+        let keys = "q quit · ↑↓ select · s stop · w why · a answer · r resume · o/n sessions · f follow · ? keys";
+        assert_eq!(footer_lines(&App::default(), 92), [keys]);
         assert_eq!(
             footer_lines(&App::default(), 80),
             [
-                "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow",
-                "? keys"
+                "q quit · ↑↓ select · s stop · w why · a answer · r resume · o/n sessions",
+                "f follow · ? keys"
             ]
         );
     }

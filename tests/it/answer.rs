@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::support::*;
 use crate::support::{Live, Reply};
 
-const ASK: &str = "ralph waiting --question 'Which database should the app use?' \
+pub(crate) const ASK: &str = "ralph waiting --question 'Which database should the app use?' \
     --option Postgres --option 'SQLite, for now' --blocker decision";
 
 /// The journal of the newest run, each line as JSON.
@@ -25,7 +25,7 @@ fn events(env: &TestEnv) -> Vec<Value> {
 }
 
 /// The first request of the `n`th session (1 first): what it was told.
-fn told(env: &TestEnv, n: usize) -> String {
+pub(crate) fn told(env: &TestEnv, n: usize) -> String {
     let mut firsts = Vec::new();
     for r in env.api.turns() {
         if !firsts.iter().any(|(id, _)| *id == r.session_id) {

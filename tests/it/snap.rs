@@ -102,6 +102,33 @@ fn snap_a_run_that_stops_waiting_for_a_human() {
     );
 }
 
+/// A question with options, as `ralph watch --once` prints it after the
+/// table (and `--json` in its row), once the run ended waiting for it.
+#[test]
+fn snap_a_question_with_options_as_watch_shows_it() {
+    let env = project();
+    env.api.session([
+        Reply::bash(format!(
+            "{DO_STEP} && ralph waiting --question 'Which database should the app use?' \
+             --option Postgres --option 'SQLite, for now' --blocker decision"
+        )),
+        Reply::text("Asked."),
+    ]);
+    ralph_loop(&env).assert().code(3);
+    check_ralph(&env, "watch-once-waiting", &["watch", "--once"]);
+    let v = env.ralph().args(["watch", "--json"]).json_with(0);
+    assert_eq!(v[0]["state"], serde_json::json!({"kind": "waiting"}));
+    assert_eq!(
+        v[0]["question"],
+        serde_json::json!({
+            "text": "Which database should the app use?",
+            "blocker": "decision",
+            "options": ["Postgres", "SQLite, for now"]
+        })
+    );
+    assert_eq!(v[0]["step"], "2 Second step", "the step is still the step");
+}
+
 #[test]
 fn snap_a_run_at_its_iteration_limit() {
     let env = project();

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
+use crate::answer::{ASK, told};
 use crate::support::tmux::Tmux;
 use crate::support::*;
 
@@ -92,7 +93,7 @@ fn row<'a>(screen: &'a str, name: &str) -> &'a str {
 
 /// The dashboard's last line when it has no news.
 const KEYS_LINE: &str =
-    "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow · ? keys";
+    "q quit · ↑↓ select · s stop · w why · a answer · r resume · o/n sessions · f follow · ? keys";
 
 /// The lines under the log pane (news, else the keys), joined as one.
 fn footer(screen: &str) -> String {
@@ -171,14 +172,40 @@ fn three_loops_at_a_glance_rows_follow_them_and_one_is_stopped_from_the_dashboar
         row(&s, "main").contains("running") && row(&s, "b").contains("running"),
         "{s}"
     );
+    // `b` stopped once its running session ends (asked first): it goes
+    // on until then.
+    tmux.keys(&["Down", "S"]);
+    tmux.wait_for("the question", |s| {
+        s.contains("Stop the loop b (pid") && s.contains("after its running session?")
+    });
+    tmux.keys(&["y"]);
+    let s = tmux.wait_for("the news", |s| {
+        footer(s).contains("to stop after its running session")
+    });
+    assert!(footer(&s).starts_with("asked b (pid"), "{s}");
+    assert!(b.try_wait().unwrap().is_none(), "its session runs on");
     // An older session of the checkout's loop, then quit; the loops go on.
-    tmux.keys(&["Up", "o"]);
+    tmux.keys(&["Up", "Up", "o"]);
     tmux.keys(&["q"]);
     tmux.wait_for("watch to end", |s| s.contains("EXITED 0"));
     assert!(!tmux.alternate_on());
     assert!(main.try_wait().unwrap().is_none() && b.try_wait().unwrap().is_none());
-    for (child, name) in [(&mut main, "project"), (&mut b, "b")] {
-        assert_eq!(finish(&env, child, name), 0, "{name}");
+    assert_eq!(finish(&env, &mut main, "project"), 0);
+    // `b` did its step and started no other.
+    assert_eq!(finish(&env, &mut b, "b"), 130);
+    let spec = fs::read_to_string(wt_dir(&env.project, "b").join(".ralph/spec.md")).unwrap();
+    assert_eq!(spec.matches("- [x]").count(), 1, "{spec}");
+    // Each stop is in its run's journal, sent by watch.
+    for name in ["a", "b"] {
+        let runs = wt_dir(&env.project, name).join(".ralph/runs");
+        let run = fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+        let journal = fs::read_to_string(run.join("events.jsonl")).unwrap();
+        assert!(
+            journal
+                .lines()
+                .any(|l| l.contains(r#""kind":"commanded""#) && l.contains(r#""by":"watch""#)),
+            "{name}: {journal}"
+        );
     }
 }
 
@@ -209,10 +236,18 @@ fn a_waiting_loop_shows_why_and_resumes_from_the_dashboard_as_it_was_started() {
     let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);
     let s = tmux.wait_for("b waiting", |s| row(s, "b").contains("WAITING"));
     assert!(row(&s, "b").contains("1/7"), "{s}");
+    assert!(row(&s, "b").contains("asks: need the staging key"), "{s}");
     tmux.keys(&["Down", "w"]);
-    tmux.wait_for("the reason", |s| {
-        s.contains("b waits: need the staging key")
+    tmux.wait_for("the question", |s| {
+        s.contains("b asks:") && s.contains("  need the staging key")
     });
+    // Answered here while no loop runs: `ralph loop --resume` takes it.
+    tmux.keys(&["a", "use the vault key", "Enter"]);
+    let s = tmux.wait_for("the answer sent", |s| footer(s).starts_with("answered b"));
+    assert_eq!(
+        footer(&s),
+        "answered b: use the vault key (sent by watch); no loop runs there: r resumes it with this answer"
+    );
     tmux.keys(&["r"]);
     let s = tmux.wait_for("b resumed", |s| footer(s).starts_with("resumed b (pid"));
     assert!(
@@ -235,6 +270,15 @@ fn a_waiting_loop_shows_why_and_resumes_from_the_dashboard_as_it_was_started() {
         row(s, "b").contains("complete") && row(s, "b").contains("3/3")
     });
     assert!(!wt_dir(&env.project, "b").join(".ralph/WAITING").exists());
+    let runs = wt_dir(&env.project, "b").join(".ralph/runs");
+    let run = fs::read_dir(&runs).unwrap().next().unwrap().unwrap().path();
+    let journal = fs::read_to_string(run.join("events.jsonl")).unwrap();
+    assert!(
+        journal.lines().any(|l| l.contains(r#""kind":"answered""#)
+            && l.contains(r#""by":"watch""#)
+            && l.contains("use the vault key")),
+        "the resumed run took the answer: {journal}"
+    );
     let s = tmux.screen();
     assert!(row(&s, "b").contains("/7"), "{s}");
     // News of a loop goes when its worktree does.
@@ -455,9 +499,87 @@ fn once_is_a_plain_table_or_json_and_a_complete_run_with_a_step_added_since_says
     assert_eq!(
         last[last.len() - 2..],
         [
-            "q quit · ↑↓ select · s stop · w why · r resume · o/n sessions · f follow",
-            "? keys"
+            "q quit · ↑↓ select · s stop · w why · a answer · r resume · o/n sessions",
+            "f follow · ? keys"
         ],
         "{s}"
     );
+}
+
+/// A real Claude Code session asks a question with options; its loop waits
+/// for an answer; the dashboard shows the question, and `a`, `2`, Enter
+/// answers it as `ralph answer --option 2` would: the same run goes on,
+/// its next session told the answer, and completes.
+#[test]
+fn a_question_is_answered_from_the_dashboard_and_the_run_goes_on() {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    env.api.session([
+        Reply::bash(CHECK_THE_BOX),
+        Reply::text("Done, with SQLite."),
+    ]);
+    let live =
+        Live::start(ralph_loop(&env).args(["--wait-for-answer", "10m", "--max-iterations", "5"]));
+    live.wait_for("waiting up to 10m for an answer", Duration::from_secs(120));
+    let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);
+    // Its row: waiting, the time left to answer, and the question.
+    let s = tmux.wait_for("the question in its row", |s| {
+        row(s, "main").contains("WAITING, 9m")
+            && row(s, "main").contains("asks: Which database should the app use? [1-2]")
+    });
+    assert!(row(&s, "main").contains("1/5"), "{s}");
+    // For scripts: the loop runs, and takes an answer until then.
+    let v = env.ralph().args(["watch", "--json"]).json_with(0);
+    assert_eq!(v[0]["state"]["kind"], "waiting", "{v}");
+    assert!(
+        v[0]["state"]["until"].is_string() && v[0]["pid"].is_u64(),
+        "{v}"
+    );
+    assert_eq!(v[0]["question"]["options"][1], "SQLite, for now");
+    // Why: the question, its blocker, its options, how to answer.
+    tmux.keys(&["w"]);
+    let s = tmux.wait_for("the question", |s| {
+        s.contains("main asks (blocker: a decision):")
+    });
+    for part in [
+        "  Which database should the app use?",
+        "  1. Postgres",
+        "  2. SQLite, for now",
+        "It waits 9m",
+        "`ralph answer --option <1-2>`",
+        "a: answer it here (1-2 and Enter picks an option) · any other key: close",
+    ] {
+        assert!(s.contains(part), "{part}: {s}");
+    }
+    tmux.keys(&["x", "a"]);
+    let s = tmux.wait_for("the input line", |s| footer(s).starts_with("answer:"));
+    assert!(
+        s.contains(" answer main ") && s.contains("  2. SQLite, for now"),
+        "{s}"
+    );
+    tmux.keys(&["2"]);
+    tmux.wait_for("2 typed", |s| footer(s).starts_with("answer: 2 "));
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("the news", |s| footer(s).starts_with("answered main"));
+    assert!(
+        footer(&s).starts_with(
+            "answered main: option 2: SQLite, for now (sent by watch); its loop (pid "
+        ) && footer(&s).ends_with(") goes on with it"),
+        "{s}"
+    );
+    let (code, out, err) = live.finish(Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("answered by watch: option 2: SQLite, for now; the run goes on\n"),
+        "{out}"
+    );
+    // The next session was told the answer, first.
+    let second = told(&env, 2);
+    assert!(
+        second.contains("The answer (option 2):\n\n> SQLite, for now\n"),
+        "{second}"
+    );
+    tmux.wait_for("main complete", |s| row(s, "main").contains("complete"));
+    tmux.keys(&["q"]);
+    tmux.wait_for("watch to end", |s| s.contains("EXITED 0"));
 }
