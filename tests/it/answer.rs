@@ -15,15 +15,6 @@ use crate::support::{Live, Reply};
 pub(crate) const ASK: &str = "ralph waiting --question 'Which database should the app use?' \
     --option Postgres --option 'SQLite, for now' --blocker decision";
 
-/// The journal of the newest run, each line as JSON.
-fn events(env: &TestEnv) -> Vec<Value> {
-    fs::read_to_string(run_dir(env).join("events.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// The first request of the `n`th session (1 first): what it was told.
 pub(crate) fn told(env: &TestEnv, n: usize) -> String {
     let mut firsts = Vec::new();
@@ -40,8 +31,9 @@ pub(crate) fn told(env: &TestEnv, n: usize) -> String {
 
 const A_WHILE: Duration = Duration::from_secs(120);
 
-#[test]
-fn a_sessions_question_is_answered_from_another_terminal_and_the_same_run_goes_on() {
+/// A one-step project whose first session asks `ASK` and whose second does
+/// the step; the loop started with `--wait-for-answer 10m`, waiting.
+pub(crate) fn a_loop_waiting_for_an_answer() -> (TestEnv, Live) {
     let env = one_step_project();
     env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
     env.api.session([
@@ -51,6 +43,24 @@ fn a_sessions_question_is_answered_from_another_terminal_and_the_same_run_goes_o
     let live =
         Live::start(ralph_loop(&env).args(["--wait-for-answer", "10m", "--max-iterations", "5"]));
     live.wait_for("waiting up to 10m for an answer", A_WHILE);
+    (env, live)
+}
+
+/// A one-step project whose first session asked `ASK`, its loop ended for
+/// a human (exit 3), as a loop without `--wait-for-answer` does.
+fn a_loop_that_asked_and_ended() -> TestEnv {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .assert()
+        .code(3);
+    env
+}
+
+#[test]
+fn a_sessions_question_is_answered_from_another_terminal_and_the_same_run_goes_on() {
+    let (env, live) = a_loop_waiting_for_an_answer();
     // Where the user looks: status says the question, its options and how
     // to answer.
     let status = env.ralph().arg("status").stdout_with(0);
@@ -104,12 +114,7 @@ fn a_sessions_question_is_answered_from_another_terminal_and_the_same_run_goes_o
 
 #[test]
 fn without_wait_for_answer_the_run_ends_as_before_and_resume_takes_the_answer() {
-    let env = one_step_project();
-    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
-    ralph_loop(&env)
-        .args(["--max-iterations", "5"])
-        .assert()
-        .code(3);
+    let env = a_loop_that_asked_and_ended();
     let out = env
         .ralph()
         .args(["answer", "Postgres, and say why in progress.md"])
@@ -180,12 +185,7 @@ fn a_session_cannot_answer_its_own_question() {
 /// or the session as escapes, and a huge one is cut.
 #[test]
 fn a_hostile_answer_is_bounded_and_shown_without_its_escapes() {
-    let env = one_step_project();
-    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
-    ralph_loop(&env)
-        .args(["--max-iterations", "5"])
-        .assert()
-        .code(3);
+    let env = a_loop_that_asked_and_ended();
     let hostile = format!("yes\u{1b}]0;PWNED\u{7}\u{1b}[2J{}", "x".repeat(100_000));
     let out = env.ralph().args(["answer", &hostile]).stdout_with(0);
     assert!(!out.contains('\u{1b}'), "{out:?}");

@@ -10,15 +10,6 @@ use crate::support::Reply;
 use crate::support::*;
 use crate::support::{one_step_with_gate, ralph_loop, run_dir};
 
-/// The journal of the newest run, each line as JSON.
-fn events(env: &TestEnv) -> Vec<Value> {
-    fs::read_to_string(run_dir(env).join("events.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
-
 /// Each line's kind, with a gate's verdict (`gate:failed`).
 fn kinds(lines: &[Value]) -> Vec<String> {
     lines

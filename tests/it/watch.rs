@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crate::answer::{ASK, told};
+use crate::answer::told;
 use crate::support::tmux::Tmux;
 use crate::support::*;
 
@@ -512,15 +512,7 @@ fn once_is_a_plain_table_or_json_and_a_complete_run_with_a_step_added_since_says
 /// its next session told the answer, and completes.
 #[test]
 fn a_question_is_answered_from_the_dashboard_and_the_run_goes_on() {
-    let env = one_step_project();
-    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
-    env.api.session([
-        Reply::bash(CHECK_THE_BOX),
-        Reply::text("Done, with SQLite."),
-    ]);
-    let live =
-        Live::start(ralph_loop(&env).args(["--wait-for-answer", "10m", "--max-iterations", "5"]));
-    live.wait_for("waiting up to 10m for an answer", Duration::from_secs(120));
+    let (env, live) = crate::answer::a_loop_waiting_for_an_answer();
     let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);
     // Its row: waiting, the time left to answer, and the question.
     let s = tmux.wait_for("the question in its row", |s| {

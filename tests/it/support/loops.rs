@@ -98,6 +98,15 @@ pub fn records_in(root: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The journal of the newest run, each line as JSON.
+pub fn events(env: &TestEnv) -> Vec<Value> {
+    fs::read_to_string(run_dir(env).join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
 pub fn summary(env: &TestEnv) -> Value {
     serde_json::from_str(&fs::read_to_string(run_dir(env).join("summary.json")).unwrap()).unwrap()
 }
