@@ -607,6 +607,31 @@ mod tests {
     }
 
     #[test]
+    fn the_question_on_github_is_fenced_and_says_how_to_answer() {
+        let q = Question::new(
+            "Ping @team?\n```\nnot code",
+            Some(Blocker::Access),
+            &["yes".into()],
+        )
+        .unwrap();
+        let c = question_comment(&q, "20250101-x", Duration::from_secs(600));
+        assert_eq!(
+            c,
+            "**ralph is waiting for an answer** (run `20250101-x`, for up to 10m; no session runs meanwhile).\n\n\
+             ````text\nPing @team?\n```\nnot code\n(blocker: access or a credential)\n  1. yes\n````\n\n\
+             To answer, comment with `/ralph answer --option N` (N from 1 to 1) as its first line, or in words: \
+             `/ralph answer <your answer>`. An answer counts from someone with write access to this repository, \
+             posted after this comment and not edited. `ralph answer` in a terminal answers too.\n"
+        );
+        let free = Question::new("Why?", None, &[]).unwrap();
+        assert!(
+            question_comment(&free, "r", Duration::from_secs(60)).contains(
+                "To answer, comment with `/ralph answer <your answer>` as its first line."
+            )
+        );
+    }
+
+    #[test]
     fn how_to_answer_names_the_options_it_offers() {
         let q = |o: &[&str]| {
             Question::new(
