@@ -123,7 +123,14 @@ impl Shell<'_> {
                 break Event::Waited { stop: Some(sig) };
             }
             if let Some(given) = self.take_answer(&question, asked.as_deref())? {
+                let by = crate::output::visible_line(&given.by);
                 self.hand(given)?;
+                if let Some(r) = remote.as_mut() {
+                    r.say(
+                        &self.ui,
+                        &format!("Answered elsewhere (by {by}); the run goes on."),
+                    );
+                }
                 break Event::Answered(true);
             }
             if let Some(r) = remote.as_mut().filter(|r| r.due())
@@ -139,6 +146,15 @@ impl Shell<'_> {
                     "no answer came within {}",
                     crate::timefmt::human_duration(within)
                 ));
+                if let Some(r) = remote.as_mut() {
+                    r.say(
+                        &self.ui,
+                        &format!(
+                            "No answer came within {}: the run stopped, waiting. Answer with `ralph answer` where it runs, then `ralph loop --resume`.",
+                            crate::timefmt::human_duration(within)
+                        ),
+                    );
+                }
                 break Event::Answered(false);
             }
             std::thread::sleep(LOOK_EVERY);
@@ -452,17 +468,24 @@ impl Remote<'_> {
         found
     }
 
-    /// Say on the thread that the answer was taken (a failure is said,
-    /// nothing more: the run goes on either way).
+    /// Say on the thread that the answer was taken.
     fn took(&mut self, ui: &crate::run::ui::Ui, by: &str, comment: &Comment) {
         let who = by.strip_prefix("github:").unwrap_or(by);
-        let text = format!(
-            "ralph took the answer of `{who}` ({}); the run goes on.",
-            comment.html_url
+        self.say(
+            ui,
+            &format!(
+                "ralph took the answer of `{who}` ({}); the run goes on.",
+                comment.html_url
+            ),
         );
+    }
+
+    /// Tell the thread how the wait ended (a failure is said, nothing
+    /// more: the run goes on either way).
+    fn say(&mut self, ui: &crate::run::ui::Ui, text: &str) {
         if let Err(e) = self
             .client
-            .post_comment(&self.place.repo, self.place.number, &text)
+            .post_comment(&self.place.repo, self.place.number, text)
         {
             self.failed(ui, &e);
         }
