@@ -40,8 +40,9 @@ impl Comment {
     }
 }
 
-/// A listing read: the comments (oldest first), the first page's `ETag`,
-/// and whether pages were left unread (the bound).
+/// A listing read: the comments (oldest first), the `ETag` of a listing
+/// that fit one page (GitHub tags each page: an unchanged first page says
+/// nothing of the next), and whether pages were left unread (the bound).
 #[derive(Debug, Clone)]
 pub struct Listed {
     pub comments: Vec<Comment>,
@@ -241,7 +242,7 @@ impl Client {
             if pages >= max_pages {
                 return Ok(Some(Listed {
                     comments,
-                    etag: first.etag,
+                    etag: None,
                     more: true,
                 }));
             }
@@ -252,7 +253,7 @@ impl Client {
         }
         Ok(Some(Listed {
             comments,
-            etag: first.etag,
+            etag: first.etag.filter(|_| pages == 1),
             more: false,
         }))
     }

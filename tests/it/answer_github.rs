@@ -191,6 +191,8 @@ fn on_the_steps_issue_only_a_writers_plain_new_comment_answers() {
     env.approve_config();
     env.commit_all("an issue as the step");
     gh.grant("reader", "read").grant("writer", "write");
+    // The question and seven comments: three pages, each read.
+    gh.max_per_page(3);
     env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
     let live =
         Live::start(loop_gh(&env, &gh).args(["--wait-for-answer", "14s", "--max-iterations", "5"]));
