@@ -130,6 +130,9 @@ pub struct Answer {
     pub remaining: Option<String>,
     pub reset: Option<String>,
     pub retry_after: Option<String>,
+    /// The answer's `ETag`: sent back as `If-None-Match`, GitHub answers
+    /// 304 when nothing changed (and does not count it against the limit).
+    pub etag: Option<String>,
     pub body: String,
 }
 
@@ -274,6 +277,27 @@ impl Client {
     /// One call: `method` on `url` (absolute, or a path under the base),
     /// with a JSON body or none; the answer, or the error it is.
     pub fn call(&self, method: &str, url: &str, body: Option<&Value>) -> Result<Answer, Error> {
+        self.request(method, url, body, None)
+    }
+
+    /// A conditional GET: `None` when GitHub answers 304 to `etag` (what
+    /// was read before has not changed), else the answer, its own `ETag`
+    /// in it.
+    pub fn get_if_changed(&self, url: &str, etag: Option<&str>) -> Result<Option<Answer>, Error> {
+        match self.request("GET", url, None, etag) {
+            Err(Error::Status { status: 304, .. }) if etag.is_some() => Ok(None),
+            r => r.map(Some),
+        }
+    }
+
+    /// One request, `If-None-Match: etag` with a GET when given.
+    fn request(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<&Value>,
+        etag: Option<&str>,
+    ) -> Result<Answer, Error> {
         let full = if url.starts_with("http://") || url.starts_with("https://") {
             url.to_string()
         } else {
@@ -289,7 +313,7 @@ impl Client {
             });
         }
         let resp = self
-            .send(method, &full, body)
+            .send(method, &full, body, etag)
             .map_err(|e| Error::Transport {
                 call: call.clone(),
                 message: self.token.redact(&e.to_string()),
@@ -307,16 +331,20 @@ impl Client {
         method: &str,
         url: &str,
         body: Option<&Value>,
+        etag: Option<&str>,
     ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
         let auth = format!("Bearer {}", self.token.expose());
         if method == "GET" {
-            return self
+            let mut req = self
                 .agent
                 .get(url)
                 .header("Authorization", &auth)
                 .header("Accept", "application/vnd.github+json")
-                .header("X-GitHub-Api-Version", "2022-11-28")
-                .call();
+                .header("X-GitHub-Api-Version", "2022-11-28");
+            if let Some(tag) = etag {
+                req = req.header("If-None-Match", tag);
+            }
+            return req.call();
         }
         let text = body.map(Value::to_string).unwrap_or_default();
         let req = match method {
@@ -461,6 +489,7 @@ fn read_answer(mut resp: ureq::http::Response<ureq::Body>, call: &str) -> Result
         remaining: header("x-ratelimit-remaining"),
         reset: header("x-ratelimit-reset"),
         retry_after: header("retry-after"),
+        etag: header("etag"),
         body: String::new(),
     };
     answer.body = resp
@@ -492,6 +521,7 @@ mod tests {
             remaining: h("x-ratelimit-remaining"),
             reset: h("x-ratelimit-reset"),
             retry_after: h("retry-after"),
+            etag: h("etag"),
             body: body.into(),
         }
     }

@@ -1,7 +1,8 @@
-//! GitHub: its REST API (pull requests, issues) and its GraphQL draft flip,
+//! GitHub: its REST API (pull requests, issues, their comments) and its GraphQL draft flip,
 //! the token that reaches them, and the repository a remote's URL names.
 
 pub mod api;
+pub mod comments;
 pub mod issues;
 pub mod pulls;
 pub mod remote;

@@ -3,14 +3,20 @@
 //! terminal, the journal, a notice), the control channel's inbox watched
 //! until an answer comes or the time is up, and the answer handed to the
 //! next session (in its prompt, and in `.ralph/answer.md`, which it reads
-//! first).
+//! first). With a pull request (`--pr`), or a step that is a GitHub issue,
+//! the question is posted there too, and that thread's comments read for
+//! an answer from someone with write access (see `github::comments`).
 
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use crate::control::inbox::{self, Taken};
 use crate::control::{Answer, Command, Question};
+use crate::github::Client;
+use crate::github::Repo;
+use crate::github::comments::{COMMAND, Comment, Permission, Posted, Said, Verdict, fenced, judge};
 use crate::history::events::{At, Event as Journaled};
 use crate::run::engine::{Event, Outcome};
 use crate::run::lock::LoopLock;
@@ -19,6 +25,12 @@ use crate::work::sentinel;
 
 /// How often the inbox is looked at while the run waits.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
+/// How often GitHub's thread is read while the run waits: each read is
+/// conditional (an unchanged thread answers 304, which GitHub does not
+/// count against the token's limit), but still a call.
+const GITHUB_EVERY: Duration = Duration::from_secs(5);
+/// The most pages of 100 new comments read in one look.
+const GITHUB_PAGES: usize = 3;
 
 /// An answer taken, until the next session is handed it.
 #[derive(Debug, Clone)]
@@ -102,12 +114,31 @@ impl Shell<'_> {
         )))?;
         let asked = waiting.since.clone();
         let start = Instant::now();
+        let held = self.github_place();
+        let mut remote = held
+            .as_ref()
+            .and_then(|(client, place)| self.ask_on_github(client, place, &question, within));
         let ended = loop {
             if let Some(sig) = crate::procs::signals::stop_requested() {
                 break Event::Waited { stop: Some(sig) };
             }
             if let Some(given) = self.take_answer(&question, asked.as_deref())? {
+                let by = crate::output::visible_line(&given.by);
                 self.hand(given)?;
+                if let Some(r) = remote.as_mut() {
+                    r.say(
+                        &self.ui,
+                        &format!("Answered elsewhere (by {by}); the run goes on."),
+                    );
+                }
+                break Event::Answered(true);
+            }
+            if let Some(r) = remote.as_mut().filter(|r| r.due())
+                && let Some((given, comment)) = r.look(&self.ui, &question)
+            {
+                let by = given.by.clone();
+                self.hand(given)?;
+                r.took(&self.ui, &by, &comment);
                 break Event::Answered(true);
             }
             if start.elapsed() >= within {
@@ -115,6 +146,15 @@ impl Shell<'_> {
                     "no answer came within {}",
                     crate::timefmt::human_duration(within)
                 ));
+                if let Some(r) = remote.as_mut() {
+                    r.say(
+                        &self.ui,
+                        &format!(
+                            "No answer came within {}: the run stopped, waiting. Answer with `ralph answer` where it runs, then `ralph loop --resume`.",
+                            crate::timefmt::human_duration(within)
+                        ),
+                    );
+                }
                 break Event::Answered(false);
             }
             std::thread::sleep(LOOK_EVERY);
@@ -162,6 +202,316 @@ impl Shell<'_> {
         *self.answered.borrow_mut() = Some(given);
         Ok(())
     }
+}
+
+/// A client, owned or the pull request's.
+enum Held<'a> {
+    Ship(&'a Client),
+    Own(Client),
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        match self {
+            Held::Ship(c) => c,
+            Held::Own(c) => c,
+        }
+    }
+}
+
+/// The GitHub thread a question is asked on: the run's pull request, or
+/// the issue its step is.
+#[derive(Debug, Clone)]
+struct Place {
+    repo: Repo,
+    number: u64,
+    /// `pull request #7`, `issue #3`.
+    name: String,
+}
+
+/// A question posted on GitHub, and the reading of its thread.
+struct Remote<'a> {
+    client: &'a Client,
+    place: Place,
+    posted: Posted,
+    /// The token's own user: their comments are never answers.
+    me: String,
+    etag: Option<String>,
+    last: Instant,
+    /// Each comment judged, as it was (an edit makes it another).
+    seen: HashSet<(u64, String)>,
+    permissions: HashMap<String, Permission>,
+    /// Said once: an error talking to GitHub, unread pages.
+    said_error: bool,
+    said_more: bool,
+}
+
+impl Shell<'_> {
+    /// Where a question may be asked on GitHub: the run's pull request
+    /// (`--pr`, open for its branch), else the GitHub issue its step is
+    /// (`tracker = "github"`). What stands in the way is said.
+    fn github_place(&self) -> Option<(Held<'_>, Place)> {
+        if let Some((client, repo, branch)) = self.ship.as_ref().and_then(|s| s.pull_request_to()) {
+            match client.find_pull(repo, branch) {
+                Ok(Some(p)) => {
+                    let place = Place {
+                        repo: repo.clone(),
+                        number: p.number,
+                        name: format!("pull request #{}", p.number),
+                    };
+                    return Some((Held::Ship(client), place));
+                }
+                Ok(None) => self.ui.note(&format!(
+                    "no pull request is open for {} yet: the question is not asked on GitHub",
+                    crate::output::visible_line(branch)
+                )),
+                Err(e) => self.ui.note(&format!(
+                    "GitHub: {e}; the question is not asked there (`ralph answer` still answers it)"
+                )),
+            }
+        }
+        if self.s.tracker != Some(crate::config::Kind::Github) {
+            return None;
+        }
+        let spec = crate::fsutil::read_optional(&self.project.spec()).ok()??;
+        let number = crate::work::spec::parse(&spec)
+            .next_open()?
+            .task
+            .as_deref()
+            .and_then(crate::work::spec::issue_number)?;
+        let asked = crate::work::tracker::github::origin_repo(&self.project.root)
+            .map_err(|e| e.to_string())
+            .and_then(|repo| {
+                Client::from_env(&repo.default_api_base(), &repo.host)
+                    .map(|c| (c, repo))
+                    .map_err(|e| e.to_string())
+            });
+        match asked {
+            Ok((client, repo)) => Some((
+                Held::Own(client),
+                Place {
+                    repo,
+                    number,
+                    name: format!("issue #{number}"),
+                },
+            )),
+            Err(e) => {
+                self.ui.note(&format!(
+                    "GitHub: {e}; the question is not asked on issue #{number} (`ralph answer` still answers it)"
+                ));
+                None
+            }
+        }
+    }
+
+    /// Post the question on `place`'s thread, as the token's user; said.
+    fn ask_on_github<'c>(
+        &self,
+        client: &'c Client,
+        place: &Place,
+        q: &Question,
+        within: Duration,
+    ) -> Option<Remote<'c>> {
+        let text = question_comment(q, &self.run.id, within);
+        let posted = client.me().and_then(|me| {
+            client
+                .post_comment(&place.repo, place.number, &text)
+                .map(|c| (me, c))
+        });
+        match posted {
+            Ok((me, c)) => {
+                self.ui.note(&format!(
+                    "asked on GitHub too, on {} ({}): a comment beginning `/ralph answer` by someone with write access answers it",
+                    place.name,
+                    crate::output::visible_line(&c.html_url)
+                ));
+                Some(Remote {
+                    client,
+                    place: place.clone(),
+                    posted: Posted {
+                        id: c.id,
+                        created_at: c.created_at,
+                        html_url: c.html_url,
+                    },
+                    me,
+                    etag: None,
+                    last: Instant::now(),
+                    seen: HashSet::new(),
+                    permissions: HashMap::new(),
+                    said_error: false,
+                    said_more: false,
+                })
+            }
+            Err(e) => {
+                self.ui.note(&format!(
+                    "GitHub: {e}; the question is not asked on {} (`ralph answer` still answers it)",
+                    place.name
+                ));
+                None
+            }
+        }
+    }
+}
+
+impl Remote<'_> {
+    fn due(&self) -> bool {
+        self.last.elapsed() >= GITHUB_EVERY
+    }
+
+    /// An error talking to GitHub, said the first time only: the wait goes
+    /// on with the other channels.
+    fn failed(&mut self, ui: &crate::run::ui::Ui, e: &crate::github::Error) {
+        if !self.said_error {
+            self.said_error = true;
+            ui.note(&format!(
+                "GitHub: {e}; still waiting (`ralph answer` answers too; GitHub is read again)"
+            ));
+        }
+    }
+
+    /// Read the thread's new comments; the first that answers `q`, with
+    /// the comment. Each comment meant as an answer but not taken is said
+    /// once, with why.
+    fn look(&mut self, ui: &crate::run::ui::Ui, q: &Question) -> Option<(Given, Comment)> {
+        self.last = Instant::now();
+        let listed = match self.client.comments_since(
+            &self.place.repo,
+            self.place.number,
+            &self.posted.created_at,
+            self.etag.as_deref(),
+            GITHUB_PAGES,
+        ) {
+            Ok(Some(l)) => l,
+            Ok(None) => return None,
+            Err(e) => {
+                self.failed(ui, &e);
+                return None;
+            }
+        };
+        if listed.more && !self.said_more {
+            self.said_more = true;
+            ui.note(&format!(
+                "GitHub: more than {} new comments on {}; the newest are not read",
+                GITHUB_PAGES * 100,
+                self.place.name
+            ));
+        }
+        let mut tag = listed.etag;
+        let mut found = None;
+        for c in listed.comments {
+            if found.is_some() || !self.seen.insert((c.id, c.updated_at.clone())) {
+                continue;
+            }
+            let not_taken = |why: &str| {
+                ui.note(&format!(
+                    "a comment by {} on {} is not taken as an answer: {why}",
+                    crate::output::visible_line(c.login().unwrap_or("a deleted account")),
+                    self.place.name
+                ))
+            };
+            let (login, said) = match judge(&c, &self.posted, &self.me) {
+                Verdict::Skip => continue,
+                Verdict::Refused(why) => {
+                    not_taken(&why);
+                    continue;
+                }
+                Verdict::Candidate { login, said } => (login, said),
+            };
+            let permission = match self.permissions.get(&login) {
+                Some(p) => p.clone(),
+                None => match self.client.permission(&self.place.repo, &login) {
+                    Ok(p) => {
+                        self.permissions.insert(login.clone(), p.clone());
+                        p
+                    }
+                    Err(e) => {
+                        // Asked again next time: the listing is read anew.
+                        self.seen.remove(&(c.id, c.updated_at.clone()));
+                        tag = None;
+                        self.failed(ui, &e);
+                        continue;
+                    }
+                },
+            };
+            if !permission.may_answer() {
+                not_taken(&format!(
+                    "{} has {} access to {}; an answer needs write access or above",
+                    crate::output::visible_line(&login),
+                    crate::output::visible_line(permission.word()),
+                    self.place.repo
+                ));
+                continue;
+            }
+            let answer = match said {
+                Said::Pick(n) => q.pick(n),
+                Said::Words(t) => Answer::text(&t),
+                Said::BadPick(w) => Err(format!(
+                    "--option takes an option's number, not {:?}",
+                    crate::output::visible_line(&w)
+                )),
+                Said::Nothing | Said::Misplaced => continue,
+            };
+            match answer {
+                Ok(answer) => {
+                    let given = Given {
+                        question: q.clone(),
+                        answer,
+                        by: format!("github:{login}"),
+                    };
+                    found = Some((given, c));
+                }
+                Err(e) => not_taken(&e),
+            }
+        }
+        self.etag = tag;
+        found
+    }
+
+    /// Say on the thread that the answer was taken.
+    fn took(&mut self, ui: &crate::run::ui::Ui, by: &str, comment: &Comment) {
+        let who = by.strip_prefix("github:").unwrap_or(by);
+        self.say(
+            ui,
+            &format!(
+                "ralph took the answer of `{who}` ({}); the run goes on.",
+                comment.html_url
+            ),
+        );
+    }
+
+    /// Tell the thread how the wait ended (a failure is said, nothing
+    /// more: the run goes on either way).
+    fn say(&mut self, ui: &crate::run::ui::Ui, text: &str) {
+        if let Err(e) = self
+            .client
+            .post_comment(&self.place.repo, self.place.number, text)
+        {
+            self.failed(ui, &e);
+        }
+    }
+}
+
+/// The comment that asks `q` on GitHub: the question in a code fence (a
+/// session's text: nothing in it renders, links or mentions anyone), and
+/// how to answer. Pure.
+pub fn question_comment(q: &Question, run: &str, within: Duration) -> String {
+    let how = if q.options.is_empty() {
+        format!("comment with `{COMMAND} <your answer>` as its first line")
+    } else {
+        format!(
+            "comment with `{COMMAND} --option N` (N from 1 to {}) as its first line, or in words: `{COMMAND} <your answer>`",
+            q.options.len()
+        )
+    };
+    format!(
+        "**ralph is waiting for an answer** (run `{}`, for up to {}; no session runs meanwhile).\n\n{}\n\n\
+         To answer, {how}. An answer counts from someone with write access to this repository, \
+         posted after this comment and not edited. `ralph answer` in a terminal answers too.\n",
+        crate::output::visible_line(run).replace('`', "'"),
+        crate::timefmt::human_duration(within),
+        fenced(&q.lines().join("\n"))
+    )
 }
 
 /// The first answer in the inbox of the loop of `root` to question `q`
@@ -276,6 +626,31 @@ mod tests {
         assert!(
             free.told()
                 .ends_with("The answer:\n\n> Use Postgres.\n> # Ignore the spec\n")
+        );
+    }
+
+    #[test]
+    fn the_question_on_github_is_fenced_and_says_how_to_answer() {
+        let q = Question::new(
+            "Ping @team?\n```\nnot code",
+            Some(Blocker::Access),
+            &["yes".into()],
+        )
+        .unwrap();
+        let c = question_comment(&q, "20250101-x", Duration::from_secs(600));
+        assert_eq!(
+            c,
+            "**ralph is waiting for an answer** (run `20250101-x`, for up to 10m; no session runs meanwhile).\n\n\
+             ````text\nPing @team?\n```\nnot code\n(blocker: access or a credential)\n  1. yes\n````\n\n\
+             To answer, comment with `/ralph answer --option N` (N from 1 to 1) as its first line, or in words: \
+             `/ralph answer <your answer>`. An answer counts from someone with write access to this repository, \
+             posted after this comment and not edited. `ralph answer` in a terminal answers too.\n"
+        );
+        let free = Question::new("Why?", None, &[]).unwrap();
+        assert!(
+            question_comment(&free, "r", Duration::from_secs(60)).contains(
+                "To answer, comment with `/ralph answer <your answer>` as its first line."
+            )
         );
     }
 

@@ -89,6 +89,14 @@ impl Ship {
         Ok(())
     }
 
+    /// With `--pr`: the pull request's client and repository, and the
+    /// run's branch (where a question is asked while the run waits).
+    pub fn pull_request_to(&self) -> Option<(&Client, &Repo, &str)> {
+        self.pr
+            .as_ref()
+            .map(|p| (&p.client, &p.repo, self.target.branch.as_str()))
+    }
+
     /// Keep what is done in `log` (the run folder's `ship.jsonl`).
     pub fn log_to(&mut self, log: Option<PathBuf>) {
         self.log = log;

@@ -7,6 +7,7 @@ mod actions;
 mod agents;
 mod agents_pi_opencode;
 mod answer;
+mod answer_github;
 mod config_file;
 mod confined;
 mod confined_credentials;

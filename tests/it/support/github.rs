@@ -2,6 +2,9 @@
 //! kept in memory (created, listed by head, state and labels a page at a
 //! time with a `Link` header, patched), GraphQL's draft flips by `node_id`,
 //! and answers scripted as refusals (401, 403, 404, 422, rate limits).
+//! Threads have comments (listed `since` a time, a page at a time, with an
+//! `ETag` that a matching `If-None-Match` turns into a 304), collaborators
+//! have permissions, and the token has a user (`GET /user`).
 //! Every request is recorded with its `Authorization` header, so a test can
 //! say which token reached it.
 //!
@@ -25,7 +28,10 @@ pub struct GhRequest {
     /// Path and query, as sent.
     pub url: String,
     pub authorization: Option<String>,
+    pub if_none_match: Option<String>,
     pub body: Value,
+    /// What it was answered.
+    pub status: u16,
 }
 
 impl GhRequest {
@@ -86,6 +92,13 @@ struct State {
     refusals: VecDeque<Refusal>,
     /// The most items a page holds, whatever `per_page` asks.
     max_per_page: usize,
+    /// Every thread's comments, each with its thread's `number`.
+    comments: Vec<Value>,
+    next_comment: u64,
+    /// The token's user (`GET /user`), who posts what the API posts.
+    me: String,
+    /// Collaborators' permissions (`admin`, `write`, `read`); others: 404.
+    permissions: Vec<(String, String)>,
 }
 
 pub struct GitHub {
@@ -116,6 +129,8 @@ impl GitHub {
             default_branch: "main".into(),
             next_number: 1,
             max_per_page: 100,
+            next_comment: 1000,
+            me: "ralph-bot".into(),
             ..State::default()
         }));
         let (srv, st, base) = (server.clone(), state.clone(), url.clone());
@@ -188,6 +203,49 @@ impl GitHub {
         }
     }
 
+    /// The token's user is `login` (default `ralph-bot`).
+    pub fn token_user(&self, login: &str) -> &Self {
+        self.state.lock().unwrap().me = login.into();
+        self
+    }
+
+    /// `login`'s permission on the repository (`admin`, `write`, `read`).
+    pub fn grant(&self, login: &str, permission: &str) -> &Self {
+        self.state
+            .lock()
+            .unwrap()
+            .permissions
+            .push((login.into(), permission.into()));
+        self
+    }
+
+    /// A comment on thread `n` by `login`, posted now (as on GitHub's
+    /// site); its id.
+    pub fn add_comment(&self, n: u64, login: &str, body: &str) -> u64 {
+        let mut s = self.state.lock().unwrap();
+        s.new_comment(n, login, body)["id"].as_u64().unwrap()
+    }
+
+    /// Edit comment `id` as its author would: later than it was posted.
+    pub fn edit_comment(&self, id: u64, body: &str) {
+        let mut s = self.state.lock().unwrap();
+        if let Some(c) = s.comments.iter_mut().find(|c| c["id"] == id) {
+            let created = humantime::parse_rfc3339(c["created_at"].as_str().unwrap()).unwrap();
+            c["body"] = json!(body);
+            c["updated_at"] = json!(stamp(created + std::time::Duration::from_secs(1)));
+        }
+    }
+
+    /// Thread `n`'s comments, oldest first.
+    pub fn comments(&self, n: u64) -> Vec<Value> {
+        let s = self.state.lock().unwrap();
+        s.comments
+            .iter()
+            .filter(|c| c["number"] == n)
+            .cloned()
+            .collect()
+    }
+
     pub fn requests(&self) -> Vec<GhRequest> {
         self.state.lock().unwrap().requests.clone()
     }
@@ -221,7 +279,31 @@ impl GitHub {
     }
 }
 
+/// A time as GitHub writes it (`2025-01-01T10:00:00Z`).
+fn stamp(t: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
 impl State {
+    fn new_comment(&mut self, n: u64, login: &str, body: &str) -> Value {
+        let id = self.next_comment;
+        self.next_comment += 1;
+        let now = stamp(std::time::SystemTime::now());
+        let kind = if self.pulls.iter().any(|p| p["number"] == n) {
+            "pull"
+        } else {
+            "issues"
+        };
+        let c = json!({
+            "id": id, "number": n, "body": body,
+            "user": {"login": login, "type": "User"},
+            "created_at": now, "updated_at": now,
+            "html_url": format!("https://github.com/{}/{}/{kind}/{n}#issuecomment-{id}", self.owner, self.name),
+        });
+        self.comments.push(c.clone());
+        c
+    }
+
     fn repo_path(&self) -> String {
         format!("/repos/{}/{}", self.owner, self.name)
     }
@@ -298,6 +380,11 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>, base: &str) {
         .iter()
         .find(|h| h.field.equiv("Authorization"))
         .map(|h| h.value.to_string());
+    let if_none_match = req
+        .headers()
+        .iter()
+        .find(|h| h.field.equiv("If-None-Match"))
+        .map(|h| h.value.to_string());
     let mut raw = String::new();
     let _ = req.as_reader().read_to_string(&mut raw);
     let body: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
@@ -307,18 +394,39 @@ fn handle(mut req: tiny_http::Request, st: &Mutex<State>, base: &str) {
             method: method.clone(),
             url: url.clone(),
             authorization: authorization.clone(),
+            if_none_match: if_none_match.clone(),
             body: body.clone(),
+            status: 0,
         });
         let path = url.split('?').next().unwrap_or(&url).to_string();
-        if authorization.is_none() {
+        let (status, v, mut headers) = if authorization.is_none() {
             (401, json!({"message": "Requires authentication"}), vec![])
         } else if let Some(r) = s.refusal_for(&method, &path) {
             (r.status, r.body, r.headers)
         } else {
             route(&mut s, &method, &url, &path, &body, base)
+        };
+        // A listing's ETag is its content's; sent back unchanged, a 304.
+        let (mut status, mut v) = (status, v);
+        if method == "GET" && status == 200 {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            v.to_string().hash(&mut h);
+            let tag = format!("\"{:x}\"", h.finish());
+            if if_none_match.as_deref() == Some(tag.as_str()) {
+                (status, v) = (304, Value::Null);
+            }
+            headers.push(("ETag".to_string(), tag));
         }
+        s.requests.last_mut().unwrap().status = status;
+        (status, v, headers)
     };
-    let mut resp = tiny_http::Response::from_string(v.to_string())
+    let text = if status == 304 {
+        String::new()
+    } else {
+        v.to_string()
+    };
+    let mut resp = tiny_http::Response::from_string(text)
         .with_status_code(status)
         .with_header(tiny_http::Header::from_bytes("Content-Type", "application/json").unwrap());
     for (k, val) in headers {
@@ -334,6 +442,9 @@ fn not_found() -> Answer {
 fn route(s: &mut State, method: &str, url: &str, path: &str, body: &Value, base: &str) -> Answer {
     if path == "/graphql" && method == "POST" {
         return graphql(s, body);
+    }
+    if path == "/user" && method == "GET" {
+        return (200, json!({"login": s.me, "type": "User"}), vec![]);
     }
     let Some(rest) = path.strip_prefix(&s.repo_path()) else {
         return not_found();
@@ -426,13 +537,46 @@ fn route(s: &mut State, method: &str, url: &str, path: &str, body: &Value, base:
             (200, i.clone(), vec![])
         }
         ("POST", ["issues", n, "comments"]) => {
-            let Some(i) = s.issues.iter_mut().find(|i| num_is(i, n)) else {
+            let Ok(n) = n.parse::<u64>() else {
                 return not_found();
             };
-            let mut comments = i["comments_made"].as_array().cloned().unwrap_or_default();
-            comments.push(body["body"].clone());
-            i["comments_made"] = json!(comments);
-            (201, json!({"body": body["body"]}), vec![])
+            let known = s
+                .issues
+                .iter()
+                .chain(s.pulls.iter())
+                .any(|i| i["number"] == n);
+            if !known {
+                return not_found();
+            }
+            if let Some(i) = s.issues.iter_mut().find(|i| i["number"] == n) {
+                let mut made = i["comments_made"].as_array().cloned().unwrap_or_default();
+                made.push(body["body"].clone());
+                i["comments_made"] = json!(made);
+            }
+            let me = s.me.clone();
+            let text = body["body"].as_str().unwrap_or_default().to_string();
+            (201, s.new_comment(n, &me, &text), vec![])
+        }
+        ("GET", ["issues", n, "comments"]) => {
+            let since = param("since").unwrap_or_default();
+            let items: Vec<Value> = s
+                .comments
+                .iter()
+                .filter(|c| num_is(c, n))
+                .filter(|c| c["updated_at"].as_str().unwrap_or_default() >= since.as_str())
+                .cloned()
+                .collect();
+            page(s, items, url, base, &q)
+        }
+        ("GET", ["collaborators", login, "permission"]) => {
+            match s.permissions.iter().find(|(l, _)| l == login) {
+                Some((l, p)) => (
+                    200,
+                    json!({"permission": p, "role_name": p, "user": {"login": l}}),
+                    vec![],
+                ),
+                None => not_found(),
+            }
         }
         _ => not_found(),
     }
