@@ -103,7 +103,7 @@ impl Shell<'_> {
         self.outbox.tell(
             crate::notify::Event::Waiting,
             &format!(
-                "waiting for your answer: {}",
+                "waiting for your answer; a session asks (its words): {}",
                 crate::control::command::one_line(&question.text, 300)
             ),
             &answer_todo(&question),
