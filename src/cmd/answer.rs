@@ -32,61 +32,76 @@ pub struct Answer {
     run: Option<String>,
 }
 
+/// How a user answers: in words, or by the number of an option.
+#[derive(Debug, Clone, Copy)]
+pub enum Reply<'a> {
+    Words(&'a str),
+    Option(u32),
+}
+
+/// Send `reply` to the question the loop of `project` asks (`.ralph/WAITING`),
+/// as `by` (`terminal`, `mcp`), only for run `run` if given; what was done,
+/// in lines for the user. Every face answers through here.
+pub fn send(project: &Project, by: &str, reply: Reply, run: Option<&str>) -> Result<Vec<String>> {
+    let Some(waiting) = sentinel::Waiting::read(&project.waiting())? else {
+        return Err(Stop::with(
+            ExitStatus::Failure,
+            format!(
+                "nothing is asked: there is no {} (a loop asks with `ralph waiting`)",
+                project.waiting().display()
+            ),
+        ));
+    };
+    let refused = |m: String| Stop::with(ExitStatus::Usage, m);
+    let question = waiting
+        .question()
+        .ok_or_else(|| refused("the question in WAITING is empty".into()))?;
+    let answer = match reply {
+        Reply::Option(n) => question
+            .pick(n)
+            .map_err(|e| refused(format!("--option {n}: {e}")))?,
+        Reply::Words(t) => Given::text(t).map_err(refused)?,
+    };
+    if let Some(id) = run
+        && !crate::history::records::RunDir::valid_id(id)
+    {
+        return Err(refused(format!(
+            "--run {id:?} is not a run id (letters, digits, -, _ and .)"
+        )));
+    }
+    let to = To {
+        run,
+        asked: waiting.since.as_deref(),
+    };
+    inbox::send(&project.root, by, to, Command::Answer(answer.clone()))?;
+    let mut said = vec![format!("Answered: {}", visible(&answer.said()))];
+    said.push(match crate::run::lock::running(&project.lock()) {
+        Some(l) => format!(
+            "The loop (run {}, pid {}) takes it as it waits for an answer, and goes on.",
+            visible(&l.run_id),
+            l.pid
+        ),
+        None => format!(
+            "No loop is running in {}: `ralph loop --resume` goes on with this answer.",
+            project.root.display()
+        ),
+    });
+    Ok(said)
+}
+
 impl Run for Answer {
     fn run(&self) -> Result<ExitStatus> {
         if let Some(why) = inbox::refused_in_session() {
             return Err(Stop::with(ExitStatus::Usage, why));
         }
         let project = Project::find()?;
-        let Some(waiting) = sentinel::Waiting::read(&project.waiting())? else {
-            return Err(Stop::with(
-                ExitStatus::Failure,
-                format!(
-                    "nothing is asked: there is no {} (a loop asks with `ralph waiting`)",
-                    project.waiting().display()
-                ),
-            ));
-        };
-        let refused = |m: String| Stop::with(ExitStatus::Usage, m);
-        let question = waiting
-            .question()
-            .ok_or_else(|| refused("the question in WAITING is empty".into()))?;
-        let answer = match (self.option, &self.text) {
-            (Some(n), _) => question
-                .pick(n)
-                .map_err(|e| refused(format!("--option {n}: {e}")))?,
-            (None, Some(t)) => Given::text(t).map_err(refused)?,
+        let reply = match (self.option, &self.text) {
+            (Some(n), _) => Reply::Option(n),
+            (None, Some(t)) => Reply::Words(t),
             (None, None) => unreachable!("clap requires one"),
         };
-        if let Some(id) = &self.run
-            && !crate::history::records::RunDir::valid_id(id)
-        {
-            return Err(refused(format!(
-                "--run {id:?} is not a run id (letters, digits, -, _ and .)"
-            )));
-        }
-        let to = To {
-            run: self.run.as_deref(),
-            asked: waiting.since.as_deref(),
-        };
-        inbox::send(
-            &project.root,
-            "terminal",
-            to,
-            Command::Answer(answer.clone()),
-        )?;
-        outln!("Answered: {}", visible(&answer.said()));
-        let loop_ = crate::run::lock::running(&project.lock());
-        match loop_ {
-            Some(l) => outln!(
-                "The loop (run {}, pid {}) takes it as it waits for an answer, and goes on.",
-                visible(&l.run_id),
-                l.pid
-            ),
-            None => outln!(
-                "No loop is running in {}: `ralph loop --resume` goes on with this answer.",
-                project.root.display()
-            ),
+        for line in send(&project, "terminal", reply, self.run.as_deref())? {
+            outln!("{line}");
         }
         Ok(ExitStatus::Success)
     }

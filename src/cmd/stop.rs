@@ -28,6 +28,14 @@ pub(super) fn send(command: Command) -> Result<ExitStatus> {
         return Err(Refused::with(ExitStatus::Usage, why));
     }
     let project = Project::find()?;
+    outln!("{}", send_as(&project, "terminal", command)?);
+    Ok(ExitStatus::Success)
+}
+
+/// Send `command` to the running loop of `project`, as `by` (`terminal`,
+/// `mcp`); what was done, for the user. Every face controls a loop
+/// through here.
+pub fn send_as(project: &Project, by: &str, command: Command) -> Result<String> {
     // A command for a loop that is not running would wait for the next
     // one, which nobody asked to stop: refused.
     let Some(running) = crate::run::lock::running(&project.lock()) else {
@@ -41,15 +49,14 @@ pub(super) fn send(command: Command) -> Result<ExitStatus> {
         asked: None,
     };
     let said = command.describe();
-    inbox::send(&project.root, "terminal", to, command)
+    inbox::send(&project.root, by, to, command)
         .map_err(|e| Refused::with(ExitStatus::Usage, format!("{e:#}")))?;
-    outln!(
+    Ok(format!(
         "Sent to the loop (run {}, pid {}): {}.",
         visible(&running.run_id),
         running.pid,
         visible(&said)
-    );
-    Ok(ExitStatus::Success)
+    ))
 }
 
 impl Run for Stop {
