@@ -1,0 +1,233 @@
+//! `ralph mcp`, driven by the MCP Python SDK's client as the user's agent
+//! would drive it, and by the real Claude Code: its tools and what they
+//! are marked, the loops, a status, a real session's question answered, a
+//! running loop stopped; what a hostile call gets; refused in a session.
+
+use std::fs;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::mcp::{call, list_tools};
+use crate::support::*;
+
+const ASK: &str = "ralph waiting --question 'Which database should the app use?' \
+    --option Postgres --option 'SQLite, for now' --blocker decision";
+
+const A_WHILE: Duration = Duration::from_secs(120);
+
+/// A call's text as JSON (the read-only tools answer JSON).
+fn json_of(result: &Value) -> Value {
+    assert_eq!(result["error"], false, "{result}");
+    serde_json::from_str(result["text"].as_str().unwrap()).unwrap()
+}
+
+fn events(env: &TestEnv) -> Vec<Value> {
+    fs::read_to_string(run_dir(env).join("events.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_tools_are_marked_and_a_real_sessions_question_is_answered_over_mcp() {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    env.api.session([
+        Reply::bash(CHECK_THE_BOX),
+        Reply::text("Done, with SQLite."),
+    ]);
+    let live =
+        Live::start(ralph_loop(&env).args(["--wait-for-answer", "10m", "--max-iterations", "5"]));
+    live.wait_for("waiting up to 10m for an answer", A_WHILE);
+    let r = env.mcp(&[
+        list_tools(),
+        call("list_loops", json!({})),
+        call("loop_status", json!({"loop": "main"})),
+        call("answer", json!({"option": 2})),
+    ]);
+    // What only reads is marked so; what starts or changes a run is not,
+    // and a stop is destructive: the client asks its user first.
+    let tools = r[0].as_array().unwrap();
+    let hint = |name: &str, h: &str| {
+        let t = tools.iter().find(|t| t["name"] == name).unwrap();
+        t["annotations"][h].clone()
+    };
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "list_loops",
+            "loop_status",
+            "loop_events",
+            "start_loop",
+            "stop_loop",
+            "answer",
+            "add_step",
+            "raise_limit"
+        ]
+    );
+    for n in ["list_loops", "loop_status", "loop_events"] {
+        assert_eq!(hint(n, "readOnlyHint"), true, "{n}");
+    }
+    for n in [
+        "start_loop",
+        "stop_loop",
+        "answer",
+        "add_step",
+        "raise_limit",
+    ] {
+        assert_eq!(hint(n, "readOnlyHint"), false, "{n}");
+    }
+    assert_eq!(hint("stop_loop", "destructiveHint"), true);
+    assert_eq!(hint("answer", "destructiveHint"), false);
+    // The loops, as `ralph watch --json` has them.
+    let loops = json_of(&r[1]);
+    assert_eq!(loops[0]["name"], "main", "{loops}");
+    assert_eq!(
+        loops[0]["waiting"], "Which database should the app use?",
+        "{loops}"
+    );
+    // The status says the question and its options.
+    let status = json_of(&r[2]);
+    let q = &status["waiting"]["question"];
+    assert_eq!(q["options"][1], "SQLite, for now", "{status}");
+    assert!(status["loop"]["pid"].is_u64(), "{status}");
+    // Answered: the loop goes on with it, the same run.
+    assert_eq!(r[3]["error"], false, "{}", r[3]);
+    let said = r[3]["text"].as_str().unwrap();
+    assert!(
+        said.starts_with("Answered: option 2: SQLite, for now\nThe loop (run "),
+        "{said}"
+    );
+    let (code, out, err) = live.finish(A_WHILE);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("answered by mcp: option 2: SQLite, for now; the run goes on\n"),
+        "{out}"
+    );
+    let answered = events(&env)
+        .into_iter()
+        .find(|l| l["kind"] == "answered")
+        .unwrap();
+    assert_eq!(answered["by"], "mcp");
+    // The journal's last lines, through the tool.
+    let r = env.mcp(&[call("loop_events", json!({"count": 2}))]);
+    let ev = json_of(&r[0]);
+    let kinds: Vec<&str> = ev["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds.len(), 2, "{ev}");
+    assert_eq!(*kinds.last().unwrap(), "complete", "{ev}");
+}
+
+#[test]
+fn a_running_loop_is_stopped_over_mcp_and_what_is_not_running_is_refused() {
+    let env = one_step_project();
+    env.api.session([
+        Reply::bash("python3 -c 'import time; time.sleep(60)'"),
+        Reply::text("Slept."),
+    ]);
+    let live = Live::start(ralph_loop(&env).args(["--max-iterations", "3"]));
+    live.wait_for("Bash: python3 -c", A_WHILE);
+    let r = env.mcp(&[call("stop_loop", json!({}))]);
+    let said = r[0]["text"].as_str().unwrap();
+    assert!(
+        r[0]["error"] == false
+            && said.starts_with("Sent to the loop (run ")
+            && said.ends_with("): stop now."),
+        "{}",
+        r[0]
+    );
+    let (code, out, err) = live.finish(A_WHILE);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(out.contains("ralph stop (sent by mcp)"), "{out}");
+    let commanded = events(&env)
+        .into_iter()
+        .find(|l| l["kind"] == "commanded")
+        .unwrap();
+    assert_eq!(commanded["by"], "mcp");
+    // Nothing runs now: a stop or a raise is refused, as a tool's error.
+    let r = env.mcp(&[
+        call("stop_loop", json!({"after_session": true})),
+        call("raise_limit", json!({"iterations": 2})),
+        call("loop_status", json!({"loop": "nope"})),
+    ]);
+    for x in &r {
+        assert_eq!(x["error"], true, "{x}");
+    }
+    assert!(
+        r[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no loop is running in "),
+        "{}",
+        r[0]
+    );
+    assert!(
+        r[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no loop named \"nope\" in "),
+        "{}",
+        r[2]
+    );
+}
+
+/// What a call sends is bounded, a NUL refused; what a session wrote comes
+/// back without its escapes; a session cannot start the server.
+#[test]
+fn hostile_calls_are_refused_or_bounded_and_a_session_cannot_serve() {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .assert()
+        .code(3);
+    // A spec step with escapes, as a session could write it.
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        format!(
+            "# Spec\n\n- [ ] **1** Evil \u{1b}]0;PWNED\u{7}\u{1b}[2J{}\n",
+            "y".repeat(100_000)
+        ),
+    )
+    .unwrap();
+    let huge = "x".repeat(10 << 20);
+    let r = env.mcp(&[
+        call("answer", json!({"text": huge})),
+        call("answer", json!({"text": "yes\u{0}no"})),
+        call("loop_status", json!({})),
+        call(
+            "answer",
+            json!({"text": format!("ok\u{1b}[2J{}", "z".repeat(100_000))}),
+        ),
+    ]);
+    assert_eq!(r[0]["error"], true);
+    assert!(
+        r[0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bytes, more than the 262144 ralph takes"),
+        "{}",
+        &r[0]["text"].as_str().unwrap()[..200.min(r[0]["text"].as_str().unwrap().len())]
+    );
+    assert_eq!(r[1]["error"], true);
+    assert!(r[1]["text"].as_str().unwrap().contains("NUL"), "{}", r[1]);
+    let status = r[2]["text"].as_str().unwrap();
+    assert!(!status.contains('\u{1b}') && !status.contains('\u{7}'));
+    assert!(status.contains("Evil ]0;PWNED[2J"), "{}", &status[..500]);
+    assert!(status.len() < 20_000, "{}", status.len());
+    // Under the bound, an answer is taken as `ralph answer` takes it: cut,
+    // its escapes gone.
+    let said = r[3]["text"].as_str().unwrap();
+    assert!(!said.contains('\u{1b}') && said.starts_with("Answered: ok[2Jzzz"));
+    assert!(said.len() < 5_000, "{}", said.len());
+    // A session's `ralph mcp` is refused before it serves.
+    let err = env.ralph().arg("mcp").env("RALPH_LOOP", "1").stderr_with(2);
+    assert!(err.contains("refused inside a loop's session"), "{err}");
+}
