@@ -5,6 +5,7 @@
 //! raises a limit of one, each through the code of the command that does
 //! it. Its stdout is the protocol's: nothing here prints.
 
+pub mod install;
 mod server;
 mod start;
 pub mod text;
