@@ -231,3 +231,134 @@ fn hostile_calls_are_refused_or_bounded_and_a_session_cannot_serve() {
     let err = env.ralph().arg("mcp").env("RALPH_LOOP", "1").stderr_with(2);
     assert!(err.contains("refused inside a loop's session"), "{err}");
 }
+
+/// The real Claude Code, with the server added as `install-command --mcp`
+/// adds it: its model's calls to `mcp__ralph__*` reach the loops.
+#[test]
+fn claude_code_calls_ralphs_tools_after_install_command_mcp() {
+    let env = one_step_project();
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .assert()
+        .code(3);
+    let out = env
+        .ralph()
+        .args(["install-command", "--mcp"])
+        .stdout_with(0);
+    assert!(out.contains("Added the MCP server ralph (`"), "{out}");
+    let tool = |name: &str, input: Value| Reply::Tool {
+        name: format!("mcp__ralph__{name}"),
+        input,
+    };
+    env.api.session([
+        tool("list_loops", json!({})),
+        tool("loop_status", json!({"loop": "main"})),
+        Reply::text("It asks which database."),
+    ]);
+    // Its MCP tools offered outright, not deferred behind its tool search
+    // (which a model would call first): the script calls them directly.
+    let mut c = env.claude();
+    c.args(["-p", "--dangerously-skip-permissions"])
+        .env("ENABLE_TOOL_SEARCH", "false");
+    let done = run_with_stdin(c, "What does my loop ask?", A_WHILE);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let turns = env.api.turns();
+    let offered: Vec<String> = turns.last().unwrap().body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .filter(|n| n.starts_with("mcp__ralph__"))
+        .collect();
+    assert!(
+        offered.contains(&"mcp__ralph__answer".to_string()),
+        "{offered:?} {:#}",
+        turns.last().unwrap().body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].clone())
+            .collect::<Value>()
+    );
+    let seen = turns.last().unwrap().user_text();
+    assert!(
+        seen.contains("\"name\": \"main\"")
+            && seen.contains("\"waiting\": \"Which database should the app use?\""),
+        "{seen}"
+    );
+    assert!(seen.contains("\"SQLite, for now\""), "{seen}");
+}
+
+/// `install-command --mcp` writes each agent's config as its own `mcp add`
+/// does: each real client lists the server and reaches it; `--remove`
+/// gives back the user's file as it was, their own servers kept.
+#[test]
+fn each_agent_lists_the_server_install_command_adds_and_remove_keeps_the_users_own() {
+    let env = one_step_project();
+    let codex_toml = env.home.join(".codex/config.toml");
+    fs::create_dir_all(codex_toml.parent().unwrap()).unwrap();
+    let mine = "# my settings\n[mcp_servers.db]\ncommand = \"true\"\n";
+    fs::write(&codex_toml, mine).unwrap();
+    let gemini = env.home.join(".gemini/settings.json");
+    fs::create_dir_all(gemini.parent().unwrap()).unwrap();
+    fs::write(&gemini, r#"{"mcpServers": {"db": {"command": "true"}}}"#).unwrap();
+    let gemini_before: Value = serde_json::from_str(&fs::read_to_string(&gemini).unwrap()).unwrap();
+    let clients = [
+        ("claude", claude_bin(), vec!["mcp", "list"]),
+        ("codex", codex_bin(), vec!["mcp", "list"]),
+        ("gemini", gemini_bin(), vec!["mcp", "list"]),
+        ("opencode", opencode_bin(), vec!["mcp", "list"]),
+    ];
+    for (agent, bin, args) in &clients {
+        env.ralph()
+            .args(["install-command", "--mcp", "--agent", agent])
+            .stdout_with(0);
+        let out = env.command(bin).args(args).output().unwrap();
+        let said = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            said.lines()
+                .any(|l| l.contains("ralph") && l.contains(" mcp")),
+            "{agent} lists no ralph: {said}"
+        );
+        // Those that start the server to list it say it connected.
+        if *agent != "codex" {
+            assert!(said.to_lowercase().contains("connected"), "{agent}: {said}");
+        }
+        // Again: nothing to do.
+        let again = env
+            .ralph()
+            .args(["install-command", "--mcp", "--agent", agent])
+            .stdout_with(0);
+        assert!(again.contains("already there; nothing to do"), "{again}");
+    }
+    for (agent, _, _) in &clients {
+        let out = env
+            .ralph()
+            .args(["install-command", "--mcp", "--remove", "--agent", agent])
+            .stdout_with(0);
+        assert!(
+            out.starts_with("Removed the MCP server ralph from "),
+            "{out}"
+        );
+    }
+    assert_eq!(fs::read_to_string(&codex_toml).unwrap(), mine);
+    let gemini_after: Value = serde_json::from_str(&fs::read_to_string(&gemini).unwrap()).unwrap();
+    assert_eq!(gemini_after["mcpServers"], gemini_before["mcpServers"]);
+    let claude: Value =
+        serde_json::from_str(&fs::read_to_string(env.home.join(".claude.json")).unwrap()).unwrap();
+    assert!(claude["mcpServers"].get("ralph").is_none(), "{claude}");
+    let err = env
+        .ralph()
+        .args(["install-command", "--mcp", "--agent", "pi"])
+        .stderr_with(1);
+    assert!(err.contains("pi has no MCP"), "{err}");
+}
