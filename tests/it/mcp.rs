@@ -362,3 +362,87 @@ fn each_agent_lists_the_server_install_command_adds_and_remove_keeps_the_users_o
         .stderr_with(1);
     assert!(err.contains("pi has no MCP"), "{err}");
 }
+
+/// `start_loop`: only a worktree's name and a bound come from the caller;
+/// refused until the project's config is approved; then a confined loop
+/// runs in the background, in its worktree, and does the step.
+#[test]
+fn start_loop_runs_a_confined_loop_in_a_worktree_only_with_the_approved_config() {
+    sandbox_tools();
+    let env = one_step_project();
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        format!("claude = {:?}\n", claude_bin().display().to_string()),
+    )
+    .unwrap();
+    env.commit_all("config");
+    let r = env.mcp(&[
+        call("start_loop", json!({"worktree": "w1"})),
+        call("start_loop", json!({"worktree": "../x"})),
+        call(
+            "start_loop",
+            json!({"worktree": "w2", "claude_args": ["--dangerously-skip-permissions"]}),
+        ),
+    ]);
+    for x in &r {
+        assert_eq!(x["error"], true, "{x}");
+    }
+    let refused = r[0]["text"].as_str().unwrap();
+    assert!(
+        refused.starts_with("refused, as `ralph loop` would refuse it: ")
+            && refused.contains("ralph trust"),
+        "{refused}"
+    );
+    assert!(
+        r[1]["text"].as_str().unwrap().starts_with("worktree: "),
+        "{}",
+        r[1]
+    );
+    assert!(
+        r[2]["text"]
+            .as_str()
+            .unwrap()
+            .contains("takes no argument \"claude_args\""),
+        "{}",
+        r[2]
+    );
+    assert!(!wt_dir(&env.project, "w1").exists());
+    env.approve_config();
+    env.api
+        .session([Reply::bash(CHECK_THE_BOX), Reply::text("Done.")]);
+    let r = env.mcp(&[call(
+        "start_loop",
+        json!({"worktree": "w1", "max_iterations": 2}),
+    )]);
+    let said = r[0]["text"].as_str().unwrap();
+    assert!(
+        r[0]["error"] == false
+            && said.starts_with(
+                "Started `ralph loop --worktree w1 --confined --max-iterations 2` (pid "
+            )
+            && said.contains(" on branch ralph/w1, confined. Its output: "),
+        "{said}"
+    );
+    let wt = wt_dir(&env.project, "w1");
+    let summary = wt_summary(&wt);
+    assert_eq!(summary["outcome"], "complete", "{summary}");
+    assert_eq!(summary["confined"], true, "{summary}");
+}
+
+/// The summary of the newest run in `root`, once the loop has written it.
+fn wt_summary(root: &std::path::Path) -> Value {
+    let t0 = std::time::Instant::now();
+    loop {
+        let runs = root.join(".ralph/runs");
+        let found = fs::read_dir(&runs).ok().and_then(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path().join("summary.json"))
+                .find(|p| p.exists())
+        });
+        if let Some(p) = found {
+            return serde_json::from_str(&fs::read_to_string(p).unwrap()).unwrap();
+        }
+        assert!(t0.elapsed() < A_WHILE, "no run ended in {}", root.display());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
