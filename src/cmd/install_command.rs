@@ -24,6 +24,13 @@ use crate::{fsutil, outln};
 /// set); both run as `/ralph-setup ...`. The command is
 /// built into this binary, so this works from any folder. A file there with
 /// other content (your own edits) is kept unless --force.
+///
+/// With --mcp: adds `ralph mcp` (an MCP server for your agent, see `ralph
+/// mcp --help`) to the agent's user config, as its own `mcp add` would:
+/// Claude Code's ~/.claude.json, Codex's config.toml [mcp_servers],
+/// Gemini CLI's ~/.gemini/settings.json mcpServers, opencode's config
+/// `mcp` (pi has no MCP). Your other servers and settings are kept;
+/// --remove takes out ralph's alone.
 #[derive(Debug, Args)]
 pub struct InstallCommand {
     /// The agent to install it for
