@@ -661,11 +661,11 @@ fn reported<T>(
     let complete = sentinel::Complete::read(&project.complete())?;
     let waiting = sentinel::Waiting::read(&project.waiting())?;
     let running = runlock::running(&project.lock());
-    let config = config_standing(&project);
+    let config = config_standing(project);
     // The last work session (review sessions change nothing).
     let last = RunDir::latest(&project.runs())
         .and_then(|r| events::Latest::of(events::newest_first(&r)).session_flags());
-    let (gate, review) = verdicts(&project, &running);
+    let (gate, review) = verdicts(project, &running);
     let report = Report {
         project: &project.root,
         spec: spec.as_ref().map(|s| SpecView {
@@ -687,21 +687,21 @@ fn reported<T>(
             reason: &w.reason,
             question: w.question(),
         }),
-        running: running.as_ref().map(|l| LoopView::of(l, &project)),
+        running: running.as_ref().map(|l| LoopView::of(l, project)),
         // While a loop runs, its run is the one that matters.
-        last_run: running.is_none().then(|| last_run(&project)).flatten(),
+        last_run: running.is_none().then(|| last_run(project)).flatten(),
         gate,
         review,
         config,
         left_uncommitted: last.as_ref().is_some_and(|r| r.left_uncommitted),
         no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
         no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
-        protected: protected_touched(&project),
+        protected: protected_touched(project),
         parallel: RunDir::latest(&project.runs())
             .and_then(|r| crate::run::coordinator::board_of(&r.path)),
         // As ralph's record keeps it (no listing of every past run), or
         // as the newest run's summary says.
-        pull_request: pull_request_of(&project),
+        pull_request: pull_request_of(project),
     };
     f(&report, &spec)
 }
