@@ -134,7 +134,26 @@ fn a_running_loop_is_stopped_over_mcp_and_what_is_not_running_is_refused() {
     ]);
     let live = Live::start(ralph_loop(&env).args(["--max-iterations", "3"]));
     live.wait_for("Bash: python3 -c", A_WHILE);
-    let r = env.mcp(&[call("stop_loop", json!({}))]);
+    let r = env.mcp(&[
+        call("raise_limit", json!({"iterations": 2, "time": "1h"})),
+        call("raise_limit", json!({"time": "1h"})),
+        call("stop_loop", json!({})),
+    ]);
+    assert!(
+        r[0]["error"] == true
+            && r[0]["text"] == "raise_limit takes one of iterations, cost_usd or time",
+        "{}",
+        r[0]
+    );
+    assert!(
+        r[1]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("): raise --max-time by 1h."),
+        "{}",
+        r[1]
+    );
+    let r = &r[2..];
     let said = r[0]["text"].as_str().unwrap();
     assert!(
         r[0]["error"] == false
@@ -151,6 +170,16 @@ fn a_running_loop_is_stopped_over_mcp_and_what_is_not_running_is_refused() {
         .find(|l| l["kind"] == "commanded")
         .unwrap();
     assert_eq!(commanded["by"], "mcp");
+    // A step is added as `ralph add` adds it, running or not.
+    let r = env.mcp(&[call("add_step", json!({"title": "Write the docs"}))]);
+    let said = r[0]["text"].as_str().unwrap();
+    assert!(
+        r[0]["error"] == false && said.starts_with("Added step 2 Write the docs to "),
+        "{}",
+        r[0]
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(spec.contains("- [ ] **2** Write the docs"), "{spec}");
     // Nothing runs now: a stop or a raise is refused, as a tool's error.
     let r = env.mcp(&[
         call("stop_loop", json!({"after_session": true})),
