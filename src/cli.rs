@@ -48,6 +48,7 @@ pub enum Cmd {
     Answer(cmd::answer::Answer),
     Stop(cmd::stop::Stop),
     Raise(cmd::raise::Raise),
+    Mcp(cmd::mcp::Mcp),
     Resume(cmd::resume::Resume),
     Complete(cmd::complete::Complete),
     Review(cmd::review::Review),

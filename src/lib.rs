@@ -13,6 +13,7 @@ pub mod github;
 pub mod handoff;
 pub mod history;
 pub mod hook;
+pub mod mcp;
 pub mod notify;
 pub mod output;
 pub mod parallel;

@@ -98,6 +98,22 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     ))
 }
 
+/// `ralph mcp` for Claude Code: a user-scope server in `~/.claude.json`
+/// (`$CLAUDE_CONFIG_DIR/.claude.json` when set), as `claude mcp add
+/// --scope user ralph -- PROGRAM mcp` writes it (2.1.330).
+pub fn mcp_server(program: String) -> anyhow::Result<super::McpServer> {
+    let file = match std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        Some(d) => std::path::absolute(std::path::PathBuf::from(d))?.join(".claude.json"),
+        None => super::home()?.join(".claude.json"),
+    };
+    Ok(super::McpServer {
+        file,
+        format: super::McpFormat::Json { key: "mcpServers" },
+        entry: serde_json::json!({"type": "stdio", "command": program, "args": ["mcp"], "env": {}}),
+        how: "In Claude Code: /mcp lists it (`claude mcp list` too); its tools are mcp__ralph__*",
+    })
+}
+
 /// Claude Code's `stream-json` events.
 pub(crate) fn read(s: &mut Session, v: &Value) -> Vec<Shown> {
     match v["type"].as_str() {

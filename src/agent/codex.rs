@@ -193,6 +193,22 @@ pub fn setup_command() -> anyhow::Result<super::SetupCommand> {
     ))
 }
 
+/// `ralph mcp` for Codex: `[mcp_servers.ralph]` in `$CODEX_HOME/config.toml`
+/// (default `~/.codex`), as `codex mcp add ralph -- PROGRAM mcp` writes it
+/// (0.169.0).
+pub fn mcp_server(program: String) -> anyhow::Result<super::McpServer> {
+    let codex = crate::fsutil::dir_var("CODEX_HOME")
+        .map_or_else(|| super::home().map(|h| h.join(".codex")), Ok)?;
+    Ok(super::McpServer {
+        file: codex.join("config.toml"),
+        format: super::McpFormat::Toml {
+            table: "mcp_servers",
+        },
+        entry: serde_json::json!({"command": program, "args": ["mcp"]}),
+        how: "In Codex: /mcp lists it (`codex mcp list` too)",
+    })
+}
+
 /// A confined session whose every command its sandbox refused did
 /// nothing it was asked to, whatever its last words: a failure. Codex
 /// mostly shows such a command nowhere in its stream (no command item),

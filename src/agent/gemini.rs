@@ -57,6 +57,19 @@ pub fn kept(state: Vec<std::path::PathBuf>) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
+/// `ralph mcp` for Gemini CLI: `mcpServers` of its user settings,
+/// `~/.gemini/settings.json` (under `$GEMINI_CLI_HOME` when set), as
+/// `gemini mcp add -s user ralph PROGRAM mcp` writes it (0.61.0).
+pub fn mcp_server(program: String) -> anyhow::Result<super::McpServer> {
+    let base = crate::fsutil::dir_var("GEMINI_CLI_HOME").map_or_else(super::home, Ok)?;
+    Ok(super::McpServer {
+        file: base.join(".gemini/settings.json"),
+        format: super::McpFormat::Json { key: "mcpServers" },
+        entry: serde_json::json!({"command": program, "args": ["mcp"]}),
+        how: "In Gemini CLI: /mcp lists it (`gemini mcp list` too)",
+    })
+}
+
 /// `/ralph-setup` for Gemini CLI: a custom command (TOML) in
 /// `~/.gemini/commands` (under `$GEMINI_CLI_HOME` when set).
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {

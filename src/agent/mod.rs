@@ -257,6 +257,27 @@ const CAPS: [(Agent, Caps); 5] = [
 /// run.
 pub type SetupCommand = (std::path::PathBuf, String, &'static str);
 
+/// Where an agent's user config names its MCP servers, and `ralph mcp`'s
+/// entry there as it expects it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpServer {
+    pub file: std::path::PathBuf,
+    pub format: McpFormat,
+    /// The server's entry, named `ralph` in that table.
+    pub entry: serde_json::Value,
+    /// How to see it there.
+    pub how: &'static str,
+}
+
+/// How that file keeps its servers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum McpFormat {
+    /// A JSON file whose top-level object `key` maps names to entries.
+    Json { key: &'static str },
+    /// A TOML file whose tables `[<table>.<name>]` are the entries.
+    Toml { table: &'static str },
+}
+
 fn home() -> anyhow::Result<std::path::PathBuf> {
     use anyhow::Context;
     crate::fsutil::dir_var("HOME").context("no home folder")
@@ -397,6 +418,21 @@ impl Agent {
             Agent::Gemini => gemini::setup_command(),
             Agent::Pi => pi::setup_command(),
             Agent::Opencode => opencode::setup_command(),
+        }
+    }
+
+    /// Where `ralph mcp` (run as `program mcp`) is added for it, as the
+    /// agent's own `mcp add` writes it; why not, for an agent with no MCP.
+    pub fn mcp_server(self, program: &std::path::Path) -> anyhow::Result<McpServer> {
+        let program = program.display().to_string();
+        match self {
+            Agent::Claude => claude::mcp_server(program),
+            Agent::Codex => codex::mcp_server(program),
+            Agent::Gemini => gemini::mcp_server(program),
+            Agent::Pi => anyhow::bail!(
+                "pi has no MCP (it is extended with its own extensions): nothing to add"
+            ),
+            Agent::Opencode => opencode::mcp_server(program),
         }
     }
 

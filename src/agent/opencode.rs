@@ -117,6 +117,25 @@ pub fn config_dir() -> anyhow::Result<PathBuf> {
         .context("no home folder")
 }
 
+/// `ralph mcp` for opencode: a local server in `mcp` of its user config,
+/// `opencode.json` in its config folder (its `opencode.jsonc` when that is
+/// the one there), as `opencode mcp add` writes it (1.18.33).
+pub fn mcp_server(program: String) -> anyhow::Result<super::McpServer> {
+    let dir = config_dir()?;
+    let jsonc = dir.join("opencode.jsonc");
+    let file = if jsonc.exists() && !dir.join("opencode.json").exists() {
+        jsonc
+    } else {
+        dir.join("opencode.json")
+    };
+    Ok(super::McpServer {
+        file,
+        format: super::McpFormat::Json { key: "mcp" },
+        entry: serde_json::json!({"type": "local", "command": [program, "mcp"]}),
+        how: "In opencode: `opencode mcp list` lists it",
+    })
+}
+
 /// `/ralph-setup` for opencode: a custom command in its config folder's
 /// `commands`.
 pub fn setup_command() -> anyhow::Result<super::SetupCommand> {

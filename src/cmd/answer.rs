@@ -31,6 +31,28 @@ pub struct Answer {
     run: Option<String>,
 }
 
+/// Send `reply` to the question the loop of `project` asks
+/// (`.ralph/WAITING`), as `by` (`terminal`, `watch`, `mcp`), only for run
+/// `run` if given; what was done, in lines for the user. Every face answers
+/// through `run::tell`; this is its wording.
+pub fn send(project: &Project, by: &str, reply: &Reply, run: Option<&str>) -> Result<Vec<String>> {
+    let sent = tell::answer(&project.root, by, reply, run).map_err(not_sent)?;
+    Ok(vec![
+        format!("Answered: {}", visible(&sent.answer.said())),
+        match sent.running {
+            Some(l) => format!(
+                "The loop (run {}, pid {}) takes it as it waits for an answer, and goes on.",
+                visible(&l.run_id),
+                l.pid
+            ),
+            None => format!(
+                "No loop is running in {}: `ralph loop --resume` goes on with this answer.",
+                project.root.display()
+            ),
+        },
+    ])
+}
+
 impl Run for Answer {
     fn run(&self) -> Result<ExitStatus> {
         let reply = match (self.option, &self.text) {
@@ -41,20 +63,9 @@ impl Run for Answer {
         if let Some(why) = inbox::refused_in_session() {
             return Err(Stop::with(ExitStatus::Usage, why));
         }
-        let root = Project::find()?.root;
-        let sent =
-            tell::answer(&root, "terminal", &reply, self.run.as_deref()).map_err(not_sent)?;
-        outln!("Answered: {}", visible(&sent.answer.said()));
-        match sent.running {
-            Some(l) => outln!(
-                "The loop (run {}, pid {}) takes it as it waits for an answer, and goes on.",
-                visible(&l.run_id),
-                l.pid
-            ),
-            None => outln!(
-                "No loop is running in {}: `ralph loop --resume` goes on with this answer.",
-                root.display()
-            ),
+        let project = Project::find()?;
+        for line in send(&project, "terminal", &reply, self.run.as_deref())? {
+            outln!("{line}");
         }
         Ok(ExitStatus::Success)
     }

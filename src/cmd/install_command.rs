@@ -24,6 +24,13 @@ use crate::{fsutil, outln};
 /// set); both run as `/ralph-setup ...`. The command is
 /// built into this binary, so this works from any folder. A file there with
 /// other content (your own edits) is kept unless --force.
+///
+/// With --mcp: adds `ralph mcp` (an MCP server for your agent, see `ralph
+/// mcp --help`) to the agent's user config, as its own `mcp add` would:
+/// Claude Code's ~/.claude.json, Codex's config.toml [mcp_servers],
+/// Gemini CLI's ~/.gemini/settings.json mcpServers, opencode's config
+/// `mcp` (pi has no MCP). Your other servers and settings are kept;
+/// --remove takes out ralph's alone.
 #[derive(Debug, Args)]
 pub struct InstallCommand {
     /// The agent to install it for
@@ -38,10 +45,18 @@ pub struct InstallCommand {
     /// for it, if nothing else is in it).
     #[arg(long)]
     remove: bool,
+
+    /// Add (or with --remove, remove) the `ralph mcp` server in the agent's
+    /// user config instead of the slash command
+    #[arg(long)]
+    mcp: bool,
 }
 
 impl Run for InstallCommand {
     fn run(&self) -> Result<ExitStatus> {
+        if self.mcp {
+            return self.mcp_server();
+        }
         let (path, text, how) = self.agent.setup_command()?;
         let dir = path.parent().context("the command's folder")?.to_path_buf();
         let shown = path.display();
@@ -98,6 +113,73 @@ impl Run for InstallCommand {
         outln!("{verb} /ralph-setup in {shown}.");
         outln!("{how}");
         Ok(ExitStatus::Success)
+    }
+}
+
+impl InstallCommand {
+    /// `ralph mcp` added to (or removed from) the agent's user config.
+    fn mcp_server(&self) -> Result<ExitStatus> {
+        use crate::agent::McpFormat;
+        use crate::mcp::install::{self, Edit};
+        let program = std::env::current_exe().context("cannot find ralph's own program")?;
+        let server = self
+            .agent
+            .mcp_server(&program)
+            .map_err(|e| crate::exit::Stop::with(ExitStatus::Failure, format!("{e:#}")))?;
+        let path = fsutil::resolve_symlinks(&server.file)?;
+        let shown = path.display();
+        // The agent rewrites its own config at times (Claude Code does):
+        // written only over the version read, else read again.
+        for _ in 0..5 {
+            let before = fsutil::read_optional(&path)?;
+            let (text, entry) = (before.as_deref(), &server.entry);
+            let edit = match (server.format, self.remove) {
+                (McpFormat::Json { key }, false) => install::json_add(text, key, entry, self.force),
+                (McpFormat::Json { key }, true) => {
+                    install::json_remove(text, key, entry, self.force)
+                }
+                (McpFormat::Toml { table }, false) => {
+                    install::toml_add(text, table, entry, self.force)
+                }
+                (McpFormat::Toml { table }, true) => {
+                    install::toml_remove(text, table, entry, self.force)
+                }
+            }
+            .map_err(|e| crate::exit::Stop::with(ExitStatus::Failure, format!("{shown}: {e}")))?;
+            let new = match edit {
+                Edit::Nothing(why) => {
+                    outln!("The MCP server ralph in {shown}: {why}; nothing to do.");
+                    return Ok(ExitStatus::Success);
+                }
+                Edit::Write(new) => new,
+            };
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            // A new file: it may come to hold the agent's credentials.
+            if fsutil::atomic_write_if_unchanged(
+                &path,
+                new.as_bytes(),
+                0o600,
+                before.as_deref().map(str::as_bytes),
+            )? {
+                if self.remove {
+                    outln!("Removed the MCP server ralph from {shown}.");
+                } else {
+                    outln!(
+                        "Added the MCP server ralph (`{} mcp`) to {shown}.",
+                        program.display()
+                    );
+                    outln!("{}", server.how);
+                }
+                return Ok(ExitStatus::Success);
+            }
+        }
+        Err(crate::exit::Stop::with(
+            ExitStatus::Failure,
+            format!("{shown} kept changing while ralph wrote it; try again"),
+        ))
     }
 }
 

@@ -12,6 +12,7 @@ pub mod init;
 pub mod install_command;
 pub mod install_hook;
 pub mod logs;
+pub mod mcp;
 pub mod merge;
 pub mod plan;
 pub mod raise;
@@ -55,6 +56,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Answer(c) => c.run(),
         Cmd::Stop(c) => c.run(),
         Cmd::Raise(c) => c.run(),
+        Cmd::Mcp(c) => c.run(),
         Cmd::Resume(c) => c.run(),
         Cmd::Reset(c) => c.run(),
         Cmd::Status(c) => c.run(),

@@ -635,57 +635,73 @@ impl Run for Status {
             return all_loops(self.json);
         }
         let project = Project::find()?;
-        let spec = fsutil::read_optional(&project.spec())?.map(|t| spec::parse(&t));
-        let complete = sentinel::Complete::read(&project.complete())?;
-        let waiting = sentinel::Waiting::read(&project.waiting())?;
-        let running = runlock::running(&project.lock());
-        let config = config_standing(&project);
-        // The last work session (review sessions change nothing).
-        let last = RunDir::latest(&project.runs())
-            .and_then(|r| events::Latest::of(events::newest_first(&r)).session_flags());
-        let (gate, review) = verdicts(&project, &running);
-        let report = Report {
-            project: &project.root,
-            spec: spec.as_ref().map(|s| SpecView {
-                done: s.done(),
-                total: s.total(),
-                next: s.next_open(),
-                problems: &s.problems,
-            }),
-            complete: complete.as_ref().map(|c| CompleteView {
-                of: c,
-                time: &c.completed,
-                file_time: &c.file_time,
-                forced: c.forced,
-                message: &c.message,
-            }),
-            waiting: waiting.as_ref().map(|w| WaitingView {
-                of: w,
-                since: &w.since,
-                reason: &w.reason,
-                question: w.question(),
-            }),
-            running: running.as_ref().map(|l| LoopView::of(l, &project)),
-            // While a loop runs, its run is the one that matters.
-            last_run: running.is_none().then(|| last_run(&project)).flatten(),
-            gate,
-            review,
-            config,
-            left_uncommitted: last.as_ref().is_some_and(|r| r.left_uncommitted),
-            no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
-            no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
-            protected: protected_touched(&project),
-            parallel: RunDir::latest(&project.runs())
-                .and_then(|r| crate::run::coordinator::board_of(&r.path)),
-            // As ralph's record keeps it (no listing of every past run), or
-            // as the newest run's summary says.
-            pull_request: pull_request_of(&project),
-        };
-        if self.json {
-            outln!("{}", serde_json::to_string_pretty(&report)?);
-        } else {
-            report.render(&spec, &project.spec());
-        }
-        Ok(ExitStatus::Success)
+        reported(&project, |report, spec| {
+            if self.json {
+                outln!("{}", serde_json::to_string_pretty(report)?);
+            } else {
+                report.render(spec, &project.spec());
+            }
+            Ok(ExitStatus::Success)
+        })
     }
+}
+
+/// What `ralph status --json` prints for the checkout at `project`, as a
+/// value (for the faces that are no terminal: `ralph mcp`).
+pub fn json(project: &Project) -> Result<serde_json::Value> {
+    reported(project, |report, _| Ok(serde_json::to_value(report)?))
+}
+
+/// Where the work of `project` stands, built once and handed to `f`.
+fn reported<T>(
+    project: &Project,
+    f: impl FnOnce(&Report, &Option<spec::Spec>) -> Result<T>,
+) -> Result<T> {
+    let spec = fsutil::read_optional(&project.spec())?.map(|t| spec::parse(&t));
+    let complete = sentinel::Complete::read(&project.complete())?;
+    let waiting = sentinel::Waiting::read(&project.waiting())?;
+    let running = runlock::running(&project.lock());
+    let config = config_standing(project);
+    // The last work session (review sessions change nothing).
+    let last = RunDir::latest(&project.runs())
+        .and_then(|r| events::Latest::of(events::newest_first(&r)).session_flags());
+    let (gate, review) = verdicts(project, &running);
+    let report = Report {
+        project: &project.root,
+        spec: spec.as_ref().map(|s| SpecView {
+            done: s.done(),
+            total: s.total(),
+            next: s.next_open(),
+            problems: &s.problems,
+        }),
+        complete: complete.as_ref().map(|c| CompleteView {
+            of: c,
+            time: &c.completed,
+            file_time: &c.file_time,
+            forced: c.forced,
+            message: &c.message,
+        }),
+        waiting: waiting.as_ref().map(|w| WaitingView {
+            of: w,
+            since: &w.since,
+            reason: &w.reason,
+            question: w.question(),
+        }),
+        running: running.as_ref().map(|l| LoopView::of(l, project)),
+        // While a loop runs, its run is the one that matters.
+        last_run: running.is_none().then(|| last_run(project)).flatten(),
+        gate,
+        review,
+        config,
+        left_uncommitted: last.as_ref().is_some_and(|r| r.left_uncommitted),
+        no_evidence: last.as_ref().filter(|r| r.no_evidence).map(|r| r.session),
+        no_change: last.as_ref().filter(|r| r.no_change).map(|r| r.session),
+        protected: protected_touched(project),
+        parallel: RunDir::latest(&project.runs())
+            .and_then(|r| crate::run::coordinator::board_of(&r.path)),
+        // As ralph's record keeps it (no listing of every past run), or
+        // as the newest run's summary says.
+        pull_request: pull_request_of(project),
+    };
+    f(&report, &spec)
 }

@@ -28,16 +28,23 @@ pub(super) fn send(command: Command) -> Result<ExitStatus> {
         return Err(Refused::with(ExitStatus::Usage, why));
     }
     let project = Project::find()?;
+    outln!("{}", send_as(&project, "terminal", command)?);
+    Ok(ExitStatus::Success)
+}
+
+/// Send `command` to the running loop of `project`, as `by` (`terminal`,
+/// `mcp`); what was done, for the user. Every face controls a loop
+/// through `run::tell`; this is its wording.
+pub fn send_as(project: &Project, by: &str, command: Command) -> Result<String> {
     let said = command.describe();
-    let running = crate::run::tell::command(&project.root, "terminal", command)
-        .map_err(super::answer::not_sent)?;
-    outln!(
+    let running =
+        crate::run::tell::command(&project.root, by, command).map_err(super::answer::not_sent)?;
+    Ok(format!(
         "Sent to the loop (run {}, pid {}): {}.",
         visible(&running.run_id),
         running.pid,
         visible(&said)
-    );
-    Ok(ExitStatus::Success)
+    ))
 }
 
 impl Run for Stop {

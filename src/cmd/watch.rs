@@ -388,22 +388,36 @@ fn try_resume(row: &Row) -> Result<String> {
         crate::work::sentinel::remove(&project.waiting())?;
     }
     let out = crate::trust::store::lock_file(&row.root).with_extension("resumed.log");
+    let child = start_detached(&args, &inv.cwd, &out)?;
+    Ok(format!(
+        "resumed {} (pid {}): `ralph {}`; its output: {}",
+        row.name,
+        child,
+        args.join(" "),
+        home_as_tilde(&out, std::env::var_os("HOME").as_deref())
+    ))
+}
+
+/// `ralph ARGS` started in `cwd` in the background, in a session of its
+/// own (it outlives whoever started it, and no key or hang-up of theirs
+/// reaches it), its output appended to `out` (in ralph's state folder);
+/// its pid. It is waited for by a thread of ours, so it leaves no zombie.
+pub(crate) fn start_detached(args: &[String], cwd: &Path, out: &Path) -> Result<u32> {
     if let Some(dir) = out.parent() {
         crate::trust::store::private_dir(dir)?;
     }
     let log = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(&out)
+        .open(out)
         .with_context(|| format!("cannot open {}", out.display()))?;
     let exe = std::env::current_exe().context("cannot find ralph's own program")?;
     let mut c = Command::new(exe);
-    c.args(&args)
-        .current_dir(&inv.cwd)
+    c.args(args)
+        .current_dir(cwd)
         .stdin(Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log);
-    // Its own session: it outlives the dashboard, and no key here reaches it.
     // SAFETY: setsid is async-signal-safe.
     unsafe {
         c.pre_exec(|| {
@@ -412,22 +426,18 @@ fn try_resume(row: &Row) -> Result<String> {
                 .map_err(std::io::Error::from)
         });
     }
-    // ralph's secrets left watch's environment as it started: the run gets
-    // them on its stdin, as its command line needs them.
+    // ralph's secrets left this process's environment as it started: the
+    // run gets them on its stdin, as its command line needs them.
     let handed = crate::secrets::hand_to(&mut c, |_| true);
     let mut child = c.spawn().context("cannot start ralph loop")?;
     if let Err(e) = crate::secrets::give(&mut child, handed) {
         let _ = child.kill();
         let _ = child.wait();
-        return Err(e).context("cannot hand the resumed run its secrets");
+        return Err(e).context("cannot hand the run its secrets");
     }
-    Ok(format!(
-        "resumed {} (pid {}): `ralph {}`; its output: {}",
-        row.name,
-        child.id(),
-        args.join(" "),
-        home_as_tilde(&out, std::env::var_os("HOME").as_deref())
-    ))
+    let pid = child.id();
+    std::thread::spawn(move || child.wait());
+    Ok(pid)
 }
 
 /// A path under the home folder as `~/...`: the footer has one line or two

@@ -58,8 +58,12 @@ fn send_to(dir: &Path, by: &str, to: To, command: Command) -> Result<PathBuf> {
         asked: to.asked.map(String::from),
         command,
     };
+    // Oldest first by name: the time, then this process's count (two sent
+    // in one millisecond keep their order), then a random part.
+    static SENT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = SENT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let name = format!(
-        "{at:013}-{}.json",
+        "{at:013}-{n:06}-{}.json",
         &crate::trust::store::random_token()[..8]
     );
     let path = dir.join(name);

@@ -27,6 +27,7 @@ mod install_hook;
 mod layers;
 mod logs;
 mod loop_edges;
+mod mcp;
 mod notify;
 mod parallel;
 mod parallel_cross;

@@ -40,6 +40,7 @@ pub mod api;
 mod chat;
 pub mod github;
 pub mod loops;
+pub mod mcp;
 pub mod snap;
 pub mod tmux;
 mod wire;
