@@ -2,6 +2,7 @@
 //! `--notify`), the one-line notice and what each channel is sent. Pure;
 //! `send` does the I/O, off the loop's thread.
 
+pub mod ntfy;
 pub mod send;
 
 use serde::{Deserialize, Serialize};

@@ -175,7 +175,11 @@ fn record(
 
 /// One attempt on one channel.
 fn deliver(ch: &Channel, n: &Notice, project: &std::path::Path) -> Result<(), String> {
-    if let Some(p) = post(ch, n) {
+    if let Some(mut p) = post(ch, n) {
+        // A topic with access control takes the user's token.
+        if let (Channel::Ntfy(_), Some(t)) = (ch, super::ntfy::token()) {
+            p.headers.push(("Authorization", format!("Bearer {t}")));
+        }
         return http(&p);
     }
     match ch {

@@ -118,9 +118,25 @@ impl Shell<'_> {
         let mut remote = held
             .as_ref()
             .and_then(|(client, place)| self.ask_on_github(client, place, &question, within));
+        let channels = self.s.notify.as_ref().map_or(&[][..], |n| &n.channels[..]);
+        let asked_at = crate::timefmt::now_epoch();
+        let mut replies = crate::run::replies::Replies::of(channels, asked_at, &self.ui);
         let ended = loop {
             if let Some(sig) = crate::procs::signals::stop_requested() {
                 break Event::Waited { stop: Some(sig) };
+            }
+            if let Some(r) = replies.as_mut().filter(|r| r.due())
+                && let Some(given) = r.look(&self.ui, &question)
+            {
+                let by = given.by.clone();
+                self.hand(given)?;
+                if let Some(g) = remote.as_mut() {
+                    g.say(
+                        &self.ui,
+                        &format!("Answered elsewhere (by {by}); the run goes on."),
+                    );
+                }
+                break Event::Answered(true);
             }
             if let Some(given) = self.take_answer(&question, asked.as_deref())? {
                 let by = crate::output::visible_line(&given.by);

@@ -46,6 +46,22 @@ fn server() -> (String, Got) {
                 } else {
                     200
                 };
+                // A topic read back (`/json?poll=1`): ralph's own notice, a
+                // word among people, and a reply that answers.
+                if path.contains("/json?poll=1") {
+                    let now = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .unwrap()
+                        .as_secs();
+                    let lines = [
+                        serde_json::json!({"id": "m1", "time": now, "event": "message", "message": "/ralph answer --option 1", "tags": ["ralph"]}),
+                        serde_json::json!({"id": "m2", "time": now, "event": "message", "message": "on my way"}),
+                        serde_json::json!({"id": "m3", "time": now, "event": "message", "message": "/ralph answer --option 2"}),
+                    ];
+                    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+                    let _ = req.respond(tiny_http::Response::from_string(text));
+                    return;
+                }
                 let _ = req.respond(tiny_http::Response::from_string("ok").with_status_code(code));
             });
         }
@@ -489,4 +505,75 @@ fn a_desktop_notice_without_a_notifier_is_refused_before_the_run() {
         "ralph loop: --notify desktop needs `notify-send` on PATH (Debian and Ubuntu: `apt install libnotify-bin`; Fedora: `dnf install libnotify`), or osascript on macOS\n"
     );
     assert!(!env.project.join(".ralph/runs").exists(), "no run began");
+}
+
+/// A reply on the run's ntfy topic answers a waiting run, read only with
+/// the topic's access token (which its notices carry too, and which
+/// nothing shows); without the token the topic is not read at all.
+#[test]
+fn a_reply_on_the_ntfy_topic_answers_a_waiting_run_only_with_its_token() {
+    let (url, got) = server();
+    let env = one_step(&format!("[notify]\nntfy = \"{url}/replies-s3cr3t\"\n"));
+    let ask = || {
+        env.api
+            .session([Reply::bash(crate::answer::ASK), Reply::text("Asked.")]);
+    };
+    // No token: nothing is read back, and the run ends waiting.
+    ask();
+    let out = ralph_loop(&env)
+        .args(["--wait-for-answer", "6s", "--max-iterations", "3"])
+        .stdout_with(3);
+    assert!(
+        out.contains("replies on the ntfy topic are not read: it takes the topic's access token in RALPH_NOTIFY_NTFY_TOKEN"),
+        "{out}"
+    );
+    let polls = |got: &Got| {
+        got.lock()
+            .unwrap()
+            .iter()
+            .filter(|(p, _, _)| p.contains("/json?poll=1"))
+            .count()
+    };
+    assert_eq!(polls(&got), 0);
+    // With it: the reply that answers is taken; ralph's own notice and a
+    // word among people are not answers.
+    fs::remove_file(env.project.join(".ralph/WAITING")).unwrap();
+    let before = got.lock().unwrap().len();
+    ask();
+    env.api.session([
+        Reply::bash(CHECK_THE_BOX),
+        Reply::text("Done, with SQLite."),
+    ]);
+    let o = ralph_loop(&env)
+        .env("RALPH_NOTIFY_NTFY_TOKEN", "tok-s3cr3t")
+        .args(["--wait-for-answer", "1m", "--max-iterations", "3"])
+        .assert()
+        .code(0);
+    let out = String::from_utf8_lossy(&o.get_output().stdout).into_owned();
+    assert!(
+        out.contains("answered by ntfy: option 2: SQLite, for now; the run goes on"),
+        "{out}"
+    );
+    assert!(
+        crate::answer::told(&env, 3).contains("The answer (option 2):\n\n> SQLite, for now\n"),
+        "{}",
+        crate::answer::told(&env, 3)
+    );
+    assert!(polls(&got) >= 1);
+    for (path, headers, _) in got.lock().unwrap().iter().skip(before) {
+        if path.starts_with("/replies") {
+            assert!(
+                headers
+                    .iter()
+                    .any(|(k, v)| k.eq_ignore_ascii_case("authorization")
+                        && v == "Bearer tok-s3cr3t"),
+                "{path}: {headers:?}"
+            );
+        }
+    }
+    assert!(!everything_written(&env).contains("tok-s3cr3t"));
+    assert!(
+        !out.contains("tok-s3cr3t") && !out.contains("s3cr3t"),
+        "{out}"
+    );
 }
