@@ -63,12 +63,7 @@ pub fn messages(text: &str) -> Vec<Message> {
 /// `token`; the error never shows the URL (the topic's name is a secret).
 pub fn poll(url: &str, token: &str, since: u64) -> Result<Vec<Message>, String> {
     use std::io::Read;
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(TIMEOUT))
-        .http_status_as_error(true)
-        .user_agent(concat!("ralph/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into();
+    let agent = super::send::agent(TIMEOUT);
     let at = format!("{}/json?poll=1&since={since}", url.trim_end_matches('/'));
     let hide = |e: String| e.replace(url, &super::redact(url));
     let mut resp = agent

@@ -200,13 +200,19 @@ fn deliver(ch: &Channel, n: &Notice, project: &std::path::Path) -> Result<(), St
     }
 }
 
-fn http(p: &Post) -> Result<(), String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(TIMEOUT))
+/// The HTTP client of notices (and of ntfy's replies): bounded in time,
+/// an error status an error.
+pub(super) fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
         .http_status_as_error(true)
         .user_agent(concat!("ralph/", env!("CARGO_PKG_VERSION")))
         .build()
-        .into();
+        .into()
+}
+
+fn http(p: &Post) -> Result<(), String> {
+    let agent = agent(TIMEOUT);
     let mut req = agent.post(&p.url).header("Content-Type", p.content_type);
     for (k, v) in &p.headers {
         req = req.header(*k, v);

@@ -15,20 +15,6 @@ use crate::support::{Live, Reply};
 pub(crate) const ASK: &str = "ralph waiting --question 'Which database should the app use?' \
     --option Postgres --option 'SQLite, for now' --blocker decision";
 
-/// The first request of the `n`th session (1 first): what it was told.
-pub(crate) fn told(env: &TestEnv, n: usize) -> String {
-    let mut firsts = Vec::new();
-    for r in env.api.turns() {
-        if !firsts.iter().any(|(id, _)| *id == r.session_id) {
-            firsts.push((r.session_id.clone(), r.user_text()));
-        }
-    }
-    firsts
-        .get(n - 1)
-        .map(|(_, t)| t.clone())
-        .unwrap_or_default()
-}
-
 const A_WHILE: Duration = Duration::from_secs(120);
 
 /// A one-step project whose first session asks `ASK` and whose second does
@@ -48,7 +34,7 @@ pub(crate) fn a_loop_waiting_for_an_answer() -> (TestEnv, Live) {
 
 /// A one-step project whose first session asked `ASK`, its loop ended for
 /// a human (exit 3), as a loop without `--wait-for-answer` does.
-fn a_loop_that_asked_and_ended() -> TestEnv {
+pub(crate) fn a_loop_that_asked_and_ended() -> TestEnv {
     let env = one_step_project();
     env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
     ralph_loop(&env)

@@ -28,20 +28,6 @@ fn events(env: &TestEnv) -> Vec<Value> {
         .collect()
 }
 
-/// The first request of the `n`th session (1 first): what it was told.
-fn told(env: &TestEnv, n: usize) -> String {
-    let mut firsts = Vec::new();
-    for r in env.api.turns() {
-        if !firsts.iter().any(|(id, _)| *id == r.session_id) {
-            firsts.push((r.session_id.clone(), r.user_text()));
-        }
-    }
-    firsts
-        .get(n - 1)
-        .map(|(_, t)| t.clone())
-        .unwrap_or_default()
-}
-
 fn loop_gh(env: &TestEnv, gh: &GitHub) -> Ralph {
     ralph_loop(env)
         .env("GITHUB_API_URL", &gh.url)

@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 use crate::support::mcp::{call, list_tools};
 use crate::support::*;
 
-const ASK: &str = "ralph waiting --question 'Which database should the app use?' \
-    --option Postgres --option 'SQLite, for now' --blocker decision";
+use crate::answer::a_loop_that_asked_and_ended;
 
 const A_WHILE: Duration = Duration::from_secs(120);
 
@@ -32,15 +31,7 @@ fn events(env: &TestEnv) -> Vec<Value> {
 
 #[test]
 fn the_tools_are_marked_and_a_real_sessions_question_is_answered_over_mcp() {
-    let env = one_step_project();
-    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
-    env.api.session([
-        Reply::bash(CHECK_THE_BOX),
-        Reply::text("Done, with SQLite."),
-    ]);
-    let live =
-        Live::start(ralph_loop(&env).args(["--wait-for-answer", "10m", "--max-iterations", "5"]));
-    live.wait_for("waiting up to 10m for an answer", A_WHILE);
+    let (env, live) = crate::answer::a_loop_waiting_for_an_answer();
     let r = env.mcp(&[
         list_tools(),
         call("list_loops", json!({})),
@@ -211,12 +202,7 @@ fn a_running_loop_is_stopped_over_mcp_and_what_is_not_running_is_refused() {
 /// back without its escapes; a session cannot start the server.
 #[test]
 fn hostile_calls_are_refused_or_bounded_and_a_session_cannot_serve() {
-    let env = one_step_project();
-    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
-    ralph_loop(&env)
-        .args(["--max-iterations", "5"])
-        .assert()
-        .code(3);
+    let env = a_loop_that_asked_and_ended();
     // A spec step with escapes, as a session could write it.
     fs::write(
         env.project.join(".ralph/spec.md"),
@@ -265,12 +251,7 @@ fn hostile_calls_are_refused_or_bounded_and_a_session_cannot_serve() {
 /// adds it: its model's calls to `mcp__ralph__*` reach the loops.
 #[test]
 fn claude_code_calls_ralphs_tools_after_install_command_mcp() {
-    let env = one_step_project();
-    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
-    ralph_loop(&env)
-        .args(["--max-iterations", "5"])
-        .assert()
-        .code(3);
+    let env = a_loop_that_asked_and_ended();
     let out = env
         .ralph()
         .args(["install-command", "--mcp"])

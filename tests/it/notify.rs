@@ -555,9 +555,9 @@ fn a_reply_on_the_ntfy_topic_answers_a_waiting_run_only_with_its_token() {
         "{out}"
     );
     assert!(
-        crate::answer::told(&env, 3).contains("The answer (option 2):\n\n> SQLite, for now\n"),
+        told(&env, 3).contains("The answer (option 2):\n\n> SQLite, for now\n"),
         "{}",
-        crate::answer::told(&env, 3)
+        told(&env, 3)
     );
     assert!(polls(&got) >= 1);
     for (path, headers, _) in got.lock().unwrap().iter().skip(before) {

@@ -391,16 +391,23 @@ fn plan_help_says_what_it_writes() {
     }
 }
 
-/// Every step of a plan done and its task closed, the epic `ralph plan`
-/// made is still open (no session closes it): the check says so, and how.
-#[test]
-fn a_done_plans_open_epic_is_named_with_how_to_close_it() {
+/// A project planned by `ralph plan` ("a CLI that greets": an epic and
+/// its tasks in br), and the id of a task or the epic by its title.
+fn a_greeting_plan() -> (TestEnv, impl Fn(&str) -> String) {
     let env = bare_project();
     env.api
         .session([Reply::bash(PLAN), Reply::text("Planned.")]);
     plan(&env, "a CLI that greets").stdout_with(0);
     let made = issues(&env);
-    let id = |title: &str| made.iter().find(|(_, t)| t == title).unwrap().0.clone();
+    let id = move |title: &str| made.iter().find(|(_, t)| t == title).unwrap().0.clone();
+    (env, id)
+}
+
+/// Every step of a plan done and its task closed, the epic `ralph plan`
+/// made is still open (no session closes it): the check says so, and how.
+#[test]
+fn a_done_plans_open_epic_is_named_with_how_to_close_it() {
+    let (env, id) = a_greeting_plan();
     let epic = id("Greeting CLI");
     let spec_path = env.project.join(".ralph/spec.md");
     let verify = || {
@@ -432,12 +439,7 @@ fn a_done_plans_open_epic_is_named_with_how_to_close_it() {
 /// `verify-sync` agrees.
 #[test]
 fn a_run_that_completes_a_plan_closes_its_epic_and_commits_it() {
-    let env = bare_project();
-    env.api
-        .session([Reply::bash(PLAN), Reply::text("Planned.")]);
-    plan(&env, "a CLI that greets").stdout_with(0);
-    let made = issues(&env);
-    let id = |title: &str| made.iter().find(|(_, t)| t == title).unwrap().0.clone();
+    let (env, id) = a_greeting_plan();
     let epic = id("Greeting CLI");
     env.br(&["close", &id("Print hello"), &id("Review phase 1")]);
     let spec_path = env.project.join(".ralph/spec.md");

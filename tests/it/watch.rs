@@ -9,7 +9,6 @@ use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
-use crate::answer::told;
 use crate::support::tmux::Tmux;
 use crate::support::*;
 

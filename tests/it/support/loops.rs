@@ -98,6 +98,20 @@ pub fn records_in(root: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The first request of the `n`th session (1 first): what it was told.
+pub fn told(env: &TestEnv, n: usize) -> String {
+    let mut firsts = Vec::new();
+    for r in env.api.turns() {
+        if !firsts.iter().any(|(id, _)| *id == r.session_id) {
+            firsts.push((r.session_id.clone(), r.user_text()));
+        }
+    }
+    firsts
+        .get(n - 1)
+        .map(|(_, t)| t.clone())
+        .unwrap_or_default()
+}
+
 /// The journal of the newest run, each line as JSON.
 pub fn events(env: &TestEnv) -> Vec<Value> {
     fs::read_to_string(run_dir(env).join("events.jsonl"))
