@@ -129,6 +129,23 @@ mod tests {
     }
 
     #[test]
+    fn the_topic_is_read_at_once_then_every_few_seconds() {
+        let mut r = Replies {
+            url: "http://127.0.0.1:9/t".into(),
+            token: "t".into(),
+            since: 0,
+            seen: HashSet::new(),
+            last: None,
+            said_error: false,
+        };
+        assert!(r.due(), "the first look is at once");
+        r.last = Some(Instant::now());
+        assert!(!r.due(), "then not before {EVERY:?}");
+        r.last = Instant::now().checked_sub(EVERY);
+        assert!(r.due(), "and again once {EVERY:?} has passed");
+    }
+
+    #[test]
     fn a_reply_answers_once_it_begins_with_the_command_after_the_question() {
         let q = Question::new("Which db?", None, &["Postgres".into(), "SQLite".into()]).unwrap();
         let rows: Vec<(Message, Option<Result<Answer, String>>)> = vec![
