@@ -418,12 +418,14 @@ impl Loop {
         }
         // A parallel run's workers stop for a human each on its own, and
         // the run with them: no run of many waits for one answer (yet).
-        let many = settings.workers.count > 1 || settings.workers.worker.is_some();
+        let many = settings.workers.count > 1
+            || settings.workers.worker.is_some()
+            || self.args.remote.is_some();
         if many
             && settings.limits.wait_for_answer.take().is_some()
             && self.args.worker_step.is_none()
         {
-            ui.note("--wait-for-answer is for a run of one session at a time: this parallel run stops for a human as before (exit 3)");
+            ui.note("--wait-for-answer is for a run of one session at a time: this run of many steps stops for a human as before (exit 3)");
         }
         prepare_confined(&mut settings, project, in_worktree, ui)?;
         // --push / --pr: the branch, its remote, the pull request's base,
