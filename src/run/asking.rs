@@ -125,20 +125,16 @@ impl Shell<'_> {
             if let Some(sig) = crate::procs::signals::stop_requested() {
                 break Event::Waited { stop: Some(sig) };
             }
-            if let Some(r) = replies.as_mut().filter(|r| r.due())
-                && let Some(given) = r.look(&self.ui, &question)
-            {
-                let by = given.by.clone();
-                self.hand(given)?;
-                if let Some(g) = remote.as_mut() {
-                    g.say(
-                        &self.ui,
-                        &format!("Answered elsewhere (by {by}); the run goes on."),
-                    );
-                }
-                break Event::Answered(true);
-            }
-            if let Some(given) = self.take_answer(&question, asked.as_deref())? {
+            // An answer from the inbox (a terminal, watch, mcp) or the ntfy
+            // topic: taken, and the GitHub thread told it came elsewhere.
+            let elsewhere = match self.take_answer(&question, asked.as_deref())? {
+                Some(given) => Some(given),
+                None => replies
+                    .as_mut()
+                    .filter(|r| r.due())
+                    .and_then(|r| r.look(&self.ui, &question)),
+            };
+            if let Some(given) = elsewhere {
                 let by = crate::output::visible_line(&given.by);
                 self.hand(given)?;
                 if let Some(r) = remote.as_mut() {
