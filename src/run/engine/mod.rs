@@ -2032,6 +2032,97 @@ mod tests {
         }
     }
 
+    /// `--wait-for-answer`: a stop for a human waits for an answer instead,
+    /// once; answered, the run goes on with a new round and what counted
+    /// towards the stop starts again; not answered in time, it stops as
+    /// it would have; a stop that needs no human is never held.
+    #[test]
+    fn a_run_that_needs_a_human_waits_for_an_answer_where_it_may() {
+        let waiting = |w: Option<&str>| Event::Between {
+            stop: None,
+            waiting: w.map(String::from),
+            step_done: None,
+            recent_starts: Vec::new(),
+            now_epoch: 1_000_000,
+            elapsed: Duration::ZERO,
+        };
+        let within = Duration::from_secs(600);
+        let asking = Limits {
+            wait_for_answer: Some(within),
+            ..limits()
+        };
+        // Without it: the stop, as ever.
+        let mut st = State::default();
+        assert_eq!(
+            step(&mut st, &limits(), waiting(Some("which db?"))),
+            stop(Outcome::Waiting, "which db?")
+        );
+        // With it: a wait, then an answer and a new round.
+        let mut st = State {
+            step_sessions: 4,
+            step_outcomes: vec!["ok".into()],
+            ..State::default()
+        };
+        assert_eq!(
+            step(&mut st, &asking, waiting(Some("which db?"))),
+            Action::AwaitAnswer {
+                outcome: Outcome::Waiting,
+                reason: "which db?".into(),
+                within
+            }
+        );
+        assert_eq!(step(&mut st, &asking, Event::Answered(true)), NEXT);
+        assert_eq!(st.asked, None);
+        // Not answered in time: the stop it held, not another wait.
+        step(&mut st, &asking, waiting(Some("which db?")));
+        assert_eq!(
+            step(&mut st, &asking, Event::Answered(false)),
+            stop(Outcome::Waiting, "which db?")
+        );
+        // Stuck, answered: its count starts again, as on --resume.
+        let mut st = State {
+            step_sessions: 5,
+            step_outcomes: vec!["ok".into(); 5],
+            stalled: 2,
+            ..State::default()
+        };
+        st.asked = Some((Outcome::Stuck, "stuck".into()));
+        assert_eq!(step(&mut st, &asking, Event::Answered(true)), NEXT);
+        assert_eq!((st.step_sessions, st.step_outcomes.len()), (0, 0));
+        assert_eq!(st.stalled, 2, "only what counted towards this stop");
+        st.asked = Some((Outcome::NoProgress, "no progress".into()));
+        step(&mut st, &asking, Event::Answered(true));
+        assert_eq!(st.stalled, 0);
+        // A stop that needs no human is not held.
+        let mut st = State {
+            iteration: 5,
+            ..State::default()
+        };
+        assert!(matches!(
+            step(&mut st, &asking, waiting(None)),
+            Action::Stop {
+                outcome: Outcome::IterationLimit,
+                ..
+            }
+        ));
+        for o in [
+            Outcome::Waiting,
+            Outcome::Stuck,
+            Outcome::ReviewRejected,
+            Outcome::NoProgress,
+        ] {
+            assert!(o.needs_a_human(), "{o:?}");
+        }
+        for o in [
+            Outcome::Complete,
+            Outcome::Failed,
+            Outcome::IterationLimit,
+            Outcome::Interrupted,
+        ] {
+            assert!(!o.needs_a_human(), "{o:?}");
+        }
+    }
+
     #[test]
     fn changed_protected_files_stop_the_loop_for_a_human_with_its_own_reason() {
         let protected = || Completion::Protected {
