@@ -382,15 +382,28 @@ impl Loop {
             handed: std::cell::RefCell::new(None),
             standing: std::cell::RefCell::new(None),
             answered: std::cell::RefCell::new(None),
+            asking: Default::default(),
             limits: std::cell::RefCell::new(settings.limits.clone()),
             claimed_at: std::cell::RefCell::new(None),
         };
         if let Some(given) = answered {
             shell.hand(given)?;
         }
-        // `ralph stop` (now) is taken at once, whatever the run is doing.
+        // `ralph stop` (now) is taken at once, whatever the run is doing;
+        // what is written on GitHub or the ntfy topic comes the same way.
         if settings.workers.worker.is_none() {
             crate::run::control::watch(project.root.clone(), run.id.clone(), shell.journal());
+            if let Some(channels) =
+                crate::run::remote::Channels::of(&settings, &project, shell.ship.as_ref())
+            {
+                crate::run::remote::read(
+                    channels,
+                    project.root.clone(),
+                    run.id.clone(),
+                    shell.asking.clone(),
+                    ui,
+                );
+            }
         }
         let result = match (settings.workers.count, &self.args.remote) {
             (1, None) => shell.run(&mut lock, saved),

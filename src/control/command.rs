@@ -51,6 +51,10 @@ pub struct Sent {
     /// answer to an earlier question is no answer to the next).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asked: Option<String>,
+    /// Where it was written, when that has an address (a comment's): told
+    /// back there once it is taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     pub command: Command,
 }
 
@@ -162,6 +166,7 @@ mod tests {
             by: "terminal".into(),
             run: Some("r1".into()),
             asked: None,
+            via: None,
             command: Command::Raise(Limit::Cost(1.5)),
         };
         let text = serde_json::to_string(&s).unwrap();

@@ -36,6 +36,8 @@ pub fn refused_in_session() -> Option<String> {
 pub struct To<'a> {
     pub run: Option<&'a str>,
     pub asked: Option<&'a str>,
+    /// The address it was written at (a GitHub comment's).
+    pub via: Option<&'a str>,
 }
 
 /// Send `command` to the loop of the project at `root`, as `by`; the file
@@ -56,6 +58,7 @@ fn send_to(dir: &Path, by: &str, to: To, command: Command) -> Result<PathBuf> {
         by: by.to_string(),
         run: to.run.map(String::from),
         asked: to.asked.map(String::from),
+        via: to.via.map(String::from),
         command,
     };
     // Oldest first by name: the time, then this process's count (two sent
@@ -134,7 +137,15 @@ mod tests {
     }
 
     fn send(d: &Path, by: &str, run: Option<&str>, c: Command) -> Result<PathBuf> {
-        send_to(d, by, To { run, asked: None }, c)
+        send_to(
+            d,
+            by,
+            To {
+                run,
+                ..To::default()
+            },
+            c,
+        )
     }
 
     fn pending(d: &Path) -> (Vec<Taken>, Vec<String>) {

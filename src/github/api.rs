@@ -213,6 +213,7 @@ pub fn graphql_url_for(rest: &str) -> String {
 }
 
 /// A GitHub REST (and GraphQL) client for one API base.
+#[derive(Clone)]
 pub struct Client {
     base: String,
     graphql: String,

@@ -1,8 +1,7 @@
 //! A thread's comments (an issue's or a pull request's): post one, read
-//! the new ones with conditional requests, and tell which is an answer to
-//! a question ralph posted there. Who may answer is asked of GitHub (the
-//! author's permission on the repository, the token's own user), never
-//! read from the comment.
+//! the new ones with conditional requests, and tell whose may carry a
+//! command to ralph. Who may is asked of GitHub (the author's permission
+//! on the repository, the token's own user), never read from the comment.
 
 use serde::Deserialize;
 use serde_json::json;
@@ -10,9 +9,6 @@ use serde_json::json;
 use super::api::{Client, Error, next_link};
 use super::pulls::query_escape;
 use super::remote::Repo;
-
-/// The command a comment must begin with.
-pub const COMMAND: &str = "/ralph answer";
 
 /// A comment as GitHub's REST API answers it (the parts ralph reads).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -50,53 +46,6 @@ pub struct Listed {
     pub more: bool,
 }
 
-/// What a comment's text says to ralph.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Said {
-    /// Nothing: a comment among people.
-    Nothing,
-    /// `/ralph answer` somewhere, but not beginning the first line (quoted,
-    /// in a code block, further down): not a command.
-    Misplaced,
-    /// `/ralph answer <words>`: the words, and the lines after.
-    Words(String),
-    /// `/ralph answer --option N`.
-    Pick(u32),
-    /// `/ralph answer --option` with no number, or another word.
-    BadPick(String),
-}
-
-/// What the command in `body` says: pure. The command is the comment's
-/// first line, as written (up to three spaces before it, as Markdown
-/// reads a paragraph; a `>` quote, a code fence or an indented block is
-/// no command).
-pub fn said_in(body: &str) -> Said {
-    let (first, rest) = body.split_once('\n').unwrap_or((body, ""));
-    let first = first.strip_suffix('\r').unwrap_or(first);
-    let indent = first.len() - first.trim_start_matches(' ').len();
-    let after = (indent <= 3)
-        .then(|| first[indent..].strip_prefix(COMMAND))
-        .flatten()
-        .filter(|a| a.is_empty() || a.starts_with([' ', '\t']));
-    let Some(after) = after else {
-        return if body.contains(COMMAND) {
-            Said::Misplaced
-        } else {
-            Said::Nothing
-        };
-    };
-    let head = after.trim();
-    if let Some(n) = head.strip_prefix("--option") {
-        let n = n.trim_start_matches(['=', ' ', '\t']).trim();
-        return match n.parse::<u32>() {
-            Ok(n) => Said::Pick(n),
-            Err(_) => Said::BadPick(n.chars().take(20).collect()),
-        };
-    }
-    let rest = rest.replace("\r\n", "\n");
-    Said::Words(format!("{head}\n{rest}").trim().to_string())
-}
-
 /// Where ralph's question was posted: what an answer must come after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Posted {
@@ -105,50 +54,24 @@ pub struct Posted {
     pub html_url: String,
 }
 
-/// What a comment is to a question posted at `posted`, ralph's token
-/// being `me`'s.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    /// Not an answer, and nothing to say of it (before the question, a
-    /// comment among people, ralph's own question).
-    Skip,
-    /// Meant as an answer, not taken: why.
-    Refused(String),
-    /// An answer, if its author may give one (asked of GitHub next).
-    Candidate { login: String, said: Said },
-}
-
-/// Judge one comment: pure. The author's permission is asked after.
-pub fn judge(c: &Comment, posted: &Posted, me: &str) -> Verdict {
-    // Comment ids grow with time; the time guards against a wrapped id.
-    if c.id <= posted.id || c.created_at.as_str() < posted.created_at.as_str() {
-        return Verdict::Skip;
-    }
-    let said = said_in(c.body.as_deref().unwrap_or_default());
-    match said {
-        Said::Nothing => return Verdict::Skip,
-        Said::Misplaced => {
-            return Verdict::Refused(format!(
-                "`{COMMAND}` does not begin its first line (a quote or a code block is not an answer)"
-            ));
-        }
-        _ => {}
-    }
+/// Who wrote a command in comment `c`, if the comment may carry one,
+/// ralph's token being `me`'s: pure. Never ralph's own user (its token
+/// writes the question, which shows the commands), never a comment edited
+/// after it was posted (what was read is not what stands). The author's
+/// permission is asked of GitHub after.
+pub fn author<'c>(c: &'c Comment, me: &str) -> Result<&'c str, String> {
     let Some(login) = c.login() else {
-        return Verdict::Refused("its author's account is gone".into());
+        return Err("its author's account is gone".into());
     };
     if login.eq_ignore_ascii_case(me) {
-        return Verdict::Refused(format!(
-            "{login} is the user of ralph's own token, whose comments are never answers (answer from another account, or with `ralph answer`)"
+        return Err(format!(
+            "{login} is the user of ralph's own token, whose comments are never commands (write from another account, or use `ralph answer` and `ralph stop`)"
         ));
     }
     if c.updated_at != c.created_at {
-        return Verdict::Refused("it was edited after it was posted".into());
+        return Err("it was edited after it was posted".into());
     }
-    Verdict::Candidate {
-        login: login.to_string(),
-        said,
-    }
+    Ok(login)
 }
 
 /// A collaborator's permission as GitHub answers it.
@@ -299,102 +222,25 @@ mod tests {
         }
     }
 
-    const T0: &str = "2025-01-01T10:00:00Z";
     const T1: &str = "2025-01-01T10:05:00Z";
     const T2: &str = "2025-01-01T10:06:00Z";
 
-    fn posted() -> Posted {
-        Posted {
-            id: 100,
-            created_at: T0.into(),
-            html_url: String::new(),
-        }
-    }
-
     #[test]
-    fn the_command_is_the_first_line_as_written() {
-        assert_eq!(
-            said_in("/ralph answer Postgres"),
-            Said::Words("Postgres".into())
-        );
-        assert_eq!(
-            said_in("/ralph answer Postgres,\r\nand say why.\r\n"),
-            Said::Words("Postgres,\nand say why.".into())
-        );
-        assert_eq!(said_in("  /ralph answer --option 2"), Said::Pick(2));
-        assert_eq!(said_in("/ralph answer --option=1\nthanks"), Said::Pick(1));
-        assert_eq!(
-            said_in("/ralph answer --option two"),
-            Said::BadPick("two".into())
-        );
-        assert_eq!(said_in("/ralph answer"), Said::Words(String::new()));
-        for not in [
-            "> /ralph answer --option 1",
-            "```\n/ralph answer --option 1\n```",
-            "    /ralph answer --option 1",
-            "\n/ralph answer yes",
-            "I think\n/ralph answer yes",
-            "/ralph answered yes",
-        ] {
-            assert_eq!(said_in(not), Said::Misplaced, "{not:?}");
-        }
-        assert_eq!(said_in("LGTM, /ralph later"), Said::Nothing);
-    }
-
-    #[test]
-    fn only_a_new_unedited_command_by_someone_else_is_a_candidate() {
-        let p = posted();
-        let ok = comment(101, "octocat", "/ralph answer --option 1", T1, T1);
-        assert_eq!(
-            judge(&ok, &p, "ralph-bot"),
-            Verdict::Candidate {
-                login: "octocat".into(),
-                said: Said::Pick(1)
-            }
-        );
-        // Before the question: an old answer, or an old comment edited since.
-        let old = comment(99, "octocat", "/ralph answer --option 1", T1, T1);
-        assert_eq!(judge(&old, &p, "ralph-bot"), Verdict::Skip);
-        let early = comment(
-            101,
-            "octocat",
-            "/ralph answer --option 1",
-            "2024-12-31T00:00:00Z",
-            T1,
-        );
-        assert_eq!(judge(&early, &p, "ralph-bot"), Verdict::Skip);
-        // ralph's own question names the command: never an answer.
-        let own = comment(
-            100,
-            "ralph-bot",
-            "... `/ralph answer --option N` ...",
-            T0,
-            T0,
-        );
-        assert_eq!(judge(&own, &p, "ralph-bot"), Verdict::Skip);
+    fn only_someone_elses_unedited_comment_carries_a_command() {
+        let ok = comment(101, "octocat", "/ralph stop", T1, T1);
+        assert_eq!(author(&ok, "ralph-bot"), Ok("octocat"));
         let mine = comment(102, "Ralph-Bot", "/ralph answer yes", T1, T1);
-        assert!(
-            matches!(judge(&mine, &p, "ralph-bot"), Verdict::Refused(w) if w.contains("ralph's own token"))
-        );
+        assert!(matches!(author(&mine, "ralph-bot"), Err(w) if w.contains("ralph's own token")));
         let edited = comment(103, "octocat", "/ralph answer yes", T1, T2);
         assert_eq!(
-            judge(&edited, &p, "ralph-bot"),
-            Verdict::Refused("it was edited after it was posted".into())
+            author(&edited, "ralph-bot"),
+            Err("it was edited after it was posted".into())
         );
-        let quoted = comment(104, "octocat", "> /ralph answer yes\n\nhm", T1, T1);
-        assert!(
-            matches!(judge(&quoted, &p, "ralph-bot"), Verdict::Refused(w) if w.contains("first line"))
+        let ghost = Comment { user: None, ..ok };
+        assert_eq!(
+            author(&ghost, "ralph-bot"),
+            Err("its author's account is gone".into())
         );
-        let chat = comment(105, "octocat", "Looks good", T1, T1);
-        assert_eq!(judge(&chat, &p, "ralph-bot"), Verdict::Skip);
-        let ghost = Comment {
-            user: None,
-            ..ok.clone()
-        };
-        assert!(matches!(
-            judge(&ghost, &p, "ralph-bot"),
-            Verdict::Refused(_)
-        ));
     }
 
     #[test]

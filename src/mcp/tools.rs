@@ -233,7 +233,8 @@ pub fn call(here: &Path, name: &str, args: &Map<String, Value>) -> Result<Output
         "add_step" => {
             let p = project(&main, a.str("loop")?)?;
             let title = a.str("title")?.ok_or("add_step needs a title")?;
-            add_step(&p.root, title).map(Output::Said)
+            crate::control::add::step(&p.root, title)
+                .map(|said| Output::Said(super::text::clean_str(&said, 8000)))
         }
         "raise_limit" => {
             let p = project(&main, a.str("loop")?)?;
@@ -316,34 +317,6 @@ fn recent_events(project: &Project, count: usize) -> Value {
         .collect();
     lines.reverse();
     json!({"run_id": run.id, "events": lines})
-}
-
-/// `ralph add TITLE` in the loop's folder, as its own process: the same
-/// command (its task, its commit, what it says), its words captured, since
-/// this process's stdout is the protocol's.
-fn add_step(root: &Path, title: &str) -> Result<String, String> {
-    let title = crate::control::command::one_line(title, 500);
-    let exe =
-        std::env::current_exe().map_err(|e| format!("cannot find ralph's own program: {e}"))?;
-    let out = std::process::Command::new(exe)
-        .arg("-C")
-        .arg(root)
-        .args(["add", "--"])
-        .arg(&title)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run ralph add: {e}"))?;
-    let text = |b: &[u8]| super::text::clean_str(&String::from_utf8_lossy(b), 8000);
-    if out.status.success() {
-        Ok(text(&out.stdout).trim_end().to_string())
-    } else {
-        Err(format!(
-            "ralph add failed ({}): {}{}",
-            crate::output::ended(out.status),
-            text(&out.stdout),
-            text(&out.stderr).trim_end()
-        ))
-    }
 }
 
 /// A call's arguments, read by name and type.

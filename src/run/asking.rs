@@ -4,19 +4,19 @@
 //! until an answer comes or the time is up, and the answer handed to the
 //! next session (in its prompt, and in `.ralph/answer.md`, which it reads
 //! first). With a pull request (`--pr`), or a step that is a GitHub issue,
-//! the question is posted there too, and that thread's comments read for
-//! an answer from someone with write access (see `github::comments`).
+//! the question is posted there too; what answers it there, or on the
+//! ntfy topic, comes through the inbox (`run::remote` reads them).
 
-use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
 
 use crate::control::inbox::{self, Taken};
+use crate::control::written::PREFIX;
 use crate::control::{Answer, Command, Question};
 use crate::github::Client;
 use crate::github::Repo;
-use crate::github::comments::{COMMAND, Comment, Permission, Posted, Said, Verdict, fenced, judge};
+use crate::github::comments::{Posted, fenced};
 use crate::history::events::{At, Event as Journaled};
 use crate::run::engine::{Event, Outcome};
 use crate::run::lock::LoopLock;
@@ -25,12 +25,6 @@ use crate::work::sentinel;
 
 /// How often the inbox is looked at while the run waits.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
-/// How often GitHub's thread is read while the run waits: each read is
-/// conditional (an unchanged thread answers 304, which GitHub does not
-/// count against the token's limit), but still a call.
-const GITHUB_EVERY: Duration = Duration::from_secs(5);
-/// The most pages of 100 new comments read in one look.
-const GITHUB_PAGES: usize = 3;
 
 /// An answer taken, until the next session is handed it.
 #[derive(Debug, Clone)]
@@ -38,6 +32,8 @@ pub struct Given {
     pub question: Question,
     pub answer: Answer,
     pub by: String,
+    /// Where it was written, when that has an address (a comment's).
+    pub via: Option<String>,
 }
 
 impl Given {
@@ -118,40 +114,49 @@ impl Shell<'_> {
         let mut remote = held
             .as_ref()
             .and_then(|(client, place)| self.ask_on_github(client, place, &question, within));
+        self.asking.set(Some(crate::run::remote::Asked {
+            question: question.clone(),
+            since: asked.clone(),
+            posted: remote.as_ref().map(|r| (r.place.number, r.posted.id)),
+        }));
         let channels = self.s.notify.as_ref().map_or(&[][..], |n| &n.channels[..]);
-        let asked_at = crate::timefmt::now_epoch();
-        let mut replies = crate::run::replies::Replies::of(channels, asked_at, &self.ui);
-        let ended = loop {
+        if let Some(said) = crate::run::remote::ntfy_said_at_wait(channels) {
+            self.ui.note(&said);
+        }
+        let ended = self.wait_for_answer(&question, asked.as_deref(), (start, within), &mut remote);
+        self.asking.set(None);
+        lock.set_waiting(None)?;
+        ended
+    }
+
+    /// The inbox looked at until an answer comes, the time is up or a stop
+    /// is asked; the GitHub thread told how it ended.
+    fn wait_for_answer(
+        &self,
+        question: &Question,
+        asked: Option<&str>,
+        (start, within): (Instant, Duration),
+        remote: &mut Option<Remote<'_>>,
+    ) -> Result<Event> {
+        loop {
             if let Some(sig) = crate::procs::signals::stop_requested() {
-                break Event::Waited { stop: Some(sig) };
+                return Ok(Event::Waited { stop: Some(sig) });
             }
-            // An answer from the inbox (a terminal, watch, mcp) or the ntfy
-            // topic: taken, and the GitHub thread told it came elsewhere.
-            let elsewhere = match self.take_answer(&question, asked.as_deref())? {
-                Some(given) => Some(given),
-                None => replies
-                    .as_mut()
-                    .filter(|r| r.due())
-                    .and_then(|r| r.look(&self.ui, &question)),
-            };
-            if let Some(given) = elsewhere {
+            if let Some(given) = self.take_answer(question, asked)? {
                 let by = crate::output::visible_line(&given.by);
+                let told = match (given.by.strip_prefix("github:"), &given.via) {
+                    (Some(who), Some(url)) => format!(
+                        "ralph took the answer of `{}` ({}); the run goes on.",
+                        crate::output::visible_line(who),
+                        crate::output::visible_line(url)
+                    ),
+                    _ => format!("Answered elsewhere (by {by}); the run goes on."),
+                };
                 self.hand(given)?;
                 if let Some(r) = remote.as_mut() {
-                    r.say(
-                        &self.ui,
-                        &format!("Answered elsewhere (by {by}); the run goes on."),
-                    );
+                    r.say(&self.ui, &told);
                 }
-                break Event::Answered(true);
-            }
-            if let Some(r) = remote.as_mut().filter(|r| r.due())
-                && let Some((given, comment)) = r.look(&self.ui, &question)
-            {
-                let by = given.by.clone();
-                self.hand(given)?;
-                r.took(&self.ui, &by, &comment);
-                break Event::Answered(true);
+                return Ok(Event::Answered(true));
             }
             if start.elapsed() >= within {
                 self.ui.note(&format!(
@@ -167,12 +172,10 @@ impl Shell<'_> {
                         ),
                     );
                 }
-                break Event::Answered(false);
+                return Ok(Event::Answered(false));
             }
             std::thread::sleep(LOOK_EVERY);
-        };
-        lock.set_waiting(None)?;
-        Ok(ended)
+        }
     }
 
     /// The question, as the terminal shows it, and how to answer.
@@ -242,21 +245,14 @@ struct Place {
     name: String,
 }
 
-/// A question posted on GitHub, and the reading of its thread.
+/// A question posted on GitHub: where, to tell the thread how the wait
+/// ended.
 struct Remote<'a> {
     client: &'a Client,
     place: Place,
     posted: Posted,
-    /// The token's own user: their comments are never answers.
-    me: String,
-    etag: Option<String>,
-    last: Instant,
-    /// Each comment judged, as it was (an edit makes it another).
-    seen: HashSet<(u64, String)>,
-    permissions: HashMap<String, Permission>,
-    /// Said once: an error talking to GitHub, unread pages.
+    /// Said once: an error talking to GitHub.
     said_error: bool,
-    said_more: bool,
 }
 
 impl Shell<'_> {
@@ -326,13 +322,8 @@ impl Shell<'_> {
         within: Duration,
     ) -> Option<Remote<'c>> {
         let text = question_comment(q, &self.run.id, within);
-        let posted = client.me().and_then(|me| {
-            client
-                .post_comment(&place.repo, place.number, &text)
-                .map(|c| (me, c))
-        });
-        match posted {
-            Ok((me, c)) => {
+        match client.post_comment(&place.repo, place.number, &text) {
+            Ok(c) => {
                 self.ui.note(&format!(
                     "asked on GitHub too, on {} ({}): a comment beginning `/ralph answer` by someone with write access answers it",
                     place.name,
@@ -346,13 +337,7 @@ impl Shell<'_> {
                         created_at: c.created_at,
                         html_url: c.html_url,
                     },
-                    me,
-                    etag: None,
-                    last: Instant::now(),
-                    seen: HashSet::new(),
-                    permissions: HashMap::new(),
                     said_error: false,
-                    said_more: false,
                 })
             }
             Err(e) => {
@@ -367,139 +352,15 @@ impl Shell<'_> {
 }
 
 impl Remote<'_> {
-    fn due(&self) -> bool {
-        self.last.elapsed() >= GITHUB_EVERY
-    }
-
-    /// An error talking to GitHub, said the first time only: the wait goes
-    /// on with the other channels.
-    fn failed(&mut self, ui: &crate::run::ui::Ui, e: &crate::github::Error) {
-        if !self.said_error {
-            self.said_error = true;
-            ui.note(&format!(
-                "GitHub: {e}; still waiting (`ralph answer` answers too; GitHub is read again)"
-            ));
-        }
-    }
-
-    /// Read the thread's new comments; the first that answers `q`, with
-    /// the comment. Each comment meant as an answer but not taken is said
-    /// once, with why.
-    fn look(&mut self, ui: &crate::run::ui::Ui, q: &Question) -> Option<(Given, Comment)> {
-        self.last = Instant::now();
-        let listed = match self.client.comments_since(
-            &self.place.repo,
-            self.place.number,
-            &self.posted.created_at,
-            self.etag.as_deref(),
-            GITHUB_PAGES,
-        ) {
-            Ok(Some(l)) => l,
-            Ok(None) => return None,
-            Err(e) => {
-                self.failed(ui, &e);
-                return None;
-            }
-        };
-        if listed.more && !self.said_more {
-            self.said_more = true;
-            ui.note(&format!(
-                "GitHub: more than {} new comments on {}; the newest are not read",
-                GITHUB_PAGES * 100,
-                self.place.name
-            ));
-        }
-        let mut tag = listed.etag;
-        let mut found = None;
-        for c in listed.comments {
-            if found.is_some() || !self.seen.insert((c.id, c.updated_at.clone())) {
-                continue;
-            }
-            let not_taken = |why: &str| {
-                ui.note(&format!(
-                    "a comment by {} on {} is not taken as an answer: {why}",
-                    crate::output::visible_line(c.login().unwrap_or("a deleted account")),
-                    self.place.name
-                ))
-            };
-            let (login, said) = match judge(&c, &self.posted, &self.me) {
-                Verdict::Skip => continue,
-                Verdict::Refused(why) => {
-                    not_taken(&why);
-                    continue;
-                }
-                Verdict::Candidate { login, said } => (login, said),
-            };
-            let permission = match self.permissions.get(&login) {
-                Some(p) => p.clone(),
-                None => match self.client.permission(&self.place.repo, &login) {
-                    Ok(p) => {
-                        self.permissions.insert(login.clone(), p.clone());
-                        p
-                    }
-                    Err(e) => {
-                        // Asked again next time: the listing is read anew.
-                        self.seen.remove(&(c.id, c.updated_at.clone()));
-                        tag = None;
-                        self.failed(ui, &e);
-                        continue;
-                    }
-                },
-            };
-            if !permission.may_answer() {
-                not_taken(&format!(
-                    "{} has {} access to {}; an answer needs write access or above",
-                    crate::output::visible_line(&login),
-                    crate::output::visible_line(permission.word()),
-                    self.place.repo
-                ));
-                continue;
-            }
-            let answer = match said {
-                Said::Pick(n) => q.pick(n),
-                Said::Words(t) => Answer::text(&t),
-                Said::BadPick(w) => Err(format!(
-                    "--option takes an option's number, not {:?}",
-                    crate::output::visible_line(&w)
-                )),
-                Said::Nothing | Said::Misplaced => continue,
-            };
-            match answer {
-                Ok(answer) => {
-                    let given = Given {
-                        question: q.clone(),
-                        answer,
-                        by: format!("github:{login}"),
-                    };
-                    found = Some((given, c));
-                }
-                Err(e) => not_taken(&e),
-            }
-        }
-        self.etag = tag;
-        found
-    }
-
-    /// Say on the thread that the answer was taken.
-    fn took(&mut self, ui: &crate::run::ui::Ui, by: &str, comment: &Comment) {
-        let who = by.strip_prefix("github:").unwrap_or(by);
-        self.say(
-            ui,
-            &format!(
-                "ralph took the answer of `{who}` ({}); the run goes on.",
-                comment.html_url
-            ),
-        );
-    }
-
-    /// Tell the thread how the wait ended (a failure is said, nothing
+    /// Tell the thread how the wait ended (a failure is said once, nothing
     /// more: the run goes on either way).
     fn say(&mut self, ui: &crate::run::ui::Ui, text: &str) {
         if let Err(e) = self
             .client
             .post_comment(&self.place.repo, self.place.number, text)
+            && !std::mem::replace(&mut self.said_error, true)
         {
-            self.failed(ui, &e);
+            ui.note(&format!("GitHub: {e}; the thread is not told"));
         }
     }
 }
@@ -509,10 +370,10 @@ impl Remote<'_> {
 /// how to answer. Pure.
 pub fn question_comment(q: &Question, run: &str, within: Duration) -> String {
     let how = if q.options.is_empty() {
-        format!("comment with `{COMMAND} <your answer>` as its first line")
+        format!("comment with `{PREFIX} answer <your answer>` as its first line")
     } else {
         format!(
-            "comment with `{COMMAND} --option N` (N from 1 to {}) as its first line, or in words: `{COMMAND} <your answer>`",
+            "comment with `{PREFIX} answer --option N` (N from 1 to {}) as its first line, or in words: `{PREFIX} answer <your answer>`",
             q.options.len()
         )
     };
@@ -565,6 +426,7 @@ pub fn first_answer(
                     question: q.clone(),
                     answer,
                     by: sent.by.clone(),
+                    via: sent.via.clone(),
                 };
                 return (Some(given), notes);
             }
@@ -625,6 +487,7 @@ mod tests {
             answer: q.pick(2).unwrap(),
             question: q,
             by: "terminal".into(),
+            via: None,
         };
         let told = given.told();
         assert!(told.starts_with("# A human answered the question this run asked\n"));

@@ -1,7 +1,7 @@
 //! The loop's end of its control channel (`control::inbox`): a stop sent
 //! now is taken at once, by a watcher beside the loop, and ends the run as
 //! Ctrl+C does; the rest (a stop after the running session, a limit
-//! raised) between sessions. Each command taken is journaled with who sent
+//! raised, a step added) between sessions. Each command taken is journaled with who sent
 //! it, and said.
 
 use std::time::Duration;
@@ -81,8 +81,21 @@ pub fn between(
                 stop.get_or_insert_with(|| format!("ralph stop (sent by {by})"));
                 say(format!("{}, sent by {by}", sent.command.describe()));
             }
-            // An answer waits for a question; a step is added by `ralph add`.
-            Command::Answer(_) | Command::AddStep { .. } => continue,
+            // Added by `ralph add` itself, its words said.
+            Command::AddStep { text } => match crate::control::add::step(root, text) {
+                Ok(said) => say(format!(
+                    "{} (sent by {by}): {}",
+                    sent.command.describe(),
+                    crate::control::command::one_line(&said, 300)
+                )),
+                Err(why) => say(format!(
+                    "{} (sent by {by}) was not added: {}",
+                    sent.command.describe(),
+                    crate::control::command::one_line(&why, 300)
+                )),
+            },
+            // An answer waits for a question.
+            Command::Answer(_) => continue,
         }
         inbox::done(t);
         journal.add(Journaled::Commanded {

@@ -12,7 +12,7 @@ pub mod lock;
 pub mod merge;
 pub mod options;
 pub mod progress;
-pub mod replies;
+pub mod remote;
 pub mod review;
 pub mod shell;
 pub mod ship_end;

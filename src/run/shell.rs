@@ -118,6 +118,9 @@ pub struct Shell<'a> {
     /// A human's answer, taken while the run waited: handed to the next
     /// session.
     pub answered: std::cell::RefCell<Option<crate::run::asking::Given>>,
+    /// The question the run asks now, shared with the reader of its remote
+    /// channels (`run::remote`).
+    pub asking: crate::run::remote::Asking,
     /// The run's limits as they stand: its settings', raised by the
     /// commands it took (`ralph raise`).
     pub limits: std::cell::RefCell<engine::Limits>,
@@ -1954,6 +1957,7 @@ mod tests {
             handed: std::cell::RefCell::new(None),
             standing: std::cell::RefCell::new(None),
             answered: std::cell::RefCell::new(None),
+            asking: Default::default(),
             limits: std::cell::RefCell::new(s.limits.clone()),
             claimed_at: std::cell::RefCell::new(None),
         };

@@ -79,6 +79,7 @@ pub fn answer(
     let to = To {
         run,
         asked: waiting.since.as_deref(),
+        via: None,
     };
     inbox::send(root, by, to, Command::Answer(answer.clone())).map_err(NotSent::Failed)?;
     Ok(Answered {
@@ -104,7 +105,7 @@ pub fn command(root: &Path, by: &str, command: Command) -> Result<LockInfo, NotS
     };
     let to = To {
         run: Some(&running.run_id),
-        asked: None,
+        ..To::default()
     };
     inbox::send(root, by, to, command).map_err(|e| NotSent::Refused(format!("{e:#}")))?;
     Ok(running)

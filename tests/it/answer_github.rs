@@ -216,7 +216,7 @@ fn on_the_steps_issue_only_a_writers_plain_new_comment_answers() {
         ),
         not(
             "ralph-bot",
-            "ralph-bot is the user of ralph's own token, whose comments are never answers (answer from another account, or with `ralph answer`)",
+            "ralph-bot is the user of ralph's own token, whose comments are never commands (write from another account, or use `ralph answer` and `ralph stop`)",
         ),
         not("writer", "it was edited after it was posted"),
     ] {

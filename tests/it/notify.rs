@@ -17,13 +17,25 @@ type Got = Arc<Mutex<Vec<(String, Vec<(String, String)>, String)>>>;
 /// A local server: `/stall…` never answers in time, the first request to
 /// `/flaky…` gets a 500, everything else a 200.
 fn server() -> (String, Got) {
+    let (url, got, _) = topic_server();
+    (url, got)
+}
+
+/// Replies the user writes on a topic, in order.
+type Written = Arc<Mutex<Vec<String>>>;
+
+/// `server()`, whose topics read back (`/json?poll=1`) ralph's own notice,
+/// a word among people, and what the user wrote (`Written`), each sent
+/// the moment it was written.
+fn topic_server() -> (String, Got, Written) {
     let srv = Arc::new(tiny_http::Server::http("127.0.0.1:0").unwrap());
     let port = srv.server_addr().to_ip().unwrap().port();
     let got: Got = Arc::default();
-    let g = got.clone();
+    let written: Written = Arc::default();
+    let (g, w) = (got.clone(), written.clone());
     std::thread::spawn(move || {
         for mut req in srv.incoming_requests() {
-            let g = g.clone();
+            let (g, w) = (g.clone(), w.clone());
             std::thread::spawn(move || {
                 let mut body = String::new();
                 let _ = req.as_reader().read_to_string(&mut body);
@@ -46,18 +58,18 @@ fn server() -> (String, Got) {
                 } else {
                     200
                 };
-                // A topic read back (`/json?poll=1`): ralph's own notice, a
-                // word among people, and a reply that answers.
                 if path.contains("/json?poll=1") {
                     let now = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .unwrap()
                         .as_secs();
-                    let lines = [
+                    let mut lines = vec![
                         serde_json::json!({"id": "m1", "time": now, "event": "message", "message": "/ralph answer --option 1", "tags": ["ralph"]}),
                         serde_json::json!({"id": "m2", "time": now, "event": "message", "message": "on my way"}),
-                        serde_json::json!({"id": "m3", "time": now, "event": "message", "message": "/ralph answer --option 2"}),
                     ];
+                    for (i, m) in w.lock().unwrap().iter().enumerate() {
+                        lines.push(serde_json::json!({"id": format!("w{i}"), "time": now, "event": "message", "message": m}));
+                    }
                     let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
                     let _ = req.respond(tiny_http::Response::from_string(text));
                     return;
@@ -66,7 +78,7 @@ fn server() -> (String, Got) {
             });
         }
     });
-    (format!("http://127.0.0.1:{port}"), got)
+    (format!("http://127.0.0.1:{port}"), got, written)
 }
 
 /// A one-step project whose session does the step and completes.
@@ -512,7 +524,7 @@ fn a_desktop_notice_without_a_notifier_is_refused_before_the_run() {
 /// nothing shows); without the token the topic is not read at all.
 #[test]
 fn a_reply_on_the_ntfy_topic_answers_a_waiting_run_only_with_its_token() {
-    let (url, got) = server();
+    let (url, got, written) = topic_server();
     let env = one_step(&format!("[notify]\nntfy = \"{url}/replies-s3cr3t\"\n"));
     let ask = || {
         env.api
@@ -544,12 +556,21 @@ fn a_reply_on_the_ntfy_topic_answers_a_waiting_run_only_with_its_token() {
         Reply::bash(CHECK_THE_BOX),
         Reply::text("Done, with SQLite."),
     ]);
-    let o = ralph_loop(&env)
-        .env("RALPH_NOTIFY_NTFY_TOKEN", "tok-s3cr3t")
-        .args(["--wait-for-answer", "1m", "--max-iterations", "3"])
-        .assert()
-        .code(0);
-    let out = String::from_utf8_lossy(&o.get_output().stdout).into_owned();
+    let live = Live::start(
+        ralph_loop(&env)
+            .env("RALPH_NOTIFY_NTFY_TOKEN", "tok-s3cr3t")
+            .args(["--wait-for-answer", "1m", "--max-iterations", "3"]),
+    );
+    live.wait_for(
+        "a reply on the ntfy topic beginning `/ralph answer` answers it too",
+        Duration::from_secs(120),
+    );
+    written
+        .lock()
+        .unwrap()
+        .push("/ralph answer --option 2".into());
+    let (code, out, err) = live.finish(Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{out}\n{err}");
     assert!(
         out.contains("answered by ntfy: option 2: SQLite, for now; the run goes on"),
         "{out}"
