@@ -103,13 +103,14 @@ impl Topic {
     }
 }
 
+/// A message judged: as what it is meant (`an answer`, `a command`, for
+/// what is said of it), and the command or why it is not one.
+type Judged = (&'static str, Result<crate::control::Command, String>);
+
 /// What a message on the topic is to a run that began at `since`: nothing
 /// (`None`: ralph's own notice, an earlier message, words among people),
-/// or a command (as what, for what is said of it), or why not one. Pure.
-pub fn judge(
-    m: &Message,
-    since: u64,
-) -> Option<(&'static str, Result<crate::control::Command, String>)> {
+/// or a command, or why not one. Pure.
+pub fn judge(m: &Message, since: u64) -> Option<Judged> {
     if m.is_ralphs() || m.time < since {
         return None;
     }
@@ -164,7 +165,7 @@ mod tests {
 
     #[test]
     fn a_reply_is_a_command_once_it_begins_with_one_after_the_run_began() {
-        let rows: Vec<(Message, Option<(&str, Result<Command, String>)>)> = vec![
+        let rows: Vec<(Message, Option<Judged>)> = vec![
             (
                 m("a", 100, "/ralph answer Postgres, please", &[]),
                 Some((
