@@ -20,6 +20,10 @@ const ASK: &str = "ralph waiting --question 'Which database should the app use?'
 
 const A_WHILE: Duration = Duration::from_secs(120);
 
+/// A session's command that works until it is stopped (a bare `sleep` is
+/// refused by Claude Code).
+const SLEEP: &str = "python3 -c 'import time; time.sleep(120)'";
+
 fn events(env: &TestEnv) -> Vec<Value> {
     fs::read_to_string(run_dir(env).join("events.jsonl"))
         .unwrap()
@@ -240,4 +244,91 @@ fn on_the_steps_issue_only_a_writers_plain_new_comment_answers() {
         last["body"],
         "No answer came within 14s: the run stopped, waiting. Answer with `ralph answer` where it runs, then `ralph loop --resume`."
     );
+}
+
+/// While the run works, a writer's comments on its pull request raise its
+/// limit, add a step and stop it; a reader's is refused, and what was on
+/// the thread before the run is not read. Each command taken is told on
+/// the thread and journaled with who sent it.
+#[test]
+fn a_writers_comments_raise_add_and_stop_a_running_loop() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
+    )
+    .unwrap();
+    env.commit_all("two steps");
+    let origin = Origin::new(&env, "octo", "hello");
+    origin.link(&env, &env.project);
+    env.git(&["switch", "-q", "-c", "work"]);
+    let gh = GitHub::start("octo", "hello");
+    let pr = gh.add_pull("work", "main", "Work");
+    gh.grant("octocat", "write").grant("reader", "read");
+    gh.add_comment(pr, "octocat", "/ralph stop");
+    let go = env.tmp.path().join("go");
+    let one = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
+    env.api.session([
+        Reply::bash(&format!(
+            "while [ ! -e {} ]; do sleep 0.2; done; {one}",
+            go.display()
+        )),
+        Reply::text("One done."),
+    ]);
+    env.api.session([Reply::bash(SLEEP), Reply::text("Slept.")]);
+    let live = Live::start(loop_gh(&env, &gh).args(["--pr", "--max-iterations", "1"]));
+    live.wait_for("Bash: while", A_WHILE);
+    gh.add_comment(pr, "reader", "/ralph stop");
+    gh.add_comment(pr, "octocat", "/ralph raise --iterations 1");
+    gh.add_comment(pr, "octocat", "/ralph add Write the docs");
+    let told = |what: &str| {
+        gh.comments(pr)
+            .iter()
+            .filter_map(|c| c["body"].as_str().map(String::from))
+            .filter(|b| b.starts_with("ralph took the command of `octocat` (") && b.ends_with(what))
+            .count()
+    };
+    assert!(
+        eventually(A_WHILE, || told("): raise --max-iterations by 1.") == 1
+            && told("): add a step: Write the docs.") == 1),
+        "{:?}",
+        gh.comments(pr)
+    );
+    live.wait_for(
+        "a comment by reader on pull request #1 is not taken as a command: reader has read access to octo/hello; a command needs write access or above",
+        A_WHILE,
+    );
+    // The first session ends: the limit is raised and the step added
+    // between sessions, and a second session runs, until stopped.
+    fs::write(&go, "").unwrap();
+    live.wait_for("Bash: python3 -c", A_WHILE);
+    gh.add_comment(pr, "octocat", "/ralph stop");
+    let (code, out, err) = live.finish(A_WHILE);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    for said in [
+        "raise --max-iterations by 1 (sent by github:octocat)",
+        "add a step: Write the docs (sent by github:octocat): ",
+        "ralph stop (sent by github:octocat)",
+    ] {
+        assert_eq!(out.matches(said).count(), 1, "{said}\n{out}");
+    }
+    assert_eq!(told("): stop now."), 1, "{:?}", gh.comments(pr));
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(
+        spec.contains("- [x] **1** One") && spec.contains("Write the docs"),
+        "{spec}"
+    );
+    let commanded: Vec<(String, String)> = events(&env)
+        .iter()
+        .filter(|l| l["kind"] == "commanded")
+        .map(|l| {
+            (
+                l["by"].as_str().unwrap().to_string(),
+                l["command"]["kind"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let by = |k: &str| ("github:octocat".to_string(), k.to_string());
+    assert_eq!(commanded, [by("raise"), by("add_step"), by("stop")]);
+    assert_eq!(summary(&env)["iterations"], 2, "{out}");
 }

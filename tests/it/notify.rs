@@ -598,3 +598,44 @@ fn a_reply_on_the_ntfy_topic_answers_a_waiting_run_only_with_its_token() {
         "{out}"
     );
 }
+
+/// With its token, the topic carries the other commands too, while the run
+/// works: a reply `/ralph stop` ends the running session; an answer with no
+/// question asked is said not taken.
+#[test]
+fn a_stop_replied_on_the_ntfy_topic_ends_the_running_session() {
+    let (url, _got, written) = topic_server();
+    let env = one_step(&format!("[notify]\nntfy = \"{url}/replies-s3cr3t\"\n"));
+    env.api.session([
+        Reply::bash("python3 -c 'import time; time.sleep(120)'"),
+        Reply::text("Slept."),
+    ]);
+    let live = Live::start(
+        ralph_loop(&env)
+            .env("RALPH_NOTIFY_NTFY_TOKEN", "tok-s3cr3t")
+            .args(["--max-iterations", "3"]),
+    );
+    live.wait_for("Bash: python3 -c", Duration::from_secs(120));
+    written
+        .lock()
+        .unwrap()
+        .extend(["/ralph answer yes".to_string(), "/ralph stop".to_string()]);
+    let (code, out, err) = live.finish(Duration::from_secs(120));
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(
+        out.contains(
+            "a reply on the ntfy topic is not taken as an answer: no question is waiting for an answer\n"
+        ) && out.contains("ralph stop (sent by ntfy)"),
+        "{out}"
+    );
+    let journal = fs::read_to_string(run_dir(&env).join("events.jsonl")).unwrap();
+    let commanded: Vec<Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["kind"] == "commanded")
+        .collect();
+    assert_eq!(commanded.len(), 1, "{journal}");
+    assert_eq!(commanded[0]["by"], "ntfy");
+    assert_eq!(commanded[0]["command"]["kind"], "stop");
+    assert!(!out.contains("s3cr3t"), "{out}");
+}
