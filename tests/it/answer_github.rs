@@ -269,7 +269,7 @@ fn a_writers_comments_raise_add_and_stop_a_running_loop() {
     let go = env.tmp.path().join("go");
     let one = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
     env.api.session([
-        Reply::bash(&format!(
+        Reply::bash(format!(
             "while [ ! -e {} ]; do sleep 0.2; done; {one}",
             go.display()
         )),
