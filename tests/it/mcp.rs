@@ -264,7 +264,8 @@ fn claude_code_calls_ralphs_tools_after_install_command_mcp() {
     env.api.session([
         tool("list_loops", json!({})),
         tool("loop_status", json!({"loop": "main"})),
-        Reply::text("It asks which database."),
+        tool("answer", json!({"loop": "main", "option": 2})),
+        Reply::text("It asks which database; answered SQLite."),
     ]);
     // Its MCP tools offered outright, not deferred behind its tool search
     // (which a model would call first): the script calls them directly.
@@ -302,6 +303,44 @@ fn claude_code_calls_ralphs_tools_after_install_command_mcp() {
         "{seen}"
     );
     assert!(seen.contains("\"SQLite, for now\""), "{seen}");
+    assert!(
+        seen.contains("Answered: option 2: SQLite, for now"),
+        "{seen}"
+    );
+    // The loop, resumed, takes the answer Claude Code gave.
+    env.api.session([
+        Reply::bash(CHECK_THE_BOX),
+        Reply::text("Done, with SQLite."),
+    ]);
+    let out = ralph_loop(&env).arg("--resume").stdout_with(0);
+    assert!(
+        out.contains("answered by mcp: option 2: SQLite, for now; the run goes on"),
+        "{out}"
+    );
+    // And stops a running one.
+    env.ralph().args(["add", "Another step"]).stdout_with(0);
+    env.api.session([
+        Reply::bash("python3 -c 'import time; time.sleep(60)'"),
+        Reply::text("Slept."),
+    ]);
+    let live = Live::start(ralph_loop(&env).args(["--max-iterations", "3"]));
+    live.wait_for("Bash: python3 -c", A_WHILE);
+    env.api.session([
+        tool("stop_loop", json!({"loop": "main"})),
+        Reply::text("Stopped."),
+    ]);
+    let mut c = env.claude();
+    c.args(["-p", "--dangerously-skip-permissions"])
+        .env("ENABLE_TOOL_SEARCH", "false");
+    let done = run_with_stdin(c, "Stop my loop.", A_WHILE);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let (code, out, err) = live.finish(A_WHILE);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(out.contains("ralph stop (sent by mcp)"), "{out}");
 }
 
 /// `install-command --mcp` writes each agent's config as its own `mcp add`
