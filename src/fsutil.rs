@@ -362,6 +362,22 @@ pub fn read_regular_capped(path: &Path, cap: u64) -> Result<Option<String>> {
     Ok(Some(text))
 }
 
+/// The first `cap` bytes of a regular file, as text (what is not UTF-8,
+/// a character cut at the end included, replaced); `None` if it does not
+/// exist. For a small file a session writes: more of it is not read, and
+/// no error, so a huge one cannot stop the loop.
+pub fn read_head(path: &Path, cap: u64) -> Result<Option<String>> {
+    use std::io::Read;
+    let Some((f, _)) = open_file(path, 0)? else {
+        return Ok(None);
+    };
+    let mut buf = Vec::new();
+    f.take(cap)
+        .read_to_end(&mut buf)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(Some(String::from_utf8_lossy(&buf).into_owned()))
+}
+
 /// Remove a file if it is there (a missing one is no error).
 pub fn remove_optional(path: &Path) -> Result<()> {
     match fs::remove_file(path) {

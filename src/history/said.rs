@@ -106,6 +106,10 @@ fn started(iteration: u32, s: &Standing) -> String {
     )
 }
 
+/// The most characters of a reason on a run's end line (the question was
+/// shown whole, bounded, before it).
+const REASON_MAX: usize = 300;
+
 fn ended(outcome: crate::run::engine::Outcome, reason: &str, t: &Totals) -> String {
     let commits = t
         .commits
@@ -115,6 +119,8 @@ fn ended(outcome: crate::run::engine::Outcome, reason: &str, t: &Totals) -> Stri
         0 => String::new(),
         n => format!(" · {}", counted(n, "review", "reviews")),
     };
+    // A session wrote the reason (its WAITING): the line stays a line.
+    let reason = crate::work::question::one_line(reason, REASON_MAX);
     format!(
         "{}: {reason} · {} in {}{reviews} · {} · {} tokens{commits} · spec {}",
         outcome.text(),

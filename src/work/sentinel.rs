@@ -68,6 +68,9 @@ pub fn write(path: &Path, s: &Sentinel) -> Result<()> {
     fsutil::atomic_write(path, s.render().as_bytes(), 0o644)
 }
 
+/// The most bytes of a WAITING that are read.
+const WAITING_READ: u64 = 64 << 10;
+
 /// Remove a sentinel; `Ok(None)` if there was none.
 pub fn remove(path: &Path) -> Result<Option<Sentinel>> {
     let s = read(path)?;
@@ -198,7 +201,9 @@ impl Waiting {
     }
 
     pub fn read(path: &Path) -> Result<Option<Waiting>> {
-        Ok(read(path)?.map(|s| Waiting {
+        // Its head only: a question is at most `TEXT_MAX` characters.
+        let text = fsutil::read_head(path, WAITING_READ)?;
+        Ok(text.map(|t| parse(&t)).map(|s| Waiting {
             since: s.field("since").map(String::from),
             blocker: s
                 .field("blocker")
@@ -209,7 +214,12 @@ impl Waiting {
                 .filter(|(k, _)| k == "option")
                 .map(|(_, v)| v.clone())
                 .collect(),
-            reason: s.text,
+            // A session writes it: kept as long as a question may be, its
+            // control characters left for each place to show as it does.
+            reason: match s.text.char_indices().nth(crate::work::question::TEXT_MAX) {
+                Some((i, _)) => format!("{}…", &s.text[..i]),
+                None => s.text,
+            },
         }))
     }
 

@@ -261,3 +261,42 @@ fn stop_after_the_session_and_a_raised_limit_are_taken_between_sessions() {
             .unwrap();
     assert_eq!(saved["limits"]["max_iterations"], 3, "{saved}");
 }
+
+/// A session that writes WAITING itself, hostile: escapes, NUL bytes and
+/// megabytes in its question and options. The run still stops for a human
+/// and waits; what it shows, journals and hands on is bounded and without
+/// an escape.
+#[test]
+fn a_hostile_question_written_by_a_session_is_bounded_and_shown_without_its_escapes() {
+    for size in [100_000usize, 10 << 20] {
+        let env = one_step_project();
+        let write = format!(
+            "python3 -c \"import sys; open('.ralph/WAITING','w').write('blocker: decision\\noption: A\\x1b]0;PWNED\\x07\\noption: B\\x00B\\n\\nWhich\\x1b[2J one?\\x00' + 'q' * {size})\""
+        );
+        env.api.session([Reply::bash(write), Reply::text("Asked.")]);
+        let o = ralph_loop(&env)
+            .args(["--wait-for-answer", "2s", "--max-iterations", "3"])
+            .assert();
+        let o = o.get_output();
+        let (code, out, err) = (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        );
+        assert_eq!(code, Some(3), "{size}: {out}\n{err}");
+        assert!(
+            !out.contains('\u{1b}') && !out.contains('\0') && !err.contains('\u{1b}'),
+            "{size}: {out:?}"
+        );
+        assert!(out.len() < 40_000, "{size}: {} bytes said", out.len());
+        assert!(out.contains("no answer came within 2s"), "{size}: {out}");
+        let journal = fs::read_to_string(run_dir(&env).join("events.jsonl")).unwrap();
+        assert!(journal.len() < 100_000, "{size}: {} bytes", journal.len());
+        assert!(!journal.contains('\u{1b}'), "{size}: escapes kept escaped");
+        let status = env.ralph().arg("status").stdout_with(0);
+        assert!(
+            !status.contains('\u{1b}') && status.len() < 40_000,
+            "{size}"
+        );
+    }
+}
