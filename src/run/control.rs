@@ -106,19 +106,29 @@ pub fn between(
     stop
 }
 
-/// `limits` raised by `l`, within what the options allow; false where the
-/// run has no such limit (none is no limit to raise).
+/// `limits` raised by `l`, up to what the options allow (the run is saved
+/// with them, and resumed only within them); false where the run has no
+/// such limit (none is no limit to raise).
 pub fn raise(limits: &mut Limits, l: Limit) -> bool {
+    use crate::run::options::{MOST_COST, MOST_ITERATIONS, MOST_TIME};
     match l {
         Limit::Iterations(n) => {
-            limits.max_iterations = limits.max_iterations.saturating_add(n).min(1_000_000);
+            limits.max_iterations = limits.max_iterations.saturating_add(n).min(MOST_ITERATIONS);
             true
         }
-        Limit::Cost(usd) => limits.max_cost.as_mut().map(|c| *c += usd).is_some(),
+        Limit::Cost(usd) => limits
+            .max_cost
+            .as_mut()
+            .map(|c| *c = (*c + usd).min(MOST_COST))
+            .is_some(),
         Limit::Time(s) => limits
             .max_time
             .as_mut()
-            .map(|t| *t = t.saturating_add(Duration::from_secs(s)))
+            .map(|t| {
+                *t = t
+                    .saturating_add(Duration::from_secs(s))
+                    .min(Duration::from_secs(MOST_TIME))
+            })
             .is_some(),
     }
 }
