@@ -13,6 +13,8 @@ use super::command::{Command, Sent};
 const FILE_CAP: u64 = 64 << 10;
 /// The most commands taken at one look: a flood waits its turn.
 const LOOK_MAX: usize = 64;
+/// The most files read at one look (those of the other kind included).
+const SCAN_MAX: usize = 1024;
 
 /// The inbox of the loop of the project at `root`.
 pub fn dir(root: &Path) -> PathBuf {
@@ -83,13 +85,30 @@ pub struct Taken {
     pub sent: Sent,
 }
 
-/// What the inbox holds, oldest first (at most `LOOK_MAX`); a file that is
-/// no command (cut, foreign, too big, a link) is removed, and said.
-pub fn pending(root: &Path) -> (Vec<Taken>, Vec<String>) {
-    pending_in(&dir(root))
+/// What a look at the inbox is for: a waiting run takes answers, a loop
+/// between sessions (and its watcher) the other commands. Each waits for
+/// its own taker, so the one kind must not fill a look meant for the
+/// other (70 answers left over must not hide a `ralph stop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum For {
+    Answers,
+    Commands,
 }
 
-fn pending_in(dir: &Path) -> (Vec<Taken>, Vec<String>) {
+impl For {
+    fn wants(self, c: &Command) -> bool {
+        matches!(c, Command::Answer(_)) == (self == For::Answers)
+    }
+}
+
+/// What the inbox holds for `look`, oldest first (at most `LOOK_MAX`, of
+/// at most `SCAN_MAX` files); a file that is no command (cut, foreign, too
+/// big, a link) is removed, and said.
+pub fn pending(root: &Path, look: For) -> (Vec<Taken>, Vec<String>) {
+    pending_in(&dir(root), look)
+}
+
+fn pending_in(dir: &Path, look: For) -> (Vec<Taken>, Vec<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return (Vec::new(), Vec::new());
     };
@@ -99,7 +118,10 @@ fn pending_in(dir: &Path) -> (Vec<Taken>, Vec<String>) {
         .collect();
     names.sort();
     let (mut taken, mut bad) = (Vec::new(), Vec::new());
-    for path in names.into_iter().take(LOOK_MAX) {
+    for path in names.into_iter().take(SCAN_MAX) {
+        if taken.len() >= LOOK_MAX {
+            break;
+        }
         let read = crate::fsutil::read_regular_capped(&path, FILE_CAP + 1);
         let sent = match &read {
             Ok(Some(t)) if t.len() as u64 <= FILE_CAP => serde_json::from_str::<Sent>(t)
@@ -108,7 +130,8 @@ fn pending_in(dir: &Path) -> (Vec<Taken>, Vec<String>) {
             _ => None,
         };
         match sent {
-            Some(sent) => taken.push(Taken { path, sent }),
+            Some(sent) if look.wants(&sent.command) => taken.push(Taken { path, sent }),
+            Some(_) => {}
             None => {
                 let _ = std::fs::remove_file(&path);
                 bad.push(format!(
@@ -149,7 +172,10 @@ mod tests {
     }
 
     fn pending(d: &Path) -> (Vec<Taken>, Vec<String>) {
-        pending_in(d)
+        let (mut taken, bad) = pending_in(d, For::Commands);
+        taken.extend(pending_in(d, For::Answers).0);
+        taken.sort_by(|a, b| a.path.cmp(&b.path));
+        (taken, bad)
     }
 
     #[test]
@@ -174,6 +200,44 @@ mod tests {
             use std::os::unix::fs::PermissionsExt;
             let mode = std::fs::metadata(&b).unwrap().permissions().mode();
             assert_eq!(mode & 0o777, 0o600);
+        })
+    }
+
+    /// Answers wait in the inbox for a question (one to another run's, or
+    /// more than one to the same question, stay): however many, a stop
+    /// sent after them is seen, and an answer after a flood of commands.
+    #[test]
+    fn answers_left_waiting_do_not_hide_a_stop() {
+        with_state(|root| {
+            let yes = || Command::Answer(Answer::text("yes").unwrap());
+            for _ in 0..LOOK_MAX + 6 {
+                send(root, "github:octocat", Some("r1"), yes()).unwrap();
+            }
+            let now = Command::Stop {
+                when: crate::control::StopWhen::Now,
+            };
+            send(root, "terminal", Some("r1"), now.clone()).unwrap();
+            let (taken, _) = pending_in(root, For::Commands);
+            assert!(
+                taken.iter().any(|t| t.sent.command == now),
+                "the stop is not seen behind {} answers",
+                taken.len()
+            );
+        });
+        // And the other way: an answer is seen behind a flood of commands.
+        with_state(|root| {
+            for _ in 0..LOOK_MAX + 6 {
+                send(root, "terminal", None, Command::Raise(Limit::Iterations(1))).unwrap();
+            }
+            send(
+                root,
+                "terminal",
+                None,
+                Command::Answer(Answer::text("no").unwrap()),
+            )
+            .unwrap();
+            let (taken, _) = pending_in(root, For::Answers);
+            assert_eq!(taken.len(), 1, "an answer is not seen behind the commands");
         })
     }
 

@@ -337,4 +337,25 @@ mod tests {
         assert_eq!(Verb::Answer.noun(), "an answer");
         assert_eq!(Verb::Stop.noun(), "a command");
     }
+
+    proptest::proptest! {
+        /// The reader beside the loop reads every comment with this: a
+        /// panic there would end the reading unseen. Any text is read as
+        /// something (multi-byte characters after `/ralph`, NULs, escapes).
+        #[test]
+        fn any_text_is_read_without_a_panic(
+            verb in proptest::sample::select(vec!["answer", "stop", "raise", "add", "é", ""]),
+            rest in "\\PC{0,40}",
+            lead in "[ \t\u{a0}é]{0,4}",
+        ) {
+            for body in [
+                format!("{lead}/ralph {verb} {rest}"),
+                format!("{lead}/ralph{rest}"),
+                format!("/ralph raise {rest}"),
+                format!("/ralph answer --option{rest}"),
+            ] {
+                let _ = read(&body);
+            }
+        }
+    }
 }

@@ -59,9 +59,10 @@ pub fn messages(text: &str) -> Vec<Message> {
         .collect()
 }
 
-/// The topic's messages since `since` (seconds since the epoch), read with
-/// `token`; the error never shows the URL (the topic's name is a secret).
-pub fn poll(url: &str, token: &str, since: u64) -> Result<Vec<Message>, String> {
+/// The topic's messages since `since` (seconds since the epoch, or the id
+/// of the last message read: what came after it), read with `token`; the
+/// error never shows the URL (the topic's name is a secret).
+pub fn poll(url: &str, token: &str, since: &str) -> Result<Vec<Message>, String> {
     use std::io::Read;
     let agent = super::send::agent(TIMEOUT);
     let at = format!("{}/json?poll=1&since={since}", url.trim_end_matches('/'));

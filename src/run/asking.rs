@@ -398,7 +398,7 @@ pub fn first_answer(
     q: &Question,
     asked: Option<&str>,
 ) -> (Option<Given>, Vec<String>) {
-    let (taken, mut notes) = inbox::pending(root);
+    let (taken, mut notes) = inbox::pending(root, inbox::For::Answers);
     for t in taken {
         let Taken { sent, .. } = &t;
         let Command::Answer(answer) = &sent.command else {

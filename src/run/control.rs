@@ -20,7 +20,7 @@ const LOOK_EVERY: Duration = Duration::from_millis(300);
 pub fn watch(root: std::path::PathBuf, run: String, journal: Journal) {
     // A stop or a raise sent to another run (one that ended before it
     // came) is not this run's to take.
-    let (taken, _) = inbox::pending(&root);
+    let (taken, _) = inbox::pending(&root, inbox::For::Commands);
     for t in &taken {
         let stale = matches!(t.sent.command, Command::Stop { .. } | Command::Raise(_));
         if stale && !t.sent.is_for(&run) {
@@ -30,7 +30,7 @@ pub fn watch(root: std::path::PathBuf, run: String, journal: Journal) {
     std::thread::spawn(move || {
         loop {
             std::thread::sleep(LOOK_EVERY);
-            let (taken, _) = inbox::pending(&root);
+            let (taken, _) = inbox::pending(&root, inbox::For::Commands);
             if let Some(t) = taken.into_iter().find(|t| {
                 t.sent.is_for(&run)
                     && t.sent.command
@@ -60,7 +60,7 @@ pub fn between(
     journal: &Journal,
     say: &dyn Fn(String),
 ) -> Option<String> {
-    let (taken, bad) = inbox::pending(root);
+    let (taken, bad) = inbox::pending(root, inbox::For::Commands);
     for b in bad {
         say(b);
     }
@@ -94,7 +94,7 @@ pub fn between(
                     crate::control::command::one_line(&why, 300)
                 )),
             },
-            // An answer waits for a question.
+            // A look for commands holds no answer (they wait for a question).
             Command::Answer(_) => continue,
         }
         inbox::done(t);
@@ -106,19 +106,29 @@ pub fn between(
     stop
 }
 
-/// `limits` raised by `l`, within what the options allow; false where the
-/// run has no such limit (none is no limit to raise).
+/// `limits` raised by `l`, up to what the options allow (the run is saved
+/// with them, and resumed only within them); false where the run has no
+/// such limit (none is no limit to raise).
 pub fn raise(limits: &mut Limits, l: Limit) -> bool {
+    use crate::run::options::{MOST_COST, MOST_ITERATIONS, MOST_TIME};
     match l {
         Limit::Iterations(n) => {
-            limits.max_iterations = limits.max_iterations.saturating_add(n).min(1_000_000);
+            limits.max_iterations = limits.max_iterations.saturating_add(n).min(MOST_ITERATIONS);
             true
         }
-        Limit::Cost(usd) => limits.max_cost.as_mut().map(|c| *c += usd).is_some(),
+        Limit::Cost(usd) => limits
+            .max_cost
+            .as_mut()
+            .map(|c| *c = (*c + usd).min(MOST_COST))
+            .is_some(),
         Limit::Time(s) => limits
             .max_time
             .as_mut()
-            .map(|t| *t = t.saturating_add(Duration::from_secs(s)))
+            .map(|t| {
+                *t = t
+                    .saturating_add(Duration::from_secs(s))
+                    .min(Duration::from_secs(MOST_TIME))
+            })
             .is_some(),
     }
 }

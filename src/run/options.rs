@@ -97,6 +97,13 @@ impl Settings {
 
 const DAY: u64 = 86_400;
 
+/// The most `--max-iterations`, `--max-cost` (USD) and `--max-time`
+/// (seconds) allow: a limit raised while the run runs stops there too, or
+/// the run, saved with it, could not be resumed.
+pub const MOST_ITERATIONS: u32 = 1_000_000;
+pub const MOST_COST: f64 = 1e6;
+pub const MOST_TIME: u64 = 30 * DAY;
+
 /// The agent's program must be an executable file (checked before any run
 /// folder is made or session started).
 fn executable(agent: Agent, p: &std::path::Path) -> Result<(), String> {
@@ -143,7 +150,7 @@ fn inside(project: &Project, p: &std::path::Path) -> Result<PathBuf, String> {
 /// `config::DEFAULTS`' (`limit-wait-over`, `[notify]`'s, has its own).
 const DURATIONS: [(&str, u64, u64); 7] = [
     ("timeout", 1, 7 * DAY),
-    ("max-time", 1, 30 * DAY),
+    ("max-time", 1, MOST_TIME),
     ("limit-backoff", 1, DAY),
     ("max-limit-wait", 60, 30 * DAY),
     ("fallback-after", 1, 30 * DAY),
@@ -439,7 +446,7 @@ fn parallel_of(o: &Options) -> Result<u32, String> {
 /// `--max-cost` and `[prices]`: what the cost cap counts with.
 fn check_money(o: &Options) -> Result<(), String> {
     if o.max_cost
-        .is_some_and(|c| !c.is_finite() || c <= 0.0 || c > 1e6)
+        .is_some_and(|c| !c.is_finite() || c <= 0.0 || c > MOST_COST)
     {
         return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
     }
@@ -613,7 +620,7 @@ fn limits_of(
         max_iterations: count(
             "max-iterations",
             o.max_iterations.unwrap_or(default_count("max_iterations")),
-            1_000_000,
+            MOST_ITERATIONS,
         )?,
         max_cost: o.max_cost,
         no_progress_limit: count(
@@ -1215,6 +1222,36 @@ mod tests {
         assert_eq!(
             (s.limits.max_iterations, s.limits.max_cost),
             (40, Some(5.0))
+        );
+    }
+
+    /// A limit raised while the run ran (`ralph raise`, a `/ralph raise`
+    /// comment) is saved with the run: however far it was raised, the run
+    /// resumes, its limits at most what the command line allows.
+    #[test]
+    fn a_run_raised_past_an_options_most_still_resumes() {
+        use crate::control::Limit;
+        let (_d, p) = project("");
+        let mut saved = Limits {
+            max_cost: Some(5.0),
+            max_time: Some(Duration::from_secs(3600)),
+            ..Limits::sample()
+        };
+        for l in [
+            Limit::Time(u64::MAX),
+            Limit::Cost(999_999.0),
+            Limit::Iterations(u32::MAX),
+        ] {
+            assert!(crate::run::control::raise(&mut saved, l), "{l:?}");
+        }
+        let s = settings(&args(), &p, Some(&saved)).expect("the raised run resumes");
+        assert_eq!(
+            (
+                s.limits.max_time,
+                s.limits.max_cost,
+                s.limits.max_iterations
+            ),
+            (Some(Duration::from_secs(30 * DAY)), Some(1e6), 1_000_000)
         );
     }
 

@@ -114,7 +114,7 @@ pub fn command(root: &Path, by: &str, command: Command) -> Result<LockInfo, NotS
 /// Whether the inbox of the loop at `root` holds an answer to the question
 /// of `waiting` (`ralph loop --resume` takes it, WAITING and all).
 pub fn answer_pending(root: &Path, waiting: &sentinel::Waiting) -> bool {
-    let (taken, _) = inbox::pending(root);
+    let (taken, _) = inbox::pending(root, inbox::For::Answers);
     taken.iter().any(|t| {
         matches!(t.sent.command, Command::Answer(_))
             && (t.sent.asked.is_none() || t.sent.asked == waiting.since)

@@ -23,6 +23,10 @@ pub struct Topic {
     /// Seconds since the epoch: the run's start; earlier messages are not
     /// for it.
     since: u64,
+    /// The id of the newest message read: the next poll asks for what came
+    /// after it, not again for all since the run began (a poll is read up
+    /// to a bound: a topic grown past it would hide every later reply).
+    after: Option<String>,
     seen: HashSet<String>,
     last: Option<Instant>,
     said_error: bool,
@@ -58,6 +62,7 @@ impl Topic {
             url,
             token,
             since: crate::timefmt::now_epoch(),
+            after: None,
             seen: HashSet::new(),
             last: None,
             said_error: false,
@@ -73,7 +78,8 @@ impl Topic {
     /// said why not.
     pub(super) fn look(&mut self, ctx: &Ctx) {
         self.last = Some(Instant::now());
-        let got = match ntfy::poll(&self.url, &self.token, self.since) {
+        let since = self.after.clone().unwrap_or(self.since.to_string());
+        let got = match ntfy::poll(&self.url, &self.token, &since) {
             Ok(m) => m,
             Err(e) => {
                 if !std::mem::replace(&mut self.said_error, true) {
@@ -84,6 +90,7 @@ impl Topic {
                 return;
             }
         };
+        self.after = newest_id(&got).or(self.after.take());
         for m in got {
             if !self.seen.insert(m.id.clone()) {
                 continue;
@@ -101,6 +108,14 @@ impl Topic {
             }
         }
     }
+}
+
+/// The id of the newest of `got` (the server's order), if it can be sent
+/// back in a query as it is (an id is letters and digits). Pure.
+fn newest_id(got: &[Message]) -> Option<String> {
+    got.last().map(|m| m.id.clone()).filter(|id| {
+        !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
 }
 
 /// A message judged: as what it is meant (`an answer`, `a command`, for
@@ -149,6 +164,7 @@ mod tests {
             url: "http://127.0.0.1:9/t".into(),
             token: "t".into(),
             since: 0,
+            after: None,
             seen: HashSet::new(),
             last: None,
             said_error: false,
@@ -161,6 +177,16 @@ mod tests {
         assert!(!t.due(false), "but {EVERY:?} while none waits");
         t.last = Instant::now().checked_sub(EVERY);
         assert!(t.due(false));
+    }
+
+    #[test]
+    fn the_next_poll_asks_for_what_came_after_the_newest_message_read() {
+        let got = [m("a1", 100, "x", &[]), m("Zq9", 101, "y", &[])];
+        assert_eq!(newest_id(&got), Some("Zq9".into()));
+        assert_eq!(newest_id(&[]), None, "nothing new: asked as before");
+        for bad in ["", "a&since=all", "a b"] {
+            assert_eq!(newest_id(&[m(bad, 100, "x", &[])]), None, "{bad:?}");
+        }
     }
 
     #[test]
