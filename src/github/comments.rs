@@ -116,6 +116,21 @@ pub fn fenced(text: &str) -> String {
     format!("{fence}text\n{text}\n{fence}")
 }
 
+/// `text` as one inline code span, delimited by more backticks than any
+/// run of them in it, so that it renders as written: pure.
+pub fn code_span(text: &str) -> String {
+    let text = text.replace(['\n', '\r'], " ");
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest + 1);
+    // A space inside keeps a backtick at either end from joining the fence.
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
 fn comments_path(repo: &Repo, number: u64) -> String {
     format!(
         "/repos/{}/{}/issues/{number}/comments",
@@ -264,6 +279,17 @@ mod tests {
         )
         .unwrap();
         assert!(wire.may_answer());
+    }
+
+    #[test]
+    fn a_code_span_outlasts_the_backticks_inside() {
+        assert_eq!(
+            code_span("add a step: ping @team"),
+            "`add a step: ping @team`"
+        );
+        assert_eq!(code_span("a `b` c"), "``a `b` c``");
+        assert_eq!(code_span("`x``"), "``` `x`` ```");
+        assert_eq!(code_span("two\nlines"), "`two lines`");
     }
 
     #[test]

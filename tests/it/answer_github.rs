@@ -289,8 +289,8 @@ fn a_writers_comments_raise_add_and_stop_a_running_loop() {
             .count()
     };
     assert!(
-        eventually(A_WHILE, || told("): raise --max-iterations by 1.") == 1
-            && told("): add a step: Write the docs.") == 1),
+        eventually(A_WHILE, || told("): `raise --max-iterations by 1`.") == 1
+            && told("): `add a step: Write the docs`.") == 1),
         "{:?}",
         gh.comments(pr)
     );
@@ -312,7 +312,7 @@ fn a_writers_comments_raise_add_and_stop_a_running_loop() {
     ] {
         assert_eq!(out.matches(said).count(), 1, "{said}\n{out}");
     }
-    assert_eq!(told("): stop now."), 1, "{:?}", gh.comments(pr));
+    assert_eq!(told("): `stop now`."), 1, "{:?}", gh.comments(pr));
     let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
     assert!(
         spec.contains("- [x] **1** One") && spec.contains("Write the docs"),

@@ -21,6 +21,8 @@ const EVERY_WAITING: Duration = Duration::from_secs(5);
 const EVERY: Duration = Duration::from_secs(15);
 /// How often the run's pull request is looked for, until it is open.
 const PULL_EVERY: Duration = Duration::from_secs(60);
+/// How long an author's permission, as GitHub said it, is taken as it was.
+const PERMISSION_KEPT: Duration = Duration::from_secs(300);
 /// The most pages of 100 new comments read in one look.
 const PAGES: usize = 3;
 /// How far before the run's start a listing reaches (clocks differ); what
@@ -40,7 +42,9 @@ pub struct Threads {
     /// `tracker = "github"`: the spec, whose next open step names its issue.
     spec: Option<PathBuf>,
     read: HashMap<u64, Thread>,
-    permissions: HashMap<String, Permission>,
+    /// Each author's permission as GitHub said it, and when: asked again
+    /// once `PERMISSION_KEPT` has passed (a writer removed loses the run).
+    permissions: HashMap<String, (Permission, Instant)>,
     since: String,
     last: Option<Instant>,
     said_error: bool,
@@ -267,11 +271,16 @@ impl Threads {
                 return Ok(());
             }
         };
-        let permission = match self.permissions.get(&login) {
-            Some(p) => p.clone(),
+        let kept = self
+            .permissions
+            .get(&login)
+            .filter(|(_, at)| at.elapsed() < PERMISSION_KEPT);
+        let permission = match kept {
+            Some((p, _)) => p.clone(),
             None => match self.client.permission(&self.repo, &login) {
                 Ok(p) => {
-                    self.permissions.insert(login.clone(), p.clone());
+                    self.permissions
+                        .insert(login.clone(), (p.clone(), Instant::now()));
                     p
                 }
                 Err(e) => {
@@ -311,10 +320,12 @@ impl Threads {
             // An answer is told on the thread by the run that takes it.
             Ok(Command::Answer(_)) => {}
             Ok(command) => {
+                // The command's words are the author's: in a code span, so
+                // no mention or link is posted from the token's account.
                 let told = format!(
                     "ralph took the command of `{login}` ({}): {}.",
                     c.html_url,
-                    command.describe()
+                    crate::github::comments::code_span(&command.describe())
                 );
                 if let Err(e) = self.client.post_comment(&self.repo, number, &told) {
                     self.failed(ctx, &e);
