@@ -289,6 +289,16 @@ pub enum Event {
         command: crate::control::Command,
         by: String,
     },
+    /// Before the first session: what the open steps will likely cost and
+    /// take, from past steps (`estimate`: none without enough of them).
+    Estimated {
+        steps: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        estimate: Option<crate::history::estimate::Estimate>,
+        /// Without one: the model's price, where ralph knows it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        price: Option<(String, crate::agent::prices::Price)>,
+    },
     /// The run ended complete.
     Complete {
         reason: String,
@@ -983,6 +993,20 @@ mod tests {
             Event::Paused {
                 why: "usage limit".into(),
                 until: At(9_000),
+            },
+            Event::Estimated {
+                steps: 3,
+                estimate: crate::history::estimate::estimate(
+                    3,
+                    &[crate::history::estimate::Step {
+                        usd: 0.5,
+                        sessions: 1.0,
+                        secs: 60.0,
+                    }; 4],
+                    crate::history::estimate::Source::Project,
+                    true,
+                ),
+                price: None,
             },
             Event::Complete {
                 reason: "2/2 steps".into(),

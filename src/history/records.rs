@@ -370,6 +370,10 @@ pub struct Saved {
     /// run from before this was kept takes the tree as it finds it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub users_at_start: Option<Vec<String>>,
+    /// What the open steps were estimated to cost as the run began, and
+    /// how many were open: the end says how it compares.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::history::estimate::Estimate>,
 }
 
 impl Saved {
@@ -397,6 +401,7 @@ impl Saved {
             issues_at_start: None,
             pr_issues_at_start: None,
             users_at_start: None,
+            estimate: None,
         }
     }
 }
@@ -566,6 +571,21 @@ pub struct Record {
 }
 
 impl Record {
+    /// A session's record as ralph writes one, for tests.
+    #[cfg(test)]
+    pub fn sample() -> Record {
+        serde_json::from_value(serde_json::json!({
+            "iteration": 1, "session": 1, "counted": true, "session_id": "s", "pid": 7,
+            "start": "2026-01-01T00:00:00Z", "end": "2026-01-01T00:00:30Z", "duration_s": 30.0,
+            "exit_code": 0, "outcome": "ok", "is_error": false, "cost_usd": 0.25,
+            "tokens": {"input": 10, "output": 20, "cache_read": 0, "cache_creation": 0},
+            "num_turns": 3, "results": 1, "tool_calls": 2, "head_before": null,
+            "head_after": null, "spec_before": "0/2", "spec_after": "1/2",
+            "leftovers_ended": 0, "stream_file": null
+        }))
+        .expect("a record")
+    }
+
     /// When the session started, in seconds since the epoch.
     pub fn start_epoch(&self) -> Option<u64> {
         let t = humantime::parse_rfc3339(&self.start).ok()?;
@@ -712,6 +732,9 @@ pub struct Summary {
     /// The pull request `--pr` opened or updated for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pull_request: Option<PullShown>,
+    /// What the open steps were estimated to cost as the run began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::history::estimate::Estimate>,
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -52,8 +52,61 @@ pub fn said(event: &Event, step: Option<&str>) -> Option<String> {
         Event::PullRequestRefused { why, branch } => format!(
             "no pull request for {branch}: {why} (the branch is pushed; the next run with --pr tries again)"
         ),
+        Event::Estimated {
+            steps,
+            estimate,
+            price,
+        } => estimated(*steps, estimate.as_ref(), price.as_ref()),
         _ => return None,
     })
+}
+
+/// What the open steps will likely come to, as the run starts.
+pub fn estimated(
+    steps: u32,
+    e: Option<&crate::history::estimate::Estimate>,
+    price: Option<&(String, crate::agent::prices::Price)>,
+) -> String {
+    use crate::history::estimate::Source;
+    let open = counted(steps, "open step", "open steps");
+    let Some(e) = e else {
+        let price = price.map_or(String::new(), |(model, p)| {
+            format!(
+                "; {} costs {} per million tokens read, {} written",
+                crate::output::visible_line(model),
+                crate::output::usd(p.input),
+                crate::output::usd(p.output)
+            )
+        });
+        return format!(
+            "estimate: {open}; no past steps of this agent and model to estimate from yet (ralph keeps what each step costs, from this run on){price}"
+        );
+    };
+    let usd = |v: f64| crate::output::usd(v);
+    let cost = if e.cost_known {
+        format!(
+            "likely {} (1 in 10: over {}), ",
+            usd(e.usd.median),
+            usd(e.usd.p90)
+        )
+    } else {
+        "cost not known (the agent reports tokens only), ".into()
+    };
+    let whole = |v: f64| v.round().max(1.0) as u32;
+    format!(
+        "estimate: {open}, {cost}{}, {}; from {} {}",
+        counted(whole(e.sessions.median), "session", "sessions"),
+        human_duration(std::time::Duration::from_secs_f64(e.secs.median.max(0.0))),
+        counted(
+            u32::try_from(e.past_steps).unwrap_or(u32::MAX),
+            "past step",
+            "past steps"
+        ),
+        match e.from {
+            Source::Project => "of this project",
+            Source::Machine => "of other projects on this machine",
+        }
+    )
 }
 
 /// The status line of `event` (`── ralph: ... ──` on the terminal): a
@@ -256,6 +309,34 @@ mod tests {
     /// The status lines, as a user reads them: a session's start (work or
     /// review), the run's end with what it came to; none for a line from
     /// before the journal kept what they say.
+    #[test]
+    fn an_estimate_says_what_the_open_steps_likely_cost_and_where_it_comes_from() {
+        use crate::history::estimate::{Source, Step, estimate};
+        let past: Vec<Step> = (1..=10)
+            .map(|i| Step {
+                usd: f64::from(i) * 0.1,
+                sessions: 1.0,
+                secs: 90.0,
+            })
+            .collect();
+        let e = estimate(3, &past, Source::Project, true);
+        assert_eq!(
+            estimated(3, e.as_ref(), None),
+            "estimate: 3 open steps, likely $1.70 (1 in 10: over $2.30), 3 sessions, 4m 30s; from 10 past steps of this project"
+        );
+        let mut e = estimate(1, &past, Source::Machine, false).unwrap();
+        assert_eq!(
+            estimated(1, Some(&e), None),
+            "estimate: 1 open step, cost not known (the agent reports tokens only), 1 session, 1m 30s; from 10 past steps of other projects on this machine"
+        );
+        e.cost_known = true;
+        let price = crate::agent::prices::price("gpt-5.4", &Default::default()).unwrap();
+        assert_eq!(
+            estimated(2, None, Some(&("gpt-5.4".into(), price))),
+            "estimate: 2 open steps; no past steps of this agent and model to estimate from yet (ralph keeps what each step costs, from this run on); gpt-5.4 costs $2.50 per million tokens read, $15.00 written"
+        );
+    }
+
     #[test]
     fn each_headline_as_the_terminal_says_it() {
         use crate::agent::Agent;

@@ -667,6 +667,7 @@ impl Shell<'_> {
         self.run.save_state(&saved)?;
         lock.set_iteration(saved.state.iteration)?;
         self.say_start(saved.state.iteration);
+        self.estimate(&mut saved, &before);
         let users = self.users_in(&before, saved.users_at_start.as_deref());
         self.say_uncommitted(&users);
         let mut live = Live {
@@ -722,6 +723,93 @@ impl Shell<'_> {
             self.run.path.display()
         ));
         self.say_who_judges();
+    }
+
+    /// A new run's estimate of its open steps (`before`), from past steps
+    /// of this agent and model: said, journaled, kept with the run; and
+    /// said when `--max-cost` is likely too little for them.
+    fn estimate(&self, saved: &mut Saved, before: &Checkpoint) {
+        use crate::history::{costs, estimate};
+        if self.s.workers.worker.is_some() || saved.estimate.is_some() || saved.state.iteration > 0
+        {
+            return;
+        }
+        let open = u32::try_from(before.total.saturating_sub(before.done)).unwrap_or(u32::MAX);
+        if open == 0 {
+            return;
+        }
+        let agent = self.s.session.agent.to_string();
+        let past = costs::past(&self.project.root, &agent, self.s.session.model.as_deref());
+        let e = past
+            .as_ref()
+            .and_then(|(steps, from, known)| estimate::estimate(open, steps, *from, *known));
+        let model = self.s.session.model.as_deref();
+        let price = model.filter(|_| e.is_none()).and_then(|m| {
+            crate::agent::prices::price(m, &self.s.session.prices).map(|p| (m.to_string(), p))
+        });
+        self.report(crate::history::events::Event::Estimated {
+            steps: open,
+            estimate: e.clone(),
+            price,
+        });
+        if let (Some(e), Some(cap), Some((steps, ..))) = (&e, self.limits.borrow().max_cost, &past)
+            && e.cost_known
+            && cap < e.usd.median
+        {
+            self.ui.note(&format!(
+                "--max-cost {} is under the likely cost of the open steps ({}): it likely covers {} of {open}",
+                crate::output::usd(cap),
+                crate::output::usd(e.usd.median),
+                estimate::covered(e, cap, steps)
+            ));
+        }
+        saved.estimate = e;
+    }
+
+    /// The run's steps kept for the estimates of runs to come; how the
+    /// estimate it began with compares with what it came to, said.
+    fn keep_costs(&self, saved: &Saved, summary: &Summary) {
+        use crate::history::{costs, estimate};
+        if self.s.workers.worker.is_some() {
+            return;
+        }
+        let steps = estimate::steps_of(&self.run.records());
+        if let Some(e) = &saved.estimate {
+            let spent = crate::output::spent(summary.cost_usd, summary.cost_unknown);
+            self.ui.note(&format!(
+                "the estimate was {} for {}; the run spent {spent} and did {}",
+                if e.cost_known {
+                    format!(
+                        "{} (1 in 10: over {})",
+                        crate::output::usd(e.usd.median),
+                        crate::output::usd(e.usd.p90)
+                    )
+                } else {
+                    format!("{:.0} sessions", e.sessions.median)
+                },
+                crate::output::counted(e.steps, "step", "steps"),
+                steps.len()
+            ));
+        }
+        if steps.is_empty() {
+            return;
+        }
+        let key = costs::project_key(&self.project.root);
+        let kept = costs::KeptRun::new(
+            (&self.run.id, &key),
+            (
+                &self.s.session.agent.to_string(),
+                self.s.session.model.as_deref(),
+            ),
+            timefmt::now_epoch(),
+            !summary.cost_unknown,
+            &steps,
+        );
+        if let Err(e) = costs::keep(&self.project.root, kept) {
+            self.ui.note(&format!(
+                "the run's costs are not kept for estimates: {e:#}"
+            ));
+        }
     }
 
     /// A worker's session claimed from the run's budget, then not started
@@ -1660,6 +1748,7 @@ impl Shell<'_> {
             reviews: saved.state.reviews,
             review: saved.last_review.clone(),
             pull_request: None,
+            estimate: saved.estimate.clone(),
         };
         run.write_summary(&summary)?;
         // You stopped it: what it leaves is yours to see as it is.
@@ -1681,6 +1770,7 @@ impl Shell<'_> {
             Some(crate::history::events::Totals::of(&summary)),
         );
         self.headline(&end);
+        self.keep_costs(saved, &summary);
         self.journal().add(end.clone());
         // A worker's end is its run's to tell.
         if self.s.workers.worker.is_none() {
