@@ -324,12 +324,11 @@ mod tests {
             estimated(3, e.as_ref(), None),
             "estimate: 3 open steps, likely $1.70 (1 in 10: over $2.30), 3 sessions, 4m 30s; from 10 past steps of this project"
         );
-        let mut e = estimate(1, &past, Source::Machine, false).unwrap();
+        let e = estimate(1, &past, Source::Machine, false).unwrap();
         assert_eq!(
             estimated(1, Some(&e), None),
             "estimate: 1 open step, cost not known (the agent reports tokens only), 1 session, 1m 30s; from 10 past steps of other projects on this machine"
         );
-        e.cost_known = true;
         let price = crate::agent::prices::price("gpt-5.4", &Default::default()).unwrap();
         assert_eq!(
             estimated(2, None, Some(&("gpt-5.4".into(), price))),
