@@ -39,6 +39,7 @@ pub enum Cmd {
     Plan(cmd::plan::Plan),
     Import(cmd::import::Import),
     Steps(cmd::steps::Steps),
+    Estimate(cmd::estimate::Estimate),
     #[command(name = "loop")]
     Loop(Box<cmd::run_loop::Loop>),
     Status(cmd::status::Status),

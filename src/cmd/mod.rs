@@ -6,6 +6,7 @@ pub mod budget;
 pub mod complete;
 pub mod completions;
 pub mod doctor;
+pub mod estimate;
 pub mod hook;
 pub mod import;
 pub mod init;
@@ -63,6 +64,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Loop(c) => c.run(),
         Cmd::Init(c) => c.run(),
         Cmd::Budget(c) => c.run(),
+        Cmd::Estimate(c) => c.run(),
         Cmd::Doctor(c) => c.run(),
         Cmd::Completions(c) => c.run(),
         Cmd::Worktree(c) => c.run(),

@@ -176,6 +176,19 @@ pub fn past(root: &Path, agent: &str, model: Option<&str>) -> Option<(Vec<Step>,
     (others.len() >= FEWEST).then_some((others, Source::Machine, known))
 }
 
+/// The estimate of `open` steps for the project at `root` with `agent`
+/// and `model`, with the past steps it was drawn from (what a cap likely
+/// covers is drawn from them too).
+pub fn estimate_for(
+    root: &Path,
+    open: u32,
+    agent: &str,
+    model: Option<&str>,
+) -> Option<(super::estimate::Estimate, Vec<Step>)> {
+    let (steps, from, known) = past(root, agent, model)?;
+    super::estimate::estimate(open, &steps, from, known).map(|e| (e, steps))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -739,10 +739,13 @@ impl Shell<'_> {
             return;
         }
         let agent = self.s.session.agent.to_string();
-        let past = costs::past(&self.project.root, &agent, self.s.session.model.as_deref());
-        let e = past
-            .as_ref()
-            .and_then(|(steps, from, known)| estimate::estimate(open, steps, *from, *known));
+        let drawn = costs::estimate_for(
+            &self.project.root,
+            open,
+            &agent,
+            self.s.session.model.as_deref(),
+        );
+        let e = drawn.as_ref().map(|d| d.0.clone());
         let model = self.s.session.model.as_deref();
         let price = model.filter(|_| e.is_none()).and_then(|m| {
             crate::agent::prices::price(m, &self.s.session.prices).map(|p| (m.to_string(), p))
@@ -752,7 +755,7 @@ impl Shell<'_> {
             estimate: e.clone(),
             price,
         });
-        if let (Some(e), Some(cap), Some((steps, ..))) = (&e, self.limits.borrow().max_cost, &past)
+        if let (Some((e, steps)), Some(cap)) = (&drawn, self.limits.borrow().max_cost)
             && e.cost_known
             && cap < e.usd.median
         {

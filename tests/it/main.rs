@@ -14,6 +14,7 @@ mod confined_credentials;
 mod confined_worktrees;
 mod confinement;
 mod doctor_logins;
+mod estimate;
 mod events;
 mod gate;
 mod github_api;

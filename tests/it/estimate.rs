@@ -1,0 +1,209 @@
+//! The estimate of the open steps, before anything is spent: drawn from
+//! what past steps cost (the real Claude Code's sessions against the
+//! scripted API, whose cost grows with each request), checked against
+//! the distribution those steps were drawn from.
+
+use std::fs;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// How many requests beyond the first a past step's session made: its
+/// known distribution, (extra requests, probability).
+const EXTRA: [(usize, f64); 4] = [(1, 0.4), (2, 0.3), (3, 0.2), (4, 0.1)];
+
+/// 30 draws from `EXTRA`, by a fixed-seed generator: the past the
+/// estimate learns from.
+fn drawn() -> Vec<usize> {
+    let mut x: u64 = 0x5EED_1234_ABCD_0042;
+    (0..30)
+        .map(|_| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            let mut acc = 0.0;
+            EXTRA
+                .iter()
+                .find(|(_, p)| {
+                    acc += p;
+                    u < acc
+                })
+                .map_or(EXTRA[3].0, |e| e.0)
+        })
+        .collect()
+}
+
+/// The median of the cost of `n` steps whose extra requests follow
+/// `EXTRA`, a step with `k` extra requests costing `cost[k]`: exact, over
+/// every combination.
+fn true_median(n: u32, cost: &[f64; 5]) -> f64 {
+    let mut dist: Vec<(f64, f64)> = vec![(0.0, 1.0)];
+    for _ in 0..n {
+        dist = dist
+            .iter()
+            .flat_map(|&(c, p)| EXTRA.iter().map(move |&(k, q)| (c + cost[k], p * q)))
+            .collect();
+    }
+    dist.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut acc = 0.0;
+    dist.iter()
+        .find(|(_, p)| {
+            acc += p;
+            acc >= 0.5
+        })
+        .unwrap()
+        .0
+}
+
+fn spec(steps: usize) -> String {
+    let mut s = String::from("# Spec\n\n");
+    for i in 1..=steps {
+        s.push_str(&format!("- [ ] **{i}** Step {i}\n"));
+    }
+    s
+}
+
+const ONE: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
+
+fn estimate_json(env: &TestEnv) -> Value {
+    serde_json::from_str(&env.ralph().args(["estimate", "--json"]).stdout_with(0)).unwrap()
+}
+
+#[test]
+fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() {
+    let env = project();
+    fs::write(env.project.join(".ralph/spec.md"), spec(30)).unwrap();
+    env.commit_all("thirty steps");
+    // No past yet: said, and nothing made up.
+    let out = env.ralph().arg("estimate").stdout_with(0);
+    assert_eq!(
+        out,
+        "30 open steps; no past steps of this agent and model to estimate from yet (ralph keeps what each step costs, from this run on) (claude).\n"
+    );
+    assert_eq!(estimate_json(&env)["estimate"], Value::Null);
+    // Thirty past steps: step i's session makes `extra[i]` requests before
+    // the one that checks its box.
+    let extra = drawn();
+    for &k in &extra {
+        let mut replies: Vec<Reply> = (0..k - 1).map(|_| Reply::bash("true")).collect();
+        replies.push(Reply::bash(ONE));
+        replies.push(Reply::text("Step done."));
+        env.api.session(replies);
+    }
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "40"])
+        .stdout_with(0);
+    assert!(
+        out.contains("ralph: estimate: 30 open steps; no past steps of this agent and model"),
+        "{out}"
+    );
+    // What a step with k extra requests cost, as the records say.
+    let records = records(&env);
+    assert_eq!(records.len(), 30);
+    let mut cost = [0.0f64; 5];
+    for (r, &k) in records.iter().zip(&extra) {
+        let c = r["cost_usd"].as_f64().unwrap();
+        assert!(c > 0.0);
+        assert!(
+            cost[k] == 0.0 || (cost[k] - c).abs() < 1e-9,
+            "a step of {k} extra requests costs the same each time: {} and {c}",
+            cost[k]
+        );
+        cost[k] = c;
+    }
+    for k in 1..=4 {
+        if cost[k] == 0.0 {
+            // Not drawn: priced as the requests it makes.
+            cost[k] = cost[1] + (cost[2] - cost[1]) * (k as f64 - 1.0);
+        }
+    }
+    assert!(cost[1] < cost[2] && cost[2] < cost[3], "{cost:?}");
+    // Five new steps: the estimate's median within 10% of the true one.
+    fs::write(env.project.join(".ralph/spec.md"), spec(5)).unwrap();
+    fs::remove_file(env.project.join(".ralph/COMPLETE")).ok();
+    env.commit_all("five more");
+    let e = estimate_json(&env);
+    let median = e["estimate"]["usd"]["median"].as_f64().unwrap();
+    let truth = true_median(5, &cost);
+    assert!(
+        (median - truth).abs() <= truth * 0.10,
+        "estimated {median}, truly {truth}: {e:#}"
+    );
+    assert_eq!(e["estimate"]["from"], "project");
+    assert_eq!(e["estimate"]["past_steps"], 30);
+    assert_eq!(e["open_steps"], 5);
+    let p90 = e["estimate"]["usd"]["p90"].as_f64().unwrap();
+    assert!(p90 > median, "{e:#}");
+    // A cap under the median: how many steps it likely covers, said
+    // before anything is spent.
+    let cap = format!("{:.4}", truth * 0.5);
+    let out = env
+        .ralph()
+        .args(["estimate", "--max-cost", &cap])
+        .stdout_with(0);
+    assert!(
+        out.starts_with("5 open steps, likely $")
+            && out.contains("; from 30 past steps of this project (claude)."),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "--max-cost ${} likely covers 2 of the 5 open steps.",
+            &cap[..4]
+        )) || out.contains("likely covers 2 of the 5 open steps."),
+        "{out}"
+    );
+    for _ in 0..5 {
+        env.api
+            .session([Reply::bash("true"), Reply::bash(ONE), Reply::text("Done.")]);
+    }
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "10", "--max-cost", &cap])
+        .assert()
+        .get_output()
+        .stdout
+        .clone();
+    let out = String::from_utf8_lossy(&out);
+    assert!(
+        out.contains("ralph: estimate: 5 open steps, likely $")
+            && out.contains("--max-cost $")
+            && out.contains("is under the likely cost of the open steps ($")
+            && out.contains("): it likely covers 2 of 5"),
+        "{out}"
+    );
+    assert!(out.contains("ralph: the estimate was $"), "{out}");
+    let journal = fs::read_to_string(run_dir(&env).join("events.jsonl")).unwrap();
+    let estimated: Value = journal
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["kind"] == "estimated")
+        .unwrap();
+    assert_eq!(estimated["steps"], 5);
+    assert_eq!(estimated["estimate"]["usd"]["median"], median);
+    assert_eq!(summary(&env)["estimate"]["usd"]["median"], median);
+}
+
+#[test]
+fn estimate_says_what_is_wrong_with_its_input() {
+    let env = project();
+    let err = env
+        .ralph()
+        .args(["estimate", "--max-cost", "0"])
+        .stderr_with(2);
+    assert_eq!(
+        err,
+        "ralph estimate: --max-cost 0: a cap is a positive amount of US dollars\n"
+    );
+    fs::write(
+        env.project.join(".ralph/config.toml"),
+        "max_cost = \"a lot\"\n",
+    )
+    .unwrap();
+    let err = env.ralph().arg("estimate").stderr_with(1);
+    assert!(
+        err.starts_with("ralph: error: invalid loop configuration") && err.contains("config.toml"),
+        "{err}"
+    );
+}
