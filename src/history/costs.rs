@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::estimate::{FEWEST, Source, Step};
 
 /// The most runs each file keeps, newest last.
-const PROJECT_RUNS: usize = 200;
+const PROJECT_RUNS: usize = 100;
 const MACHINE_RUNS: usize = 300;
 /// The most steps kept of one run.
 const STEPS_PER_RUN: usize = 100;
