@@ -404,10 +404,9 @@ fn pull_request_refusals_say_what_to_fix_and_the_pushed_work_stays() {
         env.git(&["rev-parse", "HEAD"]).trim()
     );
     env.ralph().args(["resume"]).assert().success();
-    gh.refuse(Refusal::rate_limited(
-        Some("GET"),
-        "/repos/octo/hello/pulls",
-    ));
+    // Twice: the run looks for its pull request as it starts too (to read
+    // its thread for commands), and again at its end.
+    gh.refuse(Refusal::rate_limited(Some("GET"), "/repos/octo/hello/pulls").times(2));
     env.api
         .session([Reply::bash("ralph waiting -r 'again'"), Reply::text("ok")]);
     let out = shipping_loop(&env, &gh).args(["--pr"]).stdout_with(3);
