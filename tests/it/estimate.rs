@@ -127,6 +127,11 @@ fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() 
     let e = estimate_json(&env);
     let median = e["estimate"]["usd"]["median"].as_f64().unwrap();
     let truth = true_median(5, &cost);
+    // Said, for the README's figure (`--nocapture`).
+    println!(
+        "five open steps: estimated median ${median:.4}, true median ${truth:.4} ({:+.1}%)",
+        (median - truth) / truth * 100.0
+    );
     assert!(
         (median - truth).abs() <= truth * 0.10,
         "estimated {median}, truly {truth}: {e:#}"
@@ -174,6 +179,7 @@ fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() 
         "{out}"
     );
     assert!(out.contains("ralph: the estimate was $"), "{out}");
+    println!("{out}");
     let journal = fs::read_to_string(run_dir(&env).join("events.jsonl")).unwrap();
     let estimated: Value = journal
         .lines()
