@@ -94,14 +94,22 @@ impl Kept {
         let mut steps = Vec::new();
         for r in runs {
             known &= r.cost_known;
-            steps.extend(r.steps.iter().map(|&[usd, sessions, secs]| Step {
-                usd,
-                sessions,
-                secs,
-            }));
+            steps.extend(r.steps.iter().filter_map(|&s| step(s)));
         }
         (steps, known)
     }
+}
+
+/// A kept step as the estimate takes it: none that no run could have
+/// come to (negative, not a number, past any cap ralph allows), since the
+/// file is read as found.
+fn step([usd, sessions, secs]: [f64; 3]) -> Option<Step> {
+    let fits = |v: f64, most: f64| v.is_finite() && (0.0..=most).contains(&v);
+    (fits(usd, 1e6) && fits(sessions, 1e6) && fits(secs, 1e8)).then_some(Step {
+        usd,
+        sessions,
+        secs,
+    })
 }
 
 /// The files of the project at `root`: its own, and the machine's.
@@ -236,6 +244,19 @@ mod tests {
         assert_eq!(
             usd(k.steps("codex", Some("opus"), ("p", true))),
             [] as [f64; 0]
+        );
+        let mut odd = run("e", "p", Some("opus"), &[1.5]);
+        odd.steps = vec![
+            [f64::NAN, 1.0, 1.0],
+            [-1.0, 1.0, 1.0],
+            [1e300, 1.0, 1.0],
+            [0.5, 1.0, 60.0],
+        ];
+        k.put(odd, 9);
+        assert_eq!(
+            usd(k.steps("claude", Some("opus"), ("p", true))),
+            [1.0, 2.0, 0.5],
+            "a step no run could have come to is not taken"
         );
         let mut unknown = run("d", "p", Some("opus"), &[0.0]);
         unknown.cost_known = false;

@@ -93,6 +93,9 @@ pub struct Estimate {
 /// The draws of the open steps: enough for a stable median and 90th
 /// percentile, few enough to cost nothing.
 const DRAWS: usize = 2000;
+const DRAWS_FEWEST: usize = 200;
+/// The most steps drawn in all, for one estimate.
+const WORK: usize = 2_000_000;
 /// The fewest past steps an estimate is drawn from.
 pub const FEWEST: usize = 3;
 
@@ -135,12 +138,15 @@ pub fn estimate(open: u32, past: &[Step], from: Source, cost_known: bool) -> Opt
         return None;
     }
     let mut g = Draw(0x9E37_79B9_7F4A_7C15 ^ past.len() as u64);
+    // Fewer draws for a spec of thousands of steps: the work stays bounded
+    // (a sum of so many steps varies little anyway).
+    let draws = (WORK / open as usize).clamp(DRAWS_FEWEST, DRAWS);
     let (mut usd, mut sessions, mut secs) = (
-        Vec::with_capacity(DRAWS),
-        Vec::with_capacity(DRAWS),
-        Vec::with_capacity(DRAWS),
+        Vec::with_capacity(draws),
+        Vec::with_capacity(draws),
+        Vec::with_capacity(draws),
     );
-    for _ in 0..DRAWS {
+    for _ in 0..draws {
         let (mut u, mut n, mut t) = (0.0, 0.0, 0.0);
         for _ in 0..open {
             let s = past[g.next(past.len())];
@@ -174,12 +180,19 @@ pub fn estimate(open: u32, past: &[Step], from: Source, cost_known: bool) -> Opt
 /// How many of the open steps a cap of `usd` likely covers: the most
 /// steps whose median cost is within it. Pure.
 pub fn covered(e: &Estimate, usd: f64, past: &[Step]) -> u32 {
-    (1..=e.steps)
-        .take_while(|&k| {
-            estimate(k, past, e.from, e.cost_known).is_some_and(|k| k.usd.median <= usd)
-        })
-        .last()
-        .unwrap_or(0)
+    let within =
+        |k: u32| estimate(k, past, e.from, e.cost_known).is_some_and(|k| k.usd.median <= usd);
+    // The cost of k steps grows with k: the most within, by halves.
+    let (mut lo, mut hi) = (0, e.steps);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if within(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
 }
 
 #[cfg(test)]
@@ -243,5 +256,10 @@ mod tests {
         assert_eq!(covered(&e, 1.2, &past), 2);
         assert_eq!(covered(&e, 100.0, &past), 4);
         assert_eq!(covered(&e, 0.01, &past), 0);
+        // A spec of a hundred thousand steps: still estimated, in bounded work.
+        let many = estimate(100_000, &past, Source::Project, true).unwrap();
+        assert!((many.usd.median - 55_000.0).abs() < 550.0, "{many:?}");
+        let k = covered(&many, 5_500.0, &past);
+        assert!((9_900..=10_100).contains(&k), "{k}");
     }
 }
