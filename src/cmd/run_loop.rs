@@ -317,6 +317,9 @@ impl Loop {
         let limits = resume.as_ref().map(|(_, s)| &s.limits);
         let (settings, mut ship, checked) =
             self.checked_settings((&project, &ui), &cli, limits, in_worktree)?;
+        if self.args.dry_run {
+            return dry_run(&project, &settings);
+        }
         // An answer sent after the run stopped for it: the run goes on.
         let answered = match (&settings.workers.worker, settings.workers.count) {
             (None, 1) => crate::run::asking::answered_at_start(
@@ -412,6 +415,62 @@ impl Loop {
         lock.release();
         Ok(ExitStatus::from(result?))
     }
+}
+
+/// `--dry-run`: what would run, with the estimate of its open steps; nothing
+/// started, nothing written.
+fn dry_run(project: &Project, settings: &options::Settings) -> Result<ExitStatus> {
+    use crate::outln;
+    let (s, l) = (&settings.session, &settings.limits);
+    let spec = crate::fsutil::read_optional(&project.spec())?.unwrap_or_default();
+    let parsed = crate::work::spec::parse(&spec);
+    let open = u32::try_from(parsed.total() - parsed.done()).unwrap_or(u32::MAX);
+    let model = s.model.as_deref();
+    outln!("ralph loop --dry-run: nothing was started.");
+    outln!(
+        "agent: {}{} · at most {} · {} · {}",
+        s.agent,
+        model
+            .map(|m| format!(", model {}", crate::output::visible_line(m)))
+            .unwrap_or_default(),
+        crate::output::counted(l.max_iterations, "session", "sessions"),
+        l.max_cost.map_or("no cost limit".into(), |c| format!(
+            "{} at most",
+            crate::output::usd(c)
+        )),
+        l.max_time.map_or("no time limit".into(), |t| format!(
+            "{} at most",
+            crate::timefmt::human_duration(t)
+        ))
+    );
+    outln!(
+        "spec: {} open of {}",
+        crate::output::counted(open, "step", "steps"),
+        parsed.total()
+    );
+    if open > 0 {
+        let drawn =
+            crate::history::costs::estimate_for(&project.root, open, &s.agent.to_string(), model);
+        let price = model
+            .filter(|_| drawn.is_none())
+            .and_then(|m| crate::agent::prices::price(m, &s.prices).map(|p| (m.to_string(), p)));
+        outln!(
+            "{}",
+            crate::output::visible_line(&crate::history::said::estimated(
+                open,
+                drawn.as_ref().map(|d| &d.0),
+                price.as_ref()
+            ))
+        );
+        if let (Some((e, steps)), Some(cap)) = (&drawn, l.max_cost)
+            && let Some(line) = crate::history::said::cap_short(cap, e, || {
+                crate::history::estimate::covered(e, cap, steps)
+            })
+        {
+            outln!("{line}");
+        }
+    }
+    Ok(ExitStatus::Success)
 }
 
 impl Loop {

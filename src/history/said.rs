@@ -109,6 +109,24 @@ pub fn estimated(
     )
 }
 
+/// What is said when a cost cap is likely too little for the open steps
+/// (`covers` of them, by `estimate::covered`); nothing when it is not.
+pub fn cap_short(
+    cap: f64,
+    e: &crate::history::estimate::Estimate,
+    covers: impl FnOnce() -> u32,
+) -> Option<String> {
+    (e.cost_known && cap < e.usd.median).then(|| {
+        format!(
+            "--max-cost {} is under the likely cost of the open steps ({}): it likely covers {} of {}",
+            crate::output::usd(cap),
+            crate::output::usd(e.usd.median),
+            covers(),
+            e.steps
+        )
+    })
+}
+
 /// The status line of `event` (`── ralph: ... ──` on the terminal): a
 /// session's start, the run's end. `None` for the rest, and for a line
 /// from before the journal kept what it says.

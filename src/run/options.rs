@@ -26,6 +26,11 @@ pub struct LoopArgs {
     #[arg(long)]
     pub resume: bool,
 
+    /// Say what would run (the agent, the limits, the open steps and what
+    /// they will likely cost) and start nothing: no run, no session
+    #[arg(long, conflicts_with = "worktree")]
+    pub dry_run: bool,
+
     /// Run the loop in git worktree NAME, on branch ralph/NAME (made from
     /// --base, or HEAD, if it does not exist yet), beside the checkout in
     /// <checkout>.ralph-worktrees/NAME, with its own .ralph/ state

@@ -756,15 +756,10 @@ impl Shell<'_> {
             price,
         });
         if let (Some((e, steps)), Some(cap)) = (&drawn, self.limits.borrow().max_cost)
-            && e.cost_known
-            && cap < e.usd.median
+            && let Some(line) =
+                crate::history::said::cap_short(cap, e, || estimate::covered(e, cap, steps))
         {
-            self.ui.note(&format!(
-                "--max-cost {} is under the likely cost of the open steps ({}): it likely covers {} of {open}",
-                crate::output::usd(cap),
-                crate::output::usd(e.usd.median),
-                estimate::covered(e, cap, steps)
-            ));
+            self.ui.note(&line);
         }
         saved.estimate = e;
     }

@@ -160,6 +160,39 @@ fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() 
         )) || out.contains("likely covers 2 of the 5 open steps."),
         "{out}"
     );
+    // `loop --dry-run` says the same and starts nothing.
+    let runs = || {
+        fs::read_dir(env.project.join(".ralph/runs"))
+            .unwrap()
+            .count()
+    };
+    let before = runs();
+    let out = ralph_loop(&env)
+        .args(["--dry-run", "--max-cost", &cap])
+        .stdout_with(0);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "ralph loop --dry-run: nothing was started.",
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("agent: claude · at most 50 sessions · $")
+            && lines[1].ends_with(" at most · no time limit"),
+        "{out}"
+    );
+    assert_eq!(lines[2], "spec: 5 steps open of 5", "{out}");
+    assert!(
+        lines[3].starts_with("estimate: 5 open steps, likely $")
+            && lines[4].ends_with("): it likely covers 2 of 5"),
+        "{out}"
+    );
+    assert_eq!(runs(), before, "no run was made");
+    assert!(
+        env.ralph()
+            .arg("status")
+            .stdout_with(0)
+            .contains("loop:    not running")
+    );
     for _ in 0..5 {
         env.api
             .session([Reply::bash("true"), Reply::bash(ONE), Reply::text("Done.")]);
