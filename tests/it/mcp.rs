@@ -249,6 +249,21 @@ fn hostile_calls_are_refused_or_bounded_and_a_session_cannot_serve() {
 
 /// The real Claude Code, with the server added as `install-command --mcp`
 /// adds it: its model's calls to `mcp__ralph__*` reach the loops.
+/// The real Claude Code asked `prompt` in print mode, its MCP tools offered
+/// outright, not deferred behind its tool search (which a model would call
+/// first): the script calls them directly.
+fn ask_claude(env: &TestEnv, prompt: &str) {
+    let mut c = env.claude();
+    c.args(["-p", "--dangerously-skip-permissions"])
+        .env("ENABLE_TOOL_SEARCH", "false");
+    let done = run_with_stdin(c, prompt, A_WHILE);
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+}
+
 #[test]
 fn claude_code_calls_ralphs_tools_after_install_command_mcp() {
     let env = a_loop_that_asked_and_ended();
@@ -267,17 +282,7 @@ fn claude_code_calls_ralphs_tools_after_install_command_mcp() {
         tool("answer", json!({"loop": "main", "option": 2})),
         Reply::text("It asks which database; answered SQLite."),
     ]);
-    // Its MCP tools offered outright, not deferred behind its tool search
-    // (which a model would call first): the script calls them directly.
-    let mut c = env.claude();
-    c.args(["-p", "--dangerously-skip-permissions"])
-        .env("ENABLE_TOOL_SEARCH", "false");
-    let done = run_with_stdin(c, "What does my loop ask?", A_WHILE);
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    ask_claude(&env, "What does my loop ask?");
     let turns = env.api.turns();
     let offered: Vec<String> = turns.last().unwrap().body["tools"]
         .as_array()
@@ -329,15 +334,7 @@ fn claude_code_calls_ralphs_tools_after_install_command_mcp() {
         tool("stop_loop", json!({"loop": "main"})),
         Reply::text("Stopped."),
     ]);
-    let mut c = env.claude();
-    c.args(["-p", "--dangerously-skip-permissions"])
-        .env("ENABLE_TOOL_SEARCH", "false");
-    let done = run_with_stdin(c, "Stop my loop.", A_WHILE);
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    ask_claude(&env, "Stop my loop.");
     let (code, out, err) = live.finish(A_WHILE);
     assert_eq!(code, Some(130), "{out}\n{err}");
     assert!(out.contains("ralph stop (sent by mcp)"), "{out}");
