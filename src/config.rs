@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::fsutil;
 mod kinds;
 mod placement;
+pub mod user;
 
 pub use kinds::{Kind, OnConflict};
 

@@ -119,10 +119,7 @@ fn files(root: &Path) -> (PathBuf, PathBuf, String) {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let machine = lock
-        .parent()
-        .and_then(Path::parent)
-        .map_or_else(|| PathBuf::from("costs.json"), |d| d.join("costs.json"));
+    let machine = crate::trust::store::state_dir().join("costs.json");
     (lock.with_extension("costs.json"), machine, key)
 }
 

@@ -65,6 +65,9 @@ pub struct LoopArgs {
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub limits: Limits,
+    /// The user's budget for every loop on the machine (their own
+    /// settings, never the project's).
+    pub machine: Option<crate::config::user::MachineBudget>,
     /// How its sessions are started: agent, prompt, timeout.
     pub session: crate::session::Sessions,
     /// Sessions confined by Claude Code's sandbox, and what they may reach.
@@ -381,6 +384,7 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
         named,
         settings: Settings {
             limits,
+            machine: None,
             session: crate::session::Sessions {
                 prompt: PathBuf::new(),
                 timeout: duration("timeout", o.timeout.as_ref())?,
@@ -775,6 +779,7 @@ pub fn settings(
     let prompt = prompt_file(project, &r.prompt)?;
     let mut s = on_this_machine(cli, project, r)?;
     s.session.prompt = prompt;
+    s.machine = config::user::budget().map_err(|e| format!("{e:#}"))?;
     Ok(s)
 }
 

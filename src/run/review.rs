@@ -114,6 +114,7 @@ impl Shell<'_> {
         saved: &Saved,
     ) -> Result<(ReviewRecord, Event)> {
         if let crate::run::engine::SessionOutcome::Limited(l) = outcome {
+            self.ledger(cost_usd, 0, false);
             let verdict = Verdict::NoVerdict(format!(
                 "{agent}'s {}: waited out, no round counted",
                 l.describe()
@@ -132,6 +133,7 @@ impl Shell<'_> {
             };
             return Ok((rec, event));
         }
+        self.ledger(cost_usd, 0, false);
         let verdict = verdict_of(ended, before, after);
         let rec = ReviewRecord::new(number, what, &verdict, cost_usd);
         self.hand_review_over(&verdict, what, saved)?;

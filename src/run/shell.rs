@@ -565,11 +565,42 @@ impl Shell<'_> {
             None => record,
         };
         self.run.append_record(record)?;
+        self.ledger(record.cost_usd, record.tokens.total(), record.cost_unknown);
         self.journal().record(record);
         if let (Some(w), Some(t)) = (self.pacing.borrow_mut().as_mut(), record.start_epoch()) {
             w.push(t);
         }
         Ok(())
+    }
+
+    /// A session's cost in the machine's ledger, which the user's budget
+    /// for every loop is held against (a ledger that cannot be written is
+    /// said: with a budget, it then holds only as far as the ledger goes).
+    pub(crate) fn ledger(&self, usd: f64, tokens: u64, cost_unknown: bool) {
+        let entry = crate::history::ledger::Entry {
+            at: now_epoch(),
+            project: self.project.root.display().to_string(),
+            run: self.run.id.clone(),
+            usd,
+            tokens,
+            cost_unknown,
+        };
+        if let Err(e) = crate::history::ledger::append(&crate::history::ledger::path(), &entry) {
+            self.ui.note(&format!(
+                "the session's cost is not in the machine's ledger: {e:#}"
+            ));
+        }
+    }
+
+    /// The user's budget for every loop on the machine, and what they spent
+    /// of it, as a session would start.
+    fn machine(&self) -> Option<engine::Machine> {
+        let budget = self.s.machine?;
+        let entries = crate::history::ledger::entries(&crate::history::ledger::path());
+        Some(engine::Machine {
+            budget,
+            spent: crate::history::ledger::spent(&entries, now_epoch()),
+        })
     }
 
     /// The run's saved state: the one resumed (with today's limits), or a
@@ -1073,7 +1104,12 @@ impl Shell<'_> {
             },
             _ => None,
         };
-        Event::BeforeSpawn { stop, shared }
+        let machine = stop.is_none().then(|| self.machine()).flatten();
+        Event::BeforeSpawn {
+            stop,
+            shared,
+            machine,
+        }
     }
 
     /// Start one session (work, or with `settings` of its own a review)

@@ -72,20 +72,30 @@ pub fn scratch_dir() -> PathBuf {
         .map_or_else(std::env::temp_dir, |d| d.join("tmp"))
 }
 
-pub fn lock_file(root: &Path) -> PathBuf {
+/// ralph's own state folder (`~/.local/state/ralph`), never in a project.
+pub fn state_dir() -> PathBuf {
     let base = dirs().map(|d| {
         d.state_dir()
             .map(Path::to_path_buf)
             .unwrap_or_else(|| d.data_local_dir().to_path_buf())
     });
     match base {
-        Ok(b) => b.join("loops").join(format!("{}.lock", key(root))),
-        // No home at all: a lock nobody else can find is still one lock per
-        // process tree; the loop refuses earlier anyway (no claude settings).
-        Err(_) => std::env::temp_dir()
-            .join(format!("ralph-{}", nix::unistd::getuid()))
-            .join(format!("{}.lock", key(root))),
+        Ok(b) => b,
+        // No home at all: a folder nobody else can find is still one per
+        // user; the loop refuses earlier anyway (no claude settings).
+        Err(_) => std::env::temp_dir().join(format!("ralph-{}", nix::unistd::getuid())),
     }
+}
+
+pub fn lock_file(root: &Path) -> PathBuf {
+    let dir = state_dir();
+    // Beside a home's other state, the loops have a folder of their own.
+    let dir = if dirs().is_ok() {
+        dir.join("loops")
+    } else {
+        dir
+    };
+    dir.join(format!("{}.lock", key(root)))
 }
 
 /// 128 random bits, hex: a run's secret, which marks its processes.

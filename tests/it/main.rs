@@ -26,6 +26,7 @@ mod hostile_plans;
 mod import;
 mod install_hook;
 mod layers;
+mod ledger;
 mod logs;
 mod loop_edges;
 mod mcp;

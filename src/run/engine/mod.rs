@@ -345,6 +345,9 @@ pub enum Event {
     BeforeSpawn {
         stop: Option<String>,
         shared: Option<Shared>,
+        /// The user's budget for every loop on the machine, and what they
+        /// spent together: read as the session would start.
+        machine: Option<Machine>,
     },
     /// A session ended: how, before anything is judged.
     SessionRan(SessionRan),
@@ -379,6 +382,13 @@ pub struct Shared {
     /// worker's agent at its usage limit (0: not known to be), and now.
     pub limited_until: u64,
     pub now_epoch: u64,
+}
+
+/// The machine's budget and what every loop spent of it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Machine {
+    pub budget: crate::config::user::MachineBudget,
+    pub spent: crate::config::user::Spent,
 }
 
 /// What the shell reports of a session once its record is written.
@@ -456,6 +466,9 @@ pub enum Outcome {
     /// `ralph merge`: every finished step is merged; others are still open,
     /// for the next workers.
     Partial,
+    /// Every loop on the machine together spent the user's budget
+    /// (`[budget]` of `~/.config/ralph/config.toml`).
+    MachineBudget,
 }
 
 /// Everything said of one way a run ends, in one place.
@@ -488,7 +501,7 @@ const LIMIT_TODO: &str =
 
 /// One row an outcome: (outcome, code, text, hook, writes WAITING,
 /// resumable, the notice's to-do, the last line).
-const FACTS: [(Outcome, Facts); 14] = {
+const FACTS: [(Outcome, Facts); 15] = {
     const fn f(
         code: u8,
         text: &'static str,
@@ -557,6 +570,21 @@ const FACTS: [(Outcome, Facts); 14] = {
                 (false, true),
                 Some(LIMIT_TODO),
                 Some("`ralph loop --resume --max-cost <higher>` goes on with this run."),
+            ),
+        ),
+        (
+            Outcome::MachineBudget,
+            f(
+                4,
+                "the machine's budget is spent",
+                Some(H::Limit),
+                (false, true),
+                Some(
+                    "see `ralph budget --spent`; go on once the budget allows: `ralph loop --resume`",
+                ),
+                Some(
+                    "`ralph loop --resume` goes on with this run once the machine's budget allows (`ralph budget --spent`).",
+                ),
             ),
         ),
         (
@@ -990,7 +1018,11 @@ fn decide(s: &mut State, limits: &Limits, event: Event) -> Action {
             Outcome::Interrupted,
             format!("{sig} received before the session started"),
         ),
-        Event::BeforeSpawn { stop: None, shared } => before_spawn(s, limits, shared),
+        Event::BeforeSpawn {
+            stop: None,
+            shared,
+            machine,
+        } => before_spawn(s, limits, shared, machine),
         Event::Waited { stop: Some(sig) } => {
             s.round = None;
             stop(
@@ -1058,9 +1090,17 @@ fn looked(s: &mut State, limits: &Limits, event: Event) -> Action {
 /// The session about to start: numbered and spawned, unless (a worker of
 /// a parallel run) the whole run is at a cap or its agent at a usage limit
 /// another worker met.
-fn before_spawn(s: &mut State, limits: &Limits, shared: Option<Shared>) -> Action {
+fn before_spawn(
+    s: &mut State,
+    limits: &Limits,
+    shared: Option<Shared>,
+    machine: Option<Machine>,
+) -> Action {
     if let Some(a) = shared.and_then(|sh| over_shared(limits, sh)) {
         return a;
+    }
+    if let Some(why) = machine.and_then(|m| m.budget.over(&m.spent)) {
+        return stop(Outcome::MachineBudget, why);
     }
     s.iteration += 1;
     // Another worker met this agent's usage limit: this one waits
@@ -1548,6 +1588,7 @@ mod tests {
             Outcome::StepDone,
             Outcome::TimeLimit,
             Outcome::Partial,
+            Outcome::MachineBudget,
         ];
         assert_eq!(FACTS.len(), all.len());
         for o in all {
@@ -1729,6 +1770,7 @@ mod tests {
                     ev = Event::BeforeSpawn {
                         stop: None,
                         shared: None,
+                        machine: None,
                     }
                     .into()
                 }
@@ -1807,6 +1849,7 @@ mod tests {
         go(Event::BeforeSpawn {
             stop: None,
             shared: None,
+            machine: None,
         });
         go(Event::SessionRan(SessionRan {
             session: 1,
@@ -1890,6 +1933,7 @@ mod tests {
         go(Event::BeforeSpawn {
             stop: None,
             shared: None,
+            machine: None,
         });
         let ran = SessionRan {
             session: 1,
@@ -1959,7 +2003,8 @@ mod tests {
                 &limits(),
                 Event::BeforeSpawn {
                     stop: None,
-                    shared: None
+                    shared: None,
+                    machine: None
                 }
             ),
             Action::Spawn {
@@ -2359,6 +2404,7 @@ mod tests {
             Event::BeforeSpawn {
                 stop: sig(),
                 shared: None,
+                machine: None,
             },
         );
         assert_eq!(stopped(&a), Some(Outcome::Interrupted), "before spawn");
@@ -2396,6 +2442,7 @@ mod tests {
             Event::BeforeSpawn {
                 stop: None,
                 shared: None,
+                machine: None,
             },
         );
         let limited = |reset_at| {
@@ -2425,7 +2472,8 @@ mod tests {
                 &l,
                 Event::BeforeSpawn {
                     stop: None,
-                    shared: None
+                    shared: None,
+                    machine: None
                 }
             ),
             Action::Spawn {
@@ -2486,6 +2534,7 @@ mod tests {
                 Event::BeforeSpawn {
                     stop: None,
                     shared: None,
+                    machine: None,
                 },
             );
             match step(&mut s, &l, overloaded()) {
@@ -2558,12 +2607,15 @@ mod tests {
             (StepDone, false),
             (TimeLimit, true),
             (Partial, false),
+            (MachineBudget, true),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
                 Complete => Some(EndHook::Complete),
                 Waiting | NoProgress | Stuck | ReviewRejected => Some(EndHook::Waiting),
-                IterationLimit | CostLimit | LimitWait | TimeLimit => Some(EndHook::Limit),
+                IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget => {
+                    Some(EndHook::Limit)
+                }
                 Failed | Interrupted | EndedAbnormally | StepDone | Partial => None,
             };
             assert_eq!(o.hook(), hook, "{o:?}");
@@ -2573,7 +2625,9 @@ mod tests {
                 Complete => Some(E::Complete),
                 Waiting | NoProgress | Stuck | ReviewRejected => Some(E::Waiting),
                 Failed | EndedAbnormally => Some(E::Failed),
-                IterationLimit | CostLimit | LimitWait | TimeLimit => Some(E::Stopped),
+                IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget => {
+                    Some(E::Stopped)
+                }
                 Interrupted | StepDone | Partial => None,
             };
             assert_eq!(o.notice().map(|(e, _)| e), want, "{o:?}");
@@ -2849,7 +2903,8 @@ mod tests {
                 &l,
                 Event::BeforeSpawn {
                     stop: None,
-                    shared: None
+                    shared: None,
+                    machine: None
                 }
             ),
             Action::Spawn {
@@ -2879,6 +2934,7 @@ mod tests {
             Event::BeforeSpawn {
                 stop: None,
                 shared: None,
+                machine: None,
             },
         );
         step(
@@ -2926,6 +2982,7 @@ mod tests {
                 Event::BeforeSpawn {
                     stop: None,
                     shared: None,
+                    machine: None,
                 },
             );
             step(s, &l, ended(r))
@@ -3273,11 +3330,60 @@ mod tests {
     }
 
     #[test]
+    fn no_session_starts_once_every_loop_on_the_machine_spent_the_users_budget() {
+        use crate::config::user::{MachineBudget, Spent};
+        let l = limits();
+        let spawn = |usd_day: f64| {
+            let mut s = State::default();
+            let machine = Machine {
+                budget: MachineBudget {
+                    per_day: Some(10.0),
+                    ..MachineBudget::default()
+                },
+                spent: Spent {
+                    usd_day,
+                    usd_week: usd_day,
+                    ..Spent::default()
+                },
+            };
+            let a = step(
+                &mut s,
+                &l,
+                Event::BeforeSpawn {
+                    stop: None,
+                    shared: None,
+                    machine: Some(machine),
+                },
+            );
+            (a, s.iteration, s.sessions)
+        };
+        assert!(matches!(spawn(9.99), (Action::Spawn { .. }, 1, 1)));
+        let (a, iteration, sessions) = spawn(10.0);
+        assert_eq!((iteration, sessions), (0, 0), "nothing counted");
+        assert_eq!(
+            a,
+            Action::Stop {
+                outcome: Outcome::MachineBudget,
+                reason: "every loop on this machine has spent $10.00 of $10.00 in the last 24 hours ([budget] per_day)".into()
+            }
+        );
+        assert!(Outcome::MachineBudget.resumable());
+    }
+
+    #[test]
     fn a_workers_session_is_refused_once_the_whole_run_reaches_a_cap() {
         let l = limits(); // 5 sessions, $2
         let spawn = |shared| {
             let mut s = State::default();
-            let a = step(&mut s, &l, Event::BeforeSpawn { stop: None, shared });
+            let a = step(
+                &mut s,
+                &l,
+                Event::BeforeSpawn {
+                    stop: None,
+                    shared,
+                    machine: None,
+                },
+            );
             (a, s.iteration)
         };
         let under = Shared {
