@@ -51,6 +51,7 @@ fn a_run_to_complete_journals_each_session_the_gate_and_its_end() {
         kinds(&lines),
         [
             "run_started",
+            "estimated",
             "session_started",
             "gate:failed",
             "session_ended",
@@ -66,6 +67,13 @@ fn a_run_to_complete_journals_each_session_the_gate_and_its_end() {
         assert!(l["at"].as_u64().unwrap() > 1_700_000_000_000, "{l}");
         assert!(l.get("worker").is_none(), "one loop, no worker: {l}");
     }
+    // The estimate before the first session: one open step, no past yet.
+    assert_eq!(lines[1]["steps"], 1, "{}", lines[1]);
+    assert!(lines[1].get("estimate").is_none(), "{}", lines[1]);
+    let lines: Vec<Value> = lines
+        .into_iter()
+        .filter(|l| l["kind"] != "estimated")
+        .collect();
     let started = &lines[0];
     assert_eq!(started["mode"], "loop");
     assert_eq!(started["agent"], "claude");
@@ -122,10 +130,16 @@ fn a_run_that_stops_for_a_human_ends_its_journal_waiting_with_why() {
     let lines = events(&env);
     assert_eq!(
         kinds(&lines),
-        ["run_started", "session_started", "session_ended", "waiting"],
+        [
+            "run_started",
+            "estimated",
+            "session_started",
+            "session_ended",
+            "waiting"
+        ],
         "{lines:#?}"
     );
-    let end = &lines[3];
+    let end = &lines[4];
     assert_eq!(end["outcome"], "waiting");
     assert!(
         end["reason"]
