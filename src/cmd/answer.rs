@@ -26,7 +26,8 @@ pub struct Answer {
     #[arg(long, value_name = "N")]
     option: Option<u32>,
 
-    /// Only if the loop's run is RUN (as `ralph status` names it)
+    /// For run RUN only (as `ralph status` names it): another run leaves
+    /// the answer for RUN
     #[arg(long, value_name = "RUN")]
     run: Option<String>,
 }

@@ -27,12 +27,35 @@ pub struct Estimate {
 
     /// Say how many of the open steps this cap likely covers [default:
     /// the config's `max_cost`]
-    #[arg(long, value_name = "USD")]
+    // A negative amount is a value to refuse by name, not an unknown flag.
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     max_cost: Option<f64>,
 
     /// Print the estimate as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// The cap to estimate against: `--max-cost`, else the config's
+/// `max_cost` (at `config`); a bad one refused, naming where it was
+/// written. Pure.
+fn cap_of(
+    flag: Option<f64>,
+    config_cap: Option<f64>,
+    config: &std::path::Path,
+) -> Result<Option<f64>, String> {
+    let (cap, said) = match (flag, config_cap) {
+        (Some(c), _) => (c, format!("--max-cost {c}")),
+        (None, Some(c)) => (c, format!("max_cost = {c} in {}", config.display())),
+        (None, None) => return Ok(None),
+    };
+    // As `ralph loop` takes it: a cap it would refuse estimates nothing.
+    if !(cap.is_finite() && cap > 0.0 && cap <= crate::run::options::MOST_COST) {
+        return Err(format!(
+            "{said}: a cap is a positive amount of US dollars, at most 1000000"
+        ));
+    }
+    Ok(Some(cap))
 }
 
 impl Run for Estimate {
@@ -41,14 +64,11 @@ impl Run for Estimate {
         let config = crate::config::load(&project.config())?;
         let agent = self.agent.or(config.agent).unwrap_or_default();
         let model = self.model.clone().or(config.model);
-        let cap = self.max_cost.or(config.max_cost);
-        if let Some(c) = cap.filter(|c| !(c.is_finite() && *c > 0.0)) {
-            return Err(crate::exit::Stop::with(
-                ExitStatus::Usage,
-                format!("--max-cost {c}: a cap is a positive amount of US dollars"),
-            ));
-        }
-        let spec = crate::fsutil::read_optional(&project.spec())?.unwrap_or_default();
+        let cap = cap_of(self.max_cost, config.max_cost, &project.config())
+            .map_err(|why| crate::exit::Stop::with(ExitStatus::Usage, why))?;
+        let spec = crate::fsutil::read_optional(&project.spec())?;
+        let no_spec = spec.is_none();
+        let spec = spec.unwrap_or_default();
         let parsed = crate::work::spec::parse(&spec);
         let open = u32::try_from(parsed.total() - parsed.done()).unwrap_or(u32::MAX);
         let drawn = costs::estimate_for(&project.root, open, &agent.to_string(), model.as_deref());
@@ -67,6 +87,13 @@ impl Run for Estimate {
                 "max_cost_covers": covers,
             });
             outln!("{}", serde_json::to_string_pretty(&v)?);
+            return Ok(ExitStatus::Success);
+        }
+        if no_spec && !self.json {
+            outln!(
+                "There is no spec at {}: nothing to estimate (`ralph init` writes one).",
+                project.spec().display()
+            );
             return Ok(ExitStatus::Success);
         }
         if open == 0 {
@@ -107,5 +134,26 @@ impl Run for Estimate {
             }
         }
         Ok(ExitStatus::Success)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_cap_is_refused_naming_where_it_was_written() {
+        let config = std::path::Path::new("/p/.ralph/config.toml");
+        assert_eq!(cap_of(None, None, config), Ok(None));
+        assert_eq!(cap_of(Some(2.0), Some(-1.0), config), Ok(Some(2.0)));
+        assert_eq!(cap_of(None, Some(3.0), config), Ok(Some(3.0)));
+        assert_eq!(
+            cap_of(None, Some(-3.0), config),
+            Err("max_cost = -3 in /p/.ralph/config.toml: a cap is a positive amount of US dollars, at most 1000000".into())
+        );
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 2e6] {
+            let e = cap_of(Some(bad), Some(1.0), config).unwrap_err();
+            assert!(e.starts_with(&format!("--max-cost {bad}: ")), "{e}");
+        }
     }
 }

@@ -8,8 +8,9 @@ use crate::exit::ExitStatus;
 /// Raise a limit of the project's running loop by an amount, from any
 /// terminal: it goes on past where it would have stopped.
 ///
-/// Taken between sessions, and kept if the run is resumed. Refused inside
-/// a loop's session.
+/// Taken between sessions, and kept if the run is resumed; a run without
+/// that limit keeps none (the loop says so). Refused inside a loop's
+/// session.
 #[derive(Debug, Args)]
 #[command(group = clap::ArgGroup::new("limit").required(true).args(["iterations", "cost", "time"]))]
 pub struct Raise {
@@ -18,7 +19,8 @@ pub struct Raise {
     iterations: Option<u32>,
 
     /// US dollars more (--max-cost)
-    #[arg(long, value_name = "USD")]
+    // A negative amount is a value to refuse by name, not an unknown flag.
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
     cost: Option<f64>,
 
     /// Time more (--max-time), e.g. `1h`

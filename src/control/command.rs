@@ -73,8 +73,11 @@ impl Command {
         match self {
             Command::Answer(a) if a.text.trim().is_empty() => Err("the answer is empty".into()),
             Command::AddStep { text } if text.trim().is_empty() => Err("the step is empty".into()),
-            Command::Raise(Limit::Iterations(0)) | Command::Raise(Limit::Time(0)) => {
-                Err("raise by more than nothing".into())
+            Command::Raise(Limit::Iterations(0)) => {
+                Err("raise the iterations by at least 1, not 0".into())
+            }
+            Command::Raise(Limit::Time(0)) => {
+                Err("raise the time by at least a second, not 0".into())
             }
             Command::Raise(Limit::Cost(c)) if !(c.is_finite() && *c > 0.0 && *c < 1e6) => Err(
                 format!("raise the cost by a positive amount of dollars, not {c}"),
@@ -126,6 +129,11 @@ mod tests {
         for c in bad {
             assert!(c.check().is_err(), "{c:?}");
         }
+        // Which limit, and what was given, is named.
+        assert_eq!(
+            Command::Raise(Limit::Time(0)).check(),
+            Err("raise the time by at least a second, not 0".into())
+        );
         let rows = [
             (
                 Command::Raise(Limit::Iterations(5)),

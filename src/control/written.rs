@@ -296,7 +296,7 @@ mod tests {
             (
                 "/ralph raise --iterations 0",
                 Verb::Raise,
-                "raise by more than nothing",
+                "raise the iterations by at least 1, not 0",
             ),
             (
                 "/ralph raise --cost -3",

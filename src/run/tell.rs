@@ -91,6 +91,8 @@ pub fn answer(
 /// Send `command` to the running loop of the project at `root`, as `by`;
 /// the loop it went to.
 pub fn command(root: &Path, by: &str, command: Command) -> Result<LockInfo, NotSent> {
+    // What is wrong with the command itself is said first, loop or not.
+    command.check().map_err(NotSent::Refused)?;
     if let Some(why) = inbox::refused_in_session() {
         return Err(NotSent::Refused(why));
     }
@@ -119,4 +121,32 @@ pub fn answer_pending(root: &Path, waiting: &sentinel::Waiting) -> bool {
         matches!(t.sent.command, Command::Answer(_))
             && (t.sent.asked.is_none() || t.sent.asked == waiting.since)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::Limit;
+
+    #[test]
+    fn a_command_that_makes_no_sense_is_refused_before_any_loop_is_looked_for() {
+        // No loop runs at a folder that was never a project: a sound
+        // command finds nothing, a bad one is refused for what it is.
+        let root = Path::new("/nonexistent/ralph-tell-test");
+        let bad = command(root, "terminal", Command::Raise(Limit::Cost(f64::NAN)));
+        assert!(
+            matches!(&bad, Err(NotSent::Refused(why)) if why == "raise the cost by a positive amount of dollars, not NaN"),
+            "{bad:?}"
+        );
+        let zero = command(root, "terminal", Command::Raise(Limit::Iterations(0)));
+        assert!(matches!(zero, Err(NotSent::Refused(_))), "{zero:?}");
+        // (Inside a loop's session, as when a session tests ralph, it is
+        // refused for that instead.)
+        let sound = command(root, "terminal", Command::Raise(Limit::Iterations(2)));
+        assert!(
+            matches!(&sound, Err(NotSent::Nothing(why)) if why.starts_with("no loop is running"))
+                || matches!(&sound, Err(NotSent::Refused(why)) if why.contains("RALPH_LOOP")),
+            "{sound:?}"
+        );
+    }
 }

@@ -233,7 +233,16 @@ fn estimate_says_what_is_wrong_with_its_input() {
         .stderr_with(2);
     assert_eq!(
         err,
-        "ralph estimate: --max-cost 0: a cap is a positive amount of US dollars\n"
+        "ralph estimate: --max-cost 0: a cap is a positive amount of US dollars, at most 1000000\n"
+    );
+    // A negative amount is refused as a value, not taken for a flag.
+    let err = env
+        .ralph()
+        .args(["estimate", "--max-cost", "-1"])
+        .stderr_with(2);
+    assert!(
+        err.starts_with("ralph estimate: --max-cost -1: a cap is a positive"),
+        "{err}"
     );
     fs::write(
         env.project.join(".ralph/config.toml"),
@@ -244,5 +253,20 @@ fn estimate_says_what_is_wrong_with_its_input() {
     assert!(
         err.starts_with("ralph: error: invalid loop configuration") && err.contains("config.toml"),
         "{err}"
+    );
+    fs::write(env.project.join(".ralph/config.toml"), "max_cost = -3\n").unwrap();
+    let err = env.ralph().arg("estimate").stderr_with(2);
+    assert!(
+        err.starts_with("ralph estimate: max_cost = -3 in ")
+            && err.contains(".ralph/config.toml: a cap"),
+        "the cap came from the config, not a flag: {err}"
+    );
+    fs::remove_file(env.project.join(".ralph/config.toml")).unwrap();
+    fs::remove_file(env.project.join(".ralph/spec.md")).unwrap();
+    let out = env.ralph().arg("estimate").stdout_with(0);
+    assert!(
+        out.starts_with("There is no spec at ")
+            && out.ends_with(": nothing to estimate (`ralph init` writes one).\n"),
+        "{out}"
     );
 }
