@@ -109,12 +109,12 @@ impl Run for Estimate {
         });
         let line = said::estimated(open, e.as_ref(), price.as_ref());
         outln!(
-            "{} ({agent}{}).",
-            crate::output::visible_line(line.strip_prefix("estimate: ").unwrap_or(&line)),
+            "{agent}{}: {}.",
             model
                 .as_deref()
-                .map(|m| format!(", model {}", crate::output::visible_line(m)))
-                .unwrap_or_default()
+                .map(|m| format!(" ({})", crate::output::visible_line(m)))
+                .unwrap_or_default(),
+            crate::output::visible_line(line.strip_prefix("estimate: ").unwrap_or(&line))
         );
         if let Some(e) = &e {
             if e.cost_known {

@@ -320,16 +320,14 @@ impl Loop {
         if self.args.dry_run {
             return dry_run(&project, &settings);
         }
-        // An answer sent after the run stopped for it: the run goes on.
-        let answered = match (&settings.workers.worker, settings.workers.count) {
-            (None, 1) => crate::run::asking::answered_at_start(
-                &project,
-                resume.as_ref().map(|(r, _)| r.id.as_str()),
-                &ui,
-            )?,
-            _ => None,
-        };
-        if let Some(done) = first_move(&settings, &project, &checked, &ui)? {
+        // An answer sent after the run stopped for it: the run goes on with
+        // it, taken once the lock is ours (a loop refused before then leaves
+        // it where it was, for the next).
+        let single = settings.workers.worker.is_none() && settings.workers.count == 1;
+        let answer_waits = single
+            && sentinel::Waiting::read(&project.waiting())?
+                .is_some_and(|w| crate::run::tell::answer_pending(&project.root, &w));
+        if let Some(done) = first_move(&settings, &project, &checked, &ui, answer_waits)? {
             return Ok(done);
         }
 
@@ -338,7 +336,13 @@ impl Loop {
         crate::procs::signals::become_subreaper();
         crate::procs::signals::install_signal_handlers()?;
         let invocation_args = record.as_ref().map(workers_command_line);
+        let resumed_id = resume.as_ref().map(|(r, _)| r.id.clone());
         let (run, saved, mut lock) = take_lock(&project, &settings, resume, record, &ui)?;
+        let answered = if answer_waits {
+            crate::run::asking::answered_at_start(&project, resumed_id.as_deref(), &ui)?
+        } else {
+            None
+        };
         let own_dirty = self.own_dirty(&project);
         // Keep ralph's own run files out of the user's git status.
         super::init::ensure_gitignore(&project)?;
@@ -751,10 +755,12 @@ fn first_move(
     project: &Project,
     checked: &Checked,
     ui: &Ui,
+    answered: bool,
 ) -> Result<Option<ExitStatus>> {
-    // What the sentinels there say decides how the run starts.
+    // What the sentinels there say decides how the run starts (a WAITING
+    // whose answer waits in the inbox is as good as gone).
     let complete = sentinel::Complete::read(&project.complete())?;
-    let waiting = sentinel::Waiting::read(&project.waiting())?;
+    let waiting = sentinel::Waiting::read(&project.waiting())?.filter(|_| !answered);
     // The run that ended last accepted this COMPLETE (gate, reviewer and
     // all): judging it again would run the checks and pay a reviewer for
     // nothing. One found otherwise (a session's, a run killed before it

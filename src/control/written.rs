@@ -93,7 +93,7 @@ pub fn read(body: &str) -> Written {
     let said = match verb {
         Verb::Answer => answer(args, rest),
         Verb::Stop => match args {
-            "" | "--now" => Ok(Command::Stop {
+            "" => Ok(Command::Stop {
                 when: StopWhen::Now,
             }),
             "--after-session" => Ok(Command::Stop {

@@ -80,7 +80,7 @@ fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() 
     let out = env.ralph().arg("estimate").stdout_with(0);
     assert_eq!(
         out,
-        "30 open steps; no past steps of this agent and model to estimate from yet (ralph keeps what each step costs, from this run on) (claude).\n"
+        "claude: 30 open steps; no past steps of this agent and model to estimate from yet (ralph keeps what each step costs, from this run on).\n"
     );
     assert_eq!(estimate_json(&env)["estimate"], Value::Null);
     // Thirty past steps: step i's session makes `extra[i]` requests before
@@ -149,8 +149,8 @@ fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() 
         .args(["estimate", "--max-cost", &cap])
         .stdout_with(0);
     assert!(
-        out.starts_with("5 open steps, likely $")
-            && out.contains("; from 30 past steps of this project (claude)."),
+        out.starts_with("claude: 5 open steps, likely $")
+            && out.contains("; from 30 past steps of this project."),
         "{out}"
     );
     assert!(
