@@ -220,6 +220,7 @@ fn live(terminal: &mut ratatui::DefaultTerminal, main: &Path, color: bool) -> Re
                     Effect::None => {}
                     Effect::Quit => return Ok(ExitStatus::Success),
                     Effect::Stop(i, when) => app.say(stop(&rows[i], when), rows.get(i)),
+                    Effect::Command(i, c) => app.say(command(&rows[i], c), rows.get(i)),
                     Effect::Answer(i, reply) => {
                         app.say(answer(&rows[i], &reply), rows.get(i));
                         looked = Instant::now() - LOOK_EVERY;
@@ -329,6 +330,16 @@ fn not_sent_text(e: NotSent) -> String {
 /// Stop a row's loop: as `ralph stop` does (sent by watch, journaled), or
 /// for a parallel run's worker, whose inbox nobody watches while its
 /// session runs, now as Ctrl+C in its terminal would (SIGINT).
+/// A command typed at `:` sent to `row`'s running loop, as `ralph raise`
+/// sends one; what came of it, in a line.
+fn command(row: &Row, c: ControlCommand) -> String {
+    let said = c.describe();
+    match tell::command(&row.root, "watch", c) {
+        Ok(l) => format!("sent {} (pid {}): {said}", row.name, l.pid),
+        Err(e) => format!("cannot send {} {said}: {}", row.name, not_sent_text(e)),
+    }
+}
+
 fn stop(row: &Row, when: StopWhen) -> String {
     if row.worker.is_none() || when == StopWhen::AfterSession {
         let said = match when {

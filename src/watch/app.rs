@@ -3,7 +3,8 @@
 //! it) is an `Effect` the terminal side carries out.
 
 use super::model::{Row, State};
-use crate::control::StopWhen;
+use crate::control::written::{self, Verb, Written};
+use crate::control::{Command, StopWhen};
 use crate::run::tell::Reply;
 use crate::work::question::TEXT_MAX;
 
@@ -38,10 +39,16 @@ pub enum Mode {
         row: usize,
         text: String,
     },
+    /// A command to this row's running loop (`raise --iterations 5`, `add
+    /// TEXT`, `stop --after-session`), as typed so far.
+    Command {
+        row: usize,
+        text: String,
+    },
 }
 
 /// What the terminal side does after a key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     None,
     Quit,
@@ -52,7 +59,17 @@ pub enum Effect {
     /// Answer the question of this row's loop (as `ralph answer` does, by
     /// watch).
     Answer(usize, Reply),
+    /// Send this row's running loop a command (as `ralph raise`, `ralph
+    /// stop` do, by watch; a step added between its sessions).
+    Command(usize, Command),
 }
+
+/// The most characters of a typed command.
+const COMMAND_MAX: usize = 500;
+
+/// What the command line takes, said when it cannot read what was typed.
+pub const COMMANDS: &str =
+    "raise --iterations N | --cost USD | --time D · add TEXT · stop [--after-session]";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct App {
@@ -134,6 +151,7 @@ impl App {
                 }
             }
             Mode::Answer { row, text } => self.typing(k, row, text, rows),
+            Mode::Command { row, text } => self.commanding(k, row, text, rows),
             Mode::Normal => self.normal(k, rows),
         }
     }
@@ -154,6 +172,22 @@ impl App {
             Key::Char('s') => self.stop(StopWhen::Now, rows),
             Key::Char('S') => self.stop(StopWhen::AfterSession, rows),
             Key::Char('a') => return self.ask(self.selected, rows),
+            Key::Char(':') => match row {
+                Some(r) if r.pid.is_some() => {
+                    self.mode = Mode::Command {
+                        row: self.selected,
+                        text: String::new(),
+                    }
+                }
+                Some(r) => self.say(
+                    format!(
+                        "{} is not running: a command goes to a running loop",
+                        r.name
+                    ),
+                    row,
+                ),
+                None => {}
+            },
             Key::Char('w') | Key::Enter => match row {
                 Some(r) if r.waiting.is_some() => self.mode = Mode::Reason(self.selected),
                 Some(r) => self.say(format!("{} is not waiting for a human", r.name), row),
@@ -243,6 +277,51 @@ impl App {
         Effect::None
     }
 
+    /// A key while a command is typed: Enter reads it as a `/ralph`
+    /// command is read (an answer is `a`'s), Esc drops it; what cannot be
+    /// read is said, and the line stays for a fix.
+    fn commanding(&mut self, k: Key, i: usize, mut text: String, rows: &[Row]) -> Effect {
+        if rows.get(i).is_none_or(|r| r.pid.is_none()) {
+            self.mode = Mode::Normal;
+            self.message = Some("it no longer runs: no command sent".into());
+            return Effect::None;
+        }
+        match k {
+            Key::Esc => {
+                self.mode = Mode::Normal;
+                self.message = Some("no command sent".into());
+                return Effect::None;
+            }
+            Key::Enter => {
+                let line = format!("{} {}", written::PREFIX, text.trim());
+                match written::read(&line) {
+                    Written::Said(Verb::Answer, _) => {
+                        self.message = Some("an answer is `a`'s: Esc, then a".into())
+                    }
+                    Written::Said(_, Ok(c)) => {
+                        self.mode = Mode::Normal;
+                        return Effect::Command(i, c);
+                    }
+                    Written::Said(_, Err(why)) | Written::Unknown(why) => self.message = Some(why),
+                    Written::Nothing | Written::Misplaced(_) => {
+                        self.message = Some(format!("type a command: {COMMANDS}"))
+                    }
+                }
+            }
+            Key::Backspace => {
+                text.pop();
+            }
+            Key::Char(c) if c.is_control() => {}
+            Key::Char(c) if text.chars().count() < COMMAND_MAX => text.push(c),
+            Key::Char(_) => {
+                self.message = Some(format!("a command is at most {COMMAND_MAX} characters"))
+            }
+            _ => {}
+        }
+        self.mode = Mode::Command { row: i, text };
+        Effect::None
+    }
+
     fn select(&mut self, i: usize) {
         if i != self.selected {
             self.selected = i;
@@ -294,7 +373,7 @@ impl App {
 }
 
 /// The keys, for `?`.
-pub const KEYS: [(&str, &str); 13] = [
+pub const KEYS: [(&str, &str); 14] = [
     ("↑ ↓  j k", "select a loop"),
     (
         "s",
@@ -315,6 +394,10 @@ pub const KEYS: [(&str, &str); 13] = [
     (
         "r",
         "resume it: remove WAITING, `ralph loop --resume` as it was started",
+    ),
+    (
+        ":",
+        "a command to the selected running loop: raise --iterations N (or --cost USD, --time D), add TEXT (a step, between its sessions), stop --after-session; Enter sends, Esc cancels",
     ),
     ("o", "show its previous session's log"),
     ("n", "show its next session's log"),
@@ -414,6 +497,85 @@ mod tests {
         assert_eq!(a.key(Key::Char('s'), &r), Effect::None);
         assert_eq!(a.message.as_deref(), Some("a is not running"));
         assert_eq!(a.mode, Mode::Normal);
+    }
+
+    #[test]
+    fn a_command_typed_at_colon_goes_to_a_running_loop_as_written() {
+        use crate::control::Limit;
+        let (mut a, r) = (App::default(), rows());
+        a.key(Key::Char(':'), &r);
+        assert_eq!(typed(&mut a, "raise --iterations 3", &r), Effect::None);
+        assert_eq!(
+            a.mode,
+            Mode::Command {
+                row: 0,
+                text: "raise --iterations 3".into()
+            }
+        );
+        assert_eq!(
+            a.key(Key::Enter, &r),
+            Effect::Command(0, Command::Raise(Limit::Iterations(3)))
+        );
+        assert_eq!(a.mode, Mode::Normal);
+        // What cannot be read is said, and the line stays for a fix.
+        a.key(Key::Char(':'), &r);
+        typed(&mut a, "raise --cost", &r);
+        assert_eq!(a.key(Key::Enter, &r), Effect::None);
+        assert!(
+            a.message
+                .as_deref()
+                .unwrap()
+                .starts_with("one limit, by one amount"),
+            "{:?}",
+            a.message
+        );
+        for _ in 0.."raise --cost".len() {
+            a.key(Key::Backspace, &r);
+        }
+        typed(&mut a, "add Write the docs", &r);
+        assert_eq!(
+            a.key(Key::Enter, &r),
+            Effect::Command(
+                0,
+                Command::AddStep {
+                    text: "Write the docs".into()
+                }
+            )
+        );
+        a.key(Key::Char(':'), &r);
+        typed(&mut a, "answer yes", &r);
+        a.key(Key::Enter, &r);
+        assert_eq!(
+            a.message.as_deref(),
+            Some("an answer is `a`'s: Esc, then a")
+        );
+        assert_eq!(a.key(Key::Esc, &r), Effect::None);
+        assert_eq!(
+            (a.mode.clone(), a.message.as_deref()),
+            (Mode::Normal, Some("no command sent"))
+        );
+        a.key(Key::Char(':'), &r);
+        typed(&mut a, "rm -rf /", &r);
+        a.key(Key::Enter, &r);
+        assert!(
+            a.message
+                .as_deref()
+                .unwrap()
+                .contains("is not a command ralph takes"),
+            "{:?}",
+            a.message
+        );
+        a.key(Key::Esc, &r);
+        // A loop that is not running takes no command.
+        a.key(Key::Down, &r);
+        assert_eq!(a.key(Key::Char(':'), &r), Effect::None);
+        assert_eq!(
+            (a.mode.clone(), a.message.as_deref()),
+            (
+                Mode::Normal,
+                Some("a is not running: a command goes to a running loop")
+            )
+        );
     }
 
     #[test]

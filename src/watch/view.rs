@@ -216,6 +216,11 @@ pub fn draw(f: &mut Frame, rows: &[Row], app: &App, log: &Log, now: u64, color: 
             let x = bottom.x + text_width(ANSWER_PROMPT) + text_width(&shown);
             f.set_cursor_position((x.min(area.width.saturating_sub(1)), bottom.y));
         }
+        Mode::Command { text, .. } => {
+            let shown = input_shown(text, area.width);
+            let x = bottom.x + text_width(COMMAND_PROMPT) + text_width(&shown);
+            f.set_cursor_position((x.min(area.width.saturating_sub(1)), bottom.y));
+        }
     }
 }
 
@@ -280,6 +285,7 @@ fn reason_keys(r: &Row) -> String {
 
 /// What starts the footer's input line.
 const ANSWER_PROMPT: &str = "answer: ";
+const COMMAND_PROMPT: &str = "command: ";
 
 /// The end of `text` that fits the input line of `width` columns: the
 /// part being typed stays in sight.
@@ -391,6 +397,16 @@ fn footer_lines(app: &App, width: u16) -> Vec<String> {
             .unwrap_or("Enter sends · Esc cancels · a number alone picks that option");
         let mut lines = vec![format!("{ANSWER_PROMPT}{}", input_shown(text, width))];
         lines.extend(wrap(&visible_line(help), width));
+        lines.truncate(FOOTER_MAX);
+        return lines;
+    }
+    if let Mode::Command { text, .. } = &app.mode {
+        let help = app
+            .message
+            .clone()
+            .unwrap_or_else(|| format!("Enter sends · Esc cancels · {}", super::app::COMMANDS));
+        let mut lines = vec![format!("{COMMAND_PROMPT}{}", input_shown(text, width))];
+        lines.extend(wrap(&visible_line(&help), width));
         lines.truncate(FOOTER_MAX);
         return lines;
     }
@@ -679,6 +695,26 @@ mod tests {
                 && plain.ends_with("`ralph answer \"<your answer>\"`\n"),
             "{plain}"
         );
+    }
+
+    #[test]
+    fn a_command_is_typed_on_the_footer_with_what_it_takes() {
+        let mut app = App {
+            mode: Mode::Command {
+                row: 0,
+                text: "raise --iterations 5".into(),
+            },
+            ..App::default()
+        };
+        assert_eq!(
+            footer_lines(&app, 120),
+            [
+                "command: raise --iterations 5",
+                "Enter sends · Esc cancels · raise --iterations N | --cost USD | --time D · add TEXT · stop [--after-session]"
+            ]
+        );
+        app.message = Some("\"--budget\" is no limit".into());
+        assert_eq!(footer_lines(&app, 120)[1], "\"--budget\" is no limit");
     }
 
     #[test]

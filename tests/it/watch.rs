@@ -574,3 +574,61 @@ fn a_question_is_answered_from_the_dashboard_and_the_run_goes_on() {
     tmux.keys(&["q"]);
     tmux.wait_for("watch to end", |s| s.contains("EXITED 0"));
 }
+
+/// `:` in the dashboard sends the selected running loop a command, as
+/// `ralph raise` or `ralph add` would: a raised limit and a step added are
+/// taken between its sessions, said by the loop with who sent them.
+#[test]
+fn a_command_typed_in_the_dashboard_raises_a_limit_and_adds_a_step() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
+    )
+    .unwrap();
+    env.commit_all("two steps");
+    let go = env.tmp.path().join("go");
+    let one = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
+    env.api.session([
+        Reply::bash(format!(
+            "while [ ! -e {} ]; do sleep 0.2; done; {one}",
+            go.display()
+        )),
+        Reply::text("One done."),
+    ]);
+    env.api
+        .session([Reply::bash(one), Reply::text("Two done.")]);
+    env.api
+        .session([Reply::bash(one), Reply::text("The docs done.")]);
+    let live = Live::start(ralph_loop(&env).args(["--max-iterations", "1"]));
+    live.wait_for("Bash: while", Duration::from_secs(120));
+    let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);
+    tmux.wait_for("the running loop", |s| row(s, "main").contains("running"));
+    tmux.keys(&[":"]);
+    tmux.wait_for("the command line", |s| footer(s).starts_with("command:"));
+    tmux.keys(&["raise --iterations 2", "Enter"]);
+    let s = tmux.wait_for("the news", |s| footer(s).starts_with("sent main"));
+    assert!(
+        footer(&s).starts_with("sent main (pid ")
+            && footer(&s).ends_with("): raise --max-iterations by 2"),
+        "{s}"
+    );
+    tmux.keys(&[":", "add Write the docs", "Enter"]);
+    tmux.wait_for("the second news", |s| {
+        footer(s).ends_with("): add a step: Write the docs")
+    });
+    fs::write(&go, "").unwrap();
+    let (code, out, err) = live.finish(Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("raise --max-iterations by 2 (sent by watch)")
+            && out.contains("add a step: Write the docs (sent by watch): "),
+        "{out}"
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(
+        spec.contains("- [x] **1** One") && spec.contains("Write the docs"),
+        "{spec}"
+    );
+    assert_eq!(summary(&env)["iterations"], 3, "{out}");
+}
