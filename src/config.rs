@@ -38,6 +38,13 @@ pub struct Options {
     #[arg(long, value_name = "USD")]
     pub max_cost: Option<f64>,
 
+    /// Pause a step once the sessions that worked on it without finishing
+    /// it have cost this much, in USD: the run asks you (the step's work
+    /// kept), and an answer gives the step as much again [default: no
+    /// limit]
+    #[arg(long, value_name = "USD")]
+    pub max_cost_per_step: Option<f64>,
+
     /// Start no session once the run has taken this long, wall clock, and
     /// end the one running then at it (e.g. `5h` under a CI job's limit)
     /// [default: no limit]
@@ -450,6 +457,7 @@ layered!(Options {
     max_iterations,
     timeout,
     max_cost,
+    max_cost_per_step,
     max_time,
     no_progress_limit,
     max_sessions_per_step,

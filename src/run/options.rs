@@ -300,6 +300,7 @@ fn saved_options(l: &Limits) -> Options {
     Options {
         max_iterations: Some(l.max_iterations),
         max_cost: l.max_cost,
+        max_cost_per_step: l.max_cost_per_step,
         max_time: l.max_time.map(|d| config::Span::secs(d.as_secs())),
         no_progress_limit: Some(l.no_progress_limit),
         max_failures: Some(l.max_failures),
@@ -459,6 +460,11 @@ fn check_money(o: &Options) -> Result<(), String> {
     {
         return Err("--max-cost must be a positive amount of USD, at most 1000000".into());
     }
+    if o.max_cost_per_step
+        .is_some_and(|c| !c.is_finite() || c <= 0.0 || c > MOST_COST)
+    {
+        return Err("--max-cost-per-step must be a positive amount of USD, at most 1000000".into());
+    }
     check_prices(o.prices.as_ref())
 }
 
@@ -608,6 +614,7 @@ fn agents_of(agent: Agent, o: &Options) -> Result<Vec<Agent>, String> {
         let own = Options {
             model: None,
             max_cost: None,
+            max_cost_per_step: None,
             ..o.clone()
         };
         agent_fits(f, &own)?;
@@ -632,6 +639,7 @@ fn limits_of(
             MOST_ITERATIONS,
         )?,
         max_cost: o.max_cost,
+        max_cost_per_step: o.max_cost_per_step,
         no_progress_limit: count(
             "no-progress-limit",
             o.no_progress_limit
@@ -711,14 +719,18 @@ fn agent_fits(agent: Agent, o: &Options) -> Result<(), String> {
             _ => "Codex's sandbox allows the network to every domain or none: drop --allow-domain (confined Codex sessions get no network)".into(),
         });
     }
-    if let Some(max) = o.max_cost.filter(|_| !can.reports_cost) {
+    let cap = o
+        .max_cost
+        .map(|c| ("--max-cost", c))
+        .or(o.max_cost_per_step.map(|c| ("--max-cost-per-step", c)));
+    if let Some((flag, max)) = cap.filter(|_| !can.reports_cost) {
         let priced = o
             .model
             .as_deref()
             .and_then(|m| crate::agent::prices::price(m, &o.prices.clone().unwrap_or_default()));
         if priced.is_none() {
             return refuse(&format!(
-                "--max-cost {max} needs the cost of each session, and {agent} reports tokens only: give --model with a price ralph knows (README, Agents) or one in [prices] of .ralph/config.toml"
+                "{flag} {max} needs the cost of each session, and {agent} reports tokens only: give --model with a price ralph knows (README, Agents) or one in [prices] of .ralph/config.toml"
             ));
         }
     }

@@ -4,6 +4,7 @@
 //! the distribution those steps were drawn from.
 
 use std::fs;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -269,4 +270,54 @@ fn estimate_says_what_is_wrong_with_its_input() {
             && out.ends_with(": nothing to estimate (`ralph init` writes one).\n"),
         "{out}"
     );
+}
+
+/// `--max-cost-per-step`: a step whose unfinished sessions cost past its
+/// budget pauses (its work kept), the run asks, and an answer gives the
+/// step as much again: the same run goes on, the answer in the next
+/// session's prompt, and completes.
+#[test]
+fn a_step_over_its_budget_pauses_and_an_answer_lets_it_finish() {
+    let env = project();
+    fs::write(env.project.join(".ralph/spec.md"), spec(1)).unwrap();
+    env.commit_all("one step");
+    env.api.session([
+        Reply::bash("echo tried > attempt.txt && git add attempt.txt && git commit -qm attempt"),
+        Reply::text("Not done yet."),
+    ]);
+    env.api.session([Reply::bash(ONE), Reply::text("Done.")]);
+    let live = Live::start(ralph_loop(&env).args([
+        "--max-cost-per-step",
+        "0.000001",
+        "--wait-for-answer",
+        "2m",
+        "--max-iterations",
+        "5",
+    ]));
+    live.wait_for(
+        "a human is needed; waiting up to 2m",
+        Duration::from_secs(120),
+    );
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    assert!(
+        waiting.contains("a step is over its budget: step **1** Step 1 has cost $")
+            && waiting.contains(
+                "in 1 session without being finished, past its budget of <$0.0001 (--max-cost-per-step); its work is kept"
+            ),
+        "{waiting}"
+    );
+    env.ralph()
+        .args(["answer", "Keep going: check the box once the step is done."])
+        .stdout_with(0);
+    let (code, out, err) = live.finish(Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(out.contains("answered by terminal: Keep going"), "{out}");
+    assert!(
+        told(&env, 2).contains("> Keep going: check the box once the step is done."),
+        "{}",
+        told(&env, 2)
+    );
+    // The paused step's work stayed.
+    assert!(env.project.join("attempt.txt").exists());
+    assert_eq!(summary(&env)["iterations"], 2);
 }

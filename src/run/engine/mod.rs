@@ -59,6 +59,10 @@ pub struct Limits {
     /// with, before the loop stops for a human.
     #[serde(default = "five")]
     pub max_sessions_per_step: u32,
+    /// What those sessions may cost, USD, before the loop pauses the step
+    /// and asks a human.
+    #[serde(default)]
+    pub max_cost_per_step: Option<f64>,
     /// At most this many sessions started in any 60 minutes (every run of
     /// the project counted).
     #[serde(default)]
@@ -118,6 +122,7 @@ impl Limits {
             agents: 1,
             fallback_after: Duration::from_secs(600),
             max_sessions_per_step: 5,
+            max_cost_per_step: None,
             max_sessions_per_hour: None,
             review_each_step: false,
             max_review_rounds: 3,
@@ -177,6 +182,9 @@ pub struct State {
     pub step: Option<String>,
     pub step_sessions: u32,
     pub step_outcomes: Vec<String>,
+    /// What those sessions cost.
+    #[serde(default)]
+    pub step_cost: f64,
     /// Review sessions run, and rejections (or no verdict) in a row.
     pub reviews: u32,
     pub review_rejections: u32,
@@ -469,6 +477,9 @@ pub enum Outcome {
     /// Every loop on the machine together spent the user's budget
     /// (`[budget]` of `~/.config/ralph/config.toml`).
     MachineBudget,
+    /// A step's unfinished sessions cost more than `--max-cost-per-step`:
+    /// paused, its work kept, WAITING asks whether to go on.
+    StepBudget,
 }
 
 /// Everything said of one way a run ends, in one place.
@@ -501,7 +512,7 @@ const LIMIT_TODO: &str =
 
 /// One row an outcome: (outcome, code, text, hook, writes WAITING,
 /// resumable, the notice's to-do, the last line).
-const FACTS: [(Outcome, Facts); 15] = {
+const FACTS: [(Outcome, Facts); 16] = {
     const fn f(
         code: u8,
         text: &'static str,
@@ -607,6 +618,19 @@ const FACTS: [(Outcome, Facts); 15] = {
                 (true, true),
                 Some(HUMAN_TODO),
                 Some(HUMAN_HINT),
+            ),
+        ),
+        (
+            Outcome::StepBudget,
+            f(
+                3,
+                "a step is over its budget",
+                Some(H::Waiting),
+                (true, true),
+                Some(HUMAN_TODO),
+                Some(
+                    "Answer to give the step as much again (`ralph answer \"<a hint>\"`), then `ralph loop --resume`.",
+                ),
             ),
         ),
         (
@@ -747,6 +771,8 @@ pub fn resume(s: &mut State, ended: Option<Outcome>) {
             s.step_sessions = 0;
             s.step_outcomes.clear();
         }
+        // The step gets as much again.
+        Some(Outcome::StepBudget) => s.step_cost = 0.0,
         Some(Outcome::ReviewRejected) => s.review_rejections = 0,
         _ => {}
     }
@@ -1247,7 +1273,14 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
     s.limit_waited_s = 0;
     count_failures(s, limits, &r.outcome, &r.error)
         .or_else(|| count_stalls(s, limits, r.progress))
-        .or_else(|| count_stuck(s, limits, &r.outcome, (&r.step_before, &r.step_after)))
+        .or_else(|| {
+            count_stuck(
+                s,
+                limits,
+                (&r.outcome, r.cost_usd),
+                (&r.step_before, &r.step_after),
+            )
+        })
         .or_else(|| over_cost(s, limits))
         .or_else(|| unknown_cost(limits, r.cost_unknown))
         .unwrap_or_else(|| new_round(s, limits, None))
@@ -1419,7 +1452,7 @@ fn count_failures(
 fn count_stuck(
     s: &mut State,
     limits: &Limits,
-    outcome: &SessionOutcome,
+    (outcome, cost): (&SessionOutcome, f64),
     steps: (&Option<String>, &Option<String>),
 ) -> Option<Action> {
     match steps {
@@ -1428,24 +1461,40 @@ fn count_stuck(
                 s.step = Some(before.clone());
                 s.step_sessions = 0;
                 s.step_outcomes.clear();
+                s.step_cost = 0.0;
             }
             s.step_sessions += 1;
             s.step_outcomes.push(outcome.as_text());
+            s.step_cost += cost;
         }
         _ => {
             s.step = None;
             s.step_sessions = 0;
             s.step_outcomes.clear();
+            s.step_cost = 0.0;
         }
     }
     let step = s.step.as_ref()?;
-    (s.step_sessions >= limits.max_sessions_per_step).then(|| {
-        stop(
+    if s.step_sessions >= limits.max_sessions_per_step {
+        return Some(stop(
             Outcome::Stuck,
             format!(
                 "step {step}: {} sessions in a row did not finish it ({}); split it, or say more in the spec",
                 s.step_sessions,
                 s.step_outcomes.join(", ")
+            ),
+        ));
+    }
+    let cap = limits.max_cost_per_step?;
+    (s.step_cost >= cap).then(|| {
+        stop(
+            Outcome::StepBudget,
+            format!(
+                "step {step} has cost {} in {} without being finished, past its budget of {} (--max-cost-per-step); its work is kept. An answer gives it {} more and the run goes on (your words reach the next session: a hint, a smaller way); `ralph stop` ends the run",
+                crate::output::usd(s.step_cost),
+                crate::output::counted(s.step_sessions, "session", "sessions"),
+                crate::output::usd(cap),
+                crate::output::usd(cap)
             ),
         )
     })
@@ -1589,6 +1638,7 @@ mod tests {
             Outcome::TimeLimit,
             Outcome::Partial,
             Outcome::MachineBudget,
+            Outcome::StepBudget,
         ];
         assert_eq!(FACTS.len(), all.len());
         for o in all {
@@ -2608,11 +2658,14 @@ mod tests {
             (TimeLimit, true),
             (Partial, false),
             (MachineBudget, true),
+            (StepBudget, true),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
                 Complete => Some(EndHook::Complete),
-                Waiting | NoProgress | Stuck | ReviewRejected => Some(EndHook::Waiting),
+                Waiting | NoProgress | Stuck | ReviewRejected | StepBudget => {
+                    Some(EndHook::Waiting)
+                }
                 IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget => {
                     Some(EndHook::Limit)
                 }
@@ -2623,7 +2676,7 @@ mod tests {
             use crate::notify::Event as E;
             let want = match o {
                 Complete => Some(E::Complete),
-                Waiting | NoProgress | Stuck | ReviewRejected => Some(E::Waiting),
+                Waiting | NoProgress | Stuck | ReviewRejected | StepBudget => Some(E::Waiting),
                 Failed | EndedAbnormally => Some(E::Failed),
                 IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget => {
                     Some(E::Stopped)
@@ -2633,12 +2686,12 @@ mod tests {
             assert_eq!(o.notice().map(|(e, _)| e), want, "{o:?}");
             assert_eq!(
                 o.writes_waiting(),
-                matches!(o, NoProgress | Stuck | ReviewRejected),
+                matches!(o, NoProgress | Stuck | ReviewRejected | StepBudget),
                 "{o:?}"
             );
             assert_eq!(
                 o.code() == 3,
-                matches!(o, Waiting | Stuck | ReviewRejected),
+                matches!(o, Waiting | Stuck | ReviewRejected | StepBudget),
                 "{o:?}"
             );
             assert!(!o.text().is_empty());
@@ -2962,6 +3015,74 @@ mod tests {
     }
 
     #[test]
+    fn a_step_over_its_budget_pauses_and_an_answer_gives_it_as_much_again() {
+        let l = Limits {
+            max_cost_per_step: Some(1.0),
+            max_cost: None,
+            no_progress_limit: 100,
+            wait_for_answer: Some(Duration::from_secs(600)),
+            ..limits()
+        };
+        let on = |before: &str, after: &str, usd: f64| Report {
+            step_before: Some(before.into()),
+            step_after: Some(after.into()),
+            cost_usd: usd,
+            ..report(SessionOutcome::Ok)
+        };
+        let mut s = State::default();
+        let session = |s: &mut State, r: Report| {
+            step(s, &l, between());
+            step(
+                s,
+                &l,
+                Event::BeforeSpawn {
+                    stop: None,
+                    shared: None,
+                    machine: None,
+                },
+            );
+            step(s, &l, ended(r))
+        };
+        // A step finished costs nothing against the next one.
+        assert_eq!(session(&mut s, on("1", "2", 5.0)), NEXT);
+        assert_eq!(session(&mut s, on("2", "2", 0.6)), NEXT);
+        assert_eq!(s.step_cost, 0.6);
+        // Past $1 on step 2: paused, asking (a human is needed: `step`
+        // waits for an answer where it may), its work kept.
+        let reason = |usd: &str, n: u32| {
+            format!(
+                "step 2 has cost {usd} in {n} sessions without being finished, past its budget of $1.00 (--max-cost-per-step); its work is kept. An answer gives it $1.00 more and the run goes on (your words reach the next session: a hint, a smaller way); `ralph stop` ends the run"
+            )
+        };
+        assert_eq!(
+            session(&mut s, on("2", "2", 0.6)),
+            stop(Outcome::StepBudget, reason("$1.20", 2))
+        );
+        assert!(Outcome::StepBudget.needs_a_human());
+        // Answered: the step has as much again.
+        s.asked = Some((Outcome::StepBudget, reason("$1.20", 2)));
+        assert!(matches!(
+            step(&mut s, &l, Event::Answered(true)),
+            Action::Round(_)
+        ));
+        assert_eq!(s.step_cost, 0.0);
+        assert_eq!(session(&mut s, on("2", "2", 0.9)), NEXT);
+        // Not answered in time: the run ends as it was asked, resumable.
+        assert_eq!(
+            session(&mut s, on("2", "2", 0.2)),
+            stop(Outcome::StepBudget, reason("$1.10", 4))
+        );
+        s.asked = Some((Outcome::StepBudget, reason("$1.10", 4)));
+        assert_eq!(
+            step(&mut s, &l, Event::Answered(false)),
+            stop(Outcome::StepBudget, reason("$1.10", 4))
+        );
+        let mut resumed = s.clone();
+        resume(&mut resumed, Some(Outcome::StepBudget));
+        assert_eq!(resumed.step_cost, 0.0);
+    }
+
+    #[test]
     fn a_step_left_open_by_too_many_sessions_in_a_row_stops_for_a_human() {
         let l = Limits {
             max_sessions_per_step: 3,
@@ -3098,6 +3219,7 @@ mod tests {
             step: Some("br-1".into()),
             step_sessions: 2,
             step_outcomes: vec!["ok".into(), "failed".into()],
+            step_cost: 0.5,
             reviews: 2,
             review_rejections: 1,
             round: None,
