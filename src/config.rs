@@ -45,6 +45,12 @@ pub struct Options {
     #[arg(long, value_name = "USD")]
     pub max_cost_per_step: Option<f64>,
 
+    /// Stop once the sessions have used this many tokens (input, output
+    /// and cache): a cap for those on a plan, who count tokens, or whose
+    /// agent reports no dollars
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+
     /// Start no session once the run has taken this long, wall clock, and
     /// end the one running then at it (e.g. `5h` under a CI job's limit)
     /// [default: no limit]
@@ -458,6 +464,7 @@ layered!(Options {
     timeout,
     max_cost,
     max_cost_per_step,
+    max_tokens,
     max_time,
     no_progress_limit,
     max_sessions_per_step,

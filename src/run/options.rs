@@ -301,6 +301,7 @@ fn saved_options(l: &Limits) -> Options {
         max_iterations: Some(l.max_iterations),
         max_cost: l.max_cost,
         max_cost_per_step: l.max_cost_per_step,
+        max_tokens: l.max_tokens,
         max_time: l.max_time.map(|d| config::Span::secs(d.as_secs())),
         no_progress_limit: Some(l.no_progress_limit),
         max_failures: Some(l.max_failures),
@@ -640,6 +641,10 @@ fn limits_of(
         )?,
         max_cost: o.max_cost,
         max_cost_per_step: o.max_cost_per_step,
+        max_tokens: match o.max_tokens {
+            Some(0) => return Err("--max-tokens must be more than 0".into()),
+            t => t,
+        },
         no_progress_limit: count(
             "no-progress-limit",
             o.no_progress_limit

@@ -1355,7 +1355,9 @@ impl Shell<'_> {
             before,
             after: &p.after,
         };
-        self.append(&self.record(&session, p.gate.clone()))?;
+        let record = self.record(&session, p.gate.clone());
+        let tokens = record.tokens.total();
+        self.append(&record)?;
         let (error, cost) = self.tell(&session, p.progress, p.gate.as_ref(), &mut live.saved);
         for record in &p.reviews {
             self.append(record)?;
@@ -1367,6 +1369,7 @@ impl Shell<'_> {
             error,
             cost_usd: cost.unwrap_or(0.0),
             cost_unknown: cost.is_none(),
+            tokens,
             waiting: sentinel::Waiting::read(&self.project.waiting())?.map(|w| w.reason),
             quit_by_user,
             now_epoch: now_epoch(),

@@ -321,3 +321,33 @@ fn a_step_over_its_budget_pauses_and_an_answer_lets_it_finish() {
     assert!(env.project.join("attempt.txt").exists());
     assert_eq!(summary(&env)["iterations"], 2);
 }
+
+/// `--max-tokens`: for those on a plan, a cap in tokens; the run stops at
+/// it, resumable with a higher one, and says so.
+#[test]
+fn the_token_cap_stops_a_run_in_tokens() {
+    let env = project();
+    fs::write(env.project.join(".ralph/spec.md"), spec(3)).unwrap();
+    env.commit_all("three steps");
+    for _ in 0..3 {
+        env.api
+            .session([Reply::bash(ONE), Reply::text("Step done.")]);
+    }
+    let out = ralph_loop(&env).args(["--max-tokens", "1"]).stdout_with(4);
+    assert!(
+        out.contains("── ralph: token limit reached: ")
+            && out.contains(" tokens used of --max-tokens 1 · 1 iteration in "),
+        "{out}"
+    );
+    assert!(
+        out.contains("`ralph loop --resume --max-tokens <higher>` goes on with this run."),
+        "{out}"
+    );
+    let out = ralph_loop(&env)
+        .args(["--resume", "--max-tokens", "100000000"])
+        .stdout_with(0);
+    assert!(out.contains("complete"), "{out}");
+    assert_eq!(summary(&env)["iterations"], 3);
+    let err = ralph_loop(&env).args(["--max-tokens", "0"]).stderr_with(2);
+    assert!(err.contains("--max-tokens must be more than 0"), "{err}");
+}

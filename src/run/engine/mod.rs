@@ -63,6 +63,9 @@ pub struct Limits {
     /// and asks a human.
     #[serde(default)]
     pub max_cost_per_step: Option<f64>,
+    /// Tokens (input, output and cache) the run's sessions may use.
+    #[serde(default)]
+    pub max_tokens: Option<u64>,
     /// At most this many sessions started in any 60 minutes (every run of
     /// the project counted).
     #[serde(default)]
@@ -123,6 +126,7 @@ impl Limits {
             fallback_after: Duration::from_secs(600),
             max_sessions_per_step: 5,
             max_cost_per_step: None,
+            max_tokens: None,
             max_sessions_per_hour: None,
             review_each_step: false,
             max_review_rounds: 3,
@@ -185,6 +189,9 @@ pub struct State {
     /// What those sessions cost.
     #[serde(default)]
     pub step_cost: f64,
+    /// Tokens the run's work sessions used.
+    #[serde(default)]
+    pub tokens: u64,
     /// Review sessions run, and rejections (or no verdict) in a row.
     pub reviews: u32,
     pub review_rejections: u32,
@@ -405,6 +412,8 @@ pub struct Recorded {
     /// The error to show for a failure (from the stream, or the exit).
     pub error: String,
     pub cost_usd: f64,
+    /// Input, output and cache tokens: `--max-tokens` counts them.
+    pub tokens: u64,
     /// What it cost is not known (no price for its model, or an agent
     /// that priced its tokens at nothing): `--max-cost` cannot hold.
     pub cost_unknown: bool,
@@ -427,6 +436,7 @@ pub struct Report {
     /// The error to show for a failure (from the stream, or the exit).
     pub error: String,
     pub cost_usd: f64,
+    pub tokens: u64,
     /// What it cost is not known: `--max-cost` cannot hold.
     pub cost_unknown: bool,
     pub progress: Progress,
@@ -480,6 +490,8 @@ pub enum Outcome {
     /// A step's unfinished sessions cost more than `--max-cost-per-step`:
     /// paused, its work kept, WAITING asks whether to go on.
     StepBudget,
+    /// The sessions used `--max-tokens`.
+    TokenLimit,
 }
 
 /// Everything said of one way a run ends, in one place.
@@ -512,7 +524,7 @@ const LIMIT_TODO: &str =
 
 /// One row an outcome: (outcome, code, text, hook, writes WAITING,
 /// resumable, the notice's to-do, the last line).
-const FACTS: [(Outcome, Facts); 16] = {
+const FACTS: [(Outcome, Facts); 17] = {
     const fn f(
         code: u8,
         text: &'static str,
@@ -570,6 +582,17 @@ const FACTS: [(Outcome, Facts); 16] = {
                 (false, true),
                 Some(LIMIT_TODO),
                 Some("`ralph loop --resume --max-iterations <higher>` goes on with this run."),
+            ),
+        ),
+        (
+            Outcome::TokenLimit,
+            f(
+                4,
+                "token limit reached",
+                Some(H::Limit),
+                (false, true),
+                Some(LIMIT_TODO),
+                Some("`ralph loop --resume --max-tokens <higher>` goes on with this run."),
             ),
         ),
         (
@@ -1181,6 +1204,7 @@ fn session_ended(s: &mut State, limits: &Limits, recorded: Recorded) -> Action {
         outcome: ran.map_or(SessionOutcome::Ok, |x| x.outcome),
         error: recorded.error,
         cost_usd: recorded.cost_usd,
+        tokens: recorded.tokens,
         cost_unknown: recorded.cost_unknown,
         progress: settled.map_or(Progress::Unknown, |x| x.progress),
         gate: judged.completion,
@@ -1244,6 +1268,7 @@ fn answer(r: &mut Round, rules: &Limits, event: Event) {
 
 fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
     s.cost_usd += r.cost_usd;
+    s.tokens = s.tokens.saturating_add(r.tokens);
     // Back to the run's own agent once its limit has reset.
     if s.agent != 0 && s.limited_until.first().is_none_or(|&t| t <= r.now_epoch) {
         s.agent = 0;
@@ -1282,6 +1307,7 @@ fn after_session(s: &mut State, limits: &Limits, r: Report) -> Action {
             )
         })
         .or_else(|| over_cost(s, limits))
+        .or_else(|| over_tokens(s, limits))
         .or_else(|| unknown_cost(limits, r.cost_unknown))
         .unwrap_or_else(|| new_round(s, limits, None))
 }
@@ -1314,6 +1340,17 @@ fn over_cost(s: &State, limits: &Limits) -> Option<Action> {
         stop(
             Outcome::CostLimit,
             format!("${:.2} spent of --max-cost ${max:.2}", s.cost_usd),
+        )
+    })
+}
+
+/// `--max-tokens`: for those on a plan, who count tokens, not dollars.
+fn over_tokens(s: &State, limits: &Limits) -> Option<Action> {
+    let max = limits.max_tokens?;
+    (s.tokens >= max).then(|| {
+        stop(
+            Outcome::TokenLimit,
+            format!("{} tokens used of --max-tokens {max}", s.tokens),
         )
     })
 }
@@ -1639,6 +1676,7 @@ mod tests {
             Outcome::Partial,
             Outcome::MachineBudget,
             Outcome::StepBudget,
+            Outcome::TokenLimit,
         ];
         assert_eq!(FACTS.len(), all.len());
         for o in all {
@@ -1721,6 +1759,7 @@ mod tests {
             outcome,
             error: "boom".into(),
             cost_usd: 0.1,
+            tokens: 100,
             cost_unknown: false,
             progress: Progress::Changed,
             gate: Completion::Absent,
@@ -2017,6 +2056,7 @@ mod tests {
         let recorded = Recorded {
             error: String::new(),
             cost_usd: 0.5,
+            tokens: 0,
             cost_unknown: false,
             waiting: None,
             quit_by_user: false,
@@ -2070,6 +2110,7 @@ mod tests {
         let recorded = |waiting: Option<&str>| Recorded {
             error: String::new(),
             cost_usd: 0.0,
+            tokens: 0,
             cost_unknown: false,
             waiting: waiting.map(String::from),
             quit_by_user: false,
@@ -2659,6 +2700,7 @@ mod tests {
             (Partial, false),
             (MachineBudget, true),
             (StepBudget, true),
+            (TokenLimit, true),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
@@ -2666,7 +2708,7 @@ mod tests {
                 Waiting | NoProgress | Stuck | ReviewRejected | StepBudget => {
                     Some(EndHook::Waiting)
                 }
-                IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget => {
+                IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget | TokenLimit => {
                     Some(EndHook::Limit)
                 }
                 Failed | Interrupted | EndedAbnormally | StepDone | Partial => None,
@@ -2678,7 +2720,7 @@ mod tests {
                 Complete => Some(E::Complete),
                 Waiting | NoProgress | Stuck | ReviewRejected | StepBudget => Some(E::Waiting),
                 Failed | EndedAbnormally => Some(E::Failed),
-                IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget => {
+                IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget | TokenLimit => {
                     Some(E::Stopped)
                 }
                 Interrupted | StepDone | Partial => None,
@@ -3015,6 +3057,25 @@ mod tests {
     }
 
     #[test]
+    fn the_token_cap_stops_the_run_once_its_sessions_used_it() {
+        let l = Limits {
+            max_tokens: Some(250),
+            max_cost: None,
+            no_progress_limit: 100,
+            max_iterations: 100,
+            ..limits()
+        };
+        // Each session here uses 100 tokens: the third reaches 250.
+        let (a, s) = run(&l, |_| report(SessionOutcome::Ok));
+        assert_eq!(
+            a,
+            stop(Outcome::TokenLimit, "300 tokens used of --max-tokens 250")
+        );
+        assert_eq!((s.sessions, s.tokens), (3, 300));
+        assert!(Outcome::TokenLimit.resumable());
+    }
+
+    #[test]
     fn a_step_over_its_budget_pauses_and_an_answer_gives_it_as_much_again() {
         let l = Limits {
             max_cost_per_step: Some(1.0),
@@ -3220,6 +3281,7 @@ mod tests {
             step_sessions: 2,
             step_outcomes: vec!["ok".into(), "failed".into()],
             step_cost: 0.5,
+            tokens: 1234,
             reviews: 2,
             review_rejections: 1,
             round: None,
