@@ -196,12 +196,32 @@ mod tests {
         std::fs::write(&p, "[budget]\nper_dya = 20\n").unwrap();
         let e = format!("{:#}", budget_at(&p).unwrap_err());
         assert!(e.contains("per_dya") && e.contains("config.toml"), "{e}");
-        std::fs::write(&p, "[budget]\nper_day = -1\n").unwrap();
-        let e = format!("{:#}", budget_at(&p).unwrap_err());
-        assert!(
-            e.contains("[budget] per_day = -1: a budget is US dollars"),
-            "{e}"
-        );
+        for (bad, said) in [
+            (
+                "per_day = -1",
+                "[budget] per_day = -1: a budget is US dollars",
+            ),
+            (
+                "per_week = 0",
+                "[budget] per_week = 0: a budget is US dollars",
+            ),
+            (
+                "per_day = 1000001",
+                "[budget] per_day = 1000001: a budget is US dollars",
+            ),
+            (
+                "per_day_tokens = 0",
+                "[budget] per_day_tokens = 0: a budget is more than nothing",
+            ),
+            (
+                "per_week_tokens = 0",
+                "[budget] per_week_tokens = 0: a budget is more than nothing",
+            ),
+        ] {
+            std::fs::write(&p, format!("[budget]\n{bad}\n")).unwrap();
+            let e = format!("{:#}", budget_at(&p).unwrap_err());
+            assert!(e.contains(said), "{bad}: {e}");
+        }
         std::fs::write(&p, "[budget]\n").unwrap();
         assert_eq!(budget_at(&p).unwrap(), None, "an empty table is no budget");
     }
