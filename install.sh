@@ -103,14 +103,14 @@ build_only() {
 # is not an absolute path is ignored, as the crate does.
 ralph_dirs() {
   if [ "$(uname -s)" = Darwin ]; then
-    printf 'installs trust loops tmp costs.json costs.json.lock ledger.jsonl ledger.jsonl.lock\t%s\n' "$HOME/Library/Application Support/ralph"
+    printf 'installs trust loops tmp costs.json ledger.jsonl\t%s\n' "$HOME/Library/Application Support/ralph"
     return 0
   fi
   local data=${XDG_DATA_HOME:-} state=${XDG_STATE_HOME:-}
   [ "${data#/}" != "$data" ] || data=$HOME/.local/share
   [ "${state#/}" != "$state" ] || state=$HOME/.local/state
   printf 'installs trust\t%s\n' "$data/ralph"
-  printf 'loops tmp costs.json costs.json.lock ledger.jsonl ledger.jsonl.lock\t%s\n' "$state/ralph"
+  printf 'loops tmp costs.json ledger.jsonl\t%s\n' "$state/ralph"
 }
 
 # Note in the manifest each folder on the way to ralph's own folders that is

@@ -6,8 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use nix::fcntl::{Flock, FlockArg};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::estimate::{FEWEST, Source, Step};
@@ -150,23 +149,12 @@ fn update(path: &Path, change: impl FnOnce(&mut Kept)) -> Result<()> {
     if let Some(dir) = path.parent() {
         crate::trust::store::private_dir(dir)?;
     }
-    let lock_path = path.with_extension("json.lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .mode(0o600)
-        .open(&lock_path)
-        .with_context(|| format!("cannot open {}", lock_path.display()))?;
-    let _held = Flock::lock(file, FlockArg::LockExclusive)
-        .map_err(|(_, e)| anyhow::anyhow!("cannot lock {}: {e}", lock_path.display()))?;
+    // Its folder is ralph's own: locked whole, nothing left beside it.
+    let _held = crate::fsutil::lock_dir(path.parent().unwrap_or(Path::new(".")))?;
     let mut kept = read(path);
     change(&mut kept);
     crate::fsutil::atomic_write(path, &serde_json::to_vec(&kept)?, 0o600)
 }
-
-use std::os::unix::fs::OpenOptionsExt;
 
 /// The past steps to estimate from for the project at `root` with `agent`
 /// and `model`: its own, where it has enough, else other projects' on this

@@ -10,7 +10,6 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
 use crate::config::user::Spent;
@@ -47,17 +46,8 @@ pub fn append(path: &Path, entry: &Entry) -> Result<()> {
     if let Some(dir) = path.parent() {
         crate::trust::store::private_dir(dir)?;
     }
-    let lock_path = path.with_extension("jsonl.lock");
-    let lock = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .custom_flags(nix::libc::O_NOFOLLOW)
-        .mode(0o600)
-        .open(&lock_path)
-        .with_context(|| format!("cannot open {}", lock_path.display()))?;
-    let _held = Flock::lock(lock, FlockArg::LockExclusive)
-        .map_err(|(_, e)| anyhow::anyhow!("cannot lock {}: {e}", lock_path.display()))?;
+    // Its folder is ralph's own: locked whole, nothing left beside it.
+    let _held = crate::fsutil::lock_dir(path.parent().unwrap_or(Path::new(".")))?;
     let size = std::fs::symlink_metadata(path).map_or(0, |m| m.len());
     if size > PRUNE_AT {
         let kept: String = entries(path)
