@@ -263,15 +263,11 @@ impl App {
                     Err(why) => self.message = Some(why),
                 }
             }
-            Key::Backspace => {
-                text.pop();
+            k => {
+                if let Some(why) = edit(&mut text, k, (TEXT_MAX, "an answer")) {
+                    self.message = Some(why);
+                }
             }
-            Key::Char(c) if c.is_control() => {}
-            Key::Char(c) if text.chars().count() < TEXT_MAX => text.push(c),
-            Key::Char(_) => {
-                self.message = Some(format!("an answer is at most {TEXT_MAX} characters"))
-            }
-            _ => {}
         }
         self.mode = Mode::Answer { row: i, text };
         Effect::None
@@ -308,15 +304,11 @@ impl App {
                     }
                 }
             }
-            Key::Backspace => {
-                text.pop();
+            k => {
+                if let Some(why) = edit(&mut text, k, (COMMAND_MAX, "a command")) {
+                    self.message = Some(why);
+                }
             }
-            Key::Char(c) if c.is_control() => {}
-            Key::Char(c) if text.chars().count() < COMMAND_MAX => text.push(c),
-            Key::Char(_) => {
-                self.message = Some(format!("a command is at most {COMMAND_MAX} characters"))
-            }
-            _ => {}
         }
         self.mode = Mode::Command { row: i, text };
         Effect::None
@@ -370,6 +362,21 @@ impl App {
         self.scroll = 0;
         self.session = (next < *newest as i64).then_some(next as u32);
     }
+}
+
+/// A key on a line being typed (`what`, at most `max` characters): a
+/// character added, the last taken back; why one was not added.
+fn edit(text: &mut String, k: Key, (max, what): (usize, &str)) -> Option<String> {
+    match k {
+        Key::Backspace => {
+            text.pop();
+        }
+        Key::Char(c) if c.is_control() => {}
+        Key::Char(c) if text.chars().count() < max => text.push(c),
+        Key::Char(_) => return Some(format!("{what} is at most {max} characters")),
+        _ => {}
+    }
+    None
 }
 
 /// The keys, for `?`.
