@@ -3056,6 +3056,21 @@ mod tests {
         ));
     }
 
+    /// One session, from between sessions to its report.
+    fn one_session(s: &mut State, l: &Limits, r: Report) -> Action {
+        step(s, l, between());
+        step(
+            s,
+            l,
+            Event::BeforeSpawn {
+                stop: None,
+                shared: None,
+                machine: None,
+            },
+        );
+        step(s, l, ended(r))
+    }
+
     #[test]
     fn the_token_cap_stops_the_run_once_its_sessions_used_it() {
         let l = Limits {
@@ -3091,19 +3106,7 @@ mod tests {
             ..report(SessionOutcome::Ok)
         };
         let mut s = State::default();
-        let session = |s: &mut State, r: Report| {
-            step(s, &l, between());
-            step(
-                s,
-                &l,
-                Event::BeforeSpawn {
-                    stop: None,
-                    shared: None,
-                    machine: None,
-                },
-            );
-            step(s, &l, ended(r))
-        };
+        let session = |s: &mut State, r: Report| one_session(s, &l, r);
         // A step finished costs nothing against the next one.
         assert_eq!(session(&mut s, on("1", "2", 5.0)), NEXT);
         assert_eq!(session(&mut s, on("2", "2", 0.6)), NEXT);
@@ -3156,19 +3159,7 @@ mod tests {
             ..report(o)
         };
         let mut s = State::default();
-        let session = |s: &mut State, r: Report| {
-            step(s, &l, between());
-            step(
-                s,
-                &l,
-                Event::BeforeSpawn {
-                    stop: None,
-                    shared: None,
-                    machine: None,
-                },
-            );
-            step(s, &l, ended(r))
-        };
+        let session = |s: &mut State, r: Report| one_session(s, &l, r);
         // Two sessions on br-1 (one failing), then one that finishes it.
         assert_eq!(
             session(&mut s, on(Some("br-1"), Some("br-1"), SessionOutcome::Ok)),
