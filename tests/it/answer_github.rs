@@ -267,12 +267,8 @@ fn a_writers_comments_raise_add_and_stop_a_running_loop() {
     gh.grant("octocat", "write").grant("reader", "read");
     gh.add_comment(pr, "octocat", "/ralph stop");
     let go = env.tmp.path().join("go");
-    let one = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
     env.api.session([
-        Reply::bash(format!(
-            "while [ ! -e {} ]; do sleep 0.2; done; {one}",
-            go.display()
-        )),
+        Reply::bash(once_made(&go, DO_STEP)),
         Reply::text("One done."),
     ]);
     env.api.session([Reply::bash(SLEEP), Reply::text("Slept.")]);

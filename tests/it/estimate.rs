@@ -58,25 +58,13 @@ fn true_median(n: u32, cost: &[f64; 5]) -> f64 {
         .0
 }
 
-fn spec(steps: usize) -> String {
-    let mut s = String::from("# Spec\n\n");
-    for i in 1..=steps {
-        s.push_str(&format!("- [ ] **{i}** Step {i}\n"));
-    }
-    s
-}
-
-const ONE: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
-
 fn estimate_json(env: &TestEnv) -> Value {
     serde_json::from_str(&env.ralph().args(["estimate", "--json"]).stdout_with(0)).unwrap()
 }
 
 #[test]
 fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() {
-    let env = project();
-    fs::write(env.project.join(".ralph/spec.md"), spec(30)).unwrap();
-    env.commit_all("thirty steps");
+    let env = steps_project(30);
     // No past yet: said, and nothing made up.
     let out = env.ralph().arg("estimate").stdout_with(0);
     assert_eq!(
@@ -89,7 +77,7 @@ fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() 
     let extra = drawn();
     for &k in &extra {
         let mut replies: Vec<Reply> = (0..k - 1).map(|_| Reply::bash("true")).collect();
-        replies.push(Reply::bash(ONE));
+        replies.push(Reply::bash(DO_STEP));
         replies.push(Reply::text("Step done."));
         env.api.session(replies);
     }
@@ -122,7 +110,7 @@ fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() 
     }
     assert!(cost[1] < cost[2] && cost[2] < cost[3], "{cost:?}");
     // Five new steps: the estimate's median within 10% of the true one.
-    fs::write(env.project.join(".ralph/spec.md"), spec(5)).unwrap();
+    fs::write(env.project.join(".ralph/spec.md"), spec_of(5)).unwrap();
     fs::remove_file(env.project.join(".ralph/COMPLETE")).ok();
     env.commit_all("five more");
     let e = estimate_json(&env);
@@ -195,8 +183,11 @@ fn the_estimate_of_the_open_steps_is_drawn_from_past_steps_and_near_the_truth() 
             .contains("loop:    not running")
     );
     for _ in 0..5 {
-        env.api
-            .session([Reply::bash("true"), Reply::bash(ONE), Reply::text("Done.")]);
+        env.api.session([
+            Reply::bash("true"),
+            Reply::bash(DO_STEP),
+            Reply::text("Done."),
+        ]);
     }
     let out = ralph_loop(&env)
         .args(["--max-iterations", "10", "--max-cost", &cap])
@@ -278,14 +269,13 @@ fn estimate_says_what_is_wrong_with_its_input() {
 /// session's prompt, and completes.
 #[test]
 fn a_step_over_its_budget_pauses_and_an_answer_lets_it_finish() {
-    let env = project();
-    fs::write(env.project.join(".ralph/spec.md"), spec(1)).unwrap();
-    env.commit_all("one step");
+    let env = steps_project(1);
     env.api.session([
         Reply::bash("echo tried > attempt.txt && git add attempt.txt && git commit -qm attempt"),
         Reply::text("Not done yet."),
     ]);
-    env.api.session([Reply::bash(ONE), Reply::text("Done.")]);
+    env.api
+        .session([Reply::bash(DO_STEP), Reply::text("Done.")]);
     let live = Live::start(ralph_loop(&env).args([
         "--max-cost-per-step",
         "0.000001",
@@ -326,12 +316,10 @@ fn a_step_over_its_budget_pauses_and_an_answer_lets_it_finish() {
 /// it, resumable with a higher one, and says so.
 #[test]
 fn the_token_cap_stops_a_run_in_tokens() {
-    let env = project();
-    fs::write(env.project.join(".ralph/spec.md"), spec(3)).unwrap();
-    env.commit_all("three steps");
+    let env = steps_project(3);
     for _ in 0..3 {
         env.api
-            .session([Reply::bash(ONE), Reply::text("Step done.")]);
+            .session([Reply::bash(DO_STEP), Reply::text("Step done.")]);
     }
     let out = ralph_loop(&env).args(["--max-tokens", "1"]).stdout_with(4);
     assert!(

@@ -11,16 +11,7 @@ use serde_json::Value;
 
 use crate::support::*;
 
-const ONE: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
 const A_WHILE: Duration = Duration::from_secs(240);
-
-fn spec(steps: usize) -> String {
-    let mut s = String::from("# Spec\n\n");
-    for i in 1..=steps {
-        s.push_str(&format!("- [ ] **{i}** Step {i}\n"));
-    }
-    s
-}
 
 /// A second project beside the test's own, ten steps to do.
 fn other_project(env: &TestEnv) -> PathBuf {
@@ -29,7 +20,7 @@ fn other_project(env: &TestEnv) -> PathBuf {
     env.git_in(&p, &["init", "-q", "-b", "main"]);
     env.git_in(&p, &["config", "user.email", "test@example.com"]);
     env.git_in(&p, &["config", "user.name", "Test"]);
-    fs::write(p.join(".ralph/spec.md"), spec(10)).unwrap();
+    fs::write(p.join(".ralph/spec.md"), spec_of(10)).unwrap();
     fs::write(p.join(".ralph/prompt.md"), "Do the first open step.\n").unwrap();
     env.git_in(&p, &["add", "-A"]);
     env.git_in(&p, &["commit", "-qm", "start"]);
@@ -54,9 +45,7 @@ fn loop_in(env: &TestEnv, dir: &Path) -> Ralph {
 
 #[test]
 fn two_loops_in_two_projects_stop_together_at_the_users_machine_budget() {
-    let env = project();
-    fs::write(env.project.join(".ralph/spec.md"), spec(10)).unwrap();
-    env.commit_all("ten steps");
+    let env = steps_project(10);
     let other = other_project(&env);
     // No budget yet: said, with where it goes.
     let out = env.ralph().args(["budget", "--spent"]).stdout_with(0);
@@ -69,7 +58,7 @@ fn two_loops_in_two_projects_stop_together_at_the_users_machine_budget() {
         .unwrap_or_else(|| panic!("where the budget goes: {out}"));
     for _ in 0..21 {
         env.api
-            .session([Reply::bash(ONE), Reply::text("Step done.")]);
+            .session([Reply::bash(DO_STEP), Reply::text("Step done.")]);
     }
     // What one session costs here: the first one, in the ledger.
     ralph_loop(&env)

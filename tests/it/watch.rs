@@ -588,18 +588,14 @@ fn a_command_typed_in_the_dashboard_raises_a_limit_and_adds_a_step() {
     .unwrap();
     env.commit_all("two steps");
     let go = env.tmp.path().join("go");
-    let one = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
     env.api.session([
-        Reply::bash(format!(
-            "while [ ! -e {} ]; do sleep 0.2; done; {one}",
-            go.display()
-        )),
+        Reply::bash(once_made(&go, DO_STEP)),
         Reply::text("One done."),
     ]);
     env.api
-        .session([Reply::bash(one), Reply::text("Two done.")]);
+        .session([Reply::bash(DO_STEP), Reply::text("Two done.")]);
     env.api
-        .session([Reply::bash(one), Reply::text("The docs done.")]);
+        .session([Reply::bash(DO_STEP), Reply::text("The docs done.")]);
     let live = Live::start(ralph_loop(&env).args(["--max-iterations", "1"]));
     live.wait_for("Bash: while", Duration::from_secs(120));
     let tmux = Tmux::start(&env, &env.project, "ralph watch", 130, 30);

@@ -40,6 +40,32 @@ pub fn one_step_project() -> TestEnv {
     env
 }
 
+/// A spec of `n` steps, `**1** Step 1` and on.
+pub fn spec_of(n: usize) -> String {
+    let mut s = String::from("# Spec\n\n");
+    for i in 1..=n {
+        s.push_str(&format!("- [ ] **{i}** Step {i}\n"));
+    }
+    s
+}
+
+/// A project as `project()` whose spec has `n` steps, committed.
+pub fn steps_project(n: usize) -> TestEnv {
+    let env = project();
+    fs::write(env.project.join(".ralph/spec.md"), spec_of(n)).unwrap();
+    env.commit_all("the steps");
+    env
+}
+
+/// A Bash command that waits until the test makes `go`, then does `then`:
+/// a session held open for as long as the test needs.
+pub fn once_made(go: &Path, then: &str) -> String {
+    format!(
+        "while [ ! -e {} ]; do sleep 0.2; done; {then}",
+        go.display()
+    )
+}
+
 /// The Bash command a scripted session runs to do one step: check the first
 /// open box and commit.
 pub const DO_STEP: &str = "sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && git commit -qam step";
