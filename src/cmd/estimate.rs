@@ -71,12 +71,22 @@ impl Run for Estimate {
         let spec = spec.unwrap_or_default();
         let parsed = crate::work::spec::parse(&spec);
         let open = u32::try_from(parsed.total() - parsed.done()).unwrap_or(u32::MAX);
-        let drawn = costs::estimate_for(&project.root, open, &agent.to_string(), model.as_deref());
-        let covers = drawn
+        let (event, past) = costs::estimated(
+            &project.root,
+            open,
+            (&agent.to_string(), model.as_deref()),
+            &config.prices.clone().unwrap_or_default(),
+        );
+        let (e, price) = match event {
+            crate::history::events::Event::Estimated {
+                estimate, price, ..
+            } => (estimate, price),
+            _ => (None, None),
+        };
+        let covers = e
             .as_ref()
             .zip(cap)
-            .and_then(|((e, steps), cap)| e.cost_known.then(|| estimate::covered(e, cap, steps)));
-        let e = drawn.map(|d| d.0);
+            .and_then(|(e, cap)| e.cost_known.then(|| estimate::covered(e, cap, &past)));
         if self.json {
             let v = serde_json::json!({
                 "open_steps": open,
@@ -103,10 +113,6 @@ impl Run for Estimate {
             );
             return Ok(ExitStatus::Success);
         }
-        let price = model.as_deref().filter(|_| e.is_none()).and_then(|m| {
-            crate::agent::prices::price(m, &config.prices.clone().unwrap_or_default())
-                .map(|p| (m.to_string(), p))
-        });
         let line = said::estimated(open, e.as_ref(), price.as_ref());
         outln!(
             "{agent}{}: {}.",

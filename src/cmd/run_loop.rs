@@ -453,23 +453,17 @@ fn dry_run(project: &Project, settings: &options::Settings) -> Result<ExitStatus
         parsed.total()
     );
     if open > 0 {
-        let drawn =
-            crate::history::costs::estimate_for(&project.root, open, &s.agent.to_string(), model);
-        let price = model
-            .filter(|_| drawn.is_none())
-            .and_then(|m| crate::agent::prices::price(m, &s.prices).map(|p| (m.to_string(), p)));
-        outln!(
-            "{}",
-            crate::output::visible_line(&crate::history::said::estimated(
-                open,
-                drawn.as_ref().map(|d| &d.0),
-                price.as_ref()
-            ))
+        let (event, past) = crate::history::costs::estimated(
+            &project.root,
+            open,
+            (&s.agent.to_string(), model),
+            &s.prices,
         );
-        if let (Some((e, steps)), Some(cap)) = (&drawn, l.max_cost)
-            && let Some(line) = crate::history::said::cap_short(cap, e, || {
-                crate::history::estimate::covered(e, cap, steps)
-            })
+        if let Some(line) = crate::history::said::said(&event, None) {
+            outln!("{}", crate::output::visible_line(&line));
+        }
+        if let Some(cap) = l.max_cost
+            && let Some(line) = crate::history::said::cap_short(cap, &event, &past)
         {
             outln!("{line}");
         }

@@ -169,17 +169,30 @@ pub fn past(root: &Path, agent: &str, model: Option<&str>) -> Option<(Vec<Step>,
     (others.len() >= FEWEST).then_some((others, Source::Machine, known))
 }
 
-/// The estimate of `open` steps for the project at `root` with `agent`
-/// and `model`, with the past steps it was drawn from (what a cap likely
+/// What `open` steps of the project at `root` will likely come to with
+/// `agent` and `model`: the event a run journals as it begins (the
+/// estimate; without one, the model's price where `prices` or ralph's
+/// table know it), and the past steps it was drawn from (what a cap likely
 /// covers is drawn from them too).
-pub fn estimate_for(
+pub fn estimated(
     root: &Path,
     open: u32,
-    agent: &str,
-    model: Option<&str>,
-) -> Option<(super::estimate::Estimate, Vec<Step>)> {
-    let (steps, from, known) = past(root, agent, model)?;
-    super::estimate::estimate(open, &steps, from, known).map(|e| (e, steps))
+    (agent, model): (&str, Option<&str>),
+    prices: &std::collections::BTreeMap<String, crate::agent::prices::Price>,
+) -> (super::events::Event, Vec<Step>) {
+    let drawn = past(root, agent, model).and_then(|(steps, from, known)| {
+        super::estimate::estimate(open, &steps, from, known).map(|e| (e, steps))
+    });
+    let (estimate, steps) = drawn.map_or((None, Vec::new()), |(e, s)| (Some(e), s));
+    let price = model
+        .filter(|_| estimate.is_none())
+        .and_then(|m| crate::agent::prices::price(m, prices).map(|p| (m.to_string(), p)));
+    let event = super::events::Event::Estimated {
+        steps: open,
+        estimate,
+        price,
+    };
+    (event, steps)
 }
 
 #[cfg(test)]

@@ -110,12 +110,19 @@ pub fn estimated(
 }
 
 /// What is said when a cost cap is likely too little for the open steps
-/// (`covers` of them, by `estimate::covered`); nothing when it is not.
+/// of an `Estimated` event (drawn from `past`); nothing when it is not.
 pub fn cap_short(
     cap: f64,
-    e: &crate::history::estimate::Estimate,
-    covers: impl FnOnce() -> u32,
+    estimated: &Event,
+    past: &[crate::history::estimate::Step],
 ) -> Option<String> {
+    let Event::Estimated {
+        estimate: Some(e), ..
+    } = estimated
+    else {
+        return None;
+    };
+    let covers = || crate::history::estimate::covered(e, cap, past);
     (e.cost_known && cap < e.usd.median).then(|| {
         format!(
             "--max-cost {} is under the likely cost of the open steps ({}): it likely covers {} of {}",

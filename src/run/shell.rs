@@ -760,7 +760,7 @@ impl Shell<'_> {
     /// of this agent and model: said, journaled, kept with the run; and
     /// said when `--max-cost` is likely too little for them.
     fn estimate(&self, saved: &mut Saved, before: &Checkpoint) {
-        use crate::history::{costs, estimate};
+        use crate::history::costs;
         if self.s.workers.worker.is_some() || saved.estimate.is_some() || saved.state.iteration > 0
         {
             return;
@@ -769,30 +769,24 @@ impl Shell<'_> {
         if open == 0 {
             return;
         }
-        let agent = self.s.session.agent.to_string();
-        let drawn = costs::estimate_for(
+        let (event, past) = costs::estimated(
             &self.project.root,
             open,
-            &agent,
-            self.s.session.model.as_deref(),
+            (
+                &self.s.session.agent.to_string(),
+                self.s.session.model.as_deref(),
+            ),
+            &self.s.session.prices,
         );
-        let e = drawn.as_ref().map(|d| d.0.clone());
-        let model = self.s.session.model.as_deref();
-        let price = model.filter(|_| e.is_none()).and_then(|m| {
-            crate::agent::prices::price(m, &self.s.session.prices).map(|p| (m.to_string(), p))
-        });
-        self.report(crate::history::events::Event::Estimated {
-            steps: open,
-            estimate: e.clone(),
-            price,
-        });
-        if let (Some((e, steps)), Some(cap)) = (&drawn, self.limits.borrow().max_cost)
-            && let Some(line) =
-                crate::history::said::cap_short(cap, e, || estimate::covered(e, cap, steps))
+        self.report(event.clone());
+        if let Some(cap) = self.limits.borrow().max_cost
+            && let Some(line) = crate::history::said::cap_short(cap, &event, &past)
         {
             self.ui.note(&line);
         }
-        saved.estimate = e;
+        if let crate::history::events::Event::Estimated { estimate, .. } = event {
+            saved.estimate = estimate;
+        }
     }
 
     /// The run's steps kept for the estimates of runs to come; how the
