@@ -169,6 +169,19 @@ mod tests {
         let s = spent(&entries, now);
         assert_eq!((s.usd_day, s.tokens_day), (2.0, 20));
         assert_eq!((s.usd_week, s.tokens_week), (4.0, 40));
+        // The edges: a week old and a day old to the second are out of
+        // each; a session of unknown cost is counted as such.
+        let mut unknown = e(now - 5, "c", 0.0, 7);
+        unknown.cost_unknown = true;
+        let edges = [
+            e(now - WEEK_S, "a", 100.0, 1000),
+            e(now - DAY_S, "a", 3.0, 30),
+            unknown.clone(),
+            unknown,
+        ];
+        let s = spent(&edges, now);
+        assert_eq!((s.usd_day, s.tokens_day), (0.0, 14));
+        assert_eq!((s.usd_week, s.tokens_week, s.unknown_week), (3.0, 44, 2));
         let rows = by_day(&entries, now);
         let shown: Vec<(&str, &str, u32)> = rows
             .iter()
