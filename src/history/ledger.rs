@@ -182,6 +182,16 @@ mod tests {
         let s = spent(&edges, now);
         assert_eq!((s.usd_day, s.tokens_day), (0.0, 14));
         assert_eq!((s.usd_week, s.tokens_week, s.unknown_week), (3.0, 44, 2));
+        let rows: Vec<(&str, u32, f64, u64)> = by_day(&edges, now)
+            .iter()
+            .map(|r| (r.project.as_str(), r.sessions, r.usd, r.tokens))
+            .map(|(p, n, u, t)| (if p == "a" { "a" } else { "c" }, n, u, t))
+            .collect();
+        assert_eq!(
+            rows,
+            [("c", 2, 0.0, 14), ("a", 1, 3.0, 30)],
+            "a week old is not shown"
+        );
         let rows = by_day(&entries, now);
         let shown: Vec<(&str, &str, u32)> = rows
             .iter()
