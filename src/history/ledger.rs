@@ -182,7 +182,8 @@ mod tests {
         let s = spent(&edges, now);
         assert_eq!((s.usd_day, s.tokens_day), (0.0, 14));
         assert_eq!((s.usd_week, s.tokens_week, s.unknown_week), (3.0, 44, 2));
-        let rows: Vec<(&str, u32, f64, u64)> = by_day(&edges, now)
+        let rows = by_day(&edges, now);
+        let rows: Vec<(&str, u32, f64, u64)> = rows
             .iter()
             .map(|r| (r.project.as_str(), r.sessions, r.usd, r.tokens))
             .collect();
