@@ -323,8 +323,10 @@ impl Loop {
         // An answer sent after the run stopped for it: the run goes on with
         // it, taken once the lock is ours (a loop refused before then leaves
         // it where it was, for the next).
-        let single = settings.workers.worker.is_none() && settings.workers.count == 1;
-        let answer_waits = single
+        // (A parallel run's answer is about its paused step; a worker's
+        // and `ralph merge`'s ask nothing of their own.)
+        let asks = settings.workers.worker.is_none() && self.args.remote.is_none();
+        let answer_waits = asks
             && sentinel::Waiting::read(&project.waiting())?
                 .is_some_and(|w| crate::run::tell::answer_pending(&project.root, &w));
         if let Some(done) = first_move(&settings, &project, &checked, &ui, answer_waits)? {
@@ -394,6 +396,13 @@ impl Loop {
             claimed_at: std::cell::RefCell::new(None),
         };
         if let Some(given) = answered {
+            // "Stop the run", answered once it had stopped: this run is
+            // the user's later word.
+            if crate::run::engine::pause::choice(&given.answer)
+                == crate::run::engine::pause::Choice::Stop
+            {
+                ui.note("the answer was to stop the run, which had stopped already: this run goes on, the step with its budget again");
+            }
             shell.hand(given)?;
         }
         // `ralph stop` (now) is taken at once, whatever the run is doing;
@@ -487,15 +496,18 @@ impl Loop {
             self.as_worker(&mut settings, project, step)?;
         }
         // A parallel run's workers stop for a human each on its own, and
-        // the run with them: no run of many waits for one answer (yet).
+        // the run with them; the one answer such a run waits for is about
+        // a step paused at its budget, which the others go on beside.
         let many = settings.workers.count > 1
             || settings.workers.worker.is_some()
             || self.args.remote.is_some();
-        if many
-            && settings.limits.wait_for_answer.take().is_some()
-            && self.args.worker_step.is_none()
-        {
-            ui.note("--wait-for-answer is for a run of one session at a time: this run of many steps stops for a human as before (exit 3)");
+        if many && let Some(within) = settings.limits.wait_for_answer.take() {
+            let coordinator = self.args.worker_step.is_none();
+            if coordinator && settings.limits.max_cost_per_step.is_some() {
+                settings.workers.answer_within = Some(within);
+            } else if coordinator {
+                ui.note("--wait-for-answer: a run of many steps waits only for the answer about a step over its --max-cost-per-step, which this run does not set; it stops for a human as before (exit 3)");
+            }
         }
         prepare_confined(&mut settings, project, in_worktree, ui)?;
         // --push / --pr: the branch, its remote, the pull request's base,

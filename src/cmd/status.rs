@@ -603,11 +603,15 @@ fn render_board(b: &crate::run::engine::board::Board) {
     use crate::run::engine::board::Place;
     let count = |p: Place| b.steps.values().filter(|s| s.place == p).count();
     show!(
-        "parallel: up to {} at once · {} working · {} queued · {} merged",
+        "parallel: up to {} at once · {} working · {} queued · {} merged{}",
         b.parallel,
         count(Place::Working) + count(Place::Resolving),
         count(Place::Queued),
-        count(Place::Merged)
+        count(Place::Merged),
+        match count(Place::Paused) {
+            0 => String::new(),
+            n => format!(" · {n} paused at its budget"),
+        }
     );
     for (key, slot) in &b.steps {
         let place = match slot.place {
@@ -616,6 +620,8 @@ fn render_board(b: &crate::run::engine::board::Board) {
             Place::Resolving => "resolving a conflict",
             Place::Merged => "merged",
             Place::GaveUp => "stopped",
+            Place::Paused => "paused at its budget",
+            Place::Skipped => "skipped",
         };
         let note = slot
             .note

@@ -34,4 +34,8 @@ pub struct Workers {
     pub on_conflict: OnConflict,
     /// This loop is a worker of a parallel run (set by its coordinator).
     pub worker: Option<Worker>,
+    /// `--wait-for-answer` of a run of many steps: how long it waits, once
+    /// nothing else is left to do, for the answer about a step paused at
+    /// its budget (the one question such a run waits for).
+    pub answer_within: Option<std::time::Duration>,
 }

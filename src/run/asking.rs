@@ -18,7 +18,7 @@ use crate::github::Client;
 use crate::github::Repo;
 use crate::github::comments::{Posted, fenced};
 use crate::history::events::{At, Event as Journaled};
-use crate::run::engine::{Event, Outcome};
+use crate::run::engine::{Event, Outcome, pause};
 use crate::run::lock::LoopLock;
 use crate::run::shell::Shell;
 use crate::work::sentinel;
@@ -144,19 +144,30 @@ impl Shell<'_> {
             }
             if let Some(given) = self.take_answer(question, asked)? {
                 let by = crate::output::visible_line(&given.by);
+                let stops = pause::choice(&given.answer) == pause::Choice::Stop;
+                let then = if stops {
+                    "the run stops"
+                } else {
+                    "the run goes on"
+                };
                 let told = match (given.by.strip_prefix("github:"), &given.via) {
                     (Some(who), Some(url)) => format!(
-                        "ralph took the answer of `{}` ({}); the run goes on.",
+                        "ralph took the answer of `{}` ({}); {then}.",
                         crate::output::visible_line(who),
                         crate::output::visible_line(url)
                     ),
-                    _ => format!("Answered elsewhere (by {by}); the run goes on."),
+                    _ => format!("Answered elsewhere (by {by}); {then}."),
                 };
+                let who = given.by.clone();
                 self.hand(given)?;
                 if let Some(r) = remote.as_mut() {
                     r.say(&self.ui, &told);
                 }
-                return Ok(Event::Answered(true));
+                return Ok(if stops {
+                    Event::AnsweredStop(who)
+                } else {
+                    Event::Answered(true)
+                });
             }
             if start.elapsed() >= within {
                 self.ui.note(&format!(
@@ -202,19 +213,33 @@ impl Shell<'_> {
 
     /// An answer taken: journaled, said, WAITING removed, and kept for the
     /// next session (`.ralph/answer.md`, and its prompt).
+    /// An answer that stops the run (a paused step's "stop the run") is
+    /// journaled and said, and no session is handed it.
     pub(crate) fn hand(&self, given: Given) -> Result<()> {
         self.journal().add(Journaled::Answered {
             answer: given.answer.clone(),
             by: given.by.clone(),
         });
+        let stops = pause::choice(&given.answer) == pause::Choice::Stop;
         self.ui.note(&format!(
-            "answered by {}: {}; the run goes on",
+            "answered by {}: {}; {}",
             crate::output::visible_line(&given.by),
-            crate::control::command::one_line(&given.answer.said(), 200)
+            crate::control::command::one_line(&given.answer.said(), 200),
+            if stops {
+                "no session is told it"
+            } else {
+                "the run goes on"
+            }
         ));
-        crate::fsutil::atomic_write(&answer_file(self.project), given.told().as_bytes(), 0o644)?;
         sentinel::remove(&self.project.waiting())?;
-        *self.answered.borrow_mut() = Some(given);
+        if !stops {
+            crate::fsutil::atomic_write(
+                &answer_file(self.project),
+                given.told().as_bytes(),
+                0o644,
+            )?;
+            *self.answered.borrow_mut() = Some(given);
+        }
         Ok(())
     }
 }

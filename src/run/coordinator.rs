@@ -24,6 +24,7 @@ use crate::run::engine::board::{
     self, Board, Conflicted, Deadline, End, GateFailed, Place, Slot, Then,
 };
 use crate::run::lock::LoopLock;
+use crate::run::paused::{self, Looked};
 use crate::run::shell::Shell;
 use crate::run::worktree;
 use crate::work::spec;
@@ -157,6 +158,8 @@ struct Live {
     /// The main checkout, once asked of git: each worker's start needs it,
     /// and it is the same for the whole run.
     main: Option<PathBuf>,
+    /// The question about a step paused at its budget, while it is out.
+    asking: Option<paused::Asking>,
 }
 
 impl Coordinator<'_> {
@@ -187,6 +190,7 @@ impl Coordinator<'_> {
             running: Vec::new(),
             saved,
             main: None,
+            asking: None,
         };
         let elapsed_before = live.saved.elapsed_s;
         let finished = self.work(&mut live, lock)?;
@@ -252,6 +256,7 @@ impl Coordinator<'_> {
                 .map(|(key, slug, _)| (key.clone(), slug.clone()))
                 .collect()
         });
+        self.answered_before(&mut board)?;
         let dropped = board.resume(&keys, remote.as_deref());
         if !dropped.is_empty() {
             self.shell.ui.note(&format!(
@@ -262,6 +267,24 @@ impl Coordinator<'_> {
             ));
         }
         Ok(board)
+    }
+
+    /// A resumed run's answer, sent after the run stopped asking about its
+    /// paused step: what it comes to for that step (its next worker told
+    /// it; the main checkout's sessions never are).
+    fn answered_before(&self, board: &mut Board) -> Result<()> {
+        let Some(given) = self.shell.answered.borrow_mut().take() else {
+            return Ok(());
+        };
+        crate::fsutil::remove_optional(&crate::run::asking::answer_file(self.shell.project))?;
+        let Some(key) = board.paused().into_iter().next() else {
+            return Ok(());
+        };
+        let by = crate::output::visible_line(&given.by);
+        let choice = crate::run::engine::pause::choice(&given.answer);
+        let said = board.answered(&key, choice, (&by, &given.told()));
+        self.shell.ui.note(&said);
+        Ok(())
     }
 
     fn say_start(&self) {
@@ -295,6 +318,7 @@ impl Coordinator<'_> {
     fn work(&self, live: &mut Live, lock: &mut LoopLock) -> Result<Option<(Outcome, String)>> {
         // The scheduler asks the tracker: only when something changed.
         let (mut changed, mut sessions) = (true, None);
+        let mut never = Vec::new();
         loop {
             // The run's sessions so far, as `status` and `watch` show a loop's.
             let now = budget::read(&self.budget())?.sessions;
@@ -307,6 +331,14 @@ impl Coordinator<'_> {
                 return Ok(Some((Outcome::Interrupted, format!("{sig} received"))));
             }
             changed |= self.reap(live)?;
+            match self.answer(live)? {
+                Looked::Stop => {
+                    self.stop_all(live)?;
+                    return Ok(live.board.end.take());
+                }
+                Looked::Changed => changed = true,
+                Looked::Nothing => {}
+            }
             let merged = self.merge_next(live)?;
             // Checked after the merge too: its gate may take the rest.
             if let Some(end) = self.past_deadline(live)? {
@@ -314,14 +346,23 @@ impl Coordinator<'_> {
             }
             if changed || merged {
                 changed = false;
-                let never = match &live.board.end {
+                never = match &live.board.end {
                     None => self.start_free(live)?,
                     Some(_) => Vec::new(),
                 };
                 save_board(&live.board, &self.board_path())?;
-                if live.running.is_empty() && live.board.queue.is_empty() {
-                    return self.all_done_or(live, &never);
-                }
+            }
+            // Nothing else to do: the end, unless the answer about a
+            // paused step is still waited for.
+            let within = self.shell.s.workers.answer_within;
+            if live.running.is_empty()
+                && live.board.queue.is_empty()
+                && !live
+                    .asking
+                    .as_mut()
+                    .is_some_and(|a| a.waits(self.shell, within))
+            {
+                return self.all_done_or(live, &never);
             }
             if !merged {
                 // Woken by a worker's exit; else the turn comes back
@@ -329,6 +370,26 @@ impl Coordinator<'_> {
                 workers::wait_any(&live.running, Duration::from_millis(100));
             }
         }
+    }
+
+    /// The question about the first step paused at its budget asked (when
+    /// none is out), and its answer taken if one came.
+    fn answer(&self, live: &mut Live) -> Result<Looked> {
+        let Some(cap) = self.shell.s.limits.max_cost_per_step else {
+            return Ok(Looked::Nothing);
+        };
+        if live.asking.is_none() {
+            let within = self.shell.s.workers.answer_within;
+            live.asking = paused::ask(self.shell, &live.board, cap, within)?;
+        }
+        let Some(asking) = &live.asking else {
+            return Ok(Looked::Nothing);
+        };
+        let looked = paused::look(self.shell, asking, &mut live.board)?;
+        if !matches!(looked, Looked::Nothing) {
+            live.asking = None;
+        }
+        Ok(looked)
     }
 
     /// One merge at a time, and the next at once (the freed slots are
@@ -667,6 +728,13 @@ impl Coordinator<'_> {
             }
             Some(Then::Stop(outcome, why)) => {
                 self.worker_stopped(live, w, outcome, why);
+                Ok(())
+            }
+            Some(Then::Pause(why)) => {
+                self.shell
+                    .ui
+                    .note(&format!("{why}; its step is paused, the others go on"));
+                live.board.pause(&w.step, why);
                 Ok(())
             }
         }

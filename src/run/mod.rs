@@ -11,6 +11,7 @@ pub mod lifecycle;
 pub mod lock;
 pub mod merge;
 pub mod options;
+pub mod paused;
 pub mod progress;
 pub mod remote;
 pub mod review;

@@ -413,6 +413,7 @@ fn layered(cli: &Options, cfg: &Options, saved: Option<&Limits>) -> Result<Resol
                 count: parallel,
                 on_conflict: o.on_conflict.unwrap_or_default(),
                 worker: None,
+                answer_within: None,
             },
             shipping: crate::ship::Shipping {
                 push: o.push || o.pr,

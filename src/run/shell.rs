@@ -1818,12 +1818,19 @@ impl Shell<'_> {
     pub(crate) fn write_waiting(&self, outcome: Outcome, reason: &str) -> Result<()> {
         let project = self.project;
         if outcome.writes_waiting() {
-            sentinel::Waiting::new(format!(
+            let mut waiting = sentinel::Waiting::new(format!(
                 "{}: {reason}; see {}",
                 outcome.text(),
                 self.run.path.display()
-            ))
-            .write(&project.waiting())?;
+            ));
+            // A paused step asks what to do with it.
+            if outcome == Outcome::StepBudget
+                && let Some(cap) = self.limits.borrow().max_cost_per_step
+            {
+                let others = self.s.workers.count > 1;
+                waiting.options = crate::run::engine::pause::options(cap, others);
+            }
+            waiting.write(&project.waiting())?;
         } else if outcome == Outcome::Waiting
             // A link planted there is not a session's WAITING: replaced.
             && !std::fs::symlink_metadata(project.waiting()).is_ok_and(|m| m.is_file())

@@ -260,3 +260,127 @@ fn a_tampered_board_on_resume_has_only_the_specs_steps_and_never_more_workers_th
     }
     nothing_left(&env);
 }
+
+/// A session's Bash command: step 1's first session commits a try and
+/// leaves the step open; any other checks its step's box and commits.
+const ONE_TRIES_FIRST: &str = "if [ \"$RALPH_STEP\" = 1 ] && [ ! -e tried-1 ]; then \
+     echo x > tried-1 && git add -A && git commit -qm try; \
+     else echo \"$RALPH_STEP\" > \"step-$RALPH_STEP.txt\" && \
+     sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
+     git add -A && git commit -qm \"step $RALPH_STEP\"; fi";
+
+/// `--max-cost-per-step` in a run of many steps: the step over its budget
+/// pauses (its work kept) and the others go on and merge; the run asks,
+/// waits once nothing else is left, and an answer giving the step more
+/// has a new worker finish it, told the answer.
+#[test]
+fn a_step_over_its_budget_pauses_while_the_others_merge_and_an_answer_resumes_it() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    for _ in 0..3 {
+        env.api
+            .session([Reply::bash(ONE_TRIES_FIRST), Reply::text("Done for now.")]);
+    }
+    let live = Live::start(ralph_loop(&env).args([
+        "--parallel",
+        "2",
+        "--max-cost-per-step",
+        "0.000001",
+        "--wait-for-answer",
+        "2m",
+        "--max-iterations",
+        "6",
+    ]));
+    live.wait_for("merged **2** Two into main", BOUND);
+    live.wait_for(
+        "a step is paused at its budget; the others go on while you answer:",
+        BOUND,
+    );
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    assert!(
+        waiting.contains("a step is over its budget: w")
+            && waiting.contains("(step **1** One): step **1** One has cost $")
+            && waiting.contains("option: give the step <$0.0001 more and go on")
+            && waiting.contains("option: skip the step: leave it open")
+            && waiting.contains("option: stop the run;"),
+        "{waiting}"
+    );
+    // Paused: no worker works it, its try kept in its worktree.
+    let status = env.ralph().arg("status").stdout_with(0);
+    assert!(
+        status.contains("1 paused at its budget")
+            && status.contains("paused at its budget **1** One"),
+        "{status}"
+    );
+    env.ralph()
+        .args(["answer", "Finish it: check its box."])
+        .stdout_with(0);
+    let (code, out, err) = live.finish(BOUND);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("answered by terminal: Finish it: check its box.")
+            && out.contains(
+                "step **1** One has its budget again (the answer of terminal): it is worked again"
+            )
+            && out.contains("complete: all 2 steps done"),
+        "{out}"
+    );
+    // Its new worker was told the answer, and finished on its try.
+    assert!(
+        told(&env, 3).contains("> Finish it: check its box."),
+        "{}",
+        told(&env, 3)
+    );
+    let files = head_files(&env);
+    for f in ["tried-1", "step-1.txt", "step-2.txt"] {
+        assert!(files.contains(&f.to_string()), "{f} merged: {files:?}");
+    }
+    assert!(!env.project.join(".ralph/WAITING").exists());
+    nothing_left(&env);
+    assert_eq!(summary(&env)["iterations"], 3);
+}
+
+/// A run of many steps that does not wait ends asking about its paused
+/// step (exit 3); the answer "skip" sent then is taken by `--resume`: the
+/// step is left open, its work kept, and the run ends with the rest merged.
+#[test]
+fn a_paused_step_skipped_after_the_run_stopped_is_left_open_with_its_work() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(ONE_TRIES_FIRST), Reply::text("Done for now.")]);
+    }
+    let (code, out) = ended(ralph_loop(&env).args([
+        "--parallel",
+        "2",
+        "--max-cost-per-step",
+        "0.000001",
+        "--max-iterations",
+        "6",
+    ]));
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        out.contains("merged **2** Two into main")
+            && out.contains("── ralph: a step is over its budget: w")
+            && out.contains("Answer WAITING's question (`ralph answer --option <n>`"),
+        "{out}"
+    );
+    let answered = env.ralph().args(["answer", "--option", "2"]).stdout_with(0);
+    assert!(answered.contains("skip the step"), "{answered}");
+    let (code, out) = ended(ralph_loop(&env).arg("--resume"));
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("step **1** One is skipped (the answer of terminal): left open, its work kept in worktree par-")
+            && out.contains("skipped at your answer and still open: **1** One"),
+        "{out}"
+    );
+    // No session ran for it; its try is in its worktree, not merged.
+    assert_eq!(records(&env).len(), 2);
+    assert!(!head_files(&env).contains(&"tried-1".to_string()));
+    let worktrees = env.git(&["worktree", "list"]);
+    assert_eq!(worktrees.lines().count(), 2, "{worktrees}");
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(
+        spec.contains("- [ ] **1** One") && spec.contains("- [x] **2** Two"),
+        "{spec}"
+    );
+}

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::OnConflict;
 use crate::run::engine::Outcome;
+use crate::run::engine::pause::Choice;
 
 /// Where a step of the run is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +28,13 @@ pub enum Place {
     Merged,
     /// Its worker stopped without finishing it (the run's outcome says why).
     GaveUp,
+    /// Its worker stopped at the step's budget (`--max-cost-per-step`), its
+    /// work kept in its worktree: the run asks what to do with it and goes
+    /// on with the others meanwhile.
+    Paused,
+    /// Left open at the answer about its budget, its work kept: the run
+    /// goes on without it.
+    Skipped,
 }
 
 /// A step's line on the board.
@@ -189,7 +197,9 @@ impl Board {
         for (key, slot) in &mut self.steps {
             slot.idle = 0;
             match slot.place {
-                Place::GaveUp | Place::Resolving => slot.place = Place::Working,
+                // A paused step has its budget again (a skipped one stays
+                // skipped: the user said so; the next run works it).
+                Place::GaveUp | Place::Resolving | Place::Paused => slot.place = Place::Working,
                 Place::Queued => self.queue.push_back(key.clone()),
                 _ => {}
             }
@@ -268,6 +278,60 @@ impl Board {
             .then(|| format!("stopped ({}): {why}; no new worker starts", outcome.text()));
         self.stop(outcome, why);
         said
+    }
+
+    /// Step `key` paused at its budget (`why`): no worker works it until a
+    /// human answers; the others go on.
+    pub fn pause(&mut self, key: &str, why: String) {
+        if let Some(slot) = self.steps.get_mut(key) {
+            slot.place = Place::Paused;
+            slot.note = Some(why);
+        }
+    }
+
+    /// The steps paused at their budget, the first asked about first.
+    pub fn paused(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .filter(|(_, s)| s.place == Place::Paused)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    /// The answer about paused step `key` (by `by`; `told`: what its next
+    /// worker is told of it): what is said. `More`: back to work (a slot
+    /// free) with its budget again; `Skip`: left open, the run going on
+    /// without it; `Stop`: the run's end (its workers are stopped).
+    pub fn answered(&mut self, key: &str, choice: Choice, (by, told): (&str, &str)) -> String {
+        let Some(slot) = self.steps.get_mut(key).filter(|s| s.place == Place::Paused) else {
+            return format!(
+                "the answer of {by} was about step {key}, which is no longer paused: dropped"
+            );
+        };
+        match choice {
+            Choice::More => {
+                slot.place = Place::Working;
+                slot.idle = 0;
+                slot.feedback = Some(told.to_string());
+                format!("step {key} has its budget again (the answer of {by}): it is worked again")
+            }
+            Choice::Skip => {
+                slot.place = Place::Skipped;
+                slot.note = Some(format!("skipped at the answer of {by}"));
+                format!(
+                    "step {key} is skipped (the answer of {by}): left open, its work kept in worktree {}; the run goes on without it",
+                    slot.worktree
+                )
+            }
+            Choice::Stop => {
+                slot.note = Some(format!("paused; the run stopped at the answer of {by}"));
+                self.stop(
+                    Outcome::Interrupted,
+                    format!("stopped at the answer of {by} about step {key}"),
+                );
+                format!("the run stops (the answer of {by} about step {key})")
+            }
+        }
     }
 
     /// A resolution of step `key` committed with conflict markers still in
@@ -467,8 +531,28 @@ impl Board {
         if let Some(end) = self.end.take() {
             return Some(end);
         }
+        // A step still paused: the run ends asking about it (resumable).
+        if let Some(slot) = self.steps.values().find(|s| s.place == Place::Paused) {
+            let why = slot.note.clone().unwrap_or_default();
+            return Some((Outcome::StepBudget, why));
+        }
         if !open {
             return None;
+        }
+        let skipped: Vec<&str> = self
+            .steps
+            .iter()
+            .filter(|(_, s)| s.place == Place::Skipped)
+            .map(|(k, _)| k.as_str())
+            .collect();
+        if !skipped.is_empty() {
+            return Some((
+                Outcome::Partial,
+                format!(
+                    "every other step is merged or cannot start; skipped at your answer and still open: {} (their work is kept in their worktrees; the next `ralph loop` works them)",
+                    skipped.join(", ")
+                ),
+            ));
         }
         if let Some(still_open) = remote {
             return Some((Outcome::Partial, still_open));
@@ -518,6 +602,8 @@ pub enum Then {
     WorkAgain(String),
     /// The run stops (once its other workers have): no new worker starts.
     Stop(Outcome, String),
+    /// The step is paused at its budget, for this reason; the others go on.
+    Pause(String),
 }
 
 /// A step is done only when its branch's committed spec says so; a worker
@@ -538,6 +624,9 @@ fn after_worker(e: &Ended) -> Then {
             "{worker} ended ({reason}), but no commit of its branch {} has {step} checked",
             e.branch
         )),
+        End::Ran(Outcome::StepBudget, reason) => {
+            Then::Pause(format!("{worker} (step {step}): {reason}"))
+        }
         End::Ran(outcome, reason) => {
             Then::Stop(*outcome, format!("{worker} (step {step}): {reason}"))
         }
@@ -760,6 +849,85 @@ mod tests {
     }
 
     #[test]
+    fn a_step_over_its_budget_pauses_and_the_run_goes_on() {
+        let end = End::Ran(Outcome::StepBudget, "step **1** One has cost $0.60".into());
+        for committed in [true, false] {
+            assert_eq!(
+                after_worker(&ended(&end, committed)),
+                Then::Pause("w2 (step **1** One): step **1** One has cost $0.60".into())
+            );
+        }
+    }
+
+    /// A paused step, and what each answer about it comes to: the step's
+    /// place, what its next worker is told, the run's end, and what is said.
+    #[test]
+    fn an_answer_about_a_paused_step_row_by_row() {
+        type Row = (
+            Choice,
+            Place,
+            Option<&'static str>,
+            Option<Outcome>,
+            &'static str,
+        );
+        let rows: [Row; 3] = [
+            (
+                Choice::More,
+                Place::Working,
+                Some("told"),
+                None,
+                "step a has its budget again (the answer of ann): it is worked again",
+            ),
+            (
+                Choice::Skip,
+                Place::Skipped,
+                None,
+                None,
+                "step a is skipped (the answer of ann): left open, its work kept in worktree par-a; the run goes on without it",
+            ),
+            (
+                Choice::Stop,
+                Place::Paused,
+                None,
+                Some(Outcome::Interrupted),
+                "the run stops (the answer of ann about step a)",
+            ),
+        ];
+        for (choice, place, feedback, end, said) in rows {
+            let mut b = board();
+            b.steps.get_mut("a").unwrap().idle = 2;
+            assert_eq!(worked(&b), ["a"]);
+            b.pause("a", "w1 (step a): over".into());
+            assert_eq!(seen(&b, "a"), (Place::Paused, None), "the others go on");
+            assert!(b.busy().contains("a"), "no worker starts it meanwhile");
+            assert_eq!(b.paused(), ["a"]);
+            assert_eq!(b.answered("a", choice, ("ann", "told")), said, "{choice:?}");
+            assert_eq!(seen(&b, "a"), (place, end), "{choice:?}");
+            assert_eq!(b.steps["a"].feedback.as_deref(), feedback, "{choice:?}");
+            if choice == Choice::More {
+                assert_eq!(b.steps["a"].idle, 0, "you have acted");
+            }
+            // Answered once: a second answer finds it no longer paused.
+            if choice != Choice::Stop {
+                assert_eq!(
+                    b.answered("a", Choice::Stop, ("bob", "")),
+                    "the answer of bob was about step a, which is no longer paused: dropped"
+                );
+                assert_eq!(b.end, None);
+            }
+        }
+    }
+
+    /// The steps of `b` at work (the rest of the run has them busy).
+    fn worked(b: &Board) -> Vec<String> {
+        b.steps
+            .iter()
+            .filter(|(_, s)| s.place == Place::Working)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    #[test]
     fn a_step_goes_back_to_workers_that_start_no_session_only_a_few_times() {
         let mut idle = 0;
         for _ in 0..IDLE_ROUNDS {
@@ -885,6 +1053,18 @@ mod tests {
                 false,
             ),
             ("merged stays merged", Place::Merged, Place::Merged, false),
+            (
+                "paused at its budget has it again",
+                Place::Paused,
+                Place::Working,
+                false,
+            ),
+            (
+                "skipped at your answer stays skipped",
+                Place::Skipped,
+                Place::Skipped,
+                false,
+            ),
         ];
         for (what, before, after, queued) in rows {
             let mut b = Board::default();
@@ -1327,6 +1507,23 @@ mod tests {
             b.end = end;
             assert_eq!(b.finished(open, remote, &never), then, "{what}");
         }
+        // A step paused at its end: the run ends asking about it; one
+        // skipped: the run merged the rest, the step left open.
+        let mut b = board();
+        b.pause("a", "w1 (step a): over its budget".into());
+        assert_eq!(
+            b.finished(true, None, &never),
+            Some((Outcome::StepBudget, "w1 (step a): over its budget".into()))
+        );
+        b.answered("a", Choice::Skip, ("ann", ""));
+        assert_eq!(
+            b.finished(true, None, &never),
+            Some((
+                Outcome::Partial,
+                "every other step is merged or cannot start; skipped at your answer and still open: a (their work is kept in their worktrees; the next `ralph loop` works them)".into()
+            ))
+        );
+        assert_eq!(b.finished(false, None, &never), None, "none open: judged");
     }
 
     /// After a merge, row by row: push, the remote's step branch (only

@@ -28,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::agent::stream::Limit;
 
 pub mod board;
+pub mod pause;
 pub mod round;
 
 pub use round::{Aside, Claim, GateRan, Need, ReviewOf, Round, SessionRan, Settled, Uncheck};
@@ -383,6 +384,9 @@ pub enum Event {
     /// The wait for a human's answer (`AwaitAnswer`) ended: answered (the
     /// WAITING gone, the answer kept for the next session), or not in time.
     Answered(bool),
+    /// The answer to a paused step (`pause::Choice::Stop`), by whom: the
+    /// run stops as `ralph stop` stops it.
+    AnsweredStop(String),
 }
 
 /// What every worker of a parallel run has spent, read (and this session
@@ -652,7 +656,7 @@ const FACTS: [(Outcome, Facts); 17] = {
                 (true, true),
                 Some(HUMAN_TODO),
                 Some(
-                    "Answer to give the step as much again (`ralph answer \"<a hint>\"`), then `ralph loop --resume`.",
+                    "Answer WAITING's question (`ralph answer --option <n>`, or a hint in words that gives the step as much again), then `ralph loop --resume`.",
                 ),
             ),
         ),
@@ -1088,6 +1092,14 @@ fn decide(s: &mut State, limits: &Limits, event: Event) -> Action {
             now_epoch,
         } => review_limited(s, limits, &limit, cost_usd, now_epoch),
         Event::SessionEnded(recorded) => session_ended(s, limits, *recorded),
+        Event::AnsweredStop(by) => {
+            s.asked = None;
+            s.round = None;
+            stop(
+                Outcome::Interrupted,
+                format!("stopped at the answer of {by}"),
+            )
+        }
         Event::Answered(answered) => {
             let (outcome, reason) = s
                 .asked
@@ -1527,11 +1539,10 @@ fn count_stuck(
         stop(
             Outcome::StepBudget,
             format!(
-                "step {step} has cost {} in {} without being finished, past its budget of {} (--max-cost-per-step); its work is kept. An answer gives it {} more and the run goes on (your words reach the next session: a hint, a smaller way); `ralph stop` ends the run",
+                "step {step} has cost {} in {} without being finished, past its budget of {} (--max-cost-per-step); its work is kept",
                 crate::output::usd(s.step_cost),
                 crate::output::counted(s.step_sessions, "session", "sessions"),
                 crate::output::usd(cap),
-                crate::output::usd(cap)
             ),
         )
     })
@@ -3115,7 +3126,7 @@ mod tests {
         // waits for an answer where it may), its work kept.
         let reason = |usd: &str, n: u32| {
             format!(
-                "step 2 has cost {usd} in {n} sessions without being finished, past its budget of $1.00 (--max-cost-per-step); its work is kept. An answer gives it $1.00 more and the run goes on (your words reach the next session: a hint, a smaller way); `ralph stop` ends the run"
+                "step 2 has cost {usd} in {n} sessions without being finished, past its budget of $1.00 (--max-cost-per-step); its work is kept"
             )
         };
         assert_eq!(
@@ -3144,6 +3155,13 @@ mod tests {
         let mut resumed = s.clone();
         resume(&mut resumed, Some(Outcome::StepBudget));
         assert_eq!(resumed.step_cost, 0.0);
+        // Answered "stop the run": it stops as `ralph stop` stops it.
+        s.asked = Some((Outcome::StepBudget, reason("$1.10", 4)));
+        assert_eq!(
+            step(&mut s, &l, Event::AnsweredStop("github:ann".into())),
+            stop(Outcome::Interrupted, "stopped at the answer of github:ann")
+        );
+        assert_eq!(s.asked, None);
     }
 
     #[test]
