@@ -312,6 +312,46 @@ fn a_step_over_its_budget_pauses_and_an_answer_lets_it_finish() {
     assert_eq!(summary(&env)["iterations"], 2);
 }
 
+/// The paused step's question offers more or a stop (a run of one step at
+/// a time has no other to go on with); "stop the run" stops it as `ralph
+/// stop` does, resumable, and no session is told the answer.
+#[test]
+fn a_paused_steps_stop_option_stops_the_run_resumable() {
+    let env = steps_project(1);
+    env.api.session([
+        Reply::bash("echo tried > attempt.txt && git add attempt.txt && git commit -qm attempt"),
+        Reply::text("Not done yet."),
+    ]);
+    let live = Live::start(ralph_loop(&env).args([
+        "--max-cost-per-step",
+        "0.000001",
+        "--wait-for-answer",
+        "2m",
+    ]));
+    live.wait_for("a human is needed; waiting up to 2m", Duration::from_secs(120));
+    let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
+    let options: Vec<&str> = waiting.lines().filter(|l| l.starts_with("option: ")).collect();
+    assert_eq!(options.len(), 2, "{waiting}");
+    assert!(
+        options[0].starts_with("option: give the step <$0.0001 more and go on")
+            && options[1].starts_with("option: stop the run;"),
+        "{waiting}"
+    );
+    env.ralph().args(["answer", "--option", "2"]).stdout_with(0);
+    let (code, out, err) = live.finish(Duration::from_secs(120));
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(
+        out.contains("answered by terminal: option 2: stop the run;")
+            && out.contains("no session is told it")
+            && out.contains("stopped at the answer of terminal")
+            && out.contains("`ralph loop --resume` goes on with this run."),
+        "{out}"
+    );
+    assert!(!env.project.join(".ralph/WAITING").exists());
+    assert!(!env.project.join(".ralph/answer.md").exists());
+    assert_eq!(summary(&env)["outcome"], "interrupted");
+}
+
 /// `--max-tokens`: for those on a plan, a cap in tokens; the run stops at
 /// it, resumable with a higher one, and says so.
 #[test]
