@@ -350,6 +350,12 @@ struct LoopView<'a> {
     session: Option<(u32, u64)>,
     /// What this run has spent so far, from its saved state.
     cost_usd: f64,
+    /// Its sessions' tokens so far (what a plan's limits count).
+    tokens: u64,
+    /// It waits before its next session (a usage limit until it resets,
+    /// the pace): until when, and why.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    paused: Option<PausedView>,
     /// Its agents, where it has more than one: which is in use, and which
     /// are at a usage limit until when.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -358,6 +364,12 @@ struct LoopView<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     step: Option<String>,
     step_sessions: u32,
+}
+
+#[derive(Debug, Serialize)]
+struct PausedView {
+    until: String,
+    why: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -392,14 +404,21 @@ impl LoopView<'_> {
     /// The running loop's lines: the loop, its stuck step, its agents.
     fn render(&self) {
         show!(
-            "loop:    running, pid {}, started {}, iteration {}/{} (run {}), {} spent so far",
+            "loop:    running, pid {}, started {}, iteration {}/{} (run {}), {}{} spent so far",
             self.pid,
             self.started_at,
             self.iteration,
             self.max_iterations,
             self.run_id,
-            crate::output::usd(self.cost_usd)
+            crate::output::usd(self.cost_usd),
+            match self.tokens {
+                0 => String::new(),
+                n => format!(" and {}", crate::output::counted(n, "token", "tokens")),
+            }
         );
+        if let Some(p) = &self.paused {
+            show!("paused:  until {} ({})", p.until, p.why);
+        }
         if let Some(step) = &self.step {
             show!(
                 "step:    {step}: {} in a row ended with it still open",
@@ -430,6 +449,14 @@ impl<'a> LoopView<'a> {
             agents: saved.as_ref().map(agent_views).unwrap_or_default(),
             step: saved.as_ref().and_then(|s| s.state.step.clone()),
             step_sessions: saved.as_ref().map_or(0, |s| s.state.step_sessions),
+            tokens: saved.as_ref().map_or(0, |s| s.state.tokens),
+            paused: l.waiting_until.as_ref().map(|(until, why)| PausedView {
+                until: crate::timefmt::rfc3339(
+                    std::time::UNIX_EPOCH + std::time::Duration::from_secs(*until),
+                ),
+                // The lock is in the project, where a session can write.
+                why: crate::control::command::one_line(why, 300),
+            }),
             cost_usd: saved.map_or(0.0, |s| s.state.cost_usd),
             pid: l.pid,
             start_time: l.start_time,

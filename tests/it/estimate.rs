@@ -328,9 +328,15 @@ fn a_paused_steps_stop_option_stops_the_run_resumable() {
         "--wait-for-answer",
         "2m",
     ]));
-    live.wait_for("a human is needed; waiting up to 2m", Duration::from_secs(120));
+    live.wait_for(
+        "a human is needed; waiting up to 2m",
+        Duration::from_secs(120),
+    );
     let waiting = fs::read_to_string(env.project.join(".ralph/WAITING")).unwrap();
-    let options: Vec<&str> = waiting.lines().filter(|l| l.starts_with("option: ")).collect();
+    let options: Vec<&str> = waiting
+        .lines()
+        .filter(|l| l.starts_with("option: "))
+        .collect();
     assert_eq!(options.len(), 2, "{waiting}");
     assert!(
         options[0].starts_with("option: give the step <$0.0001 more and go on")
@@ -350,6 +356,44 @@ fn a_paused_steps_stop_option_stops_the_run_resumable() {
     assert!(!env.project.join(".ralph/WAITING").exists());
     assert!(!env.project.join(".ralph/answer.md").exists());
     assert_eq!(summary(&env)["outcome"], "interrupted");
+}
+
+/// For those on a plan: while a loop waits out a usage limit, `ralph
+/// status` says until when and why, and what its sessions used in tokens.
+#[test]
+fn status_shows_the_usage_limit_window_and_the_tokens_used() {
+    let env = steps_project(2);
+    env.api
+        .session([Reply::bash(DO_STEP), Reply::text("Step done.")]);
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 600;
+    env.api.session([Reply::usage_limit(format!(
+        "Claude AI usage limit reached|{reset}"
+    ))]);
+    let live = Live::start(ralph_loop(&env).args(["--max-iterations", "3"]));
+    live.wait_for("usage limit reached; waiting", Duration::from_secs(120));
+    let out = env.ralph().arg("status").stdout_with(0);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("paused:  until "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(line.contains("usage limit reached"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("loop:    running") && l.ends_with(" tokens spent so far")),
+        "{out}"
+    );
+    let json: Value =
+        serde_json::from_str(&env.ralph().args(["status", "--json"]).stdout_with(0)).unwrap();
+    let until = json["loop"]["paused"]["until"].as_str().unwrap();
+    assert!(line.contains(until), "{line} {json}");
+    assert!(json["loop"]["tokens"].as_u64().unwrap() > 0, "{json}");
+    env.ralph().arg("stop").stdout_with(0);
+    let (code, out, err) = live.finish(Duration::from_secs(60));
+    assert_eq!(code, Some(130), "{out}\n{err}");
 }
 
 /// `--max-tokens`: for those on a plan, a cap in tokens; the run stops at
