@@ -40,8 +40,8 @@ pub struct Options {
 
     /// Pause a step once the sessions that worked on it without finishing
     /// it have cost this much, in USD: the run asks you (the step's work
-    /// kept), and an answer gives the step as much again [default: no
-    /// limit]
+    /// kept) whether to give it as much again or stop (with --parallel: or
+    /// skip it; the other steps go on meanwhile) [default: no limit]
     #[arg(long, value_name = "USD")]
     pub max_cost_per_step: Option<f64>,
 
@@ -326,8 +326,9 @@ pub struct GateConfig {
 pub struct WaitingConfig {
     /// When a human is needed (WAITING), wait this long for an answer
     /// (`ralph answer`) with no session running, then go on with the same
-    /// run; with none by then, stop as without it (exit 3) [default: stop at
-    /// once]
+    /// run; with none by then, stop as without it (exit 3). With
+    /// --parallel, only for a step paused at its budget, once nothing else
+    /// runs [default: stop at once]
     #[arg(long = "wait-for-answer", value_name = "DURATION")]
     pub wait: Option<Span>,
 }

@@ -12,7 +12,7 @@ use crate::exit::ExitStatus;
 /// that limit keeps none (the loop says so). Refused inside a loop's
 /// session.
 #[derive(Debug, Args)]
-#[command(group = clap::ArgGroup::new("limit").required(true).args(["iterations", "cost", "time"]))]
+#[command(group = clap::ArgGroup::new("limit").required(true).args(["iterations", "cost", "time", "tokens"]))]
 pub struct Raise {
     /// Sessions more (--max-iterations)
     #[arg(long, value_name = "N")]
@@ -26,14 +26,19 @@ pub struct Raise {
     /// Time more (--max-time), e.g. `1h`
     #[arg(long, value_name = "DURATION")]
     time: Option<crate::config::Span>,
+
+    /// Tokens more (--max-tokens)
+    #[arg(long, value_name = "N")]
+    tokens: Option<u64>,
 }
 
 impl Run for Raise {
     fn run(&self) -> Result<ExitStatus> {
-        let limit = match (self.iterations, self.cost, &self.time) {
-            (Some(n), _, _) => Limit::Iterations(n),
-            (None, Some(c), _) => Limit::Cost(c),
-            (None, None, Some(t)) => Limit::Time(t.value().as_secs()),
+        let limit = match (self.iterations, self.cost, &self.time, self.tokens) {
+            (Some(n), ..) => Limit::Iterations(n),
+            (None, Some(c), ..) => Limit::Cost(c),
+            (None, None, Some(t), _) => Limit::Time(t.value().as_secs()),
+            (None, None, None, Some(n)) => Limit::Tokens(n),
             _ => unreachable!("clap requires one"),
         };
         super::stop::send(Command::Raise(limit))

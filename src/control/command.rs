@@ -25,6 +25,8 @@ pub enum Limit {
     Cost(f64),
     /// Seconds.
     Time(u64),
+    /// Tokens (input, output and cache), for those on a plan.
+    Tokens(u64),
 }
 
 /// What a loop is told to do.
@@ -79,6 +81,7 @@ impl Command {
             Command::Raise(Limit::Time(0)) => {
                 Err("raise the time by at least a second, not 0".into())
             }
+            Command::Raise(Limit::Tokens(0)) => Err("raise the tokens by at least 1, not 0".into()),
             Command::Raise(Limit::Cost(c)) if !(c.is_finite() && *c > 0.0 && *c < 1e6) => Err(
                 format!("raise the cost by a positive amount of dollars, not {c}"),
             ),
@@ -105,6 +108,7 @@ impl Command {
                 "raise --max-time by {}",
                 crate::timefmt::human_duration(std::time::Duration::from_secs(*s))
             ),
+            Command::Raise(Limit::Tokens(n)) => format!("raise --max-tokens by {n}"),
         }
     }
 }

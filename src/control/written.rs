@@ -32,7 +32,7 @@ const VERBS: &[(Verb, &str, &str)] = &[
     (
         Verb::Raise,
         "raise",
-        "`/ralph raise --iterations N`, `--cost USD` or `--time DURATION`",
+        "`/ralph raise --iterations N`, `--cost USD`, `--time DURATION` or `--tokens N`",
     ),
     (Verb::Add, "add", "`/ralph add <what the step is>`"),
 ];
@@ -159,7 +159,8 @@ fn answer(args: &str, rest: &str) -> Result<Command, String> {
     Answer::text(format!("{args}\n{rest}").trim()).map(Command::Answer)
 }
 
-/// `--iterations N`, `--cost USD` or `--time DURATION` (`--x=v` too).
+/// `--iterations N`, `--cost USD`, `--time DURATION` or `--tokens N`
+/// (`--x=v` too).
 fn raise(args: &str) -> Result<Command, String> {
     let (flag, value) = args
         .split_once(['=', ' ', '\t'])
@@ -180,6 +181,10 @@ fn raise(args: &str) -> Result<Command, String> {
         "--time" => crate::config::parse_duration(value)
             .map(|d| Limit::Time(d.as_secs()))
             .map_err(|e| format!("--time: {e}"))?,
+        "--tokens" => value
+            .parse()
+            .map(Limit::Tokens)
+            .map_err(|_| format!("--tokens takes a whole number, not {value:?}"))?,
         _ => return Err(format!("{flag:?} is no limit")),
     };
     Ok(Command::Raise(limit))
@@ -252,6 +257,10 @@ mod tests {
                 said(Verb::Raise, Command::Raise(Limit::Time(5400))),
             ),
             (
+                "/ralph raise --tokens 500000",
+                said(Verb::Raise, Command::Raise(Limit::Tokens(500_000))),
+            ),
+            (
                 "/ralph add Docs for the \x1b[2Japi\nmore",
                 said(
                     Verb::Add,
@@ -306,12 +315,12 @@ mod tests {
             (
                 "/ralph raise --budget 5",
                 Verb::Raise,
-                "\"--budget\" is no limit: write `/ralph raise --iterations N`, `--cost USD` or `--time DURATION`",
+                "\"--budget\" is no limit: write `/ralph raise --iterations N`, `--cost USD`, `--time DURATION` or `--tokens N`",
             ),
             (
                 "/ralph raise --iterations 5 --cost 2",
                 Verb::Raise,
-                "one limit, by one amount: write `/ralph raise --iterations N`, `--cost USD` or `--time DURATION`",
+                "one limit, by one amount: write `/ralph raise --iterations N`, `--cost USD`, `--time DURATION` or `--tokens N`",
             ),
             (
                 "/ralph add  ",

@@ -144,13 +144,14 @@ pub fn all() -> Vec<Tool> {
         Tool {
             name: "raise_limit",
             title: "Raise a ralph loop's limit",
-            description: "Raise a limit of a running loop by an amount, as `ralph raise` does: iterations (sessions more), cost_usd (dollars more) or time (more time, e.g. `1h`). One at a time.",
+            description: "Raise a limit of a running loop by an amount, as `ralph raise` does: iterations (sessions more), cost_usd (dollars more), time (more time, e.g. `1h`) or tokens (tokens more). One at a time.",
             schema: schema(
                 json!({
                     "loop": loop_arg(),
                     "iterations": {"type": "integer", "minimum": 1, "maximum": 10000},
                     "cost_usd": {"type": "number", "exclusiveMinimum": 0},
-                    "time": {"type": "string", "description": "e.g. 30m, 2h", "maxLength": 32}
+                    "time": {"type": "string", "description": "e.g. 30m, 2h", "maxLength": 32},
+                    "tokens": {"type": "integer", "minimum": 1}
                 }),
                 &[],
             ),
@@ -249,10 +250,12 @@ pub fn call(here: &Path, name: &str, args: &Map<String, Value>) -> Result<Output
                             .map_err(|e| format!("time: {e}"))
                     })
                     .transpose()?,
+                a.int("tokens")?
+                    .map(|n| Limit::Tokens(u64::try_from(n).unwrap_or(0))),
             ];
             let mut given = limits.into_iter().flatten();
             let (Some(limit), None) = (given.next(), given.next()) else {
-                return Err("raise_limit takes one of iterations, cost_usd or time".into());
+                return Err("raise_limit takes one of iterations, cost_usd, time or tokens".into());
             };
             said(crate::cmd::stop::send_as(&p, BY, Command::Raise(limit)))
         }

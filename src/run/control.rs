@@ -121,6 +121,11 @@ pub fn raise(limits: &mut Limits, l: Limit) -> bool {
             .as_mut()
             .map(|c| *c = (*c + usd).min(MOST_COST))
             .is_some(),
+        Limit::Tokens(n) => limits
+            .max_tokens
+            .as_mut()
+            .map(|t| *t = t.saturating_add(n))
+            .is_some(),
         Limit::Time(s) => limits
             .max_time
             .as_mut()
@@ -144,6 +149,11 @@ mod tests {
         assert!(raise(&mut l, Limit::Iterations(3)));
         assert!(raise(&mut l, Limit::Cost(1.5)));
         assert!(!raise(&mut l, Limit::Time(60)));
+        assert!(!raise(&mut l, Limit::Tokens(5)), "no token cap to raise");
+        l.max_tokens = Some(100);
+        assert!(raise(&mut l, Limit::Tokens(50)));
+        raise(&mut l, Limit::Tokens(u64::MAX));
+        assert_eq!(l.max_tokens, Some(u64::MAX));
         assert_eq!(l.max_iterations, 8);
         assert_eq!(l.max_cost, Some(3.5));
         assert_eq!(l.max_time, None, "no limit is no limit raised");

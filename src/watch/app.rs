@@ -69,7 +69,7 @@ const COMMAND_MAX: usize = 500;
 
 /// What the command line takes, said when it cannot read what was typed.
 pub const COMMANDS: &str =
-    "raise --iterations N | --cost USD | --time D · add TEXT · stop [--after-session]";
+    "raise --iterations N | --cost USD | --time D | --tokens N · add TEXT · stop [--after-session]";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct App {
@@ -404,7 +404,7 @@ pub const KEYS: [(&str, &str); 14] = [
     ),
     (
         ":",
-        "a command to the selected running loop: raise --iterations N (or --cost USD, --time D), add TEXT (a step, between its sessions), stop --after-session; Enter sends, Esc cancels",
+        "a command to the selected running loop: raise --iterations N (or --cost USD, --time D, --tokens N), add TEXT (a step, between its sessions), stop --after-session; Enter sends, Esc cancels",
     ),
     ("o", "show its previous session's log"),
     ("n", "show its next session's log"),

@@ -707,14 +707,14 @@ mod tests {
             ..App::default()
         };
         assert_eq!(
-            footer_lines(&app, 120),
+            footer_lines(&app, 130),
             [
                 "command: raise --iterations 5",
-                "Enter sends · Esc cancels · raise --iterations N | --cost USD | --time D · add TEXT · stop [--after-session]"
+                "Enter sends · Esc cancels · raise --iterations N | --cost USD | --time D | --tokens N · add TEXT · stop [--after-session]"
             ]
         );
         app.message = Some("\"--budget\" is no limit".into());
-        assert_eq!(footer_lines(&app, 120)[1], "\"--budget\" is no limit");
+        assert_eq!(footer_lines(&app, 130)[1], "\"--budget\" is no limit");
     }
 
     #[test]

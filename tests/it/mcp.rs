@@ -132,7 +132,7 @@ fn a_running_loop_is_stopped_over_mcp_and_what_is_not_running_is_refused() {
     ]);
     assert!(
         r[0]["error"] == true
-            && r[0]["text"] == "raise_limit takes one of iterations, cost_usd or time",
+            && r[0]["text"] == "raise_limit takes one of iterations, cost_usd, time or tokens",
         "{}",
         r[0]
     );
