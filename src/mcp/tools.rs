@@ -250,8 +250,7 @@ pub fn call(here: &Path, name: &str, args: &Map<String, Value>) -> Result<Output
                             .map_err(|e| format!("time: {e}"))
                     })
                     .transpose()?,
-                a.int("tokens")?
-                    .map(|n| Limit::Tokens(u64::try_from(n).unwrap_or(0))),
+                a.int("tokens")?.map(Limit::Tokens),
             ];
             let mut given = limits.into_iter().flatten();
             let (Some(limit), None) = (given.next(), given.next()) else {
