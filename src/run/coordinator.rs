@@ -284,7 +284,19 @@ impl Coordinator<'_> {
         let choice = crate::run::engine::pause::choice(&given.answer);
         let said = board.answered(&key, choice, (&by, &given.told()));
         self.shell.ui.note(&said);
+        self.release_skipped(board, &key);
         Ok(())
+    }
+
+    /// A step skipped at the user's answer: its task open again, nobody's.
+    fn release_skipped(&self, board: &Board, key: &str) {
+        if board
+            .steps
+            .get(key)
+            .is_some_and(|s| s.place == Place::Skipped)
+        {
+            self.release(key);
+        }
     }
 
     fn say_start(&self) {
@@ -385,10 +397,12 @@ impl Coordinator<'_> {
         let Some(asking) = &live.asking else {
             return Ok(Looked::Nothing);
         };
+        let key = asking.key.clone();
         let looked = paused::look(self.shell, asking, &mut live.board)?;
         if !matches!(looked, Looked::Nothing) {
             live.asking = None;
         }
+        self.release_skipped(&live.board, &key);
         Ok(looked)
     }
 
