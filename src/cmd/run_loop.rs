@@ -395,13 +395,24 @@ impl Loop {
             limits: std::cell::RefCell::new(settings.limits.clone()),
             claimed_at: std::cell::RefCell::new(None),
         };
+        let mut saved = saved;
         if let Some(given) = answered {
-            // "Stop the run", answered once it had stopped: this run is
-            // the user's later word.
-            if crate::run::engine::pause::choice(&given.answer)
-                == crate::run::engine::pause::Choice::Stop
-            {
-                ui.note("the answer was to stop the run, which had stopped already: this run goes on, the step with its budget again");
+            use crate::run::engine::pause::{Choice, choice};
+            match (choice(&given.answer), saved.as_mut()) {
+                // "Stop the run", answered once it had stopped: this run
+                // is the user's later word.
+                (Choice::Stop, _) => ui.note("the answer was to stop the run, which had stopped already: this run goes on, the step with its budget again"),
+                // A parallel run's board skips it (its coordinator).
+                (Choice::Skip, Some(s)) if settings.workers.count == 1 => {
+                    if let Some(step) = &s.state.step {
+                        ui.note(&format!(
+                            "step {} is skipped at your answer: left open, its work kept; the run goes on with the others",
+                            crate::output::visible_line(step)
+                        ));
+                    }
+                    crate::run::engine::skip(&mut s.state);
+                }
+                _ => {}
             }
             shell.hand(given)?;
         }

@@ -62,6 +62,21 @@ impl Given {
     }
 }
 
+/// What each session is told first while steps are skipped (none: none
+/// is): which, and to leave them as they are.
+pub fn skipped_told(skipped: &[String]) -> Option<String> {
+    (!skipped.is_empty()).then(|| {
+        let listed: Vec<String> = skipped.iter().map(|k| format!("- {k}")).collect();
+        format!(
+            "# Steps the user skipped\n\n\
+             Asked about the budget of these steps, the user chose to skip them for this run: \
+             leave them open (unchecked) and do not work on them; work the first open step \
+             that is not among them.\n\n{}\n",
+            listed.join("\n")
+        )
+    })
+}
+
 /// `.ralph/answer.md` of `root`: what the next session reads first.
 pub fn answer_file(project: &crate::work::project::Project) -> std::path::PathBuf {
     project.ralph_dir().join("answer.md")
@@ -144,11 +159,11 @@ impl Shell<'_> {
             }
             if let Some(given) = self.take_answer(question, asked)? {
                 let by = crate::output::visible_line(&given.by);
-                let stops = pause::choice(&given.answer) == pause::Choice::Stop;
-                let then = if stops {
-                    "the run stops"
-                } else {
-                    "the run goes on"
+                let choice = pause::choice(&given.answer);
+                let then = match choice {
+                    pause::Choice::Stop => "the run stops",
+                    pause::Choice::Skip => "the step is skipped and the run goes on",
+                    pause::Choice::More => "the run goes on",
                 };
                 let told = match (given.by.strip_prefix("github:"), &given.via) {
                     (Some(who), Some(url)) => format!(
@@ -163,10 +178,9 @@ impl Shell<'_> {
                 if let Some(r) = remote.as_mut() {
                     r.say(&self.ui, &told);
                 }
-                return Ok(if stops {
-                    Event::AnsweredStop(who)
-                } else {
-                    Event::Answered(true)
+                return Ok(match choice {
+                    pause::Choice::More => Event::Answered(true),
+                    choice => Event::Chose(choice, who),
                 });
             }
             if start.elapsed() >= within {
@@ -213,33 +227,36 @@ impl Shell<'_> {
 
     /// An answer taken: journaled, said, WAITING removed, and kept for the
     /// next session (`.ralph/answer.md`, and its prompt).
-    /// An answer that stops the run (a paused step's "stop the run") is
-    /// journaled and said, and no session is handed it.
+    /// An answer about a paused step that skips it or stops the run is
+    /// journaled and said, and no session is handed it (the loop carries
+    /// it out).
     pub(crate) fn hand(&self, given: Given) -> Result<()> {
         self.journal().add(Journaled::Answered {
             answer: given.answer.clone(),
             by: given.by.clone(),
         });
-        let stops = pause::choice(&given.answer) == pause::Choice::Stop;
+        let more = pause::choice(&given.answer) == pause::Choice::More;
         self.ui.note(&format!(
             "answered by {}: {}; {}",
             crate::output::visible_line(&given.by),
             crate::control::command::one_line(&given.answer.said(), 200),
-            if stops {
-                "no session is told it"
-            } else {
+            if more {
                 "the run goes on"
+            } else {
+                "no session is told it"
             }
         ));
         sentinel::remove(&self.project.waiting())?;
-        if !stops {
+        if more {
             crate::fsutil::atomic_write(
                 &answer_file(self.project),
                 given.told().as_bytes(),
                 0o644,
             )?;
-            *self.answered.borrow_mut() = Some(given);
         }
+        // Kept for what carries it out: the next session (in words), a
+        // parallel run's board (any).
+        *self.answered.borrow_mut() = Some(given);
         Ok(())
     }
 }

@@ -75,7 +75,7 @@ pub fn ask(
         "{}: {why}; the other steps go on meanwhile",
         Outcome::StepBudget.text()
     ));
-    waiting.options = pause::options(cap, true);
+    waiting.options = pause::options(cap);
     waiting.write(&shell.project.waiting())?;
     let question = waiting
         .question()

@@ -16,6 +16,8 @@ pub struct Checkpoint {
     pub total: usize,
     /// The first open step (`Step::key`), if any.
     pub next: Option<String>,
+    /// Every open step, in the spec's order.
+    pub open: Vec<String>,
     /// Changes not committed (ralph's own files aside).
     pub dirty: bool,
     /// The paths of those changes.
@@ -88,12 +90,30 @@ pub fn take(root: &Path, spec_path: &Path) -> Checkpoint {
         done: spec.done(),
         total: spec.total(),
         next: spec.next_open().map(|s| s.key()),
+        open: spec
+            .steps
+            .iter()
+            .filter(|s| !s.checked)
+            .map(|s| s.key())
+            .collect(),
         dirty,
         changed,
     }
 }
 
 impl Checkpoint {
+    /// The first open step but those the user skipped: the one sessions
+    /// are counted on.
+    pub fn next_except(&self, skipped: &[String]) -> Option<String> {
+        self.open.iter().find(|k| !skipped.contains(k)).cloned()
+    }
+
+    /// Every open step is one the user skipped (and one is open): which.
+    pub fn only_skipped(&self, skipped: &[String]) -> Option<String> {
+        (!self.open.is_empty() && self.open.iter().all(|k| skipped.contains(k)))
+            .then(|| self.open.join(", "))
+    }
+
     /// Did the tree's uncommitted changes change since `before` (a file
     /// added, changed again, or committed)? What was already uncommitted
     /// and stayed as it was is not this session's.
@@ -384,6 +404,25 @@ mod tests {
         assert_eq!(commits_between(dir.path(), Some(&c), &a), None);
         // A name that moves is never taken from what was counted.
         assert!(!is_object_id("HEAD") && !is_object_id(&a[..12]) && is_object_id(&a));
+    }
+
+    #[test]
+    fn the_step_counted_on_is_the_first_open_one_not_skipped() {
+        let cp = Checkpoint {
+            open: vec!["a".into(), "b".into()],
+            ..Default::default()
+        };
+        let skipped = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(cp.next_except(&[]), Some("a".into()));
+        assert_eq!(cp.next_except(&skipped(&["a"])), Some("b".into()));
+        assert_eq!(cp.next_except(&skipped(&["b", "a"])), None);
+        assert_eq!(cp.only_skipped(&skipped(&["a"])), None);
+        assert_eq!(
+            cp.only_skipped(&skipped(&["b", "a", "z"])),
+            Some("a, b".into())
+        );
+        let done = Checkpoint::default();
+        assert_eq!(done.only_skipped(&skipped(&["a"])), None, "nothing open");
     }
 
     #[test]

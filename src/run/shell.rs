@@ -466,7 +466,7 @@ impl Shell<'_> {
 
     /// Between sessions, once the round is judged: the sentinels, the stop
     /// request and the pace.
-    fn between(&self) -> Result<Event> {
+    fn between(&self, now: &progress::Checkpoint, skipped: &[String]) -> Result<Event> {
         let asked = crate::run::control::between(
             &self.project.root,
             &self.run.id,
@@ -481,6 +481,7 @@ impl Shell<'_> {
             recent_starts: self.recent_starts(),
             now_epoch: now_epoch(),
             elapsed: self.elapsed(),
+            only_skipped: now.only_skipped(skipped),
         })
     }
 
@@ -1014,7 +1015,7 @@ impl Shell<'_> {
                 Event::IssuesClosed(self.close_done_issues(live.saved.issues_at_start.as_deref())?)
             }
             Need::Record => Event::SessionEnded(Box::new(self.record_session(live)?)),
-            Need::Look => self.between()?,
+            Need::Look => self.between(&live.before, &live.saved.state.skipped)?,
         })
     }
 
@@ -1219,15 +1220,23 @@ impl Shell<'_> {
                 standing: self.standing.take(),
                 subject: None,
             });
-        let answered = self.answered.borrow_mut().take();
+        let answered = self.answered.borrow_mut().take().filter(|g| {
+            crate::run::engine::pause::choice(&g.answer) == crate::run::engine::pause::Choice::More
+        });
+        // Told first, in its prompt, what a human answered, and the steps
+        // they skipped.
+        let first: Vec<String> = answered
+            .iter()
+            .map(crate::run::asking::Given::told)
+            .chain(crate::run::asking::skipped_told(&live.saved.state.skipped))
+            .collect();
         let told;
-        let settings = match &answered {
-            // Told first, in its prompt, what a human answered.
-            Some(given) => {
-                told = self.prompt_with(given, number)?;
+        let settings = match first.is_empty() {
+            true => self.s,
+            false => {
+                told = self.prompt_with(&first.join("\n"), number)?;
                 &told
             }
-            None => self.s,
         };
         let (ended, command) = self.launch(lock, (settings, seat), (iteration, number), base)?;
         if answered.is_some() {
@@ -1358,7 +1367,8 @@ impl Shell<'_> {
         }
         let quit_by_user = self.quit_by_user(&p.ended);
         // `before` is the next session's: this one's `after`.
-        let step_before = std::mem::replace(&mut live.before, p.after).next;
+        let skipped = &live.saved.state.skipped;
+        let step_before = std::mem::replace(&mut live.before, p.after).next_except(skipped);
         Ok(engine::Recorded {
             error,
             cost_usd: cost.unwrap_or(0.0),
@@ -1368,7 +1378,7 @@ impl Shell<'_> {
             quit_by_user,
             now_epoch: now_epoch(),
             step_before,
-            step_after: live.before.next.clone(),
+            step_after: live.before.next_except(skipped),
         })
     }
 
@@ -1639,14 +1649,10 @@ impl Shell<'_> {
 
     /// The run's settings with session `number`'s prompt: what a human
     /// answered, then the run's own prompt (kept in the run folder).
-    fn prompt_with(&self, given: &crate::run::asking::Given, number: u32) -> Result<Settings> {
+    fn prompt_with(&self, first: &str, number: u32) -> Result<Settings> {
         let own = crate::fsutil::read_optional(&self.s.session.prompt)?.unwrap_or_default();
         let path = self.run.path.join(format!("prompt-{number:03}.md"));
-        crate::fsutil::atomic_write(
-            &path,
-            format!("{}\n---\n\n{own}", given.told()).as_bytes(),
-            0o600,
-        )?;
+        crate::fsutil::atomic_write(&path, format!("{first}\n---\n\n{own}").as_bytes(), 0o600)?;
         let mut settings = self.s.clone();
         settings.session.prompt = path;
         Ok(settings)
@@ -1827,8 +1833,7 @@ impl Shell<'_> {
             if outcome == Outcome::StepBudget
                 && let Some(cap) = self.limits.borrow().max_cost_per_step
             {
-                let others = self.s.workers.count > 1;
-                waiting.options = crate::run::engine::pause::options(cap, others);
+                waiting.options = crate::run::engine::pause::options(cap);
             }
             waiting.write(&project.waiting())?;
         } else if outcome == Outcome::Waiting

@@ -312,9 +312,9 @@ fn a_step_over_its_budget_pauses_and_an_answer_lets_it_finish() {
     assert_eq!(summary(&env)["iterations"], 2);
 }
 
-/// The paused step's question offers more or a stop (a run of one step at
-/// a time has no other to go on with); "stop the run" stops it as `ralph
-/// stop` does, resumable, and no session is told the answer.
+/// The paused step's question offers more, a skip or a stop; "stop the
+/// run" stops it as `ralph stop` does, resumable, and no session is told
+/// the answer.
 #[test]
 fn a_paused_steps_stop_option_stops_the_run_resumable() {
     let env = steps_project(1);
@@ -337,17 +337,18 @@ fn a_paused_steps_stop_option_stops_the_run_resumable() {
         .lines()
         .filter(|l| l.starts_with("option: "))
         .collect();
-    assert_eq!(options.len(), 2, "{waiting}");
+    assert_eq!(options.len(), 3, "{waiting}");
     assert!(
         options[0].starts_with("option: give the step <$0.0001 more and go on")
-            && options[1].starts_with("option: stop the run;"),
+            && options[1].starts_with("option: skip the step: leave it open")
+            && options[2].starts_with("option: stop the run;"),
         "{waiting}"
     );
-    env.ralph().args(["answer", "--option", "2"]).stdout_with(0);
+    env.ralph().args(["answer", "--option", "3"]).stdout_with(0);
     let (code, out, err) = live.finish(Duration::from_secs(120));
     assert_eq!(code, Some(130), "{out}\n{err}");
     assert!(
-        out.contains("answered by terminal: option 2: stop the run;")
+        out.contains("answered by terminal: option 3: stop the run;")
             && out.contains("no session is told it")
             && out.contains("stopped at the answer of terminal")
             && out.contains("`ralph loop --resume` goes on with this run."),
@@ -356,6 +357,63 @@ fn a_paused_steps_stop_option_stops_the_run_resumable() {
     assert!(!env.project.join(".ralph/WAITING").exists());
     assert!(!env.project.join(".ralph/answer.md").exists());
     assert_eq!(summary(&env)["outcome"], "interrupted");
+}
+
+/// "Skip the step": left open, its work kept, and each next session told
+/// to leave it; with only skipped steps open, the run ends, the rest done.
+#[test]
+fn a_skipped_step_is_left_open_and_the_run_does_the_others() {
+    let env = steps_project(2);
+    env.api.session([
+        Reply::bash("echo tried > attempt.txt && git add attempt.txt && git commit -qm attempt"),
+        Reply::text("Not done yet."),
+    ]);
+    env.api.session([
+        Reply::bash(
+            "sed -i 's/- \\[ \\] \\*\\*2\\*\\*/- [x] **2**/' .ralph/spec.md && git commit -qam two",
+        ),
+        Reply::text("Step 2 done."),
+    ]);
+    let live = Live::start(ralph_loop(&env).args([
+        "--max-cost-per-step",
+        "0.000001",
+        "--wait-for-answer",
+        "2m",
+        "--max-iterations",
+        "5",
+    ]));
+    live.wait_for(
+        "a human is needed; waiting up to 2m",
+        Duration::from_secs(120),
+    );
+    env.ralph().args(["answer", "--option", "2"]).stdout_with(0);
+    let (code, out, err) = live.finish(Duration::from_secs(120));
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("the step is skipped and the run goes on")
+            || out.contains("answered by terminal: option 2: skip the step"),
+        "{out}"
+    );
+    assert!(
+        out.contains("── ralph: done but for the steps you skipped: every open step is one you skipped: **1** Step 1 (left open, their work kept"),
+        "{out}"
+    );
+    let second = told(&env, 2);
+    assert!(
+        second.contains("# Steps the user skipped") && second.contains("- **1** Step 1"),
+        "{second}"
+    );
+    let spec = fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(
+        spec.contains("- [ ] **1** Step 1") && spec.contains("- [x] **2** Step 2"),
+        "{spec}"
+    );
+    assert!(env.project.join("attempt.txt").exists(), "its work kept");
+    let s = summary(&env);
+    assert_eq!(
+        (s["outcome"].as_str(), s["iterations"].as_u64()),
+        (Some("skipped"), Some(2))
+    );
 }
 
 /// For those on a plan: while a loop waits out a usage limit, `ralph

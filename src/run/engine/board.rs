@@ -547,7 +547,7 @@ impl Board {
             .collect();
         if !skipped.is_empty() {
             return Some((
-                Outcome::Partial,
+                Outcome::Skipped,
                 format!(
                     "every other step is merged or cannot start; skipped at your answer and still open: {} (their work is kept in their worktrees; the next `ralph loop` works them)",
                     skipped.join(", ")
@@ -1519,7 +1519,7 @@ mod tests {
         assert_eq!(
             b.finished(true, None, &never),
             Some((
-                Outcome::Partial,
+                Outcome::Skipped,
                 "every other step is merged or cannot start; skipped at your answer and still open: a (their work is kept in their worktrees; the next `ralph loop` works them)".into()
             ))
         );

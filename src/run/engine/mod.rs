@@ -193,6 +193,10 @@ pub struct State {
     /// Tokens the run's work sessions used.
     #[serde(default)]
     pub tokens: u64,
+    /// Steps the user skipped when asked about their budget: left open,
+    /// never counted as the step sessions work on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
     /// Review sessions run, and rejections (or no verdict) in a row.
     pub reviews: u32,
     pub review_rejections: u32,
@@ -355,6 +359,8 @@ pub enum Event {
         now_epoch: u64,
         /// How long the run has taken so far (`--max-time`).
         elapsed: Duration,
+        /// Every open step is one the user skipped: which.
+        only_skipped: Option<String>,
     },
     /// The `on_session_start` hook has run (or there is none). A worker of
     /// a parallel run says what the run's workers have spent before it.
@@ -384,9 +390,10 @@ pub enum Event {
     /// The wait for a human's answer (`AwaitAnswer`) ended: answered (the
     /// WAITING gone, the answer kept for the next session), or not in time.
     Answered(bool),
-    /// The answer to a paused step (`pause::Choice::Stop`), by whom: the
+    /// The answer to a step paused at its budget (WAITING gone), by whom:
+    /// the step gets more (`More`: as `Answered(true)`), is skipped, or the
     /// run stops as `ralph stop` stops it.
-    AnsweredStop(String),
+    Chose(pause::Choice, String),
 }
 
 /// What every worker of a parallel run has spent, read (and this session
@@ -496,6 +503,8 @@ pub enum Outcome {
     StepBudget,
     /// The sessions used `--max-tokens`.
     TokenLimit,
+    /// Every open step is one the user skipped when asked about its budget.
+    Skipped,
 }
 
 /// Everything said of one way a run ends, in one place.
@@ -528,7 +537,7 @@ const LIMIT_TODO: &str =
 
 /// One row an outcome: (outcome, code, text, hook, writes WAITING,
 /// resumable, the notice's to-do, the last line).
-const FACTS: [(Outcome, Facts); 17] = {
+const FACTS: [(Outcome, Facts); 18] = {
     const fn f(
         code: u8,
         text: &'static str,
@@ -725,6 +734,18 @@ const FACTS: [(Outcome, Facts); 17] = {
             Outcome::Partial,
             f(0, "merged so far", None, (false, false), None, None),
         ),
+        // What you chose: the rest is done; no notice, no hook.
+        (
+            Outcome::Skipped,
+            f(
+                0,
+                "done but for the steps you skipped",
+                None,
+                (false, false),
+                None,
+                None,
+            ),
+        ),
     ]
 };
 
@@ -803,6 +824,20 @@ pub fn resume(s: &mut State, ended: Option<Outcome>) {
         Some(Outcome::ReviewRejected) => s.review_rejections = 0,
         _ => {}
     }
+}
+
+/// The step the last sessions worked on without finishing it, skipped at
+/// the user's answer: left open, never again the step sessions are counted
+/// on; the next is counted anew.
+pub fn skip(s: &mut State) {
+    if let Some(step) = s.step.take()
+        && !s.skipped.contains(&step)
+    {
+        s.skipped.push(step);
+    }
+    s.step_sessions = 0;
+    s.step_outcomes.clear();
+    s.step_cost = 0.0;
 }
 
 /// What a loop does first, by the sentinels it finds.
@@ -968,7 +1003,7 @@ fn between(
     s: &mut State,
     limits: &Limits,
     gate: Completion,
-    (waiting, step_done): (Option<String>, Option<String>),
+    (waiting, step_done): (Option<String>, Option<Result<String, String>>),
     (recent_starts, now_epoch, elapsed): (Vec<u64>, u64, Duration),
     reviews: &[Reviewed],
 ) -> Action {
@@ -981,8 +1016,18 @@ fn between(
     if let Some(a) = judge_gate(s, limits, gate).or(review_stop) {
         return a;
     }
-    if let Some(done) = step_done {
-        return stop(Outcome::StepDone, format!("{done} is done"));
+    match step_done {
+        Some(Ok(done)) => return stop(Outcome::StepDone, format!("{done} is done")),
+        // Nothing left but what the user chose to leave open.
+        Some(Err(skipped)) => {
+            return stop(
+                Outcome::Skipped,
+                format!(
+                    "every open step is one you skipped: {skipped} (left open, their work kept: the next `ralph loop` works them)"
+                ),
+            );
+        }
+        None => {}
     }
     if let Some(w) = waiting {
         return stop(Outcome::Waiting, w);
@@ -1092,7 +1137,7 @@ fn decide(s: &mut State, limits: &Limits, event: Event) -> Action {
             now_epoch,
         } => review_limited(s, limits, &limit, cost_usd, now_epoch),
         Event::SessionEnded(recorded) => session_ended(s, limits, *recorded),
-        Event::AnsweredStop(by) => {
+        Event::Chose(pause::Choice::Stop, by) => {
             s.asked = None;
             s.round = None;
             stop(
@@ -1100,6 +1145,12 @@ fn decide(s: &mut State, limits: &Limits, event: Event) -> Action {
                 format!("stopped at the answer of {by}"),
             )
         }
+        Event::Chose(pause::Choice::Skip, _) => {
+            s.asked = None;
+            skip(s);
+            new_round(s, limits, None)
+        }
+        Event::Chose(pause::Choice::More, _) => decide(s, limits, Event::Answered(true)),
         Event::Answered(answered) => {
             let (outcome, reason) = s
                 .asked
@@ -1129,6 +1180,7 @@ fn looked(s: &mut State, limits: &Limits, event: Event) -> Action {
         recent_starts,
         now_epoch,
         elapsed,
+        only_skipped,
     } = event
     else {
         unreachable!("only a Between is looked at")
@@ -1142,7 +1194,7 @@ fn looked(s: &mut State, limits: &Limits, event: Event) -> Action {
         s,
         limits,
         judged.completion,
-        (waiting, step_done),
+        (waiting, step_done.map(Ok).or(only_skipped.map(Err))),
         (recent_starts, now_epoch, elapsed),
         &judged.reviews,
     )
@@ -1688,6 +1740,7 @@ mod tests {
             Outcome::MachineBudget,
             Outcome::StepBudget,
             Outcome::TokenLimit,
+            Outcome::Skipped,
         ];
         assert_eq!(FACTS.len(), all.len());
         for o in all {
@@ -1761,6 +1814,7 @@ mod tests {
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
             elapsed: Duration::ZERO,
+            only_skipped: None,
             reviews: Vec::from_iter(None),
         }
     }
@@ -1807,6 +1861,7 @@ mod tests {
         recent_starts: Vec<u64>,
         now_epoch: u64,
         elapsed: Duration,
+        only_skipped: Option<String>,
         reviews: Vec<Reviewed>,
     }
 
@@ -1839,13 +1894,14 @@ mod tests {
                     recent_starts: Vec::new(),
                     now_epoch: 0,
                     elapsed: Duration::ZERO,
+                    only_skipped: None,
                 },
             ),
             T::Between(b) => super::between(
                 s,
                 l,
                 b.gate,
-                (b.waiting, b.step_done),
+                (b.waiting, b.step_done.map(Ok).or(b.only_skipped.map(Err))),
                 (b.recent_starts, b.now_epoch, b.elapsed),
                 &b.reviews,
             ),
@@ -1915,6 +1971,7 @@ mod tests {
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
             elapsed: Duration::ZERO,
+            only_skipped: None,
         });
         match between {
             Action::Stop { outcome, .. } => assert_eq!(outcome, Outcome::Complete),
@@ -1945,6 +2002,7 @@ mod tests {
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
             elapsed: Duration::ZERO,
+            only_skipped: None,
         });
         go(Event::BeforeSpawn {
             stop: None,
@@ -2028,6 +2086,7 @@ mod tests {
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
             elapsed: Duration::ZERO,
+            only_skipped: None,
         };
         assert_eq!(go(between), Action::Prepare { iteration: 1 });
         go(Event::BeforeSpawn {
@@ -2192,6 +2251,7 @@ mod tests {
             recent_starts: Vec::new(),
             now_epoch: 1_000_000,
             elapsed: Duration::ZERO,
+            only_skipped: None,
         };
         let within = Duration::from_secs(600);
         let asking = Limits {
@@ -2489,6 +2549,7 @@ mod tests {
                 step_done: None,
                 recent_starts: Vec::new(),
                 elapsed: Duration::ZERO,
+                only_skipped: None,
                 now_epoch: 1_000_000,
                 reviews: Vec::from_iter(None),
             },
@@ -2712,6 +2773,7 @@ mod tests {
             (MachineBudget, true),
             (StepBudget, true),
             (TokenLimit, true),
+            (Skipped, false),
         ] {
             assert_eq!(o.resumable(), resumable, "{o:?}");
             let hook = match o {
@@ -2722,7 +2784,7 @@ mod tests {
                 IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget | TokenLimit => {
                     Some(EndHook::Limit)
                 }
-                Failed | Interrupted | EndedAbnormally | StepDone | Partial => None,
+                Failed | Interrupted | EndedAbnormally | StepDone | Partial | Skipped => None,
             };
             assert_eq!(o.hook(), hook, "{o:?}");
             // Told to whoever `[notify]` names, but for a stop you asked for.
@@ -2734,7 +2796,7 @@ mod tests {
                 IterationLimit | CostLimit | LimitWait | TimeLimit | MachineBudget | TokenLimit => {
                     Some(E::Stopped)
                 }
-                Interrupted | StepDone | Partial => None,
+                Interrupted | StepDone | Partial | Skipped => None,
             };
             assert_eq!(o.notice().map(|(e, _)| e), want, "{o:?}");
             assert_eq!(
@@ -3158,10 +3220,56 @@ mod tests {
         // Answered "stop the run": it stops as `ralph stop` stops it.
         s.asked = Some((Outcome::StepBudget, reason("$1.10", 4)));
         assert_eq!(
-            step(&mut s, &l, Event::AnsweredStop("github:ann".into())),
+            step(
+                &mut s,
+                &l,
+                Event::Chose(pause::Choice::Stop, "github:ann".into())
+            ),
             stop(Outcome::Interrupted, "stopped at the answer of github:ann")
         );
         assert_eq!(s.asked, None);
+        // Answered "skip the step": left open, never again counted on; the
+        // next step has a budget of its own; with nothing else open the
+        // run ends, the rest done.
+        s.step = Some("2".into());
+        s.step_cost = 1.1;
+        s.asked = Some((Outcome::StepBudget, reason("$1.10", 4)));
+        assert!(matches!(
+            step(
+                &mut s,
+                &l,
+                Event::Chose(pause::Choice::Skip, "terminal".into())
+            ),
+            Action::Round(_)
+        ));
+        assert_eq!((s.step.as_deref(), s.step_cost), (None, 0.0));
+        assert_eq!(s.skipped, ["2"]);
+        assert_eq!(s.asked, None);
+        assert_eq!(session(&mut s, on("3", "3", 0.6)), NEXT);
+        assert_eq!(s.step_cost, 0.6, "step 3 counted anew");
+        let only = TB {
+            only_skipped: Some("2".into()),
+            ..between()
+        };
+        assert_eq!(
+            step(&mut s, &l, only),
+            stop(
+                Outcome::Skipped,
+                "every open step is one you skipped: 2 (left open, their work kept: the next `ralph loop` works them)"
+            )
+        );
+        // "More" is an answer in words.
+        s.asked = Some((Outcome::StepBudget, reason("$1.10", 4)));
+        s.step_cost = 1.1;
+        assert!(matches!(
+            step(
+                &mut s,
+                &l,
+                Event::Chose(pause::Choice::More, "terminal".into())
+            ),
+            Action::Round(_)
+        ));
+        assert_eq!(s.step_cost, 0.0);
     }
 
     #[test]
@@ -3237,6 +3345,7 @@ mod tests {
             step_done: None,
             recent_starts: starts,
             elapsed: Duration::ZERO,
+            only_skipped: None,
             now_epoch: now,
             reviews: Vec::from_iter(None),
         };
@@ -3291,6 +3400,7 @@ mod tests {
             step_outcomes: vec!["ok".into(), "failed".into()],
             step_cost: 0.5,
             tokens: 1234,
+            skipped: vec!["**3** c".into()],
             reviews: 2,
             review_rejections: 1,
             round: None,
@@ -3438,6 +3548,7 @@ mod tests {
             step_done: None,
             recent_starts: Vec::new(),
             elapsed: Duration::ZERO,
+            only_skipped: None,
             now_epoch: 1_000_000,
             reviews: Vec::from_iter(review),
         };
@@ -3475,6 +3586,7 @@ mod tests {
                 step_done: None,
                 recent_starts: Vec::new(),
                 elapsed: Duration::ZERO,
+                only_skipped: None,
                 now_epoch: 1_000_000,
                 reviews: Vec::from_iter(reviewed(true, 0.2)),
             },

@@ -9,7 +9,7 @@ pub enum Choice {
     /// The step gets its budget again; words reach its next session.
     More,
     /// The step is left open, its work kept, and the run goes on with the
-    /// others (a run of many steps only).
+    /// others.
     Skip,
     /// The run stops, resumable, as `ralph stop` stops it.
     Stop,
@@ -24,7 +24,7 @@ const OFFERED: [(Choice, &str); 3] = [
     ),
     (
         Choice::Skip,
-        "skip the step: leave it open, its work kept in its worktree, and go on with the other steps",
+        "skip the step: leave it open, its work kept, and go on with the other steps",
     ),
     (
         Choice::Stop,
@@ -32,30 +32,23 @@ const OFFERED: [(Choice, &str); 3] = [
     ),
 ];
 
-/// The choices a run can carry out: a run of one session at a time
-/// (`skip`: false) has no other step to go on with.
-fn offered(skip: bool) -> impl Iterator<Item = &'static (Choice, &'static str)> {
+/// The question's options, in order, for a step whose budget is `cap`.
+pub fn options(cap: f64) -> Vec<String> {
     OFFERED
         .iter()
-        .filter(move |(c, _)| skip || *c != Choice::Skip)
-}
-
-/// The question's options, in order, for a step whose budget is `cap`.
-pub fn options(cap: f64, skip: bool) -> Vec<String> {
-    offered(skip)
         .map(|(_, text)| text.replace("{cap}", &crate::output::usd(cap)))
         .collect()
 }
 
 /// What `answer` comes to: an option picked by its number is read by its
-/// words (whichever options the question offered, skip or not, and
-/// whether the loop that reads the answer is the one that asked); words
-/// of the user's own give the step more.
+/// words (the loop that reads the answer may not be the one that asked: a
+/// resumed run, a newer ralph); words of the user's own give the step
+/// more.
 pub fn choice(answer: &Answer) -> Choice {
-    let picked = |c: &Choice| offered(true).find(|(o, _)| o == c).map(|(_, t)| *t);
+    let fixed = |c: Choice| OFFERED.iter().find(|(o, _)| *o == c).map(|(_, t)| *t);
     match answer.option {
-        Some(_) if Some(answer.text.as_str()) == picked(&Choice::Skip) => Choice::Skip,
-        Some(_) if Some(answer.text.as_str()) == picked(&Choice::Stop) => Choice::Stop,
+        Some(_) if Some(answer.text.as_str()) == fixed(Choice::Skip) => Choice::Skip,
+        Some(_) if Some(answer.text.as_str()) == fixed(Choice::Stop) => Choice::Stop,
         _ => Choice::More,
     }
 }
@@ -64,29 +57,24 @@ pub fn choice(answer: &Answer) -> Choice {
 mod tests {
     use super::*;
 
-    /// Option `n` of `options(_, skip)`, picked as the question picks it.
-    fn picked(n: u32, skip: bool) -> Answer {
-        let q = crate::work::question::Question::new("over", None, &options(0.5, skip)).unwrap();
+    /// Option `n` of `options`, picked as the question picks it.
+    fn picked(n: u32) -> Answer {
+        let q = crate::work::question::Question::new("over", None, &options(0.5)).unwrap();
         q.pick(n).unwrap()
     }
 
     #[test]
     fn each_option_is_read_by_its_number_and_words_give_the_step_more() {
-        let many = options(0.5, true);
-        assert_eq!(many.len(), 3);
-        assert!(many[0].starts_with("give the step $0.50 more"), "{many:?}");
-        assert!(many[1].starts_with("skip the step"), "{many:?}");
-        assert!(many[2].starts_with("stop the run"), "{many:?}");
-        let one = options(0.5, false);
-        assert_eq!(one, vec![many[0].clone(), many[2].clone()]);
-        for (skip, n, want) in [
-            (true, 1, Choice::More),
-            (true, 2, Choice::Skip),
-            (true, 3, Choice::Stop),
-            (false, 1, Choice::More),
-            (false, 2, Choice::Stop),
-        ] {
-            assert_eq!(choice(&picked(n, skip)), want, "skip {skip}, option {n}");
+        let offered = options(0.5);
+        assert_eq!(offered.len(), 3);
+        assert!(
+            offered[0].starts_with("give the step $0.50 more"),
+            "{offered:?}"
+        );
+        assert!(offered[1].starts_with("skip the step"), "{offered:?}");
+        assert!(offered[2].starts_with("stop the run"), "{offered:?}");
+        for (n, want) in [(1, Choice::More), (2, Choice::Skip), (3, Choice::Stop)] {
+            assert_eq!(choice(&picked(n)), want, "option {n}");
         }
         // Another question's option (a session's) that reads otherwise.
         let theirs = Answer {
@@ -98,7 +86,7 @@ mod tests {
         assert_eq!(choice(&words), Choice::More);
         // Each option fits a question's.
         assert!(
-            options(1_000_000.0, true)
+            options(1_000_000.0)
                 .iter()
                 .all(|o| o.chars().count() <= crate::work::question::OPTION_MAX)
         );
