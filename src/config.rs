@@ -318,6 +318,11 @@ pub struct GateConfig {
     /// COMPLETE and stops the run for a human
     #[arg(long = "protect", value_name = "GLOB")]
     pub protect: Option<Vec<String>>,
+    /// `on` (the default): the gate runs once before the first session,
+    /// and what fails then (each test, where its output says) does not
+    /// block COMPLETE, only what fails anew; `off`: every check must pass
+    #[arg(long = "gate-baseline", value_name = "on|off")]
+    pub baseline: Option<String>,
 }
 
 /// `[waiting]`: what a run does when a human is needed.
@@ -526,7 +531,8 @@ layered!(GateConfig {
     when,
     max_failures,
     require_change,
-    protect
+    protect,
+    baseline
 });
 layered!(Hooks {
     on_loop_start,

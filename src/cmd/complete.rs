@@ -209,6 +209,18 @@ fn gate_of(project: &Project) -> Result<(Option<Gate>, Result<Confined, String>)
     Ok((gate, approved))
 }
 
+/// The baseline of the loop this runs in (its run folder's
+/// `baseline.json`, as the loop handed the folder), if it took one. Read
+/// bounded; only ever more lenient to the session that wrote it, never to
+/// the loop, which judges with its own.
+fn loop_baseline() -> Option<gate::Verdict> {
+    std::env::var_os(crate::handoff::env::LOOP)?;
+    let dir = std::env::var_os(crate::handoff::env::RUN_DIR)?;
+    let path = std::path::Path::new(&dir).join("baseline.json");
+    let text = crate::fsutil::read_head(&path, 64 << 20).ok()??;
+    serde_json::from_str(&text).ok()
+}
+
 /// The confinement the gate runs in, where the project asks for one.
 type Confined = Option<crate::confinement::Confinement>;
 
@@ -242,7 +254,39 @@ fn gate_blockers(
         confined,
         show: crate::run::ui::Ui::for_stdout().gate_show(),
     };
-    let v = gate::run(gate, &project.root, None, &|| 0, &runner)?;
+    let baseline = loop_baseline();
+    let v = gate::run(
+        gate,
+        &project.root,
+        None,
+        &|| 0,
+        &runner,
+        baseline.is_some(),
+    )?;
+    // In a loop's session: judged as the loop judges it, against what
+    // failed before its first session (the loop judges again itself).
+    if let Some(base) = baseline.filter(|_| !v.interrupted) {
+        let j = crate::work::baseline::judge(&base, &v);
+        let feedback = gate::feedback_path(project);
+        if j.passed {
+            crate::fsutil::remove_optional(&feedback)?;
+            if !j.still_failing.is_empty() {
+                errln!(
+                    "ralph complete: failing before the run, and still (that does not block): {}",
+                    crate::output::visible_line(&j.still_failing.join(", "))
+                );
+            }
+            return Ok(Vec::new());
+        }
+        let text = crate::work::baseline::feedback(&v, &j);
+        crate::fsutil::atomic_write(&feedback, text.as_bytes(), 0o644)?;
+        let mut why = vec![format!(
+            "the completion gate: what fails anew ({} has it all):",
+            feedback.display()
+        )];
+        why.extend(j.blocking.iter().map(|b| format!("  {b}")));
+        return Ok(why);
+    }
     gate::hand_over(project, &v)?;
     if v.passed {
         return Ok(Vec::new());

@@ -583,6 +583,9 @@ impl Loop {
         settings.shipping.pr = false;
         // The coordinator closes the step's issue as it merges it.
         settings.limits.closes_issues = false;
+        // The run took the gate's baseline once, on its starting tree; a
+        // worker's gate is judged against that one (`Shell::open`).
+        settings.limits.baseline = false;
         settings.limits.push_each = false;
         Ok(())
     }

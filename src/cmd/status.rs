@@ -481,6 +481,9 @@ struct Report<'a> {
     running: Option<LoopView<'a>>,
     last_run: Option<LastRun>,
     gate: Option<Verdict>,
+    /// `[gate] baseline`: what still fails as before the run, what it fixed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    baseline: Option<crate::work::baseline::Judged>,
     /// The reviewer's last verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     review: Option<ReviewRecord>,
@@ -558,14 +561,21 @@ impl Report<'_> {
 
     /// The gate, the last run, and what the last session left undone.
     fn render_after(&self) {
+        let against = self
+            .baseline
+            .as_ref()
+            .map(crate::work::baseline::said)
+            .unwrap_or_default();
         match &self.gate {
-            Some(g) if g.passed => show!("gate:    passed at {}", g.time),
+            Some(g) if g.passed => show!("gate:    passed at {}{against}", g.time),
             Some(Verdict {
                 failed: Some(c),
                 why: Some(w),
                 time,
                 ..
-            }) => show!("gate:    `{c}` failed ({w}) at {time}; see .ralph/gate-failed.md"),
+            }) => {
+                show!("gate:    `{c}` failed ({w}) at {time}; see .ralph/gate-failed.md{against}")
+            }
             _ => {}
         }
         if let Some(r) = &self.review {
@@ -699,6 +709,16 @@ fn reported<T>(
     let last = RunDir::latest(&project.runs())
         .and_then(|r| events::Latest::of(events::newest_first(&r)).session_flags());
     let (gate, review) = verdicts(project, &running);
+    // The running loop's, else the last run's.
+    let baseline = match &running {
+        Some(l) if RunDir::valid_id(&l.run_id) => RunDir::open(&project.runs(), &l.run_id)
+            .state()
+            .filter(|s| s.baseline.is_some())
+            .and_then(|s| s.judged),
+        _ => RunDir::latest(&project.runs())
+            .and_then(|r| r.summary())
+            .and_then(|s| s.baseline),
+    };
     let report = Report {
         project: &project.root,
         spec: spec.as_ref().map(|s| SpecView {
@@ -724,6 +744,7 @@ fn reported<T>(
         // While a loop runs, its run is the one that matters.
         last_run: running.is_none().then(|| last_run(project)).flatten(),
         gate,
+        baseline,
         review,
         config,
         left_uncommitted: last.as_ref().is_some_and(|r| r.left_uncommitted),

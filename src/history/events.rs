@@ -544,6 +544,7 @@ pub fn gate_verdict(l: &Line) -> Option<crate::work::gate::Verdict> {
             log: log.clone(),
             tail: Vec::new(),
             interrupted: false,
+            ran: Vec::new(),
         }),
         _ => None,
     }
@@ -1210,6 +1211,7 @@ mod tests {
             log: Some("/x/gate-001.log".into()),
             tail: vec!["t".into()],
             interrupted: false,
+            ran: Vec::new(),
         };
         let line = Line::parse(&gate_line(&v).to_text().unwrap()).unwrap();
         let back = gate_verdict(&line).unwrap();

@@ -344,6 +344,13 @@ pub struct Saved {
     pub gate_runs: u32,
     #[serde(default)]
     pub last_gate: Option<Verdict>,
+    /// `[gate] baseline`: the gate as it ran before the first session, each
+    /// command (and test, where its output says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Verdict>,
+    /// The last gate run against it: what still fails, what the run fixed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judged: Option<crate::work::baseline::Judged>,
     /// Some session's cost was not known.
     #[serde(default)]
     pub cost_unknown: bool,
@@ -395,6 +402,8 @@ impl Saved {
             resumed: 0,
             gate_runs: 0,
             last_gate: None,
+            baseline: None,
+            judged: None,
             cost_unknown: false,
             agents: Vec::new(),
             last_review: None,
@@ -735,6 +744,10 @@ pub struct Summary {
     /// What the open steps were estimated to cost as the run began.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimate: Option<crate::history::estimate::Estimate>,
+    /// `[gate] baseline`: the last gate against it (what still fails as it
+    /// failed before the run, what the run fixed, what failed anew).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<crate::work::baseline::Judged>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -841,6 +854,7 @@ mod tests {
             log: None,
             tail: Vec::new(),
             interrupted: false,
+            ran: Vec::new(),
         });
         assert!(s.check().unwrap_err().contains("last_gate"));
     }

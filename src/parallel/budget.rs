@@ -44,6 +44,13 @@ pub fn path_for(root: &Path, run_id: &str) -> PathBuf {
     crate::trust::store::lock_file(root).with_extension(format!("{run_id}.budget.json"))
 }
 
+/// Beside the budget: the gate's baseline, taken once by the run before
+/// its first worker, which each worker's gate is judged against (out of
+/// the project, where a session writes).
+pub fn gate_baseline_path(budget: &Path) -> PathBuf {
+    budget.with_extension("gate-baseline.json")
+}
+
 /// Beside the budget: the repository's shared git setup as the run began
 /// (`sandbox::gitguard::Baseline`), which confined workers put back to.
 pub fn baseline_path(budget: &Path) -> PathBuf {

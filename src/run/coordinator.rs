@@ -193,6 +193,7 @@ impl Coordinator<'_> {
             asking: None,
         };
         let elapsed_before = live.saved.elapsed_s;
+        self.baseline(&mut live.saved)?;
         let finished = self.work(&mut live, lock)?;
         if live.running.is_empty() {
             self.sweep_placeholders();
@@ -207,6 +208,24 @@ impl Coordinator<'_> {
             }
             None => self.judge(lock, live.saved),
         }
+    }
+
+    /// `[gate] baseline`: the gate run once on the starting tree, before
+    /// any worker (a resumed run keeps its own), and kept where each
+    /// worker's gate and each merge's are judged against it.
+    fn baseline(&self, saved: &mut Saved) -> Result<()> {
+        if self.shell.s.limits.baseline && !saved.state.baseline_taken {
+            saved.state.baseline_taken = self.shell.take_baseline(saved)?;
+            self.shell.run.save_state(saved)?;
+        }
+        if let Some(v) = &saved.baseline {
+            crate::fsutil::atomic_write(
+                &budget::gate_baseline_path(&self.budget()),
+                serde_json::to_string(v)?.as_bytes(),
+                0o600,
+            )?;
+        }
+        Ok(())
     }
 
     /// The run's one budget, at what it had spent and the project's
@@ -930,7 +949,13 @@ impl Coordinator<'_> {
             return Ok(false);
         };
         let most = self.shell.s.limits.max_gate_failures;
-        let (summary, feedback) = (v.summary(), crate::work::gate::feedback(&v));
+        let (summary, feedback) = match &live.saved.judged {
+            Some(j) if live.saved.baseline.is_some() => (
+                format!("new failures: {}", j.blocking.join(", ")),
+                crate::work::baseline::feedback(&v, j),
+            ),
+            _ => (v.summary(), crate::work::gate::feedback(&v)),
+        };
         let branch = worktree::branch(&worktree);
         let failed = live.board.gate_failed(
             key,

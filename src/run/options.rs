@@ -677,6 +677,7 @@ fn limits_of(
         review_complete: review.is_some_and(|r| r.when == crate::work::review::When::Complete),
         gate_each: gate.is_some_and(|g| g.when == crate::work::gate::When::Each),
         require_change: o.gate.require_change.unwrap_or(false),
+        baseline: gate.is_some_and(|g| g.baseline),
         max_time: o
             .max_time
             .as_ref()

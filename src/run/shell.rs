@@ -340,13 +340,23 @@ impl Shell<'_> {
             "COMPLETE: every step of the spec is checked; running the project's checks (the gate)"
         });
         let v = self.run_gate(g, &mut live.saved)?;
-        if v.passed {
+        // Against a baseline, `passed` is already its judgement.
+        let judged = live
+            .saved
+            .judged
+            .clone()
+            .filter(|_| live.saved.baseline.is_some());
+        let passed = v.passed;
+        if passed {
             self.ui.note("the gate passed");
         }
         let ran = engine::GateRan {
-            passed: v.passed,
+            passed,
             interrupted: v.interrupted,
-            what: v.summary(),
+            what: match &judged {
+                Some(j) if !j.passed => format!("new failures: {}", first_of(&j.blocking, 5)),
+                _ => v.summary(),
+            },
             tail: v.tail.clone(),
         };
         if let Some(p) = live.pending.as_mut().filter(|_| !v.interrupted) {
@@ -358,22 +368,42 @@ impl Shell<'_> {
     /// Run the gate, keep its output in the run folder, hand a failure to
     /// the next session (`.ralph/gate-failed.md`) and remember the verdict.
     pub(crate) fn run_gate(&self, gate: &gate::Gate, saved: &mut Saved) -> Result<gate::Verdict> {
-        saved.gate_runs += 1;
-        let name = format!("gate-{:03}.log", saved.gate_runs);
-        let log = self.run.new_file(&name)?;
-        let mut v = gate::run(
-            gate,
-            &self.project.root,
-            Some(&log),
-            &crate::procs::signals::signals_received,
-            &gate::Runner {
-                token: crate::handoff::gate_token(&self.secret),
-                confined: self.s.confined.clone(),
-                show: self.ui.gate_show(),
-            },
-        )?;
-        // Shown and saved by where it is, not by the handle it was written through.
-        v.log = Some(self.run.path.join(&name));
+        let mut v = self.gate_once(gate, saved, saved.baseline.is_some())?;
+        // Against the baseline: only what fails anew is the session's to fix.
+        if let Some(base) = saved.baseline.as_ref().filter(|_| !v.interrupted) {
+            let j = crate::work::baseline::judge(base, &v);
+            for c in &j.per_command {
+                self.ui.note(&format!(
+                    "`{}`: its output no longer says which tests ran; judged by its exit status",
+                    crate::output::visible_line(c)
+                ));
+            }
+            if j.passed && !v.passed {
+                self.ui.note(&format!(
+                    "the gate fails only where it failed before the run ({}): that does not block",
+                    first_of(&j.still_failing, 5)
+                ));
+            }
+            let feedback = gate::feedback_path(self.project);
+            if j.passed {
+                crate::fsutil::remove_optional(&feedback)?;
+                // What failed before is no failure of this gate.
+                (v.passed, v.failed, v.why) = (true, None, None);
+            } else {
+                let text = crate::work::baseline::feedback(&v, &j);
+                crate::fsutil::atomic_write(&feedback, text.as_bytes(), 0o644)?;
+                v.passed = false;
+                self.ui.note(&format!(
+                    "the gate failed anew: {}; the next session finds it in {}",
+                    first_of(&j.blocking, 5),
+                    feedback.display()
+                ));
+            }
+            saved.judged = Some(j);
+            saved.last_gate = Some(v.clone());
+            self.journal().line(crate::history::events::gate_line(&v));
+            return Ok(v);
+        }
         gate::hand_over(self.project, &v)?;
         if !v.passed && !v.interrupted {
             self.ui.note(&format!(
@@ -388,6 +418,64 @@ impl Shell<'_> {
         saved.last_gate = Some(v.clone());
         self.journal().line(crate::history::events::gate_line(&v));
         Ok(v)
+    }
+
+    /// The gate's commands run once (each of them: `all`), their output
+    /// kept in the run folder.
+    fn gate_once(&self, gate: &gate::Gate, saved: &mut Saved, all: bool) -> Result<gate::Verdict> {
+        saved.gate_runs += 1;
+        let name = format!("gate-{:03}.log", saved.gate_runs);
+        let log = self.run.new_file(&name)?;
+        let mut v = gate::run(
+            gate,
+            &self.project.root,
+            Some(&log),
+            &crate::procs::signals::signals_received,
+            &gate::Runner {
+                token: crate::handoff::gate_token(&self.secret),
+                confined: self.s.confined.clone(),
+                show: self.ui.gate_show(),
+            },
+            all,
+        )?;
+        // Shown and saved by where it is, not by the handle it was written through.
+        v.log = Some(self.run.path.join(&name));
+        Ok(v)
+    }
+
+    /// `Need::Baseline`: the gate run before the first session, each
+    /// command, what fails kept as the run's baseline (in its state and
+    /// `baseline.json`, which a session's `ralph complete` reads) and said.
+    /// False when it was stopped before the end (taken again on resume).
+    pub(crate) fn take_baseline(&self, saved: &mut Saved) -> Result<bool> {
+        let Some(g) = self.s.completion.gate.as_ref() else {
+            return Ok(true);
+        };
+        self.ui
+            .note("running the project's checks before the first session (the gate's baseline)");
+        let v = self.gate_once(g, saved, true)?;
+        if v.interrupted {
+            return Ok(false);
+        }
+        let failing = crate::work::baseline::failing(&v);
+        if failing.is_empty() {
+            self.ui
+                .note("the gate passes before the run: every check must still pass at the end");
+        } else {
+            self.ui.note(&format!(
+                "the gate fails before the run: {} failing ({}); only what fails anew blocks COMPLETE ([gate] baseline = \"off\": every check must pass)",
+                failing.len(),
+                first_of(&failing, 5)
+            ));
+        }
+        crate::fsutil::atomic_write(
+            &self.run.path.join("baseline.json"),
+            serde_json::to_string_pretty(&v)?.as_bytes(),
+            0o644,
+        )?;
+        self.journal().line(crate::history::events::gate_line(&v));
+        saved.baseline = Some(v);
+        Ok(true)
     }
 
     /// Move COMPLETE into the run folder with the reasons it does not hold
@@ -640,6 +728,15 @@ impl Shell<'_> {
                     saved.pr_issues_at_start = Some(self.step_issues());
                 }
                 saved.users_at_start = Some(self.users_in(before, None));
+                // A worker's gate is judged against the run's baseline.
+                if let Some(w) = &s.workers.worker {
+                    let path = crate::parallel::budget::gate_baseline_path(&w.budget);
+                    saved.baseline = crate::fsutil::read_head(&path, 64 << 20)
+                        .ok()
+                        .flatten()
+                        .and_then(|t| serde_json::from_str(&t).ok());
+                    saved.state.baseline_taken = saved.baseline.is_some();
+                }
                 crate::history::invocation::keep_closable(
                     &self.project.root,
                     &run.id,
@@ -1000,6 +1097,7 @@ impl Shell<'_> {
     fn carry_out(&self, need: engine::Need, live: &mut Live) -> Result<Event> {
         use engine::Need;
         Ok(match need {
+            Need::Baseline => Event::Baselined(self.take_baseline(&mut live.saved)?),
             Need::Judge => Event::Claimed(self.claim(&live.saved)?),
             need @ Need::SetAside { .. } => self.aside(&live.saved, need)?,
             Need::RunGate { each } => Event::GateRan(self.gate(live, each)?),
@@ -1786,8 +1884,15 @@ impl Shell<'_> {
             review: saved.last_review.clone(),
             pull_request: None,
             estimate: saved.estimate.clone(),
+            baseline: saved.judged.clone().filter(|_| saved.baseline.is_some()),
         };
         run.write_summary(&summary)?;
+        if let Some(j) = &summary.baseline {
+            let said = crate::work::baseline::said(j);
+            if let Some(said) = said.strip_prefix("; ") {
+                self.ui.note(&format!("the gate: {said}"));
+            }
+        }
         // You stopped it: what it leaves is yours to see as it is.
         if outcome != Outcome::Interrupted {
             self.commit_own();
@@ -1814,7 +1919,12 @@ impl Shell<'_> {
             self.end_hook(&summary);
         }
         self.say_next(&summary);
-        self.tell_end(&end);
+        let checks = summary
+            .baseline
+            .as_ref()
+            .map(crate::work::baseline::counted)
+            .unwrap_or_default();
+        self.tell_end(&end, &checks);
         Ok(summary.outcome.code())
     }
 
@@ -1847,13 +1957,14 @@ impl Shell<'_> {
 
     /// The run's end (its journal's `end` event), told (`[notify]`), and
     /// any notice that failed, said.
-    fn tell_end(&self, end: &crate::history::events::Event) {
+    /// `checks`: what the gate's baseline says of the checks, if anything.
+    fn tell_end(&self, end: &crate::history::events::Event, checks: &str) {
         if let Some((outcome, reason)) = end.end()
             && let Some((event, todo)) = outcome.notice()
         {
             // Only ralph's own words: a complete run's reason is its count.
             let what = match outcome {
-                Outcome::Complete => format!("complete, {reason}"),
+                Outcome::Complete => format!("complete, {reason}{checks}"),
                 o => o.text().to_string(),
             };
             // Merging is for a worktree's loop, not the checkout's own.
@@ -2161,5 +2272,18 @@ mod tests {
                 .is_file()
         );
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs\n");
+    }
+}
+
+/// The first `n` of `items`, visible on one line, and how many more.
+fn first_of(items: &[String], n: usize) -> String {
+    let shown: Vec<String> = items
+        .iter()
+        .take(n)
+        .map(|i| crate::output::visible_line(i))
+        .collect();
+    match items.len().saturating_sub(n) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
     }
 }

@@ -22,10 +22,16 @@ pub fn finish(
         .unwrap_or_default();
     // From the loop's own state, never the journal: the run folder is where
     // a session can write, and the body is what reviewers read on GitHub.
-    let gate = saved.last_gate.as_ref().map(|g| match (&g.failed, &g.why) {
-        _ if g.passed => format!("passed ({})", g.time),
-        (Some(c), Some(w)) => format!("`{}` failed ({w})", crate::output::visible_line(c)),
-        _ => "failed".into(),
+    let gate = saved.last_gate.as_ref().map(|g| {
+        let verdict = match (&g.failed, &g.why) {
+            _ if g.passed => format!("passed ({})", g.time),
+            (Some(c), Some(w)) => format!("`{}` failed ({w})", crate::output::visible_line(c)),
+            _ => "failed".into(),
+        };
+        match saved.judged.as_ref().filter(|_| saved.baseline.is_some()) {
+            Some(j) => format!("{verdict}{}", crate::work::baseline::said(j)),
+            None => verdict,
+        }
     });
     let facts = body::Facts {
         spec: &spec,

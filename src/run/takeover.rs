@@ -45,6 +45,7 @@ pub fn take_over(ui: &Ui, runs: &std::path::Path, stale: &LockInfo) {
                 cost_unknown: saved.as_ref().is_some_and(|s| s.cost_unknown),
                 pull_request: None,
                 estimate: None,
+                baseline: None,
                 reviews: state.reviews,
                 review: saved.as_ref().and_then(|s| s.last_review.clone()),
             };

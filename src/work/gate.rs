@@ -25,6 +25,9 @@ use crate::work::project::Project;
 
 /// Lines of a failing command's output kept for the next session.
 const TAIL: usize = 60;
+/// A command's output kept to read per test, in bytes: past it the
+/// command is judged by its exit status alone (and that is said).
+pub const READ_MAX: usize = 16 << 20;
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20 * 60);
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
 
@@ -44,6 +47,8 @@ pub struct Gate {
     pub timeout: Duration,
     pub when: When,
     pub max_failures: u32,
+    /// `[gate] baseline`: what fails before the run does not block.
+    pub baseline: bool,
 }
 
 impl Gate {
@@ -76,6 +81,15 @@ impl Gate {
                 ));
             }
         };
+        let baseline = match cfg.baseline.as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => {
+                return Err(format!(
+                    "[gate] baseline: {other:?} is neither \"on\" nor \"off\""
+                ));
+            }
+        };
         let max_failures = cfg.max_failures.unwrap_or(3);
         if !(1..=1000).contains(&max_failures) {
             return Err(format!(
@@ -87,6 +101,7 @@ impl Gate {
             timeout,
             when,
             max_failures,
+            baseline,
         }))
     }
 
@@ -145,6 +160,29 @@ pub struct Verdict {
     pub tail: Vec<String>,
     #[serde(skip)]
     pub interrupted: bool,
+    /// Each command that ran, in order (all of them where the gate runs
+    /// every one: for a baseline, and against one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ran: Vec<Ran>,
+}
+
+/// One command of the gate, as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ran {
+    pub command: String,
+    pub passed: bool,
+    /// Why not, as `Verdict::why` says it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Its tests, where its output says which passed and which failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<crate::work::checks::Results>,
+    /// Its output was longer than ralph reads per test.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub too_long: bool,
+    /// The last lines of its output, when it failed (for the next session).
+    #[serde(skip)]
+    pub tail: Vec<String>,
 }
 
 impl Verdict {
@@ -188,7 +226,8 @@ impl std::fmt::Debug for Runner {
     }
 }
 
-/// Run the gate's commands in order in `cwd`, stopping at the first failure.
+/// Run the gate's commands in order in `cwd`, stopping at the first failure
+/// unless `all` (a baseline, or a gate judged against one, needs each).
 /// Output goes to `log` (whole) and, on a terminal, to one line that shows
 /// the latest output as it comes. `stops` counts the loop's stop requests
 /// (the running command is then ended through the ladder).
@@ -198,6 +237,7 @@ pub fn run(
     log: Option<&Path>,
     stops: &dyn Fn() -> u32,
     runner: &Runner,
+    all: bool,
 ) -> Result<Verdict> {
     let t0 = Instant::now();
     let time = crate::timefmt::now();
@@ -208,52 +248,64 @@ pub fn run(
         ),
         None => None,
     };
+    let mut ran: Vec<Ran> = Vec::new();
     for cmd in &gate.commands {
         (runner.show)(Shown::Command(cmd));
         if let Some(f) = file.as_mut() {
             let _ = writeln!(f, "$ {cmd}");
         }
-        let (code, tail, interrupted, timed_out) =
-            run_one(cmd, cwd, gate.timeout, file.as_mut(), stops, runner)?;
-        if code != Some(0) {
-            let why = if interrupted {
+        let one = run_one(cmd, cwd, gate.timeout, file.as_mut(), stops, runner)?;
+        let why = (one.code != Some(0)).then(|| {
+            if one.interrupted {
                 "interrupted".to_string()
-            } else if timed_out {
+            } else if one.timed_out {
                 format!(
                     "timed out after {}",
                     crate::timefmt::human_duration(gate.timeout)
                 )
             } else {
-                match code {
+                match one.code {
                     Some(c) => format!("exit status {c}"),
                     None => "killed by a signal".to_string(),
                 }
-            };
-            return Ok(Verdict {
-                passed: false,
-                failed: Some(cmd.clone()),
-                why: Some(why),
-                time,
-                duration_s: t0.elapsed().as_secs_f64(),
-                log: log.map(Path::to_path_buf),
-                tail,
-                interrupted,
-            });
+            }
+        });
+        let too_long = one.output.is_none();
+        ran.push(Ran {
+            command: cmd.clone(),
+            passed: why.is_none(),
+            why,
+            tests: one.output.as_deref().and_then(crate::work::checks::read),
+            too_long,
+            tail: one.tail,
+        });
+        if one.interrupted || (!all && !ran[ran.len() - 1].passed) {
+            break;
         }
     }
+    let first = ran.iter().find(|r| !r.passed);
     Ok(Verdict {
-        passed: true,
-        failed: None,
-        why: None,
+        passed: first.is_none(),
+        failed: first.map(|r| r.command.clone()),
+        why: first.and_then(|r| r.why.clone()),
         time,
         duration_s: t0.elapsed().as_secs_f64(),
         log: log.map(Path::to_path_buf),
-        tail: Vec::new(),
-        interrupted: false,
+        tail: first.map(|r| r.tail.clone()).unwrap_or_default(),
+        interrupted: ran.iter().any(|r| r.why.as_deref() == Some("interrupted")),
+        ran,
     })
 }
 
-type CommandRun = (Option<i32>, Vec<String>, bool, bool);
+/// How one command ran: its exit code, its last lines, its output (`None`:
+/// longer than `READ_MAX`), whether it was stopped or timed out.
+struct CommandRun {
+    code: Option<i32>,
+    tail: Vec<String>,
+    output: Option<String>,
+    interrupted: bool,
+    timed_out: bool,
+}
 
 /// How long the output pipe is waited on after the command and everything
 /// it left were ended: a process that escaped both (it dropped its marker)
@@ -312,9 +364,15 @@ fn run_one(
     std::thread::spawn(move || {
         let _ = tx.send(pump.join().unwrap_or_default());
     });
-    let tail = rx.recv_timeout(DRAIN).unwrap_or_default();
+    let (tail, output) = rx.recv_timeout(DRAIN).unwrap_or_default();
     (runner.show)(Shown::Cleared);
-    Ok((status.code(), tail, interrupted, timed_out))
+    Ok(CommandRun {
+        code: status.code(),
+        tail,
+        output,
+        interrupted,
+        timed_out,
+    })
 }
 
 fn gate_tmp() -> Result<tempfile::TempDir> {
@@ -323,18 +381,28 @@ fn gate_tmp() -> Result<tempfile::TempDir> {
 }
 
 /// Read a command's output as it comes: the whole of it to the log, each
-/// line shown, the tail kept for the next session.
+/// line shown, the tail kept for the next session, and the output (up to
+/// `READ_MAX`; `None` past it) kept to read per test.
 fn pump(
     reader: std::io::PipeReader,
     mut log: Option<std::fs::File>,
     show: Show,
-) -> std::thread::JoinHandle<Vec<String>> {
+) -> std::thread::JoinHandle<(Vec<String>, Option<String>)> {
     std::thread::spawn(move || {
         let mut tail: VecDeque<String> = VecDeque::new();
+        let mut kept: Option<Vec<u8>> = Some(Vec::new());
         for line in BufReader::new(reader).split(b'\n').map_while(Result::ok) {
             if let Some(f) = log.as_mut() {
                 let _ = f.write_all(&line);
                 let _ = f.write_all(b"\n");
+            }
+            if let Some(k) = kept.as_mut() {
+                if k.len() + line.len() < READ_MAX {
+                    k.extend_from_slice(&line);
+                    k.push(b'\n');
+                } else {
+                    kept = None;
+                }
             }
             if tail.len() == TAIL {
                 tail.pop_front();
@@ -342,7 +410,8 @@ fn pump(
             tail.push_back(String::from_utf8_lossy(&line).into_owned());
             show(Shown::Latest(&tail[tail.len() - 1]));
         }
-        tail.into_iter().collect()
+        let output = kept.map(|k| String::from_utf8_lossy(&k).into_owned());
+        (tail.into_iter().collect(), output)
     })
 }
 
@@ -503,9 +572,10 @@ mod tests {
             timeout: Duration::from_secs(30),
             when: When::Complete,
             max_failures: 3,
+            baseline: true,
         };
         let log = dir.path().join("gate.log");
-        let v = run(&gate, dir.path(), Some(&log), &|| 0, &runner()).unwrap();
+        let v = run(&gate, dir.path(), Some(&log), &|| 0, &runner(), false).unwrap();
         assert!(!v.passed);
         assert_eq!(
             v.failed.as_deref(),
@@ -551,13 +621,14 @@ mod tests {
             timeout: Duration::from_secs(600),
             when: When::Complete,
             max_failures: 3,
+            baseline: true,
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let cwd = dir.path().to_path_buf();
         let r = runner();
         let marker = format!("{}={}", crate::handoff::env::SESSION_TOKEN, r.token);
         std::thread::spawn(move || {
-            let _ = tx.send(run(&gate, &cwd, None, &|| 0, &r).unwrap());
+            let _ = tx.send(run(&gate, &cwd, None, &|| 0, &r, false).unwrap());
         });
         let v = rx
             .recv_timeout(Duration::from_secs(60))
@@ -574,9 +645,10 @@ mod tests {
             timeout: Duration::from_secs(1),
             when: When::Complete,
             max_failures: 3,
+            baseline: true,
         };
         let t0 = Instant::now();
-        let v = run(&gate, dir.path(), None, &|| 0, &runner()).unwrap();
+        let v = run(&gate, dir.path(), None, &|| 0, &runner(), false).unwrap();
         assert_eq!(v.why.as_deref(), Some("timed out after 1s"));
         assert!(t0.elapsed() < Duration::from_secs(10));
     }

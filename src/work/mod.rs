@@ -2,7 +2,9 @@
 //! the spec, the sentinels, the tracker, their sync, the completion check.
 
 pub mod add;
+pub mod baseline;
 pub mod budget;
+pub mod checks;
 pub mod completion;
 pub mod gate;
 pub mod import;

@@ -89,6 +89,10 @@ pub struct Limits {
     /// `[gate] require_change`: a box checked with no change is unchecked.
     #[serde(default)]
     pub require_change: bool,
+    /// `[gate] baseline`: the gate runs once before the first session, and
+    /// what fails then does not block COMPLETE.
+    #[serde(default)]
+    pub baseline: bool,
     /// `--max-time`: no session starts once the run has taken this long,
     /// and the one running then ends at it.
     #[serde(default, with = "opt_secs")]
@@ -135,6 +139,7 @@ impl Limits {
             wait_for_answer: None,
             gate_each: false,
             require_change: false,
+            baseline: false,
             max_time: None,
             push_each: false,
             closes_issues: false,
@@ -193,6 +198,9 @@ pub struct State {
     /// Tokens the run's work sessions used.
     #[serde(default)]
     pub tokens: u64,
+    /// The gate's baseline is taken (kept in the run's records).
+    #[serde(default)]
+    pub baseline_taken: bool,
     /// Steps the user skipped when asked about their budget: left open,
     /// never counted as the step sessions work on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -390,6 +398,9 @@ pub enum Event {
     /// The wait for a human's answer (`AwaitAnswer`) ended: answered (the
     /// WAITING gone, the answer kept for the next session), or not in time.
     Answered(bool),
+    /// The gate ran before the first session (`Need::Baseline`): its
+    /// baseline taken (false: it was stopped; taken again on resume).
+    Baselined(bool),
     /// The answer to a step paused at its budget (WAITING gone), by whom:
     /// the step gets more (`More`: as `Answered(true)`), is skipped, or the
     /// run stops as `ralph stop` stops it.
@@ -1109,6 +1120,15 @@ fn decide(s: &mut State, limits: &Limits, event: Event) -> Action {
             next_in_round(s, limits)
         }
         Event::SessionRan(ran) => new_round(s, limits, Some(ran)),
+        Event::Baselined(taken) => {
+            s.baseline_taken |= taken;
+            answer(
+                s.round.get_or_insert_default(),
+                limits,
+                Event::Baselined(taken),
+            );
+            next_in_round(s, limits)
+        }
         event @ Event::Between { .. } => looked(s, limits, event),
         Event::BeforeSpawn {
             stop: Some(sig), ..
@@ -1285,6 +1305,7 @@ fn session_ended(s: &mut State, limits: &Limits, recorded: Recorded) -> Action {
 /// A new round: after a session (`ran`), or between sessions.
 fn new_round(s: &mut State, limits: &Limits, ran: Option<SessionRan>) -> Action {
     s.round = Some(Round {
+        baseline_due: ran.is_none() && limits.baseline && !s.baseline_taken,
         session: ran,
         ..Round::default()
     });
@@ -1311,6 +1332,7 @@ fn answer(r: &mut Round, rules: &Limits, event: Event) {
     let asked = round::plan(r, rules);
     match (asked, event) {
         (Need::Judge, Event::Claimed(c)) => r.claim = Some(c),
+        (Need::Baseline, Event::Baselined(_)) => r.baselined = true,
         (Need::SetAside { .. }, Event::SetAside) => r.set_aside = true,
         (Need::RunGate { each: true }, Event::GateRan(g)) => r.each_gate = Some(g),
         (Need::RunGate { each: false }, Event::GateRan(g)) => r.gate = Some(g),
@@ -3401,6 +3423,7 @@ mod tests {
             step_cost: 0.5,
             tokens: 1234,
             skipped: vec!["**3** c".into()],
+            baseline_taken: true,
             reviews: 2,
             review_rejections: 1,
             round: None,

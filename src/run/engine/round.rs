@@ -115,11 +115,18 @@ pub struct Round {
     pub pushed: Option<Option<String>>,
     /// `Need::CloseIssues` answered (the claim holds the rule read after).
     pub issues_closed: bool,
+    /// The run's first round, with `[gate] baseline`: the gate runs before
+    /// anything else (`Need::Baseline`); answered.
+    pub baseline_due: bool,
+    pub baselined: bool,
 }
 
 /// The next thing a round needs done.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Need {
+    /// Run the gate before the first session, each command, and keep what
+    /// fails as the baseline (`Baselined`).
+    Baseline,
     /// Read what COMPLETE claims (`Claimed`).
     Judge,
     /// Move COMPLETE into the run folder with the reasons (the first `shown`
@@ -164,6 +171,9 @@ pub struct Judged {
 /// each answer fills the slot that asked for it.
 pub fn plan(r: &Round, rules: &Limits) -> Need {
     let Some(ran) = &r.session else {
+        if r.baseline_due && !r.baselined {
+            return Need::Baseline;
+        }
         return match complete(r, rules) {
             Err(need) => need,
             Ok(_) => Need::Look,
