@@ -3,6 +3,7 @@
 
 pub mod add;
 pub mod budget;
+pub mod checks;
 pub mod completion;
 pub mod gate;
 pub mod import;
