@@ -333,6 +333,50 @@ mod tests {
         assert_eq!(read(&both), None);
     }
 
+    #[test]
+    fn a_few_megabytes_of_awkward_output_read_in_linear_time() {
+        let n = 40_000;
+        let mut libtest = format!("running {n} tests\n");
+        for i in 0..n {
+            libtest.push_str(&format!("test t{i} ... FAILED\n"));
+        }
+        for _ in 0..n / 100 {
+            libtest.push_str("failures:\n");
+            for i in 0..100 {
+                libtest.push_str(&format!("    t{i}\n"));
+            }
+            libtest.push_str("test result: FAILED.\n");
+        }
+        let mut tap = String::from("TAP version 14\n");
+        for i in 0..n {
+            let depth = i % 70;
+            tap.push_str(&format!("{}not ok {i} - t{i}\n", " ".repeat(4 * depth)));
+        }
+        let pytest = format!(
+            "=== test session starts ===\n{}",
+            format!("t.py::x{} FAILED\n", " PASSED x".repeat(50)).repeat(n / 10)
+        );
+        let go = r#"{"Action":"run","Package":"p","Test":"T"}"#.repeat(1) + "\n";
+        let go = go.repeat(n) + &r#"{"Action":"fail","Package":"p","Test":"T"}"#.repeat(1);
+        for (name, text) in [
+            ("libtest", libtest),
+            ("tap", tap),
+            ("pytest", pytest),
+            ("go", go),
+        ] {
+            let started = std::time::Instant::now();
+            let r = read(&text);
+            let took = started.elapsed();
+            assert!(r.is_some(), "{name}");
+            // Quadratic work on these sizes would take minutes, not seconds.
+            assert!(
+                took.as_secs() < 10,
+                "{name}: {} bytes took {took:?}",
+                text.len()
+            );
+        }
+    }
+
     proptest::proptest! {
         #[test]
         fn any_text_reads_without_panic(s in "\\PC*") {
