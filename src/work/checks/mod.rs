@@ -356,8 +356,8 @@ mod tests {
             "=== test session starts ===\n{}",
             format!("t.py::x{} FAILED\n", " PASSED x".repeat(50)).repeat(n / 10)
         );
-        let go = r#"{"Action":"run","Package":"p","Test":"T"}"#.repeat(1) + "\n";
-        let go = go.repeat(n) + &r#"{"Action":"fail","Package":"p","Test":"T"}"#.repeat(1);
+        let go = "{\"Action\":\"run\",\"Package\":\"p\",\"Test\":\"T\"}\n".repeat(n)
+            + "{\"Action\":\"fail\",\"Package\":\"p\",\"Test\":\"T\"}";
         for (name, text) in [
             ("libtest", libtest),
             ("tap", tap),
