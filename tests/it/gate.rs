@@ -76,7 +76,14 @@ fn a_gate_given_on_the_command_line_is_run_by_a_sessions_ralph_complete() {
         Reply::text("Fixed."),
     ]);
     let out = ralph_loop(&env)
-        .args(["--max-iterations", "5", "--gate", "test -f fixed.txt"])
+        .args([
+            "--max-iterations",
+            "5",
+            "--gate",
+            "test -f fixed.txt",
+            "--gate-baseline",
+            "off",
+        ])
         .stdout_with(0);
     assert!(
         out.contains("complete: its one step done · 2 iterations"),
@@ -122,6 +129,8 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
             "loop",
             "--gate",
             "echo the build is broken >&2; exit 7",
+            "--gate-baseline",
+            "off",
             "--claude",
         ])
         .arg(crate::support::claude_bin())
@@ -171,7 +180,9 @@ fn a_gate_that_never_passes_ends_the_loop_at_its_limit_and_hand_written_complete
 #[test]
 fn with_when_each_every_session_that_changed_something_is_checked() {
     let env = project();
-    env.approved_config("[gate]\ncommands = [\"test -f ok.txt\"]\nwhen = \"each\"\n");
+    env.approved_config(
+        "[gate]\ncommands = [\"test -f ok.txt\"]\nwhen = \"each\"\nbaseline = \"off\"\n",
+    );
     let count = env.tmp.path().join("count");
     let claude = stand_in(
         &env,

@@ -237,7 +237,8 @@ pub fn one_step_with_gate(gate: &str) -> TestEnv {
     .unwrap();
     fs::write(
         env.project.join(".ralph/config.toml"),
-        format!("[gate]\ncommands = [{gate:?}]\n"),
+        // The strict gate: what it checks is the work's to make pass.
+        format!("[gate]\ncommands = [{gate:?}]\nbaseline = \"off\"\n"),
     )
     .unwrap();
     env.approve_config();
