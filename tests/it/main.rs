@@ -17,6 +17,7 @@ mod doctor_logins;
 mod estimate;
 mod events;
 mod gate;
+mod gate_baseline;
 mod github_api;
 mod github_issues;
 mod harness;

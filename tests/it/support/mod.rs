@@ -221,6 +221,56 @@ pub fn tmux_tool() {
     DONE.get_or_init(|| system_packages("the terminal tests", &[("tmux", "tmux")]));
 }
 
+/// Go, for the gate's baseline read from `go test -json`.
+pub fn go_tool() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| system_packages("the gate baseline tests", &[("go", "golang-go")]));
+}
+
+/// pytest, pinned, in a venv of its own under `target/test-tools/`: the
+/// venv's python (`python -m pytest`).
+pub fn pytest_python() -> PathBuf {
+    const PYTEST: &str = "9.2.0";
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let venv = tools_dir().join(format!("pytest-{PYTEST}"));
+        let python = venv.join("bin/python");
+        let there = || {
+            Command::new(&python)
+                .args(["-c", "import pytest"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        with_file_lock(&tools_dir().join("pytest.lock"), || {
+            if there() {
+                return;
+            }
+            let how = format!(
+                "the gate baseline tests need pytest: install Python 3 with venv (Debian/Ubuntu: `apt-get install -y python3 python3-venv`), then `python3 -m venv {v} && {v}/bin/pip install pytest=={PYTEST}`",
+                v = venv.display()
+            );
+            let made = Command::new("python3")
+                .args(["-m", "venv"])
+                .arg(&venv)
+                .output()
+                .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {how}"));
+            assert!(made.status.success(), "python3 -m venv failed: {}\n{how}", String::from_utf8_lossy(&made.stderr));
+            let pip = Command::new(venv.join("bin/pip"))
+                .args(["install", "-q", &format!("pytest=={PYTEST}")])
+                .output()
+                .expect("run pip");
+            assert!(
+                pip.status.success(),
+                "pip install pytest=={PYTEST} failed: {}\n{how}",
+                String::from_utf8_lossy(&pip.stderr)
+            );
+        });
+        assert!(there(), "pytest is not importable from {}", python.display());
+        python
+    })
+    .clone()
+}
+
 /// Programs from the system's packages, installed when missing: once per
 /// machine, under a lock. No apt (or no root) means a failing test that
 /// says what to install.

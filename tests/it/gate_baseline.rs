@@ -1,0 +1,328 @@
+//! `[gate] baseline`: the gate runs once before the first session, and
+//! only what fails anew blocks COMPLETE. Real projects of each toolchain
+//! (cargo, pytest, Go, Node's test runner), each with one test failing
+//! before the run; sessions are the real Claude Code client.
+
+use std::fs;
+
+use serde_json::Value;
+
+use crate::support::*;
+
+/// A project of one toolchain: its files, its gate, the ids of its passing
+/// test and of the test that fails before the run (as ralph names them),
+/// and a Bash command that breaks the passing test and one that mends it.
+struct Toolchain {
+    files: Vec<(&'static str, &'static str)>,
+    gate: String,
+    passing: &'static str,
+    broken: &'static str,
+    breaks: &'static str,
+    mends: &'static str,
+}
+
+/// One step, the toolchain's project committed, its gate approved.
+fn gated(tc: &Toolchain) -> TestEnv {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    for (path, text) in &tc.files {
+        let p = env.project.join(path);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, text).unwrap();
+    }
+    env.approved_config(format!("[gate]\ncommands = [{:?}]\n", tc.gate));
+    env.commit_all("a project with one test failing");
+    env
+}
+
+/// Session 1 breaks the test that passed and writes COMPLETE by hand: the
+/// loop's gate refuses it for that test alone. Session 2 mends it and
+/// `ralph complete` (judged against the run's baseline too) accepts the
+/// work with the old failure still failing. The end, the summary and
+/// `status` say what failed before the run.
+fn old_failures_do_not_block_and_new_ones_do(tc: &Toolchain) {
+    let env = gated(tc);
+    env.api.session([
+        Reply::bash(format!(
+            "{} && {CHECK_THE_BOX} && git commit -qam broke; printf 'done\\n' > .ralph/COMPLETE",
+            tc.breaks
+        )),
+        Reply::text("Done."),
+    ]);
+    env.api.session([
+        Reply::bash(format!(
+            "cat .ralph/gate-failed.md; {} && git commit -qam mended && ralph complete -m done",
+            tc.mends
+        )),
+        Reply::text("Mended."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "4"])
+        .stdout_with(0);
+    let said = |what: &str| assert!(out.contains(what), "{what:?} in:\n{out}");
+    said("running the project's checks before the first session (the gate's baseline)");
+    // (Go names the failing package too.)
+    let before = out
+        .lines()
+        .find(|l| l.contains("the gate fails before the run: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        before.contains(tc.broken) && !before.contains(tc.passing),
+        "{before}"
+    );
+    said("only what fails anew blocks COMPLETE");
+    said("the gate failed anew: ");
+    said(&format!(" fails (`{}`)", tc.gate));
+    said("complete: its one step done · 2 iterations");
+    said("the gate: failing before the run, and still: ");
+    // What the first refusal named: the broken test, not the old one.
+    let refusal = out
+        .lines()
+        .find(|l| l.contains("the gate failed anew: "))
+        .unwrap();
+    assert!(
+        refusal.contains(tc.passing) && !refusal.contains(tc.broken),
+        "{refusal}"
+    );
+    // Session 2 read it first.
+    let second = env
+        .api
+        .turns()
+        .into_iter()
+        .filter(|t| t.body.to_string().contains("The completion gate failed"))
+        .count();
+    assert!(second > 0, "session 2 read .ralph/gate-failed.md");
+    let s = summary(&env);
+    let still = s["baseline"]["still_failing"].to_string();
+    assert!(still.contains(tc.broken), "{s}");
+    assert_eq!(s["gate"]["passed"], true, "{s}");
+    assert!(run_dir(&env).join("baseline.json").exists());
+    let status = env.ralph().arg("status").stdout_with(0);
+    assert!(
+        status.contains("gate:    passed at ")
+            && status.contains("; failing before the run, and still: ")
+            && status.contains(tc.broken),
+        "{status}"
+    );
+    let json: Value = env.ralph().args(["status", "--json"]).json_with(0);
+    assert!(
+        json["baseline"]["still_failing"]
+            .to_string()
+            .contains(tc.broken),
+        "{json}"
+    );
+}
+
+const LIB_RS: &str = "pub fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn adds() {
+        assert_eq!(super::add(2, 2), 4);
+    }
+
+    #[test]
+    fn old_broken() {
+        assert_eq!(super::add(1, 1), 3, \"broken before the run\");
+    }
+}
+";
+
+/// `cargo test` as the gate runs it: the test's cargo and toolchain (the
+/// test's home has neither), its own target folder (never the one the
+/// tests themselves build in).
+fn cargo_gate() -> String {
+    let cargo = which::which("cargo").expect("cargo on PATH");
+    let home = std::env::var("HOME").unwrap_or_default();
+    let var = |k: &str, default: String| std::env::var(k).unwrap_or(default);
+    format!(
+        "env PATH={}:/usr/bin:/bin RUSTUP_HOME={} CARGO_HOME={} cargo test --offline --target-dir target",
+        cargo.parent().unwrap().display(),
+        var("RUSTUP_HOME", format!("{home}/.rustup")),
+        var("CARGO_HOME", format!("{home}/.cargo")),
+    )
+}
+
+fn cargo() -> Toolchain {
+    Toolchain {
+        files: vec![
+            (
+                "Cargo.toml",
+                "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+            ),
+            ("src/lib.rs", LIB_RS),
+            (".gitignore", "target/\nCargo.lock\n"),
+        ],
+        gate: cargo_gate(),
+        passing: "tests::adds",
+        broken: "tests::old_broken",
+        breaks: "sed -i 's/a + b/a - b/' src/lib.rs",
+        mends: "sed -i 's/a - b/a + b/' src/lib.rs",
+    }
+}
+
+#[test]
+fn cargo_test_an_old_failure_does_not_block_and_a_new_one_does() {
+    old_failures_do_not_block_and_new_ones_do(&cargo());
+}
+
+/// A test deleted, then one newly `#[ignore]`d, each refused as what it
+/// is; the work is accepted once both are back.
+#[test]
+fn cargo_test_a_deleted_or_newly_ignored_test_is_refused() {
+    let tc = cargo();
+    let env = gated(&tc);
+    let without = LIB_RS.replace(
+        "    #[test]\n    fn adds() {\n        assert_eq!(super::add(2, 2), 4);\n    }\n\n",
+        "",
+    );
+    let ignored = LIB_RS.replace("    fn adds", "    #[ignore]\n    fn adds");
+    assert!(without != LIB_RS && ignored != LIB_RS);
+    // Each session puts its version of the file in place.
+    let put = |name: &str, text: &str| {
+        let path = env.tmp.path().join(name);
+        fs::write(&path, text).unwrap();
+        format!("cp {} src/lib.rs", path.display())
+    };
+    let (gone, skip, back) = (
+        put("without.rs", &without),
+        put("ignored.rs", &ignored),
+        put("lib.rs", LIB_RS),
+    );
+    env.api.session([
+        Reply::bash(format!(
+            "{gone} && {CHECK_THE_BOX}; printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    env.api.session([
+        Reply::bash(format!(
+            "{skip} && git commit -qam ignored; printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    env.api.session([
+        Reply::bash(format!(
+            "{back} && git commit -qam back && ralph complete -m done"
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "5"])
+        .stdout_with(0);
+    let gate = &tc.gate;
+    assert!(
+        out.contains(&format!(
+            "the gate failed anew: demo::tests::adds no longer runs (`{gate}`)"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "the gate failed anew: demo::tests::adds is skipped now (`{gate}`)"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("complete: its one step done · 3 iterations"),
+        "{out}"
+    );
+}
+
+#[test]
+fn pytest_an_old_failure_does_not_block_and_a_new_one_does() {
+    let python = pytest_python();
+    old_failures_do_not_block_and_new_ones_do(&Toolchain {
+        files: vec![
+            ("demo.py", "def add(a, b):\n    return a + b\n"),
+            (
+                "test_demo.py",
+                "from demo import add\n\n\ndef test_adds():\n    assert add(2, 2) == 4\n\n\ndef test_old_broken():\n    assert add(1, 1) == 3\n",
+            ),
+            (".gitignore", "__pycache__/\n"),
+        ],
+        gate: format!("{} -m pytest -v -p no:cacheprovider", python.display()),
+        passing: "test_demo.py::test_adds",
+        broken: "test_demo.py::test_old_broken",
+        breaks: "sed -i 's/a + b/a - b/' demo.py",
+        mends: "sed -i 's/a - b/a + b/' demo.py",
+    });
+}
+
+#[test]
+fn go_test_json_an_old_failure_does_not_block_and_a_new_one_does() {
+    go_tool();
+    old_failures_do_not_block_and_new_ones_do(&Toolchain {
+        files: vec![
+            ("go.mod", "module example.com/demo\n\ngo 1.19\n"),
+            (
+                "demo.go",
+                "package demo\n\nfunc Add(a, b int) int {\n\treturn a + b\n}\n",
+            ),
+            (
+                "demo_test.go",
+                "package demo\n\nimport \"testing\"\n\nfunc TestAdds(t *testing.T) {\n\tif Add(2, 2) != 4 {\n\t\tt.Fatal(\"2+2\")\n\t}\n}\n\nfunc TestOldBroken(t *testing.T) {\n\tif Add(1, 1) != 3 {\n\t\tt.Fatal(\"broken before the run\")\n\t}\n}\n",
+            ),
+        ],
+        gate: "go test -json ./...".into(),
+        passing: "TestAdds",
+        broken: "TestOldBroken",
+        breaks: "sed -i 's/a + b/a - b/' demo.go",
+        mends: "sed -i 's/a - b/a + b/' demo.go",
+    });
+}
+
+#[test]
+fn node_test_runner_an_old_failure_does_not_block_and_a_new_one_does() {
+    old_failures_do_not_block_and_new_ones_do(&Toolchain {
+        files: vec![
+            ("add.js", "exports.add = (a, b) => a + b;\n"),
+            (
+                "demo.test.js",
+                "const test = require('node:test');\nconst assert = require('node:assert');\nconst { add } = require('./add.js');\n\ntest('adds', () => {\n  assert.strictEqual(add(2, 2), 4);\n});\n\ntest('old broken', () => {\n  assert.strictEqual(add(1, 1), 3);\n});\n",
+            ),
+        ],
+        gate: "node --test".into(),
+        passing: "adds",
+        broken: "old broken",
+        breaks: "sed -i 's/a + b/a - b/' add.js",
+        mends: "sed -i 's/a - b/a + b/' add.js",
+    });
+}
+
+/// `[gate] baseline = "off"`: what failed before the run blocks as ever.
+#[test]
+fn with_the_baseline_off_an_old_failure_blocks() {
+    let mut tc = cargo();
+    tc.files.push((".ralph/config.toml", ""));
+    let env = gated(&tc);
+    env.approved_config(format!(
+        "[gate]\ncommands = [{:?}]\nbaseline = \"off\"\n",
+        tc.gate
+    ));
+    env.commit_all("strict");
+    env.api.session([
+        Reply::bash(format!(
+            "{CHECK_THE_BOX}; printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(!out.contains("the gate's baseline"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "the gate failed: `{}` failed (exit status 101)",
+            tc.gate
+        )),
+        "{out}"
+    );
+}
