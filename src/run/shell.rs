@@ -2133,6 +2133,19 @@ pub(crate) fn cost_of(
     Some(cost(&st.usage, price(model, prices)?))
 }
 
+/// The first `n` of `items`, visible on one line, and how many more.
+fn first_of(items: &[String], n: usize) -> String {
+    let shown: Vec<String> = items
+        .iter()
+        .take(n)
+        .map(|i| crate::output::visible_line(i))
+        .collect();
+    match items.len().saturating_sub(n) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2272,18 +2285,5 @@ mod tests {
                 .is_file()
         );
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "theirs\n");
-    }
-}
-
-/// The first `n` of `items`, visible on one line, and how many more.
-fn first_of(items: &[String], n: usize) -> String {
-    let shown: Vec<String> = items
-        .iter()
-        .take(n)
-        .map(|i| crate::output::visible_line(i))
-        .collect();
-    match items.len().saturating_sub(n) {
-        0 => shown.join(", "),
-        more => format!("{}, and {more} more", shown.join(", ")),
     }
 }
