@@ -384,3 +384,55 @@ fn a_paused_step_skipped_after_the_run_stopped_is_left_open_with_its_work() {
         "{spec}"
     );
 }
+
+/// A session's Bash command: step 1's first session asks a question (the
+/// marker `{0}`, outside the project, says it asked); any other checks
+/// its step's box and commits.
+fn one_asks_first(marker: &std::path::Path) -> String {
+    format!(
+        "if [ \"$RALPH_STEP\" = 1 ] && [ ! -e {m} ]; then touch {m}; \
+         ralph waiting --question 'Which database?' --option Postgres --option SQLite; \
+         else echo \"$RALPH_STEP\" > \"step-$RALPH_STEP.txt\" && \
+         sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
+         git add -A && git commit -qm \"step $RALPH_STEP\"; fi",
+        m = marker.display()
+    )
+}
+
+/// A run of many steps that stops for a worker's question (not a step's
+/// budget), answered before `--resume`: nothing would hand that answer to
+/// the step's next worker, so the resumed run does not take it (saying
+/// "the run goes on" and dropping it) but waits for a human as before,
+/// the answer left in the inbox.
+#[test]
+fn an_answer_to_a_workers_question_is_not_taken_and_dropped_at_resume() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let marker = env.tmp.path().join("asked-1");
+    for _ in 0..4 {
+        env.api
+            .session([Reply::bash(one_asks_first(&marker)), Reply::text("Done.")]);
+    }
+    let (code, out) = ended(ralph_loop(&env).args([
+        "--parallel",
+        "2",
+        "--max-cost-per-step",
+        "5",
+        "--max-iterations",
+        "6",
+    ]));
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        waiting(&env).contains("Which database?"),
+        "{}",
+        waiting(&env)
+    );
+    env.ralph().args(["answer", "Use SQLite"]).stdout_with(0);
+    let (code, out) = ended(ralph_loop(&env).arg("--resume"));
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        !out.contains("answered by terminal") && out.contains("Waiting for a human"),
+        "{out}"
+    );
+    assert!(waiting(&env).contains("Which database?"));
+    assert_eq!(records(&env).len(), 2, "no session ran after the answer");
+}
