@@ -325,10 +325,16 @@ impl Loop {
         // it where it was, for the next).
         // (A parallel run's answer is about its paused step; a worker's
         // and `ralph merge`'s ask nothing of their own.)
+        // Nothing else hands a run of many steps an answer: one to the
+        // question a worker's session asked would reach no session, so it
+        // is left where it is, the run waiting as before.
         let asks = settings.workers.worker.is_none() && self.args.remote.is_none();
+        let single = settings.workers.count == 1;
         let answer_waits = asks
-            && sentinel::Waiting::read(&project.waiting())?
-                .is_some_and(|w| crate::run::tell::answer_pending(&project.root, &w));
+            && sentinel::Waiting::read(&project.waiting())?.is_some_and(|w| {
+                (single || crate::run::engine::pause::asked_about(&w.options))
+                    && crate::run::tell::answer_pending(&project.root, &w)
+            });
         if let Some(done) = first_move(&settings, &project, &checked, &ui, answer_waits)? {
             return Ok(done);
         }

@@ -409,8 +409,8 @@ impl Coordinator<'_> {
         let Some(cap) = self.shell.s.limits.max_cost_per_step else {
             return Ok(Looked::Nothing);
         };
+        let within = self.shell.s.workers.answer_within;
         if live.asking.is_none() {
-            let within = self.shell.s.workers.answer_within;
             live.asking = paused::ask(self.shell, &live.board, cap, within)?;
         }
         let Some(asking) = &live.asking else {
@@ -418,8 +418,12 @@ impl Coordinator<'_> {
         };
         let key = asking.key.clone();
         let looked = paused::look(self.shell, asking, &mut live.board)?;
-        if !matches!(looked, Looked::Nothing) {
-            live.asking = None;
+        match looked {
+            Looked::Nothing => {}
+            Looked::Stop => live.asking = None,
+            // The next paused step asked about at once: a run with nothing
+            // else left this turn would end before it was asked, not wait.
+            Looked::Changed => live.asking = paused::ask(self.shell, &live.board, cap, within)?,
         }
         self.release_skipped(&live.board, &key);
         Ok(looked)

@@ -76,6 +76,12 @@ pub fn ask(
         Outcome::StepBudget.text()
     ));
     waiting.options = pause::options(cap);
+    // An answer is tied to its question by this `since`: two paused steps
+    // may be asked about within one second (the next as soon as the first
+    // is answered), so to the second, an answer to the first would pass
+    // for one to the second.
+    waiting.since =
+        Some(humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string());
     waiting.write(&shell.project.waiting())?;
     let question = waiting
         .question()

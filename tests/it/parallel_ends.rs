@@ -384,3 +384,141 @@ fn a_paused_step_skipped_after_the_run_stopped_is_left_open_with_its_work() {
         "{spec}"
     );
 }
+
+/// A session's Bash command: step 1's first session asks a question (the
+/// marker `{0}`, outside the project, says it asked); any other checks
+/// its step's box and commits.
+fn one_asks_first(marker: &std::path::Path) -> String {
+    format!(
+        "if [ \"$RALPH_STEP\" = 1 ] && [ ! -e {m} ]; then touch {m}; \
+         ralph waiting --question 'Which database?' --option Postgres --option SQLite; \
+         else echo \"$RALPH_STEP\" > \"step-$RALPH_STEP.txt\" && \
+         sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
+         git add -A && git commit -qm \"step $RALPH_STEP\"; fi",
+        m = marker.display()
+    )
+}
+
+/// A run of many steps that stops for a worker's question (not a step's
+/// budget), answered before `--resume`: nothing would hand that answer to
+/// the step's next worker, so the resumed run does not take it (saying
+/// "the run goes on" and dropping it) but waits for a human as before,
+/// the answer left in the inbox.
+#[test]
+fn an_answer_to_a_workers_question_is_not_taken_and_dropped_at_resume() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let marker = env.tmp.path().join("asked-1");
+    for _ in 0..4 {
+        env.api
+            .session([Reply::bash(one_asks_first(&marker)), Reply::text("Done.")]);
+    }
+    let (code, out) = ended(ralph_loop(&env).args([
+        "--parallel",
+        "2",
+        "--max-cost-per-step",
+        "5",
+        "--max-iterations",
+        "6",
+    ]));
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        waiting(&env).contains("Which database?"),
+        "{}",
+        waiting(&env)
+    );
+    env.ralph().args(["answer", "Use SQLite"]).stdout_with(0);
+    let (code, out) = ended(ralph_loop(&env).arg("--resume"));
+    assert_eq!(code, Some(3), "{out}");
+    assert!(
+        !out.contains("answered by terminal") && out.contains("Waiting for a human"),
+        "{out}"
+    );
+    assert!(waiting(&env).contains("Which database?"));
+    assert_eq!(records(&env).len(), 2, "no session ran after the answer");
+}
+
+/// A session's Bash command: steps 1 and 2 each commit a try first and
+/// stay open; any other session checks its step's box and commits.
+const TWO_TRY_FIRST: &str = "if [ \"$RALPH_STEP\" != 3 ] && [ ! -e \"tried-$RALPH_STEP\" ]; then \
+     echo x > \"tried-$RALPH_STEP\" && git add -A && git commit -qm try; \
+     else echo \"$RALPH_STEP\" > \"step-$RALPH_STEP.txt\" && \
+     sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
+     git add -A && git commit -qm \"step $RALPH_STEP\"; fi";
+
+/// Two steps paused at once are asked about in turn: the second as soon as
+/// the first is answered (the run, with nothing else left, waits for it
+/// rather than ending); a second answer sent to the first question (a
+/// change of mind, another channel) is no answer to the next one, however
+/// soon that is asked: it is dropped, said, and the next question waits
+/// for its own answer.
+#[test]
+fn two_paused_steps_are_asked_in_turn_and_a_late_answer_to_the_first_is_not_the_seconds() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
+    for _ in 0..3 {
+        env.api
+            .session([Reply::bash(TWO_TRY_FIRST), Reply::text("Done for now.")]);
+    }
+    let live = Live::start(ralph_loop(&env).args([
+        "--parallel",
+        "3",
+        "--max-cost-per-step",
+        "0.000001",
+        "--wait-for-answer",
+        "2m",
+        "--max-iterations",
+        "8",
+    ]));
+    // Both paused, nothing else left: the run waits on the first question.
+    live.wait_for("merged **3** Three into main", BOUND);
+    for n in ["**1** One", "**2** Two"] {
+        live.wait_for(&format!("{n} has cost $0.0016 in 1 session without being finished, past its budget of <$0.0001 (--max-cost-per-step); its work is kept; its step is paused"), BOUND);
+    }
+    live.wait_for(
+        "a step is paused at its budget; the others go on while you answer:",
+        BOUND,
+    );
+    let since = |w: &str| {
+        w.lines()
+            .find_map(|l| l.strip_prefix("since: "))
+            .unwrap_or_default()
+            .to_string()
+    };
+    let first = since(&waiting(&env));
+    let skip = env.ralph().args(["answer", "--option", "2"]).stdout_with(0);
+    assert!(skip.contains("skip the step"), "{skip}");
+    // The next question, asked once the first is answered.
+    let asked = std::time::Instant::now();
+    while since(&waiting(&env)).is_empty() || since(&waiting(&env)) == first {
+        assert!(
+            asked.elapsed() < BOUND,
+            "no second question: {}",
+            live.stdout()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Then a second answer to the first question (a change of mind sent
+    // from elsewhere), as the inbox holds one: "stop the run".
+    let inbox = fs::read_dir(env.home.join(".local/state/ralph/loops"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "inbox"))
+        .expect("the loop's inbox");
+    let late = serde_json::json!({"v": 1, "at": 1, "by": "terminal", "asked": first,
+        "command": {"kind": "answer", "option": 3,
+            "text": "stop the run; its work is kept and `ralph loop --resume` goes on"}});
+    fs::write(inbox.join("9999999999999-late.json"), late.to_string()).unwrap();
+    live.wait_for("was to an earlier question: dropped", BOUND);
+    // The second question, asked after the first was answered.
+    let second = waiting(&env);
+    assert!(second.contains("option: skip the step"), "{second}");
+    env.ralph().args(["answer", "--option", "2"]).stdout_with(0);
+    let (code, out, err) = live.finish(BOUND);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.matches("is skipped (the answer of terminal)").count() == 2
+            && !out.contains("the run stops")
+            && out.contains("merged **3** Three into main")
+            && out.contains("skipped at your answer and still open: **1** One, **2** Two"),
+        "{out}"
+    );
+}

@@ -40,6 +40,26 @@ pub fn options(cap: f64) -> Vec<String> {
         .collect()
 }
 
+/// Whether `options` are those a paused step's question offers (for any
+/// budget; two of them in a run of ralph before skip was offered): how a run tells its own budget question from a
+/// session's, whose answer is the session's and never skips or stops.
+pub fn asked_about(options: &[String]) -> bool {
+    let text = |c: Choice| OFFERED.iter().find(|(o, _)| *o == c).map(|(_, t)| *t);
+    let (head, rest) = text(Choice::More)
+        .and_then(|t| t.split_once("{cap}"))
+        .unwrap_or_default();
+    let more = |o: &String| o.starts_with(head) && o.ends_with(rest);
+    match options {
+        [m, s] => more(m) && text(Choice::Stop) == Some(s.as_str()),
+        [m, k, s] => {
+            more(m)
+                && text(Choice::Skip) == Some(k.as_str())
+                && text(Choice::Stop) == Some(s.as_str())
+        }
+        _ => false,
+    }
+}
+
 /// What `answer` comes to: an option picked by its number is read by its
 /// words (the loop that reads the answer may not be the one that asked: a
 /// resumed run, a newer ralph); words of the user's own give the step
@@ -84,6 +104,22 @@ mod tests {
         assert_eq!(choice(&theirs), Choice::More);
         let words = Answer::text("try the smaller way").unwrap();
         assert_eq!(choice(&words), Choice::More);
+        // The run knows its own question, whatever the budget; a session's
+        // that borrows one option's words is not it.
+        let many = offered.clone();
+        // (A run before skip was offered asked with two options.)
+        let one = vec![many[0].clone(), many[2].clone()];
+        assert!(asked_about(&many) && asked_about(&one));
+        assert!(asked_about(&options(1_000_000.0)));
+        let borrowed = vec!["Postgres".to_string(), many[2].clone()];
+        assert!(!asked_about(&borrowed));
+        assert!(!asked_about(&[many[2].clone()]));
+        assert!(!asked_about(&[
+            many[0].clone(),
+            many[2].clone(),
+            many[1].clone()
+        ]));
+        assert!(!asked_about(&[]));
         // Each option fits a question's.
         assert!(
             options(1_000_000.0)
