@@ -120,7 +120,8 @@ fn a_resolution_that_cannot_begin_stops_the_run_naming_the_step_and_gits_words()
 fn max_time_bounds_the_whole_run_and_no_worker_starts_past_it() {
     let env = with_spec("# Spec\n\n## First\n\n- [ ] **1** A\n\n## Then\n\n- [ ] **2** B\n");
     // The gate after the first merge takes the rest of the run's time.
-    env.approved_config("[gate]\ncommands = [\"sleep 6\"]\n");
+    // (No baseline: it would take the run's time before any worker.)
+    env.approved_config("[gate]\ncommands = [\"sleep 6\"]\nbaseline = \"off\"\n");
     env.commit_all("a slow gate");
     let stand_in = stand_in(
         &env,
