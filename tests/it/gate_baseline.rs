@@ -326,3 +326,84 @@ fn with_the_baseline_off_an_old_failure_blocks() {
         "{out}"
     );
 }
+
+/// A run of many steps takes the baseline once, on its starting tree, and
+/// judges the gate after each merge against it: the old failure blocks no
+/// merge, and the run completes.
+#[test]
+fn a_parallel_run_takes_the_baseline_once_and_each_merge_is_judged_against_it() {
+    let mut tc = cargo();
+    tc.files.push((
+        ".ralph/spec.md",
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
+    ));
+    let env = gated(&tc);
+    let work = "echo \"$RALPH_STEP\" > \"step-$RALPH_STEP.txt\" && \
+                sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
+                git add -A && git commit -qm \"step $RALPH_STEP\"";
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(work), Reply::text("Step done.")]);
+    }
+    let out = ralph_loop(&env)
+        .args(["--parallel", "2", "--max-iterations", "4"])
+        .stdout_with(0);
+    assert_eq!(
+        out.matches("the gate's baseline").count(),
+        1,
+        "taken once: {out}"
+    );
+    assert!(
+        out.contains("merged **1** One into main") && out.contains("merged **2** Two into main"),
+        "{out}"
+    );
+    assert!(!out.contains("the gate failed"), "{out}");
+    assert!(out.contains("complete: all 2 steps done"), "{out}");
+    assert!(
+        summary(&env)["baseline"]["still_failing"]
+            .to_string()
+            .contains("tests::old_broken")
+    );
+}
+
+/// What a gate prints is the project's: 100 MB of it is judged by the
+/// command's exit status alone (and said), and a test's name with escape
+/// sequences reaches the terminal only as visible text.
+#[test]
+fn hostile_gate_output_is_bounded_and_never_reaches_the_terminal_raw() {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    // A "test runner" printing TAP, one test's name with an escape
+    // sequence; and a command printing 100 MB on one go, failing.
+    let tap = "printf 'TAP version 13\\nok 1 - \\033[2Jcleared\\nnot ok 2 - old \\033]0;title\\007\\n1..2\\n'; exit 1";
+    let flood = "head -c 100000000 /dev/zero | tr '\\\\0' x; echo; exit 1";
+    env.approved_config(format!("[gate]\ncommands = [{tap:?}, {flood:?}]\n"));
+    env.commit_all("a hostile gate");
+    env.api.session([
+        Reply::bash(format!("{CHECK_THE_BOX} && ralph complete -m done")),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "2"])
+        .stdout_with(0);
+    assert!(!out.contains('\u{1b}'), "no raw escape: {out:?}");
+    let before = out
+        .lines()
+        .find(|l| l.contains("the gate fails before the run: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        before.contains("old ^[]0;title") && before.contains("`head -c 100000000"),
+        "{before}"
+    );
+    assert!(out.contains("complete: its one step done"), "{out}");
+    // The flood was read no further than ralph reads per test.
+    let base: Value =
+        serde_json::from_str(&fs::read_to_string(run_dir(&env).join("baseline.json")).unwrap())
+            .unwrap();
+    assert_eq!(base["ran"][1]["too_long"], true, "{base}");
+    assert!(base["ran"][1].get("tests").is_none(), "{base}");
+}
