@@ -258,7 +258,13 @@ fn a_confined_session_cannot_make_ralph_act_outside_the_sandbox() {
     let out = env
         .ralph()
         .args(["loop", "--confined", "--max-iterations", "2"])
-        .args(["--gate", "sh check.sh", "--claude"])
+        .args([
+            "--gate",
+            "sh check.sh",
+            "--gate-baseline",
+            "off",
+            "--claude",
+        ])
         .arg(claude_bin())
         .assert()
         .get_output()
@@ -420,7 +426,9 @@ fn gate_running(gate: &str) -> (TestEnv, std::process::Child) {
     );
     let child = env
         .ralph()
-        .args(["loop", "--max-iterations", "2", "--gate", gate, "--claude"])
+        .args(["loop", "--max-iterations", "2", "--gate", gate])
+        // The gate starts as COMPLETE is judged, not as a baseline first.
+        .args(["--gate-baseline", "off", "--claude"])
         .arg(&claude)
         .spawn();
     let started = env.project.join("gate-started");

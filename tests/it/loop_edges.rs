@@ -509,6 +509,8 @@ fn a_resumed_run_keeps_every_setting_it_started_with() {
         "--confined",
         "--gate",
         "false",
+        "--gate-baseline",
+        "off",
         "--protect",
         "tests/**",
         "--review",
@@ -551,7 +553,7 @@ fn a_resumed_run_keeps_every_setting_it_started_with() {
         .stdout_with(4);
     for said in [
         "resuming run ",
-        "as it was started: `ralph loop --confined --gate false --protect 'tests/**' --review complete --notify ntfy --commit auto --max-sessions-per-hour 40 --max-iterations 2 --timeout 25m --claude ",
+        "as it was started: `ralph loop --confined --gate false --gate-baseline off --protect 'tests/**' --review complete --notify ntfy --commit auto --max-sessions-per-hour 40 --max-iterations 2 --timeout 25m --claude ",
         "this command line changes: max_iterations = 3 (was 2)",
         "a claude review session judges each COMPLETE",
         "notices go to ntfy http://127.0.0.1:9/…",

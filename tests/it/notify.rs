@@ -122,7 +122,7 @@ fn everything_written(env: &TestEnv) -> String {
 fn each_channel_is_told_once_in_its_own_form_and_the_secret_stays_out() {
     let (url, got) = server();
     let env = one_step(&format!(
-        "[gate]\ncommands = [\"test -f fixed.txt\"]\n\n[notify]\ndesktop = true\nntfy = \"{url}/topic-s3cr3t\"\nslack = \"{url}/services/T0/s3cr3t\"\ndiscord = \"{url}/api/webhooks/1/s3cr3t\"\ncommand = \"printf '%s|%s\\\\n' \\\"$RALPH_EVENT\\\" \\\"$RALPH_MESSAGE\\\" >> told.txt\"\n"
+        "[gate]\ncommands = [\"test -f fixed.txt\"]\nbaseline = \"off\"\n\n[notify]\ndesktop = true\nntfy = \"{url}/topic-s3cr3t\"\nslack = \"{url}/services/T0/s3cr3t\"\ndiscord = \"{url}/api/webhooks/1/s3cr3t\"\ncommand = \"printf '%s|%s\\\\n' \\\"$RALPH_EVENT\\\" \\\"$RALPH_MESSAGE\\\" >> told.txt\"\n"
     ));
     // A stand-in desktop notifier on PATH.
     let bin = env.home.join("bin");
