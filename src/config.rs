@@ -321,7 +321,7 @@ pub struct GateConfig {
     /// `on` (the default): the gate runs once before the first session,
     /// and what fails then (each test, where its output says) does not
     /// block COMPLETE, only what fails anew; `off`: every check must pass
-    #[arg(long = "gate-baseline", value_name = "on|off")]
+    #[arg(long = "gate-baseline", value_name = "on|off", value_parser = ["on", "off"])]
     pub baseline: Option<String>,
 }
 

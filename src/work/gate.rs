@@ -495,6 +495,24 @@ mod tests {
     }
 
     #[test]
+    fn the_baseline_is_on_unless_said_off_and_nothing_else_is_read() {
+        let with = |b: Option<&str>| {
+            Gate::from_config(&GateConfig {
+                commands: Some(vec!["true".into()]),
+                baseline: b.map(String::from),
+                ..GateConfig::default()
+            })
+        };
+        assert!(with(None).unwrap().unwrap().baseline);
+        assert!(with(Some("on")).unwrap().unwrap().baseline);
+        assert!(!with(Some("off")).unwrap().unwrap().baseline);
+        assert_eq!(
+            with(Some("yes")).unwrap_err(),
+            "[gate] baseline: \"yes\" is neither \"on\" nor \"off\""
+        );
+    }
+
+    #[test]
     fn the_gate_handed_to_sessions_reads_back_the_same() {
         let g = Gate::from_config(&GateConfig {
             timeout: Some("90s".parse().unwrap()),

@@ -589,6 +589,8 @@ fn a_loop_whose_steps_are_all_checked_but_whose_gate_fails_writes_no_complete() 
             "1",
             "--gate",
             "false",
+            "--gate-baseline",
+            "off",
             "--claude",
         ])
         .arg(&claude)
