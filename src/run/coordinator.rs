@@ -275,8 +275,9 @@ impl Coordinator<'_> {
                 .map(|(key, slug, _)| (key.clone(), slug.clone()))
                 .collect()
         });
-        self.answered_before(&mut board)?;
+        let paused = board.paused();
         let dropped = board.resume(&keys, remote.as_deref());
+        self.answered_before(&mut board, paused.first())?;
         if !dropped.is_empty() {
             self.shell.ui.note(&format!(
                 "the run's board ({}) had {} the spec does not have: dropped ({})",
@@ -291,19 +292,26 @@ impl Coordinator<'_> {
     /// A resumed run's answer, sent after the run stopped asking about its
     /// paused step: what it comes to for that step (its next worker told
     /// it; the main checkout's sessions never are).
-    fn answered_before(&self, board: &mut Board) -> Result<()> {
+    /// `paused`: the step the run asked about as it stopped (the resumed
+    /// board has it at work again). "Stop the run" is not carried out: this
+    /// run is the user's later word.
+    fn answered_before(&self, board: &mut Board, paused: Option<&String>) -> Result<()> {
         let Some(given) = self.shell.answered.borrow_mut().take() else {
             return Ok(());
         };
         crate::fsutil::remove_optional(&crate::run::asking::answer_file(self.shell.project))?;
-        let Some(key) = board.paused().into_iter().next() else {
+        let choice = crate::run::engine::pause::choice(&given.answer);
+        let (Some(key), false) = (paused, choice == crate::run::engine::pause::Choice::Stop) else {
             return Ok(());
         };
+        let Some(slot) = board.steps.get_mut(key) else {
+            return Ok(());
+        };
+        slot.place = Place::Paused;
         let by = crate::output::visible_line(&given.by);
-        let choice = crate::run::engine::pause::choice(&given.answer);
-        let said = board.answered(&key, choice, (&by, &given.told()));
+        let said = board.answered(key, choice, (&by, &given.told()));
         self.shell.ui.note(&said);
-        self.release_skipped(board, &key);
+        self.release_skipped(board, key);
         Ok(())
     }
 

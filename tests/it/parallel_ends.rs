@@ -523,3 +523,36 @@ fn two_paused_steps_are_asked_in_turn_and_a_late_answer_to_the_first_is_not_the_
         "{out}"
     );
 }
+
+/// The board is in the run folder, where a session can write: a step
+/// planted there as skipped is worked again when the run is resumed, and
+/// the run completes.
+#[test]
+fn a_skip_planted_in_the_board_does_not_hold_on_resume() {
+    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    for _ in 0..3 {
+        env.api
+            .session([Reply::bash(ONE_TRIES_FIRST), Reply::text("Done for now.")]);
+    }
+    let (code, out) = ended(ralph_loop(&env).args([
+        "--parallel",
+        "2",
+        "--max-cost-per-step",
+        "0.000001",
+        "--max-iterations",
+        "6",
+    ]));
+    assert_eq!(code, Some(3), "{out}");
+    let board_path = run_dir(&env).join("parallel.json");
+    let board = fs::read_to_string(&board_path).unwrap();
+    assert!(board.contains("\"paused\""), "{board}");
+    fs::write(&board_path, board.replace("\"paused\"", "\"skipped\"")).unwrap();
+    env.ralph().arg("resume").stdout_with(0);
+    let (code, out) = ended(ralph_loop(&env).args(["--resume", "--max-cost-per-step", "5"]));
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("starts step **1** One") && out.contains("complete: all 2 steps done"),
+        "{out}"
+    );
+    assert_eq!(records(&env).len(), 3);
+}

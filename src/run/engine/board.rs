@@ -197,9 +197,13 @@ impl Board {
         for (key, slot) in &mut self.steps {
             slot.idle = 0;
             match slot.place {
-                // A paused step has its budget again (a skipped one stays
-                // skipped: the user said so; the next run works it).
-                Place::GaveUp | Place::Resolving | Place::Paused => slot.place = Place::Working,
+                // A paused step has its budget again; a skipped one is
+                // worked again (the board is where a session can write: a
+                // skip it planted must not hold; yours is asked again if
+                // the step pauses again).
+                Place::GaveUp | Place::Resolving | Place::Paused | Place::Skipped => {
+                    slot.place = Place::Working
+                }
                 Place::Queued => self.queue.push_back(key.clone()),
                 _ => {}
             }
@@ -1060,9 +1064,9 @@ mod tests {
                 false,
             ),
             (
-                "skipped at your answer stays skipped",
+                "skipped goes back to work (a board can be planted)",
                 Place::Skipped,
-                Place::Skipped,
+                Place::Working,
                 false,
             ),
         ];
