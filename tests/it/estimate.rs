@@ -416,6 +416,43 @@ fn a_skipped_step_is_left_open_and_the_run_does_the_others() {
     );
 }
 
+/// "Skip" answered after the run stopped is taken by `--resume`: the step
+/// is left open and the resumed run does the others.
+#[test]
+fn a_skip_answered_after_the_run_stopped_is_taken_by_resume() {
+    let env = steps_project(2);
+    env.api.session([
+        Reply::bash("echo tried > attempt.txt && git add attempt.txt && git commit -qm attempt"),
+        Reply::text("Not done yet."),
+    ]);
+    env.api.session([
+        Reply::bash(
+            "sed -i 's/- \\[ \\] \\*\\*2\\*\\*/- [x] **2**/' .ralph/spec.md && git commit -qam two",
+        ),
+        Reply::text("Step 2 done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-cost-per-step", "0.000001"])
+        .stdout_with(3);
+    assert!(
+        out.contains("── ralph: a step is over its budget: "),
+        "{out}"
+    );
+    env.ralph().args(["answer", "--option", "2"]).stdout_with(0);
+    let out = ralph_loop(&env).arg("--resume").stdout_with(0);
+    assert!(
+        out.contains("step **1** Step 1 is skipped at your answer: left open, its work kept")
+            && out.contains("── ralph: done but for the steps you skipped: every open step is one you skipped: **1** Step 1"),
+        "{out}"
+    );
+    assert!(
+        told(&env, 2).contains("- **1** Step 1"),
+        "{}",
+        told(&env, 2)
+    );
+    assert_eq!(records(&env).len(), 2);
+}
+
 /// For those on a plan: while a loop waits out a usage limit, `ralph
 /// status` says until when and why, and what its sessions used in tokens.
 #[test]

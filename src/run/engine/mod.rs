@@ -825,6 +825,10 @@ impl Outcome {
 /// it was stuck on, or at the reviewer's findings, so that count starts
 /// again (the step itself stays known, so the next stall counts anew).
 pub fn resume(s: &mut State, ended: Option<Outcome>) {
+    // A skip holds for the stretch of the run it was answered in: the
+    // saved state is where a session can write, and a skip it planted
+    // there must not hold (yours is asked again if the step pauses again).
+    s.skipped.clear();
     match ended {
         Some(Outcome::Stuck) => {
             s.step_sessions = 0;
@@ -3237,8 +3241,10 @@ mod tests {
             stop(Outcome::StepBudget, reason("$1.10", 4))
         );
         let mut resumed = s.clone();
+        resumed.skipped = vec!["planted".into()];
         resume(&mut resumed, Some(Outcome::StepBudget));
         assert_eq!(resumed.step_cost, 0.0);
+        assert!(resumed.skipped.is_empty(), "a resumed run skips nothing");
         // Answered "stop the run": it stops as `ralph stop` stops it.
         s.asked = Some((Outcome::StepBudget, reason("$1.10", 4)));
         assert_eq!(
