@@ -392,7 +392,14 @@ impl Shell<'_> {
             } else {
                 let text = crate::work::baseline::feedback(&v, &j);
                 crate::fsutil::atomic_write(&feedback, text.as_bytes(), 0o644)?;
+                // Said as what failed anew (a test gone may leave every
+                // command passing).
                 v.passed = false;
+                v.failed = v
+                    .failed
+                    .take()
+                    .or_else(|| v.ran.first().map(|r| r.command.clone()));
+                v.why = Some(format!("failed anew: {}", first_of(&j.blocking, 3)));
                 self.ui.note(&format!(
                     "the gate failed anew: {}; the next session finds it in {}",
                     first_of(&j.blocking, 5),
