@@ -323,6 +323,11 @@ pub struct GateConfig {
     /// block COMPLETE, only what fails anew; `off`: every check must pass
     #[arg(long = "gate-baseline", value_name = "on|off", value_parser = ["on", "off"])]
     pub baseline: Option<String>,
+    /// Test reports the commands write, read test by test after they run
+    /// (JUnit XML: cargo-nextest, pytest --junitxml, jest-junit, Vitest;
+    /// or Jest's JSON), each a path in the project.
+    #[arg(skip)]
+    pub reports: Option<Vec<String>>,
 }
 
 /// `[waiting]`: what a run does when a human is needed.
@@ -532,7 +537,8 @@ layered!(GateConfig {
     max_failures,
     require_change,
     protect,
-    baseline
+    baseline,
+    reports
 });
 layered!(Hooks {
     on_loop_start,

@@ -49,6 +49,8 @@ pub struct Gate {
     pub max_failures: u32,
     /// `[gate] baseline`: what fails before the run does not block.
     pub baseline: bool,
+    /// `[gate] reports`: test reports the commands write, in the project.
+    pub reports: Vec<String>,
 }
 
 impl Gate {
@@ -90,6 +92,18 @@ impl Gate {
                 ));
             }
         };
+        let reports = cfg.reports.clone().unwrap_or_default();
+        if let Some(r) = reports.iter().find(|r| {
+            let p = Path::new(r.as_str());
+            r.is_empty()
+                || p.is_absolute()
+                || p.components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+        }) {
+            return Err(format!(
+                "[gate] reports: {r:?} is not a path inside the project (relative, with no `..`)"
+            ));
+        }
         let max_failures = cfg.max_failures.unwrap_or(3);
         if !(1..=1000).contains(&max_failures) {
             return Err(format!(
@@ -102,6 +116,7 @@ impl Gate {
             when,
             max_failures,
             baseline,
+            reports,
         }))
     }
 
@@ -111,6 +126,7 @@ impl Gate {
         let g = gate.map(|g| Handed {
             commands: g.commands.clone(),
             timeout_s: g.timeout.as_secs(),
+            reports: g.reports.clone(),
         });
         serde_json::to_string(&g).expect("a gate serialises")
     }
@@ -123,6 +139,7 @@ impl Gate {
         Gate::from_config(&GateConfig {
             commands: Some(h.commands),
             timeout: Some(config::Span::secs(h.timeout_s)),
+            reports: Some(h.reports),
             ..GateConfig::default()
         })
     }
@@ -138,6 +155,8 @@ impl Gate {
 struct Handed {
     commands: Vec<String>,
     timeout_s: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    reports: Vec<String>,
 }
 
 /// What a run of the gate found.
@@ -240,6 +259,14 @@ pub fn run(
     all: bool,
 ) -> Result<Verdict> {
     let t0 = Instant::now();
+    // Each report as it was before the commands ran: one they did not
+    // write again is not theirs (file times are too coarse to compare
+    // with the clock).
+    let before: Vec<Option<std::time::SystemTime>> = gate
+        .reports
+        .iter()
+        .map(|r| written_at(&cwd.join(r)))
+        .collect();
     let time = crate::timefmt::now();
     let mut file = match log {
         Some(p) => Some(
@@ -283,6 +310,15 @@ pub fn run(
             break;
         }
     }
+    // What the commands wrote, read once they all ran.
+    if !ran.iter().any(|r| r.why.as_deref() == Some("interrupted")) {
+        ran.extend(
+            gate.reports
+                .iter()
+                .zip(&before)
+                .map(|(r, b)| report(cwd, r, *b)),
+        );
+    }
     let first = ran.iter().find(|r| !r.passed);
     Ok(Verdict {
         passed: first.is_none(),
@@ -295,6 +331,62 @@ pub fn run(
         interrupted: ran.iter().any(|r| r.why.as_deref() == Some("interrupted")),
         ran,
     })
+}
+
+/// When the file at `path` was last written, if it is there.
+fn written_at(path: &Path) -> Option<std::time::SystemTime> {
+    std::fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+}
+
+/// The test report at `path` (in `cwd`), as one of the gate's checks: its
+/// tests when this run of the gate wrote it (it was not there, or written
+/// at `before`) and ralph can read them; else why not, failing.
+fn report(cwd: &Path, path: &str, before: Option<std::time::SystemTime>) -> Ran {
+    let file = cwd.join(path);
+    let read = || -> Result<crate::work::checks::Results, (String, bool)> {
+        let m = std::fs::symlink_metadata(&file).map_err(|_| ("not written".to_string(), false))?;
+        if !m.is_file() {
+            return Err(("not a regular file".into(), false));
+        }
+        if before.is_some() && m.modified().ok() == before {
+            return Err(("not written by this run of the gate".into(), false));
+        }
+        if m.len() > READ_MAX as u64 {
+            return Err(("too long to read".into(), true));
+        }
+        let text = crate::fsutil::read_regular_capped(&file, READ_MAX as u64)
+            .map_err(|e| (format!("{e:#}"), false))?
+            .ok_or_else(|| ("not written".to_string(), false))?;
+        crate::work::checks::read_report(&text)
+            .ok_or_else(|| ("no test ralph can read in it".into(), false))
+    };
+    let command = format!("report {path}");
+    match read() {
+        Ok(tests) => {
+            let failed = tests
+                .tests
+                .values()
+                .any(|s| *s == crate::work::checks::Status::Failed);
+            Ran {
+                command,
+                passed: !failed,
+                why: failed.then(|| "tests failed in it".to_string()),
+                tests: Some(tests),
+                too_long: false,
+                tail: Vec::new(),
+            }
+        }
+        Err((why, too_long)) => Ran {
+            command,
+            passed: false,
+            why: Some(why),
+            tests: None,
+            too_long,
+            tail: Vec::new(),
+        },
+    }
 }
 
 /// How one command ran: its exit code, its last lines, its output (`None`:
@@ -510,6 +602,49 @@ mod tests {
             with(Some("yes")).unwrap_err(),
             "[gate] baseline: \"yes\" is neither \"on\" nor \"off\""
         );
+        // Reports are read in the project only.
+        let reports = |r: &str| {
+            Gate::from_config(&GateConfig {
+                commands: Some(vec!["true".into()]),
+                reports: Some(vec![r.into()]),
+                ..GateConfig::default()
+            })
+        };
+        assert!(reports("target/nextest/ci/junit.xml").is_ok());
+        for bad in ["/etc/passwd", "../x.xml", "a/../../x.xml", ""] {
+            assert_eq!(
+                reports(bad).unwrap_err(),
+                format!(
+                    "[gate] reports: {bad:?} is not a path inside the project (relative, with no `..`)"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_report_counts_only_when_this_run_wrote_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let junit = "<testsuite><testcase classname=\"t\" name=\"a\"/><testcase classname=\"t\" name=\"b\"><failure/></testcase></testsuite>";
+        let old = dir.path().join("old.xml");
+        std::fs::write(&old, junit).unwrap();
+        let stale = report(dir.path(), "old.xml", written_at(&old));
+        assert_eq!(
+            (stale.passed, stale.why.as_deref()),
+            (false, Some("not written by this run of the gate"))
+        );
+        let since = written_at(&dir.path().join("new.xml"));
+        assert_eq!(since, None);
+        std::fs::write(dir.path().join("new.xml"), junit).unwrap();
+        let fresh = report(dir.path(), "new.xml", since);
+        assert_eq!(fresh.command, "report new.xml");
+        assert!(!fresh.passed && fresh.why.as_deref() == Some("tests failed in it"));
+        assert_eq!(fresh.tests.unwrap().tests.len(), 2);
+        let gone = report(dir.path(), "gone.xml", since);
+        assert_eq!(gone.why.as_deref(), Some("not written"));
+        std::os::unix::fs::symlink(dir.path().join("new.xml"), dir.path().join("link.xml"))
+            .unwrap();
+        let link = report(dir.path(), "link.xml", since);
+        assert_eq!(link.why.as_deref(), Some("not a regular file"));
     }
 
     #[test]
@@ -591,6 +726,7 @@ mod tests {
             when: When::Complete,
             max_failures: 3,
             baseline: true,
+            reports: Vec::new(),
         };
         let log = dir.path().join("gate.log");
         let v = run(&gate, dir.path(), Some(&log), &|| 0, &runner(), false).unwrap();
@@ -640,6 +776,7 @@ mod tests {
             when: When::Complete,
             max_failures: 3,
             baseline: true,
+            reports: Vec::new(),
         };
         let (tx, rx) = std::sync::mpsc::channel();
         let cwd = dir.path().to_path_buf();
@@ -664,6 +801,7 @@ mod tests {
             when: When::Complete,
             max_failures: 3,
             baseline: true,
+            reports: Vec::new(),
         };
         let t0 = Instant::now();
         let v = run(&gate, dir.path(), None, &|| 0, &runner(), false).unwrap();

@@ -15,6 +15,8 @@ use crate::support::*;
 struct Toolchain {
     files: Vec<(&'static str, &'static str)>,
     gate: String,
+    /// More of `[gate]` (its reports).
+    more: &'static str,
     passing: &'static str,
     broken: &'static str,
     breaks: &'static str,
@@ -34,7 +36,7 @@ fn gated(tc: &Toolchain) -> TestEnv {
         fs::create_dir_all(p.parent().unwrap()).unwrap();
         fs::write(p, text).unwrap();
     }
-    env.approved_config(format!("[gate]\ncommands = [{:?}]\n", tc.gate));
+    env.approved_config(format!("[gate]\ncommands = [{:?}]\n{}", tc.gate, tc.more));
     env.commit_all("a project with one test failing");
     env
 }
@@ -76,7 +78,12 @@ fn old_failures_do_not_block_and_new_ones_do(tc: &Toolchain) {
     );
     said("only what fails anew blocks COMPLETE");
     said("the gate failed anew: ");
-    said(&format!(" fails (`{}`)", tc.gate));
+    // Named with what said it: the command, or the report it wrote.
+    let by = match tc.more {
+        "" => format!(" fails (`{}`)", tc.gate),
+        _ => " fails (`report report.xml`)".to_string(),
+    };
+    said(&by);
     said("complete: its one step done · 2 iterations");
     said("the gate: failing before the run, and still: ");
     // What the first refusal named: the broken test, not the old one.
@@ -161,6 +168,7 @@ fn cargo() -> Toolchain {
             (".gitignore", "target/\nCargo.lock\n"),
         ],
         gate: cargo_gate(),
+        more: "",
         passing: "tests::adds",
         broken: "tests::old_broken",
         breaks: "sed -i 's/a + b/a - b/' src/lib.rs",
@@ -249,6 +257,7 @@ fn pytest_an_old_failure_does_not_block_and_a_new_one_does() {
             (".gitignore", "__pycache__/\n"),
         ],
         gate: format!("{} -m pytest -v -p no:cacheprovider", python.display()),
+        more: "",
         passing: "test_demo.py::test_adds",
         broken: "test_demo.py::test_old_broken",
         breaks: "sed -i 's/a + b/a - b/' demo.py",
@@ -272,6 +281,7 @@ fn go_test_json_an_old_failure_does_not_block_and_a_new_one_does() {
             ),
         ],
         gate: "go test -json ./...".into(),
+        more: "",
         passing: "TestAdds",
         broken: "TestOldBroken",
         breaks: "sed -i 's/a + b/a - b/' demo.go",
@@ -290,6 +300,7 @@ fn node_test_runner_an_old_failure_does_not_block_and_a_new_one_does() {
             ),
         ],
         gate: "node --test".into(),
+        more: "",
         passing: "adds",
         broken: "old broken",
         breaks: "sed -i 's/a + b/a - b/' add.js",
@@ -406,4 +417,31 @@ fn hostile_gate_output_is_bounded_and_never_reaches_the_terminal_raw() {
             .unwrap();
     assert_eq!(base["ran"][1]["too_long"], true, "{base}");
     assert!(base["ran"][1].get("tests").is_none(), "{base}");
+}
+
+/// `[gate] reports`: pytest's JUnit report is read test by test, though
+/// its quiet output names no passing test.
+#[test]
+fn a_junit_report_is_read_test_by_test() {
+    let python = pytest_python();
+    old_failures_do_not_block_and_new_ones_do(&Toolchain {
+        files: vec![
+            ("demo.py", "def add(a, b):\n    return a + b\n"),
+            (
+                "test_demo.py",
+                "from demo import add\n\n\ndef test_adds():\n    assert add(2, 2) == 4\n\n\ndef test_old_broken():\n    assert add(1, 1) == 3\n",
+            ),
+            (".gitignore", "__pycache__/\nreport.xml\n"),
+        ],
+        gate: format!(
+            // Quiet, with no summary: its output names no test.
+            "{} -m pytest -q -rN -p no:cacheprovider --junitxml=report.xml",
+            python.display()
+        ),
+        more: "reports = [\"report.xml\"]\n",
+        passing: "test_demo::test_adds",
+        broken: "test_demo::test_old_broken",
+        breaks: "sed -i 's/a + b/a - b/' demo.py",
+        mends: "sed -i 's/a - b/a + b/' demo.py",
+    });
 }
