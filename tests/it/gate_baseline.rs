@@ -159,20 +159,33 @@ fn cargo_gate() -> String {
 
 fn cargo() -> Toolchain {
     Toolchain {
+        // A workspace of two crates: each test named by its crate.
         files: vec![
             (
                 "Cargo.toml",
-                "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[workspace]\n",
+                "[workspace]\nmembers = [\"demo\", \"util\"]\nresolver = \"2\"\n",
             ),
-            ("src/lib.rs", LIB_RS),
+            (
+                "demo/Cargo.toml",
+                "[package]\nname = \"demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            ("demo/src/lib.rs", LIB_RS),
+            (
+                "util/Cargo.toml",
+                "[package]\nname = \"util\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            (
+                "util/src/lib.rs",
+                "#[cfg(test)]\nmod tests {\n    #[test]\n    fn works() {}\n}\n",
+            ),
             (".gitignore", "target/\nCargo.lock\n"),
         ],
         gate: cargo_gate(),
         more: "",
         passing: "tests::adds",
         broken: "tests::old_broken",
-        breaks: "sed -i 's/a + b/a - b/' src/lib.rs",
-        mends: "sed -i 's/a - b/a + b/' src/lib.rs",
+        breaks: "sed -i 's/a + b/a - b/' demo/src/lib.rs",
+        mends: "sed -i 's/a - b/a + b/' demo/src/lib.rs",
     }
 }
 
@@ -197,7 +210,7 @@ fn cargo_test_a_deleted_or_newly_ignored_test_is_refused() {
     let put = |name: &str, text: &str| {
         let path = env.tmp.path().join(name);
         fs::write(&path, text).unwrap();
-        format!("cp {} src/lib.rs", path.display())
+        format!("cp {} demo/src/lib.rs", path.display())
     };
     let (gone, skip, back) = (
         put("without.rs", &without),
