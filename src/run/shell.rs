@@ -473,6 +473,8 @@ impl Shell<'_> {
             serde_json::to_string_pretty(&v)?.as_bytes(),
             0o644,
         )?;
+        // Where a session cannot write: what a resumed run judges against.
+        crate::history::baseline::keep(&self.project.root, &saved.run_id, Some(&v))?;
         self.journal().line(crate::history::events::gate_line(&v));
         saved.baseline = Some(v);
         Ok(true)
@@ -704,6 +706,11 @@ impl Shell<'_> {
                 // record, never from the run folder, where a session writes.
                 (saved.issues_at_start, saved.pr_issues_at_start) =
                     crate::history::invocation::closable(&self.project.root, &run.id);
+                // So is the gate's baseline (a worker's is the run's).
+                if s.workers.worker.is_none() {
+                    (saved.baseline, saved.state.baseline_taken) =
+                        crate::history::baseline::for_resume(&self.project.root, &run.id);
+                }
                 run.clear_summary()?;
                 self.ui.note(&format!(
                     "resuming run {} at iteration {}/{}, {} spent",
@@ -736,6 +743,10 @@ impl Shell<'_> {
                         .flatten()
                         .and_then(|t| serde_json::from_str(&t).ok());
                     saved.state.baseline_taken = saved.baseline.is_some();
+                } else if !(s.limits.baseline && s.completion.gate.is_some()) {
+                    // None to take: a resumed run takes none either, and
+                    // every check must pass for it.
+                    crate::history::baseline::keep(&self.project.root, &run.id, None)?;
                 }
                 crate::history::invocation::keep_closable(
                     &self.project.root,

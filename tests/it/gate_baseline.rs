@@ -407,3 +407,96 @@ fn hostile_gate_output_is_bounded_and_never_reaches_the_terminal_raw() {
     assert_eq!(base["ran"][1]["too_long"], true, "{base}");
     assert!(base["ran"][1].get("tests").is_none(), "{base}");
 }
+
+/// A TAP "test runner" of two tests: `adds` fails once the file `broken`
+/// is there, `old broken` fails always (before the run too).
+fn tap_project() -> (TestEnv, String) {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    fs::write(
+        env.project.join("check.sh"),
+        "echo 'TAP version 13'\n\
+         if [ -e broken ]; then echo 'not ok 1 - adds'; else echo 'ok 1 - adds'; fi\n\
+         echo 'not ok 2 - old broken'\necho '1..2'\nexit 1\n",
+    )
+    .unwrap();
+    let gate = "sh check.sh".to_string();
+    env.approved_config(format!("[gate]\ncommands = [{gate:?}]\n"));
+    env.commit_all("a project with one test failing");
+    (env, gate)
+}
+
+/// An unconfined session breaks the test that passed, writes into the
+/// run's saved state (in the run folder, where it can write) that this
+/// test failed before the run too, rewrites `baseline.json` alike, and
+/// kills ralph before it saves its state again. You resume the run: the
+/// gate is judged against the baseline ralph took, and the broken test
+/// blocks COMPLETE.
+#[test]
+fn a_resumed_run_is_judged_against_its_own_baseline_not_one_a_session_planted() {
+    let (env, _gate) = tap_project();
+    let mark = env.tmp.path().join("killed");
+    let body = format!(
+        r#"if [ ! -e {mark} ]; then
+  touch {mark}
+  touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke
+  sed -i 's/"adds": *"passed"/"adds": "failed"/' "$RALPH_RUN_DIR/state.json" "$RALPH_RUN_DIR/baseline.json"
+  kill -9 $PPID
+  exit 0
+fi
+printf 'done\n' > .ralph/COMPLETE
+echo '{RESULT}'"#,
+        mark = mark.display()
+    );
+    let claude = stand_in(&env, "claude-plants", &body);
+    env.ralph()
+        .args(["loop", "--max-iterations", "3", "--claude"])
+        .arg(&claude)
+        .assert();
+    assert!(mark.exists(), "the first session never ran");
+    let state = fs::read_to_string(run_dir(&env).join("state.json")).unwrap();
+    assert!(
+        state.contains("\"adds\": \"failed\""),
+        "the session's edit is in place: {state}"
+    );
+    let out = env
+        .ralph()
+        .args(["loop", "--resume", "--max-iterations", "2", "--claude"])
+        .arg(&claude)
+        .stdout_with(4);
+    assert!(
+        out.contains("the gate failed anew: adds fails (`sh check.sh`)"),
+        "{out}"
+    );
+    assert!(!out.contains("complete: its one step done"), "{out}");
+}
+
+/// The same plant, with the loop running on: it judges with the baseline
+/// it holds, never the run folder's.
+#[test]
+fn a_baseline_planted_mid_run_changes_nothing() {
+    let (env, _gate) = tap_project();
+    env.api.session([
+        Reply::bash(format!(
+            "touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke && \
+             sed -i 's/\"adds\": *\"passed\"/\"adds\": \"failed\"/' \"$RALPH_RUN_DIR/state.json\" \"$RALPH_RUN_DIR/baseline.json\" && \
+             grep -q '\"adds\": \"failed\"' \"$RALPH_RUN_DIR/state.json\" && printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        fs::read_to_string(run_dir(&env).join("COMPLETE.rejected-1")).is_ok(),
+        "{out}"
+    );
+    assert!(
+        out.contains("the gate failed anew: adds fails (`sh check.sh`)"),
+        "{out}"
+    );
+}
