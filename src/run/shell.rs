@@ -458,7 +458,13 @@ impl Shell<'_> {
             return Ok(false);
         }
         let failing = crate::work::baseline::failing(&v);
-        if failing.is_empty() {
+        if failing.is_empty() && !v.passed {
+            // Only what timed out failed: that is no failure to keep.
+            self.ui.note(&format!(
+                "the gate did not finish before the run ({}): every check must pass at the end",
+                v.summary()
+            ));
+        } else if failing.is_empty() {
             self.ui
                 .note("the gate passes before the run: every check must still pass at the end");
         } else {

@@ -500,3 +500,41 @@ fn a_baseline_planted_mid_run_changes_nothing() {
         "{out}"
     );
 }
+
+/// The gate times out before the run (its first build is slow); the
+/// session breaks a test in it: that blocks COMPLETE, and the start says
+/// the gate did not finish (no failure of it is kept as failing before).
+#[test]
+fn a_gate_that_timed_out_before_the_run_keeps_no_failure() {
+    let (env, _gate) = tap_project();
+    let mark = env.tmp.path().join("slow-once");
+    let check = fs::read_to_string(env.project.join("check.sh")).unwrap();
+    fs::write(
+        env.project.join("check.sh"),
+        format!(
+            "if [ ! -e {m} ]; then touch {m}; sleep 5; fi\n{check}",
+            m = mark.display()
+        ),
+    )
+    .unwrap();
+    env.approved_config("[gate]\ncommands = [\"sh check.sh\"]\ntimeout = \"2s\"\n".to_string());
+    env.commit_all("slow once");
+    env.api.session([
+        Reply::bash(format!(
+            "touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke; printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.contains("the gate did not finish before the run (`sh check.sh` failed (timed out after 2s)): every check must pass at the end"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the gate failed anew: `sh check.sh` failed (exit status 1)"),
+        "{out}"
+    );
+    assert!(!out.contains("complete: its one step done"), "{out}");
+}
