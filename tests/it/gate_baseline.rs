@@ -517,7 +517,7 @@ fn a_gate_that_timed_out_before_the_run_keeps_no_failure() {
         ),
     )
     .unwrap();
-    env.approved_config("[gate]\ncommands = [\"sh check.sh\"]\ntimeout = \"2s\"\n".to_string());
+    env.approved_config("[gate]\ncommands = [\"sh check.sh\"]\ntimeout = \"2s\"\n");
     env.commit_all("slow once");
     env.api.session([
         Reply::bash(format!(
