@@ -538,3 +538,57 @@ fn a_gate_that_timed_out_before_the_run_keeps_no_failure() {
     );
     assert!(!out.contains("complete: its one step done"), "{out}");
 }
+
+/// Ctrl+C while the baseline runs: no session starts, nothing is kept as
+/// the baseline, and `--resume` takes it anew (a broken test is then
+/// refused, not passed as failing before the run).
+#[test]
+fn a_baseline_stopped_by_ctrl_c_is_taken_anew_on_resume() {
+    let (env, _gate) = tap_project();
+    let started = env.tmp.path().join("started");
+    let check = fs::read_to_string(env.project.join("check.sh")).unwrap();
+    fs::write(
+        env.project.join("check.sh"),
+        format!(
+            "if [ ! -e {m} ]; then touch {m}; sleep 60; fi\n{check}",
+            m = started.display()
+        ),
+    )
+    .unwrap();
+    env.commit_all("slow once");
+    let mut child = ralph_loop(&env).args(["--max-iterations", "1"]).spawn();
+    assert!(eventually(std::time::Duration::from_secs(60), || started
+        .exists()
+        || child.try_wait().is_ok_and(|s| s.is_some())));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let first = wait_output(child, std::time::Duration::from_secs(30));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(first.status.code(), Some(130), "{said}");
+    assert!(env.api.turns().is_empty(), "no session ran: {said}");
+    assert!(!run_dir(&env).join("baseline.json").exists(), "{said}");
+    env.api.session([
+        Reply::bash(format!(
+            "touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke; printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--resume", "--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.contains("running the project's checks before the first session"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the gate failed anew: adds fails (`sh check.sh`)"),
+        "{out}"
+    );
+}
