@@ -592,3 +592,44 @@ fn a_baseline_stopped_by_ctrl_c_is_taken_anew_on_resume() {
         "{out}"
     );
 }
+
+/// `[gate] baseline = "off"` is no approved part of the config: a session
+/// turns it on in the file, breaks a test and kills ralph. The resumed run
+/// takes no baseline on the tree the session left: the strict gate holds.
+#[test]
+fn a_baseline_turned_on_by_a_session_is_not_taken_on_resume() {
+    let (env, _gate) = tap_project();
+    env.approved_config("[gate]\ncommands = [\"sh check.sh\"]\nbaseline = \"off\"\n");
+    env.commit_all("strict");
+    let mark = env.tmp.path().join("killed");
+    let body = format!(
+        r#"if [ ! -e {mark} ]; then
+  touch {mark}
+  sed -i '/baseline/d' .ralph/config.toml
+  touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke
+  kill -9 $PPID
+  exit 0
+fi
+printf 'done\n' > .ralph/COMPLETE
+echo '{RESULT}'"#,
+        mark = mark.display()
+    );
+    let claude = stand_in(&env, "claude-turns-on", &body);
+    env.ralph()
+        .args(["loop", "--max-iterations", "3", "--claude"])
+        .arg(&claude)
+        .assert();
+    assert!(mark.exists(), "the first session never ran");
+    let config = fs::read_to_string(env.project.join(".ralph/config.toml")).unwrap();
+    assert!(!config.contains("baseline"), "{config}");
+    let out = env
+        .ralph()
+        .args(["loop", "--resume", "--max-iterations", "2", "--claude"])
+        .arg(&claude)
+        .stdout_with(4);
+    assert!(!out.contains("the gate's baseline"), "{out}");
+    assert!(
+        out.contains("the gate failed: `sh check.sh` failed (exit status 1)"),
+        "{out}"
+    );
+}
