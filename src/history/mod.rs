@@ -5,6 +5,7 @@
 //! estimate of the open steps drawn from them (`estimate`); what every
 //! session on the machine cost, for the user's budget (`ledger`).
 
+pub mod baseline;
 pub mod costs;
 pub mod estimate;
 pub mod events;

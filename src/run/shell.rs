@@ -465,7 +465,13 @@ impl Shell<'_> {
             return Ok(false);
         }
         let failing = crate::work::baseline::failing(&v);
-        if failing.is_empty() {
+        if failing.is_empty() && !v.passed {
+            // Only what timed out failed: that is no failure to keep.
+            self.ui.note(&format!(
+                "the gate did not finish before the run ({}): every check must pass at the end",
+                v.summary()
+            ));
+        } else if failing.is_empty() {
             self.ui
                 .note("the gate passes before the run: every check must still pass at the end");
         } else {
@@ -480,6 +486,8 @@ impl Shell<'_> {
             serde_json::to_string_pretty(&v)?.as_bytes(),
             0o644,
         )?;
+        // Where a session cannot write: what a resumed run judges against.
+        crate::history::baseline::keep(&self.project.root, &saved.run_id, Some(&v))?;
         self.journal().line(crate::history::events::gate_line(&v));
         saved.baseline = Some(v);
         Ok(true)
@@ -711,6 +719,11 @@ impl Shell<'_> {
                 // record, never from the run folder, where a session writes.
                 (saved.issues_at_start, saved.pr_issues_at_start) =
                     crate::history::invocation::closable(&self.project.root, &run.id);
+                // So is the gate's baseline (a worker's is the run's).
+                if s.workers.worker.is_none() {
+                    (saved.baseline, saved.state.baseline_taken) =
+                        crate::history::baseline::for_resume(&self.project.root, &run.id);
+                }
                 run.clear_summary()?;
                 self.ui.note(&format!(
                     "resuming run {} at iteration {}/{}, {} spent",
@@ -743,6 +756,10 @@ impl Shell<'_> {
                         .flatten()
                         .and_then(|t| serde_json::from_str(&t).ok());
                     saved.state.baseline_taken = saved.baseline.is_some();
+                } else if !(s.limits.baseline && s.completion.gate.is_some()) {
+                    // None to take: a resumed run takes none either, and
+                    // every check must pass for it.
+                    crate::history::baseline::keep(&self.project.root, &run.id, None)?;
                 }
                 crate::history::invocation::keep_closable(
                     &self.project.root,

@@ -32,6 +32,10 @@ pub struct Judged {
 pub fn failing(baseline: &Verdict) -> Vec<String> {
     let mut out = Vec::new();
     for r in &baseline.ran {
+        if timed_out(r) {
+            // Not a failure it may keep: it must pass (`judge`).
+            continue;
+        }
         match &r.tests {
             Some(t) => out.extend(
                 t.tests
@@ -60,7 +64,14 @@ pub fn failing(baseline: &Verdict) -> Vec<String> {
 pub fn judge(baseline: &Verdict, now: &Verdict) -> Judged {
     let mut j = Judged::default();
     for ran in &now.ran {
-        let before = baseline.ran.iter().find(|b| b.command == ran.command);
+        // A command that timed out before the run said nothing of how its
+        // checks run (a cold build, a slow machine): it must pass, as a
+        // command new to the gate must, or a test the run breaks in it
+        // would pass as failing before.
+        let before = baseline
+            .ran
+            .iter()
+            .find(|b| b.command == ran.command && !timed_out(b));
         one(&mut j, before, ran);
     }
     // A command of the baseline that did not run now (the gate changed, or
@@ -72,6 +83,13 @@ pub fn judge(baseline: &Verdict, now: &Verdict) -> Judged {
     }
     j.passed = j.blocking.is_empty();
     j
+}
+
+/// Stopped at the gate's timeout (`Ran::why` as `gate::run` says it).
+fn timed_out(r: &Ran) -> bool {
+    r.why
+        .as_deref()
+        .is_some_and(|w| w.starts_with("timed out after "))
 }
 
 fn one(j: &mut Judged, before: Option<&Ran>, now: &Ran) {
@@ -356,6 +374,22 @@ mod tests {
             assert_eq!(j.still_failing, still, "{what}");
             assert_eq!(j.fixed, fixed, "{what}");
         }
+    }
+
+    /// A command that timed out before the run (a cold build) failed for
+    /// no reason of its checks: it must pass, read per test or not.
+    #[test]
+    fn a_command_that_timed_out_before_the_run_must_pass() {
+        let mut slow = ran("cargo test", false, None);
+        slow.why = Some("timed out after 20m".into());
+        let base = verdict(vec![slow.clone()]);
+        assert!(failing(&base).is_empty());
+        let broken = ran("cargo test", false, Some(results(&[("a", F), ("b", P)])));
+        let j = judge(&base, &verdict(vec![broken]));
+        assert_eq!(j.blocking, ["`cargo test` failed (exit status 1)"]);
+        assert!(j.still_failing.is_empty(), "{j:?}");
+        assert!(!judge(&base, &verdict(vec![slow])).passed);
+        assert!(judge(&base, &verdict(vec![ran("cargo test", true, None)])).passed);
     }
 
     #[test]

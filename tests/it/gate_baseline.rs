@@ -458,3 +458,229 @@ fn a_junit_report_is_read_test_by_test() {
         mends: "sed -i 's/a - b/a + b/' demo.py",
     });
 }
+
+/// A TAP "test runner" of two tests: `adds` fails once the file `broken`
+/// is there, `old broken` fails always (before the run too).
+fn tap_project() -> (TestEnv, String) {
+    let env = project();
+    fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** The one step\n",
+    )
+    .unwrap();
+    fs::write(
+        env.project.join("check.sh"),
+        "echo 'TAP version 13'\n\
+         if [ -e broken ]; then echo 'not ok 1 - adds'; else echo 'ok 1 - adds'; fi\n\
+         echo 'not ok 2 - old broken'\necho '1..2'\nexit 1\n",
+    )
+    .unwrap();
+    let gate = "sh check.sh".to_string();
+    env.approved_config(format!("[gate]\ncommands = [{gate:?}]\n"));
+    env.commit_all("a project with one test failing");
+    (env, gate)
+}
+
+/// An unconfined session breaks the test that passed, writes into the
+/// run's saved state (in the run folder, where it can write) that this
+/// test failed before the run too, rewrites `baseline.json` alike, and
+/// kills ralph before it saves its state again. You resume the run: the
+/// gate is judged against the baseline ralph took, and the broken test
+/// blocks COMPLETE.
+#[test]
+fn a_resumed_run_is_judged_against_its_own_baseline_not_one_a_session_planted() {
+    let (env, _gate) = tap_project();
+    let mark = env.tmp.path().join("killed");
+    let body = format!(
+        r#"if [ ! -e {mark} ]; then
+  touch {mark}
+  touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke
+  sed -i 's/"adds": *"passed"/"adds": "failed"/' "$RALPH_RUN_DIR/state.json" "$RALPH_RUN_DIR/baseline.json"
+  kill -9 $PPID
+  exit 0
+fi
+printf 'done\n' > .ralph/COMPLETE
+echo '{RESULT}'"#,
+        mark = mark.display()
+    );
+    let claude = stand_in(&env, "claude-plants", &body);
+    env.ralph()
+        .args(["loop", "--max-iterations", "3", "--claude"])
+        .arg(&claude)
+        .assert();
+    assert!(mark.exists(), "the first session never ran");
+    let state = fs::read_to_string(run_dir(&env).join("state.json")).unwrap();
+    assert!(
+        state.contains("\"adds\": \"failed\""),
+        "the session's edit is in place: {state}"
+    );
+    let out = env
+        .ralph()
+        .args(["loop", "--resume", "--max-iterations", "2", "--claude"])
+        .arg(&claude)
+        .stdout_with(4);
+    assert!(
+        out.contains("the gate failed anew: adds fails (`sh check.sh`)"),
+        "{out}"
+    );
+    assert!(!out.contains("complete: its one step done"), "{out}");
+}
+
+/// The same plant, with the loop running on: it judges with the baseline
+/// it holds, never the run folder's.
+#[test]
+fn a_baseline_planted_mid_run_changes_nothing() {
+    let (env, _gate) = tap_project();
+    env.api.session([
+        Reply::bash(format!(
+            "touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke && \
+             sed -i 's/\"adds\": *\"passed\"/\"adds\": \"failed\"/' \"$RALPH_RUN_DIR/state.json\" \"$RALPH_RUN_DIR/baseline.json\" && \
+             grep -q '\"adds\": \"failed\"' \"$RALPH_RUN_DIR/state.json\" && printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        fs::read_to_string(run_dir(&env).join("COMPLETE.rejected-1")).is_ok(),
+        "{out}"
+    );
+    assert!(
+        out.contains("the gate failed anew: adds fails (`sh check.sh`)"),
+        "{out}"
+    );
+}
+
+/// The gate times out before the run (its first build is slow); the
+/// session breaks a test in it: that blocks COMPLETE, and the start says
+/// the gate did not finish (no failure of it is kept as failing before).
+#[test]
+fn a_gate_that_timed_out_before_the_run_keeps_no_failure() {
+    let (env, _gate) = tap_project();
+    let mark = env.tmp.path().join("slow-once");
+    let check = fs::read_to_string(env.project.join("check.sh")).unwrap();
+    fs::write(
+        env.project.join("check.sh"),
+        format!(
+            "if [ ! -e {m} ]; then touch {m}; sleep 5; fi\n{check}",
+            m = mark.display()
+        ),
+    )
+    .unwrap();
+    env.approved_config("[gate]\ncommands = [\"sh check.sh\"]\ntimeout = \"2s\"\n");
+    env.commit_all("slow once");
+    env.api.session([
+        Reply::bash(format!(
+            "touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke; printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.contains("the gate did not finish before the run (`sh check.sh` failed (timed out after 2s)): every check must pass at the end"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the gate failed anew: `sh check.sh` failed (exit status 1)"),
+        "{out}"
+    );
+    assert!(!out.contains("complete: its one step done"), "{out}");
+}
+
+/// Ctrl+C while the baseline runs: no session starts, nothing is kept as
+/// the baseline, and `--resume` takes it anew (a broken test is then
+/// refused, not passed as failing before the run).
+#[test]
+fn a_baseline_stopped_by_ctrl_c_is_taken_anew_on_resume() {
+    let (env, _gate) = tap_project();
+    let started = env.tmp.path().join("started");
+    let check = fs::read_to_string(env.project.join("check.sh")).unwrap();
+    fs::write(
+        env.project.join("check.sh"),
+        format!(
+            "if [ ! -e {m} ]; then touch {m}; sleep 60; fi\n{check}",
+            m = started.display()
+        ),
+    )
+    .unwrap();
+    env.commit_all("slow once");
+    let mut child = ralph_loop(&env).args(["--max-iterations", "1"]).spawn();
+    assert!(eventually(std::time::Duration::from_secs(60), || started
+        .exists()
+        || child.try_wait().is_ok_and(|s| s.is_some())));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let first = wait_output(child, std::time::Duration::from_secs(30));
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_eq!(first.status.code(), Some(130), "{said}");
+    assert!(env.api.turns().is_empty(), "no session ran: {said}");
+    assert!(!run_dir(&env).join("baseline.json").exists(), "{said}");
+    env.api.session([
+        Reply::bash(format!(
+            "touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke; printf 'done\\n' > .ralph/COMPLETE"
+        )),
+        Reply::text("Done."),
+    ]);
+    let out = ralph_loop(&env)
+        .args(["--resume", "--max-iterations", "1"])
+        .stdout_with(4);
+    assert!(
+        out.contains("running the project's checks before the first session"),
+        "{out}"
+    );
+    assert!(
+        out.contains("the gate failed anew: adds fails (`sh check.sh`)"),
+        "{out}"
+    );
+}
+
+/// `[gate] baseline = "off"` is no approved part of the config: a session
+/// turns it on in the file, breaks a test and kills ralph. The resumed run
+/// takes no baseline on the tree the session left: the strict gate holds.
+#[test]
+fn a_baseline_turned_on_by_a_session_is_not_taken_on_resume() {
+    let (env, _gate) = tap_project();
+    env.approved_config("[gate]\ncommands = [\"sh check.sh\"]\nbaseline = \"off\"\n");
+    env.commit_all("strict");
+    let mark = env.tmp.path().join("killed");
+    let body = format!(
+        r#"if [ ! -e {mark} ]; then
+  touch {mark}
+  sed -i '/baseline/d' .ralph/config.toml
+  touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke
+  kill -9 $PPID
+  exit 0
+fi
+printf 'done\n' > .ralph/COMPLETE
+echo '{RESULT}'"#,
+        mark = mark.display()
+    );
+    let claude = stand_in(&env, "claude-turns-on", &body);
+    env.ralph()
+        .args(["loop", "--max-iterations", "3", "--claude"])
+        .arg(&claude)
+        .assert();
+    assert!(mark.exists(), "the first session never ran");
+    let config = fs::read_to_string(env.project.join(".ralph/config.toml")).unwrap();
+    assert!(!config.contains("baseline"), "{config}");
+    let out = env
+        .ralph()
+        .args(["loop", "--resume", "--max-iterations", "2", "--claude"])
+        .arg(&claude)
+        .stdout_with(4);
+    assert!(!out.contains("the gate's baseline"), "{out}");
+    assert!(
+        out.contains("the gate failed: `sh check.sh` failed (exit status 1)"),
+        "{out}"
+    );
+}
