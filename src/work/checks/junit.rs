@@ -99,12 +99,9 @@ pub(super) fn read(text: &str) -> Option<Results> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::listed as tests;
     use super::*;
     use Status::*;
-
-    fn tests(r: &Results) -> Vec<(&str, Status)> {
-        r.tests.iter().map(|(k, v)| (k.as_str(), *v)).collect()
-    }
 
     #[test]
     fn pytest_junitxml() {

@@ -204,28 +204,25 @@ pub(super) fn read_json(output: &str) -> Option<Results> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::listed as tests;
     use super::*;
-    use Status::*;
 
-    fn tests(r: &Results) -> Vec<(&str, Status)> {
-        r.tests.iter().map(|(k, v)| (k.as_str(), *v)).collect()
-    }
+    /// What the fixture project's tests came to (text and JSON alike).
+    const FIXTURE: [(&str, Status); 5] = [
+        ("api::public_add", Passed),
+        ("lt::src/lib.rs - doc_add (line 23)", Passed),
+        ("lt::tests::adds", Passed),
+        ("lt::tests::forges_in_its_output", Failed),
+        ("lt::tests::slow", Skipped),
+    ];
+    use Status::*;
 
     #[test]
     fn cargo_test_text_with_a_failure_an_ignored_test_and_a_doc_test() {
         let out = include_str!("../../../tests/fixtures/checks/libtest.txt");
         let r = super::super::read(out).expect("read");
         assert_eq!(r.format, Some(Format::Libtest));
-        assert_eq!(
-            tests(&r),
-            [
-                ("api::public_add", Passed),
-                ("lt::src/lib.rs - doc_add (line 23)", Passed),
-                ("lt::tests::adds", Passed),
-                ("lt::tests::forges_in_its_output", Failed),
-                ("lt::tests::slow", Skipped),
-            ]
-        );
+        assert_eq!(tests(&r), FIXTURE);
     }
 
     #[test]
@@ -347,15 +344,6 @@ test y ... ok
         let out = include_str!("../../../tests/fixtures/checks/libtest-json.txt");
         let r = super::super::read(out).expect("read");
         assert_eq!(r.format, Some(Format::LibtestJson));
-        assert_eq!(
-            tests(&r),
-            [
-                ("api::public_add", Passed),
-                ("lt::src/lib.rs - doc_add (line 23)", Passed),
-                ("lt::tests::adds", Passed),
-                ("lt::tests::forges_in_its_output", Failed),
-                ("lt::tests::slow", Skipped),
-            ]
-        );
+        assert_eq!(tests(&r), FIXTURE);
     }
 }

@@ -162,6 +162,12 @@ fn lines(text: &str) -> impl Iterator<Item = &str> {
     text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l))
 }
 
+/// A reader's results as (id, status) rows, in order, for its tests.
+#[cfg(test)]
+fn listed(r: &Results) -> Vec<(&str, Status)> {
+    r.tests.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -129,12 +129,9 @@ pub(super) fn read(output: &str) -> Option<Results> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::listed as tests;
     use super::*;
     use Status::*;
-
-    fn tests(r: &Results) -> Vec<(&str, Status)> {
-        r.tests.iter().map(|(k, v)| (k.as_str(), *v)).collect()
-    }
 
     const ALL: [(&str, Status); 10] = [
         ("tests/test_calc.py::TestGroup::test_method", Passed),

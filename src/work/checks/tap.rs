@@ -142,12 +142,9 @@ fn plan(content: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::listed as tests;
     use super::*;
     use Status::*;
-
-    fn tests(r: &Results) -> Vec<(&str, Status)> {
-        r.tests.iter().map(|(k, v)| (k.as_str(), *v)).collect()
-    }
 
     #[test]
     fn node_test_runner_tap_with_skip_todo_and_nested_suites() {

@@ -3,13 +3,12 @@
 //! as an agent would (`mcp_client.py`).
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{TestEnv, run_with_stdin, tools_dir, with_file_lock};
+use super::{TestEnv, run_with_stdin};
 
 pub const MCP_PY_VERSION: &str = "2.3.0";
 
@@ -19,42 +18,11 @@ const CLIENT: &str = include_str!("mcp_client.py");
 pub fn mcp_python() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let venv = tools_dir().join(format!("mcp-py-{MCP_PY_VERSION}"));
-        let python = venv.join("bin/python");
-        let there = || {
-            Command::new(&python)
-                .args(["-c", "import mcp.client.stdio"])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        with_file_lock(&tools_dir().join("mcp-py.lock"), || {
-            if there() {
-                return;
-            }
-            let how = format!(
-                "the tests need the MCP Python SDK: install Python 3.10+ with venv (Debian/Ubuntu: `apt-get install -y python3 python3-venv`), then `python3 -m venv {v} && {v}/bin/pip install mcp=={MCP_PY_VERSION}`",
-                v = venv.display()
-            );
-            let t0 = Instant::now();
-            let made = Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&venv)
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {how}"));
-            assert!(made.status.success(), "python3 -m venv failed: {}\n{how}", String::from_utf8_lossy(&made.stderr));
-            let pip = Command::new(venv.join("bin/pip"))
-                .args(["install", "-q", &format!("mcp=={MCP_PY_VERSION}")])
-                .output()
-                .expect("run pip");
-            assert!(
-                pip.status.success(),
-                "pip install mcp=={MCP_PY_VERSION} failed: {}\nCheck that the Python package index is reachable; {how}",
-                String::from_utf8_lossy(&pip.stderr)
-            );
-            eprintln!("provisioned the MCP Python SDK {MCP_PY_VERSION} in {:.1}s", t0.elapsed().as_secs_f64());
-        });
-        assert!(there(), "mcp is not importable from {}", python.display());
-        python
+        super::venv_python(
+            "the tests need the MCP Python SDK",
+            ("mcp", MCP_PY_VERSION),
+            "mcp.client.stdio",
+        )
     })
     .clone()
 }

@@ -230,45 +230,68 @@ pub fn go_tool() {
 /// pytest, pinned, in a venv of its own under `target/test-tools/`: the
 /// venv's python (`python -m pytest`).
 pub fn pytest_python() -> PathBuf {
-    const PYTEST: &str = "9.2.0";
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
-        let venv = tools_dir().join(format!("pytest-{PYTEST}"));
-        let python = venv.join("bin/python");
-        let there = || {
-            Command::new(&python)
-                .args(["-c", "import pytest"])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        with_file_lock(&tools_dir().join("pytest.lock"), || {
-            if there() {
-                return;
-            }
-            let how = format!(
-                "the gate baseline tests need pytest: install Python 3 with venv (Debian/Ubuntu: `apt-get install -y python3 python3-venv`), then `python3 -m venv {v} && {v}/bin/pip install pytest=={PYTEST}`",
-                v = venv.display()
-            );
-            let made = Command::new("python3")
-                .args(["-m", "venv"])
-                .arg(&venv)
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {how}"));
-            assert!(made.status.success(), "python3 -m venv failed: {}\n{how}", String::from_utf8_lossy(&made.stderr));
-            let pip = Command::new(venv.join("bin/pip"))
-                .args(["install", "-q", &format!("pytest=={PYTEST}")])
-                .output()
-                .expect("run pip");
-            assert!(
-                pip.status.success(),
-                "pip install pytest=={PYTEST} failed: {}\n{how}",
-                String::from_utf8_lossy(&pip.stderr)
-            );
-        });
-        assert!(there(), "pytest is not importable from {}", python.display());
-        python
+        venv_python(
+            "the gate baseline tests need pytest",
+            ("pytest", "9.2.0"),
+            "pytest",
+        )
     })
     .clone()
+}
+
+/// The python of a venv under `target/test-tools/` with `package` at
+/// `version` installed (once per machine, under a lock), `import` then
+/// importable; else a failing test that says how to set it up (`who`).
+pub(crate) fn venv_python(who: &str, (package, version): (&str, &str), import: &str) -> PathBuf {
+    let venv = tools_dir().join(format!("{package}-py-{version}"));
+    let python = venv.join("bin/python");
+    let there = || {
+        Command::new(&python)
+            .args(["-c", &format!("import {import}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    with_file_lock(&tools_dir().join(format!("{package}-py.lock")), || {
+        if there() {
+            return;
+        }
+        let how = format!(
+            "{who}: install Python 3.10+ with venv (Debian/Ubuntu: `apt-get install -y python3 python3-venv`), then `python3 -m venv {v} && {v}/bin/pip install {package}=={version}`",
+            v = venv.display()
+        );
+        let t0 = std::time::Instant::now();
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run python3 ({e}): {how}"));
+        assert!(
+            made.status.success(),
+            "python3 -m venv failed: {}\n{how}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let pip = Command::new(venv.join("bin/pip"))
+            .args(["install", "-q", &format!("{package}=={version}")])
+            .output()
+            .expect("run pip");
+        assert!(
+            pip.status.success(),
+            "pip install {package}=={version} failed: {}\nCheck that the Python package index is reachable; {how}",
+            String::from_utf8_lossy(&pip.stderr)
+        );
+        eprintln!(
+            "provisioned {package} {version} in {:.1}s",
+            t0.elapsed().as_secs_f64()
+        );
+    });
+    assert!(
+        there(),
+        "{import} is not importable from {}",
+        python.display()
+    );
+    python
 }
 
 /// Programs from the system's packages, installed when missing: once per
