@@ -359,10 +359,9 @@ fn a_paused_steps_stop_option_stops_the_run_resumable() {
     assert_eq!(summary(&env)["outcome"], "interrupted");
 }
 
-/// "Skip the step": left open, its work kept, and each next session told
-/// to leave it; with only skipped steps open, the run ends, the rest done.
-#[test]
-fn a_skipped_step_is_left_open_and_the_run_does_the_others() {
+/// Two steps: the first session commits a try at step 1 and leaves it
+/// open; the second checks step 2 (leaving step 1 as it is).
+fn step_one_tries_then_step_two() -> TestEnv {
     let env = steps_project(2);
     env.api.session([
         Reply::bash("echo tried > attempt.txt && git add attempt.txt && git commit -qm attempt"),
@@ -374,6 +373,14 @@ fn a_skipped_step_is_left_open_and_the_run_does_the_others() {
         ),
         Reply::text("Step 2 done."),
     ]);
+    env
+}
+
+/// "Skip the step": left open, its work kept, and each next session told
+/// to leave it; with only skipped steps open, the run ends, the rest done.
+#[test]
+fn a_skipped_step_is_left_open_and_the_run_does_the_others() {
+    let env = step_one_tries_then_step_two();
     let live = Live::start(ralph_loop(&env).args([
         "--max-cost-per-step",
         "0.000001",
@@ -420,17 +427,7 @@ fn a_skipped_step_is_left_open_and_the_run_does_the_others() {
 /// is left open and the resumed run does the others.
 #[test]
 fn a_skip_answered_after_the_run_stopped_is_taken_by_resume() {
-    let env = steps_project(2);
-    env.api.session([
-        Reply::bash("echo tried > attempt.txt && git add attempt.txt && git commit -qm attempt"),
-        Reply::text("Not done yet."),
-    ]);
-    env.api.session([
-        Reply::bash(
-            "sed -i 's/- \\[ \\] \\*\\*2\\*\\*/- [x] **2**/' .ralph/spec.md && git commit -qam two",
-        ),
-        Reply::text("Step 2 done."),
-    ]);
+    let env = step_one_tries_then_step_two();
     let out = ralph_loop(&env)
         .args(["--max-cost-per-step", "0.000001"])
         .stdout_with(3);

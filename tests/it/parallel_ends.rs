@@ -270,17 +270,28 @@ const ONE_TRIES_FIRST: &str = "if [ \"$RALPH_STEP\" = 1 ] && [ ! -e tried-1 ]; t
      sed -i '0,/- \\[ \\]/s//- [x]/' .ralph/spec.md && \
      git add -A && git commit -qm \"step $RALPH_STEP\"; fi";
 
+/// A project of the steps in `spec`, with `sessions` sessions queued, each
+/// running `script`.
+fn trying(spec: &str, script: &str, sessions: usize) -> TestEnv {
+    let env = with_spec(spec);
+    for _ in 0..sessions {
+        env.api
+            .session([Reply::bash(script), Reply::text("Done for now.")]);
+    }
+    env
+}
+
 /// `--max-cost-per-step` in a run of many steps: the step over its budget
 /// pauses (its work kept) and the others go on and merge; the run asks,
 /// waits once nothing else is left, and an answer giving the step more
 /// has a new worker finish it, told the answer.
 #[test]
 fn a_step_over_its_budget_pauses_while_the_others_merge_and_an_answer_resumes_it() {
-    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
-    for _ in 0..3 {
-        env.api
-            .session([Reply::bash(ONE_TRIES_FIRST), Reply::text("Done for now.")]);
-    }
+    let env = trying(
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
+        ONE_TRIES_FIRST,
+        3,
+    );
     let live = Live::start(ralph_loop(&env).args([
         "--parallel",
         "2",
@@ -345,11 +356,11 @@ fn a_step_over_its_budget_pauses_while_the_others_merge_and_an_answer_resumes_it
 /// step is left open, its work kept, and the run ends with the rest merged.
 #[test]
 fn a_paused_step_skipped_after_the_run_stopped_is_left_open_with_its_work() {
-    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
-    for _ in 0..2 {
-        env.api
-            .session([Reply::bash(ONE_TRIES_FIRST), Reply::text("Done for now.")]);
-    }
+    let env = trying(
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
+        ONE_TRIES_FIRST,
+        2,
+    );
     let (code, out) = ended(ralph_loop(&env).args([
         "--parallel",
         "2",
@@ -454,11 +465,11 @@ const TWO_TRY_FIRST: &str = "if [ \"$RALPH_STEP\" != 3 ] && [ ! -e \"tried-$RALP
 /// for its own answer.
 #[test]
 fn two_paused_steps_are_asked_in_turn_and_a_late_answer_to_the_first_is_not_the_seconds() {
-    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n");
-    for _ in 0..3 {
-        env.api
-            .session([Reply::bash(TWO_TRY_FIRST), Reply::text("Done for now.")]);
-    }
+    let env = trying(
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n",
+        TWO_TRY_FIRST,
+        3,
+    );
     let live = Live::start(ralph_loop(&env).args([
         "--parallel",
         "3",
@@ -529,11 +540,11 @@ fn two_paused_steps_are_asked_in_turn_and_a_late_answer_to_the_first_is_not_the_
 /// the run completes.
 #[test]
 fn a_skip_planted_in_the_board_does_not_hold_on_resume() {
-    let env = with_spec("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
-    for _ in 0..3 {
-        env.api
-            .session([Reply::bash(ONE_TRIES_FIRST), Reply::text("Done for now.")]);
-    }
+    let env = trying(
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
+        ONE_TRIES_FIRST,
+        3,
+    );
     let (code, out) = ended(ralph_loop(&env).args([
         "--parallel",
         "2",
