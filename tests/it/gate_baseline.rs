@@ -552,22 +552,29 @@ fn a_baseline_planted_mid_run_changes_nothing() {
     );
 }
 
+/// `check.sh` made to take `secs` the first time it runs (a cold build),
+/// marking that it began in the file `mark` (returned) of the test's folder.
+fn slow_once(env: &TestEnv, mark: &str, secs: u32) -> std::path::PathBuf {
+    let mark = env.tmp.path().join(mark);
+    let check = fs::read_to_string(env.project.join("check.sh")).unwrap();
+    fs::write(
+        env.project.join("check.sh"),
+        format!(
+            "if [ ! -e {m} ]; then touch {m}; sleep {secs}; fi\n{check}",
+            m = mark.display()
+        ),
+    )
+    .unwrap();
+    mark
+}
+
 /// The gate times out before the run (its first build is slow); the
 /// session breaks a test in it: that blocks COMPLETE, and the start says
 /// the gate did not finish (no failure of it is kept as failing before).
 #[test]
 fn a_gate_that_timed_out_before_the_run_keeps_no_failure() {
     let (env, _gate) = tap_project();
-    let mark = env.tmp.path().join("slow-once");
-    let check = fs::read_to_string(env.project.join("check.sh")).unwrap();
-    fs::write(
-        env.project.join("check.sh"),
-        format!(
-            "if [ ! -e {m} ]; then touch {m}; sleep 5; fi\n{check}",
-            m = mark.display()
-        ),
-    )
-    .unwrap();
+    slow_once(&env, "slow-once", 5);
     env.approved_config("[gate]\ncommands = [\"sh check.sh\"]\ntimeout = \"2s\"\n");
     env.commit_all("slow once");
     env.api.session([
@@ -596,16 +603,7 @@ fn a_gate_that_timed_out_before_the_run_keeps_no_failure() {
 #[test]
 fn a_baseline_stopped_by_ctrl_c_is_taken_anew_on_resume() {
     let (env, _gate) = tap_project();
-    let started = env.tmp.path().join("started");
-    let check = fs::read_to_string(env.project.join("check.sh")).unwrap();
-    fs::write(
-        env.project.join("check.sh"),
-        format!(
-            "if [ ! -e {m} ]; then touch {m}; sleep 60; fi\n{check}",
-            m = started.display()
-        ),
-    )
-    .unwrap();
+    let started = slow_once(&env, "started", 60);
     env.commit_all("slow once");
     let mut child = ralph_loop(&env).args(["--max-iterations", "1"]).spawn();
     assert!(eventually(std::time::Duration::from_secs(60), || started
