@@ -343,6 +343,14 @@ mod tests {
                 vec![],
             ),
             (
+                "every test passes yet the command fails (a step after the tests)",
+                ran("cargo test", false, t(&[("a", F), ("b", P)])),
+                ran("cargo test", false, t(&[("a", P), ("b", P)])),
+                false,
+                vec![],
+                vec!["a"],
+            ),
+            (
                 "read per command: failing before and still",
                 ran("make lint", false, None),
                 ran("make lint", false, None),
