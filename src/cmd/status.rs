@@ -454,7 +454,7 @@ impl<'a> LoopView<'a> {
                 until: crate::timefmt::rfc3339(
                     std::time::UNIX_EPOCH + std::time::Duration::from_secs(*until),
                 ),
-                // The lock is in the project, where a session can write.
+                // Shown as visible text, whoever wrote the reason.
                 why: crate::control::command::one_line(why, 300),
             }),
             cost_usd: saved.map_or(0.0, |s| s.state.cost_usd),
