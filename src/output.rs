@@ -133,6 +133,16 @@ pub fn visible(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The first `n` of `items`, each visible on one line, and how many more:
+/// `a, b, and 3 more`.
+pub fn first_of(items: &[String], n: usize) -> String {
+    let shown: Vec<String> = items.iter().take(n).map(|i| visible_line(i)).collect();
+    match items.len().saturating_sub(n) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
 /// `visible` for one line: newlines too are shown (as `^J`), for text that
 /// must stay on its line (a tool call, a reason).
 pub fn visible_line(s: &str) -> String {

@@ -267,9 +267,9 @@ fn gate_blockers(
     // failed before its first session (the loop judges again itself).
     if let Some(base) = baseline.filter(|_| !v.interrupted) {
         let j = crate::work::baseline::judge(&base, &v);
-        let feedback = gate::feedback_path(project);
+        let text = (!j.passed).then(|| crate::work::baseline::feedback(&v, &j));
+        gate::hand_over_text(project, text.as_deref())?;
         if j.passed {
-            crate::fsutil::remove_optional(&feedback)?;
             if !j.still_failing.is_empty() {
                 errln!(
                     "ralph complete: failing before the run, and still (that does not block): {}",
@@ -278,11 +278,9 @@ fn gate_blockers(
             }
             return Ok(Vec::new());
         }
-        let text = crate::work::baseline::feedback(&v, &j);
-        crate::fsutil::atomic_write(&feedback, text.as_bytes(), 0o644)?;
         let mut why = vec![format!(
             "the completion gate: what fails anew ({} has it all):",
-            feedback.display()
+            gate::feedback_path(project).display()
         )];
         why.extend(j.blocking.iter().map(|b| format!("  {b}")));
         return Ok(why);

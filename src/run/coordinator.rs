@@ -308,9 +308,7 @@ impl Coordinator<'_> {
             return Ok(());
         };
         slot.place = Place::Paused;
-        let by = crate::output::visible_line(&given.by);
-        let said = board.answered(key, choice, (&by, &given.told()));
-        self.shell.ui.note(&said);
+        paused::carry_out(self.shell, board, key, &given);
         self.release_skipped(board, key);
         Ok(())
     }

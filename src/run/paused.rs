@@ -142,16 +142,24 @@ pub fn look(shell: &Shell, asking: &Asking, board: &mut Board) -> Result<Looked>
     });
     sentinel::remove(&shell.project.waiting())?;
     shell.asking.set(None);
-    let choice = pause::choice(answer);
-    let by = crate::output::visible_line(by);
     shell.ui.note(&format!(
-        "answered by {by}: {}",
+        "answered by {}: {}",
+        crate::output::visible_line(by),
         crate::control::command::one_line(&answer.said(), 200)
     ));
-    let said = board.answered(&asking.key, choice, (&by, &given.told()));
-    shell.ui.note(&said);
-    Ok(match choice {
+    Ok(match carry_out(shell, board, &asking.key, &given) {
         Choice::Stop => Looked::Stop,
         Choice::More | Choice::Skip => Looked::Changed,
     })
+}
+
+/// What `given` comes to for paused step `key`, on the board (said); the
+/// choice it made.
+pub fn carry_out(shell: &Shell, board: &mut Board, key: &str, given: &Given) -> Choice {
+    let choice = pause::choice(&given.answer);
+    let by = crate::output::visible_line(&given.by);
+    shell
+        .ui
+        .note(&board.answered(key, choice, (&by, &given.told())));
+    choice
 }

@@ -354,7 +354,9 @@ impl Shell<'_> {
             passed,
             interrupted: v.interrupted,
             what: match &judged {
-                Some(j) if !j.passed => format!("new failures: {}", first_of(&j.blocking, 5)),
+                Some(j) if !j.passed => {
+                    format!("new failures: {}", crate::output::first_of(&j.blocking, 5))
+                }
                 _ => v.summary(),
             },
             tail: v.tail.clone(),
@@ -381,17 +383,15 @@ impl Shell<'_> {
             if j.passed && !v.passed {
                 self.ui.note(&format!(
                     "the gate fails only where it failed before the run ({}): that does not block",
-                    first_of(&j.still_failing, 5)
+                    crate::output::first_of(&j.still_failing, 5)
                 ));
             }
-            let feedback = gate::feedback_path(self.project);
+            let text = (!j.passed).then(|| crate::work::baseline::feedback(&v, &j));
+            gate::hand_over_text(self.project, text.as_deref())?;
             if j.passed {
-                crate::fsutil::remove_optional(&feedback)?;
                 // What failed before is no failure of this gate.
                 (v.passed, v.failed, v.why) = (true, None, None);
             } else {
-                let text = crate::work::baseline::feedback(&v, &j);
-                crate::fsutil::atomic_write(&feedback, text.as_bytes(), 0o644)?;
                 // Said as what failed anew (a test gone may leave every
                 // command passing).
                 v.passed = false;
@@ -399,11 +399,14 @@ impl Shell<'_> {
                     .failed
                     .take()
                     .or_else(|| v.ran.first().map(|r| r.command.clone()));
-                v.why = Some(format!("failed anew: {}", first_of(&j.blocking, 3)));
+                v.why = Some(format!(
+                    "failed anew: {}",
+                    crate::output::first_of(&j.blocking, 3)
+                ));
                 self.ui.note(&format!(
                     "the gate failed anew: {}; the next session finds it in {}",
-                    first_of(&j.blocking, 5),
-                    feedback.display()
+                    crate::output::first_of(&j.blocking, 5),
+                    gate::feedback_path(self.project).display()
                 ));
             }
             saved.judged = Some(j);
@@ -478,7 +481,7 @@ impl Shell<'_> {
             self.ui.note(&format!(
                 "the gate fails before the run: {} failing ({}); only what fails anew blocks COMPLETE ([gate] baseline = \"off\": every check must pass)",
                 failing.len(),
-                first_of(&failing, 5)
+                crate::output::first_of(&failing, 5)
             ));
         }
         crate::fsutil::atomic_write(
@@ -2155,19 +2158,6 @@ pub(crate) fn cost_of(
     }
     let model = seat.model.or(st.model.as_deref())?;
     Some(cost(&st.usage, price(model, prices)?))
-}
-
-/// The first `n` of `items`, visible on one line, and how many more.
-fn first_of(items: &[String], n: usize) -> String {
-    let shown: Vec<String> = items
-        .iter()
-        .take(n)
-        .map(|i| crate::output::visible_line(i))
-        .collect();
-    match items.len().saturating_sub(n) {
-        0 => shown.join(", "),
-        more => format!("{}, and {more} more", shown.join(", ")),
-    }
 }
 
 #[cfg(test)]

@@ -161,17 +161,7 @@ fn by_test(j: &mut Judged, (before, b): (&Ran, &Results), (now, n): (&Ran, &Resu
 /// pull request and `status` say it after the gate's verdict: `; failing
 /// before the run, and still: a, b; fixed by the run: c` (nothing: none).
 pub fn said(j: &Judged) -> String {
-    let list = |items: &[String]| {
-        let shown: Vec<String> = items
-            .iter()
-            .take(10)
-            .map(|i| crate::output::visible_line(i))
-            .collect();
-        match items.len().saturating_sub(10) {
-            0 => shown.join(", "),
-            more => format!("{}, and {more} more", shown.join(", ")),
-        }
-    };
+    let list = |items: &[String]| crate::output::first_of(items, 10);
     let mut out = String::new();
     if !j.still_failing.is_empty() {
         out.push_str(&format!(

@@ -539,13 +539,19 @@ pub fn feedback(v: &Verdict) -> String {
 
 /// Write or remove the feedback file after a gate run.
 pub fn hand_over(project: &Project, v: &Verdict) -> Result<()> {
+    if v.interrupted && !v.passed {
+        return Ok(());
+    }
+    hand_over_text(project, (!v.passed).then(|| feedback(v)).as_deref())
+}
+
+/// Write the feedback file (`text`), or remove it (`None`: nothing failed
+/// that is the next session's to fix).
+pub fn hand_over_text(project: &Project, text: Option<&str>) -> Result<()> {
     let path = feedback_path(project);
-    if v.passed {
-        crate::fsutil::remove_optional(&path)
-    } else if v.interrupted {
-        Ok(())
-    } else {
-        crate::fsutil::atomic_write(&path, feedback(v).as_bytes(), 0o644)
+    match text {
+        None => crate::fsutil::remove_optional(&path),
+        Some(t) => crate::fsutil::atomic_write(&path, t.as_bytes(), 0o644),
     }
 }
 
