@@ -487,28 +487,37 @@ fn tap_project() -> (TestEnv, String) {
 /// kills ralph before it saves its state again. You resume the run: the
 /// gate is judged against the baseline ralph took, and the broken test
 /// blocks COMPLETE.
-#[test]
-fn a_resumed_run_is_judged_against_its_own_baseline_not_one_a_session_planted() {
-    let (env, _gate) = tap_project();
+/// A stand-in session (`name`) whose first run does `first` and kills the
+/// loop outright (ralph cleans nothing up), and whose later runs write
+/// COMPLETE; the first loop run with it, as far as the kill. Returned: the
+/// stand-in, for the resumed run.
+fn killed_after(env: &TestEnv, name: &str, first: &str) -> std::path::PathBuf {
     let mark = env.tmp.path().join("killed");
     let body = format!(
-        r#"if [ ! -e {mark} ]; then
-  touch {mark}
-  touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke
-  sed -i 's/"adds": *"passed"/"adds": "failed"/' "$RALPH_RUN_DIR/state.json" "$RALPH_RUN_DIR/baseline.json"
-  kill -9 $PPID
-  exit 0
-fi
-printf 'done\n' > .ralph/COMPLETE
-echo '{RESULT}'"#,
+        "if [ ! -e {mark} ]; then\n  touch {mark}\n{first}\n  kill -9 $PPID\n  exit 0\nfi\n\
+         printf 'done\\n' > .ralph/COMPLETE\necho '{RESULT}'",
         mark = mark.display()
     );
-    let claude = stand_in(&env, "claude-plants", &body);
+    let claude = stand_in(env, name, &body);
     env.ralph()
         .args(["loop", "--max-iterations", "3", "--claude"])
         .arg(&claude)
         .assert();
     assert!(mark.exists(), "the first session never ran");
+    claude
+}
+
+#[test]
+fn a_resumed_run_is_judged_against_its_own_baseline_not_one_a_session_planted() {
+    let (env, _gate) = tap_project();
+    let claude = killed_after(
+        &env,
+        "claude-plants",
+        &format!(
+            "touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke\n\
+             sed -i 's/\"adds\": *\"passed\"/\"adds\": \"failed\"/' \"$RALPH_RUN_DIR/state.json\" \"$RALPH_RUN_DIR/baseline.json\""
+        ),
+    );
     let state = fs::read_to_string(run_dir(&env).join("state.json")).unwrap();
     assert!(
         state.contains("\"adds\": \"failed\""),
@@ -650,25 +659,14 @@ fn a_baseline_turned_on_by_a_session_is_not_taken_on_resume() {
     let (env, _gate) = tap_project();
     env.approved_config("[gate]\ncommands = [\"sh check.sh\"]\nbaseline = \"off\"\n");
     env.commit_all("strict");
-    let mark = env.tmp.path().join("killed");
-    let body = format!(
-        r#"if [ ! -e {mark} ]; then
-  touch {mark}
-  sed -i '/baseline/d' .ralph/config.toml
-  touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke
-  kill -9 $PPID
-  exit 0
-fi
-printf 'done\n' > .ralph/COMPLETE
-echo '{RESULT}'"#,
-        mark = mark.display()
+    let claude = killed_after(
+        &env,
+        "claude-turns-on",
+        &format!(
+            "sed -i '/baseline/d' .ralph/config.toml\n\
+             touch broken && {CHECK_THE_BOX} && git add -A && git commit -qm broke"
+        ),
     );
-    let claude = stand_in(&env, "claude-turns-on", &body);
-    env.ralph()
-        .args(["loop", "--max-iterations", "3", "--claude"])
-        .arg(&claude)
-        .assert();
-    assert!(mark.exists(), "the first session never ran");
     let config = fs::read_to_string(env.project.join(".ralph/config.toml")).unwrap();
     assert!(!config.contains("baseline"), "{config}");
     let out = env

@@ -100,11 +100,7 @@ pub(super) fn read_text(output: &str) -> Option<Results> {
                 } else if line.starts_with("test result: ") {
                     State::Outside
                 } else if line == "failures:" {
-                    failed.sort();
-                    State::Trailer {
-                        failed,
-                        listed: None,
-                    }
+                    begin(0, failed)
                 } else {
                     State::Results { left, failed }
                 }
