@@ -47,8 +47,25 @@ pub fn path_for(root: &Path, run_id: &str) -> PathBuf {
 /// Beside the budget: the gate's baseline, taken once by the run before
 /// its first worker, which each worker's gate is judged against (out of
 /// the project, where a session writes).
-pub fn gate_baseline_path(budget: &Path) -> PathBuf {
+fn gate_baseline_path(budget: &Path) -> PathBuf {
     budget.with_extension("gate-baseline.json")
+}
+
+/// The run's gate baseline kept beside its budget `budget`.
+pub fn keep_gate_baseline(budget: &Path, v: &crate::work::gate::Verdict) -> Result<()> {
+    crate::fsutil::atomic_write(
+        &gate_baseline_path(budget),
+        serde_json::to_string(v)?.as_bytes(),
+        0o600,
+    )
+}
+
+/// The run's gate baseline, as kept beside its budget `budget`, if any.
+pub fn gate_baseline(budget: &Path) -> Option<crate::work::gate::Verdict> {
+    crate::fsutil::read_head(&gate_baseline_path(budget), 64 << 20)
+        .ok()
+        .flatten()
+        .and_then(|t| serde_json::from_str(&t).ok())
 }
 
 /// Beside the budget: the repository's shared git setup as the run began

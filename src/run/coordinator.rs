@@ -219,11 +219,7 @@ impl Coordinator<'_> {
             self.shell.run.save_state(saved)?;
         }
         if let Some(v) = &saved.baseline {
-            crate::fsutil::atomic_write(
-                &budget::gate_baseline_path(&self.budget()),
-                serde_json::to_string(v)?.as_bytes(),
-                0o600,
-            )?;
+            budget::keep_gate_baseline(&self.budget(), v)?;
         }
         Ok(())
     }

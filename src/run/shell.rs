@@ -753,11 +753,7 @@ impl Shell<'_> {
                 saved.users_at_start = Some(self.users_in(before, None));
                 // A worker's gate is judged against the run's baseline.
                 if let Some(w) = &s.workers.worker {
-                    let path = crate::parallel::budget::gate_baseline_path(&w.budget);
-                    saved.baseline = crate::fsutil::read_head(&path, 64 << 20)
-                        .ok()
-                        .flatten()
-                        .and_then(|t| serde_json::from_str(&t).ok());
+                    saved.baseline = crate::parallel::budget::gate_baseline(&w.budget);
                     saved.state.baseline_taken = saved.baseline.is_some();
                 } else if !(s.limits.baseline && s.completion.gate.is_some()) {
                     // None to take: a resumed run takes none either, and
