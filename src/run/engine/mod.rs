@@ -2929,6 +2929,39 @@ mod tests {
 
     /// A resumed run: a human has acted on what stopped it, so that count
     /// starts again; the rest is kept.
+    /// `[gate] baseline`: the run's first round runs the gate before
+    /// anything else, once; one stopped before its end is taken again
+    /// (on resume), and a run without it never asks for one.
+    #[test]
+    fn the_baseline_comes_first_and_once() {
+        let l = Limits {
+            baseline: true,
+            ..limits()
+        };
+        let mut s = State::default();
+        assert_eq!(
+            step(&mut s, &l, Event::Begin),
+            Action::Round(Need::Baseline)
+        );
+        assert_eq!(
+            step(&mut s, &l, Event::Baselined(false)),
+            Action::Round(Need::Judge),
+            "the round goes on"
+        );
+        assert!(!s.baseline_taken, "stopped: taken again");
+        let mut s = State::default();
+        step(&mut s, &l, Event::Begin);
+        step(&mut s, &l, Event::Baselined(true));
+        assert!(s.baseline_taken);
+        assert_eq!(step(&mut s, &l, Event::Begin), Action::Round(Need::Judge));
+        let mut s = State::default();
+        assert_eq!(
+            step(&mut s, &limits(), Event::Begin),
+            Action::Round(Need::Judge),
+            "no baseline asked for"
+        );
+    }
+
     #[test]
     fn resuming_after_a_stop_for_a_human_starts_its_count_again() {
         let stuck = || State {
