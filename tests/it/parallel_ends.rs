@@ -281,6 +281,26 @@ fn trying(spec: &str, script: &str, sessions: usize) -> TestEnv {
     env
 }
 
+/// Two steps, step 1 over its budget at once, `sessions` queued, run
+/// with no wait: it ends asking (exit 3); what it said.
+fn ended_paused(sessions: usize) -> (TestEnv, String) {
+    let env = trying(
+        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
+        ONE_TRIES_FIRST,
+        sessions,
+    );
+    let (code, out) = ended(ralph_loop(&env).args([
+        "--parallel",
+        "2",
+        "--max-cost-per-step",
+        "0.000001",
+        "--max-iterations",
+        "6",
+    ]));
+    assert_eq!(code, Some(3), "{out}");
+    (env, out)
+}
+
 /// `--max-cost-per-step` in a run of many steps: the step over its budget
 /// pauses (its work kept) and the others go on and merge; the run asks,
 /// waits once nothing else is left, and an answer giving the step more
@@ -356,20 +376,7 @@ fn a_step_over_its_budget_pauses_while_the_others_merge_and_an_answer_resumes_it
 /// step is left open, its work kept, and the run ends with the rest merged.
 #[test]
 fn a_paused_step_skipped_after_the_run_stopped_is_left_open_with_its_work() {
-    let env = trying(
-        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
-        ONE_TRIES_FIRST,
-        2,
-    );
-    let (code, out) = ended(ralph_loop(&env).args([
-        "--parallel",
-        "2",
-        "--max-cost-per-step",
-        "0.000001",
-        "--max-iterations",
-        "6",
-    ]));
-    assert_eq!(code, Some(3), "{out}");
+    let (env, out) = ended_paused(2);
     assert!(
         out.contains("merged **2** Two into main")
             && out.contains("── ralph: a step is over its budget: w")
@@ -540,20 +547,7 @@ fn two_paused_steps_are_asked_in_turn_and_a_late_answer_to_the_first_is_not_the_
 /// the run completes.
 #[test]
 fn a_skip_planted_in_the_board_does_not_hold_on_resume() {
-    let env = trying(
-        "# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n",
-        ONE_TRIES_FIRST,
-        3,
-    );
-    let (code, out) = ended(ralph_loop(&env).args([
-        "--parallel",
-        "2",
-        "--max-cost-per-step",
-        "0.000001",
-        "--max-iterations",
-        "6",
-    ]));
-    assert_eq!(code, Some(3), "{out}");
+    let (env, _) = ended_paused(3);
     let board_path = run_dir(&env).join("parallel.json");
     let board = fs::read_to_string(&board_path).unwrap();
     assert!(board.contains("\"paused\""), "{board}");
