@@ -52,7 +52,7 @@ pub fn start(main: &Path, name: &str, max_iterations: Option<u32>) -> Result<Str
         args.extend(["--max-iterations".into(), n.to_string()]);
     }
     let out = crate::trust::store::lock_file(main).with_extension(format!("mcp-{name}.log"));
-    let pid = crate::cmd::watch::start_detached(&args, main, &out).map_err(|e| format!("{e:#}"))?;
+    let pid = crate::watch::act::start_detached(&args, main, &out).map_err(|e| format!("{e:#}"))?;
     let command = format!("ralph {}", args.join(" "));
     let t0 = Instant::now();
     loop {
