@@ -44,6 +44,7 @@ pub enum Cmd {
     Loop(Box<cmd::run_loop::Loop>),
     Status(cmd::status::Status),
     Watch(cmd::watch::Watch),
+    Serve(cmd::serve::Serve),
     Logs(cmd::logs::Logs),
     Waiting(cmd::waiting::Waiting),
     Answer(cmd::answer::Answer),

@@ -22,6 +22,7 @@ pub mod ralph_setup;
 pub mod run;
 pub mod sandbox;
 pub mod secrets;
+pub mod serve;
 pub mod session;
 pub mod settings;
 pub mod ship;

@@ -21,6 +21,7 @@ pub mod reset;
 pub mod resume;
 pub mod review;
 pub mod run_loop;
+pub mod serve;
 pub mod status;
 pub mod steps;
 pub mod stop;
@@ -73,6 +74,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus> {
         Cmd::Add(c) => c.run(),
         Cmd::Review(c) => c.run(),
         Cmd::Watch(c) => c.run(),
+        Cmd::Serve(c) => c.run(),
         Cmd::Import(c) => c.run(),
         Cmd::Plan(c) => c.run(),
         Cmd::Steps(c) => c.run(),

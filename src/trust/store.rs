@@ -27,6 +27,12 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// A loop's id where one is shown or sent (`ralph serve`'s pages): its
+/// folder's key, which says nothing of the folder.
+pub fn loop_id(root: &Path) -> String {
+    key(root)
+}
+
 fn key(root: &Path) -> String {
     sha256_hex(real_root(root).as_os_str().as_encoded_bytes())[..32].to_string()
 }

@@ -438,6 +438,7 @@ mod tests {
             step: None,
             elapsed: Duration::ZERO,
             cost_usd: 0.0,
+            tokens: 0,
             gate: None,
             review: None,
             run_id: None,

@@ -100,6 +100,8 @@ pub struct Row {
     #[serde(rename = "elapsed_s", serialize_with = "seconds")]
     pub elapsed: Duration,
     pub cost_usd: f64,
+    /// Tokens its run used (input, output and cache), for those on a plan.
+    pub tokens: u64,
     pub gate: Option<bool>,
     /// The reviewer's last verdict.
     pub review: Option<Judgement>,
@@ -215,6 +217,7 @@ fn row(name: String, branch: Option<String>, root: PathBuf) -> Row {
         step,
         elapsed,
         cost_usd: saved.as_ref().map_or(0.0, |s| s.state.cost_usd),
+        tokens: saved.as_ref().map_or(0, |s| s.tokens.total()),
         gate: saved
             .as_ref()
             .and(latest.gate.as_ref())
@@ -455,6 +458,7 @@ pub(crate) mod tests {
             step: Some("2 Second step".into()),
             elapsed: Duration::from_secs(125),
             cost_usd: 0.5,
+            tokens: 0,
             gate: Some(false),
             review: Some(Judgement::Rejected),
             run_id: None,

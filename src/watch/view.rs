@@ -519,6 +519,7 @@ mod tests {
             step: Some("3 Parse \u{1b}[31mthe input".into()),
             elapsed: Duration::from_secs(61),
             cost_usd: 1.25,
+            tokens: 0,
             gate: Some(true),
             review: None,
             run_id: None,

@@ -40,6 +40,7 @@ mod probe_secrets;
 mod review;
 mod run_loop;
 mod sentinels;
+mod serve;
 mod setup;
 mod ship;
 mod snap;

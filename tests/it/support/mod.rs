@@ -37,6 +37,7 @@
 
 pub mod agents;
 pub mod api;
+pub mod browser;
 mod chat;
 pub mod github;
 pub mod loops;
@@ -219,6 +220,13 @@ pub fn sandbox_tools() {
 pub fn tmux_tool() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| system_packages("the terminal tests", &[("tmux", "tmux")]));
+}
+
+/// Chromium, for the tests that drive `ralph serve`'s page in a real browser.
+pub fn chromium_tool() -> PathBuf {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| system_packages("the web page tests", &[("chromium", "chromium")]));
+    which::which("chromium").expect("chromium")
 }
 
 /// Go, for the gate's baseline read from `go test -json`.

@@ -1,0 +1,225 @@
+//! `ralph serve`: every loop of the machine on a web page, driven in a
+//! real headless Chromium: loops running and waiting, a question answered
+//! from the page, a run stopped from it; hostile content shown as text
+//! only; requests without the token, or from another site or host, refused.
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::answer::ASK;
+use crate::support::browser::{Page, Served};
+use crate::support::*;
+use crate::support::{Live, Reply};
+
+const A_WHILE: Duration = Duration::from_secs(120);
+const SLEEP: &str = "python3 -c 'import time; time.sleep(120)'";
+
+/// Each listed loop as `name: state`, in the page's order.
+fn listed(page: &Page) -> Vec<String> {
+    let v = page.eval(
+        "JSON.stringify([...document.querySelectorAll('.loop')].map(e => e.dataset.loop + ': ' + e.querySelector('.state').textContent))",
+    );
+    serde_json::from_str(v.as_str().unwrap()).unwrap()
+}
+
+#[test]
+fn the_page_lists_the_loops_answers_a_question_and_stops_a_run() {
+    let env = one_step_project();
+    // Two loops that work (the checkout's and worktree `two`'s), one that
+    // asks (worktree `three`), started in turn so that each takes its own
+    // scripted session.
+    env.api.session([Reply::bash(SLEEP), Reply::text("Slept.")]);
+    let main = Live::start(ralph_loop(&env).args(["--max-iterations", "3"]));
+    main.wait_for("Bash: python3 -c", A_WHILE);
+    env.api.session([Reply::bash(SLEEP), Reply::text("Slept.")]);
+    let two = Live::start(ralph_loop(&env).args(["--worktree", "two", "--max-iterations", "3"]));
+    two.wait_for("Bash: python3 -c", A_WHILE);
+    env.api.session([Reply::bash(ASK), Reply::text("Asked.")]);
+    env.api.session([
+        Reply::bash(CHECK_THE_BOX),
+        Reply::text("Done, with SQLite."),
+    ]);
+    let three = Live::start(ralph_loop(&env).args([
+        "--worktree",
+        "three",
+        "--wait-for-answer",
+        "10m",
+        "--max-iterations",
+        "5",
+    ]));
+    three.wait_for("waiting up to 10m for an answer", A_WHILE);
+
+    let served = Served::start(&env);
+    let page = Page::open(&served.url);
+    page.wait_for_text("Which database should the app use?", A_WHILE);
+    // The token left the address for a cookie.
+    assert_eq!(page.eval("location.search"), "");
+    let loops = listed(&page);
+    assert_eq!(loops.len(), 3, "{loops:?}");
+    assert!(loops[0] == "main: running", "the checkout first: {loops:?}");
+    assert!(loops.contains(&"two: running".to_string()), "{loops:?}");
+    assert!(
+        loops.iter().any(|l| l.starts_with("three: asking until ")),
+        "{loops:?}"
+    );
+    let text = page.text();
+    for part in ["1. Postgres", "2. SQLite, for now", "0/1 steps", "last activity"] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    page.screenshot("list");
+
+    // The question answered from the page: the run goes on with it.
+    page.click(r#".loop[data-loop="three"] button[data-act="2. SQLite, for now"]"#);
+    page.wait_for_text("answered three: option 2: SQLite, for now (sent by web)", A_WHILE);
+    let (code, out, err) = three.finish(A_WHILE);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    assert!(
+        out.contains("answered by web: option 2: SQLite, for now; the run goes on"),
+        "{out}"
+    );
+    assert!(
+        told(&env, 4).contains("The answer (option 2):\n\n> SQLite, for now\n"),
+        "{}",
+        told(&env, 4)
+    );
+    page.wait_for_text("complete", A_WHILE);
+
+    // The checkout's loop on its own page: timeline, session, transcript.
+    page.click(r#".loop[data-loop="main"] .name a"#);
+    page.wait_for_text("Timeline", A_WHILE);
+    page.wait_for_text("run started · claude", A_WHILE);
+    page.wait_for_text("→ Bash: python3 -c 'import time; time.sleep(120)'", A_WHILE);
+    assert!(page.eval("location.pathname").as_str().unwrap().starts_with("/loop/"));
+    page.screenshot("run");
+    page.click(r#"button[data-act="Stop"]"#);
+    let (code, out, err) = main.finish(A_WHILE);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    assert!(out.contains("ralph stop (sent by web)"), "{out}");
+    page.wait_for_text("stop now (sent by web)", A_WHILE);
+    page.wait_for_text("interrupted", A_WHILE);
+
+    // Back on the list, the other worker stops after its session: asked
+    // now, it ends once its session does (stopped here by the test).
+    page.click("#home");
+    page.wait_for_text("two", A_WHILE);
+    page.click(r#".loop[data-loop="two"] button[data-act="Stop"]"#);
+    let (code, out, err) = two.finish(A_WHILE);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    drop(page);
+    let (_, out, _) = served.live.finish(Duration::from_secs(1));
+    assert!(out.contains("every loop on this machine"), "{out}");
+}
+
+/// A raw request to the server, as a client that is not a browser sends
+/// it: the status line and the headers, and the body.
+fn raw(port: u16, request: &str) -> (String, String) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s.write_all(request.as_bytes()).unwrap();
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (head.to_string(), body.to_string())
+}
+
+#[test]
+fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
+    let env = project();
+    std::fs::write(
+        env.project.join(".ralph/spec.md"),
+        "# Spec\n\n- [ ] **1** <img src=x onerror=window.pwned=1> the step\n",
+    )
+    .unwrap();
+    env.commit_all("a clone's spec");
+    let hostile = "<script>window.pwned=3</script> <img src=x onerror=\"window.pwned=4\"> \
+                   [click me](javascript:window.pwned=5) <a href=\"javascript:window.pwned=6\">here</a>";
+    let long = format!("{hostile} {}", "x".repeat(10 << 20));
+    env.api.session([
+        Reply::text(long),
+        Reply::bash(
+            "ralph waiting --question '<script>window.pwned=7</script> which?' --option '<img src=y onerror=window.pwned=8>'",
+        ),
+        Reply::text("Asked."),
+    ]);
+    ralph_loop(&env)
+        .args(["--max-iterations", "1"])
+        .assert()
+        .code(3);
+    let served = Served::start(&env);
+    let page = Page::open(&served.url);
+    page.wait_for_text("<script>window.pwned=7</script> which?", A_WHILE);
+    page.wait_for_text("<img src=x onerror=window.pwned=1> the step", A_WHILE);
+    page.click(".loop .name a");
+    page.wait_for_text("Timeline", A_WHILE);
+    page.wait_for_text("<script>window.pwned=3</script>", A_WHILE);
+    page.wait_for_text("more bytes)", A_WHILE);
+    page.screenshot("hostile");
+    let checks = page.eval(
+        "JSON.stringify({pwned: typeof window.pwned, scripts: document.scripts.length, \
+         imgs: document.querySelectorAll('img').length, \
+         js_links: [...document.querySelectorAll('a')].filter(a => !a.getAttribute('href').startsWith('/')).length, \
+         longest: Math.max(...document.getElementById('transcript').textContent.split('\\n').map(l => l.length))})",
+    );
+    let checks: Value = serde_json::from_str(checks.as_str().unwrap()).unwrap();
+    assert_eq!(checks["pwned"], "undefined", "{checks}");
+    assert_eq!(checks["scripts"], 1, "{checks}");
+    assert_eq!(checks["imgs"], 0, "{checks}");
+    assert_eq!(checks["js_links"], 0, "{checks}");
+    assert!(checks["longest"].as_u64().unwrap() < 4000, "{checks}");
+
+    // Requests a browser page on another site, a rebinding name, or anyone
+    // without the token would send.
+    let port = served.port;
+    let cookie = format!("Cookie: ralph-serve-{port}={}\r\n", served.token);
+    let req = |line: &str, host: &str, more: &str| {
+        raw(
+            port,
+            &format!("{line} HTTP/1.1\r\nHost: {host}\r\n{more}Connection: close\r\nContent-Length: 0\r\n\r\n"),
+        )
+    };
+    let here = format!("127.0.0.1:{port}");
+    let (head, body) = req("GET /api/loops", &here, "");
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    assert!(body.contains("open the address `ralph serve` printed"), "{body}");
+    let (head, _) = req("GET /api/loops", &here, "Cookie: ralph-serve-1=nope\r\n");
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    let (head, _) = req(
+        &format!("GET /api/loops?token={}", "0".repeat(32)),
+        &here,
+        "",
+    );
+    assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+    let (head, _) = req("GET /api/loops", &format!("evil.example:{port}"), &cookie);
+    assert!(head.starts_with("HTTP/1.1 421"), "{head}");
+    let id = page
+        .eval("location.pathname")
+        .as_str()
+        .unwrap()
+        .trim_start_matches("/loop/")
+        .to_string();
+    let (head, _) = req(
+        &format!("POST /api/loop/{id}/answer"),
+        &here,
+        &format!("{cookie}Origin: http://evil.example\r\nContent-Type: application/json\r\n"),
+    );
+    assert!(head.starts_with("HTTP/1.1 403"), "{head}");
+    let (head, _) = req(
+        &format!("POST /api/loop/{id}/stop"),
+        &here,
+        &format!("{cookie}Content-Type: application/json\r\n"),
+    );
+    assert!(head.starts_with("HTTP/1.1 403"), "a change without its origin: {head}");
+    // With all of it, the page's own requests pass, and say what they may
+    // load: nothing from elsewhere.
+    let (head, body) = req("GET /api/loops", &here, &cookie);
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("Content-Security-Policy: default-src 'none'; script-src 'self'"), "{head}");
+    assert!(body.contains("window.pwned=7"), "as JSON data only: {body}");
+    // Nothing refused reached the loop: WAITING is still there, unanswered.
+    assert!(env.project.join(".ralph/WAITING").exists());
+    assert!(!env.ralph().arg("status").stdout_with(0).contains("answered"));
+    drop(page);
+    served.live.finish(Duration::from_secs(1));
+}
