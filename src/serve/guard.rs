@@ -208,7 +208,12 @@ mod tests {
     #[test]
     fn loopback_names_on_the_port_pass_and_every_other_host_is_refused() {
         let g = local();
-        for host in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "LOCALHOST:8080"] {
+        for host in [
+            "127.0.0.1:8080",
+            "localhost:8080",
+            "[::1]:8080",
+            "LOCALHOST:8080",
+        ] {
             assert_eq!(g.check(&get(host)), Ok(Shown::Cookie), "{host}");
         }
         // A rebinding attacker's name, another port, no port, junk.
@@ -224,7 +229,10 @@ mod tests {
         ] {
             assert_eq!(g.check(&get(host)), Err(Refused::Host), "{host}");
         }
-        let none = Asked { host: None, ..get("x") };
+        let none = Asked {
+            host: None,
+            ..get("x")
+        };
         assert_eq!(g.check(&none), Err(Refused::Host));
     }
 
@@ -253,8 +261,18 @@ mod tests {
             ..get(h)
         };
         let ok = Ok(Shown::Cookie);
-        assert_eq!(g.check(&with("POST", Some("http://127.0.0.1:8080"), None)), ok);
-        assert_eq!(g.check(&with("GET", Some("http://127.0.0.1:8080"), Some("same-origin"))), ok);
+        assert_eq!(
+            g.check(&with("POST", Some("http://127.0.0.1:8080"), None)),
+            ok
+        );
+        assert_eq!(
+            g.check(&with(
+                "GET",
+                Some("http://127.0.0.1:8080"),
+                Some("same-origin")
+            )),
+            ok
+        );
         assert_eq!(g.check(&with("GET", None, Some("none"))), ok);
         assert_eq!(
             g.check(&with("POST", Some("http://evil.example"), None)),
@@ -270,8 +288,14 @@ mod tests {
             "another of our names is another origin"
         );
         assert_eq!(g.check(&with("POST", None, None)), Err(Refused::Origin));
-        assert_eq!(g.check(&with("GET", None, Some("cross-site"))), Err(Refused::CrossSite));
-        assert_eq!(g.check(&with("GET", None, Some("same-site"))), Err(Refused::CrossSite));
+        assert_eq!(
+            g.check(&with("GET", None, Some("cross-site"))),
+            Err(Refused::CrossSite)
+        );
+        assert_eq!(
+            g.check(&with("GET", None, Some("same-site"))),
+            Err(Refused::CrossSite)
+        );
     }
 
     #[test]
@@ -287,15 +311,24 @@ mod tests {
         assert_eq!(g.check(&with(Some("a=b"), None)), Err(Refused::NoToken));
         assert_eq!(g.check(&with(None, None)), Err(Refused::NoToken));
         assert_eq!(
-            g.check(&with(Some("ralph-serve-8080=0123456789abcdef0123456789abcdeX"), None)),
+            g.check(&with(
+                Some("ralph-serve-8080=0123456789abcdef0123456789abcdeX"),
+                None
+            )),
             Err(Refused::WrongToken)
         );
         // Another server's cookie on the same host is not this one's.
         assert_eq!(
-            g.check(&with(Some("ralph-serve-9090=0123456789abcdef0123456789abcdef"), None)),
+            g.check(&with(
+                Some("ralph-serve-9090=0123456789abcdef0123456789abcdef"),
+                None
+            )),
             Err(Refused::NoToken)
         );
-        assert_eq!(g.check(&with(None, Some(&T[1..]))), Err(Refused::WrongToken));
+        assert_eq!(
+            g.check(&with(None, Some(&T[1..]))),
+            Err(Refused::WrongToken)
+        );
         assert_eq!(g.check(&with(None, Some(""))), Err(Refused::WrongToken));
         // A stale cookie and the right token in the URL: the URL wins.
         assert_eq!(
@@ -309,6 +342,10 @@ mod tests {
         assert_eq!(Refused::Host.status(), 421);
         assert_eq!(Refused::Origin.status(), 403);
         assert_eq!(Refused::NoToken.status(), 401);
-        assert!(Refused::NoToken.to_string().contains("open the address `ralph serve` printed"));
+        assert!(
+            Refused::NoToken
+                .to_string()
+                .contains("open the address `ralph serve` printed")
+        );
     }
 }

@@ -20,8 +20,9 @@ use crate::work::question::one_line;
 pub const LINE_MAX: usize = 2000;
 /// The newest lines of a transcript sent.
 pub const TRANSCRIPT_LINES: usize = 3000;
-/// The most of a session's stream read for its transcript (its end).
-pub const TRANSCRIPT_READ: u64 = 16 << 20;
+/// The most of a session's stream read for its transcript (its end): lines
+/// too long for the stream's reader are skipped, not held.
+pub const TRANSCRIPT_READ: u64 = crate::fsutil::RUN_FILE_CAP;
 /// The newest entries of a timeline sent.
 pub const TIMELINE_MAX: usize = 2000;
 
@@ -143,7 +144,9 @@ pub fn timeline(lines: &[Line]) -> (Vec<Entry>, Vec<Point>) {
     let (mut usd_so_far, mut tokens) = (0.0, 0u64);
     for l in lines {
         if let Event::SessionEnded {
-            cost_usd, tokens: t, ..
+            cost_usd,
+            tokens: t,
+            ..
         } = &l.event
         {
             usd_so_far += cost_usd.unwrap_or(0.0);
@@ -184,8 +187,10 @@ fn said_of(event: &Event, step: Option<&str>) -> Option<(Kind, String, bool)> {
         ),
         Event::SessionStarted { session, .. } => (
             K::Session,
-            said::headline(event)
-                .map_or_else(|| format!("session {session} started"), |h| format!("session {session}: {h}")),
+            said::headline(event).map_or_else(
+                || format!("session {session} started"),
+                |h| format!("session {session}: {h}"),
+            ),
             false,
         ),
         Event::SessionEnded {
@@ -220,7 +225,9 @@ fn said_of(event: &Event, step: Option<&str>) -> Option<(Kind, String, bool)> {
                 (true, _) => format!("the gate passed ({})", human_duration(*duration)),
                 (false, Some(f)) => format!(
                     "the gate failed: {f}{}",
-                    why.as_deref().map(|w| format!(" ({w})")).unwrap_or_default()
+                    why.as_deref()
+                        .map(|w| format!(" ({w})"))
+                        .unwrap_or_default()
                 ),
                 (false, None) => format!(
                     "the gate failed{}",
@@ -240,7 +247,10 @@ fn said_of(event: &Event, step: Option<&str>) -> Option<(Kind, String, bool)> {
                 "review of {of}: {verdict}{}",
                 match findings.len() {
                     0 => String::new(),
-                    n => format!(" · {}", crate::output::counted(n as u64, "finding", "findings")),
+                    n => format!(
+                        " · {}",
+                        crate::output::counted(n as u64, "finding", "findings")
+                    ),
                 }
             ),
             *verdict == crate::work::review::Judgement::Rejected,
@@ -545,7 +555,10 @@ mod tests {
         ];
         let (entries, points) = timeline(&lines);
         let usd: Vec<(u64, f64, u64)> = points.iter().map(|p| (p.at, p.usd, p.tokens)).collect();
-        assert_eq!(usd, [(1_000, 0.25, 120), (2_000, 0.25, 240), (3_000, 0.75, 360)]);
+        assert_eq!(
+            usd,
+            [(1_000, 0.25, 120), (2_000, 0.25, 240), (3_000, 0.75, 360)]
+        );
         assert_eq!(entries.len(), 3);
         assert_eq!(
             entries[0].text,
@@ -565,10 +578,17 @@ mod tests {
             log: None,
         };
         let rows: Vec<(Event, Option<(Kind, &str, bool)>)> = vec![
-            (gate(true, None), Some((Kind::Gate, "the gate passed (2s)", false))),
+            (
+                gate(true, None),
+                Some((Kind::Gate, "the gate passed (2s)", false)),
+            ),
             (
                 gate(false, Some("cargo test")),
-                Some((Kind::Gate, "the gate failed: cargo test (exit status 1)", true)),
+                Some((
+                    Kind::Gate,
+                    "the gate failed: cargo test (exit status 1)",
+                    true,
+                )),
             ),
             (
                 Event::Merged {
@@ -600,7 +620,11 @@ mod tests {
                     },
                     by: "web".into(),
                 },
-                Some((Kind::Command, "stop after the running session (sent by web)", false)),
+                Some((
+                    Kind::Command,
+                    "stop after the running session (sent by web)",
+                    false,
+                )),
             ),
             (
                 Event::Notice {
@@ -638,8 +662,14 @@ mod tests {
         ];
         let s = sessions(&lines);
         assert_eq!(s.len(), 2);
-        assert_eq!((s[0].n, s[0].outcome.as_deref(), s[0].cost_usd), (1, Some("ok"), Some(0.1)));
-        assert_eq!((s[1].n, s[1].review, s[1].outcome.as_deref()), (2, true, None));
+        assert_eq!(
+            (s[0].n, s[0].outcome.as_deref(), s[0].cost_usd),
+            (1, Some("ok"), Some(0.1))
+        );
+        assert_eq!(
+            (s[1].n, s[1].review, s[1].outcome.as_deref()),
+            (2, true, None)
+        );
     }
 
     #[test]
@@ -667,6 +697,10 @@ mod tests {
             },
         )]);
         assert!(!e[0].text.contains('\n'));
-        assert!(e[0].text.chars().count() <= LINE_MAX + 1, "{}", e[0].text.len());
+        assert!(
+            e[0].text.chars().count() <= LINE_MAX + 1,
+            "{}",
+            e[0].text.len()
+        );
     }
 }

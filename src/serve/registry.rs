@@ -44,7 +44,8 @@ impl Registry {
         };
         for e in entries.flatten() {
             let name = e.file_name();
-            if self.seen.contains_key(&name) || !name.to_string_lossy().ends_with(".invocation.json")
+            if self.seen.contains_key(&name)
+                || !name.to_string_lossy().ends_with(".invocation.json")
             {
                 continue;
             }

@@ -230,7 +230,13 @@ fn stamp_of(main: &std::path::Path, rows: &[Row]) -> (u64, Option<SystemTime>) {
             look(dot.join(f));
         }
         if let Some(run) = model::run_of(row) {
-            for f in ["", "events.jsonl", "state.json", "summary.json", "parallel.json"] {
+            for f in [
+                "",
+                "events.jsonl",
+                "state.json",
+                "summary.json",
+                "parallel.json",
+            ] {
                 look(run.path.join(f));
             }
         }
@@ -372,8 +378,8 @@ fn handle(mut req: Request, hub: &Arc<Hub>, guard: &Guard) {
             let Some((row, _)) = find(hub, id) else {
                 return no_such_loop(req, id);
             };
-            let is_json = header(&req, "Content-Type")
-                .is_some_and(|t| t.starts_with("application/json"));
+            let is_json =
+                header(&req, "Content-Type").is_some_and(|t| t.starts_with("application/json"));
             let mut body = String::new();
             let mut from = req.as_reader();
             let read = (&mut from).take(BODY_MAX + 1).read_to_string(&mut body);
@@ -413,14 +419,21 @@ fn find(hub: &Hub, id: &str) -> Option<(Row, Option<String>)> {
 
 /// What an action does, in watch's words; a request it cannot be, why.
 fn act_on(row: &Row, action: &str, args: &Value) -> Result<String, String> {
-    let a = args.as_object().ok_or("an action's body is a JSON object")?;
+    let a = args
+        .as_object()
+        .ok_or("an action's body is a JSON object")?;
     let known: &[&str] = match action {
         "stop" => &["after_session"],
         "answer" => &["text", "option"],
         "add" => &["title"],
         "raise" => &["iterations", "cost_usd", "time", "tokens"],
         "resume" => &[],
-        _ => return Err(format!("no action {:?}", crate::work::question::one_line(action, 32))),
+        _ => {
+            return Err(format!(
+                "no action {:?}",
+                crate::work::question::one_line(action, 32)
+            ));
+        }
     };
     if let Some(k) = a.keys().find(|k| !known.contains(&k.as_str())) {
         return Err(format!(
@@ -440,7 +453,9 @@ fn act_on(row: &Row, action: &str, args: &Value) -> Result<String, String> {
         }
         "answer" => {
             let reply = match (s("text").filter(|t| !t.is_empty()), n("option")) {
-                (Some(_), Some(_)) => return Err("answer in words or by an option, not both".into()),
+                (Some(_), Some(_)) => {
+                    return Err("answer in words or by an option, not both".into());
+                }
                 (Some(t), None) => Reply::Text(t.to_string()),
                 (None, Some(k)) => Reply::Option(u32::try_from(k).unwrap_or(u32::MAX)),
                 (None, None) => return Err("an answer needs words or an option".into()),
@@ -448,7 +463,9 @@ fn act_on(row: &Row, action: &str, args: &Value) -> Result<String, String> {
             act::answer(row, BY, &reply, "Resume goes on with this answer")
         }
         "add" => {
-            let title = s("title").filter(|t| !t.is_empty()).ok_or("a step needs a title")?;
+            let title = s("title")
+                .filter(|t| !t.is_empty())
+                .ok_or("a step needs a title")?;
             crate::control::add::step(&row.root, title)?
         }
         "raise" => {
@@ -508,9 +525,8 @@ fn stream(req: Request, hub: &Arc<Hub>, query: &HashMap<&str, &str>) {
 type Tailed = Option<(((Row, Option<String>), u32), u64)>;
 
 fn talk(w: &mut dyn Write, hub: &Hub, tail: Tailed) -> std::io::Result<()> {
-    let mut head = String::from(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n",
-    );
+    let mut head =
+        String::from("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n");
     for (k, v) in SECURITY_HEADERS {
         head.push_str(&format!("{k}: {v}\r\n"));
     }

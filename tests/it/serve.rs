@@ -65,14 +65,22 @@ fn the_page_lists_the_loops_answers_a_question_and_stops_a_run() {
         "{loops:?}"
     );
     let text = page.text();
-    for part in ["1. Postgres", "2. SQLite, for now", "0/1 steps", "last activity"] {
+    for part in [
+        "1. Postgres",
+        "2. SQLite, for now",
+        "0/1 steps",
+        "last activity",
+    ] {
         assert!(text.contains(part), "{part}: {text}");
     }
     page.screenshot("list");
 
     // The question answered from the page: the run goes on with it.
     page.click(r#".loop[data-loop="three"] button[data-act="2. SQLite, for now"]"#);
-    page.wait_for_text("answered three: option 2: SQLite, for now (sent by web)", A_WHILE);
+    page.wait_for_text(
+        "answered three: option 2: SQLite, for now (sent by web)",
+        A_WHILE,
+    );
     let (code, out, err) = three.finish(A_WHILE);
     assert_eq!(code, Some(0), "{out}\n{err}");
     assert!(
@@ -91,7 +99,12 @@ fn the_page_lists_the_loops_answers_a_question_and_stops_a_run() {
     page.wait_for_text("Timeline", A_WHILE);
     page.wait_for_text("run started · claude", A_WHILE);
     page.wait_for_text("→ Bash: python3 -c 'import time; time.sleep(120)'", A_WHILE);
-    assert!(page.eval("location.pathname").as_str().unwrap().starts_with("/loop/"));
+    assert!(
+        page.eval("location.pathname")
+            .as_str()
+            .unwrap()
+            .starts_with("/loop/")
+    );
     page.screenshot("run");
     page.click(r#"button[data-act="Stop"]"#);
     let (code, out, err) = main.finish(A_WHILE);
@@ -133,15 +146,19 @@ fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
     )
     .unwrap();
     env.commit_all("a clone's spec");
-    let hostile = "<script>window.pwned=3</script> <img src=x onerror=\"window.pwned=4\"> \
-                   [click me](javascript:window.pwned=5) <a href=\"javascript:window.pwned=6\">here</a>";
+    let hostile = "<script>window.pwned=3</script> <img src=x onerror=window.pwned=4> \
+                   [click me](javascript:window.pwned=5) <a href=javascript:window.pwned=6>here</a>";
     let long = format!("{hostile} {}", "x".repeat(10 << 20));
+    // A command of 100 KB; its last words a 10 MB line, which no reader
+    // of ralph's holds (its result too long to read, the session counts
+    // as failed); its question stays.
     env.api.session([
-        Reply::text(long),
+        Reply::bash(format!("echo '{hostile}'")),
+        Reply::bash(format!("true {}", "y".repeat(100_000))),
         Reply::bash(
             "ralph waiting --question '<script>window.pwned=7</script> which?' --option '<img src=y onerror=window.pwned=8>'",
         ),
-        Reply::text("Asked."),
+        Reply::text(long),
     ]);
     ralph_loop(&env)
         .args(["--max-iterations", "1"])
@@ -154,7 +171,7 @@ fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
     page.click(".loop .name a");
     page.wait_for_text("Timeline", A_WHILE);
     page.wait_for_text("<script>window.pwned=3</script>", A_WHILE);
-    page.wait_for_text("more bytes)", A_WHILE);
+    page.wait_for_text("→ Bash: true yyyy", A_WHILE);
     page.screenshot("hostile");
     let checks = page.eval(
         "JSON.stringify({pwned: typeof window.pwned, scripts: document.scripts.length, \
@@ -176,13 +193,18 @@ fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
     let req = |line: &str, host: &str, more: &str| {
         raw(
             port,
-            &format!("{line} HTTP/1.1\r\nHost: {host}\r\n{more}Connection: close\r\nContent-Length: 0\r\n\r\n"),
+            &format!(
+                "{line} HTTP/1.1\r\nHost: {host}\r\n{more}Connection: close\r\nContent-Length: 0\r\n\r\n"
+            ),
         )
     };
     let here = format!("127.0.0.1:{port}");
     let (head, body) = req("GET /api/loops", &here, "");
     assert!(head.starts_with("HTTP/1.1 401"), "{head}");
-    assert!(body.contains("open the address `ralph serve` printed"), "{body}");
+    assert!(
+        body.contains("open the address `ralph serve` printed"),
+        "{body}"
+    );
     let (head, _) = req("GET /api/loops", &here, "Cookie: ralph-serve-1=nope\r\n");
     assert!(head.starts_with("HTTP/1.1 401"), "{head}");
     let (head, _) = req(
@@ -210,16 +232,27 @@ fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
         &here,
         &format!("{cookie}Content-Type: application/json\r\n"),
     );
-    assert!(head.starts_with("HTTP/1.1 403"), "a change without its origin: {head}");
+    assert!(
+        head.starts_with("HTTP/1.1 403"),
+        "a change without its origin: {head}"
+    );
     // With all of it, the page's own requests pass, and say what they may
     // load: nothing from elsewhere.
     let (head, body) = req("GET /api/loops", &here, &cookie);
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    assert!(head.contains("Content-Security-Policy: default-src 'none'; script-src 'self'"), "{head}");
+    assert!(
+        head.contains("Content-Security-Policy: default-src 'none'; script-src 'self'"),
+        "{head}"
+    );
     assert!(body.contains("window.pwned=7"), "as JSON data only: {body}");
     // Nothing refused reached the loop: WAITING is still there, unanswered.
     assert!(env.project.join(".ralph/WAITING").exists());
-    assert!(!env.ralph().arg("status").stdout_with(0).contains("answered"));
+    assert!(
+        !env.ralph()
+            .arg("status")
+            .stdout_with(0)
+            .contains("answered")
+    );
     drop(page);
     served.live.finish(Duration::from_secs(1));
 }
