@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 /// Top first: (part, the files and folders of `src/` it is made of). A
 /// longer prefix wins (`run/engine` is not `run`).
 const LAYERS: &[(&str, &[&str])] = &[
-    ("face", &["main.rs", "cli.rs", "cmd", "mcp"]),
+    ("face", &["main.rs", "cli.rs", "cmd", "mcp", "serve"]),
     ("watch", &["watch"]),
     ("loop", &["run"]),
     ("parallel", &["parallel"]),
