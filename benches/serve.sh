@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # What `ralph serve` costs the machine with LOOPS loops (default 20: a
 # checkout and its worktrees, each running a session that waits) and its
-# page open (an event stream connected), over SECONDS (default 60): its CPU
+# page open (an event stream connected), over DURATION seconds (default 60): its CPU
 # use and peak memory, side by side with `ralph watch` on the same loops in
 # a real terminal (tmux), the face users have for them today. Needs tmux,
 # curl, bc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_EACH=${SECONDS:-60}
+SECONDS_EACH=${DURATION:-60}
 LOOPS=${LOOPS:-20}
 cargo build --release --locked -q
 RALPH=$PWD/target/release/ralph

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # What `ralph watch` costs the machine: its CPU use idle (a loop whose
 # session waits) and while a session streams (a line every 50 ms), and its
-# memory, each over SECONDS (default 30) in a real terminal (tmux). Side by
+# memory, each over DURATION seconds (default 30; bash keeps its own SECONDS) in a real terminal (tmux). Side by
 # side with what users would run otherwise: `watch -n 1 ralph status --all`
 # (procps), its shell and every ralph it starts counted. Needs tmux, procps.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SECONDS_EACH=${SECONDS:-30}
+SECONDS_EACH=${DURATION:-30}
 cargo build --release --locked -q
 RALPH=$PWD/target/release/ralph
 W=$(mktemp -d)

@@ -170,6 +170,14 @@ fn resumed_options(
             visible(&changed.join("; "))
         ));
     }
+    // The limits a user raises while the run runs (`ralph raise`, the web
+    // page, a comment) are kept with the run's state, which comes back
+    // under this command line: the command line it was started with must
+    // not put them back where they began.
+    saved.max_iterations = None;
+    saved.max_cost = None;
+    saved.max_time = None;
+    saved.max_tokens = None;
     Ok((given.clone().over(saved), Some(inv)))
 }
 

@@ -89,9 +89,19 @@ pub fn load(root: &Path) -> Option<Invocation> {
     serde_json::from_str(&text).ok()
 }
 
-/// Options that only make a worktree (or are the resume itself): dropped
-/// when the same command line resumes the run.
-const MAKE_ONLY: [&str; 3] = ["--base", "--spec", "--resume"];
+/// Options dropped when the same command line resumes the run: those that
+/// only make a worktree (or are the resume itself), and the limits a user
+/// may have raised while it ran, which come back with the run's state (given
+/// again, they would undo the raise).
+const MAKE_ONLY: [&str; 7] = [
+    "--base",
+    "--spec",
+    "--resume",
+    "--max-iterations",
+    "--max-cost",
+    "--max-time",
+    "--max-tokens",
+];
 
 /// The command line that resumes the run `args` started: the same, without
 /// what only made its worktree, with `--resume`. `None` for an interactive
@@ -149,9 +159,14 @@ mod tests {
             resume_args(&v(
                 "loop --worktree a --base main --spec=s.md --gate make --max-iterations 9"
             )),
-            Some(v(
-                "loop --worktree a --gate make --max-iterations 9 --resume"
-            ))
+            Some(v("loop --worktree a --gate make --resume"))
+        );
+        // The limits come back with the run, raised or not.
+        assert_eq!(
+            resume_args(&v(
+                "loop --max-cost 2 --max-time=1h --max-tokens 9 --model m"
+            )),
+            Some(v("loop --model m --resume"))
         );
         assert_eq!(
             resume_args(&v("-C x loop --resume -- --model opus --spec y")),

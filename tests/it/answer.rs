@@ -260,6 +260,11 @@ fn stop_after_the_session_and_a_raised_limit_are_taken_between_sessions() {
         serde_json::from_str(&fs::read_to_string(run_dir(&env).join("state.json")).unwrap())
             .unwrap();
     assert_eq!(saved["limits"]["max_iterations"], 3, "{saved}");
+    // And so it goes: `--resume` takes the run's third session, the one the
+    // raise allowed, though it was started with `--max-iterations 1`.
+    let out = ralph_loop(&env).arg("--resume").stdout_with(0);
+    assert!(out.contains("iteration 3/3"), "{out}");
+    assert!(out.contains("complete: all 3 steps done"), "{out}");
 }
 
 /// A session that writes WAITING itself, hostile: escapes, NUL bytes and

@@ -256,3 +256,136 @@ fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
     drop(page);
     served.live.finish(Duration::from_secs(1));
 }
+
+#[test]
+fn from_a_runs_page_a_step_is_added_a_limit_raised_the_run_stopped_after_its_session_and_resumed() {
+    let env = one_step_project();
+    env.api.session([
+        Reply::bash("python3 -c 'import time; time.sleep(30)'"),
+        Reply::text("Slept."),
+    ]);
+    let run = Live::start(ralph_loop(&env).args(["--max-iterations", "1"]));
+    run.wait_for("Bash: python3 -c", A_WHILE);
+    let served = Served::start(&env);
+    let page = Page::open(&served.url);
+    page.click(r#".loop[data-loop="main"] .name a"#);
+    page.wait_for_text("Raise", A_WHILE);
+    page.type_into(r#"input[aria-label="by"]"#, "2");
+    page.click(r#"button[data-act="Raise"]"#);
+    page.wait_for_text("): raise --max-iterations by 2", A_WHILE);
+    page.type_into(r#"input[aria-label="step"]"#, "Write the docs");
+    page.click(r#"button[data-act="Add step"]"#);
+    page.wait_for_text("Added step 2 Write the docs", A_WHILE);
+    page.click(r#"button[data-act="Stop after this session"]"#);
+    page.wait_for_text("asked main (pid ", A_WHILE);
+    let (code, out, err) = run.finish(A_WHILE);
+    assert_eq!(code, Some(130), "{out}\n{err}");
+    for part in [
+        "raise --max-iterations by 2 (sent by web)",
+        "stop after this session, sent by web",
+    ] {
+        assert!(out.contains(part), "{part}: {out}");
+    }
+    let spec = std::fs::read_to_string(env.project.join(".ralph/spec.md")).unwrap();
+    assert!(spec.contains("- [ ] **2** Write the docs"), "{spec}");
+    // Resumed from the page: the same run goes on, in the background, and
+    // its next session does both steps.
+    env.api
+        .session([Reply::bash(CHECK_THE_BOX), Reply::text("Both done.")]);
+    page.click(r#"button[data-act="Resume"]"#);
+    page.wait_for_text("resumed main (pid ", A_WHILE);
+    page.wait_for_text("complete: all 2 steps done", A_WHILE);
+    let s = summary(&env);
+    assert_eq!(s["outcome"], "complete", "{s}");
+    assert_eq!(s["resumed"], 1, "one run, resumed once: {s}");
+    drop(page);
+    served.live.finish(Duration::from_secs(1));
+}
+
+#[test]
+fn a_parallel_runs_page_shows_its_board_and_its_workers_merges() {
+    let env = steps_project(2);
+    for _ in 0..2 {
+        env.api
+            .session([Reply::bash(DO_STEP), Reply::text("Step done.")]);
+    }
+    ralph_loop(&env)
+        .args(["--parallel", "2", "--max-iterations", "4"])
+        .stdout_with(0);
+    let served = Served::start(&env);
+    let page = Page::open(&served.url);
+    page.click(r#".loop[data-loop="main"] .name a"#);
+    page.wait_for_text("Board", A_WHILE);
+    let board = page.eval(
+        "JSON.stringify([...document.querySelectorAll('.board tr')].slice(1).map(r => [...r.children].slice(0, 3).map(c => c.textContent).join(' | ')))",
+    );
+    let mut rows: Vec<String> = serde_json::from_str(board.as_str().unwrap()).unwrap();
+    rows.sort();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert!(
+        rows[0].starts_with("**1** Step 1 | merged | w")
+            && rows[1].starts_with("**2** Step 2 | merged | w"),
+        "{rows:?}"
+    );
+    let text = page.text();
+    assert!(text.contains("merged **1** Step 1 into "), "{text}");
+    assert!(text.contains("complete: all 2 steps done"), "{text}");
+    drop(page);
+    served.live.finish(Duration::from_secs(1));
+}
+
+#[test]
+fn listening_on_every_address_says_what_it_exposes_and_a_session_cannot_serve() {
+    let env = project();
+    let live = Live::start(env.ralph().args(["serve", "--listen", "0.0.0.0"]));
+    live.wait_for("plain HTTP", Duration::from_secs(30));
+    let err = live.stderr();
+    assert!(
+        err.contains("listening on 0.0.0.0 port ")
+            && err.contains("sees every loop's questions, transcripts and folders, and can stop, answer and resume them"),
+        "{err}"
+    );
+    let url = live
+        .stdout()
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("http://"))
+        .unwrap()
+        .to_string();
+    let port: u16 = url
+        .rsplit_once(':')
+        .unwrap()
+        .1
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let token = url.rsplit_once("token=").unwrap().1;
+    let get = |host: &str| {
+        raw(
+            port,
+            &format!(
+                "GET /api/loops?token={token} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+            ),
+        )
+        .0
+    };
+    assert!(get(&format!("127.0.0.1:{port}")).starts_with("HTTP/1.1 200"));
+    assert!(
+        get(&format!("10.1.2.3:{port}")).starts_with("HTTP/1.1 200"),
+        "an address of ours"
+    );
+    assert!(get(&format!("evil.example:{port}")).starts_with("HTTP/1.1 421"));
+    live.finish(Duration::from_secs(1));
+    // Inside a loop's session, as its sessions are marked.
+    let err = env
+        .ralph()
+        .arg("serve")
+        .env("RALPH_LOOP", "1")
+        .stderr_with(2);
+    assert!(
+        err.contains("refused inside a loop's session (RALPH_LOOP is set)"),
+        "{err}"
+    );
+}

@@ -249,8 +249,9 @@ fn a_waiting_loop_shows_why_and_resumes_from_the_dashboard_as_it_was_started() {
     );
     tmux.keys(&["r"]);
     let s = tmux.wait_for("b resumed", |s| footer(s).starts_with("resumed b (pid"));
+    // Its limits come back with its state (a raise kept): not given again.
     assert!(
-        s.contains("--worktree b") && s.contains("--max-iterations 7"),
+        s.contains("--worktree b --resume`") && !s.contains("--max-iterations"),
         "{s}"
     );
     // Where its output goes, whole, from the home folder.
