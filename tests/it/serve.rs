@@ -176,6 +176,7 @@ fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
     let checks = page.eval(
         "JSON.stringify({pwned: typeof window.pwned, scripts: document.scripts.length, \
          imgs: document.querySelectorAll('img').length, \
+         elsewhere: performance.getEntriesByType('resource').filter(r => !r.name.startsWith(location.origin)).length, \
          js_links: [...document.querySelectorAll('a')].filter(a => !a.getAttribute('href').startsWith('/')).length, \
          longest: Math.max(...document.getElementById('transcript').textContent.split('\\n').map(l => l.length))})",
     );
@@ -183,6 +184,7 @@ fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
     assert_eq!(checks["pwned"], "undefined", "{checks}");
     assert_eq!(checks["scripts"], 1, "{checks}");
     assert_eq!(checks["imgs"], 0, "{checks}");
+    assert_eq!(checks["elsewhere"], 0, "nothing loaded from elsewhere: {checks}");
     assert_eq!(checks["js_links"], 0, "{checks}");
     assert!(checks["longest"].as_u64().unwrap() < 4000, "{checks}");
 
