@@ -2,6 +2,8 @@
 //! steps done on the remote's branches merged through the same queue as
 //! `ralph loop --parallel` (the gate after each), and the result pushed.
 
+use std::collections::BTreeSet;
+
 use anyhow::Result;
 use clap::Args;
 
@@ -31,10 +33,27 @@ use crate::work::spec;
 /// the branch's pull request is opened or updated (a draft until
 /// complete).
 ///
+/// With --follow it goes on as steps arrive: it merges each step as soon
+/// as its branch is pushed done (the gate after each merge, as above) and
+/// pushes the integration branch, which makes the steps that waited for it
+/// ready for workers running `ralph worker --next`, on any machine; it
+/// ends once every step is merged, or when no step is ready and none is
+/// done to merge (what is left waits for what can never start).
+///
 /// Exit status: 0 when every step done so far is merged (complete or
 /// not), else as `ralph loop --help` says.
 #[derive(Debug, Args)]
 pub struct Merge {
+    /// Go on merging steps as they are pushed done, until every step is
+    /// merged or nothing can go on
+    #[arg(long)]
+    follow: bool,
+
+    /// With --follow: how often the remote is read while waiting for
+    /// steps to be done (1s to 10m)
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::config::parse_duration, requires = "follow")]
+    poll: std::time::Duration,
+
     #[command(flatten)]
     on: On,
 
@@ -45,6 +64,96 @@ pub struct Merge {
 impl Run for Merge {
     fn run(&self) -> Result<ExitStatus> {
         let project = Project::find()?;
+        if !self.follow {
+            return self.pass(&project);
+        }
+        if !(1..=600).contains(&self.poll.as_secs()) {
+            return Err(crate::exit::Stop::with(
+                ExitStatus::Usage,
+                format!(
+                    "--poll {}s is out of range: give 1s to 10m",
+                    self.poll.as_secs()
+                ),
+            ));
+        }
+        self.follow(&project)
+    }
+}
+
+impl Merge {
+    /// --follow: a pass each time a step is pushed done that was not tried
+    /// yet (a step whose merge failed its gate is tried again only once
+    /// its branch moves), until every step is merged or nothing can go on.
+    fn follow(&self, project: &Project) -> Result<ExitStatus> {
+        let root = &project.root;
+        let ui = Ui::for_loop("merge", true);
+        let mut tried: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut passes = 0usize;
+        let mut said = String::new();
+        loop {
+            if let Some(why) = crate::procs::signals::stop_requested() {
+                ui.note(&format!("stopped ({why})"));
+                return Ok(ExitStatus::Code(130));
+            }
+            remote::refuse_changes(root, "ralph merge")?;
+            let (target, base) = self.on.reach(root)?;
+            let text = remote::show(root, &base.commit, ".ralph/spec.md");
+            let parsed = spec::parse(&text);
+            let pushed = remote::pushed_steps(root, &target, &parsed.steps)?;
+            let tracker = crate::config::load(&project.config())
+                .ok()
+                .and_then(|c| c.tracker);
+            let order = crate::run::coordinator::order_of(root, tracker, &remote::items_of(&text))?;
+            let board = remote::board(&text, &order, &pushed, &base);
+            let fresh: Vec<(String, String)> = board
+                .finished
+                .iter()
+                .filter_map(|s| Some((s.slug.clone(), pushed.get(&s.slug)?.sha.clone())))
+                .filter(|k| !tried.contains(k))
+                .collect();
+            if !fresh.is_empty() || (passes == 0 && board.merged == board.total) {
+                tried.extend(fresh);
+                passes += 1;
+                let status = self.pass(project)?;
+                if status != ExitStatus::Success {
+                    return Ok(status);
+                }
+                said.clear();
+                continue;
+            }
+            if board.merged == board.total {
+                ui.note(&format!(
+                    "every step is merged ({} of {})",
+                    board.merged, board.total
+                ));
+                return Ok(ExitStatus::Success);
+            }
+            if board.ready.is_empty() {
+                ui.note(&format!(
+                    "nothing can go on: no step is ready or done to merge ({} of {} merged; {} waiting)",
+                    board.merged,
+                    board.total,
+                    board.waiting.len() + board.finished.len()
+                ));
+                return Ok(ExitStatus::Success);
+            }
+            let why = format!(
+                "waiting for steps to be pushed done: {} ready or being worked, {} waiting for others ({} of {} merged)",
+                board.ready.len(),
+                board.waiting.len(),
+                board.merged,
+                board.total
+            );
+            if why != said {
+                ui.note(&why);
+                said = why;
+            }
+            super::worker::sleep_unless_stopped(self.poll);
+        }
+    }
+
+    /// One merge of the steps done so far (all of `ralph merge` without --follow).
+    fn pass(&self, project: &Project) -> Result<ExitStatus> {
         let root = project.root.clone();
         remote::refuse_changes(&root, "ralph merge")?;
         let (target, base) = self.on.reach(&root)?;
@@ -110,7 +219,25 @@ fn loop_args(mut args: Vec<String>) -> Vec<String> {
     if let Some(at) = args.iter().position(|a| a == "merge") {
         args[at] = "loop".into();
     }
-    args
+    // --follow and its --poll are the merge's own, no loop's.
+    let mut out = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        if a == "--" {
+            out.push(a);
+            out.extend(it.by_ref());
+            break;
+        }
+        match a.as_str() {
+            "--follow" => {}
+            "--poll" => {
+                it.next();
+            }
+            _ if a.starts_with("--poll=") => {}
+            _ => out.push(a),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -120,7 +247,9 @@ mod tests {
     #[test]
     fn a_resolution_worker_is_a_loop_with_the_merges_options() {
         let v = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
-        let args = loop_args(v("-C x merge --pr --branch ralph/a --max-cost 3"));
+        let args = loop_args(v(
+            "-C x merge --follow --poll 2s --pr --branch ralph/a --poll=3s --max-cost 3",
+        ));
         assert_eq!(
             crate::parallel::workers::worker_args(&args),
             v("loop --max-cost 3")
