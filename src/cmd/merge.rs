@@ -11,6 +11,7 @@ use super::Run;
 use super::steps::On;
 use crate::config::Options;
 use crate::exit::ExitStatus;
+use crate::parallel::claims::{self, Claim};
 use crate::parallel::remote::{self, StepInfo};
 use crate::run::coordinator::RemoteMerge;
 use crate::run::ui::Ui;
@@ -54,6 +55,16 @@ pub struct Merge {
     #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = crate::config::parse_duration, requires = "follow")]
     poll: std::time::Duration,
 
+    /// With --follow: how long the merger's own claim on the run holds
+    /// without a renewal (workers on `--next` wait for its merges only
+    /// while it holds; 2s to 1h)
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = crate::config::parse_duration, requires = "follow")]
+    lease: std::time::Duration,
+
+    /// With --follow: this machine's name in its claim [default: the host's name]
+    #[arg(long, value_name = "NAME", requires = "follow")]
+    machine: Option<String>,
+
     #[command(flatten)]
     on: On,
 
@@ -76,7 +87,64 @@ impl Run for Merge {
                 ),
             ));
         }
-        self.follow(&project)
+        let lease = self.lease.as_secs();
+        if !(2..=claims::MAX_LEASE).contains(&lease) {
+            return Err(crate::exit::Stop::with(
+                ExitStatus::Usage,
+                format!("--lease {lease}s is out of range: give 2s to 1h"),
+            ));
+        }
+        let root = &project.root;
+        let branch = self.on.branch(root)?;
+        let target = remote::origin(root, &branch)
+            .map_err(|e| crate::exit::Stop::with(ExitStatus::Usage, e))?;
+        // One merger per run: two would race to push the integration branch.
+        let slot = claims::merger_slot(&branch);
+        let now = crate::timefmt::now_epoch();
+        let judged = claims::Seen::default().judge(remote::claims(root, &target)?, now, lease);
+        let expect = match judged.get(&slot) {
+            Some(j) if j.live(now) => {
+                return Err(crate::exit::Stop::with(
+                    ExitStatus::Failure,
+                    format!(
+                        "another `ralph merge --follow` follows {branch} ({}, its lease {}s more): one merger per run",
+                        j.claim
+                            .as_ref()
+                            .map(|c| format!("machine {}", c.machine))
+                            .unwrap_or_else(|| "a claim that does not read as one".into()),
+                        j.expires - now
+                    ),
+                ));
+            }
+            Some(j) => Some(j.sha.clone()),
+            None => None,
+        };
+        let claim = Claim {
+            step: slot.clone(),
+            machine: self
+                .machine
+                .clone()
+                .unwrap_or_else(super::worker::host_name),
+            run: super::worker::run_id(),
+            since: now,
+            renewed: now,
+            lease,
+        };
+        let sha = remote::claim_commit(root, &claim)?;
+        if !remote::swap_claim(root, &target, &slot, Some(&sha), expect.as_deref())? {
+            return Err(crate::exit::Stop::with(
+                ExitStatus::Failure,
+                format!(
+                    "another `ralph merge --follow` claimed {branch} first: one merger per run"
+                ),
+            ));
+        }
+        let holding = super::worker::Holding::start(root, &target, claim, sha);
+        let status = self.follow(&project);
+        if let Some(last) = holding.stop() {
+            let _ = remote::swap_claim(root, &target, &slot, None, Some(&last));
+        }
+        status
     }
 }
 

@@ -175,6 +175,11 @@ impl Worker {
             run: run_id(),
         };
         let ui = Ui::for_loop("next", true);
+        // Until the remote has the integration branch, every machine starts
+        // it from its HEAD (see `ralph steps`): this checkout goes back
+        // there after each step, so that the next one is not made from the
+        // last one's branch.
+        let start = crate::git::at(&root).run(&["rev-parse", "HEAD"], &[])?;
         let mut seen = claims::Seen::default();
         let mut worked = 0usize;
         let mut said_waiting = String::new();
@@ -239,6 +244,7 @@ impl Worker {
                     }
                     worked += 1;
                     let status = status?;
+                    crate::git::at(&root).run(&["switch", "--quiet", "--detach", &start], &[])?;
                     if status != ExitStatus::Success {
                         return Ok(status);
                     }
@@ -250,8 +256,15 @@ impl Worker {
                         .filter(|(slug, j)| j.live(now) && look.open.contains(*slug))
                         .map(|(slug, _)| slug)
                         .collect();
+                    // Steps that wait can become ready when the steps
+                    // being worked are done, or when a merger that is
+                    // following the run merges the ones done.
+                    let merger = look
+                        .claims
+                        .get(&claims::merger_slot(&look.board.branch))
+                        .is_some_and(|j| j.live(now));
                     let can_come = !look.board.waiting.is_empty()
-                        && !(live.is_empty() && look.board.finished.is_empty());
+                        && (!live.is_empty() || (merger && !look.board.finished.is_empty()));
                     if live.is_empty() && !can_come {
                         ui.note(&format!(
                             "no step is ready or claimed: done here ({worked} worked on this machine; {} of {} merged)",
@@ -260,9 +273,14 @@ impl Worker {
                         return Ok(ExitStatus::Success);
                     }
                     let why = format!(
-                        "waiting: {} claimed by other machines, {} done and not merged yet, {} waiting for others",
+                        "waiting: {} claimed by other machines, {} done and not merged yet{}, {} waiting for others",
                         live.len(),
                         look.board.finished.len(),
+                        if merger {
+                            " (a merger follows the run)"
+                        } else {
+                            ""
+                        },
                         look.board.waiting.len()
                     );
                     if why != said_waiting {
@@ -452,13 +470,13 @@ impl Look {
 /// A claim held while its step is worked: renewed a third of the way
 /// through its lease by a thread of its own, so that a session that runs
 /// long keeps it, and a machine that dies loses it.
-struct Holding {
+pub(crate) struct Holding {
     stop: Arc<(Mutex<bool>, Condvar)>,
     thread: std::thread::JoinHandle<Option<String>>,
 }
 
 impl Holding {
-    fn start(
+    pub(crate) fn start(
         root: &Path,
         target: &crate::ship::push::Target,
         claim: Claim,
@@ -508,7 +526,7 @@ impl Holding {
     }
 
     /// Stop renewing: the claim's last commit, if it is still this machine's.
-    fn stop(self) -> Option<String> {
+    pub(crate) fn stop(self) -> Option<String> {
         if let Ok(mut s) = self.stop.0.lock() {
             *s = true;
         }
@@ -518,13 +536,13 @@ impl Holding {
 }
 
 /// The host's name, for a claim [default of --machine].
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     sysinfo::System::host_name().unwrap_or_else(|_| "a machine".into())
 }
 
 /// This run of `ralph worker --next`: the Actions run and job where there
 /// is one, and this process.
-fn run_id() -> String {
+pub(crate) fn run_id() -> String {
     let pid = std::process::id();
     match std::env::var("GITHUB_RUN_ID") {
         Ok(id) => format!(

@@ -10,6 +10,17 @@ pub const NAMESPACE: &str = "refs/ralph/claims/";
 /// what `ralph status --remote` honours of a claim).
 pub const MAX_LEASE: u64 = 3600;
 
+/// The claim a `ralph merge --follow` holds while it follows the run of
+/// `branch` (the integration branch): workers wait for its merges only
+/// while it is live. No step's slug is ever this (a step's ends in a hash).
+pub fn merger_slot(branch: &str) -> String {
+    let mut s = String::from("merger");
+    for c in branch.chars() {
+        s.push(if c.is_ascii_alphanumeric() { c } else { '-' });
+    }
+    s
+}
+
 /// The first line of every claim's message.
 const TITLE: &str = "ralph claim";
 

@@ -441,7 +441,12 @@ impl Target {
         if ok {
             return Ok(true);
         }
-        if rejection(&out, &err).is_some() || err.contains("stale info") {
+        // Not as expected: here (stale info), or at the remote, which
+        // compares and swaps under its lock (another push got there first).
+        let lost = ["stale info", "cannot lock ref", "reference already exists"];
+        if rejection(&out, &err).is_some()
+            || lost.iter().any(|l| out.contains(l) || err.contains(l))
+        {
             return Ok(false);
         }
         Err(self.said(&last_lines(&err)))
