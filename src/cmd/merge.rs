@@ -287,7 +287,7 @@ fn loop_args(mut args: Vec<String>) -> Vec<String> {
     if let Some(at) = args.iter().position(|a| a == "merge") {
         args[at] = "loop".into();
     }
-    // --follow and its --poll are the merge's own, no loop's.
+    // --follow and its options are the merge's own, no loop's.
     let mut out = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
@@ -296,12 +296,14 @@ fn loop_args(mut args: Vec<String>) -> Vec<String> {
             out.extend(it.by_ref());
             break;
         }
-        match a.as_str() {
+        let name = a.split('=').next().unwrap_or_default();
+        match name {
             "--follow" => {}
-            "--poll" => {
-                it.next();
+            "--poll" | "--lease" | "--machine" => {
+                if !a.contains('=') {
+                    it.next();
+                }
             }
-            _ if a.starts_with("--poll=") => {}
             _ => out.push(a),
         }
     }
@@ -316,7 +318,7 @@ mod tests {
     fn a_resolution_worker_is_a_loop_with_the_merges_options() {
         let v = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
         let args = loop_args(v(
-            "-C x merge --follow --poll 2s --pr --branch ralph/a --poll=3s --max-cost 3",
+            "-C x merge --follow --poll 2s --pr --lease=5m --machine m --branch ralph/a --max-cost 3",
         ));
         assert_eq!(
             crate::parallel::workers::worker_args(&args),

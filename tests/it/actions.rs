@@ -665,7 +665,8 @@ fn with_on_conflict_wait_the_merge_stops_for_a_human_and_keeps_the_steps_branch(
     let needs: BTreeMap<String, BTreeMap<String, String>> =
         [("plan".to_string(), plan.outputs.clone())].into();
     for m in machines(&plan) {
-        assert_eq!(actions.job("work", Some(&m), &needs).code, 0);
+        let w = actions.job("work", Some(&m), &needs);
+        assert_eq!(w.code, 0, "{}", w.log);
     }
     // `ralph merge` by hand, in a clone of its own.
     env.git_in(
