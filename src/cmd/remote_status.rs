@@ -24,6 +24,9 @@ pub struct RemoteStatus {
     pub merged: usize,
     pub total: usize,
     pub steps: Vec<StepState>,
+    /// The claim of the `ralph merge --follow` that follows the run, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merger: Option<ClaimShown>,
 }
 
 #[derive(Debug, Serialize)]
@@ -114,6 +117,46 @@ pub fn rows(
         .collect()
 }
 
+/// A claim as status shows it: its stated start never later than now.
+/// Pure.
+pub fn shown(j: &Judged, now: u64) -> ClaimShown {
+    ClaimShown {
+        commit: j.sha.clone(),
+        machine: j.claim.as_ref().map(|c| c.machine.clone()),
+        run: j.claim.as_ref().map(|c| c.run.clone()),
+        since: j
+            .claim
+            .as_ref()
+            .map(|c| crate::timefmt::rfc3339(UNIX_EPOCH + Duration::from_secs(c.since.min(now)))),
+        lease_left_secs: j.expires.saturating_sub(now),
+        live: j.live(now),
+    }
+}
+
+/// How a claim reads in a line: who, since when, how much lease is left. Pure.
+fn claim_text(c: &ClaimShown) -> String {
+    let who = c
+        .machine
+        .as_deref()
+        .unwrap_or("(a claim that does not read as one)");
+    if c.live {
+        format!(
+            "claimed by {}{}, lease {} left",
+            crate::output::visible_line(who),
+            c.since
+                .as_ref()
+                .map(|t| format!(" since {t}"))
+                .unwrap_or_default(),
+            crate::timefmt::human_duration(Duration::from_secs(c.lease_left_secs))
+        )
+    } else {
+        format!(
+            "claimed by {}: its lease ran out (another machine may take it over)",
+            crate::output::visible_line(who)
+        )
+    }
+}
+
 /// One step's line. Pure.
 pub fn line(s: &StepState) -> String {
     let mut out = format!(
@@ -123,26 +166,7 @@ pub fn line(s: &StepState) -> String {
         crate::output::visible_line(&s.step.title)
     );
     if let Some(c) = &s.claim {
-        let who = c
-            .machine
-            .as_deref()
-            .unwrap_or("(a claim that does not read as one)");
-        if c.live {
-            out.push_str(&format!(
-                "\n            claimed by {}{}, lease {} left",
-                crate::output::visible_line(who),
-                c.since
-                    .as_ref()
-                    .map(|t| format!(" since {t}"))
-                    .unwrap_or_default(),
-                crate::timefmt::human_duration(Duration::from_secs(c.lease_left_secs))
-            ));
-        } else {
-            out.push_str(&format!(
-                "\n            claimed by {}: its lease ran out (another machine may take it over)",
-                crate::output::visible_line(who)
-            ));
-        }
+        out.push_str(&format!("\n            {}", claim_text(c)));
     }
     if let Some(p) = &s.pushed {
         out.push_str(&format!(
@@ -186,6 +210,9 @@ pub fn show(on: &On, json: bool) -> Result<ExitStatus> {
         merged: board.merged,
         total: board.total,
         steps: rows(&text, &board, &pushed, &claims, now),
+        merger: claims
+            .get(&claims::merger_slot(&board.branch))
+            .map(|j| shown(j, now)),
     };
     if json {
         outln!("{}", serde_json::to_string_pretty(&status)?);
@@ -205,5 +232,92 @@ pub fn show(on: &On, json: bool) -> Result<ExitStatus> {
     for s in &status.steps {
         outln!("{}", line(s));
     }
+    match &status.merger {
+        Some(m) => outln!("  merger: {}", claim_text(m)),
+        None => outln!("  merger: none follows the run (`ralph merge --follow`)"),
+    }
     Ok(ExitStatus::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parallel::claims::Claim;
+
+    #[test]
+    fn each_step_shows_its_state_branch_and_claim_as_judged_here() {
+        let text =
+            "# Spec\n\n- [x] **1** One\n- [ ] **2** Two\n- [ ] **3** Three\n- [ ] **4** Four\n";
+        let steps = spec::parse(text).steps;
+        let info: Vec<StepInfo> = steps.iter().map(StepInfo::of).collect();
+        let board = Steps {
+            finished: vec![info[1].clone()],
+            ready: vec![info[2].clone()],
+            waiting: vec![info[3].clone()],
+            ..Steps::default()
+        };
+        let pushed = BTreeMap::from([(
+            info[1].slug.clone(),
+            StepBranch {
+                sha: "a".repeat(40),
+                done: true,
+            },
+        )]);
+        let claim = |machine: &str| Claim {
+            step: info[2].slug.clone(),
+            machine: machine.into(),
+            run: "r".into(),
+            since: 1000,
+            renewed: 1000,
+            lease: 600,
+        };
+        let claims = BTreeMap::from([(
+            info[2].slug.clone(),
+            Judged {
+                sha: "c".into(),
+                claim: Some(claim("laptop\u{1b}[2J")),
+                expires: 1090,
+            },
+        )]);
+        let rows = rows(text, &board, &pushed, &claims, 1000);
+        let states: Vec<&str> = rows.iter().map(|r| r.state).collect();
+        assert_eq!(states, ["merged", "to-merge", "ready", "waiting"]);
+        let two = line(&rows[1]);
+        assert!(
+            two.contains("branch ralph/step-2-") && two.contains("pushed at aaaaaaaaaaaa, done"),
+            "{two}"
+        );
+        let three = line(&rows[2]);
+        assert!(
+            three.contains("claimed by laptop^[[2J since 1970-01-01T00:16:40Z, lease 1m 30s left"),
+            "{three}"
+        );
+        // Run out: said so, for a takeover.
+        let late = super::rows(text, &board, &pushed, &claims, 1090);
+        assert!(
+            line(&late[2]).contains("its lease ran out"),
+            "{}",
+            line(&late[2])
+        );
+        assert_eq!(late[2].claim.as_ref().unwrap().lease_left_secs, 0);
+        // A stated start in the future is shown as now.
+        let future = Judged {
+            sha: "d".into(),
+            claim: Some(Claim {
+                since: u64::MAX,
+                ..claim("x")
+            }),
+            expires: 2000,
+        };
+        assert_eq!(
+            shown(&future, 1000).since.as_deref(),
+            Some("1970-01-01T00:16:40Z")
+        );
+        let unreadable = Judged {
+            sha: "e".into(),
+            claim: None,
+            expires: 2000,
+        };
+        assert!(claim_text(&shown(&unreadable, 1000)).contains("does not read as one"));
+    }
 }

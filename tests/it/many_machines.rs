@@ -299,6 +299,7 @@ fn a_forged_claim_with_a_far_future_lease_holds_no_longer_than_the_runs_lease_an
     );
     assert!(text.contains("claimed by forger since"), "{text}");
     assert!(text.contains("lease 1h left"), "{text}");
+    assert!(text.contains("merger: none follows the run"), "{text}");
 
     // A worker whose run sets a 5s lease: the other step first, then the
     // forged claim taken over once 5s have passed since it saw it.
