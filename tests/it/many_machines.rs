@@ -59,7 +59,7 @@ fn shared(spec: &str) -> (TestEnv, Origin) {
 
 /// A session that logs when it starts (and on which machine), takes
 /// `secs`, then does its step (the first open one of its spec) and commits.
-fn timed_agent(env: &TestEnv, secs: u32) -> (PathBuf, PathBuf) {
+fn timed_agent(env: &TestEnv, secs: impl std::fmt::Display) -> (PathBuf, PathBuf) {
     let log = env.tmp.path().join("sessions.log");
     let body = format!(
         r#"echo "$(date +%s.%N) $RALPH_STEP $HOME" >> {log}
@@ -363,25 +363,19 @@ fn a_forged_claim_with_a_far_future_lease_holds_no_longer_than_the_runs_lease_an
 }
 
 #[test]
-fn two_workers_racing_each_work_one_step_and_a_live_claim_is_left_alone() {
+fn two_workers_racing_each_work_one_step_and_a_claim_renewed_through_a_long_session_is_left_alone()
+{
     let (env, origin) =
         shared("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n\n## Then\n\n- [ ] **3** Three\n");
-    let (agent, log) = timed_agent(&env, 2);
+    // Step 1's session outlasts the 3s lease several times over: only its
+    // renewals keep the other machine off it.
+    let (agent, log) = timed_agent(&env, "$(( RALPH_STEP == 1 ? 9 : 1 ))");
     let (a, b) = (machine(&env, "a"), machine(&env, "b"));
     let start = |m: &Machine, name: &str| {
         Live::start(
             m.ralph(&env)
-                .args([
-                    "worker",
-                    "--next",
-                    "--lease",
-                    "30s",
-                    "--poll",
-                    "1s",
-                    "--machine",
-                    name,
-                ])
-                .arg("--claude")
+                .args(["worker", "--next", "--lease", "3s", "--poll", "1s"])
+                .args(["--machine", name, "--claude"])
                 .arg(&agent),
         )
     };
@@ -389,19 +383,98 @@ fn two_workers_racing_each_work_one_step_and_a_live_claim_is_left_alone() {
     let (ca, oa, ea) = la.finish(Duration::from_secs(120));
     let (cb, ob, eb) = lb.finish(Duration::from_secs(120));
     assert_eq!((ca, cb), (Some(0), Some(0)), "{oa}{ea}\n{ob}{eb}");
-    // One step each: whoever lost the race for the first took the other.
+    // One step each: whoever lost the race for the first took the other,
+    // then waited for the first while its claim was renewed.
     let worked = sessions(&log);
-    assert_eq!(worked.len(), 2, "{worked:?}");
+    assert_eq!(worked.len(), 2, "{worked:?}\n{oa}\n{ob}");
     assert_ne!(worked[0].1, worked[1].1, "{worked:?}");
     assert_ne!(worked[0].2, worked[1].2, "{worked:?}");
-    // Step 3 waits for a merge nobody runs here: both end, saying so.
+    let (waiter, _) = if oa.contains("claimed 2-") {
+        (&oa, &ob)
+    } else {
+        (&ob, &oa)
+    };
+    assert!(
+        waiter.contains("waiting: 1 claimed by other machines"),
+        "{waiter}"
+    );
     for out in [&oa, &ob] {
+        assert!(!out.contains("taking over"), "{out}");
+        // Step 3 waits for a merge nobody runs here: both end, saying so.
         assert!(
             out.contains("no step is ready or claimed: done here (1 worked"),
             "{out}"
         );
     }
     assert_eq!(origin.git(&env, &["for-each-ref", "refs/ralph/claims"]), "");
+}
+
+#[test]
+fn a_worker_that_loses_the_race_for_a_step_at_the_remote_takes_the_next() {
+    let (env, origin) = shared("# Spec\n\n- [ ] **1** One\n- [ ] **2** Two\n");
+    let (agent, log) = timed_agent(&env, 0);
+    let a = machine(&env, "a");
+    let s = slugs(&env, &a);
+    // Another machine's claim on step 1 lands between this worker's look
+    // and its push (the remote's hook makes it, as a racing push would):
+    // the remote's compare-and-swap refuses the worker's.
+    let now = now_epoch();
+    let tree = origin.git(&env, &["hash-object", "-t", "tree", "-w", "/dev/null"]);
+    let winner = origin.git(
+        &env,
+        &[
+            "-c",
+            "user.name=winner",
+            "-c",
+            "user.email=w@example.com",
+            "commit-tree",
+            tree.trim(),
+            "-m",
+            &format!(
+                "ralph claim\n\nstep: {}\nmachine: winner\nrun: r\nsince: {now}\nrenewed: {now}\nlease: 600\n",
+                s["1"]
+            ),
+        ],
+    );
+    let once = env.tmp.path().join("raced");
+    write_exec(
+        &origin.bare.join("hooks/pre-receive"),
+        &format!(
+            "#!/bin/sh\nwhile read old new ref; do\n  if [ \"$ref\" = refs/ralph/claims/{slug} ] && mkdir {once} 2>/dev/null; then\n    env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git update-ref refs/ralph/claims/{slug} {winner}\n  fi\ndone\n",
+            slug = s["1"],
+            once = once.display(),
+            winner = winner.trim()
+        ),
+    );
+    let out = a
+        .ralph(&env)
+        .args([
+            "worker",
+            "--next",
+            "--lease",
+            "2s",
+            "--poll",
+            "1s",
+            "--machine",
+            "a",
+        ])
+        .arg("--claude")
+        .arg(&agent)
+        .stdout_with(0);
+    let lost = out.find(&format!(
+        "another machine claimed {} first: looking again",
+        s["1"]
+    ));
+    let next = out.find(&format!("claimed {} as a\n", s["2"]));
+    assert!(lost.is_some() && next.is_some() && lost < next, "{out}");
+    // The winner's claim holds (here, as long as this run's 2s lease),
+    // then is taken over.
+    assert!(
+        out.contains("taking over winner's claim, which ran out"),
+        "{out}"
+    );
+    let worked: Vec<String> = sessions(&log).into_iter().map(|s| s.1).collect();
+    assert_eq!(worked, ["2", "1"]);
 }
 
 #[test]
