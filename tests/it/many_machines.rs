@@ -517,8 +517,15 @@ echo '{RESULT}'"#,
             .arg("--claude")
             .arg(&agent)
     };
-    let out = next(&a, "a").args(["--max-cost", "0.5"]).stdout_with(4);
-    assert!(out.contains("released the claim"), "{out}");
+    // Begun by hand (`ralph worker STEP`, no claim): its cost cap stops it
+    // after one session, its work pushed all the same.
+    let slug = slugs(&env, &a)["1"].clone();
+    let out = a
+        .ralph(&env)
+        .args(["worker", &slug, "--max-cost", "0.5", "--claude"])
+        .arg(&agent)
+        .stdout_with(4);
+    assert!(out.contains("pushed ralph/step-1-"), "{out}");
     let half = origin
         .git(
             &env,
