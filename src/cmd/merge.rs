@@ -139,7 +139,7 @@ impl Run for Merge {
                 ),
             ));
         }
-        let holding = super::worker::Holding::start(root, &target, claim, sha);
+        let holding = super::worker::Holding::start(root, &target, claim, sha, "merge");
         let status = self.follow(&project);
         if let Some(last) = holding.stop() {
             let _ = remote::swap_claim(root, &target, &slot, None, Some(&last));

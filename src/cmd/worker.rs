@@ -230,7 +230,7 @@ impl Worker {
                         }
                     ));
                     said_waiting.clear();
-                    let holding = Holding::start(&root, &look.target, claim, sha);
+                    let holding = Holding::start(&root, &look.target, claim, sha, "next");
                     let status = self.one(project, &slug);
                     let last = holding.stop();
                     if let Some(last) = last {
@@ -481,6 +481,7 @@ impl Holding {
         target: &crate::ship::push::Target,
         claim: Claim,
         sha: String,
+        label: &'static str,
     ) -> Holding {
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let (root, target, flag): (PathBuf, _, _) =
@@ -504,7 +505,7 @@ impl Holding {
                     renewed: crate::timefmt::now_epoch(),
                     ..claim.clone()
                 };
-                let ui = Ui::for_loop("next", true);
+                let ui = Ui::for_loop(label, true);
                 let Ok(next) = remote::claim_commit(&root, &renewed) else {
                     continue;
                 };
