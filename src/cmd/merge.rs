@@ -158,21 +158,27 @@ impl Merge {
         let mut tried: BTreeSet<(String, String)> = BTreeSet::new();
         let mut passes = 0usize;
         let mut said = String::new();
+        let mut failed_looks = 0;
         loop {
             if let Some(why) = crate::procs::signals::stop_requested() {
                 ui.note(&format!("stopped ({why})"));
                 return Ok(ExitStatus::Code(130));
             }
             remote::refuse_changes(root, "ralph merge")?;
-            let (target, base) = self.on.reach(root)?;
-            let text = remote::show(root, &base.commit, ".ralph/spec.md");
-            let parsed = spec::parse(&text);
-            let pushed = remote::pushed_steps(root, &target, &parsed.steps)?;
-            let tracker = crate::config::load(&project.config())
-                .ok()
-                .and_then(|c| c.tracker);
-            let order = crate::run::coordinator::order_of(root, tracker, &remote::items_of(&text))?;
-            let board = remote::board(&text, &order, &pushed, &base);
+            // A network that fails for a moment: looked at again, a few times.
+            let (board, pushed) = match self.look(project) {
+                Ok(l) => {
+                    failed_looks = 0;
+                    l
+                }
+                Err(e) if failed_looks < 3 => {
+                    failed_looks += 1;
+                    ui.note(&format!("{e:#}: looking again"));
+                    super::worker::sleep_unless_stopped(self.poll);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let fresh: Vec<(String, String)> = board
                 .finished
                 .iter()
@@ -218,6 +224,26 @@ impl Merge {
             }
             super::worker::sleep_unless_stopped(self.poll);
         }
+    }
+
+    /// The run on the remote: its board, and the step branches pushed.
+    fn look(
+        &self,
+        project: &Project,
+    ) -> Result<(
+        remote::Steps,
+        std::collections::BTreeMap<String, remote::StepBranch>,
+    )> {
+        let root = &project.root;
+        let (target, base) = self.on.reach(root)?;
+        let text = remote::show(root, &base.commit, ".ralph/spec.md");
+        let parsed = spec::parse(&text);
+        let pushed = remote::pushed_steps(root, &target, &parsed.steps)?;
+        let tracker = crate::config::load(&project.config())
+            .ok()
+            .and_then(|c| c.tracker);
+        let order = crate::run::coordinator::order_of(root, tracker, &remote::items_of(&text))?;
+        Ok((remote::board(&text, &order, &pushed, &base), pushed))
     }
 
     /// One merge of the steps done so far (all of `ralph merge` without --follow).

@@ -183,12 +183,28 @@ impl Worker {
         let mut seen = claims::Seen::default();
         let mut worked = 0usize;
         let mut said_waiting = String::new();
+        let mut failed_looks = 0;
         loop {
             if let Some(why) = crate::procs::signals::stop_requested() {
                 ui.note(&format!("stopped ({why}) after {worked} step(s)"));
                 return Ok(ExitStatus::Code(130));
             }
-            let look = Look::read(&root, &self.on, &mut seen, lease)?;
+            // The remote moves while it is read (a step branch listed, then
+            // merged and deleted before its fetch), and a network fails for
+            // a moment: looked at again, a few times.
+            let look = match Look::read(&root, &self.on, &mut seen, lease) {
+                Ok(l) => {
+                    failed_looks = 0;
+                    l
+                }
+                Err(e) if failed_looks < 3 => {
+                    failed_looks += 1;
+                    ui.note(&format!("{e:#}: looking again"));
+                    sleep_unless_stopped(self.poll);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             let now = crate::timefmt::now_epoch();
             let ready: Vec<String> = look.board.ready.iter().map(|s| s.slug.clone()).collect();
             match claims::pick(&ready, &look.claims, now) {
