@@ -15,19 +15,106 @@ pub const TEMPLATES: [(&str, &str); 4] = [
 
 const CONFIG: &str = include_str!("../templates/config.toml");
 
-/// The GitHub Actions workflow (`--github-actions`), before ralph's
-/// repository and release are filled in.
+/// The GitHub Actions workflow (`--github-actions`), before where its jobs
+/// install ralph from is filled in.
 const WORKFLOW: &str = include_str!("../templates/github/ralph.yml");
 
 /// Where `--github-actions` writes it.
 pub const WORKFLOW_PATH: &str = ".github/workflows/ralph.yml";
 
-/// The workflow as written: ralph built from its repository at this
-/// release. Pure.
-pub fn workflow() -> String {
+/// Where the workflow's jobs install ralph from (`--ralph-from`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RalphFrom {
+    /// A git repository and a tag of it (`cargo install --git --tag`).
+    Git { url: String, tag: String },
+    /// A folder of this repository with ralph's source (`cargo install --path`).
+    Path(String),
+}
+
+/// Characters a source may have: it goes into the workflow's YAML and an
+/// expression as it is, so nothing that could end a quote or start one.
+fn plain(s: &str, extra: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c) || extra.contains(c))
+}
+
+/// `--ralph-from` (and `--ralph-tag`) read: a git URL with its tag, or a
+/// relative path inside the repository. Pure.
+pub fn ralph_from(from: &str, tag: Option<&str>) -> Result<RalphFrom, String> {
+    let url = from.contains("://") || from.starts_with("git@");
+    if url {
+        let scheme_ok = ["https://", "ssh://", "git@"]
+            .iter()
+            .any(|p| from.starts_with(p));
+        if !scheme_ok || !plain(from, ":@~+") {
+            return Err(format!(
+                "--ralph-from {:?} is not a git URL the workflow can use: give https://..., ssh://... or git@host:path, with letters, digits and ./_-~:@+ only",
+                crate::output::visible_line(from)
+            ));
+        }
+        let Some(tag) = tag else {
+            return Err(format!(
+                "--ralph-from {from} is a git URL: say which release with --ralph-tag TAG (a tag of that repository, e.g. v{})",
+                env!("CARGO_PKG_VERSION")
+            ));
+        };
+        if !plain(tag, "+") || tag.contains("..") {
+            return Err(format!(
+                "--ralph-tag {:?} is not a tag name the workflow can use (letters, digits and ./_-+)",
+                crate::output::visible_line(tag)
+            ));
+        }
+        return Ok(RalphFrom::Git {
+            url: from.to_string(),
+            tag: tag.to_string(),
+        });
+    }
+    if tag.is_some() {
+        return Err(format!(
+            "--ralph-tag goes with a git URL; --ralph-from {:?} is a path in the repository",
+            crate::output::visible_line(from)
+        ));
+    }
+    let path = from.trim_start_matches("./").trim_end_matches('/');
+    if !plain(path, "")
+        || path.starts_with('/')
+        || path.split('/').any(|p| p == ".." || p.is_empty())
+    {
+        return Err(format!(
+            "--ralph-from {:?} is neither a git URL nor a relative path inside the repository (letters, digits and ./_- only, no ..)",
+            crate::output::visible_line(from)
+        ));
+    }
+    Ok(RalphFrom::Path(path.to_string()))
+}
+
+/// The workflow as written, installing ralph from `from`. Pure.
+pub fn workflow(from: &RalphFrom) -> String {
+    let (git, tag, path, key) = match from {
+        RalphFrom::Git { url, tag } => (
+            url.as_str(),
+            tag.as_str(),
+            "",
+            "${{ env.RALPH_GIT }}-${{ env.RALPH_REF }}".to_string(),
+        ),
+        RalphFrom::Path(p) => (
+            "",
+            "",
+            p.as_str(),
+            format!("${{{{ hashFiles('{p}/**') }}}}"),
+        ),
+    };
     WORKFLOW
-        .replace("@RALPH_GIT@", env!("CARGO_PKG_REPOSITORY"))
-        .replace("@RALPH_REF@", concat!("v", env!("CARGO_PKG_VERSION")))
+        .replace("@RALPH_GIT@", git)
+        .replace("@RALPH_REF@", tag)
+        .replace("@RALPH_PATH@", path)
+        .replace("@RALPH_KEY@", &key)
+}
+
+fn usage(msg: impl std::fmt::Display) -> anyhow::Error {
+    crate::exit::Stop::with(ExitStatus::Usage, msg.to_string())
 }
 
 /// Write the project's ralph files from built-in templates.
@@ -53,6 +140,16 @@ pub struct Init {
     /// --force
     #[arg(long)]
     github_actions: bool,
+
+    /// With --github-actions: where its jobs install ralph from: a git URL
+    /// (with --ralph-tag), or a folder of this repository with ralph's
+    /// source
+    #[arg(long, value_name = "URL|PATH", requires = "github_actions")]
+    ralph_from: Option<String>,
+
+    /// With --ralph-from URL: the tag of that repository to build
+    #[arg(long, value_name = "TAG", requires = "ralph_from")]
+    ralph_tag: Option<String>,
 }
 
 /// What of `.ralph/` stays out of git: the run's own state (its records,
@@ -108,6 +205,28 @@ impl Run for Init {
     fn run(&self) -> Result<ExitStatus> {
         let project =
             Project::at(&std::env::current_dir().context("cannot read the current folder")?);
+        // Checked before anything is written.
+        let from = match (&self.ralph_from, self.github_actions) {
+            (_, false) => None,
+            (None, true) => {
+                return Err(usage(format!(
+                    "--github-actions needs --ralph-from: where the workflow's jobs install ralph from, a git URL and its tag (--ralph-from https://github.com/OWNER/ralph.git --ralph-tag v{}) or a folder of this repository with ralph's source (--ralph-from tools/ralph)",
+                    env!("CARGO_PKG_VERSION")
+                )));
+            }
+            (Some(f), true) => {
+                let from = ralph_from(f, self.ralph_tag.as_deref()).map_err(usage)?;
+                if let RalphFrom::Path(p) = &from
+                    && !project.root.join(p).join("Cargo.toml").is_file()
+                {
+                    return Err(usage(format!(
+                        "--ralph-from {p}: there is no Cargo.toml in {}, so the jobs could not build ralph from it",
+                        project.root.join(p).display()
+                    )));
+                }
+                Some(from)
+            }
+        };
         let dir = project.ralph_dir();
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
@@ -138,7 +257,9 @@ impl Run for Init {
                 IGNORED.join(", ")
             );
         }
-        if self.github_actions && !self.write_workflow(&project)? {
+        if let Some(from) = &from
+            && !self.write_workflow(&project, from)?
+        {
             kept.push(WORKFLOW_PATH);
         }
         if !kept.is_empty() {
@@ -201,7 +322,7 @@ impl Run for Init {
 impl Init {
     /// `--github-actions`: the workflow, written unless one is there (or
     /// with `--force`); `false` when it was kept.
-    fn write_workflow(&self, project: &Project) -> Result<bool> {
+    fn write_workflow(&self, project: &Project, from: &RalphFrom) -> Result<bool> {
         let path = project.root.join(WORKFLOW_PATH);
         if path.exists() && !self.force {
             return Ok(false);
@@ -211,7 +332,7 @@ impl Init {
             std::fs::create_dir_all(dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
         }
-        crate::fsutil::atomic_write(&path, workflow().as_bytes(), 0o644)?;
+        crate::fsutil::atomic_write(&path, workflow(from).as_bytes(), 0o644)?;
         outln!(
             "{verb} {}: commit and push it, add the secret ANTHROPIC_API_KEY, then run it from the Actions tab",
             path.display()
@@ -282,4 +403,103 @@ fn ask(question: &str) -> Result<bool> {
     let mut answer = String::new();
     stdin.lock().read_line(&mut answer)?;
     Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ralph_is_installed_from_a_git_url_and_tag_or_a_folder_of_the_repository() {
+        let git = |u: &str, t: &str| RalphFrom::Git {
+            url: u.into(),
+            tag: t.into(),
+        };
+        // (from, tag, what it reads as, or the start of its error)
+        let rows: Vec<(&str, Option<&str>, Result<RalphFrom, &str>)> = vec![
+            (
+                "https://github.com/me/ralph.git",
+                Some("v1.2.0"),
+                Ok(git("https://github.com/me/ralph.git", "v1.2.0")),
+            ),
+            (
+                "git@github.com:me/ralph.git",
+                Some("v1"),
+                Ok(git("git@github.com:me/ralph.git", "v1")),
+            ),
+            (
+                "tools/ralph",
+                None,
+                Ok(RalphFrom::Path("tools/ralph".into())),
+            ),
+            (
+                "./tools/ralph/",
+                None,
+                Ok(RalphFrom::Path("tools/ralph".into())),
+            ),
+            (
+                "https://github.com/me/ralph.git",
+                None,
+                Err(
+                    "--ralph-from https://github.com/me/ralph.git is a git URL: say which release with --ralph-tag",
+                ),
+            ),
+            (
+                "http://example.com/r.git",
+                Some("v1"),
+                Err("--ralph-from \"http://example.com/r.git\" is not a git URL"),
+            ),
+            (
+                "https://x/r.git\"; rm -rf /",
+                Some("v1"),
+                Err("--ralph-from"),
+            ),
+            ("https://x/r.git", Some("v1'}}"), Err("--ralph-tag")),
+            (
+                "tools/ralph",
+                Some("v1"),
+                Err("--ralph-tag goes with a git URL"),
+            ),
+            (
+                "../elsewhere",
+                None,
+                Err("--ralph-from \"../elsewhere\" is neither"),
+            ),
+            (
+                "/abs/path",
+                None,
+                Err("--ralph-from \"/abs/path\" is neither"),
+            ),
+            ("a') }}", None, Err("--ralph-from")),
+        ];
+        for (from, tag, want) in rows {
+            match (ralph_from(from, tag), want) {
+                (Ok(got), Ok(want)) => assert_eq!(got, want, "{from}"),
+                (Err(e), Err(start)) => assert!(e.starts_with(start), "{from}: {e}"),
+                (got, want) => panic!("{from}: {got:?}, wanted {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_workflow_names_the_source_it_was_given_and_no_other() {
+        let w = workflow(&RalphFrom::Git {
+            url: "https://github.com/me/ralph.git".into(),
+            tag: "v9".into(),
+        });
+        assert!(
+            w.contains("RALPH_GIT: \"https://github.com/me/ralph.git\""),
+            "{w}"
+        );
+        assert!(w.contains("RALPH_REF: \"v9\""));
+        assert!(w.contains("RALPH_PATH: \"\""));
+        assert!(!w.contains("@RALPH_"), "every placeholder filled");
+        let w = workflow(&RalphFrom::Path("tools/ralph".into()));
+        assert!(w.contains("RALPH_PATH: \"tools/ralph\""));
+        assert!(
+            w.contains("key: ralph-${{ runner.os }}-${{ hashFiles('tools/ralph/**') }}"),
+            "{w}"
+        );
+        assert!(!w.contains(env!("CARGO_PKG_REPOSITORY")));
+    }
 }

@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod merge;
 pub mod plan;
 pub mod raise;
+pub mod remote_status;
 pub mod reset;
 pub mod resume;
 pub mod review;

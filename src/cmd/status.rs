@@ -32,8 +32,17 @@ pub struct Status {
     json: bool,
 
     /// Every loop of this repository: the main checkout and each worktree
-    #[arg(long)]
+    #[arg(long, conflicts_with = "remote")]
     all: bool,
+
+    /// A run shared by many machines, from the remote `origin` alone: each
+    /// step's claim (machine, since when, lease left), its pushed branch,
+    /// and whether it is merged (see `ralph worker --next`)
+    #[arg(long)]
+    remote: bool,
+
+    #[command(flatten)]
+    on: super::steps::On,
 }
 
 /// One loop of the repository, for `status --all`.
@@ -676,6 +685,9 @@ impl Run for Status {
     fn run(&self) -> Result<ExitStatus> {
         if self.all {
             return all_loops(self.json);
+        }
+        if self.remote {
+            return super::remote_status::show(&self.on, self.json);
         }
         let project = Project::find()?;
         reported(&project, |report, spec| {

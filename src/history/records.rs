@@ -58,16 +58,31 @@ fn hold(runs: &Path, id: &str) -> Option<std::sync::Arc<fs::File>> {
 
 impl RunDir {
     pub fn create(runs: &Path) -> Result<RunDir> {
-        // Sortable, readable, unique per loop: `2026-11-22T21-30-05Z-12345`.
-        let id = format!(
+        // Sortable, readable, unique per loop: `2026-11-22T21-30-05Z-12345`;
+        // a second loop of the same process in the same second (`ralph
+        // worker --next`, `ralph merge --follow`) adds `-2`, `-3`...
+        let first = format!(
             "{}-{}",
             crate::timefmt::now().replace(':', "-"),
             std::process::id()
         );
         crate::fsutil::real_dir(runs)?;
-        let path = runs.join(&id);
-        fs::create_dir(&path)
-            .with_context(|| format!("cannot create the run folder {}", path.display()))?;
+        let mut n = 1;
+        let (id, path) = loop {
+            let id = if n == 1 {
+                first.clone()
+            } else {
+                format!("{first}-{n}")
+            };
+            let path = runs.join(&id);
+            match fs::create_dir(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 9 => n += 1,
+                r => {
+                    r.with_context(|| format!("cannot create the run folder {}", path.display()))?;
+                    break (id, path);
+                }
+            }
+        };
         let handle = hold(runs, &id);
         anyhow::ensure!(
             handle.is_some(),

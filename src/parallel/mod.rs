@@ -3,6 +3,7 @@
 //! coordinator (`run::coordinator`) follows; nothing here imports the loop.
 
 pub mod budget;
+pub mod claims;
 pub mod plan;
 pub mod queue;
 pub mod remote;

@@ -11,6 +11,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
+use crate::parallel::claims::{self, Claim};
 use crate::parallel::plan::{self, Item};
 use crate::parallel::texts;
 use crate::ship::push::Target;
@@ -307,9 +308,24 @@ pub fn pushed_steps(
     remote: &Target,
     steps: &[Step],
 ) -> Result<BTreeMap<String, StepBranch>> {
-    let heads = remote
+    let heads = step_heads(root, remote)?;
+    pushed_steps_from(root, remote, steps, &heads)
+}
+
+/// The remote's step branches and their commits.
+pub fn step_heads(root: &Path, remote: &Target) -> Result<Vec<(String, String)>> {
+    remote
         .heads(root, STEP_PREFIX)
-        .map_err(|e| anyhow::anyhow!("cannot list the remote's step branches: {e}"))?;
+        .map_err(|e| anyhow::anyhow!("cannot list the remote's step branches: {e}"))
+}
+
+/// `pushed_steps` from step branches listed before (`step_heads`).
+pub fn pushed_steps_from(
+    root: &Path,
+    remote: &Target,
+    steps: &[Step],
+    heads: &[(String, String)],
+) -> Result<BTreeMap<String, StepBranch>> {
     let mut out = BTreeMap::new();
     for step in steps.iter().filter(|s| !s.checked) {
         let slug = slug(step);
@@ -400,6 +416,94 @@ pub fn find<'a>(steps: &'a [Step], given: &str) -> Option<&'a Step> {
         .iter()
         .find(|s| slug(s) == given)
         .or_else(|| texts::find(steps, given))
+}
+
+/// Where this clone keeps the remote's claims it fetched.
+const CLAIMS_SEEN: &str = "refs/ralph/remote-claims/";
+
+/// The remote's claims (by step slug): each one's commit, and what it says
+/// when it reads as a claim (capped: anyone who can push writes these).
+pub fn claims(root: &Path, remote: &Target) -> Result<BTreeMap<String, (String, Option<Claim>)>> {
+    remote
+        .fetch_pruned(root, &format!("+{}*:{CLAIMS_SEEN}*", claims::NAMESPACE))
+        .map_err(|e| anyhow::anyhow!("cannot fetch the remote's claims: {e}"))?;
+    let g = crate::git::at(root);
+    let listed = g.run(
+        &[
+            "for-each-ref",
+            "--format=%(objectname) %(objecttype) %(refname)",
+        ],
+        &[CLAIMS_SEEN],
+    )?;
+    let mut out = BTreeMap::new();
+    for line in listed.lines() {
+        let mut words = line.splitn(3, ' ');
+        let (Some(sha), Some(kind), Some(name)) = (words.next(), words.next(), words.next()) else {
+            continue;
+        };
+        let Some(slug) = name.strip_prefix(CLAIMS_SEEN) else {
+            continue;
+        };
+        // A step's slug is letters, digits and dashes; another name is no
+        // step's claim.
+        if slug.is_empty() || !slug.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            continue;
+        }
+        let size: usize = g
+            .run(&["cat-file", "-s", sha], &[])
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(usize::MAX);
+        let claim = (kind == "commit" && size <= claims::CAP)
+            .then(|| g.bytes(&["cat-file", "commit", sha]))
+            .flatten()
+            .and_then(|b| claims::parse(&b));
+        out.insert(slug.to_string(), (sha.to_string(), claim));
+    }
+    Ok(out)
+}
+
+/// A claim's commit, made here (on git's empty tree, by ralph): what is
+/// pushed to the step's claim ref.
+pub fn claim_commit(root: &Path, claim: &Claim) -> Result<String> {
+    let g = crate::git::at(root);
+    let tree = g.run_with_input(&["hash-object", "-t", "tree", "-w", "--stdin"], b"")?;
+    let date = format!("{} +0000", claim.renewed);
+    let env: Vec<(String, String)> = [
+        ("GIT_AUTHOR_NAME", "ralph"),
+        ("GIT_AUTHOR_EMAIL", "ralph@localhost"),
+        ("GIT_COMMITTER_NAME", "ralph"),
+        ("GIT_COMMITTER_EMAIL", "ralph@localhost"),
+        ("GIT_AUTHOR_DATE", &date),
+        ("GIT_COMMITTER_DATE", &date),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    g.with_env(&env).run_with_input(
+        &["commit-tree", "--no-gpg-sign", &tree],
+        claim.message().as_bytes(),
+    )
+}
+
+/// The step's claim on the remote set to `commit` (`None`: released), if
+/// it is at `expect` now (`None`: if there is none): `Ok(false)` when
+/// another machine was first.
+pub fn swap_claim(
+    root: &Path,
+    remote: &Target,
+    slug: &str,
+    commit: Option<&str>,
+    expect: Option<&str>,
+) -> Result<bool> {
+    remote
+        .swap_ref(
+            root,
+            &format!("{}{slug}", claims::NAMESPACE),
+            commit,
+            expect,
+        )
+        .map_err(|e| anyhow::anyhow!("cannot push the claim on {slug}: {e}"))
 }
 
 #[cfg(test)]

@@ -363,6 +363,95 @@ impl Target {
         Err(self.said(&last_lines(&err)))
     }
 
+    /// The remote's refs matching `pattern` (`refs/ralph/claims/*`), full
+    /// names, and their objects.
+    pub fn refs(&self, root: &Path, pattern: &str) -> Result<Vec<(String, String)>, String> {
+        self.unchanged(root).map_err(|e| e.to_string())?;
+        let env = self.auth_env();
+        let out = crate::git::at(root)
+            .with_env(&env)
+            .run(
+                &["ls-remote", "--upload-pack=git-upload-pack"],
+                &[&self.pushes_to, pattern],
+            )
+            .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))?;
+        Ok(out
+            .lines()
+            .filter_map(|l| {
+                let (sha, name) = l.split_once('\t')?;
+                crate::history::records::is_object_id(sha)
+                    .then(|| (name.to_string(), sha.to_string()))
+            })
+            .collect())
+    }
+
+    /// Fetch `refspec` (`+refs/ralph/claims/*:refs/ralph/...`) from the
+    /// remote, the local refs it no longer has removed.
+    pub fn fetch_pruned(&self, root: &Path, refspec: &str) -> Result<(), String> {
+        self.unchanged(root).map_err(|e| e.to_string())?;
+        let env = self.auth_env();
+        crate::git::at(root)
+            .with_env(&env)
+            .run(
+                &[
+                    "fetch",
+                    "--quiet",
+                    "--prune",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--recurse-submodules=no",
+                    "--upload-pack=git-upload-pack",
+                ],
+                &[&self.pushes_to, refspec],
+            )
+            .map(|_| ())
+            .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))
+    }
+
+    /// Set the remote's ref `name` (a full name) to `object`, or delete it
+    /// (`object: None`), only if it is at `expect` now (`None`: only if it
+    /// does not exist): git's compare-and-swap, so of two machines that
+    /// race, one wins. `Ok(false)`: it was not as expected.
+    pub fn swap_ref(
+        &self,
+        root: &Path,
+        name: &str,
+        object: Option<&str>,
+        expect: Option<&str>,
+    ) -> Result<bool, String> {
+        self.unchanged(root).map_err(|e| e.to_string())?;
+        let env = self.auth_env();
+        let lease = format!("--force-with-lease={name}:{}", expect.unwrap_or(""));
+        let spec = format!("{}:{name}", object.unwrap_or(""));
+        let (ok, out, err) = crate::git::at(root)
+            .with_env(&env)
+            .attempt(
+                &[
+                    "push",
+                    "--porcelain",
+                    "--no-signed",
+                    "--no-verify",
+                    "--recurse-submodules=no",
+                    "--receive-pack=git-receive-pack",
+                    &lease,
+                ],
+                &[&self.pushes_to, &spec],
+            )
+            .map_err(|e| self.said(&format!("{e:#}")))?;
+        if ok {
+            return Ok(true);
+        }
+        // Not as expected: here (stale info), or at the remote, which
+        // compares and swaps under its lock (another push got there first).
+        let lost = ["stale info", "cannot lock ref", "reference already exists"];
+        if rejection(&out, &err).is_some()
+            || lost.iter().any(|l| out.contains(l) || err.contains(l))
+        {
+            return Ok(false);
+        }
+        Err(self.said(&last_lines(&err)))
+    }
+
     /// Is the repository's push setup as it was when the run started?
     fn unchanged(&self, root: &Path) -> Result<(), Refused> {
         let mut keys = changed(&self.steering, &read_steering(root));

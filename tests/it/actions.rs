@@ -22,6 +22,14 @@ use crate::support::*;
 
 const TOKEN: &str = "ghs_actionsTESTtoken0123456789abcdef";
 const WORKFLOW: &str = ".github/workflows/ralph.yml";
+/// Where the workflow's jobs install ralph from (they do not here: this
+/// machine has it).
+const RALPH_FROM: [&str; 4] = [
+    "--ralph-from",
+    "https://github.com/ralph-forks/ralph.git",
+    "--ralph-tag",
+    "v0.9.1",
+];
 
 /// What a job's run came to.
 struct JobRun {
@@ -78,7 +86,7 @@ impl Ctx<'_> {
             // A secret the repository does not have is empty.
             ["secrets", k] => self.secrets.get(*k).cloned().unwrap_or_default(),
             ["github", "token"] => TOKEN.into(),
-            ["matrix", "step"] => self.matrix.expect("a matrix job").into(),
+            ["matrix", "machine"] => self.matrix.expect("a matrix job").into(),
             ["runner", "os"] => "Linux".into(),
             ["env", k] => self.env[*k].clone(),
             ["steps", id, "outputs", k] => get(self.steps.get(*id), k),
@@ -355,25 +363,32 @@ impl<'a> Actions<'a> {
         }
     }
 
-    /// The plan job, then a work job per step it lists (each at once, as
-    /// separate processes), then the merge job.
+    /// The plan job, then a work job per machine it lists and the merge
+    /// job, all at once (as separate processes), as GitHub runs them.
     fn run_all(&self) -> (JobRun, Vec<JobRun>, JobRun) {
         let none = BTreeMap::new();
         let plan = self.job("plan", None, &none);
         assert_eq!(plan.code, 0, "{}", plan.log);
         let needs: BTreeMap<String, BTreeMap<String, String>> =
             [("plan".to_string(), plan.outputs.clone())].into();
-        let steps: Vec<String> = serde_json::from_str(&plan.outputs["steps"]).unwrap();
-        let work: Vec<JobRun> = std::thread::scope(|s| {
-            let jobs: Vec<_> = steps
+        let machines = machines(&plan);
+        let (work, merge) = std::thread::scope(|s| {
+            let merge = s.spawn(|| self.job("merge", None, &needs));
+            let jobs: Vec<_> = machines
                 .iter()
-                .map(|step| s.spawn(|| self.job("work", Some(step), &needs)))
+                .map(|m| s.spawn(|| self.job("work", Some(m), &needs)))
                 .collect();
-            jobs.into_iter().map(|j| j.join().unwrap()).collect()
+            let work: Vec<JobRun> = jobs.into_iter().map(|j| j.join().unwrap()).collect();
+            (work, merge.join().unwrap())
         });
-        let merge = self.job("merge", None, &needs);
         (plan, work, merge)
     }
+}
+
+/// The machines the plan job starts (the work job's matrix).
+fn machines(plan: &JobRun) -> Vec<String> {
+    let v: Vec<u32> = serde_json::from_str(&plan.outputs["machines"]).unwrap();
+    v.iter().map(|n| n.to_string()).collect()
 }
 
 /// A project with `spec`, the workflow written by `ralph init
@@ -384,6 +399,7 @@ fn on_github(spec: &str) -> (TestEnv, Origin, GitHub) {
     let out = env
         .ralph()
         .args(["init", "--github-actions"])
+        .args(RALPH_FROM)
         .stdout_with(0);
     assert!(
         out.contains(&format!("wrote {}", env.project.join(WORKFLOW).display())),
@@ -438,19 +454,29 @@ fn the_workflows_jobs_run_in_order_and_the_merge_lands_every_step_in_one_pull_re
     let (agent, tokens) = stepping_agent(&env);
     let actions = Actions::new(&env, &gh, &[("parallel", "3")], &agent);
     let (plan, work, merge) = actions.run_all();
-    let listed: Vec<String> = serde_json::from_str(&plan.outputs["steps"]).unwrap();
-    assert_eq!(listed.len(), 3, "{}", plan.log);
+    assert_eq!(machines(&plan), ["1", "2", "3"], "{}", plan.log);
     assert_eq!(plan.outputs["count"], "3");
     assert!(plan.log.contains("0 of 3 steps merged"), "{}", plan.log);
+    // Three machines claim the three steps between them: each step done
+    // and pushed once, each machine's records (a run per step it worked)
+    // its job's artifact.
+    let mut runs = 0;
     for w in &work {
         assert_eq!(w.code, 0, "{}", w.log);
-        assert!(w.log.contains("step done"), "{}", w.log);
-        assert!(w.log.contains("pushed ralph/step-"), "{}", w.log);
-        // Its records are the job's artifact.
-        assert_eq!(w.uploaded.len(), 1, "{}", w.log);
-        let runs: Vec<_> = fs::read_dir(&w.uploaded[0]).unwrap().collect();
-        assert_eq!(runs.len(), 1, "one run's records");
+        assert!(w.log.contains("no step is ready or claimed"), "{}", w.log);
+        let worked = w.log.matches("step done").count();
+        assert_eq!(
+            w.log.matches("pushed ralph/step-").count(),
+            worked,
+            "{}",
+            w.log
+        );
+        if worked > 0 {
+            assert_eq!(w.uploaded.len(), 1, "{}", w.log);
+            runs += fs::read_dir(&w.uploaded[0]).unwrap().count();
+        }
     }
+    assert_eq!(runs, 3, "a run's records per step");
     assert_eq!(merge.code, 0, "{}", merge.log);
     for n in 1..=3 {
         assert!(
@@ -459,32 +485,38 @@ fn the_workflows_jobs_run_in_order_and_the_merge_lands_every_step_in_one_pull_re
             merge.log
         );
     }
+    // (Merged as they arrive: the pull request is opened by the first
+    // merge, and is ready for review once the last lands.)
     assert!(
-        merge.log.contains(
-            "opened pull request #1 (ready for review): https://github.com/octo/hello/pull/1"
-        ),
+        merge
+            .log
+            .contains("pull request #1 (ready for review): https://github.com/octo/hello/pull/1"),
         "{}",
         merge.log
     );
     assert_eq!(merge.uploaded.len(), 1);
-    // The gate ran after each merge (its logs are in the records).
-    let run = fs::read_dir(&merge.uploaded[0])
+    // The gate ran after each merge (its logs are in the records of the
+    // merge's runs).
+    let gates: usize = fs::read_dir(&merge.uploaded[0])
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let gates = fs::read_dir(&run)
-        .unwrap()
-        .filter(|e| {
-            e.as_ref()
+        .map(|run| {
+            fs::read_dir(run.unwrap().path())
                 .unwrap()
-                .file_name()
-                .to_string_lossy()
-                .starts_with("gate-")
+                .filter(|e| {
+                    e.as_ref()
+                        .unwrap()
+                        .file_name()
+                        .to_string_lossy()
+                        .starts_with("gate-")
+                })
+                .count()
         })
-        .count();
-    assert!(gates >= 3, "{gates} gate runs in {}", run.display());
+        .sum();
+    assert!(
+        gates >= 3,
+        "{gates} gate runs in {}",
+        merge.uploaded[0].display()
+    );
     // Every step landed on the run's branch; the step branches are gone.
     assert_eq!(remote_branches(&env, &origin), ["main", "ralph/spec"]);
     let files = origin.git(&env, &["ls-tree", "--name-only", "ralph/spec"]);
@@ -539,12 +571,14 @@ echo '{RESULT}'"#
     let plan = actions.job("plan", None, &none);
     let needs: BTreeMap<String, BTreeMap<String, String>> =
         [("plan".to_string(), plan.outputs.clone())].into();
-    let step: Vec<String> = serde_json::from_str(&plan.outputs["steps"]).unwrap();
     // The cost cap stops it after one session: its work is pushed all the same.
-    let first = actions.job("work", Some(&step[0]), &needs);
+    let first = actions.job("work", Some("1"), &needs);
     assert_eq!(first.code, 4, "{}", first.log);
     assert!(first.log.contains("cost limit reached"), "{}", first.log);
-    let branch = format!("ralph/step-{}", step[0]);
+    let branch = remote_branches(&env, &origin)
+        .into_iter()
+        .find(|b| b.starts_with("ralph/step-"))
+        .expect("the step's branch");
     let half = origin
         .head_of(&env, &branch)
         .expect("the half-done step pushed");
@@ -554,7 +588,7 @@ echo '{RESULT}'"#
         "the records kept when the job fails"
     );
     // Run again: the same branch, from where it was.
-    let again = actions.job("work", Some(&step[0]), &needs);
+    let again = actions.job("work", Some("1"), &needs);
     assert_eq!(again.code, 0, "{}", again.log);
     assert!(
         again.log.contains("going on from origin's"),
@@ -630,8 +664,9 @@ fn with_on_conflict_wait_the_merge_stops_for_a_human_and_keeps_the_steps_branch(
     let plan = actions.job("plan", None, &none);
     let needs: BTreeMap<String, BTreeMap<String, String>> =
         [("plan".to_string(), plan.outputs.clone())].into();
-    for step in serde_json::from_str::<Vec<String>>(&plan.outputs["steps"]).unwrap() {
-        assert_eq!(actions.job("work", Some(&step), &needs).code, 0);
+    for m in machines(&plan) {
+        let w = actions.job("work", Some(&m), &needs);
+        assert_eq!(w.code, 0, "{}", w.log);
     }
     // `ralph merge` by hand, in a clone of its own.
     env.git_in(
@@ -824,8 +859,16 @@ fn zizmor(bin: &Path, file: &Path) -> Result<String, String> {
 fn the_workflow_passes_actionlint_and_zizmor_and_asks_for_the_least() {
     let env = TestEnv::new();
     env.git_init();
+    // No source to install ralph from: said, naming the flag, nothing written.
+    let err = env
+        .ralph()
+        .args(["init", "--github-actions"])
+        .stderr_with(2);
+    assert!(err.contains("--github-actions needs --ralph-from"), "{err}");
+    assert!(!env.project.join(".ralph").exists());
     env.ralph()
         .args(["init", "--github-actions"])
+        .args(RALPH_FROM)
         .stdout_with(0);
     let file = env.project.join(WORKFLOW);
     let text = fs::read_to_string(&file).unwrap();
@@ -926,10 +969,67 @@ fn the_workflow_passes_actionlint_and_zizmor_and_asks_for_the_least() {
             "{runs}"
         );
     }
-    assert_eq!(
-        w["env"]["RALPH_REF"],
-        format!("v{}", env!("CARGO_PKG_VERSION"))
+    assert_eq!(w["env"]["RALPH_GIT"], RALPH_FROM[1]);
+    assert_eq!(w["env"]["RALPH_REF"], RALPH_FROM[3]);
+    assert_eq!(w["env"]["RALPH_PATH"], "");
+    assert!(
+        !text.contains(env!("CARGO_PKG_REPOSITORY")),
+        "ralph's own address"
     );
+    // The jobs loop on `--next`, one merger follows; `parallel` machines at most.
+    let runs = |job: &str| -> String {
+        w["jobs"][job]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["run"].as_str())
+            .collect()
+    };
+    assert!(
+        runs("work").contains("ralph worker --next"),
+        "{}",
+        runs("work")
+    );
+    assert!(
+        runs("merge").contains("ralph merge --follow"),
+        "{}",
+        runs("merge")
+    );
+    assert_eq!(
+        w["jobs"]["work"]["strategy"]["max-parallel"],
+        "${{ fromJSON(inputs.parallel) }}"
+    );
+    assert_eq!(w["jobs"]["merge"]["needs"], "plan", "beside the machines");
+    // From a folder of the repository: checked there, and linted the same.
+    fs::create_dir_all(env.project.join("tools/ralph")).unwrap();
+    let err = env
+        .ralph()
+        .args([
+            "init",
+            "--github-actions",
+            "--force",
+            "--ralph-from",
+            "tools/ralph",
+        ])
+        .stderr_with(2);
+    assert!(err.contains("there is no Cargo.toml in"), "{err}");
+    fs::write(env.project.join("tools/ralph/Cargo.toml"), "[package]\n").unwrap();
+    env.ralph()
+        .args([
+            "init",
+            "--github-actions",
+            "--force",
+            "--ralph-from",
+            "tools/ralph",
+        ])
+        .stdout_with(0);
+    let said = zizmor(&zizmor_bin, &file).unwrap_or_else(|e| panic!("zizmor: {e}"));
+    assert!(said.contains("No findings to report"), "{said}");
+    actionlint
+        .check(&file)
+        .unwrap_or_else(|e| panic!("actionlint: {e}"));
+    let text = fs::read_to_string(&file).unwrap();
+    assert!(text.contains("RALPH_PATH: \"tools/ralph\""), "{text}");
 }
 
 #[test]
@@ -1004,36 +1104,31 @@ fn a_spec_file_of_its_own_starts_the_same_branch_on_every_machine() {
 }
 
 #[test]
-fn steps_that_wait_for_others_start_when_the_workflow_runs_again_and_the_pull_request_follows() {
+fn steps_that_wait_for_others_start_in_the_same_run_once_merged_and_the_pull_request_follows() {
     let (env, origin, gh) = on_github(
         "# Spec\n\n## First\n\n- [ ] **1** One\n- [ ] **2** Two\n\n## Then\n\n- [ ] **3** Three\n",
     );
     let (agent, _) = stepping_agent(&env);
     let actions = Actions::new(&env, &gh, &[], &agent);
-    let (plan, _, merge) = actions.run_all();
-    assert_eq!(
-        plan.outputs["count"], "2",
-        "the first section: {}",
-        plan.log
-    );
-    assert_eq!(merge.code, 0, "{}", merge.log);
-    assert!(merge.log.contains("merged so far"), "{}", merge.log);
-    assert!(
-        merge.log.contains("1 still open (**3** Three)"),
-        "{}",
-        merge.log
-    );
-    let pulls = gh.pulls();
-    assert_eq!(pulls.len(), 1);
-    assert_eq!(pulls[0]["draft"], true, "not complete yet");
-    // The next run of the workflow: the rest, and the same pull request.
     let (plan, work, merge) = actions.run_all();
-    assert_eq!(plan.outputs["count"], "1", "{}", plan.log);
-    assert!(plan.log.contains("2 of 3 steps merged"), "{}", plan.log);
-    assert!(work[0].log.contains("from ralph/spec"), "{}", work[0].log);
+    assert_eq!(plan.outputs["count"], "3", "{}", plan.log);
+    assert_eq!(machines(&plan), ["1", "2", "3"]);
+    // The third step waited for the first two to be merged, then a
+    // machine that was still there took it: one run, no second.
+    let third = work
+        .iter()
+        .find(|w| w.log.contains("step **3** Three on branch"))
+        .expect("a machine worked the third step");
+    assert!(third.log.contains("waiting: "), "{}", third.log);
+    assert!(work.iter().all(|w| w.code == 0));
     assert_eq!(merge.code, 0, "{}", merge.log);
     assert!(
         merge.log.contains("complete: all 3 steps done"),
+        "{}",
+        merge.log
+    );
+    assert!(
+        merge.log.contains("every step is merged (3 of 3)"),
         "{}",
         merge.log
     );
@@ -1041,4 +1136,6 @@ fn steps_that_wait_for_others_start_when_the_workflow_runs_again_and_the_pull_re
     assert_eq!(pulls.len(), 1, "{pulls:?}");
     assert_eq!(pulls[0]["draft"], false);
     assert_eq!(remote_branches(&env, &origin), ["main", "ralph/spec"]);
+    let spec = origin.git(&env, &["show", "ralph/spec:.ralph/spec.md"]);
+    assert_eq!(spec.matches("- [x]").count(), 3, "{spec}");
 }

@@ -30,6 +30,7 @@ mod layers;
 mod ledger;
 mod logs;
 mod loop_edges;
+mod many_machines;
 mod mcp;
 mod notify;
 mod parallel;

@@ -249,6 +249,8 @@ fn snap_the_github_actions_workflow() {
         .ralph()
         .env("PATH", path)
         .args(["init", "--github-actions"])
+        .args(["--ralph-from", "https://github.com/ralph-forks/ralph.git"])
+        .args(["--ralph-tag", "v0.9.1"])
         .assert();
     check(
         &env,

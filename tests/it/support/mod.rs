@@ -1243,6 +1243,12 @@ impl Live {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.child.id() as i32), sig).unwrap();
     }
 
+    /// `sig` to its whole process group (`Ralph::spawn` made one): a
+    /// machine that dies, with everything it started.
+    pub fn signal_group(&self, sig: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(-(self.child.id() as i32)), sig).unwrap();
+    }
+
     /// How often its main thread has slept (its voluntary context
     /// switches): a poller's looks, counted from outside, so a test waits
     /// for several of them instead of for a while.
