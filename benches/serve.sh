@@ -12,7 +12,7 @@ LOOPS=${LOOPS:-20}
 cargo build --release --locked -q
 RALPH=$PWD/target/release/ralph
 W=$(mktemp -d)
-trap 'tmux -S "$W/sock" kill-server 2>/dev/null; pkill -f "$W/claude" 2>/dev/null; kill $(jobs -p) 2>/dev/null; rm -rf "$W"' EXIT
+trap 'tmux -S "$W/sock" kill-server 2>/dev/null; kill $(jobs -p) 2>/dev/null; pkill -f "$W/claude" 2>/dev/null; sleep 2; rm -rf "$W"' EXIT
 export HOME=$W/home
 mkdir -p "$HOME/.claude" "$W/p"
 cd "$W/p"

@@ -577,7 +577,8 @@ mod tests {
             duration: Duration::from_secs(2),
             log: None,
         };
-        let rows: Vec<(Event, Option<(Kind, &str, bool)>)> = vec![
+        type Said<'a> = Option<(Kind, &'a str, bool)>;
+        let rows: Vec<(Event, Said)> = vec![
             (
                 gate(true, None),
                 Some((Kind::Gate, "the gate passed (2s)", false)),
@@ -622,7 +623,7 @@ mod tests {
                 },
                 Some((
                     Kind::Command,
-                    "stop after the running session (sent by web)",
+                    "stop after this session (sent by web)",
                     false,
                 )),
             ),

@@ -624,7 +624,7 @@ pub(crate) mod tests {
                 "state": {"kind": "paused", "until": "1970-01-01T00:01:30Z"},
                 "iteration": 2, "max_iterations": 50,
                 "spec": {"done": 1, "total": 3}, "step": "2 Second step",
-                "elapsed_s": 125, "cost_usd": 0.5, "gate": false, "review": "rejected",
+                "elapsed_s": 125, "cost_usd": 0.5, "tokens": 0, "gate": false, "review": "rejected",
                 "run_id": null, "pid": 1, "waiting": null, "question": null, "session": 4
             })
         );

@@ -184,7 +184,10 @@ fn hostile_content_is_only_text_on_the_page_and_foreign_requests_are_refused() {
     assert_eq!(checks["pwned"], "undefined", "{checks}");
     assert_eq!(checks["scripts"], 1, "{checks}");
     assert_eq!(checks["imgs"], 0, "{checks}");
-    assert_eq!(checks["elsewhere"], 0, "nothing loaded from elsewhere: {checks}");
+    assert_eq!(
+        checks["elsewhere"], 0,
+        "nothing loaded from elsewhere: {checks}"
+    );
     assert_eq!(checks["js_links"], 0, "{checks}");
     assert!(checks["longest"].as_u64().unwrap() < 4000, "{checks}");
 
