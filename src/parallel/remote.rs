@@ -200,17 +200,7 @@ fn with_spec(root: &Path, head: &str, text: &str) -> Result<String> {
         "{} +0000",
         g.run(&["show", "-s", "--format=%ct", head], &[])?
     );
-    let env: Vec<(String, String)> = [
-        ("GIT_AUTHOR_NAME", "ralph"),
-        ("GIT_AUTHOR_EMAIL", "ralph@localhost"),
-        ("GIT_COMMITTER_NAME", "ralph"),
-        ("GIT_COMMITTER_EMAIL", "ralph@localhost"),
-        ("GIT_AUTHOR_DATE", &date),
-        ("GIT_COMMITTER_DATE", &date),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let env = by_ralph_at(&date);
     g.with_env(&env).run(
         &[
             "commit-tree",
@@ -463,23 +453,29 @@ pub fn claims(root: &Path, remote: &Target) -> Result<BTreeMap<String, (String, 
     Ok(out)
 }
 
+/// The environment of a commit ralph makes itself, dated `date`: the
+/// same bytes on every machine for the same content.
+fn by_ralph_at(date: &str) -> Vec<(String, String)> {
+    [
+        ("GIT_AUTHOR_NAME", "ralph"),
+        ("GIT_AUTHOR_EMAIL", "ralph@localhost"),
+        ("GIT_COMMITTER_NAME", "ralph"),
+        ("GIT_COMMITTER_EMAIL", "ralph@localhost"),
+        ("GIT_AUTHOR_DATE", date),
+        ("GIT_COMMITTER_DATE", date),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
 /// A claim's commit, made here (on git's empty tree, by ralph): what is
 /// pushed to the step's claim ref.
 pub fn claim_commit(root: &Path, claim: &Claim) -> Result<String> {
     let g = crate::git::at(root);
     let tree = g.run_with_input(&["hash-object", "-t", "tree", "-w", "--stdin"], b"")?;
     let date = format!("{} +0000", claim.renewed);
-    let env: Vec<(String, String)> = [
-        ("GIT_AUTHOR_NAME", "ralph"),
-        ("GIT_AUTHOR_EMAIL", "ralph@localhost"),
-        ("GIT_COMMITTER_NAME", "ralph"),
-        ("GIT_COMMITTER_EMAIL", "ralph@localhost"),
-        ("GIT_AUTHOR_DATE", &date),
-        ("GIT_COMMITTER_DATE", &date),
-    ]
-    .iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect();
+    let env = by_ralph_at(&date);
     g.with_env(&env).run_with_input(
         &["commit-tree", "--no-gpg-sign", &tree],
         claim.message().as_bytes(),

@@ -316,21 +316,26 @@ impl Target {
 
     /// Fetch the remote's `branch` into `into` (a ref of ralph's own).
     pub fn fetch(&self, root: &Path, branch: &str, into: &str) -> Result<(), String> {
+        self.fetch_with(root, &[], &format!("+refs/heads/{branch}:{into}"))
+    }
+
+    /// Fetch `refspec` from the remote, with `more` options: nothing but
+    /// the refs asked for (no tags, no submodules, the remote's own upload
+    /// program whatever the repository's config says).
+    fn fetch_with(&self, root: &Path, more: &[&str], refspec: &str) -> Result<(), String> {
         self.unchanged(root).map_err(|e| e.to_string())?;
         let env = self.auth_env();
+        let mut args = vec!["fetch", "--quiet"];
+        args.extend(more);
+        args.extend([
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            "--upload-pack=git-upload-pack",
+        ]);
         crate::git::at(root)
             .with_env(&env)
-            .run(
-                &[
-                    "fetch",
-                    "--quiet",
-                    "--no-tags",
-                    "--no-write-fetch-head",
-                    "--recurse-submodules=no",
-                    "--upload-pack=git-upload-pack",
-                ],
-                &[&self.pushes_to, &format!("+refs/heads/{branch}:{into}")],
-            )
+            .run(&args, &[&self.pushes_to, refspec])
             .map(|_| ())
             .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))
     }
@@ -388,24 +393,7 @@ impl Target {
     /// Fetch `refspec` (`+refs/ralph/claims/*:refs/ralph/...`) from the
     /// remote, the local refs it no longer has removed.
     pub fn fetch_pruned(&self, root: &Path, refspec: &str) -> Result<(), String> {
-        self.unchanged(root).map_err(|e| e.to_string())?;
-        let env = self.auth_env();
-        crate::git::at(root)
-            .with_env(&env)
-            .run(
-                &[
-                    "fetch",
-                    "--quiet",
-                    "--prune",
-                    "--no-tags",
-                    "--no-write-fetch-head",
-                    "--recurse-submodules=no",
-                    "--upload-pack=git-upload-pack",
-                ],
-                &[&self.pushes_to, refspec],
-            )
-            .map(|_| ())
-            .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))
+        self.fetch_with(root, &["--prune"], refspec)
     }
 
     /// Set the remote's ref `name` (a full name) to `object`, or delete it

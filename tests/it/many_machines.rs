@@ -526,17 +526,7 @@ echo '{RESULT}'"#,
         .arg(&agent)
         .stdout_with(4);
     assert!(out.contains("pushed ralph/step-1-"), "{out}");
-    let half = origin
-        .git(
-            &env,
-            &[
-                "for-each-ref",
-                "--format=%(objectname)",
-                "refs/heads/ralph/step-*",
-            ],
-        )
-        .trim()
-        .to_string();
+    let half = step_tip(&origin, &env);
     assert!(!half.is_empty(), "the half-done step pushed");
     // Machine a again: it claims the step, goes on from the pushed branch,
     // and dies mid-session (its whole process group, SIGKILL).
@@ -569,17 +559,7 @@ echo '{RESULT}'"#,
         "{out}"
     );
     assert!(out.contains("going on from origin's"), "{out}");
-    let done = origin
-        .git(
-            &env,
-            &[
-                "for-each-ref",
-                "--format=%(objectname)",
-                "refs/heads/ralph/step-*",
-            ],
-        )
-        .trim()
-        .to_string();
+    let done = step_tip(&origin, &env);
     origin.git(&env, &["merge-base", "--is-ancestor", &half, &done]);
     let files = origin.git(&env, &["ls-tree", "--name-only", &done]);
     assert!(
@@ -587,4 +567,19 @@ echo '{RESULT}'"#,
         "{files}"
     );
     assert_eq!(origin.git(&env, &["for-each-ref", "refs/ralph/claims"]), "");
+}
+
+/// Where the remote's step branch (the only one) is now.
+fn step_tip(origin: &Origin, env: &TestEnv) -> String {
+    origin
+        .git(
+            env,
+            &[
+                "for-each-ref",
+                "--format=%(objectname)",
+                "refs/heads/ralph/step-*",
+            ],
+        )
+        .trim()
+        .to_string()
 }
