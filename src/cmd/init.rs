@@ -45,6 +45,20 @@ fn plain(s: &str, extra: &str) -> bool {
 pub fn ralph_from(from: &str, tag: Option<&str>) -> Result<RalphFrom, String> {
     let url = from.contains("://") || from.starts_with("git@");
     if url {
+        // A user or password in the URL would go into the workflow, a
+        // committed file (an https URL's user is where a token goes too;
+        // ssh's `git@` is no secret). Not said back: it may be a token.
+        let authority = from
+            .split_once("://")
+            .map(|(_, rest)| rest.split('/').next().unwrap_or_default())
+            .unwrap_or_default();
+        let userinfo = authority.rsplit_once('@').map(|(u, _)| u);
+        if userinfo.is_some_and(|u| from.starts_with("https://") || u.contains(':')) {
+            return Err(
+                "--ralph-from: a git URL with a user or password in it would be written into the workflow, which is committed: give the repository's URL without them"
+                    .to_string(),
+            );
+        }
         let scheme_ok = ["https://", "ssh://", "git@"]
             .iter()
             .any(|p| from.starts_with(p));
@@ -471,11 +485,35 @@ mod tests {
                 Err("--ralph-from \"/abs/path\" is neither"),
             ),
             ("a') }}", None, Err("--ralph-from")),
+            (
+                "ssh://git@github.com/me/ralph.git",
+                Some("v1"),
+                Ok(git("ssh://git@github.com/me/ralph.git", "v1")),
+            ),
+            (
+                "https://me:ghp_s3cret@github.com/me/ralph.git",
+                Some("v1"),
+                Err("--ralph-from: a git URL with a user or password"),
+            ),
+            (
+                "https://ghp_s3cret@github.com/me/ralph.git",
+                None,
+                Err("--ralph-from: a git URL with a user or password"),
+            ),
+            (
+                "ssh://git:ghp_s3cret@github.com/me/ralph.git",
+                Some("v1"),
+                Err("--ralph-from: a git URL with a user or password"),
+            ),
         ];
         for (from, tag, want) in rows {
             match (ralph_from(from, tag), want) {
                 (Ok(got), Ok(want)) => assert_eq!(got, want, "{from}"),
-                (Err(e), Err(start)) => assert!(e.starts_with(start), "{from}: {e}"),
+                (Err(e), Err(start)) => {
+                    assert!(e.starts_with(start), "{from}: {e}");
+                    // The workflow is committed, and errors end up in logs.
+                    assert!(!e.contains("s3cret"), "{e}");
+                }
                 (got, want) => panic!("{from}: {got:?}, wanted {want:?}"),
             }
         }

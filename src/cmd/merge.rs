@@ -100,25 +100,50 @@ impl Run for Merge {
             .map_err(|e| crate::exit::Stop::with(ExitStatus::Usage, e))?;
         // One merger per run: two would race to push the integration branch.
         let slot = claims::merger_slot(&branch);
-        let now = crate::timefmt::now_epoch();
-        let judged = claims::Seen::default().judge(remote::claims(root, &target)?, now, lease);
-        let expect = match judged.get(&slot) {
-            Some(j) if j.live(now) => {
-                return Err(crate::exit::Stop::with(
-                    ExitStatus::Failure,
-                    format!(
-                        "another `ralph merge --follow` follows {branch} ({}, its lease {}s more): one merger per run",
-                        j.claim
-                            .as_ref()
-                            .map(|c| format!("machine {}", c.machine))
-                            .unwrap_or_else(|| "a claim that does not read as one".into()),
-                        j.expires - now
-                    ),
-                ));
+        let ui = Ui::for_loop("merge", true);
+        let mut seen = claims::Seen::default();
+        let mut first: Option<Option<String>> = None;
+        let mut said = false;
+        let expect = loop {
+            if let Some(why) = crate::procs::signals::stop_requested() {
+                ui.note(&format!("stopped ({why})"));
+                return Ok(ExitStatus::Code(130));
             }
-            Some(j) => Some(j.sha.clone()),
-            None => None,
+            let now = crate::timefmt::now_epoch();
+            let judged = seen.judge(remote::claims(root, &target)?, now, lease);
+            let j = judged.get(&slot);
+            let first = first.get_or_insert_with(|| j.map(|j| j.sha.clone()));
+            match claims::merger_slot_now(j, first.as_deref(), now) {
+                claims::Slot::Take { expect } => break expect,
+                claims::Slot::Held => {
+                    return Err(crate::exit::Stop::with(
+                        ExitStatus::Failure,
+                        format!(
+                            "another `ralph merge --follow` follows {branch} ({}, its lease {}s more): one merger per run",
+                            j.and_then(|j| j.claim.as_ref())
+                                .map(|c| format!("machine {}", c.machine))
+                                .unwrap_or_else(|| "a claim that does not read as one".into()),
+                            j.map_or(0, |j| j.expires.saturating_sub(now))
+                        ),
+                    ));
+                }
+                claims::Slot::Watch => {
+                    if !said {
+                        said = true;
+                        ui.note(&format!(
+                            "the merger's claim on {branch} {}: watched until it is renewed (another merger follows) or runs out (in {}s at the latest)",
+                            match j.and_then(|j| j.claim.as_ref()) {
+                                Some(c) => format!("by machine {} says it was renewed in the future", c.machine),
+                                None => "does not read as a claim".to_string(),
+                            },
+                            j.map_or(0, |j| j.expires.saturating_sub(now))
+                        ));
+                    }
+                    super::worker::sleep_unless_stopped(self.poll);
+                }
+            }
         };
+        let now = crate::timefmt::now_epoch();
         let claim = Claim {
             step: slot.clone(),
             machine: self

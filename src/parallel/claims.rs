@@ -207,6 +207,41 @@ pub fn pick(ready: &[String], claims: &BTreeMap<String, Judged>, now: u64) -> Pi
     Pick::Nothing
 }
 
+/// What a `ralph merge --follow` that starts does about the merger's claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Slot {
+    /// Take it: there is none (`expect: None`), or it ran out.
+    Take { expect: Option<String> },
+    /// Another merger holds it: it reads as a claim renewed no later than
+    /// now, or it was renewed while watched.
+    Held,
+    /// Watch it: a claim stated in the future, or that does not read as
+    /// one, is live for a first look whatever its age, so only watching
+    /// tells a merger that renews it from a claim pushed once (forged, or
+    /// left by a machine whose clock ran ahead) that runs out unrenewed.
+    Watch,
+}
+
+/// The merger's claim (`judged`, by a `Seen` kept while watching) as a
+/// starting merger judges it; `first`: its commit at the first look. Pure.
+pub fn merger_slot_now(judged: Option<&Judged>, first: Option<&str>, now: u64) -> Slot {
+    let Some(j) = judged else {
+        return Slot::Take { expect: None };
+    };
+    if !j.live(now) {
+        return Slot::Take {
+            expect: Some(j.sha.clone()),
+        };
+    }
+    let renewed_since = first.is_some_and(|f| f != j.sha);
+    let believable = j.claim.as_ref().is_some_and(|c| c.renewed <= now);
+    if renewed_since || believable {
+        Slot::Held
+    } else {
+        Slot::Watch
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,6 +384,77 @@ mod tests {
         // Gone from the remote: forgotten.
         seen.judge(BTreeMap::new(), 131, 30);
         assert!(seen.first.is_empty());
+    }
+
+    #[test]
+    fn a_starting_merger_watches_a_claim_it_cannot_judge_at_a_look_row_by_row() {
+        let limit = 60;
+        let stated = |renewed: u64| Some(Claim { renewed, ..claim() });
+        // (why, claim's commit, what it says, first seen, now, what the
+        // merger does; its first look saw commit "a")
+        type Row = (&'static str, &'static str, Option<Claim>, u64, u64, Slot);
+        let rows: Vec<Row> = vec![
+            (
+                "a merger's claim renewed just now",
+                "a",
+                stated(1000),
+                1000,
+                1000,
+                Slot::Held,
+            ),
+            (
+                "stated far in the future, first look",
+                "a",
+                stated(u64::MAX / 2),
+                1000,
+                1000,
+                Slot::Watch,
+            ),
+            (
+                "stated far in the future, not renewed for the limit",
+                "a",
+                stated(u64::MAX / 2),
+                1000,
+                1060,
+                Slot::Take {
+                    expect: Some("a".into()),
+                },
+            ),
+            ("unreadable, first look", "a", None, 1000, 1000, Slot::Watch),
+            (
+                "stated far in the future and renewed while watched",
+                "b",
+                stated(u64::MAX / 2),
+                1020,
+                1030,
+                Slot::Held,
+            ),
+            (
+                "ran out by its own word",
+                "a",
+                stated(500),
+                1000,
+                1000,
+                Slot::Take {
+                    expect: Some("a".into()),
+                },
+            ),
+        ];
+        for (why, sha, said, first_seen, now, want) in rows {
+            let mut seen = Seen::default();
+            seen.first.insert(sha.to_string(), first_seen);
+            let on_remote = BTreeMap::from([("m".to_string(), (sha.to_string(), said))]);
+            let judged = seen.judge(on_remote, now, limit);
+            assert_eq!(
+                merger_slot_now(judged.get("m"), Some("a"), now),
+                want,
+                "{why}"
+            );
+        }
+        assert_eq!(
+            merger_slot_now(None, None, 1000),
+            Slot::Take { expect: None }
+        );
     }
 
     #[test]

@@ -427,7 +427,15 @@ impl Target {
             )
             .map_err(|e| self.said(&format!("{e:#}")))?;
         if ok {
-            return Ok(true);
+            // git counts a ref at the object already as pushed, whatever the
+            // lease: there, not by this push, unless it was expected there.
+            let there_already = out.lines().any(|l| l.starts_with("=\t"));
+            return Ok(!there_already || expect == object);
+        }
+        // A ref below the name (`NAME/x`) keeps it from being made: no race
+        // lost, and never won by looking again.
+        if err.contains("exists; cannot create") {
+            return Err(self.said(&last_lines(&err)));
         }
         // Not as expected: here (stale info), or at the remote, which
         // compares and swaps under its lock (another push got there first).
@@ -737,6 +745,55 @@ mod tests {
             git(&bare, &["rev-parse", "work"]),
             git(&other, &["rev-parse", "HEAD"])
         );
+    }
+
+    #[test]
+    fn a_swap_to_what_another_push_put_there_already_is_lost_not_won() {
+        // git counts a push of the object a ref holds already as done,
+        // whatever its lease says: two machines that make the same claim
+        // commit (same step, name, run and second) must not both win it.
+        let (_d, bare, repo, other) = setup();
+        let t = target(&repo).unwrap();
+        let name = "refs/ralph/claims/s";
+        let c = git(&repo, &["rev-parse", "HEAD"]);
+        git(&other, &["push", "-q", "origin", &format!("{c}:{name}")]);
+        assert_eq!(
+            t.swap_ref(&repo, name, Some(&c), None),
+            Ok(false),
+            "create-only"
+        );
+        assert_eq!(
+            t.swap_ref(&repo, name, Some(&c), Some(&"1".repeat(40))),
+            Ok(false),
+            "expected elsewhere"
+        );
+        // The holder's own renewal to the same commit is still its own.
+        assert_eq!(t.swap_ref(&repo, name, Some(&c), Some(&c)), Ok(true));
+        assert_eq!(git(&bare, &["rev-parse", name]), c);
+    }
+
+    #[test]
+    fn a_ref_that_cannot_be_made_for_one_below_it_is_a_failure_not_a_lost_race() {
+        // `refs/ralph/claims/s/x` on the remote (anyone who can push may
+        // push it) keeps `refs/ralph/claims/s` from ever being made: read
+        // as a race lost, a worker would look again and lose again, at
+        // once and for ever.
+        let (_d, _bare, repo, other) = setup();
+        let t = target(&repo).unwrap();
+        let c = git(&repo, &["rev-parse", "HEAD"]);
+        git(
+            &other,
+            &[
+                "push",
+                "-q",
+                "origin",
+                &format!("{c}:refs/ralph/claims/s/x"),
+            ],
+        );
+        let e = t
+            .swap_ref(&repo, "refs/ralph/claims/s", Some(&c), None)
+            .unwrap_err();
+        assert!(e.contains("refs/ralph/claims/s/x"), "{e}");
     }
 
     #[test]

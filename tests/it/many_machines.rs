@@ -569,6 +569,45 @@ echo '{RESULT}'"#,
     assert_eq!(origin.git(&env, &["for-each-ref", "refs/ralph/claims"]), "");
 }
 
+#[test]
+fn a_merger_claim_pushed_once_with_a_future_renewal_is_watched_then_taken_over_not_obeyed_forever()
+{
+    let (env, origin) = shared("# Spec\n\n- [ ] **1** One\n");
+    let (agent, _log) = timed_agent(&env, 0);
+    let (m, merger) = (machine(&env, "m"), machine(&env, "merger"));
+    let slug = slugs(&env, &m)["1"].clone();
+    m.ralph(&env)
+        .args(["worker", &slug, "--claude"])
+        .arg(&agent)
+        .stdout_with(0);
+    // Pushed once (a session, another clone), its renewal stated ten
+    // years on: each merger that starts sees it for the first time, so at
+    // a look it is as live as a real merger's claim.
+    let far = now_epoch() + 10 * 365 * 86400;
+    push_claim(
+        &env,
+        &merger,
+        "mergerralph-spec",
+        &format!(
+            "ralph claim\n\nstep: mergerralph-spec\nmachine: forger\nrun: r\nsince: {far}\nrenewed: {far}\nlease: {far}\n"
+        ),
+    );
+    let out = merger
+        .ralph(&env)
+        .args(["merge", "--follow", "--lease", "2s", "--poll", "1s"])
+        .arg("--claude")
+        .arg(&agent)
+        .stdout_with(0);
+    assert!(
+        out.contains(
+            "the merger's claim on ralph/spec by machine forger says it was renewed in the future: watched"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("every step is merged (1 of 1)"), "{out}");
+    assert_eq!(origin.git(&env, &["for-each-ref", "refs/ralph/claims"]), "");
+}
+
 /// Where the remote's step branch (the only one) is now.
 fn step_tip(origin: &Origin, env: &TestEnv) -> String {
     origin
