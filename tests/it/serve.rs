@@ -394,3 +394,36 @@ fn listening_on_every_address_says_what_it_exposes_and_a_session_cannot_serve() 
         "{err}"
     );
 }
+
+#[test]
+fn a_request_whose_headers_never_end_is_cut_off_and_the_server_still_answers() {
+    let env = project();
+    let served = Served::start(&env);
+    let port = served.port;
+    // Anyone who reaches the port, token or not: one header line that goes
+    // on and on. The server hangs up rather than hold it all in memory.
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nX-Long: ").unwrap();
+    let mb = vec![b'a'; 1 << 20];
+    let hung_up = (0..200).any(|_| s.write_all(&mb).is_err());
+    assert!(hung_up, "the server took 200 MB of one header");
+    // Headers a little too long are refused in words.
+    let (head, _) = raw(
+        port,
+        &format!(
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Long: {}\r\n\r\n",
+            "a".repeat(40 << 10)
+        ),
+    );
+    assert!(head.starts_with("HTTP/1.1 431"), "{head}");
+    let (head, body) = raw(
+        port,
+        &format!(
+            "GET /api/loops?token={} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n",
+            served.token
+        ),
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(body.contains("projects"), "{body}");
+    served.live.finish(Duration::from_secs(1));
+}
