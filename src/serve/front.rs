@@ -115,9 +115,12 @@ fn relay(mut client: TcpStream, back: &Path) -> std::io::Result<()> {
     server.write_all(&one_request(&read[..end]))?;
     server.write_all(&read[end..])?;
     let (mut from, mut to) = (client.try_clone()?, server.try_clone()?);
+    // A client that hangs up ends the relay both ways: a page's event
+    // stream then fails at its next write and frees its place (a browser
+    // never half-closes a request it waits on).
     std::thread::spawn(move || {
         let _ = std::io::copy(&mut from, &mut to);
-        let _ = to.shutdown(Shutdown::Write);
+        let _ = to.shutdown(Shutdown::Both);
     });
     let _ = std::io::copy(&mut server, &mut client);
     let _ = client.shutdown(Shutdown::Both);

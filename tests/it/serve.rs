@@ -427,3 +427,53 @@ fn a_request_whose_headers_never_end_is_cut_off_and_the_server_still_answers() {
     assert!(body.contains("projects"), "{body}");
     served.live.finish(Duration::from_secs(1));
 }
+
+#[test]
+fn a_page_closed_frees_its_event_stream_for_the_next() {
+    let env = project();
+    let served = Served::start(&env);
+    let port = served.port;
+    let open = || {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(
+            format!(
+                "GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: ralph-serve-{port}={}\r\n\r\n",
+                served.token
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let mut first = [0u8; 12];
+        s.read_exact(&mut first).unwrap();
+        (s, String::from_utf8_lossy(&first).into_owned())
+    };
+    // As many pages as may be open, then all closed (reloaded, say).
+    let pages: Vec<_> = (0..32).map(|_| open()).collect();
+    assert!(
+        pages.iter().all(|(_, st)| st == "HTTP/1.1 200"),
+        "{:?}",
+        pages.iter().map(|p| &p.1).collect::<Vec<_>>()
+    );
+    let (_, full) = open();
+    assert_eq!(full, "HTTP/1.1 503", "one page too many");
+    drop(pages);
+    // A page opened a moment later has a place: the closed ones do not
+    // hold theirs until a keep-alive finds them gone.
+    let start = std::time::Instant::now();
+    let mut got = String::new();
+    while start.elapsed() < Duration::from_secs(5) {
+        got = open().1;
+        if got == "HTTP/1.1 200" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(
+        got,
+        "HTTP/1.1 200",
+        "still full {:?} after the pages closed",
+        start.elapsed()
+    );
+    served.live.finish(Duration::from_secs(1));
+}
