@@ -477,3 +477,42 @@ fn a_page_closed_frees_its_event_stream_for_the_next() {
     );
     served.live.finish(Duration::from_secs(1));
 }
+
+#[test]
+fn a_cookie_planted_by_a_page_on_another_port_does_not_lock_the_page_out() {
+    let env = project();
+    let served = Served::start(&env);
+    let port = served.port;
+    // Another web server on this machine (a clone's dev server, say): its
+    // page sets a cookie of the server's name for 127.0.0.1, whatever the
+    // port, on longer paths than ours, so the browser sends it first.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    let plant = format!(
+        "<!doctype html><script>for (const p of ['/api', '/events']) \
+         document.cookie = 'ralph-serve-{port}=planted; path=' + p;</script>planted"
+    );
+    std::thread::spawn(move || {
+        for mut c in other.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf);
+            let _ = c.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{plant}",
+                    plant.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    let page = Page::open(&format!("http://127.0.0.1:{other_port}/"));
+    page.wait_for_text("planted", A_WHILE);
+    // The printed address, opened as a user opens it (typed, not linked:
+    // a link from that page would be a same-site request, refused).
+    page.tab.navigate_to(&served.url).unwrap();
+    // Live: the loops came over the event stream, whose requests carry
+    // the planted cookie first (refused, the page said `reconnecting…`).
+    page.wait_for_text("live · ", Duration::from_secs(30));
+    drop(page);
+    served.live.finish(Duration::from_secs(1));
+}
