@@ -48,11 +48,7 @@ impl Run for Serve {
         let listen = self.listen.unwrap_or(IpAddr::from([127, 0, 0, 1]));
         let server = crate::serve::server::bind(listen, self.port.unwrap_or(0))
             .map_err(|e| Stop::with(ExitStatus::Failure, format!("{e:#}")))?;
-        let port = server
-            .server_addr()
-            .to_ip()
-            .map(|a| a.port())
-            .unwrap_or_default();
+        let port = server.port;
         let token = crate::trust::store::random_token();
         let names: Vec<String> = sysinfo::System::host_name()
             .ok()

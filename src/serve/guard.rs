@@ -117,11 +117,19 @@ impl Guard {
         {
             return Err(Refused::CrossSite);
         }
-        let cookie = a.cookie.and_then(|c| cookie_value(c, &self.cookie_name()));
-        match (cookie, a.query_token) {
-            (Some(c), _) if equal(c, &self.token) => Ok(Shown::Cookie),
-            (_, Some(q)) if equal(q, &self.token) => Ok(Shown::Query),
-            (None, None) => Err(Refused::NoToken),
+        // Every cookie of our name counts, not the first: a page on another
+        // port of this host can plant one (cookies ignore ports), and the
+        // browser sends it first when its path is longer than ours.
+        let cookies = a
+            .cookie
+            .map(|c| cookie_values(c, &self.cookie_name()))
+            .unwrap_or_default();
+        if cookies.iter().any(|c| equal(c, &self.token)) {
+            return Ok(Shown::Cookie);
+        }
+        match a.query_token {
+            Some(q) if equal(q, &self.token) => Ok(Shown::Query),
+            None if cookies.is_empty() => Err(Refused::NoToken),
             _ => Err(Refused::WrongToken),
         }
     }
@@ -169,12 +177,16 @@ fn same_origin(origin: &str, host: &str) -> bool {
         .is_some_and(|h| h.eq_ignore_ascii_case(host))
 }
 
-/// The value of cookie `name` in a `Cookie` header.
-fn cookie_value<'a>(header: &'a str, name: &str) -> Option<&'a str> {
-    header.split(';').find_map(|kv| {
-        let (k, v) = kv.trim().split_once('=')?;
-        (k == name).then_some(v)
-    })
+/// The values of cookie `name` in a `Cookie` header (one per path it was
+/// set for).
+fn cookie_values<'a>(header: &'a str, name: &str) -> Vec<&'a str> {
+    header
+        .split(';')
+        .filter_map(|kv| {
+            let (k, v) = kv.trim().split_once('=')?;
+            (k == name).then_some(v)
+        })
+        .collect()
 }
 
 /// Compared in time that does not depend on where they differ.
@@ -335,6 +347,26 @@ mod tests {
             g.check(&with(Some("ralph-serve-8080=old"), Some(T))),
             Ok(Shown::Query)
         );
+    }
+
+    #[test]
+    fn a_cookie_planted_by_a_page_on_another_port_does_not_hide_ours() {
+        // Cookies ignore ports: a page served on 127.0.0.1:3000 (a clone's
+        // dev server) may set `ralph-serve-8080=x; path=/api`, which the
+        // browser then sends before ours, on every request of the page.
+        let g = local();
+        let planted = format!("ralph-serve-8080=x; ralph-serve-8080={T}");
+        let asked = Asked {
+            cookie: Some(&planted),
+            ..get("127.0.0.1:8080")
+        };
+        assert_eq!(g.check(&asked), Ok(Shown::Cookie));
+        // Planted ones alone still pass nothing.
+        let asked = Asked {
+            cookie: Some("ralph-serve-8080=x; ralph-serve-8080=y"),
+            ..get("127.0.0.1:8080")
+        };
+        assert_eq!(g.check(&asked), Err(Refused::WrongToken));
     }
 
     #[test]

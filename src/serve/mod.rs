@@ -3,6 +3,7 @@
 //! The guard (who may ask), the registry (which projects), the model (what
 //! the page shows, pure), the server (I/O), the page (served from the binary).
 
+pub mod front;
 pub mod guard;
 pub mod model;
 pub mod registry;

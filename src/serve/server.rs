@@ -112,7 +112,17 @@ struct Seen {
 }
 
 /// Serve until interrupted.
-pub fn serve(server: tiny_http::Server, guard: Guard, here: Option<PathBuf>) -> Result<()> {
+pub fn serve(bound: Bound, guard: Guard, here: Option<PathBuf>) -> Result<()> {
+    let Bound {
+        listener,
+        server,
+        back,
+        ..
+    } = bound;
+    {
+        let back = back.clone();
+        std::thread::spawn(move || super::front::run(listener, back));
+    }
     let server = Arc::new(server);
     let hub = Arc::new(Hub::default());
     let guard = Arc::new(guard);
@@ -137,6 +147,7 @@ pub fn serve(server: tiny_http::Server, guard: Guard, here: Option<PathBuf>) -> 
         std::thread::sleep(Duration::from_millis(200));
     }
     server.unblock();
+    let _ = std::fs::remove_file(&back);
     Ok(())
 }
 
@@ -572,8 +583,33 @@ fn talk(w: &mut dyn Write, hub: &Hub, tail: Tailed) -> std::io::Result<()> {
     }
 }
 
+/// The port listened on, and the server behind it (see `front`).
+pub struct Bound {
+    listener: std::net::TcpListener,
+    pub port: u16,
+    server: tiny_http::Server,
+    /// The server's socket, in a folder of ralph's state only this user
+    /// may enter.
+    back: PathBuf,
+}
+
 /// The server bound: on `listen`, at `port` (0: any free one).
-pub fn bind(listen: IpAddr, port: u16) -> Result<tiny_http::Server> {
-    tiny_http::Server::http((listen, port))
-        .map_err(|e| anyhow::anyhow!("cannot listen on {listen} port {port}: {e}"))
+pub fn bind(listen: IpAddr, port: u16) -> Result<Bound> {
+    let listener = std::net::TcpListener::bind((listen, port))
+        .with_context(|| format!("cannot listen on {listen} port {port}"))?;
+    let port = listener.local_addr()?.port();
+    let dir = crate::trust::store::state_dir().join("serve");
+    crate::trust::store::private_dir(&dir)?;
+    // Named by the port, which is ours now: one left by a server killed
+    // on it is stale.
+    let back = dir.join(format!("{port}.sock"));
+    crate::fsutil::remove_optional(&back)?;
+    let server = tiny_http::Server::http_unix(&back)
+        .map_err(|e| anyhow::anyhow!("cannot listen on {}: {e}", back.display()))?;
+    Ok(Bound {
+        listener,
+        port,
+        server,
+        back,
+    })
 }

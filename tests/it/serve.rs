@@ -394,3 +394,125 @@ fn listening_on_every_address_says_what_it_exposes_and_a_session_cannot_serve() 
         "{err}"
     );
 }
+
+#[test]
+fn a_request_whose_headers_never_end_is_cut_off_and_the_server_still_answers() {
+    let env = project();
+    let served = Served::start(&env);
+    let port = served.port;
+    // Anyone who reaches the port, token or not: one header line that goes
+    // on and on. The server hangs up rather than hold it all in memory.
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(b"GET / HTTP/1.1\r\nX-Long: ").unwrap();
+    let mb = vec![b'a'; 1 << 20];
+    let hung_up = (0..200).any(|_| s.write_all(&mb).is_err());
+    assert!(hung_up, "the server took 200 MB of one header");
+    // Headers a little too long are refused in words.
+    let (head, _) = raw(
+        port,
+        &format!(
+            "GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Long: {}\r\n\r\n",
+            "a".repeat(40 << 10)
+        ),
+    );
+    assert!(head.starts_with("HTTP/1.1 431"), "{head}");
+    let (head, body) = raw(
+        port,
+        &format!(
+            "GET /api/loops?token={} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n",
+            served.token
+        ),
+    );
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(body.contains("projects"), "{body}");
+    served.live.finish(Duration::from_secs(1));
+}
+
+#[test]
+fn a_page_closed_frees_its_event_stream_for_the_next() {
+    let env = project();
+    let served = Served::start(&env);
+    let port = served.port;
+    let open = || {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        s.write_all(
+            format!(
+                "GET /events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nCookie: ralph-serve-{port}={}\r\n\r\n",
+                served.token
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let mut first = [0u8; 12];
+        s.read_exact(&mut first).unwrap();
+        (s, String::from_utf8_lossy(&first).into_owned())
+    };
+    // As many pages as may be open, then all closed (reloaded, say).
+    let pages: Vec<_> = (0..32).map(|_| open()).collect();
+    assert!(
+        pages.iter().all(|(_, st)| st == "HTTP/1.1 200"),
+        "{:?}",
+        pages.iter().map(|p| &p.1).collect::<Vec<_>>()
+    );
+    let (_, full) = open();
+    assert_eq!(full, "HTTP/1.1 503", "one page too many");
+    drop(pages);
+    // A page opened a moment later has a place: the closed ones do not
+    // hold theirs until a keep-alive finds them gone.
+    let start = std::time::Instant::now();
+    let mut got = String::new();
+    while start.elapsed() < Duration::from_secs(5) {
+        got = open().1;
+        if got == "HTTP/1.1 200" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    assert_eq!(
+        got,
+        "HTTP/1.1 200",
+        "still full {:?} after the pages closed",
+        start.elapsed()
+    );
+    served.live.finish(Duration::from_secs(1));
+}
+
+#[test]
+fn a_cookie_planted_by_a_page_on_another_port_does_not_lock_the_page_out() {
+    let env = project();
+    let served = Served::start(&env);
+    let port = served.port;
+    // Another web server on this machine (a clone's dev server, say): its
+    // page sets a cookie of the server's name for 127.0.0.1, whatever the
+    // port, on longer paths than ours, so the browser sends it first.
+    let other = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let other_port = other.local_addr().unwrap().port();
+    let plant = format!(
+        "<!doctype html><script>for (const p of ['/api', '/events']) \
+         document.cookie = 'ralph-serve-{port}=planted; path=' + p;</script>planted"
+    );
+    std::thread::spawn(move || {
+        for mut c in other.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf);
+            let _ = c.write_all(
+                format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{plant}",
+                    plant.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    let page = Page::open(&format!("http://127.0.0.1:{other_port}/"));
+    page.wait_for_text("planted", A_WHILE);
+    // The printed address, opened as a user opens it (typed, not linked:
+    // a link from that page would be a same-site request, refused).
+    page.tab.navigate_to(&served.url).unwrap();
+    // Live: the loops came over the event stream, whose requests carry
+    // the planted cookie first (refused, the page said `reconnecting…`).
+    page.wait_for_text("live · ", Duration::from_secs(30));
+    drop(page);
+    served.live.finish(Duration::from_secs(1));
+}
