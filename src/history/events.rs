@@ -788,6 +788,21 @@ pub fn read(run: &RunDir) -> Vec<Line> {
     })
 }
 
+/// How far into a journal its first `run_started` is looked for: it is the
+/// first line ralph writes.
+const START_READ: u64 = 1 << 20;
+
+/// A run's first `run_started`, read from the journal's head only (a face
+/// polling a long journal reads none of the rest); derived for old runs.
+pub fn first_start(run: &RunDir) -> Option<Line> {
+    let path = run.file(FILE);
+    let is_start = |l: &Line| matches!(l.event, Event::RunStarted { .. });
+    match crate::fsutil::read_head(&path, START_READ) {
+        Ok(Some(text)) => text.lines().filter_map(Line::parse).find(is_start),
+        _ => read(run).into_iter().find(is_start),
+    }
+}
+
 /// A run's events, newest first, read from the journal's end only as far
 /// as the caller goes (a face polling a long run); derived for old runs.
 pub fn newest_first(run: &RunDir) -> Box<dyn Iterator<Item = Line>> {
@@ -811,11 +826,16 @@ pub struct Latest {
     pub session: Option<Line>,
 }
 
+/// The most journal lines `Latest` looks back through: a journal a session
+/// filled with other lines is not read whole by every face that polls it.
+const LOOK_BACK: usize = 20_000;
+
 impl Latest {
-    /// From events newest first: stops once it has all three.
+    /// From events newest first: stops once it has all three, or after
+    /// `LOOK_BACK` lines.
     pub fn of(lines: impl Iterator<Item = Line>) -> Latest {
         let mut l = Latest::default();
-        for line in lines {
+        for line in lines.take(LOOK_BACK) {
             // The run's own gate and reviewer: a worker's (adopted from its
             // journal) judged its step, not the run.
             let own = line.worker.is_none();
@@ -1425,6 +1445,52 @@ mod tests {
             (Some("b"), Some("w3"))
         );
         assert_eq!(lines[0].event, merged);
+    }
+
+    /// A face polling a long journal reads its head for the run's start
+    /// and its end for the latest verdicts, never the whole of it.
+    #[test]
+    fn the_start_is_read_from_the_head_and_the_latest_from_the_end_only() {
+        let d = tempfile::tempdir().unwrap();
+        let run = new_run(d.path());
+        let j = Journal::of(&run);
+        let started = every_kind().remove(0);
+        j.add(started.clone());
+        let pause = Event::Paused {
+            why: "x".repeat(100),
+            until: At(2),
+        };
+        for _ in 0..(LOOK_BACK + 10) {
+            j.add(pause.clone());
+        }
+        j.add(Event::Gate {
+            passed: true,
+            failed: None,
+            why: None,
+            started: At(1),
+            duration: Duration::from_secs(1),
+            log: None,
+        });
+        // A resume's start later in the journal is not the run's first.
+        j.add(Event::RunStarted {
+            run_id: "r1".into(),
+            mode: Mode::Loop,
+            resumed: 2,
+            agent: crate::agent::Agent::Claude,
+            limits: RunLimits {
+                max_iterations: 1,
+                max_cost_usd: None,
+                max_time: None,
+            },
+        });
+        assert_eq!(first_start(&run).map(|l| l.event), Some(started));
+        let latest = Latest::of(newest_first(&run));
+        assert!(latest.gate.is_some());
+        // What lies further back than LOOK_BACK lines is not looked for.
+        for _ in 0..LOOK_BACK {
+            j.add(pause.clone());
+        }
+        assert!(Latest::of(newest_first(&run)).gate.is_none());
     }
 
     #[test]

@@ -370,13 +370,29 @@ pub fn run_of(row: &Row) -> Option<RunDir> {
         .map(|id| RunDir::open(&runs, id))
 }
 
+/// The most of a run's journal a page reads: its end, where the timeline's
+/// newest entries are (a session can fill the run folder's journal).
+pub const JOURNAL_READ: u64 = 8 << 20;
+
+/// A run's journal lines, oldest first, from its last `JOURNAL_READ` bytes
+/// (a run from before journals: derived from its records, as every face
+/// reads it).
+fn journal(run: &RunDir) -> Vec<Line> {
+    let path = run.file(crate::history::events::FILE);
+    if crate::fsutil::open_regular(&path).is_err() {
+        return crate::history::events::read(run);
+    }
+    let mut lines: Vec<Line> = crate::fsutil::lines_from_end(&path, JOURNAL_READ)
+        .filter_map(|l| Line::parse(&l))
+        .collect();
+    lines.reverse();
+    lines
+}
+
 /// A loop's page, read from its run's files.
 pub fn run_view(row: LoopView) -> RunView {
     let run = run_of(&row.row);
-    let lines = run
-        .as_ref()
-        .map(crate::history::events::read)
-        .unwrap_or_default();
+    let lines = run.as_ref().map(journal).unwrap_or_default();
     let (timeline, costs) = timeline(&lines);
     let board = run
         .as_ref()

@@ -275,9 +275,7 @@ fn running_for(l: &runlock::LockInfo) -> std::time::Duration {
 /// and its step: its own start (the journal's first `run_started`; a run's
 /// journal also holds its workers' lines, adopted as each ended) says so.
 fn start_of(run: &RunDir) -> Option<(events::Mode, Option<(String, String)>)> {
-    let start = events::read(run)
-        .into_iter()
-        .find(|l| matches!(l.event, events::Event::RunStarted { .. }))?;
+    let start = events::first_start(run)?;
     match start.event {
         events::Event::RunStarted { mode, .. } => Some((mode, start.worker.zip(start.step))),
         _ => None,
