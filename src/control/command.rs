@@ -29,6 +29,37 @@ pub enum Limit {
     Tokens(u64),
 }
 
+impl Limit {
+    /// The one limit of those given (a face's fields: sessions, dollars, a
+    /// span such as `30m`, tokens); `Ok(None)` when none or more than one
+    /// is, for the face to say so in its words.
+    pub fn one_of(
+        iterations: Option<u64>,
+        cost: Option<f64>,
+        time: Option<&str>,
+        tokens: Option<u64>,
+    ) -> Result<Option<Limit>, String> {
+        let time = time
+            .map(|t| {
+                t.parse::<crate::config::Span>()
+                    .map(|s| Limit::Time(s.value().as_secs()))
+                    .map_err(|e| format!("time: {e}"))
+            })
+            .transpose()?;
+        let given = [
+            iterations.map(|n| Limit::Iterations(u32::try_from(n).unwrap_or(u32::MAX))),
+            cost.map(Limit::Cost),
+            time,
+            tokens.map(Limit::Tokens),
+        ];
+        let mut given = given.into_iter().flatten();
+        Ok(match (given.next(), given.next()) {
+            (Some(limit), None) => Some(limit),
+            _ => None,
+        })
+    }
+}
+
 /// What a loop is told to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]

@@ -239,21 +239,13 @@ pub fn call(here: &Path, name: &str, args: &Map<String, Value>) -> Result<Output
         }
         "raise_limit" => {
             let p = project(&main, a.str("loop")?)?;
-            let limits = [
-                a.int("iterations")?
-                    .map(|n| Limit::Iterations(u32::try_from(n).unwrap_or(u32::MAX))),
-                a.num("cost_usd")?.map(Limit::Cost),
-                a.str("time")?
-                    .map(|t| {
-                        t.parse::<crate::config::Span>()
-                            .map(|s| Limit::Time(s.value().as_secs()))
-                            .map_err(|e| format!("time: {e}"))
-                    })
-                    .transpose()?,
-                a.int("tokens")?.map(Limit::Tokens),
-            ];
-            let mut given = limits.into_iter().flatten();
-            let (Some(limit), None) = (given.next(), given.next()) else {
+            let limit = Limit::one_of(
+                a.int("iterations")?,
+                a.num("cost_usd")?,
+                a.str("time")?,
+                a.int("tokens")?,
+            )?;
+            let Some(limit) = limit else {
                 return Err("raise_limit takes one of iterations, cost_usd, time or tokens".into());
             };
             said(crate::cmd::stop::send_as(&p, BY, Command::Raise(limit)))

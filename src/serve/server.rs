@@ -480,23 +480,12 @@ fn act_on(row: &Row, action: &str, args: &Value) -> Result<String, String> {
             crate::control::add::step(&row.root, title)?
         }
         "raise" => {
-            let limits = [
-                n("iterations").map(|k| Limit::Iterations(u32::try_from(k).unwrap_or(u32::MAX))),
-                a.get("cost_usd")
-                    .and_then(Value::as_f64)
-                    .filter(|c| c.is_finite() && *c > 0.0)
-                    .map(Limit::Cost),
-                s("time")
-                    .map(|t| {
-                        t.parse::<crate::config::Span>()
-                            .map(|s| Limit::Time(s.value().as_secs()))
-                            .map_err(|e| format!("time: {e}"))
-                    })
-                    .transpose()?,
-                n("tokens").map(Limit::Tokens),
-            ];
-            let mut given = limits.into_iter().flatten();
-            let (Some(limit), None) = (given.next(), given.next()) else {
+            let cost = a
+                .get("cost_usd")
+                .and_then(Value::as_f64)
+                .filter(|c| c.is_finite() && *c > 0.0);
+            let limit = Limit::one_of(n("iterations"), cost, s("time"), n("tokens"))?;
+            let Some(limit) = limit else {
                 return Err(
                     "raise one of iterations, cost_usd (more than 0), time or tokens".into(),
                 );

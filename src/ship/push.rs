@@ -293,24 +293,10 @@ impl Target {
     /// The remote's branches under `prefix` (`refs/heads/` left out), and
     /// their commits.
     pub fn heads(&self, root: &Path, prefix: &str) -> Result<Vec<(String, String)>, String> {
-        self.unchanged(root).map_err(|e| e.to_string())?;
-        let env = self.auth_env();
-        let out = crate::git::at(root)
-            .with_env(&env)
-            .run(
-                &["ls-remote", "--heads", "--upload-pack=git-upload-pack"],
-                &[&self.pushes_to, &format!("refs/heads/{prefix}*")],
-            )
-            .map_err(|e| self.said(&last_lines(&format!("{e:#}"))))?;
-        Ok(out
-            .lines()
-            .filter_map(|l| {
-                let (sha, name) = l.split_once('\t')?;
-                let name = name.strip_prefix("refs/heads/")?;
-                // What a remote says is a commit id, or nothing ralph uses.
-                crate::history::records::is_object_id(sha)
-                    .then(|| (name.to_string(), sha.to_string()))
-            })
+        let refs = self.refs(root, &format!("refs/heads/{prefix}*"))?;
+        Ok(refs
+            .into_iter()
+            .filter_map(|(name, sha)| Some((name.strip_prefix("refs/heads/")?.to_string(), sha)))
             .collect())
     }
 
