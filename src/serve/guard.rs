@@ -248,6 +248,21 @@ mod tests {
         assert_eq!(g.check(&none), Err(Refused::Host));
     }
 
+    /// On port 80 a host may leave its port out; an address in brackets
+    /// with anything else after it is no host.
+    #[test]
+    fn a_host_without_a_port_is_on_80() {
+        let g = Guard::new(T.into(), "127.0.0.1".parse().unwrap(), 80, &[]);
+        let cookie = "ralph-serve-80=0123456789abcdef0123456789abcdef";
+        let at = |host| Asked {
+            cookie: Some(cookie),
+            ..get(host)
+        };
+        assert_eq!(g.check(&at("[::1]")), Ok(Shown::Cookie));
+        assert_eq!(g.check(&at("localhost")), Ok(Shown::Cookie));
+        assert_eq!(g.check(&at("[::1]x")), Err(Refused::Host));
+    }
+
     #[test]
     fn on_every_address_a_phone_may_use_an_address_or_the_machines_name() {
         let g = Guard::new(T.into(), "0.0.0.0".parse().unwrap(), 8080, &["box".into()]);
