@@ -237,7 +237,8 @@ mod tests {
             "127.0.0.1:8080:1",
             ":8080",
             "[::1]x:8080",
-            "",
+            // An IPv6 address without its brackets names no port for sure.
+            "::1:8080",
         ] {
             assert_eq!(g.check(&get(host)), Err(Refused::Host), "{host}");
         }
